@@ -1,0 +1,66 @@
+/*
+ * log: leveled logging into a ring buffer of the last lines, and optionally
+ * to stderr or a file.
+ *
+ * Any thread may log. Lines are kept in a ring (1000 lines by default) that
+ * the screen reads with lc_log_read(); each line has a sequence number, so a
+ * reader asks for "everything after the last line I saw" and learns how many
+ * it missed when the ring wrapped. Writing to stderr is on by default and is
+ * switched off by the screen while curses owns the terminal.
+ */
+#ifndef LC_CORE_LOG_H
+#define LC_CORE_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum lc_log_level {
+    LC_LOG_DEBUG = 0,
+    LC_LOG_INFO = 1,
+    LC_LOG_WARN = 2,
+    LC_LOG_ERROR = 3,
+} lc_log_level;
+
+#define LC_LOG_LINE_MAX 320
+#define LC_LOG_RING_DEFAULT 1000
+
+typedef struct lc_log_entry {
+    uint64_t seq;       /* 1, 2, 3, ... in the order lines were logged */
+    double wall_time;   /* seconds since the epoch */
+    lc_log_level level;
+    char thread[16];
+    char text[LC_LOG_LINE_MAX];
+} lc_log_entry;
+
+void lc_log(lc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define LC_DEBUG(...) lc_log(LC_LOG_DEBUG, __VA_ARGS__)
+#define LC_INFO(...) lc_log(LC_LOG_INFO, __VA_ARGS__)
+#define LC_WARN(...) lc_log(LC_LOG_WARN, __VA_ARGS__)
+#define LC_ERROR(...) lc_log(LC_LOG_ERROR, __VA_ARGS__)
+
+/* Lines below this level are discarded (default LC_LOG_INFO). */
+void lc_log_set_level(lc_log_level level);
+bool lc_log_enabled(lc_log_level level);
+/* Echo lines to stderr (default on). */
+void lc_log_set_stderr(bool on);
+/* Also append lines to this file (NULL to stop); the caller keeps ownership. */
+void lc_log_set_file(FILE *file);
+
+/* Copy up to max entries with seq > after, oldest first, into out. Returns the
+ * number copied. *next_after (if not NULL) receives the seq of the last entry
+ * copied (or `after` when none). */
+size_t lc_log_read(uint64_t after, lc_log_entry *out, size_t max, uint64_t *next_after);
+/* Sequence number of the newest line (0 when nothing was logged). */
+uint64_t lc_log_last_seq(void);
+
+const char *lc_log_level_name(lc_log_level level);
+bool lc_log_level_parse(const char *name, lc_log_level *out);
+
+/* The calling thread's name as used in log lines ("main" when unnamed). */
+void lc_thread_set_log_name(const char *name);
+const char *lc_thread_log_name(void);
+
+#endif

@@ -1,0 +1,289 @@
+#include "core/queue.h"
+
+#include "core/error.h"
+#include "core/load.h"
+#include "core/thread.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lc_queue {
+    const char *name;
+    const lc_item_type *type;
+    lc_overflow overflow;
+    size_t capacity;
+    pthread_mutex_t mu;
+    pthread_cond_t not_empty;
+    pthread_cond_t not_full;
+    unsigned char *ring; /* capacity * type->size bytes */
+    size_t head;         /* index of the oldest item */
+    size_t count;
+    bool closed;
+    int producers;
+    int waiting_getters;
+    int waiting_putters;
+    uint64_t puts, gets, drops;
+};
+
+lc_queue *lc_queue_new(const char *name, const lc_item_type *type, size_t capacity,
+                       lc_overflow overflow)
+{
+    if (capacity == 0)
+        lc_fatal("queue %s: capacity must be at least 1", name);
+    lc_queue *q = lc_xcalloc(1, sizeof *q);
+    q->name = name;
+    q->type = type;
+    q->overflow = overflow;
+    q->capacity = capacity;
+    q->ring = lc_xmalloc(capacity * type->size);
+    lc_mutex_init(&q->mu);
+    lc_cond_init(&q->not_empty);
+    lc_cond_init(&q->not_full);
+    return q;
+}
+
+static inline unsigned char *slot(lc_queue *q, size_t i)
+{
+    return q->ring + ((q->head + i) % q->capacity) * q->type->size;
+}
+
+void lc_queue_free(lc_queue *q)
+{
+    if (!q)
+        return;
+    if (q->type->dispose) {
+        for (size_t i = 0; i < q->count; i++)
+            q->type->dispose(slot(q, i));
+    }
+    lc_cond_destroy(&q->not_empty);
+    lc_cond_destroy(&q->not_full);
+    lc_mutex_destroy(&q->mu);
+    free(q->ring);
+    free(q);
+}
+
+/* Caller holds the lock and has checked there is room. */
+static void push_locked(lc_queue *q, const void *item)
+{
+    memcpy(slot(q, q->count), item, q->type->size);
+    q->count++;
+    q->puts++;
+    if (q->waiting_getters)
+        lc_cond_signal(&q->not_empty);
+}
+
+static void pop_locked(lc_queue *q, void *out)
+{
+    memcpy(out, slot(q, 0), q->type->size);
+    q->head = (q->head + 1) % q->capacity;
+    q->count--;
+    q->gets++;
+    if (q->waiting_putters)
+        lc_cond_signal(&q->not_full);
+}
+
+int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
+{
+    lc_mutex_lock(&q->mu);
+    if (q->closed) {
+        lc_mutex_unlock(&q->mu);
+        return LC_ECLOSED;
+    }
+    if (q->count == q->capacity) {
+        switch (q->overflow) {
+        case LC_OVERFLOW_DROP_NEWEST:
+            q->drops++;
+            lc_mutex_unlock(&q->mu);
+            if (q->type->dispose)
+                q->type->dispose((void *)item);
+            return 0;
+        case LC_OVERFLOW_KEEP_NEWEST:
+            /* Evict the oldest item. Disposers only free memory, so running
+             * one under the lock is cheap and keeps the ring consistent. */
+            if (q->type->dispose)
+                q->type->dispose(slot(q, 0));
+            q->head = (q->head + 1) % q->capacity;
+            q->count--;
+            q->drops++;
+            push_locked(q, item);
+            lc_mutex_unlock(&q->mu);
+            return 0;
+        case LC_OVERFLOW_BLOCK:
+            break;
+        }
+        lc_load_idle(meter);
+        while (q->count == q->capacity && !q->closed) {
+            q->waiting_putters++;
+            lc_cond_wait(&q->not_full, &q->mu);
+            q->waiting_putters--;
+        }
+        lc_load_busy(meter);
+        if (q->closed) {
+            lc_mutex_unlock(&q->mu);
+            return LC_ECLOSED;
+        }
+    }
+    push_locked(q, item);
+    lc_mutex_unlock(&q->mu);
+    return 0;
+}
+
+int lc_queue_try_put(lc_queue *q, const void *item)
+{
+    lc_mutex_lock(&q->mu);
+    int rc = 0;
+    if (q->closed)
+        rc = LC_ECLOSED;
+    else if (q->count == q->capacity)
+        rc = -EAGAIN;
+    else
+        push_locked(q, item);
+    lc_mutex_unlock(&q->mu);
+    return rc;
+}
+
+static int get_impl(lc_queue *q, void *out, lc_load_meter *meter, bool wait, uint64_t deadline)
+{
+    lc_mutex_lock(&q->mu);
+    if (q->count == 0 && !q->closed) {
+        if (!wait) {
+            lc_mutex_unlock(&q->mu);
+            return -EAGAIN;
+        }
+        lc_load_idle(meter);
+        bool timed_out = false;
+        while (q->count == 0 && !q->closed && !timed_out) {
+            q->waiting_getters++;
+            if (deadline)
+                timed_out = !lc_cond_wait_until(&q->not_empty, &q->mu, deadline);
+            else
+                lc_cond_wait(&q->not_empty, &q->mu);
+            q->waiting_getters--;
+        }
+        lc_load_busy(meter);
+    }
+    int rc = 0;
+    if (q->count > 0)
+        pop_locked(q, out);
+    else if (q->closed)
+        rc = LC_ECLOSED;
+    else
+        rc = -ETIMEDOUT;
+    lc_mutex_unlock(&q->mu);
+    return rc;
+}
+
+int lc_queue_get(lc_queue *q, void *out, lc_load_meter *meter)
+{
+    return get_impl(q, out, meter, true, 0);
+}
+
+int lc_queue_try_get(lc_queue *q, void *out)
+{
+    return get_impl(q, out, NULL, false, 0);
+}
+
+int lc_queue_get_until(lc_queue *q, void *out, lc_load_meter *meter, uint64_t deadline_ns)
+{
+    return get_impl(q, out, meter, true, deadline_ns ? deadline_ns : 1);
+}
+
+void lc_queue_close(lc_queue *q)
+{
+    lc_mutex_lock(&q->mu);
+    q->closed = true;
+    lc_cond_broadcast(&q->not_empty);
+    lc_cond_broadcast(&q->not_full);
+    lc_mutex_unlock(&q->mu);
+}
+
+bool lc_queue_closed(lc_queue *q)
+{
+    lc_mutex_lock(&q->mu);
+    bool c = q->closed;
+    lc_mutex_unlock(&q->mu);
+    return c;
+}
+
+void lc_queue_add_producer(lc_queue *q)
+{
+    lc_mutex_lock(&q->mu);
+    q->producers++;
+    lc_mutex_unlock(&q->mu);
+}
+
+void lc_queue_producer_done(lc_queue *q)
+{
+    lc_mutex_lock(&q->mu);
+    if (q->producers <= 0)
+        lc_fatal("queue %s: producer_done without a registered producer", q->name);
+    bool close = --q->producers == 0;
+    lc_mutex_unlock(&q->mu);
+    if (close)
+        lc_queue_close(q);
+}
+
+void lc_queue_flush_counters(lc_queue *q, lc_queue_counters *out)
+{
+    lc_mutex_lock(&q->mu);
+    out->put = q->puts;
+    out->get = q->gets;
+    out->drop = q->drops;
+    out->size = q->count;
+    out->capacity = q->capacity;
+    q->puts = q->gets = q->drops = 0;
+    lc_mutex_unlock(&q->mu);
+}
+
+size_t lc_queue_size(lc_queue *q)
+{
+    lc_mutex_lock(&q->mu);
+    size_t n = q->count;
+    lc_mutex_unlock(&q->mu);
+    return n;
+}
+
+size_t lc_queue_capacity(const lc_queue *q)
+{
+    return q->capacity;
+}
+
+const char *lc_queue_name(const lc_queue *q)
+{
+    return q->name;
+}
+
+const lc_item_type *lc_queue_item_type(const lc_queue *q)
+{
+    return q->type;
+}
+
+lc_overflow lc_queue_overflow(const lc_queue *q)
+{
+    return q->overflow;
+}
+
+const char *lc_overflow_name(lc_overflow o)
+{
+    switch (o) {
+    case LC_OVERFLOW_BLOCK:
+        return "block";
+    case LC_OVERFLOW_DROP_NEWEST:
+        return "drop_newest";
+    case LC_OVERFLOW_KEEP_NEWEST:
+        return "keep_newest";
+    }
+    return "?";
+}
+
+bool lc_overflow_parse(const char *name, lc_overflow *out)
+{
+    for (int i = 0; i <= LC_OVERFLOW_KEEP_NEWEST; i++) {
+        if (strcmp(name, lc_overflow_name((lc_overflow)i)) == 0) {
+            *out = (lc_overflow)i;
+            return true;
+        }
+    }
+    return false;
+}

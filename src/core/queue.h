@@ -1,0 +1,94 @@
+/*
+ * queue: the bounded queue every pipeline arrow is made of.
+ *
+ * Design. A queue carries fixed-size items of one declared item type (a name
+ * such as "chunk", checked when stages are wired, and the item's size and
+ * disposer). Items are copied in and out by value; an item that holds heap
+ * data hands ownership over with it. The queue is a ring buffer under one
+ * mutex with two condition variables; any number of threads may put and get.
+ *
+ * Overflow. When the queue is full, LC_OVERFLOW_BLOCK makes the putter wait
+ * (backpressure); LC_OVERFLOW_DROP_NEWEST disposes of the item being put;
+ * LC_OVERFLOW_KEEP_NEWEST disposes of the oldest queued item to make room.
+ * Both dropping policies count a drop.
+ *
+ * Closing. lc_queue_close() wakes every waiter. Putters then see LC_ECLOSED
+ * at once (and keep ownership of their item); getters first drain what is
+ * left, then see LC_ECLOSED. A queue can also close itself when its last
+ * registered producer finishes (lc_queue_add_producer / _producer_done), so
+ * that a stage with several workers closes its output exactly once.
+ *
+ * Metrics. put, get and drop counters grow until lc_queue_flush_counters()
+ * reads and resets them; the same call samples the fullness, so one sample is
+ * taken per metrics flush.
+ *
+ * Load. Blocking calls take the caller's load meter and count only the time
+ * actually spent waiting as idle.
+ */
+#ifndef LC_CORE_QUEUE_H
+#define LC_CORE_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct lc_load_meter;
+
+typedef struct lc_item_type {
+    const char *name;                /* "chunk", "frame", ... */
+    size_t size;                     /* bytes per item */
+    void (*dispose)(void *item);     /* frees an item's heap data; may be NULL */
+} lc_item_type;
+
+typedef enum lc_overflow {
+    LC_OVERFLOW_BLOCK = 0,
+    LC_OVERFLOW_DROP_NEWEST = 1,
+    LC_OVERFLOW_KEEP_NEWEST = 2,
+} lc_overflow;
+
+typedef struct lc_queue lc_queue;
+
+typedef struct lc_queue_counters {
+    uint64_t put;
+    uint64_t get;
+    uint64_t drop;
+    size_t size;     /* fullness sampled at the flush */
+    size_t capacity;
+} lc_queue_counters;
+
+/* capacity >= 1. The name and type are copied by reference: they must
+ * outlive the queue (string literals and static types do). */
+lc_queue *lc_queue_new(const char *name, const lc_item_type *type, size_t capacity,
+                       lc_overflow overflow);
+/* Disposes of any items still queued. NULL is fine. No thread may be using it. */
+void lc_queue_free(lc_queue *q);
+
+/* 0 when the queue took the item (it may have been dropped by the policy),
+ * LC_ECLOSED when closed (the caller keeps the item). */
+int lc_queue_put(lc_queue *q, const void *item, struct lc_load_meter *meter);
+/* Non-blocking: -EAGAIN instead of waiting for room (ignores the policy). */
+int lc_queue_try_put(lc_queue *q, const void *item);
+/* 0 with an item in *out, or LC_ECLOSED when closed and drained. */
+int lc_queue_get(lc_queue *q, void *out, struct lc_load_meter *meter);
+/* Non-blocking: -EAGAIN when empty and open. */
+int lc_queue_try_get(lc_queue *q, void *out);
+/* Like lc_queue_get but gives up at the monotonic deadline with -ETIMEDOUT. */
+int lc_queue_get_until(lc_queue *q, void *out, struct lc_load_meter *meter, uint64_t deadline_ns);
+
+void lc_queue_close(lc_queue *q);
+bool lc_queue_closed(lc_queue *q);
+void lc_queue_add_producer(lc_queue *q);
+/* When the last registered producer is done, the queue closes. */
+void lc_queue_producer_done(lc_queue *q);
+
+void lc_queue_flush_counters(lc_queue *q, lc_queue_counters *out);
+size_t lc_queue_size(lc_queue *q);
+size_t lc_queue_capacity(const lc_queue *q);
+const char *lc_queue_name(const lc_queue *q);
+const lc_item_type *lc_queue_item_type(const lc_queue *q);
+lc_overflow lc_queue_overflow(const lc_queue *q);
+
+const char *lc_overflow_name(lc_overflow o);
+bool lc_overflow_parse(const char *name, lc_overflow *out);
+
+#endif

@@ -1,0 +1,58 @@
+#include "core/rng.h"
+
+uint64_t lc_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15u;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+void lc_rng_seed(lc_rng *r, uint64_t seed, uint64_t stream)
+{
+    uint64_t x = lc_mix64(seed) ^ lc_mix64(stream + 0x632be59bd9b4e019u);
+    for (int i = 0; i < 4; i++) {
+        x += 0x9e3779b97f4a7c15u;
+        r->s[i] = lc_mix64(x);
+    }
+    if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3]))
+        r->s[0] = 1;
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t lc_rng_next(lc_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t lc_rng_below(lc_rng *r, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)lc_rng_next(r) * n;
+    uint64_t low = (uint64_t)m;
+    if (low < n) {
+        uint64_t threshold = -n % n;
+        while (low < threshold) {
+            m = (unsigned __int128)lc_rng_next(r) * n;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+double lc_rng_double(lc_rng *r)
+{
+    return (double)(lc_rng_next(r) >> 11) * 0x1.0p-53;
+}

@@ -1,0 +1,74 @@
+/*
+ * batch: a batch of named tensors in one contiguous buffer, and its layout.
+ *
+ * A layout lists the tensors of every batch of a stream: name, dtype, shape
+ * (the first dimension is the batch size) and the byte offset of each tensor
+ * in the batch's buffer. Offsets are aligned to 64 bytes so that a reader can
+ * view each tensor in place (numpy.frombuffer) without copying. All tensors
+ * are C-contiguous. A layout is immutable once built and shared by the
+ * batches of a stage; batches point to it.
+ *
+ * A batch owns its buffer. `rows` is the number of valid rows (equal to the
+ * batch size except for the final batch of a sequential run). Ownership of a
+ * batch passes with the queue item that carries it.
+ */
+#ifndef LC_FORMAT_BATCH_H
+#define LC_FORMAT_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LC_BATCH_MAX_TENSORS 8
+#define LC_BATCH_MAX_DIMS 4
+#define LC_BATCH_NAME_MAX 32
+#define LC_BATCH_ALIGN 64
+
+typedef enum lc_dtype {
+    LC_DTYPE_F32 = 0,
+    LC_DTYPE_I64 = 1,
+    LC_DTYPE_BOOL = 2, /* one byte, 0 or 1 */
+    LC_DTYPE_I32 = 3,
+} lc_dtype;
+
+typedef struct lc_tensor_desc {
+    char name[LC_BATCH_NAME_MAX];
+    lc_dtype dtype;
+    uint32_t ndim;
+    uint64_t shape[LC_BATCH_MAX_DIMS]; /* shape[0] = batch size */
+    uint64_t offset;                   /* in the batch buffer, multiple of 64 */
+    uint64_t nbytes;                   /* product of shape x dtype size */
+} lc_tensor_desc;
+
+typedef struct lc_batch_layout {
+    uint32_t n_tensors;
+    lc_tensor_desc tensors[LC_BATCH_MAX_TENSORS];
+    uint64_t batch_size;
+    uint64_t total_bytes; /* buffer size, including alignment padding */
+} lc_batch_layout;
+
+typedef struct lc_batch {
+    const lc_batch_layout *layout;
+    uint64_t rows;
+    uint8_t *data; /* layout->total_bytes, 64-byte aligned */
+} lc_batch;
+
+size_t lc_dtype_size(lc_dtype t);
+const char *lc_dtype_name(lc_dtype t); /* numpy names: "float32", "int64", "bool", "int32" */
+
+/* Build a layout: call add for each tensor (shape without the batch
+ * dimension), then the offsets and sizes are final. */
+void lc_batch_layout_init(lc_batch_layout *l, uint64_t batch_size);
+void lc_batch_layout_add(lc_batch_layout *l, const char *name, lc_dtype dtype, uint32_t ndim,
+                         const uint64_t *dims);
+int lc_batch_layout_find(const lc_batch_layout *l, const char *name); /* index or -1 */
+
+/* A new batch with a zeroed, aligned buffer. */
+lc_batch *lc_batch_new(const lc_batch_layout *l);
+void lc_batch_free(lc_batch *b);
+/* Pointer to tensor i's first byte. */
+static inline void *lc_batch_tensor(lc_batch *b, unsigned i)
+{
+    return b->data + b->layout->tensors[i].offset;
+}
+
+#endif

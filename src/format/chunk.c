@@ -1,0 +1,64 @@
+/*
+ * chunk: see chunk.h. The version is taken from the first record only: a
+ * chunk is one game written by one lc0 binary, and the unpacker checks each
+ * record it emits anyway. Pure functions, callable from any thread.
+ */
+#include "format/chunk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/record.h"
+
+int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, lc_chunk_data *out,
+                    lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    int rc = lc_gunzip(gz, gz_len, b, &data, &size, err);
+    if (rc < 0)
+        return rc;
+    if (size == 0) {
+        rc = lc_error_set(err, LC_EEMPTY, "empty chunk (decompresses to 0 bytes)");
+        goto fail;
+    }
+    uint32_t version;
+    if (size < sizeof version) {
+        rc = lc_error_set(err, LC_EFORMAT,
+                          "chunk of %zu bytes is shorter than a record's version field", size);
+        goto fail;
+    }
+    memcpy(&version, data, sizeof version);
+    size_t record_size = lc_record_size_for_version(version);
+    if (record_size == 0) {
+        rc = lc_error_set(err, LC_EVERSION, "unknown record version %u (0x%08x) in chunk", version,
+                          version);
+        goto fail;
+    }
+    if (size % record_size != 0) {
+        rc = lc_error_set(err, LC_EFORMAT,
+                          "chunk size %zu is not a multiple of the V%u record size %zu "
+                          "(%zu whole records and %zu bytes over)",
+                          size, version, record_size, size / record_size, size % record_size);
+        goto fail;
+    }
+    out->data = data;
+    out->size = size;
+    out->version = version;
+    out->record_size = record_size;
+    out->n_records = size / record_size;
+    return 0;
+
+fail:
+    free(data);
+    return rc;
+}
+
+void lc_chunk_data_fini(lc_chunk_data *c)
+{
+    if (!c)
+        return;
+    free(c->data);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,40 @@
+/*
+ * chunk: decode one chunk (one game) from its gzip bytes into a buffer of
+ * whole records, checking what can be checked without looking inside them.
+ *
+ * Pure and reentrant: any thread may decode. The decoded buffer belongs to
+ * the lc_chunk_data until lc_chunk_data_fini.
+ */
+#ifndef LC_FORMAT_CHUNK_H
+#define LC_FORMAT_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "format/gzip.h"
+
+typedef struct lc_chunk_data {
+    uint8_t *data; /* n_records * record_size bytes, malloc'd */
+    size_t size;
+    uint32_t version;   /* from the first record's first u32 */
+    size_t record_size; /* lc_record_size_for_version(version) */
+    size_t n_records;
+} lc_chunk_data;
+
+/*
+ * Gunzip gz (see lc_gunzip for its errors) and check the result:
+ *   decompresses to nothing                     LC_EEMPTY
+ *   shorter than a version field (4 bytes)      LC_EFORMAT
+ *   first u32 is not a known record version     LC_EVERSION
+ *   size not a multiple of that record size     LC_EFORMAT (both numbers in the message)
+ * On error *out is zeroed and holds nothing. Messages do not name the file;
+ * the caller prefixes that.
+ */
+int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, lc_chunk_data *out,
+                    lc_error *err);
+
+/* Free the data and zero the struct; accepts NULL and a zeroed struct. */
+void lc_chunk_data_fini(lc_chunk_data *c);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * chunk_source: see chunk_source.h. A tar source keeps its descriptor and the
+ * list of gzip members from the index; a .gz source keeps only its path,
+ * because a directory may hold hundreds of thousands of games and open
+ * descriptors are a scarce resource. The reference count is the only field
+ * that changes after open.
+ */
+#include "format/chunk_source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "format/tar.h"
+
+struct lc_chunk_source {
+    atomic_size_t refs;
+    char *path;
+    const char *key; /* points into path */
+    lc_source_kind kind;
+    int fd;                /* tar only; -1 for a .gz */
+    lc_tar_member *chunks; /* tar only: the gzip members, names owned */
+    size_t n_chunks;
+    size_t n_non_gzip;
+    bool truncated;
+};
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static void source_free(lc_chunk_source *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    for (size_t i = 0; i < s->n_chunks; i++)
+        free(s->chunks[i].name);
+    free(s->chunks);
+    free(s->path);
+    free(s);
+}
+
+/* Keep the gzip members of idx (taking their names), skip and count the rest. */
+static int collect_gzip_members(lc_chunk_source *s, lc_tar_index *idx, lc_error *err)
+{
+    s->chunks = lc_xcalloc(idx->n_members ? idx->n_members : 1, sizeof *s->chunks);
+    for (size_t i = 0; i < idx->n_members; i++) {
+        lc_tar_member *m = &idx->members[i];
+        uint8_t magic[2] = {0, 0};
+        if (m->size >= 2) {
+            int rc = lc_tar_pread_member(
+                s->fd, s->path, &(lc_tar_member){.name = m->name, .offset = m->offset, .size = 2},
+                magic, err);
+            if (rc < 0)
+                return rc;
+        }
+        if (lc_is_gzip(magic, m->size >= 2 ? 2 : 0)) {
+            s->chunks[s->n_chunks++] = *m;
+            m->name = NULL;
+        } else {
+            s->n_non_gzip++;
+            LC_WARN("%s: tar member '%s' is not gzip, skipped", s->path, m->name);
+        }
+    }
+    return 0;
+}
+
+static int open_tar(lc_chunk_source *s, lc_error *err)
+{
+    s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0)
+        return lc_error_set(err, -errno, "%s: cannot open: %s", s->path, strerror(errno));
+    lc_tar_index idx;
+    lc_error ierr;
+    lc_error_clear(&ierr);
+    int rc = lc_tar_index_fd(s->fd, s->path, &idx, &ierr);
+    if (rc < 0) {
+        if (err)
+            *err = ierr;
+        return rc;
+    }
+    s->truncated = idx.truncated;
+    if (idx.truncated)
+        LC_WARN("%s (keeping the %zu complete members before it)", ierr.msg, idx.n_members);
+    rc = collect_gzip_members(s, &idx, err);
+    lc_tar_index_fini(&idx);
+    return rc;
+}
+
+int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
+{
+    *out = NULL;
+    lc_source_kind kind;
+    if (has_suffix(path, ".gz"))
+        kind = LC_SOURCE_GZ;
+    else if (has_suffix(path, ".tar"))
+        kind = LC_SOURCE_TAR;
+    else
+        return lc_error_set(err, -ENOTSUP, "%s: not a .gz or .tar file", path);
+
+    lc_chunk_source *s = lc_xcalloc(1, sizeof *s);
+    atomic_init(&s->refs, 1);
+    s->path = lc_xstrdup(path);
+    const char *slash = strrchr(s->path, '/');
+    s->key = slash ? slash + 1 : s->path;
+    s->kind = kind;
+    s->fd = -1;
+
+    int rc;
+    if (kind == LC_SOURCE_TAR) {
+        rc = open_tar(s, err);
+    } else {
+        struct stat st;
+        if (stat(path, &st) < 0)
+            rc = lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+        else if (S_ISDIR(st.st_mode))
+            rc = lc_error_set(err, -EISDIR, "%s: is a directory", path);
+        else
+            rc = 0;
+    }
+    if (rc < 0) {
+        source_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+lc_chunk_source *lc_chunk_source_ref(lc_chunk_source *s)
+{
+    if (s)
+        atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+void lc_chunk_source_unref(lc_chunk_source *s)
+{
+    if (!s)
+        return;
+    size_t before = atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel);
+    if (before == 0)
+        lc_fatal("lc_chunk_source_unref: %s has no references left", s->path);
+    if (before == 1)
+        source_free(s);
+}
+
+const char *lc_chunk_source_path(const lc_chunk_source *s)
+{
+    return s->path;
+}
+
+const char *lc_chunk_source_key(const lc_chunk_source *s)
+{
+    return s->key;
+}
+
+lc_source_kind lc_chunk_source_kind(const lc_chunk_source *s)
+{
+    return s->kind;
+}
+
+size_t lc_chunk_source_count(const lc_chunk_source *s)
+{
+    return s->kind == LC_SOURCE_GZ ? 1 : s->n_chunks;
+}
+
+const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i)
+{
+    if (i >= lc_chunk_source_count(s))
+        return NULL;
+    return s->kind == LC_SOURCE_GZ ? s->key : s->chunks[i].name;
+}
+
+size_t lc_chunk_source_non_gzip(const lc_chunk_source *s)
+{
+    return s->n_non_gzip;
+}
+
+bool lc_chunk_source_truncated(const lc_chunk_source *s)
+{
+    return s->truncated;
+}
+
+static int too_large(const lc_chunk_source *s, size_t i, uint64_t size, size_t max, lc_error *err)
+{
+    if (s->kind == LC_SOURCE_TAR)
+        return lc_error_set(err, LC_EFORMAT,
+                            "%s: member '%s': %llu compressed bytes is more than the %zu byte "
+                            "limit for a chunk",
+                            s->path, s->chunks[i].name, (unsigned long long)size, max);
+    return lc_error_set(err, LC_EFORMAT,
+                        "%s: %llu compressed bytes is more than the %zu byte limit for a chunk",
+                        s->path, (unsigned long long)size, max);
+}
+
+static int read_gz(const lc_chunk_source *s, uint8_t **buf, size_t *len, size_t max, lc_error *err)
+{
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return lc_error_set(err, -errno, "%s: cannot open: %s", s->path, strerror(errno));
+    int rc = 0;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        rc = lc_error_set(err, -errno, "%s: %s", s->path, strerror(errno));
+        goto out;
+    }
+    if ((uint64_t)st.st_size > max) {
+        rc = too_large(s, 0, (uint64_t)st.st_size, max, err);
+        goto out;
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t *b = lc_xmalloc(size ? size : 1);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, b + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = lc_error_set(err, -errno, "%s: read error at offset %zu: %s", s->path, got,
+                              strerror(errno));
+            free(b);
+            goto out;
+        }
+        if (n == 0)
+            break; /* it shrank after fstat; the decoder will judge what is left */
+        got += (size_t)n;
+    }
+    *buf = b;
+    *len = got;
+out:
+    close(fd);
+    return rc;
+}
+
+int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size_t *len,
+                         lc_error *err)
+{
+    *buf = NULL;
+    *len = 0;
+    if (i >= lc_chunk_source_count(s))
+        return lc_error_set(err, -EINVAL, "%s: chunk %zu out of range (%zu chunks)", s->path, i,
+                            lc_chunk_source_count(s));
+    size_t max = atomic_load_explicit(&lc_gunzip_max_output, memory_order_relaxed);
+    if (max == 0)
+        max = LC_GUNZIP_MAX_OUTPUT_DEFAULT;
+    if (s->kind == LC_SOURCE_GZ)
+        return read_gz(s, buf, len, max, err);
+
+    const lc_tar_member *m = &s->chunks[i];
+    if (m->size > max)
+        return too_large(s, i, m->size, max, err);
+    uint8_t *b = lc_xmalloc(m->size ? (size_t)m->size : 1);
+    int rc = lc_tar_pread_member(s->fd, s->path, m, b, err);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    *buf = b;
+    *len = (size_t)m->size;
+    return 0;
+}
+
+int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
+                         lc_chunk_data *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *gz;
+    size_t len;
+    int rc = lc_chunk_source_read(s, i, &gz, &len, err);
+    if (rc < 0)
+        return rc;
+    rc = lc_chunk_decode(gz, len, b, out, err);
+    free(gz);
+    if (rc < 0) {
+        if (s->kind == LC_SOURCE_TAR)
+            lc_error_prefix(err, "%s: member '%s': ", s->path, s->chunks[i].name);
+        else
+            lc_error_prefix(err, "%s: ", s->path);
+    }
+    return rc;
+}
+
+int lc_source_key_compare(const char *a, const char *b)
+{
+    return strcmp(a, b);
+}

@@ -1,0 +1,75 @@
+/*
+ * chunk_source: one file on disk that holds chunks: a .gz (one chunk) or an
+ * uncompressed .tar (one chunk per gzip member).
+ *
+ * Ownership and threads: a source is reference counted; lc_chunk_source_open
+ * returns it with one reference, the last unref frees it (and closes the tar
+ * descriptor). After open it is immutable, so every accessor and the read and
+ * load functions may be called from any number of threads at once: tar
+ * members are read with pread() on the shared descriptor, a .gz is opened,
+ * read and closed on each read. A file that vanished or shrank after open is
+ * an error of that read, never a crash.
+ */
+#ifndef LC_FORMAT_CHUNK_SOURCE_H
+#define LC_FORMAT_CHUNK_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "format/chunk.h"
+#include "format/gzip.h"
+
+typedef enum { LC_SOURCE_GZ, LC_SOURCE_TAR } lc_source_kind;
+
+typedef struct lc_chunk_source lc_chunk_source; /* opaque */
+
+/*
+ * Open path. The kind comes from the extension (".gz" or ".tar", case
+ * sensitive); any other name returns -ENOTSUP (the caller counts it as
+ * skipped). A missing or unreadable file returns its negated errno with a
+ * message naming the path. A .tar is indexed now and its fd kept open
+ * (O_CLOEXEC); its chunks are the regular members that start with the gzip
+ * magic. Other members are skipped, counted (lc_chunk_source_non_gzip) and
+ * each logged once as a warning; a truncated or damaged tar logs a warning
+ * and keeps the complete members before the damage. A .gz is only stat()ed
+ * here and has one chunk.
+ */
+int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err);
+
+lc_chunk_source *lc_chunk_source_ref(lc_chunk_source *s);
+/* Drop a reference; NULL is allowed; frees at zero. */
+void lc_chunk_source_unref(lc_chunk_source *s);
+
+const char *lc_chunk_source_path(const lc_chunk_source *s);
+/* The basename: the sort key, compared as bytes (lc_source_key_compare). */
+const char *lc_chunk_source_key(const lc_chunk_source *s);
+lc_source_kind lc_chunk_source_kind(const lc_chunk_source *s);
+/* Number of chunks (1 for a .gz). */
+size_t lc_chunk_source_count(const lc_chunk_source *s);
+/* Tar member name, or the basename for a .gz; NULL when i is out of range. */
+const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i);
+/* Regular tar members skipped because they are not gzip. */
+size_t lc_chunk_source_non_gzip(const lc_chunk_source *s);
+/* The tar was cut short or damaged; the chunks before the damage are kept. */
+bool lc_chunk_source_truncated(const lc_chunk_source *s);
+
+/*
+ * Read chunk i's compressed bytes into *buf (malloc'd, caller frees). Errors
+ * name the path (and member): i out of range -EINVAL, a vanished file its
+ * errno, a shrunken one LC_ETRUNC, a chunk larger than lc_gunzip_max_output
+ * LC_EFORMAT.
+ */
+int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size_t *len,
+                         lc_error *err);
+
+/* Read chunk i and lc_chunk_decode it; messages start with "path: " or
+ * "path: member 'name': ". */
+int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
+                         lc_chunk_data *out, lc_error *err);
+
+/* Byte-wise comparison of sort keys (strcmp): <0, 0, >0. */
+int lc_source_key_compare(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,541 @@
+/*
+ * frame: see frame.h. Compacting records (every version 3..7), writing them
+ * back, building the tensors and validating raw records. Pure functions: any
+ * thread may call any of them on frames it owns.
+ *
+ * Versions. V6 and V7 are read with LC_REC_GET at the offsets of record.h.
+ * V5 is V6's layout cut at offset 8308 (it ends with plies_left) and keeps
+ * the int8 game result at byte 8279. V4 has no input_format field, so every
+ * later offset moves down by 4: probabilities at 4, planes at 7436, the four
+ * castling bytes, side to move, rule50, move_count (where later versions keep
+ * invariance_info), the int8 result, then root_q, best_q, root_d, best_d.
+ * V3 is V4 without those four floats. For V3 and V4 the input format is 1
+ * and move_count is kept in the frame's invariance_info byte (it is what the
+ * legacy plies_left fallback reads). Fields a version does not have are NaN;
+ * played_idx and best_idx are 0xFFFF ("unknown") before V6. Before V6 the
+ * result target is derived from the int8 result: result_q = result,
+ * result_d = 1 for a draw, else 0.
+ *
+ * f->version is the version the record was read as (the caller's argument,
+ * which is the chunk's version); lc_record_check verifies that it matches the
+ * record's own version field.
+ *
+ * Policy. Every entry whose bit pattern is not exactly that of -1.0f is kept,
+ * in index order, so zeros, negative zeros, NaNs and out-of-range values all
+ * survive a round trip. Up to LC_FRAME_INLINE_POLICY entries live inline;
+ * when a (malformed) record has more, ALL entries go to two malloc'd overflow
+ * arrays and the inline arrays are not used.
+ *
+ * Planes. lc_frame_input_planes writes 112 x 64 floats per frame in the hot
+ * path. Each plane word is expanded 8 squares (one byte, one rank) at a time
+ * through a constant 256 x 8 float table, so there are no per-square
+ * branches; the format-dependent planes 104..108 are turned into words of the
+ * same bit convention where they are masks, or filled with a constant. The
+ * destination may be a row of a batch tensor directly (any float alignment).
+ * Format 1's constant planes hold the byte as a float (0 or 1 in valid data).
+ * An input format outside lc_input_format_known gets zeros in 104..110 (the
+ * chunk validator rejects such records before they get here).
+ *
+ * Ownership. lc_frame_from_record fills *out whole (no need to initialise it)
+ * and, when it fails, leaves nothing to free. lc_frame_copy overwrites *dst
+ * without finishing what it held. lc_frame_fini may be called twice.
+ */
+#include "format/frame.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(lc_frame) <= 2560, "lc_frame must stay at most 2.5 KB");
+
+#define MINUS_ONE_BITS 0xBF800000u /* the bit pattern of -1.0f */
+
+/* ---- unaligned little-endian reads and writes at explicit offsets ---- */
+
+static inline float rd_f32(const uint8_t *rec, size_t off)
+{
+    float v;
+    memcpy(&v, rec + off, sizeof v);
+    return v;
+}
+
+static inline uint32_t rd_u32(const uint8_t *rec, size_t off)
+{
+    uint32_t v;
+    memcpy(&v, rec + off, sizeof v);
+    return v;
+}
+
+static inline uint16_t rd_u16(const uint8_t *rec, size_t off)
+{
+    uint16_t v;
+    memcpy(&v, rec + off, sizeof v);
+    return v;
+}
+
+/* Write the lvalue src into the V7 record's field; sizes must agree. */
+#define FIELD_SIZE_(field) sizeof(((const lc_v7_record *)0)->field)
+#define PUT(rec, field, src)                                                                       \
+    do {                                                                                           \
+        _Static_assert(sizeof(src) == FIELD_SIZE_(field), "PUT: size differs from " #field);       \
+        memcpy((rec) + offsetof(lc_v7_record, field), &(src), sizeof(src));                        \
+    } while (0)
+
+/* ---- the pre-V6 layouts ---- */
+
+/* V5: V6's layout up to and including plies_left (see record.h). */
+_Static_assert(offsetof(lc_v6_record, plies_left) + 4 == LC_V5_RECORD_SIZE, "V5 ends at 8308");
+
+/* V4 and V3: no input_format, so everything sits 4 bytes lower. */
+enum {
+    V4_PROBABILITIES = 4,
+    V4_PLANES = V4_PROBABILITIES + 4 * LC_POLICY_SIZE,     /* 7436 */
+    V4_CASTLING_US_OOO = V4_PLANES + 8 * LC_RECORD_PLANES, /* 8268 */
+    V4_CASTLING_US_OO = V4_CASTLING_US_OOO + 1,            /* 8269 */
+    V4_CASTLING_THEM_OOO = V4_CASTLING_US_OOO + 2,         /* 8270 */
+    V4_CASTLING_THEM_OO = V4_CASTLING_US_OOO + 3,          /* 8271 */
+    V4_SIDE_TO_MOVE = V4_CASTLING_US_OOO + 4,              /* 8272 */
+    V4_RULE50 = V4_CASTLING_US_OOO + 5,                    /* 8273 */
+    V4_MOVE_COUNT = V4_CASTLING_US_OOO + 6,                /* 8274 */
+    V4_RESULT = V4_CASTLING_US_OOO + 7,                    /* 8275 */
+    V4_ROOT_Q = V4_CASTLING_US_OOO + 8,                    /* 8276 = end of V3 */
+    V4_BEST_Q = V4_ROOT_Q + 4,
+    V4_ROOT_D = V4_ROOT_Q + 8,
+    V4_BEST_D = V4_ROOT_Q + 12, /* ends at 8292 */
+};
+_Static_assert(V4_ROOT_Q == LC_V3_RECORD_SIZE, "V3 ends where V4's floats start");
+_Static_assert(V4_BEST_D + 4 == LC_V4_RECORD_SIZE, "V4 ends at 8292");
+
+/* ---- policy ---- */
+
+static void policy_fini(lc_frame *f)
+{
+    free(f->overflow_idx);
+    free(f->overflow_val);
+    f->overflow_idx = NULL;
+    f->overflow_val = NULL;
+}
+
+/*
+ * Write the index and bits of every entry of the 1858 floats at p that is not
+ * -1 into idx/val, at most cap of them; return how many there are in all.
+ * Most entries are -1, so 8 entries at a time are compared with the -1
+ * pattern first and a block that is all -1 is skipped without branching on
+ * each entry.
+ */
+static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigned cap)
+{
+    const uint64_t minus_ones = (uint64_t)MINUS_ONE_BITS << 32 | MINUS_ONE_BITS;
+    unsigned n = 0, i = 0;
+    for (;;) {
+        if (i + 8 <= LC_POLICY_SIZE) {
+            uint64_t w[4];
+            memcpy(w, p + 4 * i, sizeof w);
+            if (((w[0] ^ minus_ones) | (w[1] ^ minus_ones) | (w[2] ^ minus_ones) |
+                 (w[3] ^ minus_ones)) == 0) {
+                i += 8;
+                continue;
+            }
+        }
+        unsigned end = i + 8 < LC_POLICY_SIZE ? i + 8 : LC_POLICY_SIZE;
+        for (; i < end; i++) {
+            uint32_t bits;
+            memcpy(&bits, p + 4 * i, 4);
+            if (bits == MINUS_ONE_BITS)
+                continue;
+            if (n < cap) {
+                idx[n] = (uint16_t)i;
+                memcpy(&val[n], &bits, 4);
+            }
+            n++;
+        }
+        if (i >= LC_POLICY_SIZE)
+            return n;
+    }
+}
+
+/* Keep the entries of the 1858 floats at rec + off that are not -1. */
+static void read_policy(lc_frame *f, const uint8_t *rec, size_t off)
+{
+    unsigned n = scan_policy(rec + off, f->policy_idx, f->policy_val, LC_FRAME_INLINE_POLICY);
+    f->n_policy = (uint16_t)n;
+    f->overflow_idx = NULL;
+    f->overflow_val = NULL;
+    if (n <= LC_FRAME_INLINE_POLICY)
+        return;
+    /* Malformed (no position has this many legal moves): a second pass into
+     * exactly sized heap arrays. */
+    f->overflow_idx = lc_xmalloc(n * sizeof *f->overflow_idx);
+    f->overflow_val = lc_xmalloc(n * sizeof *f->overflow_val);
+    scan_policy(rec + off, f->overflow_idx, f->overflow_val, n);
+}
+
+static inline const uint16_t *policy_idx(const lc_frame *f)
+{
+    return f->overflow_idx ? f->overflow_idx : f->policy_idx;
+}
+
+static inline const float *policy_val(const lc_frame *f)
+{
+    return f->overflow_val ? f->overflow_val : f->policy_val;
+}
+
+/* ---- compacting ---- */
+
+static void read_v6_common(const uint8_t *rec, lc_frame *f)
+{
+    LC_REC_GET(rec, input_format, f->input_format);
+    LC_REC_GET(rec, planes, f->planes);
+    LC_REC_GET(rec, castling_us_ooo, f->castling_us_ooo);
+    LC_REC_GET(rec, castling_us_oo, f->castling_us_oo);
+    LC_REC_GET(rec, castling_them_ooo, f->castling_them_ooo);
+    LC_REC_GET(rec, castling_them_oo, f->castling_them_oo);
+    LC_REC_GET(rec, side_to_move_or_enpassant, f->side_to_move_or_enpassant);
+    LC_REC_GET(rec, rule50_count, f->rule50_count);
+    LC_REC_GET(rec, invariance_info, f->invariance_info);
+    uint8_t result_byte;
+    LC_REC_GET(rec, dummy, result_byte);
+    f->result = (int8_t)result_byte;
+    LC_REC_GET(rec, root_q, f->root_q);
+    LC_REC_GET(rec, best_q, f->best_q);
+    LC_REC_GET(rec, root_d, f->root_d);
+    LC_REC_GET(rec, best_d, f->best_d);
+    LC_REC_GET(rec, root_m, f->root_m);
+    LC_REC_GET(rec, best_m, f->best_m);
+    LC_REC_GET(rec, plies_left, f->plies_left);
+    read_policy(f, rec, offsetof(lc_v6_record, probabilities));
+}
+
+static void set_result_from_int8(lc_frame *f)
+{
+    f->result_q = (float)f->result;
+    f->result_d = f->result == 0 ? 1.0f : 0.0f;
+}
+
+static void set_unknown_v6_fields(lc_frame *f)
+{
+    f->played_q = f->played_d = f->played_m = NAN;
+    f->orig_q = f->orig_d = f->orig_m = NAN;
+    f->q_st = f->d_st = NAN;
+    f->played_idx = f->best_idx = 0xFFFF;
+}
+
+static void read_v3_v4(const uint8_t *rec, uint32_t version, lc_frame *f)
+{
+    f->input_format = 1;
+    memcpy(f->planes, rec + V4_PLANES, sizeof f->planes);
+    f->castling_us_ooo = rec[V4_CASTLING_US_OOO];
+    f->castling_us_oo = rec[V4_CASTLING_US_OO];
+    f->castling_them_ooo = rec[V4_CASTLING_THEM_OOO];
+    f->castling_them_oo = rec[V4_CASTLING_THEM_OO];
+    f->side_to_move_or_enpassant = rec[V4_SIDE_TO_MOVE];
+    f->rule50_count = rec[V4_RULE50];
+    f->invariance_info = rec[V4_MOVE_COUNT];
+    f->result = (int8_t)rec[V4_RESULT];
+    if (version == 4) {
+        f->root_q = rd_f32(rec, V4_ROOT_Q);
+        f->best_q = rd_f32(rec, V4_BEST_Q);
+        f->root_d = rd_f32(rec, V4_ROOT_D);
+        f->best_d = rd_f32(rec, V4_BEST_D);
+    } else {
+        f->root_q = f->best_q = f->root_d = f->best_d = NAN;
+    }
+    f->root_m = f->best_m = NAN;
+    f->plies_left = NAN;
+    read_policy(f, rec, V4_PROBABILITIES);
+}
+
+int lc_frame_from_record(const uint8_t *rec, uint32_t version, lc_frame *out, lc_error *err)
+{
+    lc_frame *f = out;
+    switch (version) {
+    case 6:
+    case 7:
+        read_v6_common(rec, f);
+        LC_REC_GET(rec, result_q, f->result_q);
+        LC_REC_GET(rec, result_d, f->result_d);
+        LC_REC_GET(rec, played_q, f->played_q);
+        LC_REC_GET(rec, played_d, f->played_d);
+        LC_REC_GET(rec, played_m, f->played_m);
+        LC_REC_GET(rec, orig_q, f->orig_q);
+        LC_REC_GET(rec, orig_d, f->orig_d);
+        LC_REC_GET(rec, orig_m, f->orig_m);
+        LC_REC_GET(rec, played_idx, f->played_idx);
+        LC_REC_GET(rec, best_idx, f->best_idx);
+        LC_REC_GET(rec, q_st, f->q_st);
+        if (version == 7)
+            LC_REC7_GET(rec, d_st, f->d_st);
+        else
+            f->d_st = NAN;
+        break;
+    case 5:
+        read_v6_common(rec, f);
+        set_unknown_v6_fields(f);
+        set_result_from_int8(f);
+        break;
+    case 3:
+    case 4:
+        read_v3_v4(rec, version, f);
+        set_unknown_v6_fields(f);
+        set_result_from_int8(f);
+        break;
+    default:
+        f->n_policy = 0;
+        f->overflow_idx = NULL;
+        f->overflow_val = NULL;
+        return lc_error_set(err, LC_EVERSION, "unknown record version %u (0x%08x)", version,
+                            version);
+    }
+    f->version = version;
+    return 0;
+}
+
+void lc_frame_fini(lc_frame *f)
+{
+    if (!f)
+        return;
+    policy_fini(f);
+    f->n_policy = 0;
+}
+
+void lc_frame_copy(lc_frame *dst, const lc_frame *src)
+{
+    *dst = *src;
+    if (!src->overflow_idx)
+        return;
+    size_t n = src->n_policy;
+    dst->overflow_idx = lc_xmalloc(n * sizeof *dst->overflow_idx);
+    dst->overflow_val = lc_xmalloc(n * sizeof *dst->overflow_val);
+    memcpy(dst->overflow_idx, src->overflow_idx, n * sizeof *dst->overflow_idx);
+    memcpy(dst->overflow_val, src->overflow_val, n * sizeof *dst->overflow_val);
+}
+
+void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec)
+{
+    memset(rec, 0, LC_V7_RECORD_SIZE);
+    PUT(rec, version, f->version);
+    PUT(rec, input_format, f->input_format);
+    uint8_t *probs = rec + offsetof(lc_v7_record, probabilities);
+    const uint32_t minus_one = MINUS_ONE_BITS;
+    for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
+        memcpy(probs + 4 * i, &minus_one, 4);
+    const uint16_t *idx = policy_idx(f);
+    const float *val = policy_val(f);
+    for (unsigned k = 0; k < f->n_policy; k++)
+        if (idx[k] < LC_POLICY_SIZE)
+            memcpy(probs + 4 * idx[k], &val[k], 4);
+    PUT(rec, planes, f->planes);
+    PUT(rec, castling_us_ooo, f->castling_us_ooo);
+    PUT(rec, castling_us_oo, f->castling_us_oo);
+    PUT(rec, castling_them_ooo, f->castling_them_ooo);
+    PUT(rec, castling_them_oo, f->castling_them_oo);
+    PUT(rec, side_to_move_or_enpassant, f->side_to_move_or_enpassant);
+    PUT(rec, rule50_count, f->rule50_count);
+    PUT(rec, invariance_info, f->invariance_info);
+    PUT(rec, dummy, f->result);
+    PUT(rec, root_q, f->root_q);
+    PUT(rec, best_q, f->best_q);
+    PUT(rec, root_d, f->root_d);
+    PUT(rec, best_d, f->best_d);
+    PUT(rec, root_m, f->root_m);
+    PUT(rec, best_m, f->best_m);
+    PUT(rec, plies_left, f->plies_left);
+    PUT(rec, result_q, f->result_q);
+    PUT(rec, result_d, f->result_d);
+    PUT(rec, played_q, f->played_q);
+    PUT(rec, played_d, f->played_d);
+    PUT(rec, played_m, f->played_m);
+    PUT(rec, orig_q, f->orig_q);
+    PUT(rec, orig_d, f->orig_d);
+    PUT(rec, orig_m, f->orig_m);
+    PUT(rec, played_idx, f->played_idx);
+    PUT(rec, best_idx, f->best_idx);
+    PUT(rec, q_st, f->q_st);
+    PUT(rec, d_st, f->d_st);
+}
+
+/* ---- tensors ---- */
+
+/* Row b holds the 8 squares of one rank whose byte in a plane word is b:
+ * file f is bit 7 - f (lc0 stores squares bit-reversed within each byte). */
+#define ROW_(b)                                                                                    \
+    {                                                                                              \
+        (float)(((b) >> 7) & 1), (float)(((b) >> 6) & 1), (float)(((b) >> 5) & 1),                 \
+            (float)(((b) >> 4) & 1), (float)(((b) >> 3) & 1), (float)(((b) >> 2) & 1),             \
+            (float)(((b) >> 1) & 1), (float)(((b) >> 0) & 1)                                       \
+    }
+#define ROW4_(b) ROW_(b), ROW_((b) + 1), ROW_((b) + 2), ROW_((b) + 3)
+#define ROW16_(b) ROW4_(b), ROW4_((b) + 4), ROW4_((b) + 8), ROW4_((b) + 12)
+#define ROW64_(b) ROW16_(b), ROW16_((b) + 16), ROW16_((b) + 32), ROW16_((b) + 48)
+
+static _Alignas(64) const float byte_squares[256][8] = {
+    ROW64_(0),
+    ROW64_(64),
+    ROW64_(128),
+    ROW64_(192),
+};
+
+/* Plane word (lc0's bit convention) to 64 floats. */
+static inline void expand_word(float *restrict out, uint64_t w)
+{
+    for (unsigned r = 0; r < 8; r++)
+        memcpy(out + 8 * r, byte_squares[(w >> (8 * r)) & 0xff], 8 * sizeof(float));
+}
+
+static inline void fill_plane(float *restrict out, float v)
+{
+    for (unsigned i = 0; i < 64; i++)
+        out[i] = v;
+}
+
+static inline uint8_t reverse8(uint8_t b)
+{
+    b = (uint8_t)((b & 0xF0) >> 4 | (b & 0x0F) << 4);
+    b = (uint8_t)((b & 0xCC) >> 2 | (b & 0x33) << 2);
+    b = (uint8_t)((b & 0xAA) >> 1 | (b & 0x55) << 1);
+    return b;
+}
+
+/* A word with file mask rank1 (file f = bit f) on rank 1 and rank8 on rank 8,
+ * in the plane words' convention (square s is bit s ^ 7). */
+static inline uint64_t edge_ranks_word(uint8_t rank1, uint8_t rank8)
+{
+    return (uint64_t)reverse8(rank1) | (uint64_t)reverse8(rank8) << 56;
+}
+
+bool lc_input_format_known(uint32_t input_format)
+{
+    switch (input_format) {
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 132:
+    case 133:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void lc_frame_input_planes(const lc_frame *f, float *out)
+{
+    for (unsigned p = 0; p < LC_HISTORY_PLANES; p++)
+        expand_word(out + 64 * p, f->planes[p]);
+
+    float *aux = out + 64 * LC_HISTORY_PLANES; /* planes 104..111 */
+    const uint32_t fmt = f->input_format;
+    if (!lc_input_format_known(fmt)) {
+        memset(aux, 0, 7 * 64 * sizeof(float));
+        fill_plane(aux + 7 * 64, 1.0f);
+        return;
+    }
+    if (fmt == 1) {
+        fill_plane(aux + 0 * 64, (float)f->castling_us_ooo);
+        fill_plane(aux + 1 * 64, (float)f->castling_us_oo);
+        fill_plane(aux + 2 * 64, (float)f->castling_them_ooo);
+        fill_plane(aux + 3 * 64, (float)f->castling_them_oo);
+    } else {
+        expand_word(aux + 0 * 64, edge_ranks_word(f->castling_us_ooo, f->castling_them_ooo));
+        expand_word(aux + 1 * 64, edge_ranks_word(f->castling_us_oo, f->castling_them_oo));
+        memset(aux + 2 * 64, 0, 2 * 64 * sizeof(float));
+    }
+    if (fmt <= 2)
+        fill_plane(aux + 4 * 64, (float)f->side_to_move_or_enpassant);
+    else
+        expand_word(aux + 4 * 64, edge_ranks_word(0, f->side_to_move_or_enpassant));
+    fill_plane(aux + 5 * 64, (float)f->rule50_count / (fmt <= 3 ? 99.0f : 100.0f));
+    bool canonical_flip = (fmt == 132 || fmt == 133) && (f->invariance_info & 0x80);
+    fill_plane(aux + 6 * 64, canonical_flip ? 1.0f : 0.0f);
+    fill_plane(aux + 7 * 64, 1.0f);
+}
+
+void lc_frame_policy(const lc_frame *f, float *out)
+{
+    for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
+        out[i] = -1.0f;
+    const uint16_t *idx = policy_idx(f);
+    const float *val = policy_val(f);
+    for (unsigned k = 0; k < f->n_policy; k++)
+        if (idx[k] < LC_POLICY_SIZE)
+            memcpy(&out[idx[k]], &val[k], sizeof(float));
+}
+
+void lc_frame_values(const lc_frame *f, float *out)
+{
+    const float rows[18] = {
+        f->result_q, f->result_d, f->plies_left, /* result */
+        f->best_q,   f->best_d,   f->best_m,     /* best */
+        f->played_q, f->played_d, f->played_m,   /* played */
+        f->orig_q,   f->orig_d,   f->orig_m,     /* orig */
+        f->root_q,   f->root_d,   f->root_m,     /* root */
+        f->q_st,     f->d_st,     NAN,           /* st */
+    };
+    memcpy(out, rows, sizeof rows);
+}
+
+static void wdl(float q, float d, float out[3])
+{
+    out[0] = (1.0f - d + q) / 2.0f;
+    out[1] = d;
+    out[2] = (1.0f - d - q) / 2.0f;
+}
+
+void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3], float *plies_left)
+{
+    if (f->version >= 6) {
+        wdl(f->result_q, f->result_d, winner);
+    } else {
+        /* One-hot from the int8 result; a malformed value counts by its sign. */
+        winner[0] = f->result > 0 ? 1.0f : 0.0f;
+        winner[1] = f->result == 0 ? 1.0f : 0.0f;
+        winner[2] = f->result < 0 ? 1.0f : 0.0f;
+    }
+    wdl(f->best_q, f->best_d, best_q);
+    float pl = f->plies_left;
+    if (f->version < 6 && (pl == 0.0f || isnan(pl)))
+        pl = (float)f->invariance_info;
+    *plies_left = pl;
+}
+
+/* ---- validation ---- */
+
+static int reject(const char **reason, const char *why, int code)
+{
+    if (reason)
+        *reason = why;
+    return code;
+}
+
+int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason)
+{
+    if (reason)
+        *reason = NULL;
+    if (lc_record_size_for_version(version) == 0 || rd_u32(rec, 0) != version)
+        return reject(reason, "unknown_version", LC_EVERSION);
+    size_t probs = V4_PROBABILITIES;
+    if (version >= 5) {
+        if (!lc_input_format_known(rd_u32(rec, offsetof(lc_v6_record, input_format))))
+            return reject(reason, "unknown_input_format", LC_EFORMAT);
+        probs = offsetof(lc_v6_record, probabilities);
+    }
+    for (unsigned i = 0; i < LC_POLICY_SIZE; i++) {
+        float v = rd_f32(rec, probs + 4 * i);
+        if (!(v >= -1.0f && v <= 1.0f)) /* NaN fails too */
+            return reject(reason, "bad_probability", LC_EFORMAT);
+    }
+    if (version >= 6) {
+        uint16_t played = rd_u16(rec, offsetof(lc_v6_record, played_idx));
+        uint16_t best = rd_u16(rec, offsetof(lc_v6_record, best_idx));
+        if (played >= LC_POLICY_SIZE)
+            return reject(reason, "played_idx_out_of_range", LC_EFORMAT);
+        if (best >= LC_POLICY_SIZE)
+            return reject(reason, "best_idx_out_of_range", LC_EFORMAT);
+        if (!(rd_f32(rec, probs + 4 * (size_t)played) >= 0.0f))
+            return reject(reason, "played_idx_illegal", LC_EFORMAT);
+        if (!(rd_f32(rec, probs + 4 * (size_t)best) >= 0.0f))
+            return reject(reason, "best_idx_illegal", LC_EFORMAT);
+    }
+    return 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * frame: one training position in the compact in-memory form that the
+ * reservoir and the queues after the unpacker carry, and everything the
+ * tensors are made from.
+ *
+ * A V6 record is 8356 bytes, 7432 of them the policy: 1858 floats of which
+ * usually 20 to 60 are not -1 (the legal moves). The compact frame keeps the
+ * 104 history planes and scalar fields as they are, and the policy sparsely:
+ * the indices and values of every entry whose bits are not exactly those of
+ * -1.0f, in index order. Up to LC_FRAME_INLINE_POLICY entries are stored
+ * inline (chess has at most 218 legal moves); a malformed record with more
+ * keeps them in a heap array that the frame owns. Every field the tensors use
+ * is reconstructed bit-exactly (lc_frame_to_record round-trips those fields).
+ *
+ * sizeof(lc_frame) is at most 2.5 KB (checked at compile time). Frames are
+ * plain values: copying one copies it; lc_frame_fini frees the overflow array
+ * (frames move with queue items, so exactly one copy is finied).
+ *
+ * Records of versions 3, 4 and 5 are read too. Versions 3 and 4 have no
+ * input_format field (it is 1, classical) and keep the game result as an int8
+ * at what is the invariance position of later versions; see frame.c.
+ */
+#ifndef LC_FORMAT_FRAME_H
+#define LC_FORMAT_FRAME_H
+
+#include "core/error.h"
+#include "format/record.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LC_FRAME_INLINE_POLICY 218
+#define LC_INPUT_PLANES 112
+#define LC_HISTORY_PLANES 104
+
+typedef struct lc_frame {
+    uint64_t planes[LC_HISTORY_PLANES];
+    uint32_t version;
+    uint32_t input_format;
+    uint8_t castling_us_ooo, castling_us_oo, castling_them_ooo, castling_them_oo;
+    uint8_t side_to_move_or_enpassant;
+    uint8_t rule50_count;
+    uint8_t invariance_info;
+    int8_t result; /* pre-V6: game result from the side to move's view */
+    float root_q, best_q, root_d, best_d, root_m, best_m;
+    float plies_left;
+    float result_q, result_d;
+    float played_q, played_d, played_m;
+    float orig_q, orig_d, orig_m;
+    float q_st, d_st; /* d_st is NaN before V7 */
+    uint16_t played_idx, best_idx;
+    uint16_t n_policy;                              /* entries that are not -1 */
+    uint16_t policy_idx[LC_FRAME_INLINE_POLICY];    /* ascending */
+    float policy_val[LC_FRAME_INLINE_POLICY];
+    uint16_t *overflow_idx; /* non-NULL when n_policy > LC_FRAME_INLINE_POLICY */
+    float *overflow_val;
+} lc_frame;
+
+/* Compact one record of the given version (3..7). LC_EVERSION for others. */
+int lc_frame_from_record(const uint8_t *rec, uint32_t version, lc_frame *out, lc_error *err);
+void lc_frame_fini(lc_frame *f);
+/* Deep copy (the overflow array too). */
+void lc_frame_copy(lc_frame *dst, const lc_frame *src);
+
+/* Write a V7 record (8396 bytes) holding every field the frame keeps; the
+ * version field says f->version. Unused bytes are zero. For tests. */
+void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec);
+
+/* The 112 x 8 x 8 input planes as floats, per input_format (see the doc). */
+void lc_frame_input_planes(const lc_frame *f, float *out /* 112*64 */);
+/* The 1858 policy floats: stored entries, -1 elsewhere. */
+void lc_frame_policy(const lc_frame *f, float *out /* 1858 */);
+/* current layout: values [6][3] rows result, best, played, orig, root, st. */
+void lc_frame_values(const lc_frame *f, float *out /* 18 */);
+/* legacy layout: winner, best_q as WDL; plies_left with the fallback. */
+void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3],
+                             float *plies_left);
+
+/* Validation for chunk_validator: 0 when the record is well formed, else a
+ * negative code and *reason set to a short static reason name used as a
+ * metric ("unknown_version", "unknown_input_format", "bad_probability",
+ * "played_idx_out_of_range", "best_idx_out_of_range", "played_idx_illegal",
+ * "best_idx_illegal"). */
+int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason);
+
+/* Input formats the planes are defined for. */
+bool lc_input_format_known(uint32_t input_format);
+
+#endif

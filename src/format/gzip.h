@@ -1,0 +1,56 @@
+/*
+ * gzip: inflate a whole in-memory gzip stream (one or more concatenated
+ * members) into one malloc'd buffer, with zlib or libdeflate.
+ *
+ * Chunks are small (megabytes) and read whole, so whole-buffer inflation is
+ * the natural shape: libdeflate does it fastest, zlib is always there as the
+ * fallback and the reference. Every call is independent and reentrant; any
+ * thread may call any function here at any time. The output belongs to the
+ * caller. Library errors are translated here into LC_E* codes whose message
+ * gives the byte offset in the compressed input.
+ */
+#ifndef LC_FORMAT_GZIP_H
+#define LC_FORMAT_GZIP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef enum { LC_INFLATE_AUTO, LC_INFLATE_ZLIB, LC_INFLATE_LIBDEFLATE } lc_inflate_backend;
+
+#define LC_GUNZIP_MAX_OUTPUT_DEFAULT ((size_t)256 << 20)
+
+/*
+ * Upper bound on the decompressed size of one stream, so that a gzip bomb
+ * costs an error instead of all memory. Default 256 MiB (a 450-ply V6 game is
+ * under 4 MiB). Read once per lc_gunzip call; set it at start-up or in tests.
+ */
+extern _Atomic size_t lc_gunzip_max_output;
+
+/* True for ZLIB and AUTO always, for LIBDEFLATE when built with it. */
+bool lc_inflate_backend_available(lc_inflate_backend b);
+/* "auto", "zlib", "libdeflate" ("?" for anything else). */
+const char *lc_inflate_backend_name(lc_inflate_backend b);
+
+/*
+ * Inflate a gzip stream made of one or more concatenated members into *out
+ * (malloc'd, caller frees; non-NULL on success even when *out_len is 0).
+ * AUTO means libdeflate when built with it, else zlib. Errors (*out is NULL):
+ *   in_len == 0                          LC_EEMPTY  "empty gzip stream"
+ *   no 1f 8b magic at the start          LC_EFORMAT "not a gzip stream"
+ *   corrupt or truncated member          LC_EGZIP   with the byte offset
+ *   bytes after a member that are not
+ *   another gzip member                  LC_EGZIP   "trailing garbage"
+ *   output above lc_gunzip_max_output    LC_EFORMAT
+ *   LIBDEFLATE requested, not built in   -ENOTSUP
+ */
+int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint8_t **out,
+              size_t *out_len, lc_error *err);
+
+/* True when p starts with the gzip magic 1f 8b. */
+bool lc_is_gzip(const uint8_t *p, size_t len);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * lcmon: the command line.
+ *
+ * Signals are handled in one place: the main thread blocks SIGINT, SIGTERM
+ * and SIGHUP before any other thread exists (so every thread inherits the
+ * mask) and waits for them with sigtimedwait between status lines. SIGPIPE is
+ * ignored process-wide: a reader that goes away is an error return, not a
+ * death.
+ */
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "lc_config.h"
+#include "pipeline/config.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/status.h"
+#include "stages/registry.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct options {
+    bool no_ui;
+    const char *config_path;
+    const char *check_path;
+    bool print_default;
+    double max_seconds; /* 0: run until stopped or finished */
+    double status_interval;
+    bool quiet;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: lcmon [options]\n"
+            "\n"
+            "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
+            "default when no --config is given).\n"
+            "\n"
+            "  --no-ui                 run headless, printing a status line every second\n"
+            "  --config FILE           the pipeline to run\n"
+            "  --check-config FILE     validate FILE, explain every error, and exit\n"
+            "  --print-default-config  print the embedded default pipeline and exit\n"
+            "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
+            "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
+            "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+            "  --log-file FILE         also append log lines to FILE\n"
+            "  --quiet                 no status lines\n"
+            "  --version               print the version and exit\n"
+            "  --help                  this text\n"
+            "\n"
+            "Environment: RANK or LOCAL_RANK, and WORLD_SIZE, choose this process's share\n"
+            "of the data when the config does not; LCMON_DATA overrides the default\n"
+            "config's data directory.\n"
+            "\n"
+            "Stage types:\n");
+    for (size_t i = 0; lc_stage_registry[i]; i++)
+        fprintf(f, "  %-24s %s\n", lc_stage_registry[i]->type_name, lc_stage_registry[i]->summary);
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    enum {
+        OPT_NO_UI = 256,
+        OPT_CONFIG,
+        OPT_CHECK,
+        OPT_PRINT_DEFAULT,
+        OPT_MAX_SECONDS,
+        OPT_STATUS_INTERVAL,
+        OPT_LOG_LEVEL,
+        OPT_LOG_FILE,
+        OPT_QUIET,
+        OPT_VERSION,
+        OPT_HELP,
+    };
+    static const struct option longopts[] = {
+        {"no-ui", no_argument, NULL, OPT_NO_UI},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"check-config", required_argument, NULL, OPT_CHECK},
+        {"print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT},
+        {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+        {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"log-file", required_argument, NULL, OPT_LOG_FILE},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    o->status_interval = 1.0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case OPT_NO_UI:
+            o->no_ui = true;
+            break;
+        case OPT_CONFIG:
+            o->config_path = optarg;
+            break;
+        case OPT_CHECK:
+            o->check_path = optarg;
+            break;
+        case OPT_PRINT_DEFAULT:
+            o->print_default = true;
+            break;
+        case OPT_MAX_SECONDS:
+            o->max_seconds = strtod(optarg, &end);
+            if (*end || o->max_seconds < 0) {
+                fprintf(stderr, "lcmon: --max-seconds: '%s' is not a number of seconds\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case OPT_STATUS_INTERVAL:
+            o->status_interval = strtod(optarg, &end);
+            if (*end || o->status_interval < 0) {
+                fprintf(stderr, "lcmon: --status-interval: '%s' is not a number of seconds\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case OPT_LOG_LEVEL: {
+            lc_log_level level;
+            if (!lc_log_level_parse(optarg, &level)) {
+                fprintf(stderr, "lcmon: --log-level: '%s' is not debug, info, warn or error\n",
+                        optarg);
+                return 2;
+            }
+            lc_log_set_level(level);
+            break;
+        }
+        case OPT_LOG_FILE: {
+            FILE *f = fopen(optarg, "a");
+            if (!f) {
+                fprintf(stderr, "lcmon: --log-file: cannot open %s: %s\n", optarg,
+                        strerror(errno));
+                return 2;
+            }
+            lc_log_set_file(f);
+            break;
+        }
+        case OPT_QUIET:
+            o->quiet = true;
+            break;
+        case OPT_VERSION:
+            printf("lcmon %s\n", LC_VERSION);
+            exit(0);
+        case 'h':
+        case OPT_HELP:
+            usage(stdout);
+            exit(0);
+        default:
+            fprintf(stderr, "Try 'lcmon --help'.\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "lcmon: unexpected argument '%s'. Try 'lcmon --help'.\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+static int check_config(const char *path)
+{
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_load_file(path, &cfg, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    printf("%s: valid, %u stages:\n", path, cfg->n_stages);
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        const lc_stage_config *s = &cfg->stages[i];
+        printf("  %-16s %-24s", s->name, s->cls->type_name);
+        if (s->input)
+            printf(" <- %s", s->input);
+        if (s->cls->output)
+            printf("  [%s queue %zu, %s]", s->cls->output->name, s->capacity,
+                   lc_overflow_name(s->overflow));
+        printf("\n");
+    }
+    lc_config_free(cfg);
+    return 0;
+}
+
+static int run_headless(const lc_config *cfg, const options *o)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+
+    lc_pipeline *p = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_pipeline_new(cfg, &p, &err) != 0 || lc_pipeline_start(p, &err) != 0) {
+        fprintf(stderr, "lcmon: %s\n", err.msg);
+        lc_pipeline_free(p);
+        return 1;
+    }
+    double start = lc_now_seconds();
+    double next_status = start + (o->status_interval > 0 ? o->status_interval : 1e18);
+    int exit_code = 0;
+    for (;;) {
+        double now = lc_now_seconds();
+        double wait = 0.2;
+        if (next_status - now < wait)
+            wait = next_status - now > 0 ? next_status - now : 0;
+        struct timespec ts = {.tv_sec = (time_t)wait,
+                              .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+        int sig = sigtimedwait(&set, NULL, &ts);
+        if (sig > 0) {
+            LC_INFO("%s received: stopping", strsignal(sig));
+            break;
+        }
+        now = lc_now_seconds();
+        if (!o->quiet && o->status_interval > 0 && now >= next_status) {
+            Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
+            char line[1024];
+            lc_status_line(m, line, sizeof line);
+            fprintf(stderr, "%s\n", line);
+            lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+            next_status += o->status_interval;
+            if (next_status < now)
+                next_status = now + o->status_interval;
+        }
+        Lcmon__PipelineState st = lc_pipeline_state(p);
+        if (st == LCMON__PIPELINE_STATE__PIPELINE_FINISHED)
+            break;
+        if (st == LCMON__PIPELINE_STATE__PIPELINE_FAILED) {
+            exit_code = 1;
+            break;
+        }
+        if (o->max_seconds > 0 && now - start >= o->max_seconds) {
+            LC_INFO("--max-seconds reached: stopping");
+            break;
+        }
+    }
+    lc_pipeline_stop(p);
+    Lcmon__DataLoaderMetricsProto *total = lc_pipeline_metrics(p, true);
+    if (!o->quiet) {
+        fprintf(stderr, "lcmon: %s after %.1f s:", lc_pipeline_state_name(total->state),
+                total->uptime_seconds);
+        for (size_t i = 0; i < total->n_stage_metrics; i++) {
+            const Lcmon__StageMetricProto *s = total->stage_metrics[i];
+            fprintf(stderr, " %s %llu", s->name, (unsigned long long)s->items_out);
+        }
+        fprintf(stderr, "\n");
+    }
+    lcmon__data_loader_metrics_proto__free_unpacked(total, NULL);
+    lc_pipeline_free(p);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (o.print_default) {
+        fputs(lc_default_config_yaml, stdout);
+        return 0;
+    }
+    if (o.check_path)
+        return check_config(o.check_path);
+
+    /* Before any thread exists, so that every thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    rc = o.config_path ? lc_config_load_file(o.config_path, &cfg, &err)
+                       : lc_config_load_default(&cfg, &err);
+    if (rc != 0) {
+        fprintf(stderr, "lcmon: invalid configuration:\n%s\n", err.msg);
+        return 1;
+    }
+    if (!o.no_ui) {
+        fprintf(stderr, "lcmon: this build has no screen yet; run with --no-ui\n");
+        lc_config_free(cfg);
+        return 2;
+    }
+    rc = run_headless(cfg, &o);
+    lc_config_free(cfg);
+    return rc;
+}

@@ -1,0 +1,657 @@
+/*
+ * config: see config.h. The libcyaml schema for a stage is built once from
+ * the registry (pthread_once); libcyaml reports problems through a log
+ * callback, which we collect into the error record so that the person reading
+ * it sees the library's account of which key or value is wrong.
+ */
+#include "pipeline/config.h"
+
+#include "core/log.h"
+#include "stages/registry.h"
+
+#include <cyaml/cyaml.h>
+#include <yaml.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cyaml_strval_t overflow_strings[] = {
+    {"block", LC_OVERFLOW_BLOCK},
+    {"drop_newest", LC_OVERFLOW_DROP_NEWEST},
+    {"keep_newest", LC_OVERFLOW_KEEP_NEWEST},
+};
+
+static const cyaml_schema_field_t queue_fields[] = {
+    CYAML_FIELD_INT_PTR("capacity", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_queue_config,
+                        capacity_opt),
+    CYAML_FIELD_ENUM_PTR("overflow", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_queue_config,
+                         overflow_opt, overflow_strings, CYAML_ARRAY_LEN(overflow_strings)),
+    CYAML_FIELD_END,
+};
+
+static cyaml_schema_field_t stage_fields[4 + LC_MAX_STAGE_TYPES];
+static cyaml_schema_value_t stage_schema;
+static cyaml_schema_field_t top_fields[6];
+static cyaml_schema_value_t top_schema;
+static pthread_once_t schema_once = PTHREAD_ONCE_INIT;
+
+static void build_schema(void)
+{
+    size_t n = 0;
+    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_STRING_PTR(
+        "name", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, name, 0,
+        CYAML_UNLIMITED);
+    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_STRING_PTR(
+        "input", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, input, 0,
+        CYAML_UNLIMITED);
+    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_MAPPING_PTR(
+        "output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, output,
+        queue_fields);
+    size_t nclasses = lc_stage_registry_count();
+    if (nclasses > LC_MAX_STAGE_TYPES)
+        lc_fatal("more stage types (%zu) than LC_MAX_STAGE_TYPES", nclasses);
+    for (size_t i = 0; i < nclasses; i++) {
+        const lc_stage_class *cls = lc_stage_registry[i];
+        cyaml_schema_field_t *f = &stage_fields[n++];
+        memset(f, 0, sizeof *f);
+        f->key = cls->type_name;
+        f->data_offset = (uint32_t)(offsetof(lc_stage_config, blocks) + i * sizeof(void *));
+        f->value.type = CYAML_MAPPING;
+        f->value.flags = (enum cyaml_flag)(CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL);
+        f->value.data_size = (uint32_t)cls->config_size;
+        f->value.mapping.fields = cls->config_fields;
+    }
+    memset(&stage_fields[n], 0, sizeof stage_fields[n]); /* CYAML_FIELD_END */
+
+    stage_schema = (cyaml_schema_value_t){
+        CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, lc_stage_config, stage_fields),
+    };
+    size_t t = 0;
+    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_SEQUENCE_COUNT(
+        "stages", CYAML_FLAG_POINTER, lc_config, stages, n_stages, &stage_schema, 0,
+        CYAML_UNLIMITED);
+    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_UINT_PTR(
+        "seed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config, seed_opt);
+    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_UINT_PTR(
+        "metrics_interval_ms", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config,
+        metrics_interval_opt);
+    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_INT_PTR(
+        "rank", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config, rank_opt);
+    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_INT_PTR(
+        "world_size", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config, world_size_opt);
+    memset(&top_fields[t], 0, sizeof top_fields[t]);
+    top_schema = (cyaml_schema_value_t){
+        CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, lc_config, top_fields),
+    };
+}
+
+/* Collects libcyaml's error lines. */
+#define YAML_LOG_LINES 24
+typedef struct yaml_log {
+    char lines[YAML_LOG_LINES][200];
+    size_t n;
+} yaml_log;
+
+static void yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+{
+    if (level < CYAML_LOG_ERROR)
+        return;
+    yaml_log *log = ctx;
+    if (log->n >= YAML_LOG_LINES)
+        return;
+    char line[256];
+    vsnprintf(line, sizeof line, fmt, args);
+    const char *p = strncmp(line, "Load: ", 6) == 0 ? line + 6 : line;
+    while (*p == ' ')
+        p++;
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == ' '))
+        n--;
+    if (n == 0 || strncmp(p, "Backtrace", 9) == 0)
+        return;
+    snprintf(log->lines[log->n++], sizeof log->lines[0], "%.*s", (int)n, p);
+}
+
+/* Where each stage's mapping starts in the text, and its name, read with
+ * libyaml so that libcyaml's complaints can be pinned to a stage by name. */
+typedef struct stage_mark {
+    int line; /* 1-based */
+    char name[64];
+} stage_mark;
+
+static size_t find_stage_marks(const char *yaml, size_t len, stage_mark *marks, size_t max)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return 0;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+    /* depth 1: the top mapping; stages is a sequence at depth 2 whose
+     * mappings are at depth 3. `expect_key` alternates inside mappings. */
+    int depth = 0, stages_depth = -1;
+    bool is_map[64] = {false};
+    bool expect_key[64] = {false};
+    char last_key[64][32];
+    size_t n = 0;
+    bool done = false;
+    while (!done) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev))
+            break;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        case YAML_MAPPING_START_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+            if (depth > 0 && is_map[depth])
+                expect_key[depth] = true; /* this value is done after its end */
+            if (ev.type == YAML_SEQUENCE_START_EVENT && depth == 1 &&
+                strcmp(last_key[1], "stages") == 0)
+                stages_depth = depth + 1;
+            if (depth < 63)
+                depth++;
+            is_map[depth] = ev.type == YAML_MAPPING_START_EVENT;
+            expect_key[depth] = true;
+            last_key[depth][0] = '\0';
+            if (is_map[depth] && stages_depth > 0 && depth == stages_depth + 1 && n < max) {
+                marks[n].line = (int)ev.start_mark.line + 1;
+                marks[n].name[0] = '\0';
+                n++;
+            }
+            break;
+        case YAML_MAPPING_END_EVENT:
+        case YAML_SEQUENCE_END_EVENT:
+            if (depth == stages_depth)
+                stages_depth = -1;
+            if (depth > 0)
+                depth--;
+            break;
+        case YAML_SCALAR_EVENT: {
+            const char *v = (const char *)ev.data.scalar.value;
+            if (depth > 0 && is_map[depth]) {
+                if (expect_key[depth]) {
+                    snprintf(last_key[depth], sizeof last_key[0], "%s", v);
+                    expect_key[depth] = false;
+                } else {
+                    if (stages_depth > 0 && depth == stages_depth + 1 && n > 0 &&
+                        strcmp(last_key[depth], "name") == 0)
+                        snprintf(marks[n - 1].name, sizeof marks[0].name, "%s", v);
+                    expect_key[depth] = true;
+                }
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return n;
+}
+
+/* Allowed values of the enum fields, for the messages. */
+static const char *enum_hint(const char *field)
+{
+    if (strcmp(field, "overflow") == 0)
+        return " (use block, drop_newest or keep_newest)";
+    if (strcmp(field, "layout") == 0)
+        return " (use current or legacy)";
+    return "";
+}
+
+/* Turn libcyaml's lines into one message: where, which stage, which field,
+ * what is wrong. */
+static int yaml_failure(const char *yaml, size_t len, const char *origin, cyaml_err_t rc,
+                        const yaml_log *log, lc_error *err)
+{
+    const char *what = log->n ? log->lines[0] : cyaml_strerror(rc);
+    char path[160] = "";
+    char innermost[64] = "";
+    int line = 0, col = 0, stage_line = 0;
+    /* Backtrace lines run from the innermost outwards. */
+    for (size_t i = 1; i < log->n; i++) {
+        const char *l = log->lines[i];
+        int ln = 0, cl = 0;
+        const char *at = strstr(l, "(line: ");
+        if (at)
+            sscanf(at, "(line: %d, column: %d)", &ln, &cl);
+        if (line == 0 && ln) {
+            line = ln;
+            col = cl;
+        }
+        const char *q = strstr(l, "mapping field '");
+        if (q) {
+            char field[64];
+            if (sscanf(q, "mapping field '%63[^']'", field) == 1 && strcmp(field, "stages") != 0) {
+                if (!innermost[0])
+                    snprintf(innermost, sizeof innermost, "%s", field);
+                char joined[160];
+                snprintf(joined, sizeof joined, "%s%s%s", field, path[0] ? "." : "", path);
+                memcpy(path, joined, sizeof path);
+            }
+        } else if (strstr(l, "sequence entry") && ln) {
+            stage_line = ln;
+        }
+    }
+    char stage[96] = "";
+    if (stage_line) {
+        stage_mark marks[256];
+        size_t n = find_stage_marks(yaml, len, marks, 256);
+        for (size_t i = 0; i < n; i++) {
+            if (marks[i].line == stage_line) {
+                if (marks[i].name[0])
+                    snprintf(stage, sizeof stage, "stage '%s': ", marks[i].name);
+                else
+                    snprintf(stage, sizeof stage, "stage #%zu: ", i + 1);
+            }
+        }
+    }
+    const char *hint = enum_hint(innermost);
+    if (hint[0] && strncmp(what, "Invalid INT value: ", 19) == 0) {
+        static _Thread_local char reworded[200];
+        snprintf(reworded, sizeof reworded, "invalid value %s", what + 19);
+        what = reworded;
+    }
+    char where[64] = "";
+    if (line)
+        snprintf(where, sizeof where, ":%d:%d", line, col);
+    return lc_error_set(err, LC_ECONFIG, "%s%s: %s%s%s%s%s", origin, where, stage, path,
+                        path[0] ? ": " : "", what, hint);
+}
+
+static const cyaml_config_t *yaml_config(yaml_log *log)
+{
+    static _Thread_local cyaml_config_t c;
+    c = (cyaml_config_t){
+        .log_fn = yaml_log_fn,
+        .log_ctx = log,
+        .mem_fn = cyaml_mem,
+        .log_level = CYAML_LOG_ERROR,
+        .flags = CYAML_CFG_NO_ALIAS,
+    };
+    return &c;
+}
+
+/* Appends one problem to err, one per line. */
+static void problem(lc_error *err, int *count, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void problem(lc_error *err, int *count, const char *fmt, ...)
+{
+    char line[LC_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (err) {
+        size_t len = strlen(err->msg);
+        if (*count == 0)
+            len = 0;
+        snprintf(err->msg + len, sizeof err->msg - len, "%s%s", len ? "\n" : "", line);
+        err->code = LC_ECONFIG;
+    }
+    (*count)++;
+}
+
+static bool valid_name(const char *s)
+{
+    if (!*s || strlen(s) > 40)
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static void type_list(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; lc_stage_registry[i]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", lc_stage_registry[i]->type_name);
+    }
+}
+
+/* Checks and resolves one stage's own settings (type block, name, queue). */
+static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count)
+{
+    lc_stage_config *s = &cfg->stages[i];
+    char label[96];
+    s->input_index = -1;
+    int nblocks = 0;
+    const char *first = NULL, *second = NULL;
+    for (size_t k = 0; lc_stage_registry[k]; k++) {
+        if (s->blocks[k]) {
+            nblocks++;
+            if (!first) {
+                first = lc_stage_registry[k]->type_name;
+                s->cls = lc_stage_registry[k];
+                s->block = s->blocks[k];
+            } else if (!second) {
+                second = lc_stage_registry[k]->type_name;
+            }
+        }
+    }
+    if (s->name && valid_name(s->name))
+        snprintf(label, sizeof label, "stage '%s'", s->name);
+    else
+        snprintf(label, sizeof label, "stage #%u%s%s%s", i + 1, first ? " (" : "",
+                 first ? first : "", first ? ")" : "");
+
+    if (!s->name)
+        problem(err, count, "%s: name: missing (give every stage a unique name)", label);
+    else if (!valid_name(s->name))
+        problem(err, count,
+                "%s: name: '%s' is not a valid name (use 1 to 40 letters, digits, '_' or '-')",
+                label, s->name);
+    else {
+        for (unsigned j = 0; j < i; j++) {
+            if (cfg->stages[j].name && strcmp(cfg->stages[j].name, s->name) == 0) {
+                problem(err, count,
+                        "%s: name: duplicate, stage #%u has the same name (names must be "
+                        "unique)",
+                        label, j + 1);
+                break;
+            }
+        }
+    }
+    if (nblocks == 0) {
+        char types[512];
+        type_list(types, sizeof types);
+        problem(err, count, "%s: stage type: missing (add exactly one of: %s)", label, types);
+        s->cls = NULL;
+    } else if (nblocks > 1) {
+        problem(err, count,
+                "%s: stage type: %d given (%s, %s%s); give exactly one type block per stage",
+                label, nblocks, first, second, nblocks > 2 ? ", ..." : "");
+        s->cls = NULL;
+    }
+    if (s->cls) {
+        lc_error cerr;
+        lc_error_clear(&cerr);
+        if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0)
+            problem(err, count, "%s: %s.%s", label, s->cls->type_name, cerr.msg);
+    }
+
+    s->capacity = 16;
+    s->overflow = LC_OVERFLOW_BLOCK;
+    if (s->output) {
+        if (s->cls && !s->cls->output)
+            problem(err, count, "%s: output: %s has no output queue (remove the output block)",
+                    label, s->cls->type_name);
+        if (s->output->capacity_opt) {
+            int64_t c = *s->output->capacity_opt;
+            if (c < 1 || c > LC_QUEUE_CAPACITY_MAX)
+                problem(err, count, "%s: output.capacity: %lld is out of range (use 1 to %u)",
+                        label, (long long)c, LC_QUEUE_CAPACITY_MAX);
+            else
+                s->capacity = (size_t)c;
+        }
+        if (s->output->overflow_opt)
+            s->overflow = (lc_overflow)*s->output->overflow_opt;
+    }
+}
+
+/* Checks how the stages connect: inputs exist, come earlier, carry the
+ * right items, and every output but the last is read by exactly one stage. */
+static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
+{
+    int *readers = lc_xcalloc(cfg->n_stages, sizeof *readers);
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        lc_stage_config *s = &cfg->stages[i];
+        if (!s->cls || !s->name)
+            continue;
+        const lc_stage_class *cls = s->cls;
+        if (!cls->input) {
+            if (s->input)
+                problem(err, count,
+                        "stage '%s': input: %s reads no input (remove 'input: %s')", s->name,
+                        cls->type_name, s->input);
+            continue;
+        }
+        if (!s->input) {
+            problem(err, count,
+                    "stage '%s': input: missing (%s reads '%s' items; name the earlier stage "
+                    "that produces them)",
+                    s->name, cls->type_name, cls->input->name);
+            continue;
+        }
+        int found = -1;
+        for (unsigned j = 0; j < cfg->n_stages; j++)
+            if (cfg->stages[j].name && strcmp(cfg->stages[j].name, s->input) == 0)
+                found = (int)j;
+        if (found < 0) {
+            problem(err, count, "stage '%s': input: no stage is named '%s'", s->name, s->input);
+            continue;
+        }
+        if (found == (int)i) {
+            problem(err, count, "stage '%s': input: a stage cannot read its own output",
+                    s->name);
+            continue;
+        }
+        if (found > (int)i) {
+            problem(err, count,
+                    "stage '%s': input: stage '%s' comes later in the list; an input must "
+                    "name an earlier stage (reorder the stages)",
+                    s->name, s->input);
+            continue;
+        }
+        const lc_stage_config *up = &cfg->stages[found];
+        if (readers[found]++) {
+            problem(err, count,
+                    "stage '%s': input: stage '%s' already feeds another stage (each output "
+                    "feeds one stage)",
+                    s->name, s->input);
+            continue;
+        }
+        if (up->cls && !up->cls->output) {
+            problem(err, count, "stage '%s': input: stage '%s' (%s) has no output", s->name,
+                    s->input, up->cls->type_name);
+            continue;
+        }
+        if (up->cls && strcmp(up->cls->output->name, cls->input->name) != 0) {
+            problem(err, count,
+                    "stage '%s': input: stage '%s' (%s) produces '%s' items but %s reads '%s' "
+                    "items",
+                    s->name, s->input, up->cls->type_name, up->cls->output->name,
+                    cls->type_name, cls->input->name);
+            continue;
+        }
+        s->input_index = found;
+    }
+    for (unsigned i = 0; i + 1 < cfg->n_stages; i++) {
+        const lc_stage_config *s = &cfg->stages[i];
+        if (s->cls && s->cls->output && s->name && !readers[i])
+            problem(err, count,
+                    "stage '%s': output: no stage reads it, so it would fill up and stall "
+                    "(only the last stage's output may be left unread)",
+                    s->name);
+    }
+    free(readers);
+}
+
+static int validate(lc_config *cfg, lc_error *err)
+{
+    int count = 0;
+    if (err)
+        lc_error_clear(err);
+    if (cfg->n_stages == 0)
+        problem(err, &count, "stages: empty (list at least one stage)");
+    for (unsigned i = 0; i < cfg->n_stages; i++)
+        validate_stage(cfg, i, err, &count);
+    if (count == 0)
+        validate_wiring(cfg, err, &count);
+
+    cfg->seed = cfg->seed_opt ? *cfg->seed_opt : 0;
+    cfg->metrics_interval_ms = cfg->metrics_interval_opt ? *cfg->metrics_interval_opt : 100;
+    if (cfg->metrics_interval_ms < 10 || cfg->metrics_interval_ms > 10000)
+        problem(err, &count, "metrics_interval_ms: %u is out of range (use 10 to 10000)",
+                cfg->metrics_interval_ms);
+    cfg->world_size = cfg->world_size_opt ? *cfg->world_size_opt : -1;
+    cfg->rank = cfg->rank_opt ? *cfg->rank_opt : -1;
+    if (cfg->world_size_opt && (cfg->world_size < 1 || cfg->world_size > 65536))
+        problem(err, &count, "world_size: %lld is out of range (use 1 to 65536)",
+                (long long)cfg->world_size);
+    if (cfg->rank_opt && cfg->rank < 0)
+        problem(err, &count, "rank: %lld is negative", (long long)cfg->rank);
+    if (cfg->rank_opt && cfg->world_size_opt && cfg->rank >= cfg->world_size)
+        problem(err, &count, "rank: %lld must be below world_size %lld", (long long)cfg->rank,
+                (long long)cfg->world_size);
+    return count ? LC_ECONFIG : 0;
+}
+
+/* "origin: " before every line of a multi-line message. */
+static void prefix_lines(lc_error *err, const char *origin)
+{
+    if (!err)
+        return;
+    char out[LC_ERROR_MSG_MAX];
+    size_t used = 0;
+    const char *p = err->msg;
+    while (*p && used + 1 < sizeof out) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        int w = snprintf(out + used, sizeof out - used, "%s%s: %.*s", used ? "\n" : "", origin,
+                         (int)n, p);
+        if (w < 0)
+            break;
+        used += (size_t)w < sizeof out - used ? (size_t)w : sizeof out - used - 1;
+        p += n + (nl ? 1 : 0);
+    }
+    memcpy(err->msg, out, sizeof out);
+}
+
+int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
+                          lc_error *err)
+{
+    pthread_once(&schema_once, build_schema);
+    *out = NULL;
+    yaml_log log = {.n = 0};
+    lc_config *cfg = NULL;
+    cyaml_err_t rc = cyaml_load_data((const uint8_t *)yaml, len, yaml_config(&log), &top_schema,
+                                     (cyaml_data_t **)&cfg, NULL);
+    if (rc != CYAML_OK)
+        return yaml_failure(yaml, len, origin, rc, &log, err);
+    if (!cfg)
+        return lc_error_set(err, LC_ECONFIG,
+                            "%s: the document is empty (it needs at least a 'stages' list)",
+                            origin);
+    cfg->origin = lc_xstrdup(origin);
+    int vrc = validate(cfg, err);
+    if (vrc != 0) {
+        prefix_lines(err, origin);
+        lc_config_free(cfg);
+        return vrc;
+    }
+    *out = cfg;
+    return 0;
+}
+
+int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return lc_error_set(err, -errno, "%s: cannot open config: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = lc_xmalloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += n;
+        if (len == cap) {
+            if (cap >= (16u << 20)) {
+                fclose(f);
+                free(buf);
+                return lc_error_set(err, LC_ECONFIG, "%s: config larger than 16 MiB", path);
+            }
+            cap *= 2;
+            buf = lc_xrealloc(buf, cap);
+        }
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return lc_error_set(err, -EIO, "%s: read error", path);
+    }
+    int rc = lc_config_load_string(buf, len, path, out, err);
+    free(buf);
+    return rc;
+}
+
+int lc_config_load_default(lc_config **out, lc_error *err)
+{
+    return lc_config_load_string(lc_default_config_yaml, strlen(lc_default_config_yaml),
+                                 "<default config>", out, err);
+}
+
+void lc_config_free(lc_config *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->origin);
+    cfg->origin = NULL;
+    /* Resolved pointers alias memory libcyaml owns; clear them first. */
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        cfg->stages[i].block = NULL;
+        cfg->stages[i].cls = NULL;
+    }
+    yaml_log log = {.n = 0};
+    cyaml_free(yaml_config(&log), &top_schema, cfg, 0);
+}
+
+const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name)
+{
+    for (unsigned i = 0; i < cfg->n_stages; i++)
+        if (cfg->stages[i].name && strcmp(cfg->stages[i].name, name) == 0)
+            return &cfg->stages[i];
+    return NULL;
+}
+
+static cyaml_schema_value_t block_schema(const lc_stage_class *cls)
+{
+    cyaml_schema_value_t v;
+    memset(&v, 0, sizeof v);
+    v.type = CYAML_MAPPING;
+    v.flags = (enum cyaml_flag)CYAML_FLAG_POINTER;
+    v.data_size = (uint32_t)cls->config_size;
+    v.mapping.fields = cls->config_fields;
+    return v;
+}
+
+int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, void **block,
+                          lc_error *err)
+{
+    *block = NULL;
+    yaml_log log = {.n = 0};
+    cyaml_schema_value_t schema = block_schema(cls);
+    cyaml_err_t rc = cyaml_load_data((const uint8_t *)yaml, strlen(yaml), yaml_config(&log),
+                                     &schema, (cyaml_data_t **)block, NULL);
+    if (rc != CYAML_OK)
+        return yaml_failure(yaml, strlen(yaml), cls->type_name, rc, &log, err);
+    if (!*block)
+        *block = lc_xcalloc(1, cls->config_size ? cls->config_size : 1);
+    lc_error cerr;
+    lc_error_clear(&cerr);
+    if (cls->config_check && cls->config_check(*block, &cerr) != 0) {
+        lc_config_free_block(cls, *block);
+        *block = NULL;
+        return lc_error_set(err, LC_ECONFIG, "%s.%s", cls->type_name, cerr.msg);
+    }
+    return 0;
+}
+
+void lc_config_free_block(const struct lc_stage_class *cls, void *block)
+{
+    if (!block)
+        return;
+    yaml_log log = {.n = 0};
+    cyaml_schema_value_t schema = block_schema(cls);
+    cyaml_free(yaml_config(&log), &schema, block, 0);
+}

@@ -1,0 +1,93 @@
+/*
+ * config: the pipeline configuration, read from YAML with libcyaml.
+ *
+ * The YAML mirrors DataLoaderConfig in proto/data_loader_config.proto:
+ *
+ *   seed: 42                     # optional global settings
+ *   metrics_interval_ms: 100
+ *   stages:
+ *     - name: files
+ *       file_path_provider: {directory: data}
+ *       output: {capacity: 64, overflow: block}
+ *     - name: sources
+ *       input: files
+ *       chunk_source_loader: {threads: 2}
+ *
+ * The schema of the stage mapping is assembled at run time from the stage
+ * registry: every registered class contributes its YAML key and the libcyaml
+ * fields of its block. Loading checks everything that can be checked without
+ * starting anything (lc_config_validate): exactly one type block per stage,
+ * unique names, inputs that exist, come earlier and carry the right item
+ * type, queue settings, and each class's own field ranges. Every error names
+ * the stage and the field and says what to do.
+ */
+#ifndef LC_PIPELINE_CONFIG_H
+#define LC_PIPELINE_CONFIG_H
+
+#include "core/error.h"
+#include "core/queue.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct lc_stage_class;
+
+#define LC_MAX_STAGE_TYPES 32
+#define LC_QUEUE_CAPACITY_MAX 10000000u
+
+typedef struct lc_queue_config {
+    int64_t *capacity_opt;
+    int *overflow_opt; /* lc_overflow */
+} lc_queue_config;
+
+typedef struct lc_stage_config {
+    char *name;
+    char *input;
+    lc_queue_config *output;
+    void *blocks[LC_MAX_STAGE_TYPES]; /* by registry index; one is set */
+    /* Resolved by validation. */
+    const struct lc_stage_class *cls;
+    void *block;
+    int input_index; /* index of the input stage, -1 for producers */
+    size_t capacity;
+    lc_overflow overflow;
+} lc_stage_config;
+
+typedef struct lc_config {
+    lc_stage_config *stages;
+    unsigned n_stages;
+    uint64_t *seed_opt;
+    uint32_t *metrics_interval_opt;
+    int64_t *rank_opt;
+    int64_t *world_size_opt;
+    /* Resolved by validation. */
+    uint64_t seed;
+    uint32_t metrics_interval_ms;
+    int64_t rank;       /* -1: take it from the environment */
+    int64_t world_size; /* -1: take it from the environment */
+    char *origin;       /* file name, or "<default>", for messages */
+} lc_config;
+
+/* Parse and validate. `origin` names the text in messages. On failure
+ * returns LC_ECONFIG (or a read error) with err explaining every problem
+ * found, one per line. */
+int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
+                          lc_error *err);
+int lc_config_load_file(const char *path, lc_config **out, lc_error *err);
+/* The embedded default (config/default.yaml). */
+int lc_config_load_default(lc_config **out, lc_error *err);
+extern const char lc_default_config_yaml[];
+void lc_config_free(lc_config *cfg);
+
+/* Parse and check one stage-type block on its own ("threads: 2"), for
+ * stages built outside a pipeline (tests, tools). Free with
+ * lc_config_free_block. */
+int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, void **block,
+                          lc_error *err);
+void lc_config_free_block(const struct lc_stage_class *cls, void *block);
+
+/* Find a stage config by name; NULL when absent. */
+const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name);
+
+#endif

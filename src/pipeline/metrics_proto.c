@@ -1,0 +1,161 @@
+/*
+ * metrics_proto: turns the C metric structs into protobuf-c messages. Every
+ * part of the tree is malloc'd, so the default allocator's free_unpacked
+ * frees a built message exactly like an unpacked one.
+ */
+#include "pipeline/metrics_proto.h"
+
+#include "core/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void set_stats_double(Lcmon__StatisticsProtoDouble *p, const lc_stats *s)
+{
+    lcmon__statistics_proto_double__init(p);
+    p->has_sum = p->has_count = true;
+    p->sum = s->sum;
+    p->count = s->count;
+    if (s->count) {
+        p->has_min = p->has_max = p->has_latest = true;
+        p->min = s->min;
+        p->max = s->max;
+        p->latest = s->latest;
+    }
+}
+
+static void set_stats_int(Lcmon__StatisticsProtoInt64 *p, const lc_stats *s)
+{
+    lcmon__statistics_proto_int64__init(p);
+    p->has_sum = p->has_count = true;
+    p->sum = (int64_t)s->sum;
+    p->count = s->count;
+    if (s->count) {
+        p->has_min = p->has_max = p->has_latest = true;
+        p->min = (int64_t)s->min;
+        p->max = (int64_t)s->max;
+        p->latest = (int64_t)s->latest;
+    }
+}
+
+#define NEW_ARRAY(ptr, n) ((ptr) = (n) ? lc_xcalloc((size_t)(n), sizeof *(ptr)) : NULL)
+
+Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
+{
+    Lcmon__StageMetricProto *p = lc_xmalloc(sizeof *p);
+    lcmon__stage_metric_proto__init(p);
+    p->name = lc_xstrdup(m->name);
+    p->stage_type = lc_xstrdup(m->type);
+    p->has_state = true;
+    p->state = (Lcmon__StageState)m->state;
+    p->has_items_out = true;
+    p->items_out = m->items_out;
+    p->has_dropped = true;
+    p->dropped = m->dropped;
+    p->has_skipped_files_count = true;
+    p->skipped_files_count = m->skipped_files;
+    if (m->has_anchor) {
+        p->anchor = lc_xstrdup(m->anchor);
+        p->has_chunks_since_anchor = true;
+        p->chunks_since_anchor = m->chunks_since_anchor;
+    }
+    if (m->last_chunk_key[0])
+        p->last_chunk_key = lc_xstrdup(m->last_chunk_key);
+
+    p->n_load_metrics = (size_t)m->n_load;
+    NEW_ARRAY(p->load_metrics, m->n_load);
+    for (int i = 0; i < m->n_load; i++) {
+        Lcmon__LoadMetricProto *l = lc_xmalloc(sizeof *l);
+        lcmon__load_metric_proto__init(l);
+        l->name = lc_xstrdup(m->load[i].name);
+        l->has_load_seconds = l->has_total_seconds = l->has_threads = true;
+        l->load_seconds = m->load[i].busy_seconds;
+        l->total_seconds = m->load[i].total_seconds;
+        l->threads = m->load[i].threads;
+        p->load_metrics[i] = l;
+    }
+    p->n_queue_metrics = (size_t)m->n_queue;
+    NEW_ARRAY(p->queue_metrics, m->n_queue);
+    for (int i = 0; i < m->n_queue; i++) {
+        const lc_metric_queue *q = &m->queue[i];
+        Lcmon__QueueMetricProto *qp = lc_xmalloc(sizeof *qp);
+        lcmon__queue_metric_proto__init(qp);
+        qp->name = lc_xstrdup(q->name);
+        qp->item_type = lc_xstrdup(q->item_type);
+        qp->has_put_count = qp->has_get_count = qp->has_drop_count = true;
+        qp->put_count = q->put;
+        qp->get_count = q->get;
+        qp->drop_count = q->drop;
+        qp->has_queue_capacity = true;
+        qp->queue_capacity = q->capacity;
+        qp->queue_fullness = lc_xmalloc(sizeof *qp->queue_fullness);
+        set_stats_int(qp->queue_fullness, &q->fullness);
+        p->queue_metrics[i] = qp;
+    }
+    p->n_count_metrics = (size_t)m->n_count;
+    NEW_ARRAY(p->count_metrics, m->n_count);
+    for (int i = 0; i < m->n_count; i++) {
+        Lcmon__CountMetricProto *c = lc_xmalloc(sizeof *c);
+        lcmon__count_metric_proto__init(c);
+        c->name = lc_xstrdup(m->count[i].name);
+        c->has_count = true;
+        c->count = m->count[i].count;
+        p->count_metrics[i] = c;
+    }
+    p->n_gauge_metrics = (size_t)m->n_gauge;
+    NEW_ARRAY(p->gauge_metrics, m->n_gauge);
+    for (int i = 0; i < m->n_gauge; i++) {
+        Lcmon__GaugeMetricProto *g = lc_xmalloc(sizeof *g);
+        lcmon__gauge_metric_proto__init(g);
+        g->name = lc_xstrdup(m->gauge[i].name);
+        g->has_value = true;
+        g->value = m->gauge[i].value;
+        g->has_capacity = m->gauge[i].has_capacity;
+        g->capacity = m->gauge[i].capacity;
+        p->gauge_metrics[i] = g;
+    }
+    p->n_statistics_metrics = (size_t)m->n_stat;
+    NEW_ARRAY(p->statistics_metrics, m->n_stat);
+    for (int i = 0; i < m->n_stat; i++) {
+        Lcmon__StatisticsMetricProto *s = lc_xmalloc(sizeof *s);
+        lcmon__statistics_metric_proto__init(s);
+        s->name = lc_xstrdup(m->stat[i].name);
+        s->stats = lc_xmalloc(sizeof *s->stats);
+        set_stats_double(s->stats, &m->stat[i].stats);
+        p->statistics_metrics[i] = s;
+    }
+    return p;
+}
+
+const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < s->n_count_metrics; i++)
+        if (s->count_metrics[i]->name && strcmp(s->count_metrics[i]->name, name) == 0)
+            return s->count_metrics[i];
+    return NULL;
+}
+
+const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < s->n_gauge_metrics; i++)
+        if (s->gauge_metrics[i]->name && strcmp(s->gauge_metrics[i]->name, name) == 0)
+            return s->gauge_metrics[i];
+    return NULL;
+}
+
+const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < m->n_stage_metrics; i++)
+        if (m->stage_metrics[i]->name && strcmp(m->stage_metrics[i]->name, name) == 0)
+            return m->stage_metrics[i];
+    return NULL;
+}
+
+uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name)
+{
+    const Lcmon__CountMetricProto *c = s ? lc_proto_find_count(s, name) : NULL;
+    return c ? c->count : 0;
+}

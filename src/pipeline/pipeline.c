@@ -1,0 +1,600 @@
+/*
+ * pipeline: see pipeline.h.
+ *
+ * Metrics. Every interval the metrics thread flushes each stage into an
+ * lc_stage_metrics (generic part here, the class fills the rest). Each flush
+ * is folded into the all-time aggregate and stored in a ring that holds the
+ * flushes of the last second; the last-second view is the merge of the ring.
+ * Aggregates live under `metrics_mu`; protobuf messages are built only when a
+ * reader asks for a snapshot.
+ */
+#include "pipeline/pipeline.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/thread.h"
+#include "pipeline/metrics_proto.h"
+#include "stages/registry.h"
+#include "stages/stage.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RING_MAX 128
+
+struct lc_pipeline {
+    const lc_config *cfg;
+    lc_stage_env env;
+    size_t n;
+    lc_stage *stages;
+    lc_queue *drain_input; /* the last stage's output, when nothing reads it */
+    lc_thread drain_thread;
+    lc_load_meter drain_meter;
+    atomic_uint_fast64_t drained, drained_flush;
+
+    pthread_mutex_t control_mu; /* serialises start/stop/control */
+    bool started, stopped;
+    bool output_taken;
+    double start_time;
+
+    lc_thread metrics_thread;
+    pthread_mutex_t metrics_mu;
+    pthread_cond_t metrics_cond;
+    bool metrics_quit;
+    uint64_t sequence;
+    lc_stage_metrics *all_time;          /* n */
+    lc_stage_metrics *ring;              /* ring_len * n */
+    double *ring_time;                   /* flush time of each ring slot */
+    size_t ring_len, ring_head, ring_count;
+    atomic_int state;
+    char error[LC_ERROR_MSG_MAX];
+};
+
+static int resolve_int_env(const char *name, int64_t *out, lc_error *err)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end || x < 0 || x > 65535)
+        return lc_error_set(err, LC_ECONFIG,
+                            "environment variable %s='%s' is not a whole number from 0 to "
+                            "65535",
+                            name, v);
+    *out = x;
+    return 1;
+}
+
+static int resolve_rank(const lc_config *cfg, lc_stage_env *env, lc_error *err)
+{
+    int64_t rank = cfg->rank, world = cfg->world_size;
+    const char *rank_src = "config";
+    if (rank < 0) {
+        int rc = resolve_int_env("RANK", &rank, err);
+        if (rc < 0)
+            return rc;
+        rank_src = "RANK";
+        if (rc == 0) {
+            rc = resolve_int_env("LOCAL_RANK", &rank, err);
+            if (rc < 0)
+                return rc;
+            rank_src = rc ? "LOCAL_RANK" : "default";
+            if (rc == 0)
+                rank = 0;
+        }
+    }
+    if (world < 0) {
+        int rc = resolve_int_env("WORLD_SIZE", &world, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            world = 1;
+        if (world == 0)
+            return lc_error_set(err, LC_ECONFIG, "environment variable WORLD_SIZE is 0");
+    }
+    if (rank >= world)
+        return lc_error_set(err, LC_ECONFIG,
+                            "rank %lld (from %s) is not below world size %lld; set RANK and "
+                            "WORLD_SIZE consistently",
+                            (long long)rank, rank_src, (long long)world);
+    env->rank = (uint32_t)rank;
+    env->world_size = (uint32_t)world;
+    env->rank_source = rank_src;
+    return 0;
+}
+
+int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
+{
+    *out = NULL;
+    lc_pipeline *p = lc_xcalloc(1, sizeof *p);
+    p->cfg = cfg;
+    p->env.seed = cfg->seed;
+    int rc = resolve_rank(cfg, &p->env, err);
+    if (rc != 0) {
+        free(p);
+        return rc;
+    }
+    lc_mutex_init(&p->control_mu);
+    lc_mutex_init(&p->metrics_mu);
+    lc_cond_init(&p->metrics_cond);
+    lc_load_init(&p->drain_meter);
+    p->n = cfg->n_stages;
+    p->stages = lc_xcalloc(p->n, sizeof *p->stages);
+    p->all_time = lc_xcalloc(p->n, sizeof *p->all_time);
+    p->ring_len = 1000 / cfg->metrics_interval_ms;
+    if (p->ring_len < 1)
+        p->ring_len = 1;
+    if (p->ring_len > RING_MAX)
+        p->ring_len = RING_MAX;
+    p->ring = lc_xcalloc(p->ring_len * p->n, sizeof *p->ring);
+    p->ring_time = lc_xcalloc(p->ring_len, sizeof *p->ring_time);
+    atomic_init(&p->state, LCMON__PIPELINE_STATE__PIPELINE_STARTING);
+
+    for (size_t i = 0; i < p->n; i++) {
+        const lc_stage_config *sc = &cfg->stages[i];
+        lc_stage *s = &p->stages[i];
+        s->cls = sc->cls;
+        s->name = lc_xstrdup(sc->name);
+        s->config = sc->block;
+        s->env = &p->env;
+        lc_run_state_init(&s->run);
+        if (sc->input_index >= 0)
+            s->input = p->stages[sc->input_index].output;
+        if (s->cls->output) {
+            s->output_name = lc_xasprintf("%s.out", s->name);
+            s->output = lc_queue_new(s->output_name, s->cls->output, sc->capacity, sc->overflow);
+        }
+        s->priv = lc_xcalloc(1, s->cls->priv_size ? s->cls->priv_size : 1);
+        lc_error serr;
+        lc_error_clear(&serr);
+        rc = s->cls->init ? s->cls->init(s, &serr) : 0;
+        if (rc != 0) {
+            lc_error_set(err, rc, "stage '%s' (%s): %s", s->name, s->cls->type_name,
+                         serr.msg[0] ? serr.msg : lc_strerror(rc));
+            /* Stages before this one were initialised; fini them. */
+            free(s->priv);
+            s->priv = NULL;
+            p->n = i + 1;
+            s->cls = NULL;
+            lc_pipeline_free(p);
+            return rc;
+        }
+        snprintf(p->all_time[i].name, sizeof p->all_time[i].name, "%s", s->name);
+        snprintf(p->all_time[i].type, sizeof p->all_time[i].type, "%s", s->cls->type_name);
+    }
+    lc_stage *last = &p->stages[p->n - 1];
+    if (last->output)
+        p->drain_input = last->output;
+    *out = p;
+    return 0;
+}
+
+static int stage_state(lc_stage *s)
+{
+    if (atomic_load(&s->finished))
+        return LCMON__STAGE_STATE__STAGE_FINISHED;
+    if (lc_run_state_stopping(&s->run))
+        return LCMON__STAGE_STATE__STAGE_STOPPED;
+    if (lc_run_state_paused(&s->run))
+        return LCMON__STAGE_STATE__STAGE_PAUSED;
+    return LCMON__STAGE_STATE__STAGE_RUNNING;
+}
+
+static void flush_stage(lc_pipeline *p, size_t i, lc_stage_metrics *m)
+{
+    lc_stage *s = &p->stages[i];
+    lc_stage_metrics_clear(m);
+    snprintf(m->name, sizeof m->name, "%s", s->name);
+    snprintf(m->type, sizeof m->type, "%s", s->cls->type_name);
+    m->state = stage_state(s);
+    m->items_out = atomic_exchange(&s->items_out, 0);
+    if (s->output)
+        lc_metrics_add_queue(m, s->output_name, s->output);
+    if (s->cls->flush_metrics)
+        s->cls->flush_metrics(s, m);
+    if (p->drain_input && !p->output_taken && i == p->n - 1) {
+        double busy, total;
+        lc_load_flush(&p->drain_meter, &busy, &total);
+        lc_metrics_add_load(m, "drain", busy, total, 1);
+        lc_metrics_add_count(m, "drained", atomic_exchange(&p->drained_flush, 0));
+    }
+}
+
+void lc_pipeline_flush_metrics(lc_pipeline *p)
+{
+    lc_stage_metrics *fresh = lc_xcalloc(p->n, sizeof *fresh);
+    for (size_t i = 0; i < p->n; i++)
+        flush_stage(p, i, &fresh[i]);
+    double now = lc_now_seconds();
+    lc_mutex_lock(&p->metrics_mu);
+    for (size_t i = 0; i < p->n; i++)
+        lc_stage_metrics_merge(&p->all_time[i], &fresh[i]);
+    size_t slot = p->ring_head;
+    memcpy(&p->ring[slot * p->n], fresh, p->n * sizeof *fresh);
+    p->ring_time[slot] = now;
+    p->ring_head = (p->ring_head + 1) % p->ring_len;
+    if (p->ring_count < p->ring_len)
+        p->ring_count++;
+    p->sequence++;
+    lc_mutex_unlock(&p->metrics_mu);
+    free(fresh);
+}
+
+static bool all_finished(lc_pipeline *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!atomic_load(&p->stages[i].finished))
+            return false;
+    if (p->drain_input && !p->output_taken && !lc_queue_closed(p->drain_input))
+        return false;
+    return true;
+}
+
+static void *metrics_main(void *arg)
+{
+    lc_pipeline *p = arg;
+    uint64_t interval = (uint64_t)p->cfg->metrics_interval_ms * 1000000u;
+    uint64_t next = lc_now_ns() + interval;
+    lc_mutex_lock(&p->metrics_mu);
+    while (!p->metrics_quit) {
+        if (lc_cond_wait_until(&p->metrics_cond, &p->metrics_mu, next))
+            continue; /* woken: re-check quit */
+        lc_mutex_unlock(&p->metrics_mu);
+        lc_pipeline_flush_metrics(p);
+        next += interval;
+        uint64_t now = lc_now_ns();
+        if (next < now) /* fell behind (suspended?): do not burst */
+            next = now + interval;
+        if (atomic_load(&p->state) == LCMON__PIPELINE_STATE__PIPELINE_RUNNING && all_finished(p)) {
+            atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
+            LC_INFO("pipeline finished: every stage ran out of input");
+        }
+        lc_mutex_lock(&p->metrics_mu);
+        lc_cond_broadcast(&p->metrics_cond);
+    }
+    lc_mutex_unlock(&p->metrics_mu);
+    return NULL;
+}
+
+static void *drain_main(void *arg)
+{
+    lc_pipeline *p = arg;
+    const lc_item_type *type = lc_queue_item_type(p->drain_input);
+    void *item = lc_xmalloc(type->size);
+    lc_load_start(&p->drain_meter);
+    while (lc_queue_get(p->drain_input, item, &p->drain_meter) == 0) {
+        if (type->dispose)
+            type->dispose(item);
+        atomic_fetch_add(&p->drained, 1);
+        atomic_fetch_add(&p->drained_flush, 1);
+    }
+    lc_load_stop(&p->drain_meter);
+    free(item);
+    return NULL;
+}
+
+int lc_pipeline_start(lc_pipeline *p, lc_error *err)
+{
+    lc_mutex_lock(&p->control_mu);
+    if (p->started) {
+        lc_mutex_unlock(&p->control_mu);
+        return lc_error_set(err, -EALREADY, "pipeline already started");
+    }
+    p->started = true;
+    p->start_time = lc_now_seconds();
+    if (p->env.world_size > 1)
+        LC_INFO("serving share %u of %u (rank from %s)", p->env.rank, p->env.world_size,
+                p->env.rank_source);
+    /* Start consumers first so that producers always find a reader. */
+    for (size_t k = p->n; k-- > 0;) {
+        lc_stage *s = &p->stages[k];
+        lc_error serr;
+        lc_error_clear(&serr);
+        int rc = s->cls->start ? s->cls->start(s, &serr) : 0;
+        if (rc != 0) {
+            snprintf(p->error, sizeof p->error, "stage '%s' (%s) failed to start: %s", s->name,
+                     s->cls->type_name, serr.msg[0] ? serr.msg : lc_strerror(rc));
+            LC_ERROR("%s", p->error);
+            atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FAILED);
+            lc_mutex_unlock(&p->control_mu);
+            lc_pipeline_stop(p);
+            atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FAILED);
+            return lc_error_set(err, rc, "%s", p->error);
+        }
+    }
+    if (p->drain_input && !p->output_taken)
+        lc_thread_start(&p->drain_thread, "lc-drain", drain_main, p);
+    atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_RUNNING);
+    lc_thread_start(&p->metrics_thread, "lc-metrics", metrics_main, p);
+    lc_mutex_unlock(&p->control_mu);
+    LC_INFO("pipeline started: %zu stages", p->n);
+    return 0;
+}
+
+void lc_pipeline_stop(lc_pipeline *p)
+{
+    lc_mutex_lock(&p->control_mu);
+    if (!p->started || p->stopped) {
+        lc_mutex_unlock(&p->control_mu);
+        return;
+    }
+    p->stopped = true;
+    int prev = atomic_load(&p->state);
+    atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_STOPPING);
+    /* Mark every stage stopping first, then close every queue: every blocked
+     * put and get wakes, and no worker mistakes the closing for the end of
+     * its input. */
+    for (size_t i = 0; i < p->n; i++)
+        lc_run_state_stop(&p->stages[i].run);
+    for (size_t i = 0; i < p->n; i++)
+        if (p->stages[i].output)
+            lc_queue_close(p->stages[i].output);
+    for (size_t i = 0; i < p->n; i++)
+        if (p->stages[i].cls->stop)
+            p->stages[i].cls->stop(&p->stages[i]);
+    lc_thread_join(&p->drain_thread);
+    lc_mutex_lock(&p->metrics_mu);
+    p->metrics_quit = true;
+    lc_cond_broadcast(&p->metrics_cond);
+    lc_mutex_unlock(&p->metrics_mu);
+    lc_thread_join(&p->metrics_thread);
+    lc_pipeline_flush_metrics(p); /* count what happened since the last flush */
+    atomic_store(&p->state, prev == LCMON__PIPELINE_STATE__PIPELINE_FAILED
+                                ? LCMON__PIPELINE_STATE__PIPELINE_FAILED
+                                : (prev == LCMON__PIPELINE_STATE__PIPELINE_FINISHED
+                                       ? LCMON__PIPELINE_STATE__PIPELINE_FINISHED
+                                       : LCMON__PIPELINE_STATE__PIPELINE_STOPPED));
+    lc_mutex_unlock(&p->control_mu);
+    LC_INFO("pipeline stopped");
+}
+
+bool lc_pipeline_wait(lc_pipeline *p, double timeout_seconds)
+{
+    uint64_t deadline = timeout_seconds < 0 ? 0 : lc_now_ns() + (uint64_t)(timeout_seconds * 1e9);
+    lc_mutex_lock(&p->metrics_mu);
+    for (;;) {
+        int st = atomic_load(&p->state);
+        if (st == LCMON__PIPELINE_STATE__PIPELINE_FINISHED ||
+            st == LCMON__PIPELINE_STATE__PIPELINE_STOPPED ||
+            st == LCMON__PIPELINE_STATE__PIPELINE_FAILED || p->metrics_quit) {
+            lc_mutex_unlock(&p->metrics_mu);
+            return true;
+        }
+        if (deadline && lc_now_ns() >= deadline)
+            break;
+        uint64_t step = lc_now_ns() + 200000000u;
+        if (deadline && step > deadline)
+            step = deadline;
+        lc_cond_wait_until(&p->metrics_cond, &p->metrics_mu, step);
+    }
+    lc_mutex_unlock(&p->metrics_mu);
+    return false;
+}
+
+Lcmon__PipelineState lc_pipeline_state(lc_pipeline *p)
+{
+    return (Lcmon__PipelineState)atomic_load(&p->state);
+}
+
+void lc_pipeline_free(lc_pipeline *p)
+{
+    if (!p)
+        return;
+    lc_pipeline_stop(p);
+    for (size_t i = 0; i < p->n; i++) {
+        lc_stage *s = &p->stages[i];
+        if (s->cls && s->cls->fini && s->priv)
+            s->cls->fini(s);
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        lc_stage *s = &p->stages[i];
+        lc_queue_free(s->output);
+        free(s->output_name);
+        free(s->priv);
+        free(s->name);
+        lc_run_state_fini(&s->run);
+    }
+    free(p->stages);
+    free(p->all_time);
+    free(p->ring);
+    free(p->ring_time);
+    lc_load_fini(&p->drain_meter);
+    lc_cond_destroy(&p->metrics_cond);
+    lc_mutex_destroy(&p->metrics_mu);
+    lc_mutex_destroy(&p->control_mu);
+    free(p);
+}
+
+lc_queue *lc_pipeline_take_output(lc_pipeline *p)
+{
+    if (p->started || !p->drain_input)
+        return NULL;
+    p->output_taken = true;
+    return p->drain_input;
+}
+
+size_t lc_pipeline_stage_count(const lc_pipeline *p)
+{
+    return p->n;
+}
+
+const char *lc_pipeline_stage_name(const lc_pipeline *p, size_t i)
+{
+    return p->stages[i].name;
+}
+
+const char *lc_pipeline_stage_type(const lc_pipeline *p, size_t i)
+{
+    return p->stages[i].cls->type_name;
+}
+
+uint32_t lc_pipeline_rank(const lc_pipeline *p)
+{
+    return p->env.rank;
+}
+
+uint32_t lc_pipeline_world_size(const lc_pipeline *p)
+{
+    return p->env.world_size;
+}
+
+uint64_t lc_pipeline_drained(lc_pipeline *p)
+{
+    return atomic_load(&p->drained);
+}
+
+Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time)
+{
+    Lcmon__DataLoaderMetricsProto *m = lc_xmalloc(sizeof *m);
+    lcmon__data_loader_metrics_proto__init(m);
+    m->n_stage_metrics = p->n;
+    m->stage_metrics = lc_xcalloc(p->n, sizeof *m->stage_metrics);
+    lc_stage_metrics *agg = lc_xcalloc(p->n, sizeof *agg);
+    double now = lc_now_seconds();
+    lc_mutex_lock(&p->metrics_mu);
+    double duration;
+    if (all_time) {
+        memcpy(agg, p->all_time, p->n * sizeof *agg);
+        duration = p->started ? now - p->start_time : 0;
+    } else {
+        /* Oldest first, so gauges end at the newest value. */
+        double oldest = now;
+        for (size_t k = 0; k < p->ring_count; k++) {
+            size_t slot = (p->ring_head + p->ring_len - p->ring_count + k) % p->ring_len;
+            for (size_t i = 0; i < p->n; i++)
+                lc_stage_metrics_merge(&agg[i], &p->ring[slot * p->n + i]);
+            if (k == 0)
+                oldest = p->ring_time[slot] - (double)p->cfg->metrics_interval_ms * 1e-3;
+        }
+        duration = p->ring_count ? now - oldest : 0;
+        if (p->ring_count && p->ring_count < p->ring_len && p->started &&
+            oldest < p->start_time)
+            duration = now - p->start_time;
+    }
+    m->has_sequence = true;
+    m->sequence = p->sequence;
+    lc_mutex_unlock(&p->metrics_mu);
+    for (size_t i = 0; i < p->n; i++) {
+        if (!agg[i].name[0]) {
+            snprintf(agg[i].name, sizeof agg[i].name, "%s", p->stages[i].name);
+            snprintf(agg[i].type, sizeof agg[i].type, "%s", p->stages[i].cls->type_name);
+        }
+        agg[i].state = stage_state(&p->stages[i]);
+        m->stage_metrics[i] = lc_stage_metrics_to_proto(&agg[i]);
+    }
+    free(agg);
+    m->has_duration_seconds = true;
+    m->duration_seconds = duration > 0 ? duration : 0;
+    m->has_uptime_seconds = true;
+    m->uptime_seconds = p->started ? now - p->start_time : 0;
+    m->has_state = true;
+    m->state = lc_pipeline_state(p);
+    m->has_rank = m->has_world_size = true;
+    m->rank = p->env.rank;
+    m->world_size = p->env.world_size;
+    if (p->error[0])
+        m->error = lc_xstrdup(p->error);
+    return m;
+}
+
+void lc_pipeline_snapshot(lc_pipeline *p, bool all_time, uint8_t **buf, size_t *len)
+{
+    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, all_time);
+    *len = lcmon__data_loader_metrics_proto__get_packed_size(m);
+    *buf = lc_xmalloc(*len);
+    lcmon__data_loader_metrics_proto__pack(m, *buf);
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+}
+
+static Lcmon__StageControlResponse *new_stage_response(const char *stage)
+{
+    Lcmon__StageControlResponse *r = lc_xmalloc(sizeof *r);
+    lcmon__stage_control_response__init(r);
+    r->stage = lc_xstrdup(stage);
+    r->has_ok = true;
+    r->ok = true;
+    return r;
+}
+
+static void respond_error(Lcmon__ControlResponse *resp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void respond_error(Lcmon__ControlResponse *resp, const char *fmt, ...)
+{
+    char buf[LC_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    resp->has_ok = true;
+    resp->ok = false;
+    free(resp->error);
+    resp->error = lc_xstrdup(buf);
+}
+
+void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
+                         Lcmon__ControlResponse **out)
+{
+    Lcmon__ControlResponse *resp = lc_xmalloc(sizeof *resp);
+    lcmon__control_response__init(resp);
+    resp->has_ok = true;
+    resp->ok = true;
+    *out = resp;
+    const char *target = req->stage && req->stage[0] ? req->stage : NULL;
+    if (target) {
+        bool found = false;
+        for (size_t i = 0; i < p->n; i++)
+            found |= strcmp(p->stages[i].name, target) == 0;
+        if (!found) {
+            respond_error(resp, "no stage named '%s'", target);
+            return;
+        }
+    }
+    bool is_command = req->has_command && req->command != LCMON__STAGE_COMMAND__STAGE_COMMAND_NONE;
+    if (is_command && !target) {
+        respond_error(resp, "pause and resume need a stage name");
+        return;
+    }
+    lc_mutex_lock(&p->control_mu);
+    size_t cap = p->n;
+    resp->stage_responses = lc_xcalloc(cap, sizeof *resp->stage_responses);
+    bool handled = false;
+    for (size_t i = 0; i < p->n; i++) {
+        lc_stage *s = &p->stages[i];
+        if (target && strcmp(s->name, target) != 0)
+            continue;
+        if (is_command) {
+            bool pause = req->command == LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
+            lc_run_state_pause(&s->run, pause);
+            LC_INFO("stage %s %s", s->name, pause ? "paused" : "resumed");
+            resp->stage_responses[resp->n_stage_responses++] = new_stage_response(s->name);
+            handled = true;
+            continue;
+        }
+        if (!s->cls->control)
+            continue;
+        Lcmon__StageControlResponse *r = new_stage_response(s->name);
+        lc_error serr;
+        lc_error_clear(&serr);
+        int rc = s->cls->control(s, req, r, &serr);
+        if (rc == 0) {
+            lcmon__stage_control_response__free_unpacked(r, NULL);
+            continue;
+        }
+        if (rc < 0) {
+            r->ok = false;
+            r->error = lc_xstrdup(serr.msg[0] ? serr.msg : lc_strerror(rc));
+            respond_error(resp, "stage '%s': %s", s->name, r->error);
+        }
+        resp->stage_responses[resp->n_stage_responses++] = r;
+        handled = true;
+    }
+    lc_mutex_unlock(&p->control_mu);
+    if (!handled)
+        respond_error(resp, "%s%s%s understands this request", target ? "stage '" : "no stage",
+                      target ? target : "", target ? "' never" : "");
+}

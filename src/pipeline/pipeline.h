@@ -1,0 +1,74 @@
+/*
+ * pipeline: the orchestrator. Builds the stages a configuration describes,
+ * wires their queues, starts and stops them, flushes their metrics at a fixed
+ * interval into a last-second and an all-time view, and fans control
+ * requests out to them.
+ *
+ * Threads: the caller (one control thread: main, the screen, or the monitor
+ * server, serialised by the pipeline's control lock), the stages' workers,
+ * one metrics thread, and a drain thread when the last stage has an output
+ * that nothing reads inside the pipeline (its items are counted and freed).
+ *
+ * Snapshots are DataLoaderMetricsProto messages packed into bytes, the same
+ * bytes the monitor socket sends, so in-process and remote readers share one
+ * format. The pipeline keeps a pointer to the configuration, which must
+ * outlive it.
+ */
+#ifndef LC_PIPELINE_PIPELINE_H
+#define LC_PIPELINE_PIPELINE_H
+
+#include "core/error.h"
+#include "pipeline/config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stage_control.pb-c.h"
+#include "training_metrics.pb-c.h"
+
+typedef struct lc_pipeline lc_pipeline;
+
+/* Validate-free construction from a loaded config: resolves rank and world
+ * size (config, else RANK or LOCAL_RANK and WORLD_SIZE from the
+ * environment), creates queues and stages. No thread runs yet. */
+int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err);
+/* Stops (if running) and frees. NULL is fine. */
+void lc_pipeline_free(lc_pipeline *p);
+
+int lc_pipeline_start(lc_pipeline *p, lc_error *err);
+/* Request stop, close every queue, join every thread. Idempotent. */
+void lc_pipeline_stop(lc_pipeline *p);
+/* Wait until every stage finished (input exhausted) or the pipeline was
+ * stopped, at most timeout seconds (< 0: forever). True when it ended. */
+bool lc_pipeline_wait(lc_pipeline *p, double timeout_seconds);
+Lcmon__PipelineState lc_pipeline_state(lc_pipeline *p);
+
+size_t lc_pipeline_stage_count(const lc_pipeline *p);
+const char *lc_pipeline_stage_name(const lc_pipeline *p, size_t i);
+const char *lc_pipeline_stage_type(const lc_pipeline *p, size_t i);
+uint32_t lc_pipeline_rank(const lc_pipeline *p);
+uint32_t lc_pipeline_world_size(const lc_pipeline *p);
+/* The last stage's output queue, for a caller that consumes it itself
+ * (tests, embedding). Call before start; the drain thread is then not
+ * started. NULL when the last stage has no output or after start. */
+struct lc_queue *lc_pipeline_take_output(lc_pipeline *p);
+/* Items the drain thread consumed from the last stage (0 without drain). */
+uint64_t lc_pipeline_drained(lc_pipeline *p);
+
+/* Flush every stage's metrics now (the metrics thread does this at the
+ * configured interval; tests call it to avoid waiting). */
+void lc_pipeline_flush_metrics(lc_pipeline *p);
+/* A packed DataLoaderMetricsProto: the last second, or everything since
+ * start. *buf is malloc'd. */
+void lc_pipeline_snapshot(lc_pipeline *p, bool all_time, uint8_t **buf, size_t *len);
+/* The same, unpacked; free with lcmon__data_loader_metrics_proto__free_unpacked. */
+Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time);
+
+/* Fan a request out: to the stage it names, or to every stage that
+ * understands it. *resp is malloc'd (free with
+ * lcmon__control_response__free_unpacked); on failure it says why. */
+void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
+                         Lcmon__ControlResponse **resp);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * standalone: one stage outside any pipeline, for tests and tools. The caller
+ * owns the input queue (it puts items and closes it) and reads the output
+ * queue. Configuration is the YAML text of the stage-type block.
+ */
+#ifndef LC_PIPELINE_STANDALONE_H
+#define LC_PIPELINE_STANDALONE_H
+
+#include "core/error.h"
+#include "stages/stage.h"
+
+/* env may be NULL (seed 0, rank 0 of 1). out_capacity sizes the output
+ * queue (ignored for sinks). */
+int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *yaml_block,
+                      lc_queue *input, size_t out_capacity, const lc_stage_env *env,
+                      lc_stage **out, lc_error *err);
+int lc_standalone_start(lc_stage *s, lc_error *err);
+/* Stop: marks stopping, closes the input and output queues (as a pipeline
+ * stop does), wakes and joins. */
+void lc_standalone_stop(lc_stage *s);
+/* Stops if needed and frees the stage, its output queue and its config. */
+void lc_standalone_free(lc_stage *s);
+/* One metrics flush into m (generic part included). */
+void lc_standalone_flush(lc_stage *s, lc_stage_metrics *m);
+/* Send a control request; returns the class's answer (1 handled, 0 not). */
+int lc_standalone_control(lc_stage *s, const Lcmon__StageControlRequest *req,
+                          Lcmon__StageControlResponse *resp, lc_error *err);
+
+#endif

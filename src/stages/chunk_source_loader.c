@@ -1,0 +1,200 @@
+/*
+ * chunk_source_loader: opens the files that file_path_provider finds.
+ *
+ * N worker threads take paths, open each as a chunk source (a .gz is one
+ * chunk; a .tar is indexed, one chunk per gzip member) and emit the source.
+ * Files with other extensions are skipped and counted; unreadable or
+ * vanished files are logged and counted, never fatal.
+ *
+ * The initial-scan marker must leave after every source of the initial scan,
+ * although several threads work at once: the marker carries how many files
+ * came before it, and the thread that takes it waits until that many initial
+ * files are done (emitted or skipped) before passing it on, with the number
+ * of sources actually emitted.
+ */
+#include "stages/stage.h"
+
+#include "core/log.h"
+#include "format/chunk_source.h"
+#include "stages/items.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct csl_config {
+    unsigned *threads_opt;
+    unsigned threads;
+} csl_config;
+
+static const cyaml_schema_field_t csl_fields[] = {
+    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, csl_config,
+                         threads_opt),
+    CYAML_FIELD_END,
+};
+
+static int csl_config_check(void *p, lc_error *err)
+{
+    csl_config *c = p;
+    c->threads = c->threads_opt ? *c->threads_opt : 1;
+    if (c->threads < 1 || c->threads > 256)
+        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
+                            c->threads);
+    return 0;
+}
+
+typedef struct csl {
+    lc_worker_pool pool;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    uint64_t initial_done;     /* initial files finished (under mu) */
+    uint64_t initial_emitted;  /* initial sources emitted (under mu) */
+    atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
+        n_truncated;
+} csl;
+
+static void initial_file_done(csl *c, bool emitted)
+{
+    lc_mutex_lock(&c->mu);
+    c->initial_done++;
+    if (emitted)
+        c->initial_emitted++;
+    lc_cond_broadcast(&c->cond);
+    lc_mutex_unlock(&c->mu);
+}
+
+/* Open one path; returns a source (one reference) or NULL when skipped. */
+static lc_chunk_source *open_source(lc_stage *s, csl *c, const char *path)
+{
+    lc_chunk_source *src = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    int rc = lc_chunk_source_open(path, &src, &err);
+    if (rc == -ENOTSUP) {
+        atomic_fetch_add(&c->n_skipped, 1);
+        LC_DEBUG("%s: skipping %s: not a .gz or .tar file", s->name, path);
+        return NULL;
+    }
+    if (rc != 0) {
+        atomic_fetch_add(&c->n_unreadable, 1);
+        LC_WARN("%s: cannot load %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+        return NULL;
+    }
+    atomic_fetch_add(&c->n_sources, 1);
+    atomic_fetch_add(&c->n_chunks, lc_chunk_source_count(src));
+    if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
+        atomic_fetch_add(&c->n_tars, 1);
+    atomic_fetch_add(&c->n_non_gzip, lc_chunk_source_non_gzip(src));
+    if (lc_chunk_source_truncated(src))
+        atomic_fetch_add(&c->n_truncated, 1);
+    return src;
+}
+
+static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    csl *c = s->priv;
+    lc_path_item in;
+    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
+        if (in.flags & LC_ITEM_SCAN_DONE) {
+            lc_load_idle(meter);
+            lc_mutex_lock(&c->mu);
+            while (c->initial_done < in.seq && !lc_run_state_stopping(&s->run))
+                lc_cond_wait(&c->cond, &c->mu);
+            uint64_t emitted = c->initial_emitted;
+            lc_mutex_unlock(&c->mu);
+            lc_load_busy(meter);
+            lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
+            if (lc_stage_emit(s, &marker, meter) != 0)
+                return;
+            LC_INFO("%s: initial scan loaded: %llu sources", s->name,
+                    (unsigned long long)emitted);
+            continue;
+        }
+        lc_chunk_source *src = open_source(s, c, in.path);
+        bool initial = in.flags & LC_ITEM_INITIAL;
+        free(in.path);
+        bool emitted = false;
+        if (src) {
+            lc_source_item out = {.source = src, .flags = in.flags & LC_ITEM_INITIAL, .seq = in.seq};
+            if (lc_stage_emit(s, &out, meter) != 0) {
+                lc_chunk_source_unref(src);
+                if (initial)
+                    initial_file_done(c, false);
+                return;
+            }
+            emitted = true;
+        }
+        if (initial)
+            initial_file_done(c, emitted);
+    }
+}
+
+static int csl_init(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    csl *c = s->priv;
+    const csl_config *cfg = s->config;
+    lc_mutex_init(&c->mu);
+    lc_cond_init(&c->cond);
+    lc_worker_pool_init(&c->pool, "loaders", cfg->threads);
+    return 0;
+}
+
+static int csl_start(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    csl *c = s->priv;
+    lc_worker_pool_start(&c->pool, s, csl_worker);
+    return 0;
+}
+
+static void csl_stop(lc_stage *s)
+{
+    csl *c = s->priv;
+    lc_mutex_lock(&c->mu);
+    lc_cond_broadcast(&c->cond);
+    lc_mutex_unlock(&c->mu);
+    lc_worker_pool_join(&c->pool);
+}
+
+static void csl_fini(lc_stage *s)
+{
+    csl *c = s->priv;
+    lc_worker_pool_fini(&c->pool);
+    lc_cond_destroy(&c->cond);
+    lc_mutex_destroy(&c->mu);
+}
+
+static void csl_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    csl *c = s->priv;
+    lc_worker_pool_flush(&c->pool, m);
+    lc_metrics_add_count(m, "sources", atomic_exchange(&c->n_sources, 0));
+    lc_metrics_add_count(m, "tar_sources", atomic_exchange(&c->n_tars, 0));
+    lc_metrics_add_count(m, "chunks", atomic_exchange(&c->n_chunks, 0));
+    uint64_t skipped = atomic_exchange(&c->n_skipped, 0);
+    lc_metrics_add_count(m, "skipped_files", skipped);
+    m->skipped_files += skipped;
+    uint64_t bad = atomic_exchange(&c->n_unreadable, 0);
+    lc_metrics_add_count(m, "unreadable_files", bad);
+    m->dropped += bad;
+    lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
+    lc_metrics_add_count(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
+}
+
+const lc_stage_class lc_chunk_source_loader_class = {
+    .type_name = "chunk_source_loader",
+    .summary = "opens .gz and .tar files as chunk sources (tar archives are indexed)",
+    .input = &lc_item_path,
+    .output = &lc_item_source,
+    .priv_size = sizeof(csl),
+    .config_fields = csl_fields,
+    .config_size = sizeof(csl_config),
+    .config_check = csl_config_check,
+    .init = csl_init,
+    .fini = csl_fini,
+    .start = csl_start,
+    .stop = csl_stop,
+    .flush_metrics = csl_flush,
+};

@@ -1,0 +1,151 @@
+/*
+ * chunk_validator: drops chunks whose records are malformed.
+ *
+ * N worker threads check every record of every chunk (format/frame.h,
+ * lc_record_check): a known version and input format, finite probabilities
+ * within [-1, 1], best and played indices inside the policy and pointing at
+ * legal moves. A chunk with any bad record is dropped whole, logged once with
+ * its file and member, and counted under the reason of its first bad record.
+ */
+#include "stages/stage.h"
+
+#include "core/log.h"
+#include "format/chunk_source.h"
+#include "format/frame.h"
+#include "stages/items.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct validator_config {
+    unsigned *threads_opt;
+    unsigned threads;
+} validator_config;
+
+static const cyaml_schema_field_t validator_fields[] = {
+    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, validator_config,
+                         threads_opt),
+    CYAML_FIELD_END,
+};
+
+static int validator_config_check(void *p, lc_error *err)
+{
+    validator_config *c = p;
+    c->threads = c->threads_opt ? *c->threads_opt : 1;
+    if (c->threads < 1 || c->threads > 256)
+        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
+                            c->threads);
+    return 0;
+}
+
+/* The reasons lc_record_check gives, each with its own counter. */
+static const char *const reasons[] = {
+    "unknown_version",         "unknown_input_format", "bad_probability",
+    "played_idx_out_of_range", "best_idx_out_of_range", "played_idx_illegal",
+    "best_idx_illegal",
+};
+#define N_REASONS (sizeof reasons / sizeof reasons[0])
+
+typedef struct validator {
+    lc_worker_pool pool;
+    atomic_uint_fast64_t n_ok, n_bad[N_REASONS + 1];
+} validator;
+
+static size_t reason_index(const char *reason)
+{
+    for (size_t i = 0; i < N_REASONS; i++)
+        if (reason && strcmp(reason, reasons[i]) == 0)
+            return i;
+    return N_REASONS; /* "other" */
+}
+
+static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    validator *v = s->priv;
+    lc_chunk_item c;
+    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
+        const char *reason = NULL;
+        uint32_t bad_at = 0;
+        for (uint32_t i = 0; i < c.n_records; i++) {
+            if (lc_record_check(c.data + (size_t)i * c.record_size, c.version, &reason) != 0) {
+                bad_at = i;
+                break;
+            }
+            reason = NULL;
+        }
+        if (reason) {
+            atomic_fetch_add(&v->n_bad[reason_index(reason)], 1);
+            LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
+                    c.source ? lc_chunk_source_path(c.source) : "?",
+                    c.source ? lc_chunk_source_chunk_name(c.source, c.member) : "?", bad_at,
+                    reason);
+            lc_item_chunk.dispose(&c);
+            continue;
+        }
+        if (lc_stage_emit(s, &c, meter) != 0) {
+            lc_item_chunk.dispose(&c);
+            return;
+        }
+        atomic_fetch_add(&v->n_ok, 1);
+    }
+}
+
+static int validator_init(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    validator *v = s->priv;
+    const validator_config *c = s->config;
+    lc_worker_pool_init(&v->pool, "workers", c->threads);
+    return 0;
+}
+
+static int validator_start(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    validator *v = s->priv;
+    lc_worker_pool_start(&v->pool, s, validator_worker);
+    return 0;
+}
+
+static void validator_stop(lc_stage *s)
+{
+    validator *v = s->priv;
+    lc_worker_pool_join(&v->pool);
+}
+
+static void validator_fini(lc_stage *s)
+{
+    validator *v = s->priv;
+    lc_worker_pool_fini(&v->pool);
+}
+
+static void validator_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    validator *v = s->priv;
+    lc_worker_pool_flush(&v->pool, m);
+    lc_metrics_add_count(m, "valid_chunks", atomic_exchange(&v->n_ok, 0));
+    for (size_t i = 0; i <= N_REASONS; i++) {
+        uint64_t n = atomic_exchange(&v->n_bad[i], 0);
+        char name[LC_METRIC_NAME_MAX];
+        snprintf(name, sizeof name, "bad_%s", i < N_REASONS ? reasons[i] : "other");
+        lc_metrics_add_count(m, name, n);
+        m->dropped += n;
+    }
+}
+
+const lc_stage_class lc_chunk_validator_class = {
+    .type_name = "chunk_validator",
+    .summary = "drops chunks with malformed records, counting each reason",
+    .input = &lc_item_chunk,
+    .output = &lc_item_chunk,
+    .priv_size = sizeof(validator),
+    .config_fields = validator_fields,
+    .config_size = sizeof(validator_config),
+    .config_check = validator_config_check,
+    .init = validator_init,
+    .fini = validator_fini,
+    .start = validator_start,
+    .stop = validator_stop,
+    .flush_metrics = validator_flush,
+};

@@ -1,0 +1,534 @@
+/*
+ * file_path_provider: discovers training files and emits their paths.
+ *
+ * One thread. At start it walks the directory tree, adding an inotify watch
+ * to every directory before listing it (so nothing written meanwhile is
+ * missed), sorts what it found by sort key (basename, compared as bytes; the
+ * full path breaks ties) and emits the paths, then a LC_ITEM_SCAN_DONE marker
+ * carrying the number of files emitted. With `watch` on it then waits for
+ * inotify events: a file closed after writing (IN_CLOSE_WRITE) or moved in
+ * (IN_MOVED_TO) is emitted; a new subdirectory is watched and scanned.
+ * Names starting with '.' (files and directories) are ignored.
+ *
+ * Half-written files. inotify tells us when a writer closes a file, but a
+ * scan cannot know whether a file it finds is still open for writing. A file
+ * found by a scan whose last change is younger than `settle_seconds` is
+ * therefore held as pending: it is emitted when its IN_CLOSE_WRITE arrives,
+ * or once it has stayed unchanged for settle_seconds. Without watching,
+ * every scanned file is emitted (nothing could tell us more).
+ *
+ * Stopping: the poll() also waits on an eventfd that `stop` signals.
+ */
+#include "stages/stage.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "stages/items.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct fpp_config {
+    char *directory;
+    bool *watch_opt;
+    double *settle_opt;
+    /* Resolved by config_check. */
+    bool watch;
+    double settle_seconds;
+} fpp_config;
+
+static const cyaml_schema_field_t fpp_fields[] = {
+    CYAML_FIELD_STRING_PTR("directory", CYAML_FLAG_POINTER, fpp_config, directory, 1,
+                           CYAML_UNLIMITED),
+    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
+                         watch_opt),
+    CYAML_FIELD_FLOAT_PTR("settle_seconds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
+                          settle_opt),
+    CYAML_FIELD_END,
+};
+
+static int fpp_config_check(void *p, lc_error *err)
+{
+    fpp_config *c = p;
+    char *bad = NULL;
+    char *expanded = lc_expand_env(c->directory, &bad);
+    if (!expanded) {
+        int rc = lc_error_set(err, LC_ECONFIG,
+                              "directory: environment variable %s is not set (set it, or "
+                              "write ${%s:-default})",
+                              bad, bad);
+        free(bad);
+        return rc;
+    }
+    free(c->directory);
+    c->directory = expanded;
+    if (!c->directory[0])
+        return lc_error_set(err, LC_ECONFIG, "directory: empty (name the data directory)");
+    c->watch = c->watch_opt ? *c->watch_opt : true;
+    c->settle_seconds = c->settle_opt ? *c->settle_opt : 2.0;
+    if (c->settle_seconds < 0 || c->settle_seconds > 3600)
+        return lc_error_set(err, LC_ECONFIG,
+                            "settle_seconds: %g is out of range (use 0 to 3600 seconds)",
+                            c->settle_seconds);
+    return 0;
+}
+
+typedef struct watch_dir {
+    int wd;
+    char *path;
+} watch_dir;
+
+typedef struct found_file {
+    char *path;
+    const char *key; /* points into path */
+} found_file;
+
+typedef struct pending_file {
+    char *path;
+    off_t size;
+    struct timespec mtime;
+    double quiet_since; /* monotonic seconds when last seen changed */
+} pending_file;
+
+typedef struct fpp {
+    lc_worker_pool pool;
+    int inotify_fd;
+    int wake_fd;
+    watch_dir *dirs;
+    size_t n_dirs, cap_dirs;
+    pending_file *pending;
+    size_t n_pending, cap_pending;
+    uint64_t seq;
+    atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
+    atomic_int_fast64_t g_dirs, g_pending;
+    atomic_bool scan_done;
+} fpp;
+
+static bool ignored_name(const char *name)
+{
+    return name[0] == '.';
+}
+
+static void add_watch(fpp *f, const char *dir)
+{
+    if (f->inotify_fd < 0)
+        return;
+    int wd = inotify_add_watch(f->inotify_fd, dir,
+                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF |
+                                   IN_MOVE_SELF | IN_ONLYDIR);
+    if (wd < 0) {
+        LC_WARN("cannot watch %s: %s (files written there will not be seen)", dir,
+                strerror(errno));
+        atomic_fetch_add(&f->n_scan_errors, 1);
+        return;
+    }
+    for (size_t i = 0; i < f->n_dirs; i++) {
+        if (f->dirs[i].wd == wd) { /* the same directory reached again */
+            free(f->dirs[i].path);
+            f->dirs[i].path = lc_xstrdup(dir);
+            return;
+        }
+    }
+    if (f->n_dirs == f->cap_dirs) {
+        f->cap_dirs = f->cap_dirs ? 2 * f->cap_dirs : 16;
+        f->dirs = lc_xrealloc(f->dirs, f->cap_dirs * sizeof *f->dirs);
+    }
+    f->dirs[f->n_dirs].wd = wd;
+    f->dirs[f->n_dirs].path = lc_xstrdup(dir);
+    f->n_dirs++;
+    atomic_store(&f->g_dirs, (int_fast64_t)f->n_dirs);
+}
+
+static const char *watch_path(fpp *f, int wd)
+{
+    for (size_t i = 0; i < f->n_dirs; i++)
+        if (f->dirs[i].wd == wd)
+            return f->dirs[i].path;
+    return NULL;
+}
+
+static void forget_watch(fpp *f, int wd)
+{
+    for (size_t i = 0; i < f->n_dirs; i++) {
+        if (f->dirs[i].wd == wd) {
+            free(f->dirs[i].path);
+            f->dirs[i] = f->dirs[--f->n_dirs];
+            atomic_store(&f->g_dirs, (int_fast64_t)f->n_dirs);
+            return;
+        }
+    }
+}
+
+typedef struct file_list {
+    found_file *v;
+    size_t n, cap;
+} file_list;
+
+/* Walk `dir`, watching each directory before listing it. */
+static void scan_tree(fpp *f, lc_stage *s, const char *dir, file_list *out)
+{
+    add_watch(f, dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        LC_WARN("cannot list %s: %s", dir, strerror(errno));
+        atomic_fetch_add(&f->n_scan_errors, 1);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && !lc_run_state_stopping(&s->run)) {
+        if (ignored_name(e->d_name))
+            continue;
+        char *path = lc_xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            /* Vanished between readdir and stat: nothing to emit. Anything
+             * else (a symlink loop, a permission problem) is worth a word. */
+            if (errno != ENOENT) {
+                LC_WARN("cannot read %s: %s (skipped)", path, strerror(errno));
+                atomic_fetch_add(&f->n_scan_errors, 1);
+            }
+            free(path);
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            scan_tree(f, s, path, out);
+            free(path);
+        } else if (S_ISREG(st.st_mode)) {
+            if (out->n == out->cap) {
+                out->cap = out->cap ? 2 * out->cap : 256;
+                out->v = lc_xrealloc(out->v, out->cap * sizeof *out->v);
+            }
+            out->v[out->n].path = path;
+            out->v[out->n].key = lc_basename(path);
+            out->n++;
+        } else {
+            free(path);
+        }
+    }
+    closedir(d);
+}
+
+static int compare_found(const void *a, const void *b)
+{
+    const found_file *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : strcmp(x->path, y->path);
+}
+
+/* Emit a path; takes ownership. Returns false when the output is closed. */
+static bool emit_path(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
+{
+    lc_path_item item = {.path = path, .flags = flags, .seq = f->seq};
+    if (lc_stage_emit(s, &item, meter) != 0) {
+        free(path);
+        return false;
+    }
+    f->seq++;
+    atomic_fetch_add(&f->n_found, 1);
+    if (flags & LC_ITEM_INITIAL)
+        atomic_fetch_add(&f->n_initial, 1);
+    return true;
+}
+
+static ssize_t find_pending(fpp *f, const char *path)
+{
+    for (size_t i = 0; i < f->n_pending; i++)
+        if (strcmp(f->pending[i].path, path) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+static void drop_pending(fpp *f, size_t i)
+{
+    free(f->pending[i].path);
+    f->pending[i] = f->pending[--f->n_pending];
+    atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
+}
+
+static void add_pending(fpp *f, char *path, const struct stat *st)
+{
+    if (find_pending(f, path) >= 0) {
+        free(path);
+        return;
+    }
+    if (f->n_pending == f->cap_pending) {
+        f->cap_pending = f->cap_pending ? 2 * f->cap_pending : 16;
+        f->pending = lc_xrealloc(f->pending, f->cap_pending * sizeof *f->pending);
+    }
+    pending_file *p = &f->pending[f->n_pending++];
+    p->path = path;
+    p->size = st->st_size;
+    p->mtime = st->st_mtim;
+    p->quiet_since = lc_now_seconds();
+    atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
+}
+
+/* A file found by a scan: emit now if it has been quiet long enough (or we
+ * cannot watch it), else hold it. Takes ownership of path. */
+static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
+{
+    const fpp_config *c = s->config;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        free(path);
+        return true;
+    }
+    double age = lc_wall_seconds() -
+                 ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec * 1e-9);
+    if (f->inotify_fd >= 0 && age < c->settle_seconds) {
+        add_pending(f, path, &st);
+        return true;
+    }
+    return emit_path(f, s, path, flags, meter);
+}
+
+/* Emit pending files that stayed unchanged for settle_seconds. */
+static bool check_pending(fpp *f, lc_stage *s, lc_load_meter *meter)
+{
+    const fpp_config *c = s->config;
+    double now = lc_now_seconds();
+    for (size_t i = 0; i < f->n_pending;) {
+        pending_file *p = &f->pending[i];
+        struct stat st;
+        if (stat(p->path, &st) != 0) {
+            drop_pending(f, i);
+            continue;
+        }
+        if (st.st_size != p->size || st.st_mtim.tv_sec != p->mtime.tv_sec ||
+            st.st_mtim.tv_nsec != p->mtime.tv_nsec) {
+            p->size = st.st_size;
+            p->mtime = st.st_mtim;
+            p->quiet_since = now;
+        } else if (now - p->quiet_since >= c->settle_seconds) {
+            char *path = p->path;
+            p->path = NULL;
+            f->pending[i] = f->pending[--f->n_pending];
+            atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
+            if (!emit_path(f, s, path, 0, meter))
+                return false;
+            continue;
+        }
+        i++;
+    }
+    return true;
+}
+
+static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
+                           lc_load_meter *meter)
+{
+    file_list list = {0};
+    scan_tree(f, s, dir, &list);
+    if (list.n)
+        qsort(list.v, list.n, sizeof *list.v, compare_found);
+    bool ok = true;
+    for (size_t i = 0; i < list.n; i++) {
+        if (ok && !lc_run_state_stopping(&s->run))
+            ok = offer_scanned(f, s, list.v[i].path, flags, meter);
+        else
+            free(list.v[i].path);
+    }
+    free(list.v);
+    return ok;
+}
+
+static bool handle_event(fpp *f, lc_stage *s, const struct inotify_event *ev, lc_load_meter *meter)
+{
+    atomic_fetch_add(&f->n_watch_events, 1);
+    if (ev->mask & IN_Q_OVERFLOW) {
+        atomic_fetch_add(&f->n_overflows, 1);
+        LC_WARN("inotify queue overflowed: files written meanwhile may be missed "
+                "(raise fs.inotify.max_queued_events)");
+        return true;
+    }
+    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+        if (ev->mask & IN_IGNORED)
+            forget_watch(f, ev->wd);
+        return true;
+    }
+    const char *dir = watch_path(f, ev->wd);
+    if (!dir || ev->len == 0 || ignored_name(ev->name))
+        return true;
+    char *path = lc_xasprintf("%s/%s", dir, ev->name);
+    if (ev->mask & IN_ISDIR) {
+        if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
+            LC_INFO("watching new directory %s", path);
+            bool ok = scan_and_offer(f, s, path, 0, meter);
+            free(path);
+            return ok;
+        }
+        free(path);
+        return true;
+    }
+    if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
+        ssize_t i = find_pending(f, path);
+        if (i >= 0)
+            drop_pending(f, (size_t)i);
+        return emit_path(f, s, path, 0, meter);
+    }
+    free(path); /* IN_CREATE of a file: wait for its close */
+    return true;
+}
+
+static void watch_loop(fpp *f, lc_stage *s, lc_load_meter *meter)
+{
+    _Alignas(struct inotify_event) char buf[64 * 1024];
+    struct pollfd fds[2] = {{.fd = f->inotify_fd, .events = POLLIN},
+                            {.fd = f->wake_fd, .events = POLLIN}};
+    while (lc_run_state_check(&s->run, meter)) {
+        lc_load_idle(meter);
+        int n = poll(fds, 2, f->n_pending ? 200 : 1000);
+        lc_load_busy(meter);
+        if (n < 0 && errno != EINTR) {
+            LC_ERROR("poll on inotify failed: %s; no longer watching", strerror(errno));
+            return;
+        }
+        if (lc_run_state_stopping(&s->run))
+            return;
+        if (n > 0 && (fds[0].revents & POLLIN)) {
+            ssize_t len;
+            while ((len = read(f->inotify_fd, buf, sizeof buf)) > 0) {
+                for (char *p = buf; p < buf + len;) {
+                    const struct inotify_event *ev = (const struct inotify_event *)p;
+                    if (!handle_event(f, s, ev, meter))
+                        return;
+                    p += sizeof *ev + ev->len;
+                }
+            }
+        }
+        if (f->n_pending && !check_pending(f, s, meter))
+            return;
+    }
+}
+
+static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    fpp *f = s->priv;
+    const fpp_config *c = s->config;
+    struct stat st;
+    bool told = false;
+    while (stat(c->directory, &st) != 0 && errno == ENOENT && c->watch) {
+        /* Started before the data exists (a fresh training run): wait. */
+        if (!told)
+            LC_WARN("%s: data directory %s does not exist yet; waiting for it", s->name,
+                    c->directory);
+        told = true;
+        if (!lc_run_state_sleep(&s->run, 1.0, meter))
+            return;
+    }
+    if (stat(c->directory, &st) != 0) {
+        LC_ERROR("%s: data directory %s: %s", s->name, c->directory, strerror(errno));
+        atomic_fetch_add(&f->n_scan_errors, 1);
+    } else if (!S_ISDIR(st.st_mode)) {
+        LC_ERROR("%s: data directory %s is not a directory", s->name, c->directory);
+        atomic_fetch_add(&f->n_scan_errors, 1);
+    }
+    LC_INFO("%s: scanning %s%s", s->name, c->directory, c->watch ? " (then watching)" : "");
+    double t0 = lc_now_seconds();
+    if (!scan_and_offer(f, s, c->directory, LC_ITEM_INITIAL, meter))
+        return;
+    uint64_t initial = f->seq;
+    lc_path_item marker = {.path = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = initial};
+    if (lc_stage_emit(s, &marker, meter) != 0)
+        return;
+    atomic_store(&f->scan_done, true);
+    LC_INFO("%s: initial scan found %llu files in %.2f s%s", s->name, (unsigned long long)initial,
+            lc_now_seconds() - t0,
+            f->n_pending ? "; files still being written will follow when closed" : "");
+    if (f->inotify_fd >= 0)
+        watch_loop(f, s, meter);
+}
+
+static int fpp_init(lc_stage *s, lc_error *err)
+{
+    fpp *f = s->priv;
+    const fpp_config *c = s->config;
+    f->inotify_fd = -1;
+    f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (f->wake_fd < 0)
+        return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
+    if (c->watch) {
+        f->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (f->inotify_fd < 0) {
+            int e = errno;
+            close(f->wake_fd);
+            f->wake_fd = -1;
+            return lc_error_set(err, -e, "inotify_init1: %s (raise fs.inotify.max_user_instances)",
+                                strerror(e));
+        }
+    }
+    lc_worker_pool_init(&f->pool, "scanner", 1);
+    return 0;
+}
+
+static int fpp_start(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    fpp *f = s->priv;
+    lc_worker_pool_start(&f->pool, s, fpp_worker);
+    return 0;
+}
+
+static void fpp_stop(lc_stage *s)
+{
+    fpp *f = s->priv;
+    uint64_t one = 1;
+    if (f->wake_fd >= 0 && write(f->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+        LC_WARN("%s: cannot wake the watcher: %s", s->name, strerror(errno));
+    lc_worker_pool_join(&f->pool);
+}
+
+static void fpp_fini(lc_stage *s)
+{
+    fpp *f = s->priv;
+    lc_worker_pool_fini(&f->pool);
+    for (size_t i = 0; i < f->n_dirs; i++)
+        free(f->dirs[i].path);
+    free(f->dirs);
+    for (size_t i = 0; i < f->n_pending; i++)
+        free(f->pending[i].path);
+    free(f->pending);
+    if (f->inotify_fd >= 0)
+        close(f->inotify_fd);
+    if (f->wake_fd >= 0)
+        close(f->wake_fd);
+}
+
+static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    fpp *f = s->priv;
+    lc_worker_pool_flush(&f->pool, m);
+    lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
+    lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));
+    lc_metrics_add_count(m, "watch_events", atomic_exchange(&f->n_watch_events, 0));
+    lc_metrics_add_count(m, "scan_errors", atomic_exchange(&f->n_scan_errors, 0));
+    lc_metrics_add_count(m, "inotify_overflows", atomic_exchange(&f->n_overflows, 0));
+    lc_metrics_set_gauge(m, "watched_dirs", atomic_load(&f->g_dirs), 0, false);
+    lc_metrics_set_gauge(m, "pending_files", atomic_load(&f->g_pending), 0, false);
+    lc_metrics_set_gauge(m, "initial_scan_done", atomic_load(&f->scan_done), 0, false);
+}
+
+const lc_stage_class lc_file_path_provider_class = {
+    .type_name = "file_path_provider",
+    .summary = "lists training files in a directory tree, then watches it for new ones",
+    .input = NULL,
+    .output = &lc_item_path,
+    .priv_size = sizeof(fpp),
+    .config_fields = fpp_fields,
+    .config_size = sizeof(fpp_config),
+    .config_check = fpp_config_check,
+    .init = fpp_init,
+    .fini = fpp_fini,
+    .start = fpp_start,
+    .stop = fpp_stop,
+    .flush_metrics = fpp_flush,
+};

@@ -1,0 +1,41 @@
+#include "stages/items.h"
+
+#include "format/batch.h"
+#include "format/chunk_source.h"
+#include "format/frame.h"
+
+#include <stdlib.h>
+
+static void dispose_path(void *p)
+{
+    free(((lc_path_item *)p)->path);
+}
+
+static void dispose_source(void *p)
+{
+    lc_chunk_source_unref(((lc_source_item *)p)->source);
+}
+
+const lc_item_type lc_item_path = {"path", sizeof(lc_path_item), dispose_path};
+const lc_item_type lc_item_source = {"chunk_source", sizeof(lc_source_item), dispose_source};
+
+static void dispose_chunk(void *p)
+{
+    lc_chunk_item *c = p;
+    free(c->data);
+    lc_chunk_source_unref(c->source);
+}
+
+static void dispose_frame(void *p)
+{
+    lc_frame_fini(p);
+}
+
+static void dispose_batch(void *p)
+{
+    lc_batch_free(((lc_batch_item *)p)->batch);
+}
+
+const lc_item_type lc_item_chunk = {"chunk", sizeof(lc_chunk_item), dispose_chunk};
+const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame), dispose_frame};
+const lc_item_type lc_item_batch = {"batch", sizeof(lc_batch_item), dispose_batch};

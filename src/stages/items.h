@@ -1,0 +1,74 @@
+/*
+ * items: the item types that travel on queues between stages.
+ *
+ * Every item type has a name that the factory checks when it wires a stage to
+ * its input, and a disposer that frees the item's heap data when a queue
+ * drops or discards it. Ownership of that data passes with the item.
+ */
+#ifndef LC_STAGES_ITEMS_H
+#define LC_STAGES_ITEMS_H
+
+#include "core/queue.h"
+
+#include <stdint.h>
+
+struct lc_chunk_source;
+
+enum {
+    /* The file was found by the initial scan (not by watching). */
+    LC_ITEM_INITIAL = 1u << 0,
+    /* Not a file: the initial scan is complete. `seq` then holds the number
+     * of files the initial scan emitted before this marker. */
+    LC_ITEM_SCAN_DONE = 1u << 1,
+};
+
+/* "path": a file to load. */
+typedef struct lc_path_item {
+    char *path; /* owned; NULL for the marker */
+    uint32_t flags;
+    uint64_t seq; /* position in the provider's output, from 0 */
+} lc_path_item;
+
+/* "chunk_source": an opened source (a .gz or an indexed .tar). */
+typedef struct lc_source_item {
+    struct lc_chunk_source *source; /* one reference, owned; NULL for the marker */
+    uint32_t flags;
+    uint64_t seq; /* with LC_ITEM_SCAN_DONE: number of initial sources emitted */
+} lc_source_item;
+
+/* "chunk": one decompressed chunk (game) with its identity in the pool. */
+typedef struct lc_chunk_item {
+    uint8_t *data; /* owned: n_records * record_size bytes */
+    uint32_t version;
+    uint32_t record_size;
+    uint32_t n_records;
+    uint32_t use_count;     /* times this chunk was drawn before, from 0 */
+    uint64_t global_index;  /* its index in the pool (stable while it lives) */
+    struct lc_chunk_source *source; /* one reference, owned: names it in logs */
+    uint32_t member;        /* chunk index within the source */
+    uint32_t flags;         /* LC_ITEM_* */
+} lc_chunk_item;
+
+/* "frame": one position in compact form (format/frame.h), by value. */
+struct lc_frame;
+
+/* "batch": a batch of tensors (format/batch.h). */
+struct lc_batch;
+typedef struct lc_batch_item {
+    struct lc_batch *batch; /* owned */
+    uint64_t seq;           /* batch number from 0 */
+    uint32_t flags;         /* LC_ITEM_END_OF_STREAM on the last one of a finite run */
+} lc_batch_item;
+
+enum {
+    /* A finite (sequential) run ends after this item. */
+    LC_ITEM_END_OF_STREAM = 1u << 2,
+};
+
+extern const lc_item_type lc_item_path;
+extern const lc_item_type lc_item_source;
+extern const lc_item_type lc_item_chunk;
+extern const lc_item_type lc_item_frame;
+extern const lc_item_type lc_item_batch;
+
+#endif

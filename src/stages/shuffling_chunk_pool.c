@@ -1,0 +1,612 @@
+/*
+ * shuffling_chunk_pool: a sliding window of the newest chunks, drawn in
+ * shuffled order, with the anchor that tells a trainer how many new games
+ * arrived.
+ *
+ * Threads. One ingestion thread takes chunk sources from the input and adds
+ * them to the window; N loading threads draw chunk indices and read and
+ * inflate those chunks outside the pool's lock, then emit them. All window
+ * state lives under `mu`.
+ *
+ * Window. Until the initial scan is complete nothing is emitted: sources are
+ * collected, sorted by key, and the newest are kept until they hold at least
+ * chunk_pool_size chunks; kept chunks get global indices oldest first. Later
+ * sources are appended at the current upper bound. The window is
+ * [upper - chunk_pool_size, upper); a source whose chunks all fall below it is
+ * evicted whole (the source's memory and file handle go with it).
+ *
+ * Draws. Indices are drawn uniformly without replacement from the window: a
+ * pass keeps the indices not yet drawn in an array, and a draw swaps a random
+ * entry to the end and pops it (Fisher-Yates, one step at a time). New
+ * indices join the current pass; indices that left the window are skipped
+ * when drawn; when the array runs empty a new pass starts over the window
+ * (counted as a reshuffle). Each chunk keeps a use count, which travels with
+ * the chunk so that the unpacker picks different positions on each use. A
+ * chunk that fails to load is dropped for good.
+ *
+ * Sharding. With world size N > 1, rank r keeps only the chunks whose
+ * identity hash (source key and member index) is r modulo N. The decision
+ * depends on nothing but the chunk, so ranks agree whatever order they find
+ * files in, and together they cover every chunk exactly once. The window
+ * size counts this rank's chunks.
+ *
+ * Anchor. chunks_since_anchor counts the chunks (of every rank: all ranks see
+ * the same files and report the same number) of sources newer than the
+ * anchor: during the initial load, sources inside the window whose key sorts
+ * after the anchor; afterwards, every source ingested. `set` changes the key
+ * and leaves the count; `reset` sets the key to the newest source, returns
+ * the count and zeroes it.
+ */
+#include "stages/stage.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "format/chunk.h"
+#include "format/chunk_source.h"
+#include "format/gzip.h"
+#include "stages/items.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DROPPED UINT32_MAX
+
+typedef struct pool_config {
+    uint64_t chunk_pool_size;
+    unsigned *threads_opt;
+    char *anchor;
+    char *inflate; /* "auto", "zlib", "libdeflate" */
+    unsigned threads;
+    lc_inflate_backend backend;
+} pool_config;
+
+static const cyaml_schema_field_t pool_fields[] = {
+    CYAML_FIELD_UINT("chunk_pool_size", CYAML_FLAG_DEFAULT, pool_config, chunk_pool_size),
+    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
+                         threads_opt),
+    CYAML_FIELD_STRING_PTR("anchor", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
+                           anchor, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("inflate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
+                           inflate, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_END,
+};
+
+static int pool_config_check(void *p, lc_error *err)
+{
+    pool_config *c = p;
+    if (c->chunk_pool_size < 1 || c->chunk_pool_size > 100000000)
+        return lc_error_set(err, LC_ECONFIG,
+                            "chunk_pool_size: %llu is out of range (use 1 to 100000000)",
+                            (unsigned long long)c->chunk_pool_size);
+    c->threads = c->threads_opt ? *c->threads_opt : 2;
+    if (c->threads < 1 || c->threads > 256)
+        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
+                            c->threads);
+    c->backend = LC_INFLATE_AUTO;
+    if (c->inflate) {
+        if (strcmp(c->inflate, "zlib") == 0)
+            c->backend = LC_INFLATE_ZLIB;
+        else if (strcmp(c->inflate, "libdeflate") == 0)
+            c->backend = LC_INFLATE_LIBDEFLATE;
+        else if (strcmp(c->inflate, "auto") != 0)
+            return lc_error_set(err, LC_ECONFIG,
+                                "inflate: '%s' is not auto, zlib or libdeflate", c->inflate);
+        if (!lc_inflate_backend_available(c->backend))
+            return lc_error_set(err, LC_ECONFIG,
+                                "inflate: %s is not available in this build (use auto)",
+                                c->inflate);
+    }
+    return 0;
+}
+
+typedef struct pool_source {
+    lc_chunk_source *src;
+    uint64_t base;     /* global index of its first kept chunk */
+    uint32_t n;        /* kept chunks */
+    uint32_t *members; /* kept member indices; NULL: all, in order */
+    uint32_t *uses;    /* per kept chunk; DROPPED when bad */
+} pool_source;
+
+typedef struct pool {
+    lc_thread ingest_thread;
+    lc_load_meter ingest_meter;
+    lc_worker_pool loaders;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool initial_done;
+    bool input_closed;
+    /* Sources of the window, oldest first, in a ring. */
+    pool_source *ring;
+    size_t ring_cap, ring_head, ring_len;
+    uint64_t upper;     /* next global index */
+    uint64_t in_window; /* kept chunks of the sources in the ring */
+    /* Undrawn indices of the current pass. */
+    uint64_t *pending;
+    size_t n_pending, cap_pending;
+    lc_rng rng;
+    char *anchor;
+    char *newest_key;
+    uint64_t since_anchor;
+
+    atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted,
+        n_not_kept, n_stale_draws, n_other_rank;
+} pool;
+
+static pool_source *ring_at(pool *p, size_t i)
+{
+    return &p->ring[(p->ring_head + i) % p->ring_cap];
+}
+
+static uint64_t window_lower(const pool *p, const pool_config *c)
+{
+    return p->upper > c->chunk_pool_size ? p->upper - c->chunk_pool_size : 0;
+}
+
+/* The chunk's share under sharding: FNV-1a of the key, mixed with the member. */
+static uint32_t chunk_rank(const char *key, uint32_t member, uint32_t world)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *k = (const unsigned char *)key; *k; k++)
+        h = (h ^ *k) * 1099511628211u;
+    return (uint32_t)(lc_mix64(h ^ lc_mix64(member)) % world);
+}
+
+static void pending_push(pool *p, uint64_t idx)
+{
+    if (p->n_pending == p->cap_pending) {
+        p->cap_pending = p->cap_pending ? 2 * p->cap_pending : 1024;
+        p->pending = lc_xrealloc(p->pending, p->cap_pending * sizeof *p->pending);
+    }
+    p->pending[p->n_pending++] = idx;
+}
+
+/* Build the entry for a source: which of its chunks are ours. Returns false
+ * (and unrefs) when none are. */
+static bool make_entry(lc_stage *s, lc_chunk_source *src, pool_source *e)
+{
+    pool *p = s->priv;
+    memset(e, 0, sizeof *e);
+    size_t total = lc_chunk_source_count(src);
+    uint32_t world = s->env->world_size ? s->env->world_size : 1;
+    if (world > 1) {
+        const char *key = lc_chunk_source_key(src);
+        e->members = lc_xmalloc((total ? total : 1) * sizeof *e->members);
+        for (size_t m = 0; m < total; m++) {
+            if (chunk_rank(key, (uint32_t)m, world) == s->env->rank)
+                e->members[e->n++] = (uint32_t)m;
+        }
+        atomic_fetch_add(&p->n_other_rank, total - e->n);
+    } else {
+        e->n = (uint32_t)total;
+    }
+    if (e->n == 0) {
+        free(e->members);
+        lc_chunk_source_unref(src);
+        return false;
+    }
+    e->src = src;
+    e->uses = lc_xcalloc(e->n, sizeof *e->uses);
+    return true;
+}
+
+static void free_entry(pool_source *e)
+{
+    lc_chunk_source_unref(e->src);
+    free(e->members);
+    free(e->uses);
+}
+
+/* Append a kept source at the upper bound. Caller holds mu. */
+static void append_locked(pool *p, pool_source *e)
+{
+    if (p->ring_len == p->ring_cap) {
+        size_t cap = p->ring_cap ? 2 * p->ring_cap : 64;
+        pool_source *ring = lc_xmalloc(cap * sizeof *ring);
+        for (size_t i = 0; i < p->ring_len; i++)
+            ring[i] = *ring_at(p, i);
+        free(p->ring);
+        p->ring = ring;
+        p->ring_cap = cap;
+        p->ring_head = 0;
+    }
+    e->base = p->upper;
+    *ring_at(p, p->ring_len++) = *e;
+    for (uint32_t i = 0; i < e->n; i++)
+        pending_push(p, p->upper + i);
+    p->upper += e->n;
+    p->in_window += e->n;
+    free(p->newest_key);
+    p->newest_key = lc_xstrdup(lc_chunk_source_key(e->src));
+}
+
+/* Drop whole sources that fell out of the window. Caller holds mu. */
+static void evict_locked(lc_stage *s)
+{
+    pool *p = s->priv;
+    uint64_t lower = window_lower(p, s->config);
+    while (p->ring_len > 1) {
+        pool_source *front = ring_at(p, 0);
+        if (front->base + front->n > lower)
+            break;
+        p->in_window -= front->n;
+        free_entry(front);
+        p->ring_head = (p->ring_head + 1) % p->ring_cap;
+        p->ring_len--;
+        atomic_fetch_add(&p->n_evicted, 1);
+    }
+    /* Keep the pass array from filling with evicted indices. */
+    if (p->n_pending > 2 * p->in_window + 1024) {
+        size_t k = 0;
+        uint64_t first = p->ring_len ? ring_at(p, 0)->base : p->upper;
+        for (size_t i = 0; i < p->n_pending; i++)
+            if (p->pending[i] >= first && p->pending[i] >= lower)
+                p->pending[k++] = p->pending[i];
+        p->n_pending = k;
+    }
+}
+
+/* Find the source holding global index idx; NULL when evicted. */
+static pool_source *find_locked(pool *p, uint64_t idx, uint32_t *pos)
+{
+    size_t lo = 0, hi = p->ring_len;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        pool_source *e = ring_at(p, mid);
+        if (idx < e->base)
+            hi = mid;
+        else if (idx >= e->base + e->n)
+            lo = mid + 1;
+        else {
+            *pos = (uint32_t)(idx - e->base);
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static int compare_sources(const void *a, const void *b)
+{
+    lc_chunk_source *const *x = a, *const *y = b;
+    int c = lc_source_key_compare(lc_chunk_source_key(*x), lc_chunk_source_key(*y));
+    return c ? c : strcmp(lc_chunk_source_path(*x), lc_chunk_source_path(*y));
+}
+
+/* The initial load: keep the newest sources holding chunk_pool_size chunks. */
+static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
+{
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    if (n)
+        qsort(srcs, n, sizeof *srcs, compare_sources);
+    pool_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
+    size_t first = n;
+    uint64_t kept = 0;
+    while (first > 0 && kept < c->chunk_pool_size) {
+        first--;
+        if (make_entry(s, srcs[first], &entries[first]))
+            kept += entries[first].n;
+        else
+            entries[first].src = NULL;
+    }
+    for (size_t i = 0; i < first; i++) {
+        lc_chunk_source_unref(srcs[i]);
+        atomic_fetch_add(&p->n_not_kept, 1);
+    }
+    lc_mutex_lock(&p->mu);
+    uint64_t since = 0;
+    for (size_t i = first; i < n; i++) {
+        if (!entries[i].src)
+            continue;
+        const char *key = lc_chunk_source_key(entries[i].src);
+        if (!p->anchor || lc_source_key_compare(key, p->anchor) > 0)
+            since += lc_chunk_source_count(entries[i].src);
+        append_locked(p, &entries[i]);
+        atomic_fetch_add(&p->n_sources_added, 1);
+    }
+    p->since_anchor += since;
+    p->initial_done = true;
+    lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+    free(entries);
+    LC_INFO("%s: initial window: %llu chunks from %zu of %zu sources (pool size %llu)%s", s->name,
+            (unsigned long long)kept, n - first, n, (unsigned long long)c->chunk_pool_size,
+            kept < c->chunk_pool_size ? "; the window fills as new files arrive" : "");
+}
+
+static void *ingest_main(void *arg)
+{
+    lc_stage *s = arg;
+    pool *p = s->priv;
+    lc_load_meter *meter = &p->ingest_meter;
+    lc_load_start(meter);
+    lc_chunk_source **initial = NULL;
+    size_t n_initial = 0, cap_initial = 0;
+    bool scanning = true;
+    lc_source_item in;
+    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
+        if (in.flags & LC_ITEM_SCAN_DONE) {
+            if (scanning) {
+                initial_load(s, initial, n_initial);
+                free(initial);
+                initial = NULL;
+                n_initial = 0;
+                scanning = false;
+            }
+            continue;
+        }
+        if (scanning) {
+            if (n_initial == cap_initial) {
+                cap_initial = cap_initial ? 2 * cap_initial : 256;
+                initial = lc_xrealloc(initial, cap_initial * sizeof *initial);
+            }
+            initial[n_initial++] = in.source;
+            continue;
+        }
+        size_t total = lc_chunk_source_count(in.source);
+        pool_source e;
+        bool ours = make_entry(s, in.source, &e);
+        lc_mutex_lock(&p->mu);
+        p->since_anchor += total;
+        if (ours) {
+            append_locked(p, &e);
+            evict_locked(s);
+            atomic_fetch_add(&p->n_sources_added, 1);
+            lc_cond_broadcast(&p->cond);
+        }
+        lc_mutex_unlock(&p->mu);
+    }
+    /* Input ended before the scan marker (a stop, or a producer without
+     * one): whatever arrived becomes the window. */
+    if (scanning && !lc_run_state_stopping(&s->run))
+        initial_load(s, initial, n_initial);
+    else
+        for (size_t i = 0; i < n_initial; i++)
+            lc_chunk_source_unref(initial[i]);
+    free(initial);
+    lc_mutex_lock(&p->mu);
+    p->input_closed = true;
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+    lc_load_stop(meter);
+    return NULL;
+}
+
+/* Draw the next chunk to load; false when stopping. Caller holds mu. */
+static bool draw_locked(lc_stage *s, pool *p, lc_chunk_source **src, uint32_t *member,
+                        uint64_t *global, uint32_t *use, lc_load_meter *meter)
+{
+    const pool_config *c = s->config;
+    for (;;) {
+        if (lc_run_state_stopping(&s->run))
+            return false;
+        if (!p->initial_done || p->in_window == 0) {
+            if (p->input_closed && p->initial_done && p->in_window == 0)
+                return false; /* nothing will ever come */
+            lc_load_idle(meter);
+            lc_cond_wait(&p->cond, &p->mu);
+            lc_load_busy(meter);
+            continue;
+        }
+        if (p->n_pending == 0) {
+            uint64_t lower = window_lower(p, c);
+            uint64_t first = ring_at(p, 0)->base;
+            if (first < lower)
+                first = lower;
+            for (uint64_t i = first; i < p->upper; i++)
+                pending_push(p, i);
+            atomic_fetch_add(&p->n_reshuffles, 1);
+            if (p->n_pending == 0)
+                continue;
+        }
+        size_t r = (size_t)lc_rng_below(&p->rng, p->n_pending);
+        uint64_t idx = p->pending[r];
+        p->pending[r] = p->pending[--p->n_pending];
+        uint32_t pos;
+        pool_source *e = idx >= window_lower(p, c) ? find_locked(p, idx, &pos) : NULL;
+        if (!e || e->uses[pos] == DROPPED) {
+            atomic_fetch_add(&p->n_stale_draws, 1);
+            continue;
+        }
+        *src = lc_chunk_source_ref(e->src);
+        *member = e->members ? e->members[pos] : pos;
+        *global = idx;
+        *use = e->uses[pos]++;
+        if (e->uses[pos] == DROPPED) /* wrapped after 4 billion uses */
+            e->uses[pos] = 1;
+        return true;
+    }
+}
+
+static void mark_dropped(pool *p, uint64_t idx)
+{
+    lc_mutex_lock(&p->mu);
+    uint32_t pos;
+    pool_source *e = find_locked(p, idx, &pos);
+    if (e)
+        e->uses[pos] = DROPPED;
+    lc_mutex_unlock(&p->mu);
+}
+
+static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    while (lc_run_state_check(&s->run, meter)) {
+        lc_chunk_source *src = NULL;
+        uint32_t member = 0, use = 0;
+        uint64_t global = 0;
+        lc_mutex_lock(&p->mu);
+        bool ok = draw_locked(s, p, &src, &member, &global, &use, meter);
+        lc_mutex_unlock(&p->mu);
+        if (!ok)
+            return;
+        lc_chunk_data data = {0};
+        lc_error err;
+        lc_error_clear(&err);
+        int rc = lc_chunk_source_load(src, member, c->backend, &data, &err);
+        if (rc != 0) {
+            mark_dropped(p, global);
+            atomic_fetch_add(&p->n_dropped, 1);
+            LC_WARN("%s: dropping chunk: %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+            lc_chunk_source_unref(src);
+            continue;
+        }
+        lc_chunk_item item = {
+            .data = data.data,
+            .version = data.version,
+            .record_size = (uint32_t)data.record_size,
+            .n_records = (uint32_t)data.n_records,
+            .use_count = use,
+            .global_index = global,
+            .source = src,
+            .member = member,
+        };
+        if (lc_stage_emit(s, &item, meter) != 0) {
+            lc_item_chunk.dispose(&item);
+            return;
+        }
+        atomic_fetch_add(&p->n_emitted, 1);
+    }
+}
+
+static int pool_init(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    lc_mutex_init(&p->mu);
+    lc_cond_init(&p->cond);
+    lc_load_init(&p->ingest_meter);
+    lc_worker_pool_init(&p->loaders, "loading", c->threads);
+    if (c->anchor && c->anchor[0])
+        p->anchor = lc_xstrdup(c->anchor);
+    lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
+    return 0;
+}
+
+static int pool_start(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    pool *p = s->priv;
+    if (s->env->world_size > 1)
+        LC_INFO("%s: keeping the chunks of share %u of %u", s->name, s->env->rank,
+                s->env->world_size);
+    char name[32];
+    snprintf(name, sizeof name, "%s-in", s->name);
+    lc_thread_start(&p->ingest_thread, name, ingest_main, s);
+    lc_worker_pool_start(&p->loaders, s, loader_worker);
+    return 0;
+}
+
+static void pool_stop(lc_stage *s)
+{
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+    lc_thread_join(&p->ingest_thread);
+    lc_worker_pool_join(&p->loaders);
+}
+
+static void pool_fini(lc_stage *s)
+{
+    pool *p = s->priv;
+    lc_worker_pool_fini(&p->loaders);
+    lc_load_fini(&p->ingest_meter);
+    for (size_t i = 0; i < p->ring_len; i++)
+        free_entry(ring_at(p, i));
+    free(p->ring);
+    free(p->pending);
+    free(p->anchor);
+    free(p->newest_key);
+    lc_cond_destroy(&p->cond);
+    lc_mutex_destroy(&p->mu);
+}
+
+static void pool_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    double busy, total;
+    lc_load_flush(&p->ingest_meter, &busy, &total);
+    lc_metrics_add_load(m, "ingestion", busy, total, 1);
+    lc_worker_pool_flush(&p->loaders, m);
+    uint64_t dropped = atomic_exchange(&p->n_dropped, 0);
+    lc_metrics_add_count(m, "chunks_emitted", atomic_exchange(&p->n_emitted, 0));
+    lc_metrics_add_count(m, "dropped_chunks", dropped);
+    m->dropped += dropped;
+    lc_metrics_add_count(m, "reshuffles", atomic_exchange(&p->n_reshuffles, 0));
+    lc_metrics_add_count(m, "sources_added", atomic_exchange(&p->n_sources_added, 0));
+    lc_metrics_add_count(m, "sources_evicted", atomic_exchange(&p->n_evicted, 0));
+    lc_metrics_add_count(m, "sources_not_kept", atomic_exchange(&p->n_not_kept, 0));
+    lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
+    lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
+    lc_mutex_lock(&p->mu);
+    lc_metrics_set_gauge(m, "chunk_sources", (int64_t)p->ring_len, 0, false);
+    lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)p->in_window,
+                         (int64_t)c->chunk_pool_size, true);
+    lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->upper, 0, false);
+    lc_metrics_set_gauge(m, "initial_load_done", p->initial_done, 0, false);
+    lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->since_anchor, 0, false);
+    m->has_anchor = true;
+    m->chunks_since_anchor = p->since_anchor;
+    snprintf(m->anchor, sizeof m->anchor, "%s", p->anchor ? p->anchor : "");
+    snprintf(m->last_chunk_key, sizeof m->last_chunk_key, "%s",
+             p->newest_key ? p->newest_key : "");
+    lc_mutex_unlock(&p->mu);
+}
+
+static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
+                        Lcmon__StageControlResponse *resp, lc_error *err)
+{
+    (void)err;
+    const Lcmon__ShufflingChunkPoolControlRequest *r = req->chunk_pool_request;
+    if (!r)
+        return 0;
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    if (r->set_chunk_anchor) {
+        free(p->anchor);
+        p->anchor = lc_xstrdup(r->set_chunk_anchor);
+        LC_INFO("%s: anchor set to '%s' (count stays %llu)", s->name, p->anchor,
+                (unsigned long long)p->since_anchor);
+    }
+    uint64_t count = p->since_anchor;
+    if (r->has_reset_chunk_anchor && r->reset_chunk_anchor) {
+        free(p->anchor);
+        p->anchor = lc_xstrdup(p->newest_key ? p->newest_key : "");
+        p->since_anchor = 0;
+        LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->anchor,
+                (unsigned long long)count);
+    }
+    Lcmon__ShufflingChunkPoolControlResponse *out = lc_xmalloc(sizeof *out);
+    lcmon__shuffling_chunk_pool_control_response__init(out);
+    out->chunk_anchor = lc_xstrdup(p->anchor ? p->anchor : "");
+    out->has_chunks_since_anchor = true;
+    out->chunks_since_anchor = (int64_t)count;
+    lc_mutex_unlock(&p->mu);
+    resp->chunk_pool_response = out;
+    return 1;
+}
+
+const lc_stage_class lc_shuffling_chunk_pool_class = {
+    .type_name = "shuffling_chunk_pool",
+    .summary = "keeps a shuffled window of the newest chunks; anchors count new games",
+    .input = &lc_item_source,
+    .output = &lc_item_chunk,
+    .priv_size = sizeof(pool),
+    .config_fields = pool_fields,
+    .config_size = sizeof(pool_config),
+    .config_check = pool_config_check,
+    .init = pool_init,
+    .fini = pool_fini,
+    .start = pool_start,
+    .stop = pool_stop,
+    .flush_metrics = pool_flush,
+    .control = pool_control,
+};

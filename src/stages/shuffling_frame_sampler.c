@@ -1,0 +1,170 @@
+/*
+ * shuffling_frame_sampler: a reservoir of R frames that decorrelates the
+ * positions of one game.
+ *
+ * One thread. The reservoir first fills from the input; then for every frame
+ * that comes in, a uniformly random slot is emitted and refilled with it.
+ * When the input ends, what is left is emitted in random order, so nothing is
+ * lost. Frames are held in the compact form of format/frame.h (about 2.2 KB
+ * each); the array is allocated at start but its pages are only touched as
+ * the reservoir fills, so resident memory tracks the fill.
+ */
+#include "stages/stage.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "format/frame.h"
+#include "stages/items.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
+
+typedef struct sampler_config {
+    uint64_t reservoir_size;
+} sampler_config;
+
+static const cyaml_schema_field_t sampler_fields[] = {
+    CYAML_FIELD_UINT("reservoir_size", CYAML_FLAG_DEFAULT, sampler_config, reservoir_size),
+    CYAML_FIELD_END,
+};
+
+static int sampler_config_check(void *p, lc_error *err)
+{
+    sampler_config *c = p;
+    if (c->reservoir_size < 1 || c->reservoir_size > 100000000)
+        return lc_error_set(err, LC_ECONFIG,
+                            "reservoir_size: %llu is out of range (use 1 to 100000000)",
+                            (unsigned long long)c->reservoir_size);
+    return 0;
+}
+
+typedef struct sampler {
+    lc_worker_pool pool;
+    lc_frame *slots;
+    size_t bytes;
+    atomic_uint_fast64_t fill;
+    atomic_uint_fast64_t n_in, n_out;
+    double fill_started;
+} sampler;
+
+static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    sampler *sm = s->priv;
+    const sampler_config *c = s->config;
+    lc_rng rng;
+    lc_rng_seed(&rng, s->env->seed, 0x73616d70u);
+    uint64_t fill = 0;
+    lc_frame in;
+    bool told = false;
+    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
+        atomic_fetch_add(&sm->n_in, 1);
+        if (fill < c->reservoir_size) {
+            memcpy(&sm->slots[fill++], &in, sizeof in);
+            atomic_store(&sm->fill, fill);
+            continue;
+        }
+        if (!told) {
+            LC_INFO("%s: reservoir full (%llu frames)", s->name, (unsigned long long)fill);
+            told = true;
+        }
+        uint64_t r = lc_rng_below(&rng, fill);
+        lc_frame out;
+        memcpy(&out, &sm->slots[r], sizeof out);
+        memcpy(&sm->slots[r], &in, sizeof in);
+        if (lc_stage_emit(s, &out, meter) != 0) {
+            lc_frame_fini(&out);
+            return;
+        }
+        atomic_fetch_add(&sm->n_out, 1);
+    }
+    if (lc_run_state_stopping(&s->run))
+        return;
+    /* The input ended: empty the reservoir in random order. */
+    while (fill > 0) {
+        uint64_t r = lc_rng_below(&rng, fill);
+        lc_frame out;
+        memcpy(&out, &sm->slots[r], sizeof out);
+        memcpy(&sm->slots[r], &sm->slots[fill - 1], sizeof out);
+        fill--;
+        atomic_store(&sm->fill, fill);
+        if (lc_stage_emit(s, &out, meter) != 0) {
+            lc_frame_fini(&out);
+            return;
+        }
+        atomic_fetch_add(&sm->n_out, 1);
+    }
+}
+
+static int sampler_init(lc_stage *s, lc_error *err)
+{
+    sampler *sm = s->priv;
+    const sampler_config *c = s->config;
+    /* Anonymous memory: zero pages cost nothing until written. */
+    sm->bytes = (size_t)c->reservoir_size * sizeof(lc_frame);
+    void *mem = mmap(NULL, sm->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return lc_error_set(err, -ENOMEM,
+                            "reservoir_size: cannot reserve %zu MB for %llu frames (lower it)",
+                            sm->bytes >> 20, (unsigned long long)c->reservoir_size);
+    sm->slots = mem;
+    lc_worker_pool_init(&sm->pool, "sampler", 1);
+    return 0;
+}
+
+static int sampler_start(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    sampler *sm = s->priv;
+    sm->fill_started = lc_now_seconds();
+    lc_worker_pool_start(&sm->pool, s, sampler_worker);
+    return 0;
+}
+
+static void sampler_stop(lc_stage *s)
+{
+    sampler *sm = s->priv;
+    lc_worker_pool_join(&sm->pool);
+}
+
+static void sampler_fini(lc_stage *s)
+{
+    sampler *sm = s->priv;
+    lc_worker_pool_fini(&sm->pool);
+    if (sm->slots) {
+        uint64_t fill = atomic_load(&sm->fill);
+        for (uint64_t i = 0; i < fill; i++)
+            lc_frame_fini(&sm->slots[i]);
+        munmap(sm->slots, sm->bytes);
+    }
+}
+
+static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    sampler *sm = s->priv;
+    const sampler_config *c = s->config;
+    lc_worker_pool_flush(&sm->pool, m);
+    lc_metrics_add_count(m, "frames_in", atomic_exchange(&sm->n_in, 0));
+    lc_metrics_add_count(m, "frames_out", atomic_exchange(&sm->n_out, 0));
+    lc_metrics_set_gauge(m, "reservoir_size", (int64_t)atomic_load(&sm->fill),
+                         (int64_t)c->reservoir_size, true);
+}
+
+const lc_stage_class lc_shuffling_frame_sampler_class = {
+    .type_name = "shuffling_frame_sampler",
+    .summary = "shuffles positions through a reservoir of compact frames",
+    .input = &lc_item_frame,
+    .output = &lc_item_frame,
+    .priv_size = sizeof(sampler),
+    .config_fields = sampler_fields,
+    .config_size = sizeof(sampler_config),
+    .config_check = sampler_config_check,
+    .init = sampler_init,
+    .fini = sampler_fini,
+    .start = sampler_start,
+    .stop = sampler_stop,
+    .flush_metrics = sampler_flush,
+};

@@ -1,0 +1,92 @@
+#include "stages/stage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void lc_worker_pool_init(lc_worker_pool *p, const char *name, unsigned n)
+{
+    p->name = name;
+    p->n = n;
+    p->threads = lc_xcalloc(n, sizeof *p->threads);
+    p->meters = lc_xcalloc(n, sizeof *p->meters);
+    for (unsigned i = 0; i < n; i++)
+        lc_load_init(&p->meters[i]);
+}
+
+struct worker_arg {
+    lc_worker_pool *pool;
+    unsigned index;
+};
+
+static void *worker_main(void *p)
+{
+    struct worker_arg a = *(struct worker_arg *)p;
+    free(p);
+    lc_stage *s = a.pool->stage;
+    lc_load_meter *meter = &a.pool->meters[a.index];
+    lc_load_start(meter);
+    a.pool->fn(s, a.index, meter);
+    lc_load_stop(meter);
+    if (!lc_run_state_stopping(&s->run))
+        atomic_store(&s->finished, 1);
+    if (s->output)
+        lc_queue_producer_done(s->output);
+    return NULL;
+}
+
+void lc_worker_pool_start(lc_worker_pool *p, lc_stage *s,
+                          void (*fn)(lc_stage *s, unsigned index, lc_load_meter *meter))
+{
+    p->stage = s;
+    p->fn = fn;
+    if (s->output) {
+        for (unsigned i = 0; i < p->n; i++)
+            lc_queue_add_producer(s->output);
+    }
+    for (unsigned i = 0; i < p->n; i++) {
+        struct worker_arg *a = lc_xmalloc(sizeof *a);
+        a->pool = p;
+        a->index = i;
+        char tname[32];
+        snprintf(tname, sizeof tname, "%s-%u", s->name, i);
+        lc_thread_start(&p->threads[i], tname, worker_main, a);
+    }
+}
+
+void lc_worker_pool_join(lc_worker_pool *p)
+{
+    for (unsigned i = 0; i < p->n; i++)
+        lc_thread_join(&p->threads[i]);
+}
+
+void lc_worker_pool_fini(lc_worker_pool *p)
+{
+    if (!p->threads)
+        return;
+    for (unsigned i = 0; i < p->n; i++)
+        lc_load_fini(&p->meters[i]);
+    free(p->threads);
+    free(p->meters);
+    p->threads = NULL;
+    p->meters = NULL;
+}
+
+void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m)
+{
+    double busy = 0, total = 0;
+    for (unsigned i = 0; i < p->n; i++) {
+        double b, t;
+        lc_load_flush(&p->meters[i], &b, &t);
+        busy += b;
+        total += t;
+    }
+    lc_metrics_add_load(m, p->name, busy, total, p->n);
+}
+
+int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter)
+{
+    int rc = lc_queue_put(s->output, item, meter);
+    if (rc == 0)
+        atomic_fetch_add(&s->items_out, 1);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/*
+ * stage: the interface every pipeline stage implements, and the pieces of
+ * machinery they share.
+ *
+ * A stage type is a constant class table (lc_stage_class) exported by one
+ * file in this folder and listed in registry.c. The table names the YAML key
+ * of the type, the item types it reads and writes, the libcyaml schema of its
+ * configuration block, and its operations. The orchestrator owns lc_stage
+ * objects and calls the operations from one control thread; only workers
+ * started by `start` run concurrently, and they talk to the rest of the
+ * pipeline only through queues.
+ *
+ * Life cycle: config_check (defaults and ranges, at load time) -> init
+ * (allocate, no threads) -> start (threads run) -> [pause/resume, control,
+ * flush_metrics from the metrics thread] -> stop (request stop, wake every
+ * wait, join) -> fini. Pausing is generic: workers call
+ * lc_run_state_check() between items. Stopping is generic too: the
+ * orchestrator sets the run state to stopping and closes the stage's input
+ * and output queues, which wakes every blocked put and get; the class's
+ * `stop` then wakes whatever else it waits on (inotify, a pipe) and joins.
+ *
+ * A worker that runs out of input (input closed and drained) finishes: the
+ * output queue closes when the last worker is done (queue producers), and the
+ * stage reports STAGE_FINISHED.
+ */
+#ifndef LC_STAGES_STAGE_H
+#define LC_STAGES_STAGE_H
+
+#include "core/error.h"
+#include "core/load.h"
+#include "core/metrics.h"
+#include "core/queue.h"
+#include "core/thread.h"
+
+#include <cyaml/cyaml.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stage_control.pb-c.h"
+
+typedef struct lc_stage lc_stage;
+
+/* Settings every stage may read: fixed for the life of a pipeline. */
+typedef struct lc_stage_env {
+    uint64_t seed;
+    uint32_t rank;       /* this process's share of the data, for sharding */
+    uint32_t world_size; /* number of shares (1 = no sharding) */
+    const char *rank_source; /* where rank/world came from ("config", "RANK", ...) */
+} lc_stage_env;
+
+typedef struct lc_stage_class {
+    const char *type_name;         /* YAML key, e.g. "chunk_source_loader" */
+    const char *summary;           /* one line for --help and the docs */
+    const lc_item_type *input;     /* NULL for producers */
+    const lc_item_type *output;    /* NULL for sinks */
+    size_t priv_size;              /* bytes of private state, zeroed at init */
+
+    /* The configuration block: libcyaml fields of a struct of config_size
+     * bytes. Absent optional fields are zero; config_check fills defaults
+     * and checks ranges, writing errors as "field: what is wrong (what to
+     * do)"; the caller adds the stage name. */
+    const cyaml_schema_field_t *config_fields;
+    size_t config_size;
+    int (*config_check)(void *config, lc_error *err);
+
+    int (*init)(lc_stage *s, lc_error *err);
+    void (*fini)(lc_stage *s);
+    int (*start)(lc_stage *s, lc_error *err);
+    /* Called after the run state says stopping and the queues are closed:
+     * wake private waits, join threads. */
+    void (*stop)(lc_stage *s);
+    /* Fill loads, counts and gauges since the previous flush. The generic
+     * part (name, type, state, output queue) is filled by the caller. */
+    void (*flush_metrics)(lc_stage *s, lc_stage_metrics *m);
+    /* Answer a request meant for this stage type: return 1 and fill resp
+     * when handled, 0 when the request does not concern the stage, or a
+     * negative code with err set. May be NULL. */
+    int (*control)(lc_stage *s, const Lcmon__StageControlRequest *req,
+                   Lcmon__StageControlResponse *resp, lc_error *err);
+} lc_stage_class;
+
+struct lc_stage {
+    const lc_stage_class *cls;
+    char *name;
+    const void *config;      /* the class's config block, owned by the config */
+    const lc_stage_env *env; /* owned by the pipeline */
+    lc_queue *input;         /* the upstream stage's output; not owned */
+    lc_queue *output;        /* owned; NULL for sinks */
+    char *output_name;       /* "<stage>.out" */
+    lc_run_state run;
+    void *priv;
+    atomic_uint_fast64_t items_out; /* items put on the output, for rates */
+    atomic_int finished;            /* workers ran out of input */
+};
+
+/* A pool of identical worker threads, each with its own load meter. */
+typedef struct lc_worker_pool {
+    const char *name; /* metric name of the pool, e.g. "workers" */
+    unsigned n;
+    lc_thread *threads;
+    lc_load_meter *meters;
+    lc_stage *stage;
+    void (*fn)(lc_stage *s, unsigned index, lc_load_meter *meter);
+} lc_worker_pool;
+
+/* Threads are named "<stage>-<index>" (truncated to 15 bytes). If the stage
+ * has an output, each worker is registered as one of its producers, so the
+ * output closes when the last worker returns. */
+void lc_worker_pool_init(lc_worker_pool *p, const char *name, unsigned n);
+void lc_worker_pool_start(lc_worker_pool *p, lc_stage *s,
+                          void (*fn)(lc_stage *s, unsigned index, lc_load_meter *meter));
+void lc_worker_pool_join(lc_worker_pool *p);
+void lc_worker_pool_fini(lc_worker_pool *p);
+void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m);
+
+/* Put an item on the stage's output, counting it. 0 or LC_ECLOSED (the
+ * caller still owns the item and should dispose of it and return). */
+int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * tensor_generator: packs frames into batches of float32 tensors, all
+ * tensors of a batch in one C-contiguous buffer (format/batch.h).
+ *
+ * Layouts (see docs/lc0-training-data.md):
+ *   current: inputs [B,112,8,8], policy [B,1858], values [B,6,3]
+ *   legacy:  planes [B,112,8,8], probs [B,1858], winner [B,3], best_q [B,3],
+ *            plies_left [B]
+ *
+ * N worker threads each fill their own batch. When the input ends, a
+ * partial batch is emitted with `rows` set to the frames it holds, and with
+ * one thread the last batch carries LC_ITEM_END_OF_STREAM.
+ */
+#include "stages/stage.h"
+
+#include "core/log.h"
+#include "format/batch.h"
+#include "format/frame.h"
+#include "stages/items.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { LAYOUT_CURRENT = 0, LAYOUT_LEGACY = 1 } layout_kind;
+
+static const cyaml_strval_t layout_strings[] = {
+    {"current", LAYOUT_CURRENT},
+    {"legacy", LAYOUT_LEGACY},
+};
+
+typedef struct tensor_config {
+    uint64_t batch_size;
+    int *layout_opt;
+    unsigned *threads_opt;
+    layout_kind layout;
+    unsigned threads;
+} tensor_config;
+
+static const cyaml_schema_field_t tensor_fields[] = {
+    CYAML_FIELD_UINT("batch_size", CYAML_FLAG_DEFAULT, tensor_config, batch_size),
+    CYAML_FIELD_ENUM_PTR("layout", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
+                         layout_opt, layout_strings, CYAML_ARRAY_LEN(layout_strings)),
+    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
+                         threads_opt),
+    CYAML_FIELD_END,
+};
+
+static int tensor_config_check(void *p, lc_error *err)
+{
+    tensor_config *c = p;
+    if (c->batch_size < 1 || c->batch_size > 65536)
+        return lc_error_set(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
+                            (unsigned long long)c->batch_size);
+    c->layout = c->layout_opt ? (layout_kind)*c->layout_opt : LAYOUT_CURRENT;
+    c->threads = c->threads_opt ? *c->threads_opt : 1;
+    if (c->threads < 1 || c->threads > 64)
+        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 64)",
+                            c->threads);
+    return 0;
+}
+
+typedef struct tensor_gen {
+    lc_worker_pool pool;
+    lc_batch_layout layout;
+    atomic_uint_fast64_t n_batches, n_rows, seq;
+} tensor_gen;
+
+static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
+{
+    const lc_batch_layout *l = b->layout;
+    float *planes = (float *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 64;
+    float *policy = (float *)lc_batch_tensor(b, 1) + row * LC_POLICY_SIZE;
+    lc_frame_input_planes(f, planes);
+    lc_frame_policy(f, policy);
+    if (c->layout == LAYOUT_CURRENT) {
+        lc_frame_values(f, (float *)lc_batch_tensor(b, 2) + row * 18);
+    } else {
+        float *winner = (float *)lc_batch_tensor(b, 2) + row * 3;
+        float *best_q = (float *)lc_batch_tensor(b, 3) + row * 3;
+        float *plies = (float *)lc_batch_tensor(b, 4) + row;
+        lc_frame_legacy_targets(f, winner, best_q, plies);
+    }
+    (void)l;
+}
+
+static bool emit_batch(lc_stage *s, tensor_gen *t, lc_batch *b, uint32_t flags,
+                       lc_load_meter *meter)
+{
+    lc_batch_item item = {.batch = b, .seq = atomic_fetch_add(&t->seq, 1), .flags = flags};
+    if (lc_stage_emit(s, &item, meter) != 0) {
+        lc_batch_free(b);
+        return false;
+    }
+    atomic_fetch_add(&t->n_batches, 1);
+    atomic_fetch_add(&t->n_rows, b->rows);
+    return true;
+}
+
+static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    tensor_gen *t = s->priv;
+    const tensor_config *c = s->config;
+    lc_batch *b = NULL;
+    uint64_t row = 0;
+    lc_frame f;
+    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &f, meter) == 0) {
+        if (!b)
+            b = lc_batch_new(&t->layout);
+        fill_row(c, b, row++, &f);
+        lc_frame_fini(&f);
+        if (row == c->batch_size) {
+            if (!emit_batch(s, t, b, 0, meter))
+                return;
+            b = NULL;
+            row = 0;
+        }
+    }
+    if (b && row > 0 && !lc_run_state_stopping(&s->run)) {
+        b->rows = row;
+        emit_batch(s, t, b, c->threads == 1 ? LC_ITEM_END_OF_STREAM : 0, meter);
+    } else {
+        lc_batch_free(b);
+    }
+}
+
+static int tensor_init(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    tensor_gen *t = s->priv;
+    const tensor_config *c = s->config;
+    lc_batch_layout_init(&t->layout, c->batch_size);
+    const uint64_t planes[3] = {LC_INPUT_PLANES, 8, 8};
+    const uint64_t policy[1] = {LC_POLICY_SIZE};
+    if (c->layout == LAYOUT_CURRENT) {
+        const uint64_t values[2] = {6, 3};
+        lc_batch_layout_add(&t->layout, "inputs", LC_DTYPE_F32, 3, planes);
+        lc_batch_layout_add(&t->layout, "policy", LC_DTYPE_F32, 1, policy);
+        lc_batch_layout_add(&t->layout, "values", LC_DTYPE_F32, 2, values);
+    } else {
+        const uint64_t wdl[1] = {3};
+        lc_batch_layout_add(&t->layout, "planes", LC_DTYPE_F32, 3, planes);
+        lc_batch_layout_add(&t->layout, "probs", LC_DTYPE_F32, 1, policy);
+        lc_batch_layout_add(&t->layout, "winner", LC_DTYPE_F32, 1, wdl);
+        lc_batch_layout_add(&t->layout, "best_q", LC_DTYPE_F32, 1, wdl);
+        lc_batch_layout_add(&t->layout, "plies_left", LC_DTYPE_F32, 0, NULL);
+    }
+    lc_worker_pool_init(&t->pool, "workers", c->threads);
+    return 0;
+}
+
+static int tensor_start(lc_stage *s, lc_error *err)
+{
+    (void)err;
+    tensor_gen *t = s->priv;
+    lc_worker_pool_start(&t->pool, s, tensor_worker);
+    return 0;
+}
+
+static void tensor_stop(lc_stage *s)
+{
+    tensor_gen *t = s->priv;
+    lc_worker_pool_join(&t->pool);
+}
+
+static void tensor_fini(lc_stage *s)
+{
+    tensor_gen *t = s->priv;
+    lc_worker_pool_fini(&t->pool);
+}
+
+static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    tensor_gen *t = s->priv;
+    lc_worker_pool_flush(&t->pool, m);
+    lc_metrics_add_count(m, "batches", atomic_exchange(&t->n_batches, 0));
+    lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_rows, 0));
+}
+
+const lc_stage_class lc_tensor_generator_class = {
+    .type_name = "tensor_generator",
+    .summary = "packs positions into float32 tensor batches (current or legacy layout)",
+    .input = &lc_item_frame,
+    .output = &lc_item_batch,
+    .priv_size = sizeof(tensor_gen),
+    .config_fields = tensor_fields,
+    .config_size = sizeof(tensor_config),
+    .config_check = tensor_config_check,
+    .init = tensor_init,
+    .fini = tensor_fini,
+    .start = tensor_start,
+    .stop = tensor_stop,
+    .flush_metrics = tensor_flush,
+};

@@ -1,0 +1,371 @@
+/*
+ * test_chunk_source: .gz and .tar sources over the real lc0 games in
+ * tests/data (every game against its MANIFEST.tsv line), tars with non-gzip
+ * members, and every failure a source must report with the file (and member)
+ * named: unknown extension, missing, vanished, truncated and corrupt files.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/log.h"
+#include "testutil.h"
+#include "format/chunk_source.h"
+#include "format/record.h"
+#include "lc_config.h"
+
+static const lc_inflate_backend backends[] = {
+    LC_INFLATE_ZLIB,
+#if LC_HAVE_LIBDEFLATE
+    LC_INFLATE_LIBDEFLATE,
+#endif
+};
+#define N_BACKENDS (sizeof backends / sizeof backends[0])
+
+static char *data_path(const char *rel)
+{
+    return lc_xasprintf("%s/%s", tu_test_data(), rel);
+}
+
+/* Every game listed in tests/data/MANIFEST.tsv loads with the listed number
+ * of frames, version 6 and the listed input format, with every backend. */
+static void test_manifest_games(void)
+{
+    char *manifest = data_path("MANIFEST.tsv");
+    size_t len;
+    char *text = (char *)tu_read_file(manifest, &len);
+    CHECK(text != NULL);
+    if (!text) {
+        fprintf(stderr, "cannot read %s (set LC_TEST_DATA)\n", manifest);
+        free(manifest);
+        return;
+    }
+    text = realloc(text, len + 1);
+    text[len] = '\0';
+    size_t games = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "path\t", 5) == 0)
+            continue;
+        char *fields[9] = {0};
+        size_t nf = 0;
+        for (char *f = line; f && nf < 9; nf++) {
+            fields[nf] = f;
+            f = strchr(f, '\t');
+            if (f)
+                *f++ = '\0';
+        }
+        CHECK_EQ_U64(nf, 9);
+        if (nf < 9)
+            continue;
+        char *path = data_path(fields[0]);
+        unsigned long input_format = strtoul(fields[2], NULL, 10);
+        unsigned long frames = strtoul(fields[3], NULL, 10);
+        unsigned long gz_bytes = strtoul(fields[7], NULL, 10);
+        lc_chunk_source *s;
+        lc_error err;
+        lc_error_clear(&err);
+        int rc = lc_chunk_source_open(path, &s, &err);
+        CHECK_OK(rc);
+        if (rc == 0) {
+            CHECK_EQ_INT(lc_chunk_source_kind(s), LC_SOURCE_GZ);
+            CHECK_EQ_U64(lc_chunk_source_count(s), 1);
+            CHECK_EQ_STR(lc_chunk_source_path(s), path);
+            const char *base = strrchr(fields[0], '/') + 1;
+            CHECK_EQ_STR(lc_chunk_source_key(s), base);
+            CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 0), base);
+            CHECK(lc_chunk_source_chunk_name(s, 1) == NULL);
+            uint8_t *buf;
+            size_t blen;
+            CHECK_OK(lc_chunk_source_read(s, 0, &buf, &blen, &err));
+            CHECK_EQ_U64(blen, gz_bytes);
+            free(buf);
+            for (size_t b = 0; b < N_BACKENDS; b++) {
+                lc_chunk_data c;
+                rc = lc_chunk_source_load(s, 0, backends[b], &c, &err);
+                CHECK_OK(rc);
+                if (rc != 0) {
+                    fprintf(stderr, "  %s\n", err.msg);
+                    continue;
+                }
+                CHECK_EQ_INT(c.version, 6);
+                CHECK_EQ_U64(c.n_records, frames);
+                uint32_t fmt;
+                LC_REC_GET(c.data, input_format, fmt);
+                CHECK_EQ_U64(fmt, input_format);
+                lc_chunk_data_fini(&c);
+            }
+            lc_chunk_source_unref(s);
+        }
+        free(path);
+        games++;
+    }
+    printf("%zu games from the manifest loaded\n", games);
+    CHECK(games >= 30);
+    free(text);
+    free(manifest);
+}
+
+static void test_mini_tar(void)
+{
+    char *path = data_path("training-run-mini.tar");
+    lc_chunk_source *s;
+    lc_error err;
+    CHECK_OK(lc_chunk_source_open(path, &s, &err));
+    CHECK_EQ_INT(lc_chunk_source_kind(s), LC_SOURCE_TAR);
+    CHECK_EQ_STR(lc_chunk_source_key(s), "training-run-mini.tar");
+    CHECK_EQ_U64(lc_chunk_source_count(s), 8);
+    CHECK_EQ_U64(lc_chunk_source_non_gzip(s), 0);
+    CHECK(!lc_chunk_source_truncated(s));
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 0), "training.100014.gz");
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 7), "training.100056.gz");
+    CHECK(lc_chunk_source_chunk_name(s, 8) == NULL);
+    size_t frames = 0;
+    for (size_t i = 0; i < lc_chunk_source_count(s); i++) {
+        lc_chunk_data c;
+        CHECK_OK(lc_chunk_source_load(s, i, LC_INFLATE_AUTO, &c, &err));
+        CHECK_EQ_INT(c.version, 6);
+        frames += c.n_records;
+        lc_chunk_data_fini(&c);
+    }
+    CHECK(frames > 0);
+    uint8_t *buf;
+    size_t len;
+    CHECK_EQ_INT(lc_chunk_source_read(s, 8, &buf, &len, &err), -EINVAL);
+
+    /* References: the source lives until the last unref. */
+    lc_chunk_source *s2 = lc_chunk_source_ref(s);
+    CHECK(s2 == s);
+    lc_chunk_source_unref(s);
+    CHECK_EQ_U64(lc_chunk_source_count(s2), 8);
+    lc_chunk_source_unref(s2);
+    lc_chunk_source_unref(NULL);
+
+    /* A cut copy keeps the whole members before the cut, with a warning. */
+    size_t tlen;
+    uint8_t *tar = tu_read_file(path, &tlen);
+    const char *cut = tu_path("cut.tar");
+    tu_write_file(cut, tar, tlen / 2);
+    CHECK_OK(lc_chunk_source_open(cut, &s, &err));
+    CHECK(lc_chunk_source_truncated(s));
+    CHECK(lc_chunk_source_count(s) > 0 && lc_chunk_source_count(s) < 8);
+    for (size_t i = 0; i < lc_chunk_source_count(s); i++) {
+        lc_chunk_data c;
+        CHECK_OK(lc_chunk_source_load(s, i, LC_INFLATE_AUTO, &c, &err));
+        lc_chunk_data_fini(&c);
+    }
+    lc_chunk_source_unref(s);
+    free(tar);
+    free(path);
+}
+
+/* True when a log line after `after` contains both words. */
+static bool logged(uint64_t after, const char *w1, const char *w2)
+{
+    lc_log_entry e[64];
+    size_t n = lc_log_read(after, e, 64, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (tu_contains(e[i].text, w1) && tu_contains(e[i].text, w2))
+            return true;
+    return false;
+}
+
+static void test_tar_with_non_gzip(void)
+{
+    /* Two games, a LICENSE, raw (decompressed) records and a 1-byte file. */
+    const char *dir = tu_path("mixed");
+    tu_mkdirs(dir);
+    const char *games[] = {"lc0-v0.31.2-fmt3/game_000049.gz", "lc0-v0.31.2-fmt5/game_000015.gz"};
+    char *names[2] = {"game_a.gz", "game_b.gz"};
+    uint8_t *gz[2];
+    size_t gz_len[2];
+    for (int i = 0; i < 2; i++) {
+        char *p = data_path(games[i]);
+        gz[i] = tu_read_file(p, &gz_len[i]);
+        CHECK(gz[i] != NULL);
+        char *q = lc_xasprintf("%s/%s", dir, names[i]);
+        tu_write_file(q, gz[i], gz_len[i]);
+        free(q);
+        free(p);
+    }
+    char *lic = lc_xasprintf("%s/LICENSE", dir);
+    tu_write_file(lic, "GPL-3.0\n", 8);
+    free(lic);
+    lc_chunk_data raw;
+    CHECK_OK(lc_chunk_decode(gz[0], gz_len[0], LC_INFLATE_ZLIB, &raw, NULL));
+    char *rawp = lc_xasprintf("%s/game_raw.bin", dir);
+    tu_write_file(rawp, raw.data, raw.size);
+    free(rawp);
+    lc_chunk_data_fini(&raw);
+    char *one = lc_xasprintf("%s/one.gz", dir);
+    tu_write_file(one, "\x1f", 1); /* named .gz, but not gzip */
+    free(one);
+    /* A game whose middle is corrupt: listed as a chunk, fails to load. */
+    uint8_t *bad = malloc(gz_len[1]);
+    memcpy(bad, gz[1], gz_len[1]);
+    for (size_t i = gz_len[1] / 3; i < gz_len[1] / 3 + 64; i++)
+        bad[i] ^= 0xa5;
+    char *badp = lc_xasprintf("%s/game_bad.gz", dir);
+    tu_write_file(badp, bad, gz_len[1]);
+    free(badp);
+    free(bad);
+
+    const char *archive = tu_path("mixed.tar");
+    char *argv[] = {"tar",           "--format=gnu", "-C",        (char *)dir,    "-cf",
+                    (char *)archive, "LICENSE",      "game_a.gz", "game_raw.bin", "one.gz",
+                    "game_bad.gz",   "game_b.gz",    NULL};
+    CHECK_EQ_INT(tu_run(argv, NULL), 0);
+
+    uint64_t seq = lc_log_last_seq();
+    lc_chunk_source *s;
+    lc_error err;
+    CHECK_OK(lc_chunk_source_open(archive, &s, &err));
+    CHECK_EQ_U64(lc_chunk_source_count(s), 3);
+    CHECK_EQ_U64(lc_chunk_source_non_gzip(s), 3);
+    CHECK(!lc_chunk_source_truncated(s));
+    CHECK(logged(seq, "mixed.tar", "'LICENSE' is not gzip"));
+    CHECK(logged(seq, "mixed.tar", "'game_raw.bin' is not gzip"));
+    CHECK(logged(seq, "mixed.tar", "'one.gz' is not gzip"));
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 0), "game_a.gz");
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 1), "game_bad.gz");
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 2), "game_b.gz");
+    for (int i = 0; i < 2; i++) {
+        uint8_t *buf;
+        size_t len;
+        CHECK_OK(lc_chunk_source_read(s, i == 0 ? 0 : 2, &buf, &len, &err));
+        CHECK(len == gz_len[i] && memcmp(buf, gz[i], len) == 0);
+        free(buf);
+    }
+    for (size_t b = 0; b < N_BACKENDS; b++) {
+        lc_chunk_data c;
+        lc_error_clear(&err);
+        int rc = lc_chunk_source_load(s, 1, backends[b], &c, &err);
+        CHECK(rc == LC_EGZIP);
+        CHECK(c.data == NULL);
+        CHECK(tu_contains(err.msg, archive));
+        CHECK(tu_contains(err.msg, "member 'game_bad.gz'"));
+        printf("  %s: %s\n", lc_inflate_backend_name(backends[b]), err.msg);
+    }
+
+    /* The archive shrinks after open: the read fails, naming the member. */
+    CHECK(truncate(archive, 3000) == 0);
+    lc_chunk_data c;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_chunk_source_load(s, 2, LC_INFLATE_AUTO, &c, &err), LC_ETRUNC);
+    CHECK(tu_contains(err.msg, archive));
+    CHECK(tu_contains(err.msg, "'game_b.gz'"));
+    printf("  %s\n", err.msg);
+    lc_chunk_source_unref(s);
+    free(gz[0]);
+    free(gz[1]);
+}
+
+static void test_gz_failures(void)
+{
+    lc_chunk_source *s;
+    lc_error err;
+
+    /* Unknown extensions are not sources. */
+    const char *skipped[] = {"notes.txt", "game.GZ", "run.TAR", "archive.tar.zst", "gz", "tar"};
+    for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++) {
+        s = (lc_chunk_source *)1;
+        CHECK_EQ_INT(lc_chunk_source_open(skipped[i], &s, &err), -ENOTSUP);
+        CHECK(s == NULL);
+    }
+
+    /* Missing files. */
+    const char *missing_gz = tu_path("no-such-game.gz");
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_chunk_source_open(missing_gz, &s, &err), -ENOENT);
+    CHECK(tu_contains(err.msg, missing_gz));
+    const char *missing_tar = tu_path("no-such-run.tar");
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_chunk_source_open(missing_tar, &s, &err), -ENOENT);
+    CHECK(tu_contains(err.msg, missing_tar));
+    printf("  %s\n", err.msg);
+
+    /* A directory named like a source. */
+    const char *dirgz = tu_path("dir.gz");
+    tu_mkdirs(dirgz);
+    CHECK(lc_chunk_source_open(dirgz, &s, &err) < 0);
+
+    char *src = data_path("lc0-v0.31.2-fmt1/game_000015.gz");
+    size_t len;
+    uint8_t *gz = tu_read_file(src, &len);
+    CHECK(gz != NULL && len > 100);
+    free(src);
+    if (!gz)
+        return;
+
+    /* Truncated and corrupt .gz files: errors naming the file. */
+    struct {
+        const char *name;
+        size_t keep;
+        bool corrupt;
+        int code;
+    } cases[] = {
+        {"half.gz", len / 2, false, LC_EGZIP},
+        {"no-trailer.gz", len - 4, false, LC_EGZIP},
+        {"corrupt.gz", len, true, LC_EGZIP},
+        {"empty.gz", 0, false, LC_EEMPTY},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, gz, len);
+        if (cases[i].corrupt)
+            for (size_t j = len / 2; j < len / 2 + 16; j++)
+                copy[j] ^= 0x5a;
+        const char *p = tu_path(cases[i].name);
+        tu_write_file(p, copy, cases[i].keep);
+        free(copy);
+        CHECK_OK(lc_chunk_source_open(p, &s, &err));
+        for (size_t b = 0; b < N_BACKENDS; b++) {
+            lc_chunk_data c;
+            lc_error_clear(&err);
+            CHECK_EQ_INT(lc_chunk_source_load(s, 0, backends[b], &c, &err), cases[i].code);
+            CHECK(tu_contains(err.msg, p));
+            CHECK(c.data == NULL);
+        }
+        printf("  %s\n", err.msg);
+        lc_chunk_source_unref(s);
+    }
+
+    /* A .gz that vanishes after open. */
+    const char *gone = tu_path("gone.gz");
+    tu_write_file(gone, gz, len);
+    CHECK_OK(lc_chunk_source_open(gone, &s, &err));
+    CHECK(unlink(gone) == 0);
+    lc_chunk_data c;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_chunk_source_load(s, 0, LC_INFLATE_AUTO, &c, &err), -ENOENT);
+    CHECK(tu_contains(err.msg, gone));
+    lc_chunk_source_unref(s);
+    free(gz);
+}
+
+static void test_keys(void)
+{
+    CHECK(lc_source_key_compare("game_000001.gz", "game_000002.gz") < 0);
+    CHECK(lc_source_key_compare("b", "a") > 0);
+    CHECK(lc_source_key_compare("same", "same") == 0);
+    CHECK(lc_source_key_compare("Z", "a") < 0);        /* bytes, not locale */
+    CHECK(lc_source_key_compare("\xc3\xa9", "z") > 0); /* unsigned bytes */
+    CHECK(lc_source_key_compare("training.9", "training.10") > 0);
+
+    lc_chunk_source *s;
+    char *p = data_path("lc0-v0.31.2-fmt2/game_000016.gz");
+    CHECK_OK(lc_chunk_source_open(p, &s, NULL));
+    CHECK_EQ_STR(lc_chunk_source_key(s), "game_000016.gz");
+    lc_chunk_source_unref(s);
+    free(p);
+}
+
+int main(void)
+{
+    test_manifest_games();
+    test_mini_tar();
+    test_tar_with_non_gzip();
+    test_gz_failures();
+    test_keys();
+    return check_finish();
+}

@@ -1,0 +1,190 @@
+/*
+ * testutil: helpers shared by the tests: a temporary directory
+ * removed at exit, whole-file I/O, gzip compression with zlib, running a
+ * program (GNU tar) without a shell, and the locations of the sample data.
+ * Single-threaded use only (each test's main thread).
+ */
+#ifndef LC_TEST_TESTUTIL_H
+#define LC_TEST_TESTUTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/error.h"
+
+extern char **environ;
+
+static char tu_tmpdir_[4096];
+
+static inline int tu_rm_entry_(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static inline void tu_cleanup_(void)
+{
+    if (tu_tmpdir_[0])
+        nftw(tu_tmpdir_, tu_rm_entry_, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory under $TMPDIR (or /tmp), removed with its contents at exit. */
+static inline const char *tu_tmpdir(void)
+{
+    if (tu_tmpdir_[0])
+        return tu_tmpdir_;
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    snprintf(tu_tmpdir_, sizeof tu_tmpdir_, "%s/lcmon-fmt-XXXXXX", base);
+    if (!mkdtemp(tu_tmpdir_)) {
+        perror("mkdtemp");
+        exit(2);
+    }
+    atexit(tu_cleanup_);
+    return tu_tmpdir_;
+}
+
+/* tu_path("x/y") -> "<tmpdir>/x/y" in a static rotating buffer. */
+static inline const char *tu_path(const char *rel)
+{
+    static char bufs[8][4096];
+    static int next;
+    char *b = bufs[next++ % 8];
+    if (snprintf(b, sizeof bufs[0], "%s/%s", tu_tmpdir(), rel) >= (int)sizeof bufs[0]) {
+        fprintf(stderr, "path too long: %s/%s\n", tu_tmpdir(), rel);
+        exit(2);
+    }
+    return b;
+}
+
+static inline void tu_mkdirs(const char *path)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
+        exit(2);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    }
+    mkdir(tmp, 0755);
+}
+
+static inline void tu_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f) != 0) {
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+}
+
+/* Whole file into a malloc'd buffer; NULL when it cannot be read. */
+static inline uint8_t *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    uint8_t *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* gzip (one member) of data with zlib at level; malloc'd. */
+static inline uint8_t *tu_gzip(const void *data, size_t len, int level, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, level, Z_DEFLATED, MAX_WBITS + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        exit(2);
+    size_t cap = deflateBound(&zs, (uLong)len) + 64;
+    uint8_t *out = malloc(cap);
+    zs.next_in = (Bytef *)data;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+        exit(2);
+    *out_len = zs.total_out;
+    deflateEnd(&zs);
+    return out;
+}
+
+/* Deterministic, somewhat compressible bytes. */
+static inline void tu_fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        if ((x >> 28) == 0)
+            p[i] = (uint8_t)(x >> 8); /* about one byte in 16 is noise */
+        else
+            p[i] = (uint8_t) "lc0 chess training data "[(x >> 16) % 24];
+    }
+}
+
+/* Run argv[0] (searched in PATH) with stdout to out_path (or inherited when
+ * NULL); returns the exit status, or -1. */
+static inline int tu_run(char *const argv[], const char *out_path)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (out_path)
+        posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(rc));
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Directory of the small sample data (tests/data). */
+static inline const char *tu_test_data(void)
+{
+    const char *d = getenv("LC_TEST_DATA");
+    return d && *d ? d : "tests/data";
+}
+
+static inline bool tu_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static inline bool tu_contains(const char *haystack, const char *needle)
+{
+    return haystack && needle && strstr(haystack, needle) != NULL;
+}
+
+#endif

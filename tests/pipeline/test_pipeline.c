@@ -1,0 +1,294 @@
+/*
+ * The orchestrator: a running two-stage pipeline on the bundled sample data
+ * reports sensible metrics (counts match the files, load between 0 and 1,
+ * a last-second view about a second long); stop is prompt even when every
+ * queue is full; control requests reach the right stage and say why when
+ * they cannot; rank and world size come from the environment.
+ */
+#include "check.h"
+#include "testutil.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "pipeline/config.h"
+#include "pipeline/metrics_proto.h"
+#include "pipeline/pipeline.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static lc_config *load(const char *yaml)
+{
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_load_string(yaml, strlen(yaml), "test", &cfg, &err) != 0) {
+        fprintf(stderr, "config: %s\n", err.msg);
+        exit(2);
+    }
+    return cfg;
+}
+
+/* Count .gz and .tar files under dir, as the loader will see them. */
+static void count_sources(const char *dir, size_t *gz, size_t *tar, size_t *other)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            count_sources(path, gz, tar, other);
+        else if (tu_contains(e->d_name, ".gz") && strlen(strstr(e->d_name, ".gz")) == 3)
+            (*gz)++;
+        else if (tu_contains(e->d_name, ".tar") && strlen(strstr(e->d_name, ".tar")) == 4)
+            (*tar)++;
+        else
+            (*other)++;
+    }
+    closedir(d);
+}
+
+static void test_sample_data_metrics(void)
+{
+    const char *data = tu_test_data();
+    size_t gz = 0, tar = 0, other = 0;
+    count_sources(data, &gz, &tar, &other);
+    CHECK(gz > 10);
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "metrics_interval_ms: 50\n"
+             "stages:\n"
+             "  - name: files\n"
+             "    file_path_provider: {directory: '%s', watch: true}\n"
+             "  - name: sources\n"
+             "    input: files\n"
+             "    chunk_source_loader: {threads: 2}\n",
+             data);
+    lc_config *cfg = load(yaml);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    CHECK_EQ_INT(lc_pipeline_stage_count(p), 2);
+    CHECK_EQ_STR(lc_pipeline_stage_name(p, 1), "sources");
+    CHECK_EQ_STR(lc_pipeline_stage_type(p, 1), "chunk_source_loader");
+    CHECK_OK(lc_pipeline_start(p, NULL));
+    CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_RUNNING);
+    /* Watching: the pipeline runs on after the initial files are loaded. */
+    uint64_t want = gz + tar + 1; /* sources and the scan marker */
+    double deadline = lc_now_seconds() + 20;
+    while (lc_pipeline_drained(p) < want && lc_now_seconds() < deadline)
+        lc_sleep_seconds(0.05);
+    CHECK_EQ_U64(lc_pipeline_drained(p), want);
+    lc_sleep_seconds(1.2); /* a full last-second window */
+    CHECK(!lc_pipeline_wait(p, 0.1));
+    CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_RUNNING);
+
+    Lcmon__DataLoaderMetricsProto *last = lc_pipeline_metrics(p, false);
+    CHECK(last->duration_seconds > 0.8 && last->duration_seconds < 1.5);
+    CHECK_EQ_INT(last->n_stage_metrics, 2);
+    for (size_t i = 0; i < last->n_stage_metrics; i++) {
+        const Lcmon__StageMetricProto *s = last->stage_metrics[i];
+        CHECK_EQ_INT(s->state, LCMON__STAGE_STATE__STAGE_RUNNING);
+        for (size_t k = 0; k < s->n_load_metrics; k++) {
+            const Lcmon__LoadMetricProto *l = s->load_metrics[k];
+            double load = l->total_seconds > 0 ? l->load_seconds / l->total_seconds : -1;
+            CHECK(load >= 0 && load <= 1);
+            /* Idle once the files are loaded: the window holds no work. */
+            CHECK(load < 0.5);
+            /* Thread time of the window: about a second per thread. */
+            CHECK(l->total_seconds > 0.7 * l->threads && l->total_seconds < 1.6 * l->threads);
+        }
+    }
+    lcmon__data_loader_metrics_proto__free_unpacked(last, NULL);
+
+    lc_pipeline_stop(p);
+    CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_STOPPED);
+    Lcmon__DataLoaderMetricsProto *all = lc_pipeline_metrics(p, true);
+    const Lcmon__StageMetricProto *files = lc_proto_find_stage(all, "files");
+    const Lcmon__StageMetricProto *src = lc_proto_find_stage(all, "sources");
+    CHECK(files && src);
+    if (files && src) {
+        CHECK_EQ_U64(lc_proto_count(files, "files"), gz + tar + other);
+        CHECK_EQ_U64(lc_proto_count(files, "initial_files"), gz + tar + other);
+        CHECK_EQ_U64(lc_proto_count(src, "sources"), gz + tar);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), tar);
+        CHECK_EQ_U64(lc_proto_count(src, "skipped_files"), other);
+        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 0);
+        CHECK(lc_proto_count(src, "chunks") >= gz + tar);
+        CHECK_EQ_U64(lc_proto_count(src, "drained"), want);
+        CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_STOPPED);
+        const Lcmon__GaugeMetricProto *done = lc_proto_find_gauge(files, "initial_scan_done");
+        CHECK(done && done->value == 1);
+        for (size_t k = 0; k < src->n_load_metrics; k++) {
+            const Lcmon__LoadMetricProto *l = src->load_metrics[k];
+            CHECK(l->load_seconds >= 0 && l->load_seconds <= l->total_seconds);
+        }
+    }
+    CHECK(all->uptime_seconds > 1);
+    CHECK_EQ_INT(all->world_size, 1);
+    lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
+
+    /* A packed snapshot unpacks to the same message. */
+    uint8_t *buf;
+    size_t len;
+    lc_pipeline_snapshot(p, true, &buf, &len);
+    Lcmon__DataLoaderMetricsProto *round = lcmon__data_loader_metrics_proto__unpack(NULL, len, buf);
+    CHECK(round != NULL);
+    if (round) {
+        CHECK_EQ_INT(round->n_stage_metrics, 2);
+        CHECK_EQ_STR(round->stage_metrics[1]->name, "sources");
+        lcmon__data_loader_metrics_proto__free_unpacked(round, NULL);
+    }
+    free(buf);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
+/* Every queue full and nobody reading: stop still returns promptly. */
+static void test_prompt_stop_with_full_queues(void)
+{
+    const char *dir = tu_path("many");
+    tu_mkdirs(dir);
+    for (int i = 0; i < 50; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/f%03d.txt", dir, i);
+        tu_write_file(path, "x", 1);
+    }
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "stages:\n"
+             "  - name: files\n"
+             "    file_path_provider: {directory: '%s', settle_seconds: 0}\n"
+             "    output: {capacity: 2}\n"
+             "  - name: sources\n"
+             "    input: files\n"
+             "    chunk_source_loader: {threads: 2}\n"
+             "    output: {capacity: 1}\n",
+             dir);
+    lc_config *cfg = load(yaml);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    lc_queue *out = lc_pipeline_take_output(p); /* never read */
+    CHECK(out != NULL);
+    CHECK_OK(lc_pipeline_start(p, NULL));
+    lc_sleep_seconds(0.3);
+    double t0 = lc_now_seconds();
+    lc_pipeline_stop(p);
+    CHECK(lc_now_seconds() - t0 < 2.0);
+    CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_STOPPED);
+    lc_pipeline_free(p); /* frees what is still queued (ASan checks) */
+    lc_config_free(cfg);
+}
+
+static void test_control_errors(void)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "stages:\n"
+             "  - name: files\n"
+             "    file_path_provider: {directory: '%s', watch: false}\n",
+             tu_test_data());
+    lc_config *cfg = load(yaml);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
+    Lcmon__ControlResponse *resp = NULL;
+
+    req.stage = "nope";
+    req.has_command = true;
+    req.command = LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
+    lc_pipeline_control(p, &req, &resp);
+    CHECK(!resp->ok);
+    CHECK(tu_contains(resp->error, "no stage named 'nope'"));
+    lcmon__control_response__free_unpacked(resp, NULL);
+
+    req.stage = NULL;
+    lc_pipeline_control(p, &req, &resp);
+    CHECK(!resp->ok);
+    CHECK(tu_contains(resp->error, "need a stage name"));
+    lcmon__control_response__free_unpacked(resp, NULL);
+
+    /* An anchor request when no stage keeps anchors. */
+    Lcmon__ShufflingChunkPoolControlRequest pool = LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
+    pool.has_reset_chunk_anchor = true;
+    pool.reset_chunk_anchor = true;
+    req.has_command = false;
+    req.chunk_pool_request = &pool;
+    lc_pipeline_control(p, &req, &resp);
+    CHECK(!resp->ok);
+    CHECK(tu_contains(resp->error, "no stage understands"));
+    lcmon__control_response__free_unpacked(resp, NULL);
+
+    /* Pause and resume a stage by name. */
+    req.chunk_pool_request = NULL;
+    req.stage = "files";
+    req.has_command = true;
+    req.command = LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
+    lc_pipeline_control(p, &req, &resp);
+    CHECK(resp->ok);
+    CHECK_EQ_INT(resp->n_stage_responses, 1);
+    lcmon__control_response__free_unpacked(resp, NULL);
+    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
+    CHECK_EQ_INT(m->stage_metrics[0]->state, LCMON__STAGE_STATE__STAGE_PAUSED);
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
+static void test_rank_from_environment(void)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "stages:\n"
+             "  - name: files\n"
+             "    file_path_provider: {directory: '%s', watch: false}\n",
+             tu_test_data());
+    lc_config *cfg = load(yaml);
+    lc_pipeline *p = NULL;
+    setenv("RANK", "2", 1);
+    setenv("LOCAL_RANK", "1", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    CHECK_EQ_INT(lc_pipeline_rank(p), 2); /* RANK wins over LOCAL_RANK */
+    CHECK_EQ_INT(lc_pipeline_world_size(p), 4);
+    lc_pipeline_free(p);
+    unsetenv("RANK");
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    CHECK_EQ_INT(lc_pipeline_rank(p), 1);
+    lc_pipeline_free(p);
+    setenv("LOCAL_RANK", "4", 1);
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_pipeline_new(cfg, &p, &err), LC_ECONFIG);
+    CHECK(tu_contains(err.msg, "LOCAL_RANK"));
+    setenv("LOCAL_RANK", "x", 1);
+    CHECK_EQ_INT(lc_pipeline_new(cfg, &p, &err), LC_ECONFIG);
+    CHECK(tu_contains(err.msg, "LOCAL_RANK='x'"));
+    unsetenv("LOCAL_RANK");
+    unsetenv("WORLD_SIZE");
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    CHECK_EQ_INT(lc_pipeline_rank(p), 0);
+    CHECK_EQ_INT(lc_pipeline_world_size(p), 1);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
+int main(void)
+{
+    lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
+    test_sample_data_metrics();
+    test_prompt_stop_with_full_queues();
+    test_control_errors();
+    test_rank_from_environment();
+    return check_finish();
+}

@@ -1,0 +1,255 @@
+/*
+ * file_path_provider: the initial scan in sort-key order with its marker,
+ * then inotify: a file written slowly is emitted once, after it is closed; a
+ * file moved in is emitted; a new subdirectory is watched; dot-files are
+ * ignored; a file still changing at start-up is held until it settles.
+ */
+#include "check.h"
+#include "testutil.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "pipeline/config.h"
+#include "pipeline/pipeline.h"
+#include "stages/items.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static lc_config *make_config(const char *dir, bool watch, double settle)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "stages:\n"
+             "  - name: files\n"
+             "    file_path_provider: {directory: '%s', watch: %s, settle_seconds: %g}\n"
+             "    output: {capacity: 64}\n",
+             dir, watch ? "true" : "false", settle);
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_load_string(yaml, strlen(yaml), "test", &cfg, &err) != 0) {
+        fprintf(stderr, "config: %s\n", err.msg);
+        exit(2);
+    }
+    return cfg;
+}
+
+/* Next item within `seconds`, or false. */
+static bool next_item(lc_queue *q, lc_path_item *item, double seconds)
+{
+    int rc = lc_queue_get_until(q, item, NULL, lc_now_ns() + (uint64_t)(seconds * 1e9));
+    return rc == 0;
+}
+
+static void set_old_mtime(const char *path)
+{
+    struct timeval tv[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    utimes(path, tv);
+}
+
+static void test_initial_scan_order(void)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/scan", tu_tmpdir());
+    tu_mkdirs(dir);
+    /* Sort key is the basename, not the path: z/a.gz sorts before b.gz. */
+    const char *files[] = {"b.gz", "z/a.gz", "c.tar", "y/x/d.gz", ".hidden.gz", ".git/e.gz",
+                           "a/README"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", path);
+        *strrchr(parent, '/') = '\0';
+        tu_mkdirs(parent);
+        tu_write_file(path, "x", 1);
+        set_old_mtime(path);
+    }
+    lc_config *cfg = make_config(dir, false, 2.0);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    lc_queue *out = lc_pipeline_take_output(p);
+    CHECK(out != NULL);
+    CHECK_OK(lc_pipeline_start(p, NULL));
+    const char *expect[] = {"README", "a.gz", "b.gz", "c.tar", "d.gz"};
+    lc_path_item item;
+    for (size_t i = 0; i < 5; i++) {
+        CHECK(next_item(out, &item, 10));
+        CHECK_EQ_INT(item.flags, LC_ITEM_INITIAL);
+        CHECK_EQ_U64(item.seq, i);
+        CHECK_EQ_STR(strrchr(item.path, '/') + 1, expect[i]);
+        free(item.path);
+    }
+    CHECK(next_item(out, &item, 10));
+    CHECK_EQ_INT(item.flags, LC_ITEM_SCAN_DONE);
+    CHECK_EQ_U64(item.seq, 5);
+    CHECK(item.path == NULL);
+    /* Without watching, the stage finishes and closes its output. */
+    CHECK_EQ_INT(lc_queue_get(out, &item, NULL), LC_ECLOSED);
+    CHECK(lc_pipeline_wait(p, 10));
+    CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
+/* Start a watching provider on an empty directory and consume its marker. */
+static lc_pipeline *start_watching(const char *dir, double settle, lc_config **cfg, lc_queue **out)
+{
+    *cfg = make_config(dir, true, settle);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(*cfg, &p, NULL));
+    *out = lc_pipeline_take_output(p);
+    CHECK_OK(lc_pipeline_start(p, NULL));
+    return p;
+}
+
+static void expect_path(lc_queue *out, const char *path, double seconds)
+{
+    lc_path_item item;
+    if (!next_item(out, &item, seconds)) {
+        CHECK(!"an item arrived");
+        fprintf(stderr, "  expected %s\n", path);
+        return;
+    }
+    CHECK_EQ_STR(item.path, path);
+    CHECK_EQ_INT(item.flags, 0);
+    free(item.path);
+}
+
+static void expect_nothing(lc_queue *out, double seconds)
+{
+    lc_path_item item;
+    bool got = next_item(out, &item, seconds);
+    CHECK(!got);
+    if (got) {
+        fprintf(stderr, "  unexpected item %s\n", item.path ? item.path : "(marker)");
+        free(item.path);
+    }
+}
+
+static void test_watch(void)
+{
+    char dir[4096], outside[4096];
+    snprintf(dir, sizeof dir, "%s/watch", tu_tmpdir());
+    snprintf(outside, sizeof outside, "%s/outside", tu_tmpdir());
+    tu_mkdirs(dir);
+    tu_mkdirs(outside);
+    lc_config *cfg;
+    lc_queue *out;
+    lc_pipeline *p = start_watching(dir, 0.3, &cfg, &out);
+    lc_path_item item;
+    CHECK(next_item(out, &item, 10));
+    CHECK_EQ_INT(item.flags, LC_ITEM_SCAN_DONE);
+    CHECK_EQ_U64(item.seq, 0);
+
+    /* A file written slowly: nothing while it is open, one item after close. */
+    char slow[4096];
+    snprintf(slow, sizeof slow, "%s/game_000001.gz", dir);
+    int fd = open(slow, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ_INT(write(fd, "abcd", 4), 4);
+        expect_nothing(out, 0.25);
+    }
+    close(fd);
+    expect_path(out, slow, 10);
+    expect_nothing(out, 0.3);
+
+    /* A file moved in from elsewhere on the same file system. */
+    char src[4096], moved[4096];
+    snprintf(src, sizeof src, "%s/game_000002.gz", outside);
+    snprintf(moved, sizeof moved, "%s/game_000002.gz", dir);
+    tu_write_file(src, "data", 4);
+    CHECK_EQ_INT(rename(src, moved), 0);
+    expect_path(out, moved, 10);
+
+    /* Dot-files are ignored. */
+    char hidden[4096];
+    snprintf(hidden, sizeof hidden, "%s/.partial.gz", dir);
+    tu_write_file(hidden, "x", 1);
+    expect_nothing(out, 0.3);
+
+    /* A new subdirectory is watched: a file written there later is seen. */
+    char sub[4096], subfile[4096];
+    snprintf(sub, sizeof sub, "%s/run2", dir);
+    CHECK_EQ_INT(mkdir(sub, 0755), 0);
+    usleep(300 * 1000);
+    snprintf(subfile, sizeof subfile, "%s/game_000003.gz", sub);
+    tu_write_file(subfile, "data", 4);
+    expect_path(out, subfile, 10);
+
+    /* A directory moved in with files already inside: they are emitted
+     * once they have settled (they were complete before the move). */
+    char prepared[4096], prepared_file[4096], moved_dir[4096], moved_file[4096];
+    snprintf(prepared, sizeof prepared, "%s/run3", outside);
+    tu_mkdirs(prepared);
+    snprintf(prepared_file, sizeof prepared_file, "%s/game_000004.gz", prepared);
+    tu_write_file(prepared_file, "data", 4);
+    set_old_mtime(prepared_file);
+    snprintf(moved_dir, sizeof moved_dir, "%s/run3", dir);
+    snprintf(moved_file, sizeof moved_file, "%s/game_000004.gz", moved_dir);
+    CHECK_EQ_INT(rename(prepared, moved_dir), 0);
+    expect_path(out, moved_file, 10);
+    /* And a file written in it afterwards. */
+    char later[4096];
+    snprintf(later, sizeof later, "%s/game_000005.gz", moved_dir);
+    tu_write_file(later, "data", 4);
+    expect_path(out, later, 10);
+    expect_nothing(out, 0.5);
+
+    lc_pipeline_stop(p);
+    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, true);
+    CHECK_EQ_INT(m->n_stage_metrics, 1);
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
+/* A file that is still changing when the scan finds it is held back. */
+static void test_settle_at_startup(void)
+{
+    char dir[4096], fresh[4096];
+    snprintf(dir, sizeof dir, "%s/settle", tu_tmpdir());
+    tu_mkdirs(dir);
+    snprintf(fresh, sizeof fresh, "%s/game_000009.gz", dir);
+    int fd = open(fresh, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(write(fd, "part", 4), 4);
+    lc_config *cfg;
+    lc_queue *out;
+    lc_pipeline *p = start_watching(dir, 0.6, &cfg, &out);
+    lc_path_item item;
+    CHECK(next_item(out, &item, 10));
+    CHECK_EQ_INT(item.flags, LC_ITEM_SCAN_DONE);
+    CHECK_EQ_U64(item.seq, 0); /* the fresh file is not part of the scan */
+    /* Keep writing for a while: it must not come out. */
+    for (int i = 0; i < 3; i++) {
+        usleep(250 * 1000);
+        CHECK_EQ_INT(write(fd, "more", 4), 4);
+        lc_path_item early;
+        bool got = lc_queue_try_get(out, &early) == 0;
+        CHECK(!got);
+        if (got)
+            free(early.path);
+    }
+    close(fd); /* IN_CLOSE_WRITE releases it */
+    expect_path(out, fresh, 10);
+    expect_nothing(out, 1.0); /* and only once, although it also settles */
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
+int main(void)
+{
+    lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
+    test_initial_scan_order();
+    test_watch();
+    test_settle_at_startup();
+    return check_finish();
+}

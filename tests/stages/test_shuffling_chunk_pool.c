@@ -1,0 +1,402 @@
+/*
+ * shuffling_chunk_pool: window fill (newest sources first), eviction of whole
+ * old sources, draws without replacement over a pass, use counts, bad chunks
+ * dropped for good, anchor counting (initial load, new files, set, reset,
+ * restart from a stored anchor) and sharding across ranks (every chunk
+ * exactly once, whatever order each rank discovers the files in).
+ */
+#include "check.h"
+#include "testutil.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/text.h"
+#include "format/chunk_source.h"
+#include "format/record.h"
+#include "pipeline/standalone.h"
+#include "stages/items.h"
+#include "stages/registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const lc_stage_class *pool_class(void)
+{
+    return lc_stage_class_find("shuffling_chunk_pool");
+}
+
+/* A game file: n V6 records whose first played_q float tags the game. */
+static void write_game(const char *path, uint32_t n, uint32_t tag)
+{
+    size_t len = (size_t)n * LC_V6_RECORD_SIZE;
+    uint8_t *rec = calloc(1, len);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t six = 6, fmt = 1;
+        memcpy(rec + (size_t)i * LC_V6_RECORD_SIZE, &six, 4);
+        memcpy(rec + (size_t)i * LC_V6_RECORD_SIZE + 4, &fmt, 4);
+        memcpy(rec + (size_t)i * LC_V6_RECORD_SIZE + 8340, &tag, 4); /* visits */
+    }
+    size_t gz_len;
+    uint8_t *gz = tu_gzip(rec, len, 1, &gz_len);
+    tu_write_file(path, gz, gz_len);
+    free(gz);
+    free(rec);
+}
+
+static lc_chunk_source *open_source(const char *path)
+{
+    lc_chunk_source *src = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_chunk_source_open(path, &src, &err) != 0) {
+        fprintf(stderr, "open %s: %s\n", path, err.msg);
+        exit(2);
+    }
+    return src;
+}
+
+static void feed(lc_queue *in, const char *path)
+{
+    lc_source_item item = {.source = open_source(path), .flags = 0, .seq = 0};
+    CHECK_OK(lc_queue_put(in, &item, NULL));
+}
+
+static void feed_marker(lc_queue *in, uint64_t n)
+{
+    lc_source_item item = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = n};
+    CHECK_OK(lc_queue_put(in, &item, NULL));
+}
+
+static bool take(lc_stage *s, lc_chunk_item *c)
+{
+    return lc_queue_get_until(s->output, c, NULL, lc_now_ns() + 10000000000ull) == 0;
+}
+
+/* Key number of a drawn chunk: game_0000NN.gz -> NN. */
+static int key_number(const lc_chunk_item *c)
+{
+    const char *key = lc_chunk_source_key(c->source);
+    return atoi(key + 5);
+}
+
+static void games(const char *dir, int first, int last)
+{
+    tu_mkdirs(dir);
+    for (int i = first; i <= last; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/game_%06d.gz", dir, i);
+        write_game(path, 3, (uint32_t)i);
+    }
+}
+
+static const char *game_path(const char *dir, int i)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/game_%06d.gz", dir, i);
+    return path;
+}
+
+static lc_stage *new_pool(const char *yaml, lc_queue *in, const lc_stage_env *env)
+{
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_standalone_new(pool_class(), "pool", yaml, in, 4, env, &s, &err) != 0) {
+        fprintf(stderr, "pool: %s\n", err.msg);
+        exit(2);
+    }
+    CHECK_OK(lc_standalone_start(s, NULL));
+    return s;
+}
+
+static uint64_t count_of(lc_stage *s, const char *name, lc_stage_metrics *m)
+{
+    lc_standalone_flush(s, m);
+    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    return c ? c->count : 0;
+}
+
+static int64_t gauge_of(const lc_stage_metrics *m, const char *name)
+{
+    const lc_metric_gauge *g = lc_metrics_find_gauge(m, name);
+    return g ? g->value : -1;
+}
+
+static Lcmon__ShufflingChunkPoolControlResponse *anchor_request(lc_stage *s, bool reset,
+                                                                const char *set,
+                                                                Lcmon__StageControlResponse *resp)
+{
+    Lcmon__ShufflingChunkPoolControlRequest pr = LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
+    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
+    pr.has_reset_chunk_anchor = reset;
+    pr.reset_chunk_anchor = reset;
+    pr.set_chunk_anchor = (char *)set;
+    pr.has_query_chunk_anchor = !reset && !set;
+    pr.query_chunk_anchor = !reset && !set;
+    req.chunk_pool_request = &pr;
+    lcmon__stage_control_response__init(resp);
+    CHECK_EQ_INT(lc_standalone_control(s, &req, resp, NULL), 1);
+    return resp->chunk_pool_response;
+}
+
+static void free_response(Lcmon__StageControlResponse *resp)
+{
+    Lcmon__ShufflingChunkPoolControlResponse *r = resp->chunk_pool_response;
+    if (r) {
+        free(r->chunk_anchor);
+        free(r);
+    }
+    resp->chunk_pool_response = NULL;
+}
+
+static void test_window_passes_eviction_and_anchor(void)
+{
+    const char *dir = tu_path("pool1");
+    games(dir, 0, 29);
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    /* Each game holds 1 chunk; a window of 10 keeps games 20..29. The
+     * stored anchor game_000025 counts the 4 newer games of the window. */
+    /* One loading thread, so that draw order is emission order. */
+    lc_stage *s = new_pool("chunk_pool_size: 10\nthreads: 1\nanchor: game_000025.gz\n", in, NULL);
+    /* Sources arrive in any order; the marker ends the initial scan. */
+    for (int i = 29; i >= 0; i -= 2)
+        feed(in, game_path(dir, i));
+    for (int i = 0; i < 30; i += 2)
+        feed(in, game_path(dir, i));
+    lc_chunk_item c;
+    lc_sleep_seconds(0.2);
+    CHECK(lc_queue_try_get(s->output, &c) == -EAGAIN); /* nothing before the marker */
+    feed_marker(in, 30);
+
+    /* Two passes: each draws every chunk of the window exactly once. */
+    for (int pass = 0; pass < 2; pass++) {
+        int seen[30] = {0};
+        for (int k = 0; k < 10; k++) {
+            CHECK(take(s, &c));
+            int g = key_number(&c);
+            CHECK(g >= 20 && g <= 29);
+            if (g >= 0 && g < 30)
+                seen[g]++;
+            CHECK_EQ_U64(c.use_count, (uint64_t)pass);
+            CHECK_EQ_U64(c.global_index, (uint64_t)(g - 20)); /* oldest first */
+            CHECK_EQ_U64(c.n_records, 3);
+            lc_item_chunk.dispose(&c);
+        }
+        for (int g = 20; g < 30; g++)
+            CHECK_EQ_INT(seen[g], 1);
+    }
+    lc_stage_metrics m;
+    CHECK(count_of(s, "reshuffles", &m) >= 1);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 10);
+    CHECK_EQ_INT(gauge_of(&m, "chunk_sources"), 10);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_total"), 10);
+    CHECK(m.has_anchor);
+    CHECK_EQ_STR(m.anchor, "game_000025.gz");
+    CHECK_EQ_U64(m.chunks_since_anchor, 4);
+    CHECK_EQ_STR(m.last_chunk_key, "game_000029.gz");
+    CHECK_EQ_U64(lc_metrics_find_count(&m, "sources_not_kept")->count, 20);
+
+    /* New games: appended, counted, and the oldest whole sources leave. */
+    games(dir, 30, 32);
+    for (int i = 30; i <= 32; i++)
+        feed(in, game_path(dir, i));
+    double deadline = lc_now_seconds() + 10;
+    int64_t total = 0;
+    while (total != 13 && lc_now_seconds() < deadline) {
+        lc_standalone_flush(s, &m);
+        total = gauge_of(&m, "chunks_total");
+        /* Keep draining so that loaders are not stuck on a full output. */
+        while (lc_queue_try_get(s->output, &c) == 0)
+            lc_item_chunk.dispose(&c);
+        lc_sleep_seconds(0.01);
+    }
+    CHECK_EQ_INT(total, 13);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 10);
+    CHECK_EQ_INT(gauge_of(&m, "chunk_sources"), 10);
+    CHECK_EQ_U64(m.chunks_since_anchor, 7);
+    /* Once what was drawn before the eviction has left (the output queue
+     * holds 4 and the loader 1), only games 23..32 come out. */
+    for (int k = 0; k < 5; k++) {
+        CHECK(take(s, &c));
+        lc_item_chunk.dispose(&c);
+    }
+    for (int k = 0; k < 40; k++) {
+        CHECK(take(s, &c));
+        int g = key_number(&c);
+        CHECK(g >= 23 && g <= 32);
+        lc_item_chunk.dispose(&c);
+    }
+
+    /* set keeps the count; query reports; reset returns and zeroes it. */
+    Lcmon__StageControlResponse resp;
+    Lcmon__ShufflingChunkPoolControlResponse *r = anchor_request(s, false, "game_000031.gz", &resp);
+    CHECK_EQ_STR(r->chunk_anchor, "game_000031.gz");
+    CHECK_EQ_INT(r->chunks_since_anchor, 7);
+    free_response(&resp);
+    r = anchor_request(s, false, NULL, &resp);
+    CHECK_EQ_INT(r->chunks_since_anchor, 7);
+    free_response(&resp);
+    r = anchor_request(s, true, NULL, &resp);
+    CHECK_EQ_STR(r->chunk_anchor, "game_000032.gz");
+    CHECK_EQ_INT(r->chunks_since_anchor, 7);
+    free_response(&resp);
+    r = anchor_request(s, false, NULL, &resp);
+    CHECK_EQ_STR(r->chunk_anchor, "game_000032.gz");
+    CHECK_EQ_INT(r->chunks_since_anchor, 0);
+    free_response(&resp);
+    games(dir, 33, 33);
+    feed(in, game_path(dir, 33));
+    deadline = lc_now_seconds() + 10;
+    do {
+        while (lc_queue_try_get(s->output, &c) == 0)
+            lc_item_chunk.dispose(&c);
+        lc_standalone_flush(s, &m);
+        lc_sleep_seconds(0.01);
+    } while (m.chunks_since_anchor != 1 && lc_now_seconds() < deadline);
+    CHECK_EQ_U64(m.chunks_since_anchor, 1);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+
+    /* A restart with the anchor stored at the reset: only game 33 counts. */
+    in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    s = new_pool("chunk_pool_size: 10\nanchor: game_000032.gz\n", in, NULL);
+    for (int i = 0; i <= 33; i++)
+        feed(in, game_path(dir, i));
+    feed_marker(in, 34);
+    CHECK(take(s, &c));
+    lc_item_chunk.dispose(&c);
+    lc_standalone_flush(s, &m);
+    CHECK_EQ_U64(m.chunks_since_anchor, 1);
+    CHECK_EQ_STR(m.anchor, "game_000032.gz");
+    lc_standalone_free(s);
+    lc_queue_free(in);
+
+    /* No anchor at all: every chunk of the window counts. */
+    in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    s = new_pool("chunk_pool_size: 5\n", in, NULL);
+    for (int i = 0; i <= 33; i++)
+        feed(in, game_path(dir, i));
+    feed_marker(in, 34);
+    CHECK(take(s, &c));
+    lc_item_chunk.dispose(&c);
+    lc_standalone_flush(s, &m);
+    CHECK_EQ_U64(m.chunks_since_anchor, 5);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
+static void test_bad_chunk_dropped_for_good(void)
+{
+    const char *dir = tu_path("pool2");
+    games(dir, 0, 3);
+    char bad[4096];
+    snprintf(bad, sizeof bad, "%s/game_000004.gz", dir);
+    tu_write_file(bad, "\x1f\x8b this is not deflate", 22);
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    lc_stage *s = new_pool("chunk_pool_size: 100\nthreads: 1\n", in, NULL);
+    for (int i = 0; i <= 3; i++)
+        feed(in, game_path(dir, i));
+    feed(in, bad);
+    feed_marker(in, 5);
+    lc_chunk_item c;
+    for (int k = 0; k < 40; k++) {
+        CHECK(take(s, &c));
+        CHECK(key_number(&c) != 4);
+        lc_item_chunk.dispose(&c);
+    }
+    lc_stage_metrics m;
+    CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 1);
+    CHECK_EQ_U64(m.dropped, 1);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
+/* One rank's first pass over a tar corpus, fed in a rank-specific order. */
+static void collect_rank(const char *const *tars, size_t n_tars, uint32_t rank, uint32_t world,
+                         int *hits /* [n_tars][20] */)
+{
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    lc_stage_env env = {.seed = 7 + rank, .rank = rank, .world_size = world, .rank_source = "test"};
+    lc_stage *s = new_pool("chunk_pool_size: 1000\nthreads: 1\n", in, &env);
+    size_t order[8];
+    for (size_t i = 0; i < n_tars; i++)
+        order[i] = i;
+    lc_rng rng;
+    lc_rng_seed(&rng, rank, 99);
+    for (size_t i = n_tars - 1; i > 0; i--) {
+        size_t j = (size_t)lc_rng_below(&rng, i + 1);
+        size_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < n_tars; i++)
+        feed(in, tars[order[i]]);
+    feed_marker(in, n_tars);
+    lc_chunk_item c;
+    /* Count this rank's window: the first pass is exactly one window. */
+    CHECK(take(s, &c));
+    lc_stage_metrics m;
+    lc_standalone_flush(s, &m);
+    int64_t window = gauge_of(&m, "chunks_in_window");
+    for (int64_t k = 0; k < window; k++) {
+        if (k > 0)
+            CHECK(take(s, &c));
+        const char *key = lc_chunk_source_key(c.source);
+        for (size_t t = 0; t < n_tars; t++)
+            if (strcmp(key, lc_basename(tars[t])) == 0)
+                hits[t * 20 + c.member]++;
+        lc_item_chunk.dispose(&c);
+    }
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
+static void test_sharding(void)
+{
+    const char *dir = tu_path("shard");
+    const char *src = tu_path("shard-src");
+    tu_mkdirs(dir);
+    tu_mkdirs(src);
+    static char tar_paths[3][4096];
+    const char *tars[3];
+    for (int t = 0; t < 3; t++) {
+        char *argv[32];
+        int a = 0;
+        static char names[20][64];
+        argv[a++] = "tar";
+        argv[a++] = "--format=gnu";
+        argv[a++] = "-cf";
+        snprintf(tar_paths[t], sizeof tar_paths[t], "%s/run-%d.tar", dir, t);
+        argv[a++] = tar_paths[t];
+        argv[a++] = "-C";
+        argv[a++] = (char *)src;
+        for (int i = 0; i < 20; i++) {
+            snprintf(names[i], sizeof names[i], "training.%d%05d.gz", t, i);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", src, names[i]);
+            write_game(path, 2, (uint32_t)(t * 100 + i));
+            argv[a++] = names[i];
+        }
+        argv[a] = NULL;
+        CHECK_EQ_INT(tu_run(argv, NULL), 0);
+        tars[t] = tar_paths[t];
+    }
+    for (uint32_t world = 1; world <= 4; world += 3) {
+        int hits[3 * 20] = {0};
+        for (uint32_t rank = 0; rank < world; rank++)
+            collect_rank(tars, 3, rank, world, hits);
+        for (int i = 0; i < 60; i++)
+            CHECK_EQ_INT(hits[i], 1);
+    }
+}
+
+int main(void)
+{
+    lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
+    test_window_passes_eviction_and_anchor();
+    test_bad_chunk_dropped_for_good();
+    test_sharding();
+    return check_finish();
+}
