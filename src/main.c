@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 typedef struct options {
@@ -254,7 +255,9 @@ static int run_headless(const lc_config *cfg, const options *o)
             const Lcmon__StageMetricProto *s = total->stage_metrics[i];
             fprintf(stderr, " %s %llu", s->name, (unsigned long long)s->items_out);
         }
-        fprintf(stderr, "\n");
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr, "; peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
     }
     lcmon__data_loader_metrics_proto__free_unpacked(total, NULL);
     lc_pipeline_free(p);

@@ -67,6 +67,10 @@ void lc_load_idle(lc_load_meter *m)
 
 void lc_load_flush(lc_load_meter *m, double *busy_seconds, double *total_seconds)
 {
+    if (!m) {
+        *busy_seconds = *total_seconds = 0;
+        return;
+    }
     uint64_t now = lc_now_ns();
     lc_mutex_lock(&m->mu);
     account(m, now);

@@ -21,8 +21,9 @@ _Static_assert(offsetof(lc_metric_stat, name) == 0, "name first");
 static void *find_or_add(void *arr, int *n, int max, size_t elem, const char *key, const char *kind)
 {
     char *base = arr;
+    /* Names are kept cut to the field's size; compare the same cut. */
     for (int i = 0; i < *n; i++) {
-        if (strcmp(base + (size_t)i * elem, key) == 0)
+        if (strncmp(base + (size_t)i * elem, key, LC_METRIC_NAME_MAX - 1) == 0)
             return base + (size_t)i * elem;
     }
     if (*n >= max)
@@ -119,7 +120,7 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
 const lc_metric_count *lc_metrics_find_count(const lc_stage_metrics *m, const char *name)
 {
     for (int i = 0; i < m->n_count; i++)
-        if (strcmp(m->count[i].name, name) == 0)
+        if (strncmp(m->count[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
             return &m->count[i];
     return NULL;
 }
@@ -127,7 +128,7 @@ const lc_metric_count *lc_metrics_find_count(const lc_stage_metrics *m, const ch
 const lc_metric_gauge *lc_metrics_find_gauge(const lc_stage_metrics *m, const char *name)
 {
     for (int i = 0; i < m->n_gauge; i++)
-        if (strcmp(m->gauge[i].name, name) == 0)
+        if (strncmp(m->gauge[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
             return &m->gauge[i];
     return NULL;
 }

@@ -18,7 +18,9 @@
  * registered producer finishes (lc_queue_add_producer / _producer_done), so
  * that a stage with several workers closes its output exactly once.
  *
- * Metrics. put, get and drop counters grow until lc_queue_flush_counters()
+ * Metrics. `put` counts items that entered the queue (an item dropped by
+ * DROP_NEWEST never did; one evicted by KEEP_NEWEST did, and counts a drop
+ * when it leaves). put, get and drop counters grow until lc_queue_flush_counters()
  * reads and resets them; the same call samples the fullness, so one sample is
  * taken per metrics flush.
  *

@@ -40,6 +40,7 @@
 #include "stages/stage.h"
 
 #include "core/clock.h"
+#include "core/deque.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "format/chunk.h"
@@ -118,9 +119,8 @@ typedef struct pool {
     pthread_cond_t cond;
     bool initial_done;
     bool input_closed;
-    /* Sources of the window, oldest first, in a ring. */
-    pool_source *ring;
-    size_t ring_cap, ring_head, ring_len;
+    /* Sources of the window (pool_source), oldest first. */
+    lc_deque sources;
     uint64_t upper;     /* next global index */
     uint64_t in_window; /* kept chunks of the sources in the ring */
     /* Undrawn indices of the current pass. */
@@ -137,7 +137,7 @@ typedef struct pool {
 
 static pool_source *ring_at(pool *p, size_t i)
 {
-    return &p->ring[(p->ring_head + i) % p->ring_cap];
+    return lc_deque_at(&p->sources, i);
 }
 
 static uint64_t window_lower(const pool *p, const pool_config *c)
@@ -202,18 +202,8 @@ static void free_entry(pool_source *e)
 /* Append a kept source at the upper bound. Caller holds mu. */
 static void append_locked(pool *p, pool_source *e)
 {
-    if (p->ring_len == p->ring_cap) {
-        size_t cap = p->ring_cap ? 2 * p->ring_cap : 64;
-        pool_source *ring = lc_xmalloc(cap * sizeof *ring);
-        for (size_t i = 0; i < p->ring_len; i++)
-            ring[i] = *ring_at(p, i);
-        free(p->ring);
-        p->ring = ring;
-        p->ring_cap = cap;
-        p->ring_head = 0;
-    }
     e->base = p->upper;
-    *ring_at(p, p->ring_len++) = *e;
+    *(pool_source *)lc_deque_push_back(&p->sources) = *e;
     for (uint32_t i = 0; i < e->n; i++)
         pending_push(p, p->upper + i);
     p->upper += e->n;
@@ -227,20 +217,19 @@ static void evict_locked(lc_stage *s)
 {
     pool *p = s->priv;
     uint64_t lower = window_lower(p, s->config);
-    while (p->ring_len > 1) {
+    while (lc_deque_len(&p->sources) > 1) {
         pool_source *front = ring_at(p, 0);
         if (front->base + front->n > lower)
             break;
         p->in_window -= front->n;
         free_entry(front);
-        p->ring_head = (p->ring_head + 1) % p->ring_cap;
-        p->ring_len--;
+        lc_deque_pop_front(&p->sources);
         atomic_fetch_add(&p->n_evicted, 1);
     }
     /* Keep the pass array from filling with evicted indices. */
     if (p->n_pending > 2 * p->in_window + 1024) {
         size_t k = 0;
-        uint64_t first = p->ring_len ? ring_at(p, 0)->base : p->upper;
+        uint64_t first = lc_deque_len(&p->sources) ? ring_at(p, 0)->base : p->upper;
         for (size_t i = 0; i < p->n_pending; i++)
             if (p->pending[i] >= first && p->pending[i] >= lower)
                 p->pending[k++] = p->pending[i];
@@ -251,7 +240,7 @@ static void evict_locked(lc_stage *s)
 /* Find the source holding global index idx; NULL when evicted. */
 static pool_source *find_locked(pool *p, uint64_t idx, uint32_t *pos)
 {
-    size_t lo = 0, hi = p->ring_len;
+    size_t lo = 0, hi = lc_deque_len(&p->sources);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         pool_source *e = ring_at(p, mid);
@@ -482,6 +471,7 @@ static int pool_init(lc_stage *s, lc_error *err)
     lc_mutex_init(&p->mu);
     lc_cond_init(&p->cond);
     lc_load_init(&p->ingest_meter);
+    lc_deque_init(&p->sources, sizeof(pool_source));
     lc_worker_pool_init(&p->loaders, "loading", c->threads);
     if (c->anchor && c->anchor[0])
         p->anchor = lc_xstrdup(c->anchor);
@@ -518,9 +508,9 @@ static void pool_fini(lc_stage *s)
     pool *p = s->priv;
     lc_worker_pool_fini(&p->loaders);
     lc_load_fini(&p->ingest_meter);
-    for (size_t i = 0; i < p->ring_len; i++)
+    for (size_t i = 0; i < lc_deque_len(&p->sources); i++)
         free_entry(ring_at(p, i));
-    free(p->ring);
+    lc_deque_fini(&p->sources);
     free(p->pending);
     free(p->anchor);
     free(p->newest_key);
@@ -547,7 +537,7 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
     lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
     lc_mutex_lock(&p->mu);
-    lc_metrics_set_gauge(m, "chunk_sources", (int64_t)p->ring_len, 0, false);
+    lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->sources), 0, false);
     lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)p->in_window,
                          (int64_t)c->chunk_pool_size, true);
     lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->upper, 0, false);

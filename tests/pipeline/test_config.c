@@ -374,7 +374,11 @@ static void test_default_config(void)
         fprintf(stderr, "default config: %s\n", err.msg);
         return;
     }
-    CHECK_EQ_INT(cfg->n_stages, 2);
+    /* The whole loader chain, ending in the named pipe. */
+    CHECK_EQ_INT(cfg->n_stages, 8);
+    CHECK_EQ_STR(cfg->stages[cfg->n_stages - 1].cls->type_name, "fifo_writer");
+    for (unsigned i = 1; i < cfg->n_stages; i++)
+        CHECK_EQ_INT(cfg->stages[i].input_index, (int)i - 1);
     CHECK_EQ_STR(cfg->origin, "<default config>");
     CHECK_EQ_U64(cfg->seed, 42);
     CHECK_EQ_INT(cfg->metrics_interval_ms, 100);

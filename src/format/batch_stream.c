@@ -1,0 +1,275 @@
+#include "format/batch_stream.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+static const uint8_t stream_magic[LC_STREAM_MAGIC_BYTES] = "LCMONBS";
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+size_t lc_stream_header_encode(const lc_batch_layout *l, uint8_t *buf, size_t cap)
+{
+    size_t need = LC_STREAM_HEADER_PREFIX_BYTES + 4 + 8 + 8;
+    for (uint32_t i = 0; i < l->n_tensors; i++)
+        need += 2 + strnlen(l->tensors[i].name, LC_BATCH_NAME_MAX) + 1 + 1 +
+                8 * (size_t)l->tensors[i].ndim + 8 + 8;
+    if (need > cap)
+        return need;
+    uint8_t *p = buf;
+    memcpy(p, stream_magic, LC_STREAM_MAGIC_BYTES);
+    p += LC_STREAM_MAGIC_BYTES;
+    put_u32(p, LC_STREAM_VERSION);
+    put_u32(p + 4, (uint32_t)(need - LC_STREAM_HEADER_PREFIX_BYTES));
+    put_u32(p + 8, l->n_tensors);
+    put_u64(p + 12, l->batch_size);
+    put_u64(p + 20, l->total_bytes);
+    p += 28;
+    for (uint32_t i = 0; i < l->n_tensors; i++) {
+        const lc_tensor_desc *t = &l->tensors[i];
+        size_t name_len = strnlen(t->name, LC_BATCH_NAME_MAX);
+        put_u16(p, (uint16_t)name_len);
+        memcpy(p + 2, t->name, name_len);
+        p += 2 + name_len;
+        p[0] = (uint8_t)t->dtype;
+        p[1] = (uint8_t)t->ndim;
+        p += 2;
+        for (uint32_t d = 0; d < t->ndim; d++, p += 8)
+            put_u64(p, t->shape[d]);
+        put_u64(p, t->offset);
+        put_u64(p + 8, t->nbytes);
+        p += 16;
+    }
+    return need;
+}
+
+void lc_stream_batch_frame(uint8_t out[32], uint32_t flags, uint64_t seq, uint64_t rows,
+                           uint64_t payload_bytes)
+{
+    memcpy(out, "BTCH", 4);
+    put_u32(out + 4, flags);
+    put_u64(out + 8, seq);
+    put_u64(out + 16, rows);
+    put_u64(out + 24, payload_bytes);
+}
+
+void lc_stream_done_frame(uint8_t out[16], uint64_t batches)
+{
+    memcpy(out, "DONE", 4);
+    put_u32(out + 4, 0);
+    put_u64(out + 8, batches);
+}
+
+/* A bounds-checked cursor over the header bytes after the prefix. */
+typedef struct cursor {
+    const uint8_t *p, *end;
+} cursor;
+
+static bool take(cursor *c, size_t n, const uint8_t **out)
+{
+    if ((size_t)(c->end - c->p) < n)
+        return false;
+    *out = c->p;
+    c->p += n;
+    return true;
+}
+
+static int decode_tensor(cursor *c, const lc_batch_layout *l, lc_tensor_desc *t, uint32_t index,
+                         lc_error *err)
+{
+    const uint8_t *f;
+    if (!take(c, 2, &f))
+        goto short_header;
+    uint16_t name_len = get_u16(f);
+    if (name_len == 0 || name_len >= LC_BATCH_NAME_MAX)
+        return lc_error_set(err, LC_EFORMAT,
+                            "stream header: tensor %u: name length %u is out of range (1 to %d)",
+                            index, name_len, LC_BATCH_NAME_MAX - 1);
+    if (!take(c, name_len, &f))
+        goto short_header;
+    memcpy(t->name, f, name_len);
+    t->name[name_len] = '\0';
+    if (memchr(t->name, '\0', name_len))
+        return lc_error_set(err, LC_EFORMAT, "stream header: tensor %u: name contains a NUL",
+                            index);
+    if (!take(c, 2, &f))
+        goto short_header;
+    if (f[0] > LC_DTYPE_I32)
+        return lc_error_set(err, LC_EFORMAT, "stream header: tensor '%s': unknown dtype %u",
+                            t->name, f[0]);
+    t->dtype = (lc_dtype)f[0];
+    t->ndim = f[1];
+    if (t->ndim < 1 || t->ndim > LC_BATCH_MAX_DIMS)
+        return lc_error_set(err, LC_EFORMAT,
+                            "stream header: tensor '%s': %u dimensions (1 to %d allowed)",
+                            t->name, t->ndim, LC_BATCH_MAX_DIMS);
+    uint64_t elems = 1;
+    for (uint32_t d = 0; d < t->ndim; d++) {
+        if (!take(c, 8, &f))
+            goto short_header;
+        t->shape[d] = get_u64(f);
+        if (t->shape[d] && elems > UINT64_MAX / t->shape[d])
+            return lc_error_set(err, LC_EFORMAT, "stream header: tensor '%s': shape overflows",
+                                t->name);
+        elems *= t->shape[d];
+    }
+    if (t->shape[0] != l->batch_size)
+        return lc_error_set(err, LC_EFORMAT,
+                            "stream header: tensor '%s': first dimension %llu is not the batch "
+                            "size %llu",
+                            t->name, (unsigned long long)t->shape[0],
+                            (unsigned long long)l->batch_size);
+    if (!take(c, 16, &f))
+        goto short_header;
+    t->offset = get_u64(f);
+    t->nbytes = get_u64(f + 8);
+    size_t esize = lc_dtype_size(t->dtype);
+    if (elems > UINT64_MAX / esize || t->nbytes != elems * esize)
+        return lc_error_set(err, LC_EFORMAT,
+                            "stream header: tensor '%s': nbytes %llu does not match its shape",
+                            t->name, (unsigned long long)t->nbytes);
+    if (t->offset % LC_BATCH_ALIGN != 0 || t->offset > l->total_bytes ||
+        t->nbytes > l->total_bytes - t->offset)
+        return lc_error_set(err, LC_EFORMAT,
+                            "stream header: tensor '%s': offset %llu + %llu bytes is not a "
+                            "64-byte aligned range of the %llu-byte payload",
+                            t->name, (unsigned long long)t->offset,
+                            (unsigned long long)t->nbytes, (unsigned long long)l->total_bytes);
+    return 0;
+
+short_header:
+    return lc_error_set(err, LC_EFORMAT,
+                        "stream header: tensor %u runs past header_bytes (corrupt header)", index);
+}
+
+int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
+                            size_t *consumed, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *consumed = 0;
+    size_t have = len < LC_STREAM_MAGIC_BYTES ? len : LC_STREAM_MAGIC_BYTES;
+    if (memcmp(buf, stream_magic, have) != 0)
+        return lc_error_set(err, LC_EFORMAT,
+                            "not an lcmon batch stream: the first bytes are not the magic "
+                            "\"LCMONBS\\0\"");
+    if (len < LC_STREAM_HEADER_PREFIX_BYTES)
+        return lc_error_set(err, LC_ETRUNC,
+                            "batch stream header: only %zu bytes (at least %d needed)", len,
+                            LC_STREAM_HEADER_PREFIX_BYTES);
+    uint32_t version = get_u32(buf + 8);
+    if (version != LC_STREAM_VERSION)
+        return lc_error_set(err, LC_EVERSION,
+                            "batch stream version %u is not supported (this reader knows "
+                            "version %u)",
+                            version, LC_STREAM_VERSION);
+    uint32_t rest = get_u32(buf + 12);
+    if (rest < 20 || rest > LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES)
+        return lc_error_set(err, LC_EFORMAT,
+                            "batch stream header: header_bytes %u is out of range (20 to %d)",
+                            rest, LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES);
+    size_t total = LC_STREAM_HEADER_PREFIX_BYTES + (size_t)rest;
+    if (len < total) {
+        *consumed = total;
+        return lc_error_set(err, LC_ETRUNC,
+                            "batch stream header: %zu of its %zu bytes are present", len, total);
+    }
+    cursor c = {buf + LC_STREAM_HEADER_PREFIX_BYTES, buf + total};
+    const uint8_t *f = c.p; /* rest >= 20: the fixed fields are there */
+    c.p += 20;
+    uint32_t n = get_u32(f);
+    out->batch_size = get_u64(f + 4);
+    out->total_bytes = get_u64(f + 12);
+    if (n > LC_BATCH_MAX_TENSORS) {
+        memset(out, 0, sizeof *out);
+        return lc_error_set(err, LC_EFORMAT, "batch stream header: %u tensors (at most %d)", n,
+                            LC_BATCH_MAX_TENSORS);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = decode_tensor(&c, out, &out->tensors[i], i, err);
+        if (rc != 0) {
+            memset(out, 0, sizeof *out);
+            return rc;
+        }
+        out->n_tensors = i + 1;
+    }
+    *consumed = total;
+    return 0;
+}
+
+int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (len < 4)
+        return lc_error_set(err, LC_ETRUNC, "batch stream: %zu bytes, too few for a magic", len);
+    if (memcmp(buf, "BTCH", 4) == 0) {
+        if (len < LC_STREAM_FRAME_BYTES)
+            return lc_error_set(err, LC_ETRUNC, "batch frame: %zu of its 32 bytes are present",
+                                len);
+        out->kind = LC_STREAM_BATCH;
+        out->flags = get_u32(buf + 4);
+        out->seq = get_u64(buf + 8);
+        out->rows = get_u64(buf + 16);
+        out->payload_bytes = get_u64(buf + 24);
+        return 0;
+    }
+    if (memcmp(buf, "DONE", 4) == 0) {
+        if (len < LC_STREAM_DONE_BYTES)
+            return lc_error_set(err, LC_ETRUNC,
+                                "end-of-stream marker: %zu of its 16 bytes are present", len);
+        if (get_u32(buf + 4) != 0)
+            return lc_error_set(err, LC_EFORMAT,
+                                "end-of-stream marker: second word is %u, not 0",
+                                get_u32(buf + 4));
+        out->kind = LC_STREAM_DONE;
+        out->batches = get_u64(buf + 8);
+        return 0;
+    }
+    if (memcmp(buf, stream_magic, 4) == 0) {
+        if (len < LC_STREAM_MAGIC_BYTES)
+            return lc_error_set(err, LC_ETRUNC, "stream header: %zu of its magic bytes", len);
+        if (memcmp(buf, stream_magic, LC_STREAM_MAGIC_BYTES) == 0) {
+            out->kind = LC_STREAM_HEADER;
+            return 0;
+        }
+    }
+    return lc_error_set(err, LC_EFORMAT,
+                        "batch stream: unknown record magic %02x %02x %02x %02x (expected "
+                        "\"BTCH\", \"DONE\" or a stream header)",
+                        buf[0], buf[1], buf[2], buf[3]);
+}

@@ -1,0 +1,129 @@
+/*
+ * batch_stream: the byte stream of tensor batches that the fifo_writer stage
+ * writes to a named pipe (or a file) and python/lcmon_reader.py reads.
+ *
+ * Format, version 1. All integers are little-endian and unsigned; there is
+ * no padding between fields.
+ *
+ * A stream is a stream header, then any number of batches, then an end
+ * marker:
+ *
+ *   stream header
+ *     magic          8 bytes  "LCMONBS\0"
+ *     version        u32      1
+ *     header_bytes   u32      length of the rest of the header, in bytes
+ *     n_tensors      u32
+ *     batch_size     u64      rows of a full batch
+ *     payload_bytes  u64      bytes of every batch payload (the batch
+ *                             layout's total_bytes)
+ *     then per tensor, n_tensors times:
+ *       name_len     u16
+ *       name         name_len bytes, no NUL
+ *       dtype        u8       0 float32, 1 int64, 2 bool (one byte, 0 or 1),
+ *                             3 int32
+ *       ndim         u8       1 to 4
+ *       shape        u64[ndim]; shape[0] = batch_size
+ *       offset       u64      where the tensor starts in the payload, a
+ *                             multiple of 64
+ *       nbytes       u64      product of shape times the dtype size
+ *     Readers ignore bytes after the last tensor up to header_bytes.
+ *
+ *   batch (32 bytes of frame, then the payload)
+ *     magic          4 bytes  "BTCH"
+ *     flags          u32      bit 0: last batch of a finite stream
+ *     seq            u64      batch number from 0
+ *     rows           u64      valid rows: batch_size, except possibly in the
+ *                             last batch of a finite stream
+ *     payload_bytes  u64      = payload_bytes of the header
+ *     payload        payload_bytes bytes: each tensor C-contiguous at its
+ *                             offset, with batch_size rows of which the
+ *                             first `rows` are valid (ignore the rest)
+ *
+ *   end of stream (16 bytes)
+ *     magic          4 bytes  "DONE"
+ *     zero           u32      0
+ *     batches        u64      batch frames written since the stream header
+ *                             that began this connection
+ *
+ * A reader that meets end of file without DONE knows that the writer died or
+ * went away mid-stream.
+ *
+ * A stream header may also appear between two batches: the writer sends one
+ * whenever the layout changes. On a named pipe, every new reader gets a
+ * fresh stream header first, then batches starting at a batch boundary. A
+ * reader whose first bytes are not a stream header has attached to a pipe
+ * that still holds its predecessor's unread bytes (the writer has not yet
+ * noticed that the previous reader left): it should close the pipe, wait a
+ * moment and open it again.
+ *
+ * Pure functions; any thread may call them.
+ */
+#ifndef LC_FORMAT_BATCH_STREAM_H
+#define LC_FORMAT_BATCH_STREAM_H
+
+#include "core/error.h"
+#include "format/batch.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LC_STREAM_MAGIC "LCMONBS" /* with its NUL: the 8 magic bytes */
+#define LC_STREAM_MAGIC_BYTES 8
+#define LC_STREAM_VERSION 1u
+/* magic, version and header_bytes: what a reader needs to learn the rest. */
+#define LC_STREAM_HEADER_PREFIX_BYTES 16
+/* Upper bound of header_bytes accepted by the decoder. */
+#define LC_STREAM_HEADER_MAX_BYTES 65536
+#define LC_STREAM_FRAME_BYTES 32
+#define LC_STREAM_DONE_BYTES 16
+#define LC_STREAM_FLAG_LAST 1u
+
+/* Encode the stream header of layout l into buf. Returns the header's size
+ * in bytes; when that is more than cap, nothing is written and the caller
+ * retries with a buffer of the returned size. */
+size_t lc_stream_header_encode(const lc_batch_layout *l, uint8_t *buf, size_t cap);
+
+/* The 32-byte frame that precedes a batch payload. */
+void lc_stream_batch_frame(uint8_t out[32], uint32_t flags, uint64_t seq, uint64_t rows,
+                           uint64_t payload_bytes);
+
+/* The 16-byte end-of-stream marker. */
+void lc_stream_done_frame(uint8_t out[16], uint64_t batches);
+
+/*
+ * Decode a stream header at the start of buf (len bytes) into out, setting
+ * *consumed to the header's size. Errors, with a message in err:
+ *   not the magic                                 LC_EFORMAT
+ *   a version other than 1                        LC_EVERSION
+ *   buf shorter than the header                   LC_ETRUNC, and *consumed is
+ *                                                 the size needed when known
+ *                                                 (0 when fewer than 16 bytes)
+ *   a field out of range or inconsistent          LC_EFORMAT
+ * On error *out is zeroed.
+ */
+int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
+                            size_t *consumed, lc_error *err);
+
+typedef enum lc_stream_record {
+    LC_STREAM_BATCH = 1,  /* a 32-byte batch frame */
+    LC_STREAM_DONE = 2,   /* the 16-byte end marker */
+    LC_STREAM_HEADER = 3, /* the start of a stream header */
+} lc_stream_record;
+
+typedef struct lc_stream_frame {
+    lc_stream_record kind;
+    uint32_t flags;         /* batch */
+    uint64_t seq;           /* batch */
+    uint64_t rows;          /* batch */
+    uint64_t payload_bytes; /* batch */
+    uint64_t batches;       /* done */
+} lc_stream_frame;
+
+/* Identify what starts at buf (for tests and tools): a batch frame (needs 32
+ * bytes), a DONE marker (16 bytes) or a stream header (8 bytes; decode it with
+ * lc_stream_header_decode). Returns 0, LC_ETRUNC when len is too short for
+ * what the magic announces (or under 4 bytes), LC_EFORMAT for an unknown
+ * magic or a DONE whose second word is not 0. */
+int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out, lc_error *err);
+
+#endif

@@ -1,0 +1,718 @@
+/*
+ * fifo_writer: the sink that hands batches to the trainer through a named
+ * pipe, in the batch stream format (format/batch_stream.h).
+ *
+ * One thread. It takes batch items from the input and writes each as a frame
+ * plus its payload. On a named pipe it first waits for a reader: opening a
+ * FIFO for writing without O_NONBLOCK would block until a reader arrives,
+ * with no way to stop, so it tries open(O_WRONLY | O_NONBLOCK), which fails
+ * with ENXIO while nobody reads, every 50 ms (a stop-aware sleep). Every new
+ * reader gets a fresh stream header, then whole batches.
+ *
+ * Writing. The descriptor stays non-blocking: a blocking write of a payload
+ * larger than the pipe would not return before all of it is in the pipe, so
+ * a stop could not interrupt it. Instead each write takes what the pipe
+ * accepts, and when the pipe is full the thread waits in poll() on the pipe
+ * and on an eventfd that `stop` signals. The pipe buffer is raised to 1 MiB
+ * when the system allows it, so a large payload goes out in few writes.
+ *
+ * Readers that go away. A write to a pipe without a reader raises SIGPIPE,
+ * which kills a process that has not ignored it. The program ignores SIGPIPE,
+ * but the stage does not rely on it: the thread blocks SIGPIPE, so the write
+ * fails with EPIPE, and the signal then pending on the thread is consumed
+ * with sigtimedwait. While idle (waiting for input) the thread also polls the
+ * pipe every 50 ms, which reports POLLERR once the reader has closed it.
+ *
+ * No batch torn or lost. Bytes already in the pipe when a reader leaves were
+ * never read, yet the writer counted them as written. So the thread keeps
+ * every written batch that may still sit in the pipe (those whose last byte
+ * was written less than one pipe capacity ago), and when the reader leaves it
+ * asks the pipe (FIONREAD, still valid on the write end) how many bytes stay
+ * unread. The batches the reader did not read to the end, including the one
+ * being written at that moment, are sent again, whole and in order, to the
+ * next reader after its fresh header. The batches a reader sees therefore
+ * continue where the previous reader stopped, with no gap and no repeat.
+ * A new reader that opens the pipe in the short time before the writer has
+ * noticed the old one leaving would attach to the old pipe and see its tail,
+ * not a header; the stream format tells such a reader to close and reopen.
+ *
+ * End of a finite run. When the input is closed and drained (not by a stop),
+ * everything held is written, then the DONE marker. The stage finishes once
+ * the reader has read all of it (the pipe is empty): a reader that leaves
+ * before the end loses nothing either, the next one gets the rest and DONE.
+ * If no reader is connected when the input ends, the thread waits for one.
+ * A stop closes the pipe without DONE: the reader sees a truncated stream,
+ * which is what happened.
+ *
+ * With `regular_file` set, the stream goes to a regular file instead,
+ * truncated at start: header, batches, DONE.
+ */
+#include "stages/stage.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "format/batch.h"
+#include "format/batch_stream.h"
+#include "stages/items.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How often the thread re-checks while idle, and retries opening the pipe. */
+#define FW_POLL_NS (50 * 1000000ull)
+#define FW_RETRY_SECONDS 0.05
+/* The pipe buffer we ask for. */
+#define FW_PIPE_BYTES (1 << 20)
+
+typedef struct fw_config {
+    char *path;
+    bool *regular_file_opt;
+    bool *create_opt;
+    /* Resolved by config_check. */
+    bool regular_file;
+    bool create;
+} fw_config;
+
+static const cyaml_schema_field_t fw_fields[] = {
+    CYAML_FIELD_STRING_PTR("path", CYAML_FLAG_POINTER, fw_config, path, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_BOOL_PTR("regular_file", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
+                         regular_file_opt),
+    CYAML_FIELD_BOOL_PTR("create", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
+                         create_opt),
+    CYAML_FIELD_END,
+};
+
+static int fw_config_check(void *p, lc_error *err)
+{
+    fw_config *c = p;
+    char *bad = NULL;
+    char *expanded = lc_expand_env(c->path, &bad);
+    if (!expanded) {
+        int rc = lc_error_set(err, LC_ECONFIG,
+                              "path: environment variable %s is not set (set it, or write "
+                              "${%s:-default})",
+                              bad, bad);
+        free(bad);
+        return rc;
+    }
+    free(c->path);
+    c->path = expanded;
+    if (!c->path[0])
+        return lc_error_set(err, LC_ECONFIG, "path: is empty (name the pipe to write to)");
+    c->regular_file = c->regular_file_opt ? *c->regular_file_opt : false;
+    c->create = c->create_opt ? *c->create_opt : true;
+    return 0;
+}
+
+/* A batch the thread owns: not yet written on this connection, or written
+ * but possibly still unread in the pipe. */
+typedef struct held_batch {
+    lc_batch_item item;
+    uint64_t end;  /* connection offset just past its bytes, once written */
+    bool resend;   /* it had reached a reader that left before reading it all */
+} held_batch;
+
+typedef struct fw {
+    lc_worker_pool pool;
+    int wake_fd;
+    /* The rest up to the metrics belongs to the worker thread (and to start
+     * before, fini after it). */
+    int fd; /* the pipe or file; -1 while no reader is connected */
+    held_batch *held; /* ring */
+    size_t held_head, held_n, held_cap;
+    size_t n_sent;          /* the first n_sent held batches are written on this connection */
+    uint64_t conn_bytes;    /* bytes written on this connection */
+    uint64_t conn_batches;  /* batch frames written on this connection */
+    uint64_t pipe_bytes;    /* capacity of this connection's pipe (0 for a file) */
+    bool conn_header_sent;  /* this connection has had its stream header */
+    bool conn_done_sent;    /* this connection has had DONE */
+    uint8_t *hdr, *hdr_tmp; /* encoded header last sent, and scratch */
+    size_t hdr_len, hdr_cap, hdr_tmp_cap;
+    bool input_done;
+    bool file_failed;
+    uint64_t blocked_ms_reported; /* flush side only */
+
+    atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent,
+        n_dropped, blocked_ns;
+    atomic_int_fast64_t g_connected, g_waiting, g_pipe_full;
+} fw;
+
+static held_batch *held_at(fw *f, size_t i)
+{
+    return &f->held[(f->held_head + i) % f->held_cap];
+}
+
+static void held_push(fw *f, const lc_batch_item *item)
+{
+    if (f->held_n == f->held_cap) {
+        size_t cap = f->held_cap ? 2 * f->held_cap : 16;
+        held_batch *v = lc_xcalloc(cap, sizeof *v);
+        for (size_t i = 0; i < f->held_n; i++)
+            v[i] = *held_at(f, i);
+        free(f->held);
+        f->held = v;
+        f->held_cap = cap;
+        f->held_head = 0;
+    }
+    held_batch *h = &f->held[(f->held_head + f->held_n) % f->held_cap];
+    memset(h, 0, sizeof *h);
+    h->item = *item;
+    f->held_n++;
+}
+
+static void held_drop_front(fw *f)
+{
+    lc_batch_free(f->held[f->held_head].item.batch);
+    f->held_head = (f->held_head + 1) % f->held_cap;
+    f->held_n--;
+}
+
+static void held_clear(fw *f)
+{
+    while (f->held_n)
+        held_drop_front(f);
+    f->n_sent = 0;
+}
+
+/* A SIGPIPE raised by our failed write is pending on this thread (it is
+ * blocked here); consume it so that it never reaches anyone. */
+static void drain_sigpipe(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&set, NULL, &zero) == SIGPIPE) {
+    }
+}
+
+/* Wait until the pipe has room or stop is signalled; counted idle. */
+static void wait_writable(fw *f, lc_load_meter *meter)
+{
+    struct pollfd fds[2] = {{.fd = f->fd, .events = POLLOUT},
+                            {.fd = f->wake_fd, .events = POLLIN}};
+    atomic_store(&f->g_pipe_full, 1);
+    lc_load_idle(meter);
+    uint64_t t0 = lc_now_ns();
+    /* The timeout only bounds the wait should a wake-up ever be missed. */
+    if (poll(fds, 2, 1000) < 0 && errno != EINTR)
+        LC_WARN("poll on the batch pipe failed: %s", strerror(errno));
+    atomic_fetch_add(&f->blocked_ns, lc_now_ns() - t0);
+    lc_load_busy(meter);
+    atomic_store(&f->g_pipe_full, 0);
+}
+
+/* Write the iovecs whole. Returns 0, LC_ESTOPPED, or a negative errno (EPIPE
+ * when the reader has gone). *written counts the bytes that went out. */
+static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t *written,
+                    lc_load_meter *meter)
+{
+    while (iovcnt > 0) {
+        if (iov->iov_len == 0) {
+            iov++;
+            iovcnt--;
+            continue;
+        }
+        if (lc_run_state_stopping(&s->run))
+            return LC_ESTOPPED;
+        ssize_t n = writev(f->fd, iov, iovcnt);
+        if (n > 0) {
+            f->conn_bytes += (uint64_t)n;
+            *written += (uint64_t)n;
+            atomic_fetch_add(&f->n_bytes, (uint64_t)n);
+            size_t left = (size_t)n;
+            while (left > 0 && left >= iov->iov_len) {
+                left -= iov->iov_len;
+                iov++;
+                iovcnt--;
+            }
+            if (left > 0) {
+                iov->iov_base = (uint8_t *)iov->iov_base + left;
+                iov->iov_len -= left;
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            wait_writable(f, meter);
+            continue;
+        }
+        int e = n < 0 ? errno : EIO;
+        if (e == EPIPE)
+            drain_sigpipe();
+        return -e;
+    }
+    return 0;
+}
+
+/* Encode the header of layout l (NULL: an empty layout, for a stream without
+ * batches) unless it is the header already sent on this connection. Returns
+ * true when a header must be written before the next record; it is then in
+ * f->hdr. */
+static bool header_needed(fw *f, const lc_batch_layout *l)
+{
+    lc_batch_layout empty;
+    if (!l) {
+        if (f->hdr_len)
+            return !f->conn_header_sent; /* repeat the last layout */
+        lc_batch_layout_init(&empty, 0);
+        l = &empty;
+    }
+    size_t n = lc_stream_header_encode(l, f->hdr_tmp, f->hdr_tmp_cap);
+    if (n > f->hdr_tmp_cap) {
+        free(f->hdr_tmp);
+        f->hdr_tmp_cap = n;
+        f->hdr_tmp = lc_xmalloc(n);
+        lc_stream_header_encode(l, f->hdr_tmp, f->hdr_tmp_cap);
+    }
+    if (f->conn_header_sent && n == f->hdr_len && memcmp(f->hdr, f->hdr_tmp, n) == 0)
+        return false;
+    uint8_t *t = f->hdr;
+    f->hdr = f->hdr_tmp;
+    f->hdr_tmp = t;
+    size_t c = f->hdr_cap;
+    f->hdr_cap = f->hdr_tmp_cap;
+    f->hdr_tmp_cap = c;
+    f->hdr_len = n;
+    return true;
+}
+
+/* The reader is gone (or the write failed): keep what it did not read. */
+static void disconnect(lc_stage *s, fw *f, const char *why, uint64_t partial)
+{
+    const fw_config *c = s->config;
+    int unread = 0;
+    uint64_t consumed;
+    if (ioctl(f->fd, FIONREAD, &unread) == 0 && unread >= 0)
+        consumed = f->conn_bytes - ((uint64_t)unread < f->conn_bytes ? (uint64_t)unread
+                                                                      : f->conn_bytes);
+    else
+        consumed = 0; /* unknown: send again everything that may be unread */
+    while (f->n_sent > 0 && held_at(f, 0)->end <= consumed) {
+        held_drop_front(f);
+        f->n_sent--;
+    }
+    size_t again = f->n_sent;
+    for (size_t i = 0; i < f->n_sent; i++)
+        held_at(f, i)->resend = true;
+    if (partial > 0 && f->n_sent < f->held_n) {
+        held_at(f, f->n_sent)->resend = true;
+        again++;
+    }
+    f->n_sent = 0;
+    close(f->fd);
+    f->fd = -1;
+    atomic_store(&f->g_connected, 0);
+    atomic_fetch_add(&f->n_disconnects, 1);
+    if (again)
+        LC_WARN("%s: the reader of %s went away (%s) after %llu batches; the %zu it had not "
+                "read whole (from seq %llu) go to the next reader",
+                s->name, c->path, why, (unsigned long long)f->conn_batches, again,
+                (unsigned long long)held_at(f, 0)->item.seq);
+    else
+        LC_WARN("%s: the reader of %s went away (%s) after %llu batches; waiting for the next",
+                s->name, c->path, why, (unsigned long long)f->conn_batches);
+}
+
+/* While idle: notice a reader that closed the pipe, so that the next one
+ * does not attach to the old pipe. */
+static void check_reader(lc_stage *s, fw *f)
+{
+    const fw_config *c = s->config;
+    if (f->fd < 0 || c->regular_file)
+        return;
+    struct pollfd p = {.fd = f->fd, .events = POLLOUT};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP)))
+        disconnect(s, f, "pipe closed", 0);
+}
+
+/* Wait for a reader and open the pipe. False when stopping. */
+static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
+{
+    const fw_config *c = s->config;
+    bool told_wait = false, told_problem = false;
+    atomic_store(&f->g_waiting, 1);
+    for (;;) {
+        if (lc_run_state_stopping(&s->run))
+            break;
+        int fd = open(c->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+                f->fd = fd;
+                break;
+            }
+            close(fd);
+            if (!told_problem)
+                LC_ERROR("%s: %s is no longer a named pipe; waiting until it is one again "
+                         "(remove it: it is recreated when create is on)",
+                         s->name, c->path);
+            told_problem = true;
+        } else if (errno == ENOENT && c->create) {
+            if (mkfifo(c->path, 0600) == 0 || errno == EEXIST)
+                continue;
+            if (!told_problem)
+                LC_ERROR("%s: cannot create the named pipe %s: %s", s->name, c->path,
+                         strerror(errno));
+            told_problem = true;
+        } else if (errno != ENXIO && errno != EINTR) {
+            if (!told_problem)
+                LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path,
+                         strerror(errno));
+            told_problem = true;
+        }
+        if (!told_wait)
+            LC_INFO("%s: waiting for a reader on %s", s->name, c->path);
+        told_wait = true;
+        if (!lc_run_state_sleep(&s->run, FW_RETRY_SECONDS, meter))
+            break;
+    }
+    atomic_store(&f->g_waiting, 0);
+    if (f->fd < 0)
+        return false;
+    /* Raising the buffer fails when the system limit is lower; then the
+     * default serves, in more writes. */
+    (void)fcntl(f->fd, F_SETPIPE_SZ, FW_PIPE_BYTES);
+    int size = fcntl(f->fd, F_GETPIPE_SZ);
+    f->pipe_bytes = size > 0 ? (uint64_t)size : FW_PIPE_BYTES;
+    f->conn_bytes = 0;
+    f->conn_batches = 0;
+    f->conn_header_sent = false;
+    f->conn_done_sent = false;
+    f->n_sent = 0;
+    uint64_t n = atomic_fetch_add(&f->n_readers, 1) + 1;
+    atomic_store(&f->g_connected, 1);
+    LC_INFO("%s: reader connected to %s (connection %llu)", s->name, c->path,
+            (unsigned long long)n);
+    return true;
+}
+
+/* Write failed on a regular file: nothing more can go there. */
+static void file_failed(lc_stage *s, fw *f, int rc)
+{
+    const fw_config *c = s->config;
+    LC_ERROR("%s: cannot write %s: %s; batches from now on are dropped", s->name, c->path,
+             lc_strerror(rc));
+    atomic_fetch_add(&f->n_dropped, f->held_n - f->n_sent);
+    held_clear(f);
+    close(f->fd);
+    f->fd = -1;
+    f->file_failed = true;
+    atomic_store(&f->g_connected, 0);
+}
+
+/* Write held batch n_sent (with a header first when needed). */
+static int send_next(lc_stage *s, fw *f, uint64_t *partial, lc_load_meter *meter)
+{
+    held_batch *h = held_at(f, f->n_sent);
+    lc_batch *b = h->item.batch;
+    uint8_t frame[LC_STREAM_FRAME_BYTES];
+    uint32_t flags = (h->item.flags & LC_ITEM_END_OF_STREAM) ? LC_STREAM_FLAG_LAST : 0;
+    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes);
+    struct iovec iov[3];
+    int n = 0;
+    if (header_needed(f, b->layout))
+        iov[n++] = (struct iovec){.iov_base = f->hdr, .iov_len = f->hdr_len};
+    iov[n++] = (struct iovec){.iov_base = frame, .iov_len = sizeof frame};
+    iov[n++] = (struct iovec){.iov_base = b->data, .iov_len = b->layout->total_bytes};
+    int rc = send_all(s, f, iov, n, partial, meter);
+    if (rc != 0)
+        return rc;
+    f->conn_header_sent = true;
+    h->end = f->conn_bytes;
+    f->conn_batches++;
+    atomic_fetch_add(&f->n_batches, 1);
+    atomic_fetch_add(&f->n_rows, b->rows);
+    if (h->resend)
+        atomic_fetch_add(&f->n_resent, 1);
+    f->n_sent++;
+    /* Batches that ended more than a pipe capacity ago have been read. */
+    while (f->n_sent > 0 && held_at(f, 0)->end + f->pipe_bytes <= f->conn_bytes) {
+        held_drop_front(f);
+        f->n_sent--;
+    }
+    return 0;
+}
+
+/* After DONE: wait until the reader has read everything. 1 when it has, 0
+ * when it left first (then disconnected), -1 when stopping. */
+static int wait_drained(lc_stage *s, fw *f, lc_load_meter *meter)
+{
+    for (;;) {
+        int unread = 0;
+        if (ioctl(f->fd, FIONREAD, &unread) != 0 || unread <= 0)
+            return 1;
+        /* No event says "the pipe is empty": look again every 20 ms. A
+         * reader leaving shows as POLLERR at once. */
+        struct pollfd fds[2] = {{.fd = f->fd, .events = 0},
+                                {.fd = f->wake_fd, .events = POLLIN}};
+        lc_load_idle(meter);
+        int n = poll(fds, 2, 20);
+        lc_load_busy(meter);
+        if (lc_run_state_stopping(&s->run))
+            return -1;
+        if (n > 0 && (fds[0].revents & (POLLERR | POLLHUP))) {
+            if (ioctl(f->fd, FIONREAD, &unread) != 0 || unread <= 0)
+                return 1;
+            disconnect(s, f, "pipe closed before the end of the stream", 0);
+            return 0;
+        }
+    }
+}
+
+/* Input done and everything written: end the stream. 1 when finished, 0 to
+ * go round again (the reader left: batches to send again), -1 when stopping. */
+static int finish(lc_stage *s, fw *f, lc_load_meter *meter)
+{
+    const fw_config *c = s->config;
+    if (f->file_failed)
+        return 1;
+    if (f->fd < 0 && !connect_reader(s, f, meter))
+        return -1;
+    if (!f->conn_done_sent) {
+        uint8_t done[LC_STREAM_DONE_BYTES];
+        lc_stream_done_frame(done, f->conn_batches);
+        struct iovec iov[2];
+        int n = 0;
+        if (header_needed(f, NULL))
+            iov[n++] = (struct iovec){.iov_base = f->hdr, .iov_len = f->hdr_len};
+        iov[n++] = (struct iovec){.iov_base = done, .iov_len = sizeof done};
+        uint64_t partial = 0;
+        int rc = send_all(s, f, iov, n, &partial, meter);
+        if (rc == LC_ESTOPPED)
+            return -1;
+        if (rc != 0) {
+            if (c->regular_file) {
+                file_failed(s, f, rc);
+                return 1;
+            }
+            disconnect(s, f, lc_strerror(rc), 0);
+            return 0;
+        }
+        f->conn_header_sent = true;
+        f->conn_done_sent = true;
+    }
+    if (!c->regular_file) {
+        int rc = wait_drained(s, f, meter);
+        if (rc != 1)
+            return rc;
+    }
+    close(f->fd);
+    f->fd = -1;
+    atomic_store(&f->g_connected, 0);
+    held_clear(f);
+    LC_INFO("%s: stream complete on %s: %llu batches to the last reader, then DONE", s->name,
+            c->path, (unsigned long long)f->conn_batches);
+    return 1;
+}
+
+static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+{
+    (void)index;
+    fw *f = s->priv;
+    const fw_config *c = s->config;
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, NULL);
+
+    while (lc_run_state_check(&s->run, meter)) {
+        if (f->n_sent == f->held_n) {
+            if (f->input_done) {
+                int rc = finish(s, f, meter);
+                if (rc != 0)
+                    break;
+                continue;
+            }
+            lc_batch_item item;
+            int rc = lc_queue_get_until(s->input, &item, meter, lc_now_ns() + FW_POLL_NS);
+            if (rc == -ETIMEDOUT) {
+                check_reader(s, f);
+                continue;
+            }
+            if (rc != 0) {
+                if (lc_run_state_stopping(&s->run))
+                    break;
+                f->input_done = true;
+                continue;
+            }
+            if (f->file_failed) {
+                lc_batch_free(item.batch);
+                atomic_fetch_add(&f->n_dropped, 1);
+                continue;
+            }
+            held_push(f, &item);
+        }
+        if (f->fd < 0 && !connect_reader(s, f, meter))
+            break;
+        uint64_t partial = 0;
+        int rc = send_next(s, f, &partial, meter);
+        if (rc == LC_ESTOPPED)
+            break;
+        if (rc != 0) {
+            if (c->regular_file)
+                file_failed(s, f, rc);
+            else
+                disconnect(s, f, lc_strerror(rc), partial);
+        }
+    }
+    /* Stopped, or finished: whatever is still held is dropped. */
+    if (f->fd >= 0) {
+        close(f->fd);
+        f->fd = -1;
+    }
+    held_clear(f);
+    atomic_store(&f->g_connected, 0);
+    atomic_store(&f->g_waiting, 0);
+}
+
+static int fw_init(lc_stage *s, lc_error *err)
+{
+    fw *f = s->priv;
+    f->fd = -1;
+    f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (f->wake_fd < 0)
+        return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
+    lc_worker_pool_init(&f->pool, "writer", 1);
+    return 0;
+}
+
+/* Check the path and, for a file, open it; errors name the path. */
+static int open_target(lc_stage *s, fw *f, lc_error *err)
+{
+    const fw_config *c = s->config;
+    struct stat st;
+    bool exists = stat(c->path, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return lc_error_set(err, -errno, "path: cannot use %s: %s", c->path, strerror(errno));
+    if (c->regular_file) {
+        if (exists && !S_ISREG(st.st_mode))
+            return lc_error_set(err, -EEXIST,
+                                "path: %s exists and is not a regular file (regular_file is "
+                                "set: remove it, or point path elsewhere)",
+                                c->path);
+        if (!exists && !c->create)
+            return lc_error_set(err, -ENOENT,
+                                "path: %s does not exist (create it, or set create: true)",
+                                c->path);
+        f->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (f->fd < 0)
+            return lc_error_set(err, -errno, "path: cannot open %s for writing: %s", c->path,
+                                strerror(errno));
+        f->pipe_bytes = 0;
+        f->conn_bytes = 0;
+        f->conn_batches = 0;
+        f->conn_header_sent = false;
+        f->conn_done_sent = false;
+        atomic_fetch_add(&f->n_readers, 1);
+        atomic_store(&f->g_connected, 1);
+        return 0;
+    }
+    if (exists && !S_ISFIFO(st.st_mode))
+        return lc_error_set(err, -EEXIST,
+                            "path: %s exists and is not a named pipe (remove it, choose another "
+                            "path, or set regular_file: true to write a file)",
+                            c->path);
+    if (!exists) {
+        if (!c->create)
+            return lc_error_set(err, -ENOENT,
+                                "path: the named pipe %s does not exist (create it with mkfifo, "
+                                "or set create: true)",
+                                c->path);
+        if (mkfifo(c->path, 0600) != 0 && errno != EEXIST)
+            return lc_error_set(err, -errno, "path: cannot create the named pipe %s: %s",
+                                c->path, strerror(errno));
+    }
+    return 0;
+}
+
+static int fw_start(lc_stage *s, lc_error *err)
+{
+    fw *f = s->priv;
+    f->input_done = false;
+    f->file_failed = false;
+    /* A previous stop left the eventfd signalled; a restart starts quiet. */
+    uint64_t v;
+    while (read(f->wake_fd, &v, sizeof v) > 0) {
+    }
+    int rc = open_target(s, f, err);
+    if (rc != 0)
+        return rc;
+    lc_worker_pool_start(&f->pool, s, fw_worker);
+    return 0;
+}
+
+static void fw_stop(lc_stage *s)
+{
+    fw *f = s->priv;
+    uint64_t one = 1;
+    if (f->wake_fd >= 0 && write(f->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+        LC_WARN("%s: cannot wake the writer: %s", s->name, strerror(errno));
+    lc_worker_pool_join(&f->pool);
+}
+
+static void fw_fini(lc_stage *s)
+{
+    fw *f = s->priv;
+    lc_worker_pool_fini(&f->pool);
+    if (f->held)
+        held_clear(f);
+    free(f->held);
+    free(f->hdr);
+    free(f->hdr_tmp);
+    if (f->fd >= 0)
+        close(f->fd);
+    if (f->wake_fd >= 0)
+        close(f->wake_fd);
+}
+
+static void fw_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    fw *f = s->priv;
+    lc_worker_pool_flush(&f->pool, m);
+    lc_metrics_add_count(m, "batches", atomic_exchange(&f->n_batches, 0));
+    lc_metrics_add_count(m, "rows", atomic_exchange(&f->n_rows, 0));
+    lc_metrics_add_count(m, "bytes", atomic_exchange(&f->n_bytes, 0));
+    lc_metrics_add_count(m, "readers", atomic_exchange(&f->n_readers, 0));
+    lc_metrics_add_count(m, "disconnects", atomic_exchange(&f->n_disconnects, 0));
+    lc_metrics_add_count(m, "resent_batches", atomic_exchange(&f->n_resent, 0));
+    uint64_t dropped = atomic_exchange(&f->n_dropped, 0);
+    lc_metrics_add_count(m, "dropped_batches", dropped);
+    m->dropped += dropped;
+    /* Milliseconds from a nanosecond total, carrying the remainder over. */
+    uint64_t ms = atomic_load(&f->blocked_ns) / 1000000u;
+    lc_metrics_add_count(m, "blocked_ms", ms - f->blocked_ms_reported);
+    f->blocked_ms_reported = ms;
+    lc_metrics_set_gauge(m, "reader_connected", atomic_load(&f->g_connected), 0, false);
+    lc_metrics_set_gauge(m, "waiting_for_reader", atomic_load(&f->g_waiting), 0, false);
+    lc_metrics_set_gauge(m, "pipe_full", atomic_load(&f->g_pipe_full), 0, false);
+}
+
+const lc_stage_class lc_fifo_writer_class = {
+    .type_name = "fifo_writer",
+    .summary = "writes batches to a named pipe for the trainer (python/lcmon_reader.py)",
+    .input = &lc_item_batch,
+    .output = NULL,
+    .priv_size = sizeof(fw),
+    .config_fields = fw_fields,
+    .config_size = sizeof(fw_config),
+    .config_check = fw_config_check,
+    .init = fw_init,
+    .fini = fw_fini,
+    .start = fw_start,
+    .stop = fw_stop,
+    .flush_metrics = fw_flush,
+};

@@ -1,0 +1,347 @@
+/*
+ * test_metrics: lc_stage_metrics building and merging. Loads and counts add
+ * up, gauges keep the latest value, queue counters add and fullness samples
+ * merge as statistics, statistics merge, anchors and the last chunk key take
+ * the newer value only when there is one; lc_metrics_add_queue reads and
+ * resets a real queue's counters.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "core/metrics.h"
+#include "core/queue.h"
+
+static const lc_item_type u32_type = {"u32", sizeof(uint32_t), NULL};
+
+static const lc_metric_queue *find_queue(const lc_stage_metrics *m, const char *name)
+{
+    for (int i = 0; i < m->n_queue; i++)
+        if (strcmp(m->queue[i].name, name) == 0)
+            return &m->queue[i];
+    return NULL;
+}
+
+static const lc_metric_load *find_load(const lc_stage_metrics *m, const char *name)
+{
+    for (int i = 0; i < m->n_load; i++)
+        if (strcmp(m->load[i].name, name) == 0)
+            return &m->load[i];
+    return NULL;
+}
+
+static const lc_metric_stat *find_stat(const lc_stage_metrics *m, const char *name)
+{
+    for (int i = 0; i < m->n_stat; i++)
+        if (strcmp(m->stat[i].name, name) == 0)
+            return &m->stat[i];
+    return NULL;
+}
+
+static void test_build(void)
+{
+    static lc_stage_metrics m;
+    memset(&m, 0xab, sizeof m);
+    lc_stage_metrics_clear(&m);
+    CHECK_EQ_INT(m.n_load + m.n_queue + m.n_count + m.n_gauge + m.n_stat, 0);
+    CHECK(lc_metrics_find_count(&m, "files") == NULL);
+    CHECK(lc_metrics_find_gauge(&m, "pool") == NULL);
+
+    lc_metrics_add_load(&m, "workers", 0.5, 1.0, 2);
+    lc_metrics_add_load(&m, "workers", 0.25, 1.0, 3);
+    CHECK_EQ_INT(m.n_load, 1);
+    CHECK_NEAR(m.load[0].busy_seconds, 0.75, 1e-12);
+    CHECK_NEAR(m.load[0].total_seconds, 2.0, 1e-12);
+    CHECK_EQ_INT(m.load[0].threads, 3);
+
+    lc_metrics_add_count(&m, "files", 3);
+    lc_metrics_add_count(&m, "files", 4);
+    lc_metrics_add_count(&m, "bytes", 0);
+    CHECK_EQ_INT(m.n_count, 2);
+    const lc_metric_count *c = lc_metrics_find_count(&m, "files");
+    CHECK(c != NULL);
+    CHECK_EQ_U64(c ? c->count : 0, 7);
+    c = lc_metrics_find_count(&m, "bytes");
+    CHECK(c != NULL);
+    CHECK_EQ_U64(c ? c->count : 1, 0);
+
+    lc_metrics_set_gauge(&m, "pool", 10, 100, true);
+    lc_metrics_set_gauge(&m, "pool", 20, 0, false);
+    CHECK_EQ_INT(m.n_gauge, 1);
+    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, "pool");
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(g->value, 20);
+        CHECK(!g->has_capacity);
+    }
+
+    lc_stats s;
+    lc_stats_reset(&s);
+    lc_stats_add(&s, 2.0);
+    lc_stats_add(&s, 4.0);
+    lc_metrics_add_stat(&m, "size", &s);
+    lc_stats_reset(&s);
+    lc_stats_add(&s, 9.0);
+    lc_metrics_add_stat(&m, "size", &s);
+    const lc_metric_stat *st = find_stat(&m, "size");
+    CHECK(st != NULL);
+    if (st) {
+        CHECK_EQ_U64(st->stats.count, 3);
+        CHECK_NEAR(st->stats.min, 2.0, 0.0);
+        CHECK_NEAR(st->stats.max, 9.0, 0.0);
+        CHECK_NEAR(st->stats.latest, 9.0, 0.0);
+    }
+
+    /* Names longer than the field are cut, and still found by their cut form. */
+    char longname[LC_METRIC_NAME_MAX + 20];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    lc_metrics_add_count(&m, longname, 1);
+    CHECK_EQ_U64(strlen(m.count[2].name), LC_METRIC_NAME_MAX - 1);
+}
+
+/* A name of LC_METRIC_NAME_MAX bytes or more is stored cut; adding to it
+ * again must find that entry rather than add a second one (repeated adds
+ * would otherwise fill the table and end in lc_fatal), and the find functions
+ * must find it under the name it was added with. */
+static void test_long_names(void)
+{
+    static lc_stage_metrics m;
+    lc_stage_metrics_clear(&m);
+    char longname[LC_METRIC_NAME_MAX + 20];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+
+    lc_metrics_add_count(&m, longname, 1);
+    lc_metrics_add_count(&m, longname, 2);
+    CHECK_EQ_INT(m.n_count, 1);
+    const lc_metric_count *c = lc_metrics_find_count(&m, longname);
+    CHECK(c != NULL);
+    CHECK_EQ_U64(c ? c->count : 0, 3);
+
+    lc_metrics_set_gauge(&m, longname, 1, 0, false);
+    lc_metrics_set_gauge(&m, longname, 2, 0, false);
+    CHECK_EQ_INT(m.n_gauge, 1);
+    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, longname);
+    CHECK(g != NULL && g->value == 2);
+
+    lc_metrics_add_load(&m, longname, 1.0, 1.0, 1);
+    lc_metrics_add_load(&m, longname, 1.0, 1.0, 1);
+    CHECK_EQ_INT(m.n_load, 1);
+}
+
+static void test_merge(void)
+{
+    static lc_stage_metrics dst, src;
+    lc_stage_metrics_clear(&dst);
+    lc_stage_metrics_clear(&src);
+
+    snprintf(dst.name, sizeof dst.name, "old-name");
+    dst.state = 1;
+    lc_metrics_add_load(&dst, "workers", 1.0, 2.0, 2);
+    lc_metrics_add_count(&dst, "files", 5);
+    lc_metrics_add_count(&dst, "only-dst", 1);
+    lc_metrics_set_gauge(&dst, "pool", 10, 100, true);
+    lc_metrics_set_gauge(&dst, "only-dst", 3, 0, false);
+    lc_stats s;
+    lc_stats_reset(&s);
+    lc_stats_add(&s, 5.0);
+    lc_metrics_add_stat(&dst, "size", &s);
+    dst.queue[0] = (lc_metric_queue){.put = 10, .get = 8, .drop = 1, .capacity = 16};
+    snprintf(dst.queue[0].name, sizeof dst.queue[0].name, "out");
+    snprintf(dst.queue[0].item_type, sizeof dst.queue[0].item_type, "chunk");
+    lc_stats_reset(&dst.queue[0].fullness);
+    lc_stats_add(&dst.queue[0].fullness, 2.0);
+    dst.n_queue = 1;
+    dst.dropped = 1;
+    dst.skipped_files = 2;
+    dst.items_out = 100;
+    dst.has_anchor = true;
+    dst.chunks_since_anchor = 7;
+    snprintf(dst.anchor, sizeof dst.anchor, "old-anchor");
+    snprintf(dst.last_chunk_key, sizeof dst.last_chunk_key, "old-key");
+
+    snprintf(src.name, sizeof src.name, "stage");
+    snprintf(src.type, sizeof src.type, "chunk_source_loader");
+    src.state = 2;
+    lc_metrics_add_load(&src, "workers", 0.5, 1.0, 4);
+    lc_metrics_add_load(&src, "reader", 0.1, 1.0, 1);
+    lc_metrics_add_count(&src, "files", 3);
+    lc_metrics_add_count(&src, "only-src", 9);
+    lc_metrics_set_gauge(&src, "pool", 20, 200, true);
+    lc_stats_reset(&s);
+    lc_stats_add(&s, 1.0);
+    lc_stats_add(&s, 3.0);
+    lc_metrics_add_stat(&src, "size", &s);
+    src.queue[0] = (lc_metric_queue){.put = 5, .get = 6, .drop = 2, .capacity = 32};
+    snprintf(src.queue[0].name, sizeof src.queue[0].name, "out");
+    snprintf(src.queue[0].item_type, sizeof src.queue[0].item_type, "chunk");
+    lc_stats_reset(&src.queue[0].fullness);
+    lc_stats_add(&src.queue[0].fullness, 12.0);
+    src.n_queue = 1;
+    src.dropped = 3;
+    src.skipped_files = 1;
+    src.items_out = 50;
+    src.has_anchor = false;    /* no anchor in this flush: dst keeps its own */
+    src.last_chunk_key[0] = 0; /* no key either */
+
+    lc_stage_metrics_merge(&dst, &src);
+
+    CHECK_EQ_STR(dst.name, "stage");
+    CHECK_EQ_STR(dst.type, "chunk_source_loader");
+    CHECK_EQ_INT(dst.state, 2);
+
+    /* Loads add; the thread count is the newer one; new loads appear. */
+    CHECK_EQ_INT(dst.n_load, 2);
+    const lc_metric_load *l = find_load(&dst, "workers");
+    CHECK(l != NULL);
+    if (l) {
+        CHECK_NEAR(l->busy_seconds, 1.5, 1e-12);
+        CHECK_NEAR(l->total_seconds, 3.0, 1e-12);
+        CHECK_EQ_INT(l->threads, 4);
+    }
+    l = find_load(&dst, "reader");
+    CHECK(l != NULL && l->threads == 1);
+
+    /* Counts add; counts only one side has survive. */
+    const lc_metric_count *c = lc_metrics_find_count(&dst, "files");
+    CHECK_EQ_U64(c ? c->count : 0, 8);
+    c = lc_metrics_find_count(&dst, "only-dst");
+    CHECK_EQ_U64(c ? c->count : 0, 1);
+    c = lc_metrics_find_count(&dst, "only-src");
+    CHECK_EQ_U64(c ? c->count : 0, 9);
+
+    /* Gauges keep the latest value. */
+    const lc_metric_gauge *g = lc_metrics_find_gauge(&dst, "pool");
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(g->value, 20);
+        CHECK_EQ_INT(g->capacity, 200);
+        CHECK(g->has_capacity);
+    }
+    g = lc_metrics_find_gauge(&dst, "only-dst");
+    CHECK(g != NULL && g->value == 3);
+
+    /* Statistics merge. */
+    const lc_metric_stat *st = find_stat(&dst, "size");
+    CHECK(st != NULL);
+    if (st) {
+        CHECK_EQ_U64(st->stats.count, 3);
+        CHECK_NEAR(st->stats.min, 1.0, 0.0);
+        CHECK_NEAR(st->stats.max, 5.0, 0.0);
+        CHECK_NEAR(st->stats.sum, 9.0, 1e-12);
+        CHECK_NEAR(st->stats.latest, 3.0, 0.0);
+    }
+
+    /* Queue counters add; fullness samples merge; capacity is the newer. */
+    CHECK_EQ_INT(dst.n_queue, 1);
+    const lc_metric_queue *q = find_queue(&dst, "out");
+    CHECK(q != NULL);
+    if (q) {
+        CHECK_EQ_U64(q->put, 15);
+        CHECK_EQ_U64(q->get, 14);
+        CHECK_EQ_U64(q->drop, 3);
+        CHECK_EQ_U64(q->capacity, 32);
+        CHECK_EQ_STR(q->item_type, "chunk");
+        CHECK_EQ_U64(q->fullness.count, 2);
+        CHECK_NEAR(q->fullness.min, 2.0, 0.0);
+        CHECK_NEAR(q->fullness.max, 12.0, 0.0);
+        CHECK_NEAR(q->fullness.latest, 12.0, 0.0);
+        CHECK_NEAR(lc_stats_mean(&q->fullness), 7.0, 1e-12);
+    }
+
+    CHECK_EQ_U64(dst.dropped, 4);
+    CHECK_EQ_U64(dst.skipped_files, 3);
+    CHECK_EQ_U64(dst.items_out, 150);
+    CHECK(dst.has_anchor);
+    CHECK_EQ_U64(dst.chunks_since_anchor, 7);
+    CHECK_EQ_STR(dst.anchor, "old-anchor");
+    CHECK_EQ_STR(dst.last_chunk_key, "old-key");
+
+    /* A flush with an anchor and a key replaces them. */
+    lc_stage_metrics_clear(&src);
+    src.has_anchor = true;
+    src.chunks_since_anchor = 2;
+    snprintf(src.anchor, sizeof src.anchor, "new-anchor");
+    snprintf(src.last_chunk_key, sizeof src.last_chunk_key, "new-key");
+    lc_stage_metrics_merge(&dst, &src);
+    CHECK(dst.has_anchor);
+    CHECK_EQ_U64(dst.chunks_since_anchor, 2);
+    CHECK_EQ_STR(dst.anchor, "new-anchor");
+    CHECK_EQ_STR(dst.last_chunk_key, "new-key");
+    /* An empty flush leaves the sums alone. */
+    CHECK_EQ_U64(dst.items_out, 150);
+    c = lc_metrics_find_count(&dst, "files");
+    CHECK_EQ_U64(c ? c->count : 0, 8);
+
+    /* Merging into a cleared record copies the source. */
+    static lc_stage_metrics fresh;
+    lc_stage_metrics_clear(&fresh);
+    lc_stage_metrics_merge(&fresh, &dst);
+    CHECK_EQ_INT(fresh.n_load, dst.n_load);
+    CHECK_EQ_INT(fresh.n_count, dst.n_count);
+    CHECK_EQ_INT(fresh.n_gauge, dst.n_gauge);
+    CHECK_EQ_INT(fresh.n_queue, dst.n_queue);
+    CHECK_EQ_INT(fresh.n_stat, dst.n_stat);
+    CHECK_EQ_U64(fresh.items_out, 150);
+    CHECK_EQ_STR(fresh.anchor, "new-anchor");
+    q = find_queue(&fresh, "out");
+    CHECK(q != NULL && q->put == 15 && q->fullness.count == 2 && q->fullness.min == 2.0);
+}
+
+static void test_add_queue(void)
+{
+    lc_queue *q = lc_queue_new("chunks", &u32_type, 8, LC_OVERFLOW_DROP_NEWEST);
+    uint32_t v = 0;
+    for (int i = 0; i < 10; i++)
+        CHECK_OK(lc_queue_put(q, &v, NULL)); /* 8 fit, 2 dropped */
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(lc_queue_get(q, &v, NULL));
+
+    static lc_stage_metrics m;
+    lc_stage_metrics_clear(&m);
+    lc_metrics_add_queue(&m, "out", q);
+    CHECK_EQ_INT(m.n_queue, 1);
+    const lc_metric_queue *mq = find_queue(&m, "out");
+    CHECK(mq != NULL);
+    if (!mq) {
+        lc_queue_free(q);
+        return;
+    }
+    CHECK_EQ_STR(mq->item_type, "u32");
+    CHECK_EQ_U64(mq->put, 8);
+    CHECK_EQ_U64(mq->get, 3);
+    CHECK_EQ_U64(mq->drop, 2);
+    CHECK_EQ_U64(mq->capacity, 8);
+    CHECK_EQ_U64(mq->fullness.count, 1);
+    CHECK_NEAR(mq->fullness.latest, 5.0, 0.0);
+
+    /* The queue's counters were reset by the read. */
+    lc_queue_counters c;
+    lc_queue_flush_counters(q, &c);
+    CHECK_EQ_U64(c.put, 0);
+    CHECK_EQ_U64(c.get, 0);
+    CHECK_EQ_U64(c.drop, 0);
+    CHECK_EQ_U64(c.size, 5);
+
+    /* A second read adds only what happened since, and one more sample. */
+    CHECK_OK(lc_queue_get(q, &v, NULL));
+    lc_metrics_add_queue(&m, "out", q);
+    CHECK_EQ_INT(m.n_queue, 1);
+    CHECK_EQ_U64(mq->put, 8);
+    CHECK_EQ_U64(mq->get, 4);
+    CHECK_EQ_U64(mq->drop, 2);
+    CHECK_EQ_U64(mq->fullness.count, 2);
+    CHECK_NEAR(mq->fullness.min, 4.0, 0.0);
+    CHECK_NEAR(mq->fullness.max, 5.0, 0.0);
+    CHECK_NEAR(mq->fullness.latest, 4.0, 0.0);
+    lc_queue_free(q);
+}
+
+int main(void)
+{
+    test_build();
+    test_long_names();
+    test_merge();
+    test_add_queue();
+    return check_finish();
+}

@@ -1,0 +1,114 @@
+/*
+ * test_text: lc_expand_env (set variables, defaults, an unset variable
+ * without a default naming itself, text without braces, values longer than
+ * the first buffer), lc_basename and lc_has_suffix.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/text.h"
+
+/* Expand and compare; NULL `want` means the expansion must fail naming
+ * `want_bad`. */
+static void expect(const char *in, const char *want, const char *want_bad)
+{
+    char *bad = NULL;
+    char *out = lc_expand_env(in, &bad);
+    if (want) {
+        CHECK_EQ_STR(out, want);
+        CHECK(bad == NULL);
+    } else {
+        CHECK(out == NULL);
+        CHECK_EQ_STR(bad, want_bad);
+    }
+    free(out);
+    free(bad);
+}
+
+static void test_expand_env(void)
+{
+    setenv("LC_T_A", "hello", 1);
+    setenv("LC_T_B", "/data/lc0", 1);
+    unsetenv("LC_T_UNSET");
+
+    expect("${LC_T_A}", "hello", NULL);
+    expect("x/${LC_T_A}/y", "x/hello/y", NULL);
+    expect("${LC_T_B}/${LC_T_A}.tar", "/data/lc0/hello.tar", NULL);
+    expect("${LC_T_A}${LC_T_A}", "hellohello", NULL);
+
+    /* Defaults: used when unset, ignored when set, may be empty or contain
+     * slashes and further ":-". */
+    expect("${LC_T_UNSET:-dflt}/z", "dflt/z", NULL);
+    expect("${LC_T_A:-dflt}", "hello", NULL);
+    expect("[${LC_T_UNSET:-}]", "[]", NULL);
+    expect("${LC_T_UNSET:-/tmp/a b}", "/tmp/a b", NULL);
+    expect("${LC_T_UNSET:-a:-b}", "a:-b", NULL);
+    /* A ":-" after the closing brace belongs to the plain text. */
+    expect("${LC_T_A}:-x", "hello:-x", NULL);
+
+    /* Unset without a default: NULL, naming the variable. */
+    expect("${LC_T_UNSET}", NULL, "LC_T_UNSET");
+    expect("ok/${LC_T_A}/${LC_T_UNSET}/more", NULL, "LC_T_UNSET");
+    /* bad_name may be NULL. */
+    CHECK(lc_expand_env("${LC_T_UNSET}", NULL) == NULL);
+
+    /* No braces, or no closing brace: the text is kept as it is. */
+    expect("$LC_T_A/x", "$LC_T_A/x", NULL);
+    expect("cost $5", "cost $5", NULL);
+    expect("${LC_T_A", "${LC_T_A", NULL);
+    expect("trailing $", "trailing $", NULL);
+    expect("", "", NULL);
+    expect("no variables at all", "no variables at all", NULL);
+
+    /* Values longer than the initial buffer (input length + 64). */
+    char big[1001];
+    memset(big, 'v', 1000);
+    big[1000] = '\0';
+    setenv("LC_T_BIG", big, 1);
+    char *bad = NULL;
+    char *out = lc_expand_env("<${LC_T_BIG}|${LC_T_BIG}|${LC_T_UNSET:-d}>", &bad);
+    CHECK(out != NULL);
+    if (out) {
+        CHECK_EQ_U64(strlen(out), 2005);
+        CHECK(out[0] == '<' && out[1001] == '|' && out[2002] == '|');
+        CHECK_EQ_STR(out + 2003, "d>");
+        CHECK(strspn(out + 1, "v") == 1000);
+    }
+    free(out);
+    free(bad);
+    unsetenv("LC_T_BIG");
+}
+
+static void test_basename(void)
+{
+    CHECK_EQ_STR(lc_basename("a/b/c.tar"), "c.tar");
+    CHECK_EQ_STR(lc_basename("/abs/file.gz"), "file.gz");
+    CHECK_EQ_STR(lc_basename("plain"), "plain");
+    CHECK_EQ_STR(lc_basename("dir/"), "");
+    CHECK_EQ_STR(lc_basename("/"), "");
+    CHECK_EQ_STR(lc_basename(""), "");
+    const char *p = "x/y";
+    CHECK(lc_basename(p) == p + 2); /* a pointer into the argument */
+}
+
+static void test_has_suffix(void)
+{
+    CHECK(lc_has_suffix("training.tar.gz", ".gz"));
+    CHECK(lc_has_suffix("training.tar.gz", ".tar.gz"));
+    CHECK(!lc_has_suffix("training.tar.gz", ".tar"));
+    CHECK(lc_has_suffix(".gz", ".gz"));
+    CHECK(!lc_has_suffix("gz", ".gz"));
+    CHECK(lc_has_suffix("abc", ""));
+    CHECK(lc_has_suffix("", ""));
+    CHECK(!lc_has_suffix("", "x"));
+    CHECK(!lc_has_suffix("file.GZ", ".gz"));
+}
+
+int main(void)
+{
+    test_expand_env();
+    test_basename();
+    test_has_suffix();
+    return check_finish();
+}

@@ -1,0 +1,323 @@
+"""The Python reader (python/lcmon_reader.py) against streams written by the
+real fifo_writer stage, through tests/stages/fifo_writer_demo (its path in
+LCMON_FIFO_DEMO): regular files (values, a partial last batch, a layout
+change mid-stream, truncation, junk), and a named pipe whose readers leave
+mid-payload and at a batch boundary and come back, then the command line.
+Every wait is bounded: subprocesses have timeouts, pipe readers run in
+threads joined with a timeout.
+"""
+
+import os
+import re
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import lcmon_reader
+from lcmon_reader import BatchReader, StreamError, StreamTruncated
+
+DEMO = os.environ.get("LCMON_FIFO_DEMO", "")
+TIMEOUT = 60
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def expected(seq, batch_size, rows, relayout=False):
+    """The demo's values for batch seq (see fifo_writer_demo.c)."""
+    r = np.arange(batch_size, dtype=np.int64)
+    x = (seq * 1000 + r[:, None] * 3 + np.arange(3)[None, :]).astype(np.float32)
+    y = seq * 1000000 + r
+    out = {"x": x[:rows], "y": y[:rows]}
+    if relayout:
+        z = ((seq + r[:, None] + np.arange(2)[None, :]) % 2).astype(np.bool_)
+        out["z"] = z[:rows]
+    return out
+
+
+class DemoCase(unittest.TestCase):
+    def setUp(self):
+        if not DEMO or not os.access(DEMO, os.X_OK):
+            self.skipTest("LCMON_FIFO_DEMO does not name the fifo_writer_demo executable")
+        self.dir = tempfile.mkdtemp(prefix="lcmon-reader-")
+        self.procs = []
+
+    def tearDown(self):
+        for p, log in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(5)
+            log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def demo(self, path, n, *args):
+        """Start the demo writing n batches to path; returns the process."""
+        log = open(self.path("demo-%d.log" % len(self.procs)), "w+")
+        p = subprocess.Popen(
+            [DEMO, path, str(n), "--timeout", str(TIMEOUT)] + [str(a) for a in args],
+            stdout=log,
+            stderr=log,
+        )
+        self.procs.append((p, log))
+        return p
+
+    def finish(self, p):
+        rc = p.wait(TIMEOUT)
+        if rc != 0:
+            for q, log in self.procs:
+                if q is p:
+                    log.seek(0)
+                    sys.stderr.write(log.read())
+        self.assertEqual(rc, 0)
+
+    def write_file(self, name, n, *args):
+        path = self.path(name)
+        self.finish(self.demo(path, n, "--regular", *args))
+        return path
+
+    def check_batch(self, b, seq, batch_size, rows=None, relayout=False):
+        rows = batch_size if rows is None else rows
+        self.assertEqual(b.seq, seq)
+        self.assertEqual(b.rows, rows)
+        want = expected(seq, batch_size, rows, relayout)
+        self.assertEqual(sorted(b.tensors), sorted(want))
+        for name, arr in want.items():
+            got = b.tensors[name]
+            self.assertEqual(got.dtype, arr.dtype, name)
+            self.assertEqual(got.shape, arr.shape, name)
+            np.testing.assert_array_equal(got, arr, err_msg="batch %d, %s" % (seq, name))
+
+
+class FileStreams(DemoCase):
+    def test_values_and_partial_last_batch(self):
+        path = self.write_file("s.bin", 5, "--last-rows", 7)
+        with BatchReader(path) as r:
+            h = r.header
+            self.assertEqual(h.version, 1)
+            self.assertEqual(h.batch_size, 64)
+            self.assertEqual([(t.name, t.dtype.name, t.shape) for t in h.tensors],
+                             [("x", "float32", (64, 3)), ("y", "int64", (64,))])
+            for t in h.tensors:
+                self.assertEqual(t.offset % 64, 0)
+            batches = list(r.batches())
+            self.assertTrue(r.done)
+            self.assertFalse(r.truncated)
+        self.assertEqual(len(batches), 5)
+        for seq, b in enumerate(batches[:4]):
+            self.assertFalse(b.last)
+        # Views: every batch's arrays share the one buffer, so only the last
+        # batch read is intact. Check each as it comes instead.
+        with BatchReader(path) as r:
+            for seq, b in enumerate(r.batches()):
+                self.check_batch(b, seq, 64, 7 if seq == 4 else None)
+                self.assertEqual(b.last, seq == 4)
+                self.assertEqual(b.tensors["x"].ctypes.data % 64, 0)
+
+    def test_copy_keeps_arrays(self):
+        path = self.write_file("s.bin", 4)
+        with BatchReader(path, copy=True) as r:
+            kept = list(r)
+        for seq, t in enumerate(kept):
+            np.testing.assert_array_equal(t["y"], expected(seq, 64, 64)["y"])
+
+    def test_layout_change_mid_stream(self):
+        path = self.write_file("s.bin", 6, "--relayout", 3, "--last-rows", 5)
+        with BatchReader(path) as r:
+            for seq, b in enumerate(r.batches()):
+                if seq < 3:
+                    self.check_batch(b, seq, 64)
+                else:
+                    self.check_batch(b, seq, 72, 5 if seq == 5 else None, relayout=True)
+                    self.assertEqual(r.header.batch_size, 72)
+            self.assertEqual(r.batches_read, 6)
+            self.assertEqual(r.headers_read, 2)
+            self.assertTrue(r.done)
+
+    def test_empty_stream(self):
+        path = self.write_file("s.bin", 0)
+        with BatchReader(path) as r:
+            self.assertEqual(r.header.tensors, ())
+            self.assertIsNone(r.read_batch())
+            self.assertTrue(r.done)
+
+    def test_truncation(self):
+        path = self.write_file("s.bin", 3)
+        data = read_bytes(path)
+        cut = self.path("cut.bin")
+        write_bytes(cut, data[:-16])  # without DONE
+        with self.assertRaisesRegex(StreamTruncated, "without the DONE marker"):
+            list(BatchReader(cut))
+        with BatchReader(cut, tolerate_truncation=True) as r:
+            self.assertEqual(len(list(r)), 3)
+        self.assertTrue(r.truncated)
+        self.assertFalse(r.done)
+        write_bytes(cut, data[:-16 - 100])  # inside the last payload
+        with self.assertRaisesRegex(StreamTruncated, "middle of batch 2"):
+            list(BatchReader(cut))
+
+    def test_not_a_stream(self):
+        junk = self.path("junk.bin")
+        write_bytes(junk, b"this is not a batch stream at all")
+        with self.assertRaisesRegex(StreamError, "not an lcmon batch stream"):
+            BatchReader(junk)
+        path = self.write_file("s.bin", 1)
+        data = bytearray(read_bytes(path))
+        struct.pack_into("<I", data, 8, 7)
+        bad = self.path("v7.bin")
+        write_bytes(bad, data)
+        with self.assertRaisesRegex(StreamError, "version 7 is not supported"):
+            BatchReader(bad)
+
+
+def read_exact_raw(fd, n, timeout=10.0):
+    """n bytes from a non-blocking fd, waiting in poll; fails on EOF."""
+    out = bytearray()
+    end = time.monotonic() + timeout
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    while len(out) < n:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("read timed out")
+        if not p.poll(int(left * 1000)):
+            continue
+        try:
+            chunk = os.read(fd, n - len(out))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            raise EOFError("end of file after %d of %d bytes" % (len(out), n))
+        out += chunk
+    return bytes(out)
+
+
+def run_bounded(test, fn, timeout=TIMEOUT):
+    """Run fn in a thread; fail the test if it does not end in time or
+    raises."""
+    box = {}
+
+    def body():
+        try:
+            fn()
+        except BaseException as e:  # handed to the test thread
+            box["error"] = e
+
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    t.join(timeout)
+    test.assertFalse(t.is_alive(), "the reader did not finish within %d s" % timeout)
+    if "error" in box:
+        raise box["error"]
+
+
+class PipeStreams(DemoCase):
+    BATCH = 4096  # 80 KiB payloads: 40 of them do not fit in a 1 MiB pipe
+
+    def test_readers_leave_and_come_back(self):
+        pipe = self.path("pipe")
+        n = 40
+        p = self.demo(pipe, n, "--batch-size", self.BATCH)
+
+        def readers():
+            while not os.path.exists(pipe):
+                time.sleep(0.01)
+            # Reader 1, by hand: the header, three batches, then half of the
+            # fourth batch's payload, and away.
+            fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+            prefix = read_exact_raw(fd, 16)
+            (rest_len,) = struct.unpack_from("<I", prefix, 12)
+            h = lcmon_reader.parse_header(prefix, read_exact_raw(fd, rest_len))
+            for seq in range(3):
+                frame = read_exact_raw(fd, 32)
+                self.assertEqual(frame[:4], b"BTCH")
+                self.assertEqual(struct.unpack_from("<Q", frame, 8)[0], seq)
+                read_exact_raw(fd, h.payload_bytes)
+            read_exact_raw(fd, 32 + h.payload_bytes // 2)
+            os.close(fd)
+            # Reader 2 at once (it may first meet the old pipe's tail and
+            # must resynchronise): batch 3 again, whole; leaves at a batch
+            # boundary after batch 19.
+            r = BatchReader(pipe, timeout=10)
+            for seq in range(3, 20):
+                self.check_batch(r.read_batch(), seq, self.BATCH)
+            r.close()
+            # Reader 3: the rest, the last flag, and DONE.
+            r = BatchReader(pipe, timeout=10)
+            for seq in range(20, n):
+                b = r.read_batch()
+                self.check_batch(b, seq, self.BATCH)
+                self.assertEqual(b.last, seq == n - 1)
+            self.assertIsNone(r.read_batch())
+            self.assertTrue(r.done)
+            self.assertEqual(r.batches_read, n - 20)
+
+        run_bounded(self, readers)
+        self.finish(p)
+
+    def test_cli(self):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.path.dirname(lcmon_reader.__file__)
+        path = self.write_file("s.bin", 5)
+        out = subprocess.run(
+            [sys.executable, "-m", "lcmon_reader", path, "--batches", "0"],
+            env=env, capture_output=True, text=True, timeout=TIMEOUT,
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("x: float32 [64, 3]", out.stdout)
+        self.assertIn("y: int64 [64]", out.stdout)
+        # The rate line counts the batches it timed (how it times them is
+        # the CLI's business): rows must match them.
+        m = re.search(r"^(\d+) batches, (\d+) rows, ", out.stdout, re.M)
+        self.assertIsNotNone(m, out.stdout)
+        self.assertIn(int(m.group(1)), (4, 5))
+        self.assertEqual(int(m.group(2)), 64 * int(m.group(1)))
+        self.assertIn("batches/s", out.stdout)
+        self.assertIn("MB/s", out.stdout)
+        self.assertIn("end of stream (DONE)", out.stdout)
+        self.assertEqual(out.stdout.count("x: float32"), 1)
+
+        # On a pipe: the CLI takes 3 batches and leaves; a second reader
+        # gets the rest from batch 3 on.
+        pipe = self.path("pipe")
+        p = self.demo(pipe, 10, "--batch-size", self.BATCH)
+        while not os.path.exists(pipe):
+            time.sleep(0.01)
+        out = subprocess.run(
+            [sys.executable, "-m", "lcmon_reader", pipe, "--batches", "3", "--timeout", "10"],
+            env=env, capture_output=True, text=True, timeout=TIMEOUT,
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("stopped after 3 batches", out.stdout)
+
+        def rest():
+            with BatchReader(pipe, timeout=10) as r:
+                seqs = [b.seq for b in r.batches()]
+                self.assertTrue(r.done)
+            # It continues where the CLI left off (after batch 3 or 4).
+            self.assertIn(seqs[:1], ([3], [4]))
+            self.assertEqual(seqs, list(range(seqs[0], 10)))
+
+        run_bounded(self, rest)
+        self.finish(p)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
