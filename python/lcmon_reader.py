@@ -235,21 +235,28 @@ class BatchReader:
             self._f = io.FileIO(fd, "rb", closefd=True)
             if is_fifo and self.timeout is None:
                 self._wait_readable(None)  # a blocking read on a writer-less FIFO sees EOF
-            prefix = self._read_exact(16, what="the stream header", at_start=True)
-            if prefix is None:
-                return  # tolerated: empty stream
-            if prefix[:8] == MAGIC or not is_fifo:
-                self._read_header(prefix)
-                self._conn_batches = 0  # DONE counts the batches since this header
-                return
-            # The tail of a stream whose reader just left: reopen until the
-            # writer has noticed and starts us afresh.
-            self._f.close()
-            self._f = None
-            if attempt + 1 < attempts:
-                time.sleep(delay)
+            prefix = bytearray(16)
+            got = self._fill(memoryview(prefix))
+            seen = min(got, len(MAGIC))
+            if is_fifo and (got == 0 or bytes(prefix[:seen]) != MAGIC[:seen]):
+                # The tail of a stream whose reader just left (or its end):
+                # reopen until the writer has noticed and starts us afresh.
+                self._f.close()
+                self._f = None
+                if attempt + 1 < attempts:
+                    time.sleep(delay)
+                continue
+            if got < len(prefix):
+                if got == 0:
+                    self._truncated("the stream is empty: no stream header")
+                else:
+                    self._truncated("the stream ended in the middle of the stream header")
+                return  # tolerated
+            self._read_header(bytes(prefix))
+            self._conn_batches = 0  # DONE counts the batches since this header
+            return
         raise StreamError(
-            "%s: the pipe does not start with a stream header after %d attempts "
+            "%s: the pipe did not start with a stream header in %d attempts "
             "(is another reader attached, or is the writer not lcmon?)" % (self.path, attempts)
         )
 
@@ -293,13 +300,11 @@ class BatchReader:
             return None
         raise StreamTruncated("%s: %s" % (self.path, msg))
 
-    def _read_exact(self, n: int, what: str, at_start: bool = False) -> Optional[bytes]:
+    def _read_exact(self, n: int, what: str) -> Optional[bytes]:
         buf = self._small if n == len(self._small) else bytearray(n)
         got = self._fill(memoryview(buf))
         if got == n:
             return bytes(buf)
-        if got == 0 and at_start:
-            return self._truncated("the stream is empty: the writer went away before its header")
         if got == 0:
             return self._truncated(
                 "the stream ended after %d batches without the DONE marker "

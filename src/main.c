@@ -209,12 +209,14 @@ static int run_headless(const lc_config *cfg, const options *o)
         return 1;
     }
     double start = lc_now_seconds();
-    double next_status = start + (o->status_interval > 0 ? o->status_interval : 1e18);
+    bool status = !o->quiet && o->status_interval > 0;
+    double next_status = start + (status ? o->status_interval : 0);
     int exit_code = 0;
     for (;;) {
+        /* Wake at least every 200 ms to notice the end of the pipeline. */
         double now = lc_now_seconds();
         double wait = 0.2;
-        if (next_status - now < wait)
+        if (status && next_status - now < wait)
             wait = next_status - now > 0 ? next_status - now : 0;
         struct timespec ts = {.tv_sec = (time_t)wait,
                               .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
@@ -224,7 +226,7 @@ static int run_headless(const lc_config *cfg, const options *o)
             break;
         }
         now = lc_now_seconds();
-        if (!o->quiet && o->status_interval > 0 && now >= next_status) {
+        if (status && now >= next_status) {
             Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
             char line[1024];
             lc_status_line(m, line, sizeof line);

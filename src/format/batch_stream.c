@@ -137,8 +137,8 @@ static int decode_tensor(cursor *c, const lc_batch_layout *l, lc_tensor_desc *t,
     t->ndim = f[1];
     if (t->ndim < 1 || t->ndim > LC_BATCH_MAX_DIMS)
         return lc_error_set(err, LC_EFORMAT,
-                            "stream header: tensor '%s': %u dimensions (1 to %d allowed)",
-                            t->name, t->ndim, LC_BATCH_MAX_DIMS);
+                            "stream header: tensor '%s': %u dimensions (1 to %d allowed)", t->name,
+                            t->ndim, LC_BATCH_MAX_DIMS);
     uint64_t elems = 1;
     for (uint32_t d = 0; d < t->ndim; d++) {
         if (!take(c, 8, &f))
@@ -169,8 +169,8 @@ static int decode_tensor(cursor *c, const lc_batch_layout *l, lc_tensor_desc *t,
         return lc_error_set(err, LC_EFORMAT,
                             "stream header: tensor '%s': offset %llu + %llu bytes is not a "
                             "64-byte aligned range of the %llu-byte payload",
-                            t->name, (unsigned long long)t->offset,
-                            (unsigned long long)t->nbytes, (unsigned long long)l->total_bytes);
+                            t->name, (unsigned long long)t->offset, (unsigned long long)t->nbytes,
+                            (unsigned long long)l->total_bytes);
     return 0;
 
 short_header:
@@ -178,8 +178,8 @@ short_header:
                         "stream header: tensor %u runs past header_bytes (corrupt header)", index);
 }
 
-int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
-                            size_t *consumed, lc_error *err)
+int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out, size_t *consumed,
+                            lc_error *err)
 {
     memset(out, 0, sizeof *out);
     *consumed = 0;
@@ -201,13 +201,13 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
     uint32_t rest = get_u32(buf + 12);
     if (rest < 20 || rest > LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES)
         return lc_error_set(err, LC_EFORMAT,
-                            "batch stream header: header_bytes %u is out of range (20 to %d)",
-                            rest, LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES);
+                            "batch stream header: header_bytes %u is out of range (20 to %d)", rest,
+                            LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES);
     size_t total = LC_STREAM_HEADER_PREFIX_BYTES + (size_t)rest;
     if (len < total) {
         *consumed = total;
-        return lc_error_set(err, LC_ETRUNC,
-                            "batch stream header: %zu of its %zu bytes are present", len, total);
+        return lc_error_set(err, LC_ETRUNC, "batch stream header: %zu of its %zu bytes are present",
+                            len, total);
     }
     cursor c = {buf + LC_STREAM_HEADER_PREFIX_BYTES, buf + total};
     const uint8_t *f = c.p; /* rest >= 20: the fixed fields are there */
@@ -253,8 +253,7 @@ int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out,
             return lc_error_set(err, LC_ETRUNC,
                                 "end-of-stream marker: %zu of its 16 bytes are present", len);
         if (get_u32(buf + 4) != 0)
-            return lc_error_set(err, LC_EFORMAT,
-                                "end-of-stream marker: second word is %u, not 0",
+            return lc_error_set(err, LC_EFORMAT, "end-of-stream marker: second word is %u, not 0",
                                 get_u32(buf + 4));
         out->kind = LC_STREAM_DONE;
         out->batches = get_u64(buf + 8);

@@ -46,15 +46,17 @@
  *                             that began this connection
  *
  * A reader that meets end of file without DONE knows that the writer died or
- * went away mid-stream.
+ * went away mid-stream. A stream without batches has a header with
+ * n_tensors, batch_size and payload_bytes all 0.
  *
  * A stream header may also appear between two batches: the writer sends one
  * whenever the layout changes. On a named pipe, every new reader gets a
- * fresh stream header first, then batches starting at a batch boundary. A
- * reader whose first bytes are not a stream header has attached to a pipe
- * that still holds its predecessor's unread bytes (the writer has not yet
- * noticed that the previous reader left): it should close the pipe, wait a
- * moment and open it again.
+ * fresh stream header first, then whole batches, starting with the first
+ * batch that the previous reader did not read to its end (no gap, no
+ * repeat). A reader whose first bytes are not a stream header has attached
+ * to a pipe that still holds its predecessor's unread bytes (the writer has
+ * not yet noticed that the previous reader left): it should close the pipe,
+ * wait a moment (0.1 s) and open it again.
  *
  * Pure functions; any thread may call them.
  */
@@ -101,8 +103,8 @@ void lc_stream_done_frame(uint8_t out[16], uint64_t batches);
  *   a field out of range or inconsistent          LC_EFORMAT
  * On error *out is zeroed.
  */
-int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
-                            size_t *consumed, lc_error *err);
+int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out, size_t *consumed,
+                            lc_error *err);
 
 typedef enum lc_stream_record {
     LC_STREAM_BATCH = 1,  /* a 32-byte batch frame */

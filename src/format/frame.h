@@ -7,9 +7,12 @@
  * usually 20 to 60 are not -1 (the legal moves). The compact frame keeps the
  * 104 history planes and scalar fields as they are, and the policy sparsely:
  * the indices and values of every entry whose bits are not exactly those of
- * -1.0f, in index order. Up to LC_FRAME_INLINE_POLICY entries are stored
- * inline (chess has at most 218 legal moves); a malformed record with more
- * keeps them in a heap array that the frame owns. Every field the tensors use
+ * -1.0f, in index order. Up to LC_FRAME_INLINE_POLICY (80) entries are
+ * stored inline; a position with more (chess allows up to 218 legal moves,
+ * but in self-play data 99.99% of positions have fewer than 70: 24.98 on
+ * average, 73 at most over the 94,309 sample positions) keeps them in a heap
+ * array that the frame owns. Inline room for 218 would make the frame 2.2 KB
+ * and a reservoir of a million frames 2.2 GB; with 80 it is about 1.4 KB. Every field the tensors use
  * is reconstructed bit-exactly (lc_frame_to_record round-trips those fields).
  *
  * sizeof(lc_frame) is at most 2.5 KB (checked at compile time). Frames are
@@ -30,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LC_FRAME_INLINE_POLICY 218
+#define LC_FRAME_INLINE_POLICY 80
 #define LC_INPUT_PLANES 112
 #define LC_HISTORY_PLANES 104
 

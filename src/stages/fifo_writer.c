@@ -89,8 +89,7 @@ static const cyaml_schema_field_t fw_fields[] = {
     CYAML_FIELD_STRING_PTR("path", CYAML_FLAG_POINTER, fw_config, path, 1, CYAML_UNLIMITED),
     CYAML_FIELD_BOOL_PTR("regular_file", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
                          regular_file_opt),
-    CYAML_FIELD_BOOL_PTR("create", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
-                         create_opt),
+    CYAML_FIELD_BOOL_PTR("create", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config, create_opt),
     CYAML_FIELD_END,
 };
 
@@ -120,8 +119,8 @@ static int fw_config_check(void *p, lc_error *err)
  * but possibly still unread in the pipe. */
 typedef struct held_batch {
     lc_batch_item item;
-    uint64_t end;  /* connection offset just past its bytes, once written */
-    bool resend;   /* it had reached a reader that left before reading it all */
+    uint64_t end; /* connection offset just past its bytes, once written */
+    bool resend;  /* it had reached a reader that left before reading it all */
 } held_batch;
 
 typedef struct fw {
@@ -129,7 +128,7 @@ typedef struct fw {
     int wake_fd;
     /* The rest up to the metrics belongs to the worker thread (and to start
      * before, fini after it). */
-    int fd; /* the pipe or file; -1 while no reader is connected */
+    int fd;           /* the pipe or file; -1 while no reader is connected */
     held_batch *held; /* ring */
     size_t held_head, held_n, held_cap;
     size_t n_sent;          /* the first n_sent held batches are written on this connection */
@@ -144,8 +143,8 @@ typedef struct fw {
     bool file_failed;
     uint64_t blocked_ms_reported; /* flush side only */
 
-    atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent,
-        n_dropped, blocked_ns;
+    atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
+        blocked_ns;
     atomic_int_fast64_t g_connected, g_waiting, g_pipe_full;
 } fw;
 
@@ -201,8 +200,7 @@ static void drain_sigpipe(void)
 /* Wait until the pipe has room or stop is signalled; counted idle. */
 static void wait_writable(fw *f, lc_load_meter *meter)
 {
-    struct pollfd fds[2] = {{.fd = f->fd, .events = POLLOUT},
-                            {.fd = f->wake_fd, .events = POLLIN}};
+    struct pollfd fds[2] = {{.fd = f->fd, .events = POLLOUT}, {.fd = f->wake_fd, .events = POLLIN}};
     atomic_store(&f->g_pipe_full, 1);
     lc_load_idle(meter);
     uint64_t t0 = lc_now_ns();
@@ -297,8 +295,8 @@ static void disconnect(lc_stage *s, fw *f, const char *why, uint64_t partial)
     int unread = 0;
     uint64_t consumed;
     if (ioctl(f->fd, FIONREAD, &unread) == 0 && unread >= 0)
-        consumed = f->conn_bytes - ((uint64_t)unread < f->conn_bytes ? (uint64_t)unread
-                                                                      : f->conn_bytes);
+        consumed =
+            f->conn_bytes - ((uint64_t)unread < f->conn_bytes ? (uint64_t)unread : f->conn_bytes);
     else
         consumed = 0; /* unknown: send again everything that may be unread */
     while (f->n_sent > 0 && held_at(f, 0)->end <= consumed) {
@@ -370,8 +368,7 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
             told_problem = true;
         } else if (errno != ENXIO && errno != EINTR) {
             if (!told_problem)
-                LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path,
-                         strerror(errno));
+                LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path, strerror(errno));
             told_problem = true;
         }
         if (!told_wait)
@@ -457,8 +454,7 @@ static int wait_drained(lc_stage *s, fw *f, lc_load_meter *meter)
             return 1;
         /* No event says "the pipe is empty": look again every 20 ms. A
          * reader leaving shows as POLLERR at once. */
-        struct pollfd fds[2] = {{.fd = f->fd, .events = 0},
-                                {.fd = f->wake_fd, .events = POLLIN}};
+        struct pollfd fds[2] = {{.fd = f->fd, .events = 0}, {.fd = f->wake_fd, .events = POLLIN}};
         lc_load_idle(meter);
         int n = poll(fds, 2, 20);
         lc_load_busy(meter);
@@ -605,9 +601,8 @@ static int open_target(lc_stage *s, fw *f, lc_error *err)
                                 "set: remove it, or point path elsewhere)",
                                 c->path);
         if (!exists && !c->create)
-            return lc_error_set(err, -ENOENT,
-                                "path: %s does not exist (create it, or set create: true)",
-                                c->path);
+            return lc_error_set(
+                err, -ENOENT, "path: %s does not exist (create it, or set create: true)", c->path);
         f->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (f->fd < 0)
             return lc_error_set(err, -errno, "path: cannot open %s for writing: %s", c->path,
@@ -633,8 +628,8 @@ static int open_target(lc_stage *s, fw *f, lc_error *err)
                                 "or set create: true)",
                                 c->path);
         if (mkfifo(c->path, 0600) != 0 && errno != EEXIST)
-            return lc_error_set(err, -errno, "path: cannot create the named pipe %s: %s",
-                                c->path, strerror(errno));
+            return lc_error_set(err, -errno, "path: cannot create the named pipe %s: %s", c->path,
+                                strerror(errno));
     }
     return 0;
 }

@@ -172,6 +172,12 @@ class FileStreams(DemoCase):
         write_bytes(cut, data[:-16 - 100])  # inside the last payload
         with self.assertRaisesRegex(StreamTruncated, "middle of batch 2"):
             list(BatchReader(cut))
+        write_bytes(cut, b"")
+        with self.assertRaisesRegex(StreamTruncated, "empty"):
+            BatchReader(cut)
+        write_bytes(cut, data[:10])
+        with self.assertRaisesRegex(StreamTruncated, "middle of the stream header"):
+            BatchReader(cut)
 
     def test_not_a_stream(self):
         junk = self.path("junk.bin")
@@ -271,6 +277,43 @@ class PipeStreams(DemoCase):
 
         run_bounded(self, readers)
         self.finish(p)
+
+    def test_resync_after_stale_tail(self):
+        # A reader that opens the pipe before the writer has noticed its
+        # predecessor leaving meets the old stream's tail: it must close,
+        # reopen, and take the fresh stream. Played here by a hand-made
+        # writer around a real (empty) stream from the demo.
+        stream = read_bytes(self.write_file("empty.bin", 0))
+        pipe = self.path("pipe")
+        os.mkfifo(pipe, 0o600)
+        opens = []
+
+        def writer():
+            fd = os.open(pipe, os.O_WRONLY)  # waits for the reader
+            opens.append(1)
+            os.write(fd, b"BTCH" + bytes(60))  # the tail of an older stream
+            while True:  # until the reader has gone
+                try:
+                    os.write(fd, bytes(16))
+                except BrokenPipeError:
+                    break
+                time.sleep(0.005)
+            os.close(fd)
+            fd = os.open(pipe, os.O_WRONLY)
+            opens.append(2)
+            os.write(fd, stream)
+            os.close(fd)
+
+        threading.Thread(target=writer, daemon=True).start()
+
+        def reader():
+            with BatchReader(pipe, timeout=10) as r:
+                self.assertEqual(r.header.tensors, ())
+                self.assertIsNone(r.read_batch())
+                self.assertTrue(r.done)
+
+        run_bounded(self, reader)
+        self.assertEqual(opens, [1, 2])
 
     def test_cli(self):
         env = dict(os.environ)

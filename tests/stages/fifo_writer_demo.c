@@ -17,9 +17,10 @@
  *
  * The stage writes to the named pipe PATH (created if missing), or with
  * --regular to the regular file PATH. The input is closed after the last
- * batch, so the stream ends with DONE once a reader has taken everything.
- * Exit status 0 when the stage finished, 1 otherwise; SIGALRM ends the
- * process after --timeout seconds (default 60) whatever happens.
+ * batch, so the stream ends with DONE, and the program exits (status 0) once
+ * the stage has finished: when a reader has read everything. Status 1 means
+ * the stage did not start; SIGALRM ends the process after --timeout seconds
+ * (default 60) whatever happens.
  */
 #include "core/clock.h"
 #include "core/log.h"
@@ -106,8 +107,7 @@ int main(int argc, char **argv)
 
     lc_queue *in = lc_queue_new("demo.in", &lc_item_batch, 4, LC_OVERFLOW_BLOCK);
     char yaml[4200];
-    snprintf(yaml, sizeof yaml, "{path: '%s', regular_file: %s}", path,
-             regular ? "true" : "false");
+    snprintf(yaml, sizeof yaml, "{path: '%s', regular_file: %s}", path, regular ? "true" : "false");
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);

@@ -283,8 +283,7 @@ static bool read_done(reader *r, uint64_t expect)
 static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
 {
     char yaml[4200];
-    snprintf(yaml, sizeof yaml, "{path: '%s', regular_file: %s}", path,
-             regular ? "true" : "false");
+    snprintf(yaml, sizeof yaml, "{path: '%s', regular_file: %s}", path, regular ? "true" : "false");
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);
@@ -299,8 +298,8 @@ static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
 
 /* Walk a whole stream in memory; returns the number of batches, checking
  * each against expect_layout(seq) and the values. */
-static uint64_t walk_stream(const uint8_t *data, size_t len, uint64_t n_expect,
-                            uint64_t last_rows, uint64_t relayout_at, int *headers)
+static uint64_t walk_stream(const uint8_t *data, size_t len, uint64_t n_expect, uint64_t last_rows,
+                            uint64_t relayout_at, int *headers)
 {
     size_t pos = 0;
     uint64_t seq = 0;
@@ -400,8 +399,7 @@ static void test_regular_file(uint64_t relayout_at)
         CHECK_EQ_INT(lc_stream_header_decode(data, 20, &l, &used, &err), LC_ETRUNC);
         CHECK_EQ_U64(used, lc_stream_header_encode(&layout, NULL, 0));
         lc_stream_frame f;
-        CHECK_EQ_INT(lc_stream_frame_decode((const uint8_t *)"JUNKJUNK", 8, &f, NULL),
-                     LC_EFORMAT);
+        CHECK_EQ_INT(lc_stream_frame_decode((const uint8_t *)"JUNKJUNK", 8, &f, NULL), LC_EFORMAT);
     }
     free(data);
 }
