@@ -1,10 +1,15 @@
 #include "format/batch.h"
 
 #include "core/error.h"
+#include "core/thread.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 size_t lc_dtype_size(lc_dtype t)
 {
@@ -69,16 +74,89 @@ int lc_batch_layout_find(const lc_batch_layout *l, const char *name)
     return -1;
 }
 
-lc_batch *lc_batch_new(const lc_batch_layout *l)
+/* Buffers are mapped pages of their own, never heap memory: the fifo writer
+ * splices them into a pipe by reference, and a reader may still be reading
+ * those pages after the writer let go of them (a stop). Unmapping leaves the
+ * pinned pages to the pipe; the heap could instead hand them out again. */
+static size_t buffer_bytes(const lc_batch_layout *l)
+{
+    size_t page = 4096;
+    size_t bytes = l->total_bytes ? l->total_bytes : 1;
+    return (bytes + page - 1) / page * page;
+}
+
+static lc_batch *batch_alloc(const lc_batch_layout *l)
 {
     lc_batch *b = lc_xmalloc(sizeof *b);
     b->layout = l;
     b->rows = l->batch_size;
-    size_t bytes = (l->total_bytes + LC_BATCH_ALIGN - 1) / LC_BATCH_ALIGN * LC_BATCH_ALIGN;
-    b->data = aligned_alloc(LC_BATCH_ALIGN, bytes ? bytes : LC_BATCH_ALIGN);
-    if (!b->data)
-        lc_fatal("out of memory allocating a %zu-byte batch", bytes);
-    memset(b->data, 0, bytes);
+    b->pool = NULL;
+    void *mem = mmap(NULL, buffer_bytes(l), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (mem == MAP_FAILED)
+        lc_fatal("out of memory mapping a %zu-byte batch", buffer_bytes(l));
+    b->data = mem;
+    return b;
+}
+
+static void batch_release(lc_batch *b)
+{
+    munmap(b->data, buffer_bytes(b->layout));
+    free(b);
+}
+
+lc_batch *lc_batch_new(const lc_batch_layout *l)
+{
+    return batch_alloc(l); /* fresh anonymous pages are zero */
+}
+
+struct lc_batch_pool {
+    lc_batch_layout layout;
+    pthread_mutex_t mu;
+    atomic_int refs;
+    lc_batch **idle;
+    size_t n_idle, max_idle;
+};
+
+lc_batch_pool *lc_batch_pool_new(const lc_batch_layout *l, size_t max_free)
+{
+    lc_batch_pool *p = lc_xcalloc(1, sizeof *p);
+    p->layout = *l;
+    lc_mutex_init(&p->mu);
+    atomic_init(&p->refs, 1);
+    p->max_idle = max_free;
+    p->idle = lc_xcalloc(max_free ? max_free : 1, sizeof *p->idle);
+    return p;
+}
+
+void lc_batch_pool_unref(lc_batch_pool *p)
+{
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
+    for (size_t i = 0; i < p->n_idle; i++)
+        batch_release(p->idle[i]);
+    free(p->idle);
+    lc_mutex_destroy(&p->mu);
+    free(p);
+}
+
+const lc_batch_layout *lc_batch_pool_layout(const lc_batch_pool *p)
+{
+    return &p->layout;
+}
+
+lc_batch *lc_batch_pool_get(lc_batch_pool *p)
+{
+    lc_batch *b = NULL;
+    lc_mutex_lock(&p->mu);
+    if (p->n_idle)
+        b = p->idle[--p->n_idle];
+    lc_mutex_unlock(&p->mu);
+    if (!b)
+        b = batch_alloc(&p->layout);
+    b->rows = p->layout.batch_size;
+    b->pool = p;
+    atomic_fetch_add(&p->refs, 1);
     return b;
 }
 
@@ -86,6 +164,18 @@ void lc_batch_free(lc_batch *b)
 {
     if (!b)
         return;
-    free(b->data);
-    free(b);
+    lc_batch_pool *p = b->pool;
+    if (!p) {
+        batch_release(b);
+        return;
+    }
+    b->pool = NULL;
+    lc_mutex_lock(&p->mu);
+    bool kept = p->n_idle < p->max_idle;
+    if (kept)
+        p->idle[p->n_idle++] = b;
+    lc_mutex_unlock(&p->mu);
+    if (!kept)
+        batch_release(b); /* before the unref: b->layout lives in the pool */
+    lc_batch_pool_unref(p);
 }

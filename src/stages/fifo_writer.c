@@ -198,6 +198,9 @@ static void drain_sigpipe(void)
 }
 
 /* Wait until the pipe has room or stop is signalled; counted idle. */
+/* Payload pieces at least this large are spliced rather than copied. */
+#define FW_SPLICE_MIN (64 * 1024)
+
 static void wait_writable(fw *f, lc_load_meter *meter)
 {
     struct pollfd fds[2] = {{.fd = f->fd, .events = POLLOUT}, {.fd = f->wake_fd, .events = POLLIN}};
@@ -225,7 +228,20 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
         }
         if (lc_run_state_stopping(&s->run))
             return LC_ESTOPPED;
-        ssize_t n = writev(f->fd, iov, iovcnt);
+        /* Batch payloads go into a pipe by reference (vmsplice), which saves
+         * the copy into the pipe buffer: the reader's read() is then the
+         * only copy. It is safe because a batch stays held, untouched, until
+         * enough bytes have followed it that none of it can still be in the
+         * pipe (see the drop in send_batch). Small records are copied. */
+        ssize_t n;
+        if (f->pipe_bytes && iov->iov_len >= FW_SPLICE_MIN) {
+            n = vmsplice(f->fd, iov, 1, SPLICE_F_NONBLOCK);
+        } else {
+            int small = 1;
+            while (f->pipe_bytes && small < iovcnt && iov[small].iov_len < FW_SPLICE_MIN)
+                small++;
+            n = writev(f->fd, iov, f->pipe_bytes ? small : iovcnt);
+        }
         if (n > 0) {
             f->conn_bytes += (uint64_t)n;
             *written += (uint64_t)n;
@@ -663,13 +679,15 @@ static void fw_fini(lc_stage *s)
 {
     fw *f = s->priv;
     lc_worker_pool_fini(&f->pool);
+    /* Close first: batches spliced into the pipe are only unmapped after. */
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
     if (f->held)
         held_clear(f);
     free(f->held);
     free(f->hdr);
     free(f->hdr_tmp);
-    if (f->fd >= 0)
-        close(f->fd);
     if (f->wake_fd >= 0)
         close(f->wake_fd);
 }

@@ -62,6 +62,7 @@ static int tensor_config_check(void *p, lc_error *err)
 typedef struct tensor_gen {
     lc_worker_pool pool;
     lc_batch_layout layout;
+    lc_batch_pool *batches; /* recycled buffers: every byte of a row is written */
     atomic_uint_fast64_t n_batches, n_rows, seq;
 } tensor_gen;
 
@@ -106,7 +107,7 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_frame f;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &f, meter) == 0) {
         if (!b)
-            b = lc_batch_new(&t->layout);
+            b = lc_batch_pool_get(t->batches);
         fill_row(c, b, row++, &f);
         lc_frame_fini(&f);
         if (row == c->batch_size) {
@@ -117,7 +118,14 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         }
     }
     if (b && row > 0 && !lc_run_state_stopping(&s->run)) {
+        /* A recycled buffer: clear the rows this last batch does not use. */
         b->rows = row;
+        for (uint32_t i = 0; i < t->layout.n_tensors; i++) {
+            const lc_tensor_desc *d = &t->layout.tensors[i];
+            uint64_t row_bytes = d->nbytes / c->batch_size;
+            memset((uint8_t *)lc_batch_tensor(b, i) + row * row_bytes, 0,
+                   (c->batch_size - row) * row_bytes);
+        }
         emit_batch(s, t, b, c->threads == 1 ? LC_ITEM_END_OF_STREAM : 0, meter);
     } else {
         lc_batch_free(b);
@@ -145,6 +153,8 @@ static int tensor_init(lc_stage *s, lc_error *err)
         lc_batch_layout_add(&t->layout, "best_q", LC_DTYPE_F32, 1, wdl);
         lc_batch_layout_add(&t->layout, "plies_left", LC_DTYPE_F32, 0, NULL);
     }
+    /* Enough idle buffers for the output queue, the writer and the workers. */
+    t->batches = lc_batch_pool_new(&t->layout, 2 * c->threads + 16);
     lc_worker_pool_init(&t->pool, "workers", c->threads);
     return 0;
 }
@@ -167,6 +177,7 @@ static void tensor_fini(lc_stage *s)
 {
     tensor_gen *t = s->priv;
     lc_worker_pool_fini(&t->pool);
+    lc_batch_pool_unref(t->batches); /* batches still out keep it alive */
 }
 
 static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
