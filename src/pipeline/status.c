@@ -60,33 +60,84 @@ static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
         *used += (size_t)n < len - *used ? (size_t)n : len - *used - 1;
 }
 
+/* Positions per second: the rows a writer wrote, else the positions a
+ * tensor generator packed, over the window. */
+double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m)
+{
+    double dt = m->duration_seconds > 0 ? m->duration_seconds : 1;
+    for (size_t i = m->n_stage_metrics; i-- > 0;) {
+        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
+        if (lc_proto_find_count(s, "rows"))
+            return (double)lc_proto_count(s, "rows") / dt;
+        if (lc_proto_find_count(s, "positions"))
+            return (double)lc_proto_count(s, "positions") / dt;
+    }
+    return -1;
+}
+
+static void append_rate(char *buf, size_t len, size_t *used, double v)
+{
+    if (v >= 1e6)
+        append(buf, len, used, "%.2fM", v / 1e6);
+    else if (v >= 1e4)
+        append(buf, len, used, "%.1fk", v / 1e3);
+    else
+        append(buf, len, used, "%.0f", v);
+}
+
 void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    double dt = m->duration_seconds > 0 ? m->duration_seconds : 1;
     append(buf, len, &used, "[%s]", lc_pipeline_state_name(m->state));
+    double pos = lc_status_positions_per_second(m);
+    if (pos >= 0) {
+        append(buf, len, &used, " ");
+        append_rate(buf, len, &used, pos);
+        append(buf, len, &used, " pos/s");
+    }
+    /* Queue fills, in flow order. */
+    append(buf, len, &used, " | queues");
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        append(buf, len, &used, " | %s %.0f/s", s->name, (double)s->items_out / dt);
-        if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
-            append(buf, len, &used, " PAUSED");
-        for (size_t k = 0; k < s->n_load_metrics; k++) {
-            const Lcmon__LoadMetricProto *l = s->load_metrics[k];
-            if (l->total_seconds > 0 && strcmp(l->name, "drain") != 0)
-                append(buf, len, &used, " load %.2f", l->load_seconds / l->total_seconds);
-        }
         for (size_t k = 0; k < s->n_queue_metrics; k++) {
             const Lcmon__QueueMetricProto *q = s->queue_metrics[k];
             long long fill = q->queue_fullness && q->queue_fullness->has_latest
                                  ? (long long)q->queue_fullness->latest
                                  : 0;
-            append(buf, len, &used, " q %lld/%llu", fill, (unsigned long long)q->queue_capacity);
+            append(buf, len, &used, " %s %lld/%llu", s->name, fill,
+                   (unsigned long long)q->queue_capacity);
         }
-        if (s->anchor)
-            append(buf, len, &used, " anchor %s +%llu", s->anchor[0] ? s->anchor : "-",
-                   (unsigned long long)s->chunks_since_anchor);
-        if (s->dropped)
-            append(buf, len, &used, " bad %llu", (unsigned long long)s->dropped);
     }
+    uint64_t bad = 0;
+    for (size_t i = 0; i < m->n_stage_metrics; i++) {
+        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
+        bad += s->dropped;
+        bool named = false;
+        /* Fills against a capacity (the pool's window, the reservoir) and
+         * the anchor, under the stage's name. */
+        for (size_t k = 0; k < s->n_gauge_metrics; k++) {
+            const Lcmon__GaugeMetricProto *g = s->gauge_metrics[k];
+            if (!g->has_capacity)
+                continue;
+            if (!named)
+                append(buf, len, &used, " | %s:", s->name);
+            append(buf, len, &used, "%s %s %lld/%lld", named ? "," : "", g->name,
+                   (long long)g->value, (long long)g->capacity);
+            named = true;
+        }
+        if (s->anchor) {
+            if (!named)
+                append(buf, len, &used, " | %s:", s->name);
+            append(buf, len, &used, "%s anchor '%s' +%llu", named ? "," : "",
+                   s->anchor[0] ? s->anchor : "-", (unsigned long long)s->chunks_since_anchor);
+        }
+        if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
+            append(buf, len, &used, " | %s PAUSED", s->name);
+        const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(s, "reader_connected");
+        if (conn)
+            append(buf, len, &used, " | reader %s", conn->value ? "connected" : "waiting");
+    }
+    if (bad)
+        append(buf, len, &used, " | bad %llu", (unsigned long long)bad);
 }

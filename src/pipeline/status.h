@@ -9,8 +9,13 @@
 
 #include "training_metrics.pb-c.h"
 
-/* "files 12/s [q 3/256] | sources 12/s [q 0/64] load 0.31 | ..." */
+/* "[running] 71.8k pos/s | queues files 0/256 ... | pool: chunks_in_window
+ * 43/50000, anchor '-' +43 | sampler: reservoir_size 20000/20000 | reader
+ * connected" */
 void lc_status_line(const Lcmon__DataLoaderMetricsProto *last_second, char *buf, size_t len);
+/* Positions per second over the snapshot's window (-1 when no stage packs
+ * or writes positions). */
+double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m);
 const char *lc_pipeline_state_name(Lcmon__PipelineState s);
 const char *lc_stage_state_name(Lcmon__StageState s);
 

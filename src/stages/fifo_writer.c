@@ -15,6 +15,11 @@
  * accepts, and when the pipe is full the thread waits in poll() on the pipe
  * and on an eventfd that `stop` signals. The pipe buffer is raised to 1 MiB
  * when the system allows it, so a large payload goes out in few writes.
+ * Payloads go in by reference (vmsplice): the pipe points at the batch's
+ * pages and the reader's read() is the only copy. That is safe because a
+ * batch is held, unchanged, until it cannot be in the pipe any more (below),
+ * and batch buffers are mapped pages that are unmapped, never reused by the
+ * heap, so a reader still draining after a stop reads intact pages.
  *
  * Readers that go away. A write to a pipe without a reader raises SIGPIPE,
  * which kills a process that has not ignored it. The program ignores SIGPIPE,
@@ -50,6 +55,7 @@
 #include "stages/stage.h"
 
 #include "core/clock.h"
+#include "core/deque.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "format/batch.h"
@@ -129,8 +135,7 @@ typedef struct fw {
     /* The rest up to the metrics belongs to the worker thread (and to start
      * before, fini after it). */
     int fd;           /* the pipe or file; -1 while no reader is connected */
-    held_batch *held; /* ring */
-    size_t held_head, held_n, held_cap;
+    lc_deque held_q;        /* of held_batch */
     size_t n_sent;          /* the first n_sent held batches are written on this connection */
     uint64_t conn_bytes;    /* bytes written on this connection */
     uint64_t conn_batches;  /* batch frames written on this connection */
@@ -150,37 +155,29 @@ typedef struct fw {
 
 static held_batch *held_at(fw *f, size_t i)
 {
-    return &f->held[(f->held_head + i) % f->held_cap];
+    return lc_deque_at(&f->held_q, i);
+}
+
+static size_t held_count(const fw *f)
+{
+    return lc_deque_len(&f->held_q);
 }
 
 static void held_push(fw *f, const lc_batch_item *item)
 {
-    if (f->held_n == f->held_cap) {
-        size_t cap = f->held_cap ? 2 * f->held_cap : 16;
-        held_batch *v = lc_xcalloc(cap, sizeof *v);
-        for (size_t i = 0; i < f->held_n; i++)
-            v[i] = *held_at(f, i);
-        free(f->held);
-        f->held = v;
-        f->held_cap = cap;
-        f->held_head = 0;
-    }
-    held_batch *h = &f->held[(f->held_head + f->held_n) % f->held_cap];
-    memset(h, 0, sizeof *h);
+    held_batch *h = lc_deque_push_back(&f->held_q);
     h->item = *item;
-    f->held_n++;
 }
 
 static void held_drop_front(fw *f)
 {
-    lc_batch_free(f->held[f->held_head].item.batch);
-    f->held_head = (f->held_head + 1) % f->held_cap;
-    f->held_n--;
+    lc_batch_free(held_at(f, 0)->item.batch);
+    lc_deque_pop_front(&f->held_q);
 }
 
 static void held_clear(fw *f)
 {
-    while (f->held_n)
+    while (held_count(f))
         held_drop_front(f);
     f->n_sent = 0;
 }
@@ -322,7 +319,7 @@ static void disconnect(lc_stage *s, fw *f, const char *why, uint64_t partial)
     size_t again = f->n_sent;
     for (size_t i = 0; i < f->n_sent; i++)
         held_at(f, i)->resend = true;
-    if (partial > 0 && f->n_sent < f->held_n) {
+    if (partial > 0 && f->n_sent < held_count(f)) {
         held_at(f, f->n_sent)->resend = true;
         again++;
     }
@@ -419,7 +416,7 @@ static void file_failed(lc_stage *s, fw *f, int rc)
     const fw_config *c = s->config;
     LC_ERROR("%s: cannot write %s: %s; batches from now on are dropped", s->name, c->path,
              lc_strerror(rc));
-    atomic_fetch_add(&f->n_dropped, f->held_n - f->n_sent);
+    atomic_fetch_add(&f->n_dropped, held_count(f) - f->n_sent);
     held_clear(f);
     close(f->fd);
     f->fd = -1;
@@ -542,7 +539,7 @@ static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     pthread_sigmask(SIG_BLOCK, &block, NULL);
 
     while (lc_run_state_check(&s->run, meter)) {
-        if (f->n_sent == f->held_n) {
+        if (f->n_sent == held_count(f)) {
             if (f->input_done) {
                 int rc = finish(s, f, meter);
                 if (rc != 0)
@@ -595,6 +592,7 @@ static int fw_init(lc_stage *s, lc_error *err)
 {
     fw *f = s->priv;
     f->fd = -1;
+    lc_deque_init(&f->held_q, sizeof(held_batch));
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
@@ -683,9 +681,8 @@ static void fw_fini(lc_stage *s)
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
-    if (f->held)
-        held_clear(f);
-    free(f->held);
+    held_clear(f);
+    lc_deque_fini(&f->held_q);
     free(f->hdr);
     free(f->hdr_tmp);
     if (f->wake_fd >= 0)
