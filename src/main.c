@@ -249,18 +249,22 @@ static int run_headless(const lc_config *cfg, const options *o)
         }
     }
     lc_pipeline_stop(p);
+    /* One closing line, in the log (so --quiet keeps it). */
     Lcmon__DataLoaderMetricsProto *total = lc_pipeline_metrics(p, true);
-    if (!o->quiet) {
-        fprintf(stderr, "lcmon: %s after %.1f s:", lc_pipeline_state_name(total->state),
-                total->uptime_seconds);
-        for (size_t i = 0; i < total->n_stage_metrics; i++) {
-            const Lcmon__StageMetricProto *s = total->stage_metrics[i];
-            fprintf(stderr, " %s %llu", s->name, (unsigned long long)s->items_out);
-        }
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        fprintf(stderr, "; peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+    char summary[1024];
+    size_t used = 0;
+    for (size_t i = 0; i < total->n_stage_metrics && used < sizeof summary; i++) {
+        const Lcmon__StageMetricProto *s = total->stage_metrics[i];
+        int n = snprintf(summary + used, sizeof summary - used, " %s %llu", s->name,
+                         (unsigned long long)s->items_out);
+        if (n > 0)
+            used += (size_t)n;
     }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    LC_INFO("%s after %.1f s; items out:%s; peak RSS %.1f MB",
+            lc_pipeline_state_name(total->state), total->uptime_seconds, summary,
+            (double)ru.ru_maxrss / 1024.0);
     lcmon__data_loader_metrics_proto__free_unpacked(total, NULL);
     lc_pipeline_free(p);
     return exit_code;

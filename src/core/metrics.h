@@ -79,6 +79,7 @@ typedef struct lc_stage_metrics {
     uint64_t chunks_since_anchor;
     char anchor[LC_METRIC_TEXT_MAX];
     char last_chunk_key[LC_METRIC_TEXT_MAX];
+    char detail[LC_METRIC_TEXT_MAX]; /* what the stage talks to: a directory, a pipe */
 } lc_stage_metrics;
 
 void lc_stage_metrics_clear(lc_stage_metrics *m);

@@ -61,6 +61,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
     }
     if (m->last_chunk_key[0])
         p->last_chunk_key = lc_xstrdup(m->last_chunk_key);
+    if (m->detail[0])
+        p->detail = lc_xstrdup(m->detail);
 
     p->n_load_metrics = (size_t)m->n_load;
     NEW_ARRAY(p->load_metrics, m->n_load);

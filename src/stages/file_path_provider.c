@@ -506,6 +506,8 @@ static void fpp_fini(lc_stage *s)
 static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
 {
     fpp *f = s->priv;
+    const fpp_config *c = s->config;
+    snprintf(m->detail, sizeof m->detail, "%s", c->directory);
     lc_worker_pool_flush(&f->pool, m);
     lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
     lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));

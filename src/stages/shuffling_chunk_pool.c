@@ -410,14 +410,18 @@ static bool draw_locked(lc_stage *s, pool *p, lc_chunk_source **src, uint32_t *m
     }
 }
 
-static void mark_dropped(pool *p, uint64_t idx)
+/* Mark a chunk bad for good; false when another thread already did (two
+ * passes can hand the same chunk to two threads before the first fails). */
+static bool mark_dropped(pool *p, uint64_t idx)
 {
     lc_mutex_lock(&p->mu);
     uint32_t pos;
     pool_source *e = find_locked(p, idx, &pos);
+    bool first = e && e->uses[pos] != DROPPED;
     if (e)
         e->uses[pos] = DROPPED;
     lc_mutex_unlock(&p->mu);
+    return first;
 }
 
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -439,9 +443,11 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         lc_error_clear(&err);
         int rc = lc_chunk_source_load(src, member, c->backend, &data, &err);
         if (rc != 0) {
-            mark_dropped(p, global);
-            atomic_fetch_add(&p->n_dropped, 1);
-            LC_WARN("%s: dropping chunk: %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+            if (mark_dropped(p, global)) {
+                atomic_fetch_add(&p->n_dropped, 1);
+                LC_WARN("%s: dropping chunk: %s", s->name,
+                        err.msg[0] ? err.msg : lc_strerror(rc));
+            }
             lc_chunk_source_unref(src);
             continue;
         }

@@ -103,21 +103,48 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     tensor_gen *t = s->priv;
     const tensor_config *c = s->config;
     lc_batch *b = NULL;
+    /* With one thread, a full batch waits for the next frame before it
+     * leaves, so that the last batch of a finite run can carry the end flag
+     * even when the run fills it exactly. */
+    lc_batch *held = NULL;
+    bool hold = c->threads == 1;
     uint64_t row = 0;
     lc_frame f;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &f, meter) == 0) {
+        if (held) {
+            if (!emit_batch(s, t, held, 0, meter)) {
+                held = NULL;
+                lc_frame_fini(&f);
+                break;
+            }
+            held = NULL;
+        }
         if (!b)
             b = lc_batch_pool_get(t->batches);
         fill_row(c, b, row++, &f);
         lc_frame_fini(&f);
         if (row == c->batch_size) {
-            if (!emit_batch(s, t, b, 0, meter))
-                return;
+            if (hold) {
+                held = b;
+            } else if (!emit_batch(s, t, b, 0, meter)) {
+                b = NULL;
+                break;
+            }
             b = NULL;
             row = 0;
         }
     }
-    if (b && row > 0 && !lc_run_state_stopping(&s->run)) {
+    bool stopping = lc_run_state_stopping(&s->run);
+    if (held) {
+        bool last = !(b && row > 0);
+        if (stopping || !emit_batch(s, t, held, last ? LC_ITEM_END_OF_STREAM : 0, meter)) {
+            if (stopping)
+                lc_batch_free(held);
+            lc_batch_free(b);
+            return;
+        }
+    }
+    if (b && row > 0 && !stopping) {
         /* A recycled buffer: clear the rows this last batch does not use. */
         b->rows = row;
         for (uint32_t i = 0; i < t->layout.n_tensors; i++) {

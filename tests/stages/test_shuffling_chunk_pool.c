@@ -287,28 +287,69 @@ static void test_window_passes_eviction_and_anchor(void)
     lc_queue_free(in);
 }
 
-static void test_bad_chunk_dropped_for_good(void)
+static bool log_mentions(const char *needle)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(entries[i].text, needle))
+            return true;
+    return false;
+}
+
+/* Every kind of bad chunk is logged with its file, counted, dropped for
+ * good, and the pool goes on with the good ones. */
+static void test_bad_chunks_dropped_for_good(void)
 {
     const char *dir = tu_path("pool2");
     games(dir, 0, 3);
-    char bad[4096];
-    snprintf(bad, sizeof bad, "%s/game_000004.gz", dir);
-    tu_write_file(bad, "\x1f\x8b this is not deflate", 22);
+    char corrupt[4096], truncated[4096], ragged[4096], version[4096];
+    snprintf(corrupt, sizeof corrupt, "%s/game_000004.gz", dir);
+    tu_write_file(corrupt, "\x1f\x8b this is not deflate", 22);
+    /* A valid game cut short: the gzip stream ends early. */
+    snprintf(truncated, sizeof truncated, "%s/game_000005.gz", dir);
+    {
+        size_t len = 0;
+        uint8_t *whole = tu_read_file(game_path(dir, 0), &len);
+        tu_write_file(truncated, whole, len / 2);
+        free(whole);
+    }
+    /* Not a whole number of records, and an unknown record version. */
+    snprintf(ragged, sizeof ragged, "%s/game_000006.gz", dir);
+    snprintf(version, sizeof version, "%s/game_000007.gz", dir);
+    {
+        uint8_t rec[LC_V6_RECORD_SIZE + 100];
+        memset(rec, 0, sizeof rec);
+        uint32_t six = 6, ninety = 90;
+        memcpy(rec, &six, 4);
+        size_t gz_len;
+        uint8_t *gz = tu_gzip(rec, sizeof rec, 1, &gz_len);
+        tu_write_file(ragged, gz, gz_len);
+        free(gz);
+        memcpy(rec, &ninety, 4);
+        gz = tu_gzip(rec, LC_V6_RECORD_SIZE, 1, &gz_len);
+        tu_write_file(version, gz, gz_len);
+        free(gz);
+    }
     lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
-    lc_stage *s = new_pool("chunk_pool_size: 100\nthreads: 1\n", in, NULL);
-    for (int i = 0; i <= 3; i++)
+    lc_stage *s = new_pool("chunk_pool_size: 100\nthreads: 2\n", in, NULL);
+    for (int i = 0; i <= 7; i++)
         feed(in, game_path(dir, i));
-    feed(in, bad);
-    feed_marker(in, 5);
+    feed_marker(in, 8);
     lc_chunk_item c;
-    for (int k = 0; k < 40; k++) {
+    for (int k = 0; k < 60; k++) {
         CHECK(take(s, &c));
-        CHECK(key_number(&c) != 4);
+        CHECK(key_number(&c) < 4);
         lc_item_chunk.dispose(&c);
     }
     lc_stage_metrics m;
-    CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 1);
-    CHECK_EQ_U64(m.dropped, 1);
+    CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 4);
+    CHECK_EQ_U64(m.dropped, 4);
+    for (int i = 4; i <= 7; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "game_%06d.gz", i);
+        CHECK(log_mentions(name));
+    }
     lc_standalone_free(s);
     lc_queue_free(in);
 }
@@ -396,7 +437,7 @@ int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
     test_window_passes_eviction_and_anchor();
-    test_bad_chunk_dropped_for_good();
+    test_bad_chunks_dropped_for_good();
     test_sharding();
     return check_finish();
 }
