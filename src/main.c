@@ -14,6 +14,8 @@
 #include "pipeline/config.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/status.h"
+#include "monitor/ctl.h"
+#include "monitor/headless.h"
 #include "stages/registry.h"
 
 #include <errno.h>
@@ -33,17 +35,22 @@ typedef struct options {
     double max_seconds; /* 0: run until stopped or finished */
     double status_interval;
     bool quiet;
+    const char *socket_path;
+    const char *metrics_log;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: lcmon [options]\n"
+            "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl --help)\n"
             "\n"
             "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
             "default when no --config is given).\n"
             "\n"
             "  --no-ui                 run headless, printing a status line every second\n"
+            "  --socket PATH           (headless) serve metrics and control on a Unix socket\n"
+            "  --metrics-log FILE      (headless) append one JSON line of metrics per second\n"
             "  --config FILE           the pipeline to run\n"
             "  --check-config FILE     validate FILE, explain every error, and exit\n"
             "  --print-default-config  print the embedded default pipeline and exit\n"
@@ -76,6 +83,8 @@ static int parse_args(int argc, char **argv, options *o)
         OPT_LOG_LEVEL,
         OPT_LOG_FILE,
         OPT_QUIET,
+        OPT_SOCKET,
+        OPT_METRICS_LOG,
         OPT_VERSION,
         OPT_HELP,
     };
@@ -89,6 +98,8 @@ static int parse_args(int argc, char **argv, options *o)
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"metrics-log", required_argument, NULL, OPT_METRICS_LOG},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -149,6 +160,12 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_QUIET:
             o->quiet = true;
             break;
+        case OPT_SOCKET:
+            o->socket_path = optarg;
+            break;
+        case OPT_METRICS_LOG:
+            o->metrics_log = optarg;
+            break;
         case OPT_VERSION:
             printf("lcmon %s\n", LC_VERSION);
             exit(0);
@@ -192,86 +209,17 @@ static int check_config(const char *path)
     return 0;
 }
 
-static int run_headless(const lc_config *cfg, const options *o)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-
-    lc_pipeline *p = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_pipeline_new(cfg, &p, &err) != 0 || lc_pipeline_start(p, &err) != 0) {
-        fprintf(stderr, "lcmon: %s\n", err.msg);
-        lc_pipeline_free(p);
-        return 1;
-    }
-    double start = lc_now_seconds();
-    bool status = !o->quiet && o->status_interval > 0;
-    double next_status = start + (status ? o->status_interval : 0);
-    int exit_code = 0;
-    for (;;) {
-        /* Wake at least every 200 ms to notice the end of the pipeline. */
-        double now = lc_now_seconds();
-        double wait = 0.2;
-        if (status && next_status - now < wait)
-            wait = next_status - now > 0 ? next_status - now : 0;
-        struct timespec ts = {.tv_sec = (time_t)wait,
-                              .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
-        int sig = sigtimedwait(&set, NULL, &ts);
-        if (sig > 0) {
-            LC_INFO("%s received: stopping", strsignal(sig));
-            break;
-        }
-        now = lc_now_seconds();
-        if (status && now >= next_status) {
-            Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
-            char line[1024];
-            lc_status_line(m, line, sizeof line);
-            fprintf(stderr, "%s\n", line);
-            lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
-            next_status += o->status_interval;
-            if (next_status < now)
-                next_status = now + o->status_interval;
-        }
-        Lcmon__PipelineState st = lc_pipeline_state(p);
-        if (st == LCMON__PIPELINE_STATE__PIPELINE_FINISHED)
-            break;
-        if (st == LCMON__PIPELINE_STATE__PIPELINE_FAILED) {
-            exit_code = 1;
-            break;
-        }
-        if (o->max_seconds > 0 && now - start >= o->max_seconds) {
-            LC_INFO("--max-seconds reached: stopping");
-            break;
-        }
-    }
-    lc_pipeline_stop(p);
-    /* One closing line, in the log (so --quiet keeps it). */
-    Lcmon__DataLoaderMetricsProto *total = lc_pipeline_metrics(p, true);
-    char summary[1024];
-    size_t used = 0;
-    for (size_t i = 0; i < total->n_stage_metrics && used < sizeof summary; i++) {
-        const Lcmon__StageMetricProto *s = total->stage_metrics[i];
-        int n = snprintf(summary + used, sizeof summary - used, " %s %llu", s->name,
-                         (unsigned long long)s->items_out);
-        if (n > 0)
-            used += (size_t)n;
-    }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    LC_INFO("%s after %.1f s; items out:%s; peak RSS %.1f MB",
-            lc_pipeline_state_name(total->state), total->uptime_seconds, summary,
-            (double)ru.ru_maxrss / 1024.0);
-    lcmon__data_loader_metrics_proto__free_unpacked(total, NULL);
-    lc_pipeline_free(p);
-    return exit_code;
-}
-
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "ctl") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        if (argc >= 3 && strcmp(argv[2], "--help") == 0) {
+            char *help[] = {"", "--help"};
+            lc_ctl_main(2, help);
+            return 0;
+        }
+        return lc_ctl_main(argc - 2, argv + 2);
+    }
     options o = {0};
     int rc = parse_args(argc, argv, &o);
     if (rc)
@@ -306,7 +254,14 @@ int main(int argc, char **argv)
         lc_config_free(cfg);
         return 2;
     }
-    rc = run_headless(cfg, &o);
+    lc_headless_options ho = {
+        .max_seconds = o.max_seconds,
+        .status_interval = o.status_interval,
+        .quiet = o.quiet,
+        .socket_path = o.socket_path,
+        .metrics_log = o.metrics_log,
+    };
+    rc = lc_headless_run(cfg, &ho);
     lc_config_free(cfg);
     return rc;
 }

@@ -1,0 +1,152 @@
+/*
+ * ctl: `lcmon ctl SOCKET COMMAND ...`, the scriptable client of a running
+ * loader. Exit status: 0 done, 1 the loader refused (no such stage, ...),
+ * 2 usage, 3 cannot reach the loader.
+ */
+#include "monitor/ctl.h"
+
+#include "monitor/json.h"
+#include "monitor/remote.h"
+#include "pipeline/metrics_proto.h"
+#include "pipeline/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void ctl_usage(FILE *f)
+{
+    fprintf(f, "usage: lcmon ctl SOCKET COMMAND\n"
+               "\n"
+               "  anchor get            print the anchor and the chunks counted since it\n"
+               "  anchor set KEY        set the anchor (the count is kept)\n"
+               "  anchor reset          anchor at the newest chunk; print the new anchor\n"
+               "                        and the number of chunks counted before the reset\n"
+               "  pause STAGE | resume STAGE\n"
+               "  stop | start          stop the pipeline; build it anew and start it\n"
+               "  metrics [--json]      the last second and all-time metrics\n"
+               "\n"
+               "Anchor commands print one line: KEY<TAB>COUNT.\n"
+               "Exit status: 0 done, 1 refused by the loader, 2 usage, 3 cannot connect.\n");
+}
+
+static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
+                               const Lcmon__DataLoaderMetricsProto *all)
+{
+    char line[2048];
+    lc_status_line(last, line, sizeof line);
+    printf("%s\n", line);
+    printf("uptime %.1f s, rank %u of %u\n", all->uptime_seconds, all->rank, all->world_size);
+    if (all->error)
+        printf("error: %s\n", all->error);
+    for (size_t i = 0; i < all->n_stage_metrics; i++) {
+        const Lcmon__StageMetricProto *s = all->stage_metrics[i];
+        const Lcmon__StageMetricProto *l = lc_proto_find_stage(last, s->name);
+        printf("%-12s %-24s %-8s out %llu (%.0f/s)", s->name, s->stage_type,
+               lc_stage_state_name(s->state), (unsigned long long)s->items_out,
+               l && last->duration_seconds > 0 ? (double)l->items_out / last->duration_seconds
+                                               : 0.0);
+        if (s->dropped)
+            printf(" dropped %llu", (unsigned long long)s->dropped);
+        printf("\n");
+        for (size_t k = 0; k < s->n_count_metrics; k++)
+            if (s->count_metrics[k]->count)
+                printf("    %s %llu\n", s->count_metrics[k]->name,
+                       (unsigned long long)s->count_metrics[k]->count);
+        for (size_t k = 0; k < s->n_gauge_metrics; k++) {
+            const Lcmon__GaugeMetricProto *g = s->gauge_metrics[k];
+            if (g->has_capacity)
+                printf("    %s %lld/%lld\n", g->name, (long long)g->value,
+                       (long long)g->capacity);
+            else
+                printf("    %s %lld\n", g->name, (long long)g->value);
+        }
+        if (s->anchor)
+            printf("    anchor '%s', %llu chunks since\n", s->anchor,
+                   (unsigned long long)s->chunks_since_anchor);
+    }
+}
+
+int lc_ctl_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        ctl_usage(stderr);
+        return 2;
+    }
+    const char *path = argv[0];
+    const char *cmd = argv[1];
+    int nargs = argc - 2;
+    char **args = argv + 2;
+    bool ok_usage = (strcmp(cmd, "anchor") == 0 && nargs >= 1 &&
+                     ((strcmp(args[0], "get") == 0 && nargs == 1) ||
+                      (strcmp(args[0], "reset") == 0 && nargs == 1) ||
+                      (strcmp(args[0], "set") == 0 && nargs == 2))) ||
+                    ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && nargs == 1) ||
+                    ((strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0) && nargs == 0) ||
+                    (strcmp(cmd, "metrics") == 0 &&
+                     (nargs == 0 || (nargs == 1 && strcmp(args[0], "--json") == 0)));
+    if (!ok_usage) {
+        fprintf(stderr, "lcmon ctl: unknown command or wrong arguments: %s\n", cmd);
+        ctl_usage(stderr);
+        return 2;
+    }
+    bool metrics = strcmp(cmd, "metrics") == 0;
+    lc_monitor *m = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_monitor_remote_new(path, metrics ? 100 : 0, false, &m, &err) != 0) {
+        fprintf(stderr, "lcmon ctl: %s\n", err.msg);
+        return 3;
+    }
+    int status = 0;
+    if (metrics) {
+        Lcmon__DataLoaderMetricsProto *last = NULL, *all = NULL;
+        if (lc_monitor_remote_wait_snapshot(m, 10)) {
+            last = lc_monitor_metrics(m, false);
+            all = lc_monitor_metrics(m, true);
+        }
+        if (!last || !all) {
+            fprintf(stderr, "lcmon ctl: %s: no metrics from the loader\n", path);
+            status = 3;
+        } else if (nargs == 1) {
+            lc_wire_buf out = {0};
+            lc_wire_buf_append(&out, "{\"last_second\":", 15);
+            lc_json_message(&out, &last->base);
+            lc_wire_buf_append(&out, ",\"all_time\":", 12);
+            lc_json_message(&out, &all->base);
+            lc_wire_buf_append(&out, "}\n", 2);
+            fwrite(out.data, 1, out.len, stdout);
+            lc_wire_buf_fini(&out);
+        } else {
+            print_metrics_text(last, all);
+        }
+        if (last)
+            lcmon__data_loader_metrics_proto__free_unpacked(last, NULL);
+        if (all)
+            lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
+    } else if (strcmp(cmd, "anchor") == 0) {
+        char *anchor = NULL;
+        int64_t count = 0;
+        const char *set = strcmp(args[0], "set") == 0 ? args[1] : NULL;
+        bool reset = strcmp(args[0], "reset") == 0;
+        if (lc_monitor_anchor(m, set, reset, &anchor, &count, &err) != 0) {
+            fprintf(stderr, "lcmon ctl: %s\n", err.msg);
+            status = 1;
+        } else {
+            printf("%s\t%lld\n", anchor ? anchor : "", (long long)count);
+        }
+        free(anchor);
+    } else if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) {
+        if (lc_monitor_pause(m, args[0], strcmp(cmd, "pause") == 0, &err) != 0) {
+            fprintf(stderr, "lcmon ctl: %s\n", err.msg);
+            status = 1;
+        }
+    } else {
+        if (lc_monitor_pipeline(m, strcmp(cmd, "start") == 0, &err) != 0) {
+            fprintf(stderr, "lcmon ctl: %s\n", err.msg);
+            status = 1;
+        }
+    }
+    lc_monitor_free(m);
+    return status;
+}

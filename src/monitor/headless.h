@@ -1,0 +1,26 @@
+/*
+ * headless: the `lcmon --no-ui` loop: the pipeline, the status line, the
+ * metrics log and the monitoring socket, until a signal or the end of a
+ * finite run.
+ */
+#ifndef LC_MONITOR_HEADLESS_H
+#define LC_MONITOR_HEADLESS_H
+
+#include "monitor/monitor.h"
+#include "pipeline/config.h"
+
+#include <stdbool.h>
+
+typedef struct lc_headless_options {
+    double max_seconds;     /* 0: until stopped or finished */
+    double status_interval; /* seconds between status lines; 0: none */
+    bool quiet;             /* no status lines */
+    const char *socket_path;  /* serve the monitor socket here (NULL: no) */
+    const char *metrics_log;  /* append a JSON line per second here (NULL: no) */
+} lc_headless_options;
+
+/* Expects SIGINT, SIGTERM and SIGHUP blocked in every thread. Returns the
+ * exit status: 0 after a stop or the end of a finite run, 1 on failure. */
+int lc_headless_run(const lc_config *cfg, const lc_headless_options *o);
+
+#endif

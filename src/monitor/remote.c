@@ -1,0 +1,300 @@
+/*
+ * remote: the monitor of a loader in another process, over its socket. It
+ * subscribes to snapshots (and log lines) and keeps the newest of each; a
+ * control request waits for its own reply, keeping what arrives meanwhile.
+ * Used by one thread (the screen of `lcmon attach`, or `lcmon ctl`).
+ */
+#include "monitor/remote.h"
+
+#include <stdio.h>
+
+#include "core/clock.h"
+#include "monitor/wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define LOG_KEEP 1000
+
+typedef struct remote_monitor {
+    lc_monitor base;
+    char *path;
+    int fd;
+    bool lost;
+    lc_wire_buf in;
+    Lcmon__Hello *hello;
+    Lcmon__ServerMessage *last; /* newest snapshot message */
+    uint64_t next_request;
+    lc_log_entry logs[LOG_KEEP];
+    uint64_t log_last; /* seq of the newest line kept */
+    char where[300];
+} remote_monitor;
+
+static void keep_logs(remote_monitor *r, const Lcmon__ServerMessage *m)
+{
+    for (size_t i = 0; i < m->n_log; i++) {
+        const Lcmon__LogLine *l = m->log[i];
+        if (l->seq <= r->log_last)
+            continue;
+        lc_log_entry *e = &r->logs[l->seq % LOG_KEEP];
+        e->seq = l->seq;
+        e->wall_time = l->wall_time;
+        e->level = (lc_log_level)l->level;
+        snprintf(e->thread, sizeof e->thread, "%s", l->thread ? l->thread : "");
+        snprintf(e->text, sizeof e->text, "%s", l->text ? l->text : "");
+        r->log_last = l->seq;
+    }
+}
+
+/* Take one parsed message: snapshots and logs are kept; a control response
+ * is returned to the caller when its id is `want` (else dropped). */
+static Lcmon__ServerMessage *take(remote_monitor *r, Lcmon__ServerMessage *m, uint64_t want)
+{
+    keep_logs(r, m);
+    if (m->hello) {
+        if (r->hello)
+            lcmon__hello__free_unpacked(r->hello, NULL);
+        /* Keep the hello: detach it from the message. */
+        r->hello = m->hello;
+        m->hello = NULL;
+    }
+    if (m->control_response) {
+        if (want && m->has_request_id && m->request_id == want)
+            return m;
+        lcmon__server_message__free_unpacked(m, NULL);
+        return NULL;
+    }
+    if (m->last_second || m->all_time) {
+        if (r->last)
+            lcmon__server_message__free_unpacked(r->last, NULL);
+        r->last = m;
+        return NULL;
+    }
+    lcmon__server_message__free_unpacked(m, NULL);
+    return NULL;
+}
+
+/* Read what is there (or wait until the deadline for reply `want`). */
+static Lcmon__ServerMessage *pump(remote_monitor *r, uint64_t want, uint64_t deadline_ns)
+{
+    while (!r->lost) {
+        const uint8_t *frame;
+        size_t len;
+        int rc = lc_wire_peek_frame(&r->in, &frame, &len);
+        if (rc < 0) {
+            r->lost = true;
+            break;
+        }
+        if (rc > 0) {
+            Lcmon__ServerMessage *m = lcmon__server_message__unpack(NULL, len, frame);
+            lc_wire_buf_consume(&r->in, 4 + len);
+            if (!m) {
+                r->lost = true;
+                break;
+            }
+            Lcmon__ServerMessage *reply = take(r, m, want);
+            if (reply)
+                return reply;
+            continue;
+        }
+        int timeout = 0;
+        if (want) {
+            uint64_t now = lc_now_ns();
+            if (now >= deadline_ns)
+                return NULL;
+            timeout = (int)((deadline_ns - now) / 1000000u) + 1;
+        }
+        struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+        int n = poll(&pfd, 1, timeout);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return NULL;
+        uint8_t buf[65536];
+        ssize_t got = recv(r->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (got > 0)
+            lc_wire_buf_append(&r->in, buf, (size_t)got);
+        else if (got == 0 || (errno != EAGAIN && errno != EINTR))
+            r->lost = true;
+    }
+    return NULL;
+}
+
+static Lcmon__DataLoaderMetricsProto *copy_metrics(const Lcmon__DataLoaderMetricsProto *m)
+{
+    if (!m)
+        return NULL;
+    size_t len = lcmon__data_loader_metrics_proto__get_packed_size(m);
+    uint8_t *buf = lc_xmalloc(len ? len : 1);
+    lcmon__data_loader_metrics_proto__pack(m, buf);
+    Lcmon__DataLoaderMetricsProto *copy = lcmon__data_loader_metrics_proto__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}
+
+static Lcmon__DataLoaderMetricsProto *remote_metrics(lc_monitor *m, bool all_time)
+{
+    remote_monitor *r = (remote_monitor *)m;
+    pump(r, 0, 0);
+    if (r->lost || !r->last)
+        return NULL;
+    return copy_metrics(all_time ? r->last->all_time : r->last->last_second);
+}
+
+static void remote_control(lc_monitor *m, const Lcmon__ControlRequest *req,
+                           Lcmon__ControlResponse **resp)
+{
+    remote_monitor *r = (remote_monitor *)m;
+    *resp = NULL;
+    const char *problem = NULL;
+    if (!r->lost) {
+        Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
+        msg.control = (Lcmon__ControlRequest *)req;
+        msg.has_request_id = true;
+        msg.request_id = ++r->next_request;
+        lc_wire_buf out = {0};
+        lc_wire_put_client(&out, &msg);
+        if (lc_wire_write_all(r->fd, out.data, out.len, NULL) != 0)
+            r->lost = true;
+        lc_wire_buf_fini(&out);
+        Lcmon__ServerMessage *reply =
+            r->lost ? NULL : pump(r, msg.request_id, lc_now_ns() + 10000000000ull);
+        if (reply) {
+            *resp = reply->control_response;
+            reply->control_response = NULL;
+            lcmon__server_message__free_unpacked(reply, NULL);
+            return;
+        }
+        problem = r->lost ? "the loader closed the connection" : "no answer from the loader";
+    } else {
+        problem = "not connected to the loader";
+    }
+    Lcmon__ControlResponse *fail = lc_xmalloc(sizeof *fail);
+    lcmon__control_response__init(fail);
+    fail->has_ok = true;
+    fail->ok = false;
+    fail->error = lc_xstrdup(problem);
+    *resp = fail;
+}
+
+static size_t remote_read_log(lc_monitor *m, uint64_t after, lc_log_entry *out, size_t max,
+                              uint64_t *next_after)
+{
+    remote_monitor *r = (remote_monitor *)m;
+    pump(r, 0, 0);
+    size_t n = 0;
+    uint64_t first = r->log_last >= LOG_KEEP ? r->log_last - LOG_KEEP + 1 : 1;
+    if (after + 1 > first)
+        first = after + 1;
+    for (uint64_t s = first; s <= r->log_last && n < max; s++) {
+        const lc_log_entry *e = &r->logs[s % LOG_KEEP];
+        if (e->seq == s)
+            out[n++] = *e;
+    }
+    if (next_after)
+        *next_after = n ? out[n - 1].seq : after;
+    return n;
+}
+
+static const char *remote_where(lc_monitor *m)
+{
+    remote_monitor *r = (remote_monitor *)m;
+    snprintf(r->where, sizeof r->where, "%s%s", r->path, r->lost ? " (disconnected)" : "");
+    return r->where;
+}
+
+static void remote_free(lc_monitor *m)
+{
+    remote_monitor *r = (remote_monitor *)m;
+    if (r->fd >= 0)
+        close(r->fd);
+    lc_wire_buf_fini(&r->in);
+    if (r->last)
+        lcmon__server_message__free_unpacked(r->last, NULL);
+    if (r->hello)
+        lcmon__hello__free_unpacked(r->hello, NULL);
+    free(r->path);
+    free(r);
+}
+
+static const lc_monitor_ops remote_ops = {
+    .metrics = remote_metrics,
+    .control = remote_control,
+    .read_log = remote_read_log,
+    .where = remote_where,
+    .free = remote_free,
+};
+
+int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_monitor **out,
+                          lc_error *err)
+{
+    *out = NULL;
+    int fd = lc_wire_connect(path, err);
+    if (fd < 0)
+        return fd;
+    remote_monitor *r = lc_xcalloc(1, sizeof *r);
+    r->base.ops = &remote_ops;
+    r->path = lc_xstrdup(path);
+    r->fd = fd;
+    /* The hello comes first. */
+    const uint8_t *frame;
+    size_t len;
+    int rc = lc_wire_read_frame(fd, &r->in, lc_now_ns() + 5000000000ull, &frame, &len, err);
+    Lcmon__ServerMessage *hello = rc == 0 ? lcmon__server_message__unpack(NULL, len, frame) : NULL;
+    if (rc == 0)
+        lc_wire_buf_consume(&r->in, 4 + len);
+    if (!hello || !hello->hello) {
+        if (hello)
+            lcmon__server_message__free_unpacked(hello, NULL);
+        remote_free(&r->base);
+        if (rc == 0)
+            rc = lc_error_set(err, LC_EFORMAT, "%s: not an lcmon monitor socket", path);
+        return rc;
+    }
+    if (hello->hello->protocol_version != LC_PROTOCOL_VERSION) {
+        uint32_t v = hello->hello->protocol_version;
+        lcmon__server_message__free_unpacked(hello, NULL);
+        remote_free(&r->base);
+        return lc_error_set(err, LC_EVERSION, "%s: protocol version %u, this lcmon speaks %u",
+                            path, v, LC_PROTOCOL_VERSION);
+    }
+    take(r, hello, 0);
+    Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
+    Lcmon__Subscribe sub = LCMON__SUBSCRIBE__INIT;
+    sub.has_interval_ms = true;
+    sub.interval_ms = interval_ms;
+    sub.has_logs = true;
+    sub.logs = logs;
+    msg.subscribe = &sub;
+    lc_wire_buf wb = {0};
+    lc_wire_put_client(&wb, &msg);
+    rc = lc_wire_write_all(fd, wb.data, wb.len, err);
+    lc_wire_buf_fini(&wb);
+    if (rc != 0) {
+        remote_free(&r->base);
+        return rc;
+    }
+    *out = &r->base;
+    return 0;
+}
+
+const Lcmon__Hello *lc_monitor_remote_hello(lc_monitor *m)
+{
+    return ((remote_monitor *)m)->hello;
+}
+
+bool lc_monitor_remote_wait_snapshot(lc_monitor *m, double seconds)
+{
+    remote_monitor *r = (remote_monitor *)m;
+    uint64_t deadline = lc_now_ns() + (uint64_t)(seconds * 1e9);
+    while (!r->last && !r->lost && lc_now_ns() < deadline) {
+        struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+        poll(&pfd, 1, 50);
+        pump(r, 0, 0);
+    }
+    return r->last != NULL;
+}

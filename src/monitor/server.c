@@ -1,0 +1,449 @@
+/*
+ * server: the monitoring socket of a headless lcmon (proto/monitor.proto).
+ *
+ * One thread runs a poll() loop over the listening socket, every client and
+ * an eventfd that stop signals. Sockets are non-blocking; each client has an
+ * input buffer (frames are parsed as they complete) and an output buffer.
+ *
+ * The loader is never at a client's mercy:
+ *   - a frame announcing more than LC_WIRE_MAX_FRAME bytes, or bytes that do
+ *     not parse as a ClientMessage, close that client (logged);
+ *   - snapshots and log lines are only queued for a client whose output
+ *     buffer is nearly empty, so a client that stops reading misses them
+ *     instead of growing our memory; a client whose buffer still passes a
+ *     hard limit (replies it never reads) is closed;
+ *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused;
+ *   - the pipeline itself never waits for this thread: snapshots are built
+ *     from the metrics aggregates, and control goes through the monitor.
+ *
+ * The socket file is created with mode 0600. A live socket at the path (one
+ * that accepts a connection) is never taken over; a stale one is replaced.
+ */
+#include "monitor/server.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/thread.h"
+#include "lc_config.h"
+#include "monitor/wire.h"
+#include "stages/stage.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define LC_SERVER_MAX_CLIENTS 64
+#define SOFT_OUT_LIMIT (256u << 10) /* queue snapshots only below this */
+#define HARD_OUT_LIMIT (8u << 20)   /* close a client that holds more */
+#define LOG_BATCH 200
+
+typedef struct client {
+    int fd;
+    unsigned id;
+    lc_wire_buf in, out;
+    uint32_t interval_ms;
+    uint64_t next_due_ns;
+    bool logs;
+    uint64_t log_after;
+    uint64_t skipped; /* snapshots missed because the client was not reading */
+} client;
+
+struct lc_server {
+    char *path;
+    lc_monitor *monitor;
+    int listen_fd, wake_fd;
+    lc_thread thread;
+    atomic_bool quit;
+    client clients[LC_SERVER_MAX_CLIENTS];
+    size_t n_clients;
+    unsigned next_id;
+    lc_wire_buf hello;
+    atomic_uint_fast64_t n_connections, n_dropped_clients;
+};
+
+/* --- the socket file -------------------------------------------------- */
+
+static int prepare_path(const char *path, lc_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0
+                               : lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+    if (!S_ISSOCK(st.st_mode))
+        return lc_error_set(err, -EEXIST,
+                            "%s exists and is not a socket (remove it or choose another path)",
+                            path);
+    int fd = lc_wire_connect(path, NULL);
+    if (fd >= 0) {
+        close(fd);
+        return lc_error_set(err, -EADDRINUSE,
+                            "%s: another lcmon is serving this socket (stop it, or choose "
+                            "another path)",
+                            path);
+    }
+    LC_INFO("replacing the stale socket %s", path);
+    if (unlink(path) != 0)
+        return lc_error_set(err, -errno, "%s: cannot remove the stale socket: %s", path,
+                            strerror(errno));
+    return 0;
+}
+
+static int open_listener(const char *path, lc_error *err)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof addr.sun_path)
+        return lc_error_set(err, -ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
+                            path, sizeof addr.sun_path - 1);
+    int rc = prepare_path(path, err);
+    if (rc != 0)
+        return rc;
+    strcpy(addr.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return lc_error_set(err, -errno, "socket: %s", strerror(errno));
+    /* Only the loader's user may connect: no window with wider rights. */
+    mode_t old = umask(0177);
+    rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
+    int e = errno;
+    umask(old);
+    if (rc != 0) {
+        close(fd);
+        return lc_error_set(err, -e, "%s: cannot bind: %s", path, strerror(e));
+    }
+    chmod(path, 0600);
+    if (listen(fd, 16) != 0) {
+        e = errno;
+        close(fd);
+        unlink(path);
+        return lc_error_set(err, -e, "%s: cannot listen: %s", path, strerror(e));
+    }
+    return fd;
+}
+
+/* --- messages ------------------------------------------------------------ */
+
+static void build_hello(lc_server *s, const lc_config *cfg)
+{
+    Lcmon__ServerMessage msg = LCMON__SERVER_MESSAGE__INIT;
+    Lcmon__Hello hello = LCMON__HELLO__INIT;
+    hello.has_protocol_version = true;
+    hello.protocol_version = LC_PROTOCOL_VERSION;
+    hello.lcmon_version = (char *)LC_VERSION;
+    hello.has_pid = true;
+    hello.pid = (uint32_t)getpid();
+    Lcmon__StageDescription *descs = lc_xcalloc(cfg->n_stages, sizeof *descs);
+    Lcmon__StageDescription **ptrs = lc_xcalloc(cfg->n_stages, sizeof *ptrs);
+    char **queue_names = lc_xcalloc(cfg->n_stages, sizeof *queue_names);
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        const lc_stage_config *sc = &cfg->stages[i];
+        Lcmon__StageDescription *d = &descs[i];
+        lcmon__stage_description__init(d);
+        d->name = sc->name;
+        d->stage_type = (char *)sc->cls->type_name;
+        d->input = sc->input;
+        if (sc->cls->output) {
+            queue_names[i] = lc_xasprintf("%s.out", sc->name);
+            d->queue_name = queue_names[i];
+            d->has_queue_capacity = true;
+            d->queue_capacity = sc->capacity;
+            d->item_type = (char *)sc->cls->output->name;
+        }
+        ptrs[i] = d;
+    }
+    hello.n_stages = cfg->n_stages;
+    hello.stages = ptrs;
+    msg.hello = &hello;
+    lc_wire_put_server(&s->hello, &msg);
+    for (unsigned i = 0; i < cfg->n_stages; i++)
+        free(queue_names[i]);
+    free(queue_names);
+    free(ptrs);
+    free(descs);
+}
+
+static void drop_client(lc_server *s, size_t i, const char *why)
+{
+    client *c = &s->clients[i];
+    if (why) {
+        LC_WARN("monitor client %u closed: %s", c->id, why);
+        atomic_fetch_add(&s->n_dropped_clients, 1);
+    } else {
+        LC_DEBUG("monitor client %u disconnected", c->id);
+    }
+    close(c->fd);
+    lc_wire_buf_fini(&c->in);
+    lc_wire_buf_fini(&c->out);
+    s->clients[i] = s->clients[--s->n_clients];
+}
+
+static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *m)
+{
+    if (m->subscribe) {
+        uint32_t ms = m->subscribe->has_interval_ms ? m->subscribe->interval_ms : 1000;
+        c->interval_ms = ms == 0 ? 0 : (ms < 50 ? 50 : ms);
+        c->next_due_ns = lc_now_ns();
+        c->logs = m->subscribe->has_logs && m->subscribe->logs;
+        c->log_after = m->subscribe->has_log_after ? m->subscribe->log_after : 0;
+    }
+    if (m->control) {
+        Lcmon__ControlResponse *resp = NULL;
+        lc_monitor_control(s->monitor, m->control, &resp);
+        Lcmon__ServerMessage out = LCMON__SERVER_MESSAGE__INIT;
+        out.control_response = resp;
+        out.has_request_id = m->has_request_id;
+        out.request_id = m->request_id;
+        lc_wire_put_server(&c->out, &out);
+        lcmon__control_response__free_unpacked(resp, NULL);
+    }
+}
+
+/* Parse every whole frame in the client's input; false to close it. */
+static bool read_client(lc_server *s, client *c, const char **why)
+{
+    uint8_t buf[65536];
+    for (;;) {
+        ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) {
+            lc_wire_buf_append(&c->in, buf, (size_t)n);
+            if (c->in.len > LC_WIRE_MAX_FRAME + 4 + sizeof buf)
+                break; /* the frame check below refuses it */
+            continue;
+        }
+        if (n == 0) {
+            *why = NULL;
+            return false;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN)
+            break;
+        *why = strerror(errno);
+        return false;
+    }
+    for (;;) {
+        const uint8_t *frame;
+        size_t len;
+        int rc = lc_wire_peek_frame(&c->in, &frame, &len);
+        if (rc < 0) {
+            *why = "it announced a frame over the size limit";
+            return false;
+        }
+        if (rc == 0)
+            return true;
+        Lcmon__ClientMessage *m = lcmon__client_message__unpack(NULL, len, frame);
+        if (!m) {
+            *why = "it sent bytes that are not a monitor message";
+            return false;
+        }
+        handle_message(s, c, m);
+        lcmon__client_message__free_unpacked(m, NULL);
+        lc_wire_buf_consume(&c->in, 4 + len);
+    }
+}
+
+static bool flush_client(client *c, const char **why)
+{
+    while (c->out.len > 0) {
+        ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+            lc_wire_buf_consume(&c->out, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        *why = n < 0 ? strerror(errno) : "short write";
+        return false;
+    }
+    if (c->out.len > HARD_OUT_LIMIT) {
+        *why = "it stopped reading its replies";
+        return false;
+    }
+    return true;
+}
+
+static void accept_clients(lc_server *s)
+{
+    for (;;) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (s->n_clients == LC_SERVER_MAX_CLIENTS) {
+            LC_WARN("monitor socket: refusing a client (already %d connected)",
+                    LC_SERVER_MAX_CLIENTS);
+            close(fd);
+            continue;
+        }
+        client *c = &s->clients[s->n_clients++];
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->id = ++s->next_id;
+        c->interval_ms = 0; /* nothing until it subscribes */
+        lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
+        atomic_fetch_add(&s->n_connections, 1);
+        LC_DEBUG("monitor client %u connected", c->id);
+    }
+}
+
+/* Queue snapshots and log lines for the clients that are due. */
+static void feed_clients(lc_server *s)
+{
+    uint64_t now = lc_now_ns();
+    lc_wire_buf snap = {0};
+    for (size_t i = 0; i < s->n_clients; i++) {
+        client *c = &s->clients[i];
+        if (c->interval_ms && now >= c->next_due_ns) {
+            c->next_due_ns = now + (uint64_t)c->interval_ms * 1000000u;
+            if (c->out.len > SOFT_OUT_LIMIT) {
+                c->skipped++;
+            } else {
+                if (!snap.len) {
+                    Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
+                    m.last_second = lc_monitor_metrics(s->monitor, false);
+                    m.all_time = lc_monitor_metrics(s->monitor, true);
+                    lc_wire_put_server(&snap, &m);
+                    lcmon__data_loader_metrics_proto__free_unpacked(m.last_second, NULL);
+                    lcmon__data_loader_metrics_proto__free_unpacked(m.all_time, NULL);
+                }
+                lc_wire_buf_append(&c->out, snap.data, snap.len);
+            }
+        }
+        if (c->logs && c->out.len <= SOFT_OUT_LIMIT) {
+            lc_log_entry entries[LOG_BATCH];
+            uint64_t next;
+            size_t n = lc_monitor_read_log(s->monitor, c->log_after, entries, LOG_BATCH, &next);
+            if (n) {
+                Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
+                Lcmon__LogLine lines[LOG_BATCH], *ptrs[LOG_BATCH];
+                for (size_t k = 0; k < n; k++) {
+                    lcmon__log_line__init(&lines[k]);
+                    lines[k].has_seq = lines[k].has_wall_time = lines[k].has_level = true;
+                    lines[k].seq = entries[k].seq;
+                    lines[k].wall_time = entries[k].wall_time;
+                    lines[k].level = (uint32_t)entries[k].level;
+                    lines[k].thread = entries[k].thread;
+                    lines[k].text = entries[k].text;
+                    ptrs[k] = &lines[k];
+                }
+                m.n_log = n;
+                m.log = ptrs;
+                lc_wire_put_server(&c->out, &m);
+                c->log_after = next;
+            }
+        }
+    }
+    lc_wire_buf_fini(&snap);
+}
+
+static void *server_main(void *arg)
+{
+    lc_server *s = arg;
+    struct pollfd fds[2 + LC_SERVER_MAX_CLIENTS];
+    while (!atomic_load(&s->quit)) {
+        feed_clients(s);
+        /* Write what we can before waiting. */
+        for (size_t i = 0; i < s->n_clients;) {
+            const char *why = NULL;
+            if (!flush_client(&s->clients[i], &why)) {
+                drop_client(s, i, why);
+                continue;
+            }
+            i++;
+        }
+        fds[0] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
+        fds[1] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+        uint64_t now = lc_now_ns();
+        int timeout = 100;
+        for (size_t i = 0; i < s->n_clients; i++) {
+            client *c = &s->clients[i];
+            fds[2 + i] = (struct pollfd){
+                .fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
+            if (c->interval_ms) {
+                int due = c->next_due_ns > now ? (int)((c->next_due_ns - now) / 1000000u) : 0;
+                if (due < timeout)
+                    timeout = due;
+            }
+        }
+        size_t polled = s->n_clients;
+        int n = poll(fds, 2 + polled, timeout);
+        if (n < 0 && errno != EINTR) {
+            LC_ERROR("monitor socket: poll failed: %s", strerror(errno));
+            break;
+        }
+        if (n <= 0)
+            continue;
+        if (fds[0].revents)
+            break;
+        /* Clients first (indices stay valid while none is added), from the
+         * end so that dropping one does not move an unvisited one. */
+        for (size_t i = polled; i-- > 0;) {
+            short re = fds[2 + i].revents;
+            if (!re)
+                continue;
+            const char *why = NULL;
+            if ((re & (POLLIN | POLLHUP | POLLERR)) && !read_client(s, &s->clients[i], &why)) {
+                drop_client(s, i, why);
+                continue;
+            }
+            if ((re & POLLOUT) && !flush_client(&s->clients[i], &why))
+                drop_client(s, i, why);
+        }
+        if (fds[1].revents & POLLIN)
+            accept_clients(s);
+    }
+    return NULL;
+}
+
+int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
+                    lc_server **out, lc_error *err)
+{
+    *out = NULL;
+    int fd = open_listener(path, err);
+    if (fd < 0)
+        return fd;
+    lc_server *s = lc_xcalloc(1, sizeof *s);
+    s->path = lc_xstrdup(path);
+    s->monitor = monitor;
+    s->listen_fd = fd;
+    s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->wake_fd < 0) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        free(s->path);
+        free(s);
+        return lc_error_set(err, -e, "eventfd: %s", strerror(e));
+    }
+    build_hello(s, cfg);
+    lc_thread_start(&s->thread, "lc-monitor", server_main, s);
+    LC_INFO("serving metrics and control on %s", path);
+    *out = s;
+    return 0;
+}
+
+void lc_server_stop(lc_server *s)
+{
+    if (!s)
+        return;
+    atomic_store(&s->quit, true);
+    uint64_t one = 1;
+    if (write(s->wake_fd, &one, sizeof one) < 0)
+        LC_WARN("monitor socket: cannot wake the server thread: %s", strerror(errno));
+    lc_thread_join(&s->thread);
+    while (s->n_clients)
+        drop_client(s, s->n_clients - 1, NULL);
+    close(s->listen_fd);
+    close(s->wake_fd);
+    unlink(s->path);
+    lc_wire_buf_fini(&s->hello);
+    free(s->path);
+    free(s);
+}

@@ -1,0 +1,24 @@
+/*
+ * server: serves a monitor (metrics snapshots, control, log lines) on a Unix
+ * socket; see server.c for the guarantees and proto/monitor.proto for the
+ * protocol. Started and stopped by the thread that owns the monitor.
+ */
+#ifndef LC_MONITOR_SERVER_H
+#define LC_MONITOR_SERVER_H
+
+#include "core/error.h"
+#include "monitor/monitor.h"
+#include "pipeline/config.h"
+
+typedef struct lc_server lc_server;
+
+/* Create the socket (mode 0600; refusing a live socket, replacing a stale
+ * one) and start serving `monitor` (which must be safe to share across
+ * threads, as the local monitor is). cfg describes the pipeline in the
+ * hello. */
+int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
+                    lc_server **out, lc_error *err);
+/* Close every client, remove the socket file. NULL is fine. */
+void lc_server_stop(lc_server *s);
+
+#endif
