@@ -1,0 +1,925 @@
+/*
+ * test_chess_tokens: the chess-transformer vocabulary, FEN tokens, decoder
+ * and encoder samples against docs/chess-transformer-data.md: its check
+ * values, hand-built positions, and a straightforward model of the decoder
+ * steps (build the whole sequence, slice, pad, shift, override) compared with
+ * the windowed builder over many seeds. Ends with a timing of FEN
+ * tokenization (printed, not asserted).
+ */
+#include "check.h"
+
+#include "core/rng.h"
+#include "format/chess_tokens.h"
+#include "format/chess_vocab.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define START_FEN "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
+static int move_id(const char *s)
+{
+    return lc_chess_move_id(s, strlen(s));
+}
+
+/* A copy of s without its NUL, so that ASan sees any read past the end. */
+static char *exact_copy(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = malloc(n ? n : 1);
+    memcpy(p, s, n);
+    return p;
+}
+
+static int fen_tokens(const char *fen, int64_t out[68], lc_error *err)
+{
+    char *p = exact_copy(fen);
+    int rc = lc_chess_fen_tokens(p, strlen(fen), out, err);
+    free(p);
+    return rc;
+}
+
+/* ---- vocabulary ---- */
+
+static void test_check_values(void)
+{
+    CHECK_EQ_INT(move_id("e2e4"), 322);
+    CHECK_EQ_INT(move_id("g1f3"), 159);
+    CHECK_EQ_INT(move_id("a7a8"), 1401);
+    CHECK_EQ_INT(move_id("a7a8q"), 1792);
+    CHECK_EQ_INT(move_id("h2h1b"), 1923);
+    CHECK_EQ_INT(move_id("e1h1"), 103);
+    CHECK_EQ_INT(move_id("e8a8"), 1713);
+    CHECK_EQ_INT(LC_TOK_PAD, 1941);
+    CHECK_EQ_STR(lc_chess_token_name(1941), "pad");
+    CHECK_EQ_STR(lc_chess_token_name(0), "a1b1");
+    CHECK_EQ_STR(lc_chess_token_name(1791), "h8g8");
+    CHECK_EQ_STR(lc_chess_token_name(1924), "white_king");
+    CHECK_EQ_STR(lc_chess_token_name(1929), "white_pawn");
+    CHECK_EQ_STR(lc_chess_token_name(1930), "black_king");
+    CHECK_EQ_STR(lc_chess_token_name(1935), "black_pawn");
+    CHECK_EQ_STR(lc_chess_token_name(1936), "start_pos");
+    CHECK_EQ_STR(lc_chess_token_name(1937), "end_pos");
+    CHECK_EQ_STR(lc_chess_token_name(1938), "white_to_move");
+    CHECK_EQ_STR(lc_chess_token_name(1939), "black_to_move");
+    CHECK_EQ_STR(lc_chess_token_name(1940), "empty");
+    CHECK_EQ_STR(lc_chess_token_name(1942), "bos");
+    CHECK_EQ_STR(lc_chess_token_name(1943), "eos");
+    CHECK_EQ_STR(lc_chess_token_name(1944), "K");
+    CHECK_EQ_STR(lc_chess_token_name(1958), "KQkq");
+    CHECK_EQ_STR(lc_chess_token_name(1959), "no_castling_rights");
+    CHECK(lc_chess_token_name(-1) == NULL);
+    CHECK(lc_chess_token_name(1960) == NULL);
+}
+
+static int square_of(const char *s)
+{
+    return (s[1] - '1') * 8 + (s[0] - 'a');
+}
+
+/* The plain moves, re-derived from the rule; then the promotion blocks. */
+static void test_move_table(void)
+{
+    int prev_from = -1, prev_to = -1, bad_rule = 0, bad_order = 0, bad_len = 0;
+    for (int id = 0; id < LC_CHESS_N_PLAIN_MOVES; id++) {
+        const char *n = lc_chess_token_name(id);
+        if (strlen(n) != 4) {
+            bad_len++;
+            continue;
+        }
+        int from = square_of(n), to = square_of(n + 2);
+        int df = abs(from % 8 - to % 8), dr = abs(from / 8 - to / 8);
+        int line = from != to && (df == 0 || dr == 0 || df == dr);
+        int knight = (df == 1 && dr == 2) || (df == 2 && dr == 1);
+        if (!line && !knight)
+            bad_rule++;
+        if (from < prev_from || (from == prev_from && to <= prev_to))
+            bad_order++;
+        prev_from = from;
+        prev_to = to;
+    }
+    CHECK_EQ_INT(bad_len, 0);
+    CHECK_EQ_INT(bad_rule, 0);
+    CHECK_EQ_INT(bad_order, 0);
+    /* Every (from, to) pair that follows the rule has a plain id: 1792. */
+    int pairs = 0, found = 0;
+    for (int from = 0; from < 64; from++) {
+        for (int to = 0; to < 64; to++) {
+            int df = abs(from % 8 - to % 8), dr = abs(from / 8 - to / 8);
+            if (from == to ||
+                !(df == 0 || dr == 0 || df == dr || (df == 1 && dr == 2) || (df == 2 && dr == 1)))
+                continue;
+            pairs++;
+            char s[5] = {(char)('a' + from % 8), (char)('1' + from / 8), (char)('a' + to % 8),
+                         (char)('1' + to / 8), 0};
+            found += move_id(s) >= 0 && move_id(s) < LC_CHESS_N_PLAIN_MOVES;
+        }
+    }
+    CHECK_EQ_INT(pairs, 1792);
+    CHECK_EQ_INT(found, 1792);
+
+    /* Promotions: (from-file, to-file) pairs in order, q r b within a pair. */
+    const char *first_white[] = {"a7a8q", "a7a8r", "a7a8b", "a7b8q", "a7b8r", "a7b8b", "b7a8q",
+                                 "b7a8r", "b7a8b", "b7b8q", "b7b8r", "b7b8b", "b7c8q"};
+    for (int i = 0; i < (int)(sizeof first_white / sizeof *first_white); i++)
+        CHECK_EQ_STR(lc_chess_token_name(1792 + i), first_white[i]);
+    CHECK_EQ_STR(lc_chess_token_name(1857), "h7h8b");
+    CHECK_EQ_STR(lc_chess_token_name(1852), "h7g8q");
+    CHECK_EQ_STR(lc_chess_token_name(1858), "a2a1q");
+    CHECK_EQ_STR(lc_chess_token_name(1861), "a2b1q");
+    CHECK_EQ_STR(lc_chess_token_name(1864), "b2a1q");
+    CHECK_EQ_STR(lc_chess_token_name(1923), "h2h1b");
+    int white = 0, black = 0;
+    for (int id = LC_CHESS_N_PLAIN_MOVES; id < LC_CHESS_N_MOVES; id++) {
+        const char *n = lc_chess_token_name(id);
+        CHECK_EQ_INT(strlen(n), 5);
+        CHECK(n[4] == "qrb"[(id - 1792) % 3]);
+        int df = abs(n[0] - n[2]);
+        CHECK(df <= 1);
+        if (n[1] == '7' && n[3] == '8') {
+            white++;
+            CHECK(id < 1858);
+        } else if (n[1] == '2' && n[3] == '1') {
+            black++;
+            CHECK(id >= 1858);
+        }
+    }
+    CHECK_EQ_INT(white, 66);
+    CHECK_EQ_INT(black, 66);
+
+    /* Knight promotions are the plain moves; "n" is not a suffix. */
+    CHECK(move_id("e7e8") >= 0 && move_id("e7e8") < 1792);
+    CHECK(move_id("d7e8") >= 0 && move_id("d7e8") < 1792);
+    CHECK(move_id("e2d1") >= 0 && move_id("e2d1") < 1792);
+    CHECK_EQ_INT(move_id("e7e8n"), LC_CHESS_EOOV);
+    CHECK_EQ_INT(move_id("e7e8q"), 1792 + 3 * (2 + 3 * 3 + 1));
+    CHECK_EQ_INT(move_id("e7e8r"), move_id("e7e8q") + 1);
+    CHECK_EQ_INT(move_id("e7e8b"), move_id("e7e8q") + 2);
+    CHECK_EQ_INT(move_id("e2e1q"), 1858 + 3 * (2 + 3 * 3 + 1));
+}
+
+static void test_round_trip(void)
+{
+    int bad = 0;
+    for (int id = 0; id < LC_CHESS_VOCAB_SIZE; id++) {
+        const char *n = lc_chess_token_name(id);
+        if (!n || lc_chess_token_id(n, strlen(n)) != id)
+            bad++;
+        if (id < LC_CHESS_N_MOVES && move_id(n) != id)
+            bad++;
+        if (id >= LC_CHESS_N_MOVES && move_id(n) != LC_CHESS_EOOV)
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(lc_chess_token_id("pad", 3), LC_TOK_PAD);
+    CHECK_EQ_INT(lc_chess_token_id("padx", 4), LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_token_id("pa", 2), LC_CHESS_EOOV);
+    /* A move string inside a longer buffer: only len bytes are read. */
+    CHECK_EQ_INT(lc_chess_move_id("e2e4e5", 4), 322);
+    CHECK_EQ_INT(lc_chess_move_id("a7a8qq", 5), 1792);
+}
+
+static void test_castling_moves(void)
+{
+    /* King takes rook: the four castling moves are ordinary rank moves. */
+    CHECK_EQ_INT(move_id("e1h1"), 103);
+    CHECK(move_id("e1a1") >= 0 && move_id("e1a1") < move_id("e1h1"));
+    CHECK(move_id("e8h8") > move_id("e8a8"));
+    CHECK_EQ_INT(move_id("e8a8"), 1713);
+    /* e1g1 is its own ordinary token, looked up as written (no translation). */
+    int e1g1 = move_id("e1g1");
+    CHECK(e1g1 >= 0 && e1g1 < 1792);
+    CHECK(e1g1 != move_id("e1h1"));
+    CHECK_EQ_INT(e1g1, 102);
+    CHECK_EQ_STR(lc_chess_token_name(e1g1), "e1g1");
+    CHECK(move_id("e8c8") >= 0);
+    static const unsigned want[16] = {1959, 1944, 1945, 1948, 1946, 1949, 1951, 1954,
+                                      1947, 1950, 1952, 1955, 1953, 1956, 1957, 1958};
+    for (unsigned r = 0; r < 16; r++)
+        CHECK_EQ_INT(lc_chess_castling_token(r), want[r]);
+}
+
+static void test_out_of_vocabulary(void)
+{
+    const char *bad[] = {
+        "a1a1", "",     "e2e",  "e2e4q", "a7a8n", "a7a8k",  "E2E4",  "e2e4 ",
+        "i1a1", "a9a1", "a1b4", "a7c8q", "a1a8q", "e2e1r ", "e7e8Q", "\xff\xff\xff\xff",
+        "e1e1", "h2h1n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int id = move_id(bad[i]);
+        if (id != LC_CHESS_EOOV)
+            fprintf(stderr, "\"%s\" -> %d\n", bad[i], id);
+        CHECK_EQ_INT(id, LC_CHESS_EOOV);
+    }
+    CHECK_EQ_INT(lc_chess_move_id("a2a1q", 6), LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_move_id(NULL, 0), LC_CHESS_EOOV);
+    CHECK_EQ_INT(move_id("a1h8"), move_id("a1h8")); /* diagonal: in the table */
+    CHECK(move_id("a1h8") >= 0);
+    CHECK(move_id("b1c3") >= 0);
+    CHECK_EQ_STR(lc_chess_strerror(LC_CHESS_EOOV), "move not in the chess vocabulary");
+    CHECK_EQ_STR(lc_chess_strerror(LC_EFORMAT), lc_strerror(LC_EFORMAT));
+}
+
+/* ---- positions ---- */
+
+static void test_start_position(void)
+{
+    int64_t t[68];
+    lc_error err;
+    CHECK_OK(fen_tokens(START_FEN, t, &err));
+    int64_t want[68];
+    const int back_w[8] = {LC_TOK_WHITE_ROOK,   LC_TOK_WHITE_KNIGHT, LC_TOK_WHITE_BISHOP,
+                           LC_TOK_WHITE_QUEEN,  LC_TOK_WHITE_KING,   LC_TOK_WHITE_BISHOP,
+                           LC_TOK_WHITE_KNIGHT, LC_TOK_WHITE_ROOK};
+    want[0] = 1936;
+    for (int f = 0; f < 8; f++) {
+        want[1 + f] = back_w[f];
+        want[1 + 8 + f] = 1929;
+        want[1 + 48 + f] = 1935;
+        want[1 + 56 + f] = back_w[f] + 6;
+    }
+    for (int sq = 16; sq < 48; sq++)
+        want[1 + sq] = 1940;
+    want[65] = 1937;
+    want[66] = 1958;
+    want[67] = 1938;
+    for (int i = 0; i < 68; i++)
+        CHECK_EQ_INT(t[i], want[i]);
+    CHECK_EQ_INT(t[1 + 4], 1924);  /* e1: white king */
+    CHECK_EQ_INT(t[1 + 59], 1931); /* d8: black queen */
+}
+
+static int64_t castling_of(const char *fen)
+{
+    int64_t t[68];
+    lc_error err;
+    int rc = fen_tokens(fen, t, &err);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", fen, err.msg);
+    return rc ? rc : t[66];
+}
+
+static void test_castling_rights(void)
+{
+    CHECK_EQ_INT(castling_of(START_FEN), 1958);
+    CHECK_EQ_INT(castling_of("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1"), 1959);
+    CHECK_EQ_INT(castling_of("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w"), 1959);
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R3K2R w Kq - 0 1"), 1950);
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R3K2R w qK - 0 1"), 1950);
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R3K2R b KQk - 3 20"), 1954);
+    /* The h1 rook is gone while the FEN still says K. */
+    CHECK_EQ_INT(castling_of("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w KQkq - 0 1"), 1957);
+    /* The rook moved to h2 (a right the FEN should have dropped). */
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/7R/R3K3 w KQkq - 0 1"), 1957);
+    /* A black rook on h1 is not the white king's rook. */
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R3K2r w KQkq - 0 1"), 1957);
+    /* The king is not on e1: no white right at all. */
+    CHECK_EQ_INT(castling_of("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQ1KNR w KQkq - 0 1"), 1953);
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R2K3R w KQkq - 0 1"), 1953);
+    /* Black's a8 rook gone, king still home: only k of black's. */
+    CHECK_EQ_INT(castling_of("4k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"), 1954);
+    /* Black king away: only white's. */
+    CHECK_EQ_INT(castling_of("r4k1r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"), 1948);
+    /* Pieces at home but the FEN grants nothing. */
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R3K2R w - - 0 1"), 1959);
+    CHECK_EQ_INT(castling_of("r3k2r/8/8/8/8/8/8/R3K2R w q - 0 1"), 1947);
+}
+
+static void test_black_to_move(void)
+{
+    int64_t t[68];
+    CHECK_OK(fen_tokens("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1", t, NULL));
+    CHECK_EQ_INT(t[67], LC_TOK_BLACK_TO_MOVE);
+    CHECK_EQ_INT(t[1 + 28], LC_TOK_WHITE_PAWN); /* e4 */
+    CHECK_EQ_INT(t[1 + 12], LC_TOK_EMPTY);      /* e2 */
+    CHECK_EQ_INT(t[66], 1958);
+    /* Extra blanks between fields are accepted; the string need not end. */
+    const char *s = "8/8/8/8/8/8/8/K6k  b\t-  -  0 1   trailing";
+    CHECK_OK(lc_chess_fen_tokens(s, strlen(s) - strlen("trailing"), t, NULL));
+    CHECK_EQ_INT(t[1], LC_TOK_WHITE_KING);
+    CHECK_EQ_INT(t[8], LC_TOK_BLACK_KING);
+    CHECK_EQ_INT(t[66], 1959);
+    CHECK_EQ_INT(t[67], LC_TOK_BLACK_TO_MOVE);
+}
+
+static void test_malformed_fens(void)
+{
+    const char *bad[] = {
+        "",
+        "   ",
+        "garbage",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1",            /* 7 ranks */
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR/8 w KQkq - 0 1", /* 9 ranks */
+        "rnbqkbnr/ppppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",  /* 9 files */
+        "rnbqkbnr/ppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",    /* 7 files */
+        "rnbqkbnr/pppppppp/9/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/44/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN0 w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR white KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KX - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KKq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e9 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 -1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 extra",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\nw KQkq - 0 1",
+        "/rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR/ w KQkq - 0 1",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int64_t t[68];
+        lc_error err;
+        lc_error_clear(&err);
+        int rc = fen_tokens(bad[i], t, &err);
+        if (rc != LC_EFORMAT)
+            fprintf(stderr, "accepted: \"%s\"\n", bad[i]);
+        CHECK_EQ_INT(rc, LC_EFORMAT);
+        CHECK(strstr(err.msg, "malformed FEN") != NULL);
+    }
+    /* Every prefix of a good FEN, without a NUL after it: an answer, no overread. */
+    const char *good = "r3k2r/pp3ppp/8/8/8/8/PP3PPP/R3K2R w KQkq - 10 42";
+    int ok_prefixes = 0;
+    for (size_t n = 0; n <= strlen(good); n++) {
+        char *p = malloc(n ? n : 1);
+        memcpy(p, good, n);
+        int64_t t[68];
+        int rc = lc_chess_fen_tokens(p, n, t, NULL);
+        CHECK(rc == 0 || rc == LC_EFORMAT);
+        ok_prefixes += rc == 0;
+        free(p);
+    }
+    /* "... w", "... w KQkq", "... w KQkq -", "... - 1", "... - 10", "... 10 4", "... 10 42",
+     * plus the same with a trailing blank for the first four fields. */
+    CHECK(ok_prefixes >= 7);
+    /* Random corruption of a good FEN: never a crash, never a wrong code. */
+    lc_rng r;
+    lc_rng_seed(&r, 7, 0);
+    size_t glen = strlen(good);
+    for (int it = 0; it < 20000; it++) {
+        char *p = malloc(glen);
+        memcpy(p, good, glen);
+        int flips = 1 + (int)lc_rng_below(&r, 3);
+        for (int f = 0; f < flips; f++)
+            p[lc_rng_below(&r, glen)] = (char)lc_rng_below(&r, 256);
+        size_t n = lc_rng_below(&r, glen + 1);
+        int64_t t[68];
+        int rc = lc_chess_fen_tokens(p, n, t, NULL);
+        CHECK(rc == 0 || rc == LC_EFORMAT);
+        if (rc == 0) {
+            int bad_tok = 0;
+            for (int i = 1; i <= 64; i++)
+                bad_tok += t[i] < 1924 || t[i] > 1940 || (t[i] > 1935 && t[i] != 1940);
+            CHECK_EQ_INT(bad_tok, 0);
+        }
+        free(p);
+    }
+}
+
+/* ---- encoder ---- */
+
+static void test_encoder(void)
+{
+    int64_t in[68], mask[68], target = -1, want[68];
+    lc_error err;
+    CHECK_OK(fen_tokens(START_FEN, want, NULL));
+    CHECK_OK(
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "e2e4", 4, in, mask, &target, &err));
+    CHECK_EQ_INT(target, 322);
+    CHECK(memcmp(in, want, sizeof want) == 0);
+    int ones = 0;
+    for (int i = 0; i < 68; i++)
+        ones += mask[i] == 1;
+    CHECK_EQ_INT(ones, 68);
+    const char *promo_fen = "8/P6k/8/8/8/8/7p/K7 w - - 0 1";
+    CHECK_OK(
+        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8q", 5, in, mask, &target, NULL));
+    CHECK_EQ_INT(target, 1792);
+    CHECK_OK(
+        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8", 4, in, mask, &target, NULL));
+    CHECK_EQ_INT(target, 1401);
+    /* Skipped: best move outside the vocabulary; a distinct code. */
+    lc_error_clear(&err);
+    CHECK_EQ_INT(
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "a1a1", 4, in, mask, &target, &err),
+        LC_CHESS_EOOV);
+    CHECK(strstr(err.msg, "a1a1") != NULL);
+    CHECK_EQ_INT(
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "zz", 2, in, mask, &target, NULL),
+        LC_CHESS_EOOV);
+    CHECK_EQ_INT(
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), NULL, 0, in, mask, &target, NULL),
+        LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_encoder_sample("bad fen", 7, "e2e4", 4, in, mask, &target, NULL),
+                 LC_EFORMAT);
+    /* King-takes-rook castling as the best move. */
+    const char *c_fen = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
+    CHECK_OK(lc_chess_encoder_sample(c_fen, strlen(c_fen), "e1h1", 4, in, mask, &target, NULL));
+    CHECK_EQ_INT(target, 103);
+}
+
+/* ---- decoder ---- */
+
+#define MAX_L 1100
+
+typedef struct sample {
+    int64_t in[MAX_L], tg[MAX_L];
+    float wdl[3 * MAX_L];
+    uint8_t mask[MAX_L], valid[MAX_L];
+} sample;
+
+static lc_chess_row row_of(const char *fen, const char *played, const char *best, double w,
+                           double d, double l, int present /* bits: 1 w, 2 d, 4 l */)
+{
+    lc_chess_row r = {
+        .fen = fen,
+        .fen_len = strlen(fen),
+        .played = played,
+        .played_len = strlen(played),
+        .best = best,
+        .best_len = strlen(best),
+        .win = w,
+        .draw = d,
+        .loss = l,
+        .has_win = present & 1,
+        .has_draw = (present & 2) != 0,
+        .has_loss = (present & 4) != 0,
+    };
+    return r;
+}
+
+static const char *const game_fens[4] = {
+    START_FEN,
+    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1",
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq e6 0 2",
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
+};
+
+static void small_game(lc_chess_row rows[4])
+{
+    rows[0] = row_of(game_fens[0], "e2e4", "d2d4", 0.3, 0.4, 0.3, 7);
+    rows[1] = row_of(game_fens[1], "e7e5", "c7c5", 0.2, 0.0, 0.5, 5); /* draw is null */
+    rows[2] = row_of(game_fens[2], "g1f3", "g1f3", 0.35, 0.4, 0.25, 7);
+    rows[3] = row_of(game_fens[3], "b8c6", "g8f6", 0.1, 0.8, 0.1, 7);
+}
+
+static int sample_of(lc_chess_decoder *d, const lc_chess_row *rows, size_t n, uint64_t seed,
+                     sample *s, lc_error *err)
+{
+    lc_rng r;
+    lc_rng_seed(&r, seed, 1);
+    memset(s, 0xab, sizeof *s);
+    lc_chess_decoder_out out = {s->in, s->tg, s->wdl, s->mask, s->valid};
+    return lc_chess_decoder_sample(d, rows, n, &r, &out, err);
+}
+
+/*
+ * The doc's steps, literally: the whole sequence, the list of valid starts,
+ * slice, pad or truncate, shift, override. The random draws are made in the
+ * order the header documents. Returns the start.
+ */
+static size_t model_sample(const lc_chess_row *rows, size_t n, size_t L, double p, uint64_t seed,
+                           sample *s)
+{
+    lc_rng r;
+    lc_rng_seed(&r, seed, 1);
+    static int64_t seq[69 * 512];
+    size_t len = 0, midx[512];
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || lc_rng_double(&r) >= p) {
+            lc_chess_fen_tokens(rows[i].fen, rows[i].fen_len, seq + len, NULL);
+            len += 68;
+        }
+        midx[i] = len;
+        seq[len++] = lc_chess_move_id(rows[i].played, rows[i].played_len);
+    }
+    size_t starts[512];
+    starts[0] = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        starts[i + 1] = midx[i] + 1;
+    size_t start = starts[lc_rng_below(&r, n)];
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < L; i++)
+        s->in[i] = start + i < len ? seq[start + i] : LC_TOK_PAD;
+    for (size_t i = 0; i + 1 < L; i++)
+        s->tg[i] = s->in[i + 1];
+    s->tg[L - 1] = 0;
+    for (size_t i = 0; i < n; i++) {
+        long adj = (long)midx[i] - (long)start;
+        if (adj >= 0 && adj < (long)L && adj - 1 >= 0) {
+            size_t t = (size_t)adj - 1;
+            s->tg[t] = lc_chess_move_id(rows[i].best, rows[i].best_len);
+            s->wdl[3 * t] = rows[i].has_win ? (float)rows[i].win : 0;
+            s->wdl[3 * t + 1] = rows[i].has_draw ? (float)rows[i].draw : 0;
+            s->wdl[3 * t + 2] = rows[i].has_loss ? (float)rows[i].loss : 0;
+            s->mask[t] = 1;
+            s->valid[t] = rows[i].has_win && rows[i].has_draw && rows[i].has_loss;
+        }
+    }
+    return start;
+}
+
+static int same_sample(const sample *a, const sample *b, size_t L)
+{
+    return memcmp(a->in, b->in, L * sizeof *a->in) == 0 &&
+           memcmp(a->tg, b->tg, L * sizeof *a->tg) == 0 &&
+           memcmp(a->wdl, b->wdl, 3 * L * sizeof *a->wdl) == 0 &&
+           memcmp(a->mask, b->mask, L) == 0 && memcmp(a->valid, b->valid, L) == 0;
+}
+
+/* Which start a sample has, from a model run with the same seed. */
+static size_t start_of(const lc_chess_row *rows, size_t n, size_t L, double p, uint64_t seed)
+{
+    static sample m;
+    return model_sample(rows, n, L, p, seed, &m);
+}
+
+static uint64_t seed_with_start(const lc_chess_row *rows, size_t n, size_t L, double p, size_t want)
+{
+    for (uint64_t seed = 1; seed < 100000; seed++)
+        if (start_of(rows, n, L, p, seed) == want)
+            return seed;
+    return 0;
+}
+
+static void test_decoder_hand(void)
+{
+    static sample s;
+    lc_chess_row rows[4];
+    small_game(rows);
+    lc_error err;
+    lc_chess_decoder *d = lc_chess_decoder_new(0, 0.0, &err);
+    CHECK(d != NULL);
+    CHECK_EQ_INT(lc_chess_decoder_max_seq_len(d), 256);
+    int64_t b0[68], b1[68], b3[68];
+    fen_tokens(game_fens[0], b0, NULL);
+    fen_tokens(game_fens[1], b1, NULL);
+    fen_tokens(game_fens[3], b3, NULL);
+
+    /* One row: start 0, board, move, pad. */
+    CHECK_OK(sample_of(d, rows, 1, 3, &s, &err));
+    CHECK(memcmp(s.in, b0, sizeof b0) == 0);
+    CHECK_EQ_INT(s.in[68], 322);
+    CHECK_EQ_INT(s.in[69], LC_TOK_PAD);
+    CHECK_EQ_INT(s.in[255], LC_TOK_PAD);
+    for (int i = 0; i < 66; i++)
+        CHECK_EQ_INT(s.tg[i], s.in[i + 1]);
+    CHECK_EQ_INT(s.tg[67], move_id("d2d4")); /* the best move, not e2e4 */
+    CHECK_EQ_INT(s.tg[68], LC_TOK_PAD);
+    CHECK_EQ_INT(s.tg[254], LC_TOK_PAD);
+    CHECK_EQ_INT(s.tg[255], 0);
+    CHECK_NEAR(s.wdl[3 * 67], 0.3, 1e-6);
+    CHECK_NEAR(s.wdl[3 * 67 + 1], 0.4, 1e-6);
+    CHECK_NEAR(s.wdl[3 * 67 + 2], 0.3, 1e-6);
+    int masked = 0;
+    for (int i = 0; i < 256; i++)
+        masked += s.mask[i];
+    CHECK_EQ_INT(masked, 1);
+    CHECK_EQ_INT(s.mask[67], 1);
+    CHECK_EQ_INT(s.valid[67], 1);
+
+    /* Four rows, every board (skip 0): 4 * 69 = 276 tokens, truncated to 256. */
+    uint64_t seed0 = seed_with_start(rows, 4, 256, 0.0, 0);
+    CHECK(seed0 != 0);
+    CHECK_OK(sample_of(d, rows, 4, seed0, &s, &err));
+    CHECK(memcmp(s.in, b0, sizeof b0) == 0);
+    CHECK_EQ_INT(s.in[68], move_id("e2e4"));
+    CHECK(memcmp(s.in + 69, b1, sizeof b1) == 0);
+    CHECK_EQ_INT(s.in[137], move_id("e7e5"));
+    CHECK_EQ_INT(s.in[206], move_id("g1f3"));
+    CHECK_EQ_INT(s.in[207], LC_TOK_START_POS);
+    CHECK(memcmp(s.in + 207, b3, 49 * sizeof *b3) == 0); /* the fourth board, cut */
+    CHECK_EQ_INT(s.tg[67], move_id("d2d4"));
+    CHECK_EQ_INT(s.tg[68], LC_TOK_START_POS); /* after a move: the next token */
+    CHECK_EQ_INT(s.tg[136], move_id("c7c5"));
+    CHECK_EQ_INT(s.tg[205], move_id("g1f3"));
+    CHECK_EQ_INT(s.tg[255], 0); /* past the end of the window, even though cut */
+    /* Row 1 has a null draw: (w, 0, l), still masked, not valid. */
+    CHECK_NEAR(s.wdl[3 * 136], 0.2, 1e-6);
+    CHECK_NEAR(s.wdl[3 * 136 + 1], 0.0, 0);
+    CHECK_NEAR(s.wdl[3 * 136 + 2], 0.5, 1e-6);
+    CHECK_EQ_INT(s.mask[136], 1);
+    CHECK_EQ_INT(s.valid[136], 0);
+    CHECK_EQ_INT(s.valid[205], 1);
+    masked = 0;
+    for (int i = 0; i < 256; i++)
+        masked += s.mask[i];
+    CHECK_EQ_INT(masked, 3); /* the fourth move (index 275) is cut */
+
+    /* The same game, start after e2e4: the window begins at the second board. */
+    uint64_t seed69 = seed_with_start(rows, 4, 256, 0.0, 69);
+    CHECK(seed69 != 0);
+    CHECK_OK(sample_of(d, rows, 4, seed69, &s, &err));
+    CHECK(memcmp(s.in, b1, sizeof b1) == 0);
+    CHECK_EQ_INT(s.in[68], move_id("e7e5"));
+    CHECK_EQ_INT(s.tg[67], move_id("c7c5"));
+    CHECK_EQ_INT(s.in[206], move_id("b8c6"));
+    CHECK_EQ_INT(s.tg[205], move_id("g8f6"));
+    CHECK_EQ_INT(s.in[207], LC_TOK_PAD);
+    CHECK_EQ_INT(s.tg[206], LC_TOK_PAD);
+    CHECK_EQ_INT(s.tg[255], 0);
+    lc_chess_decoder_free(d);
+
+    /* skip_board_prob 1: only the first board; moves follow each other. */
+    d = lc_chess_decoder_new(256, 1.0, &err);
+    CHECK(d != NULL);
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        CHECK_OK(sample_of(d, rows, 4, seed, &s, &err));
+        size_t start = start_of(rows, 4, 256, 1.0, seed);
+        CHECK(start == 0 || start == 69 || start == 70 || start == 71);
+        if (start == 0) {
+            CHECK(memcmp(s.in, b0, sizeof b0) == 0);
+            CHECK_EQ_INT(s.in[68], move_id("e2e4"));
+            CHECK_EQ_INT(s.in[69], move_id("e7e5"));
+            CHECK_EQ_INT(s.in[70], move_id("g1f3"));
+            CHECK_EQ_INT(s.in[71], move_id("b8c6"));
+            CHECK_EQ_INT(s.in[72], LC_TOK_PAD);
+            CHECK_EQ_INT(s.tg[67], move_id("d2d4"));
+            CHECK_EQ_INT(s.tg[68], move_id("c7c5"));
+            CHECK_EQ_INT(s.tg[69], move_id("g1f3"));
+            CHECK_EQ_INT(s.tg[70], move_id("g8f6"));
+            CHECK_EQ_INT(s.tg[71], LC_TOK_PAD);
+            CHECK_EQ_INT(s.mask[67] + s.mask[68] + s.mask[69] + s.mask[70], 4);
+        } else if (start == 69) {
+            /* The first move of the window has no position before it. */
+            CHECK_EQ_INT(s.in[0], move_id("e7e5"));
+            CHECK_EQ_INT(s.tg[0], move_id("g1f3"));
+            CHECK_EQ_INT(s.tg[1], move_id("g8f6"));
+            CHECK_EQ_INT(s.in[3], LC_TOK_PAD);
+            CHECK_EQ_INT(s.mask[255], 0);
+            int m = 0;
+            for (int i = 0; i < 256; i++)
+                m += s.mask[i];
+            CHECK_EQ_INT(m, 2);
+        }
+    }
+    lc_chess_decoder_free(d);
+
+    /* Truncation at the edges: the second move sits at index 137, its target
+     * at 136. With L = 137 the move is cut, and so is its target. */
+    for (size_t L = 136; L <= 139; L++) {
+        d = lc_chess_decoder_new(L, 0.0, &err);
+        uint64_t seed = seed_with_start(rows, 4, L, 0.0, 0);
+        CHECK_OK(sample_of(d, rows, 4, seed, &s, &err));
+        CHECK_EQ_INT(s.tg[L - 1], 0);
+        if (L > 136) {
+            CHECK_EQ_INT(s.mask[136], L >= 138);
+            CHECK_EQ_INT(s.tg[136], L >= 138 ? move_id("c7c5") : 0);
+        }
+        if (L > 137)
+            CHECK_EQ_INT(s.in[137], move_id("e7e5"));
+        CHECK_EQ_INT(s.mask[67], 1);
+        lc_chess_decoder_free(d);
+    }
+    /* L = 1 is legal: one token, target 0. */
+    d = lc_chess_decoder_new(1, 0.0, &err);
+    CHECK_OK(sample_of(d, rows, 4, 5, &s, &err));
+    CHECK_EQ_INT(s.in[0], LC_TOK_START_POS);
+    CHECK_EQ_INT(s.tg[0], 0);
+    CHECK_EQ_INT(s.mask[0], 0);
+    CHECK_EQ_INT(s.in[1], (int64_t)0xabababababababab); /* nothing past L written */
+    lc_chess_decoder_free(d);
+}
+
+static void test_decoder_errors(void)
+{
+    static sample s;
+    lc_chess_row rows[4];
+    lc_error err;
+    lc_chess_decoder *d = lc_chess_decoder_new(256, 0.5, &err);
+
+    small_game(rows);
+    rows[2].played = "a1a1";
+    rows[2].played_len = 4;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(sample_of(d, rows, 4, 1, &s, &err), LC_CHESS_EOOV);
+    CHECK(strstr(err.msg, "row 2") && strstr(err.msg, "played_move") && strstr(err.msg, "a1a1"));
+
+    small_game(rows);
+    rows[3].best = "resign";
+    rows[3].best_len = 6;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(sample_of(d, rows, 4, 1, &s, &err), LC_CHESS_EOOV);
+    CHECK(strstr(err.msg, "row 3") && strstr(err.msg, "best_move"));
+
+    small_game(rows);
+    rows[1].best = NULL; /* a null best move */
+    rows[1].best_len = 0;
+    CHECK_EQ_INT(sample_of(d, rows, 4, 1, &s, NULL), LC_CHESS_EOOV);
+
+    /* A bad FEN anywhere makes the game invalid, whatever the draws. */
+    small_game(rows);
+    rows[3].fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R q KQkq - 1 2";
+    rows[3].fen_len = strlen(rows[3].fen);
+    int all = 1;
+    for (uint64_t seed = 0; seed < 200; seed++)
+        all &= sample_of(d, rows, 4, seed, &s, NULL) == LC_EFORMAT;
+    CHECK(all);
+    lc_error_clear(&err);
+    CHECK_EQ_INT(sample_of(d, rows, 4, 1, &s, &err), LC_EFORMAT);
+    CHECK(strstr(err.msg, "row 3: malformed FEN") != NULL);
+
+    CHECK_EQ_INT(sample_of(d, rows, 0, 1, &s, NULL), LC_EEMPTY);
+    lc_chess_decoder_free(d);
+
+    CHECK(lc_chess_decoder_new(256, -0.1, &err) == NULL);
+    CHECK_EQ_INT(err.code, LC_ECONFIG);
+    CHECK(lc_chess_decoder_new(256, 1.5, NULL) == NULL);
+    CHECK(lc_chess_decoder_new(256, 0.0 / 0.0, NULL) == NULL);
+    lc_chess_decoder_free(NULL);
+}
+
+/* A long game of arbitrary (in-vocabulary) moves, for the randomized checks. */
+static size_t long_game(lc_chess_row *rows, size_t n, uint64_t seed)
+{
+    lc_rng r;
+    lc_rng_seed(&r, seed, 99);
+    for (size_t i = 0; i < n; i++) {
+        const char *played = lc_chess_token_name((int)lc_rng_below(&r, LC_CHESS_N_MOVES));
+        const char *best = lc_chess_token_name((int)lc_rng_below(&r, LC_CHESS_N_MOVES));
+        int present = (int)lc_rng_below(&r, 8);
+        if (lc_rng_below(&r, 2))
+            present = 7;
+        rows[i] = row_of(game_fens[i % 4], played, best, lc_rng_double(&r), lc_rng_double(&r),
+                         lc_rng_double(&r), present);
+    }
+    return n;
+}
+
+static void test_decoder_model(void)
+{
+    static sample a, b;
+    static lc_chess_row rows[300];
+    const size_t lens[] = {1, 2, 67, 68, 69, 70, 137, 138, 139, 256, 1024};
+    const double probs[] = {0.0, 0.2, 0.5, 0.9, 1.0};
+    const size_t games[] = {1, 2, 4, 30, 300};
+    int mismatches = 0, runs = 0, bad_start = 0, bad_first = 0;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        for (size_t pi = 0; pi < sizeof probs / sizeof *probs; pi++) {
+            lc_chess_decoder *d = lc_chess_decoder_new(lens[li], probs[pi], NULL);
+            for (size_t gi = 0; gi < sizeof games / sizeof *games; gi++) {
+                size_t n = long_game(rows, games[gi], gi * 31 + li);
+                for (uint64_t seed = 0; seed < 40; seed++) {
+                    runs++;
+                    if (sample_of(d, rows, n, seed, &a, NULL) != 0) {
+                        mismatches++;
+                        continue;
+                    }
+                    model_sample(rows, n, lens[li], probs[pi], seed, &b);
+                    if (!same_sample(&a, &b, lens[li])) {
+                        if (mismatches++ < 5)
+                            fprintf(stderr, "mismatch: L %zu p %g n %zu seed %llu\n", lens[li],
+                                    probs[pi], n, (unsigned long long)seed);
+                    }
+                    /* The window opens on a board or on a move: never mid-board. */
+                    int64_t t0 = a.in[0];
+                    if (!(t0 == LC_TOK_START_POS || t0 < LC_CHESS_N_MOVES))
+                        bad_first++;
+                    if (probs[pi] == 0.0 && t0 != LC_TOK_START_POS)
+                        bad_start++;
+                }
+            }
+            lc_chess_decoder_free(d);
+        }
+    }
+    CHECK(runs > 2000);
+    CHECK_EQ_INT(mismatches, 0);
+    CHECK_EQ_INT(bad_first, 0);
+    CHECK_EQ_INT(bad_start, 0);
+}
+
+/* Over many seeds, only allowed starts occur, and each of them does. */
+static void test_random_start(void)
+{
+    static sample s;
+    lc_chess_row rows[4];
+    small_game(rows);
+    lc_chess_decoder *d = lc_chess_decoder_new(256, 0.0, NULL);
+    int seen[4] = {0}, other = 0;
+    int64_t boards[4][68];
+    for (int i = 0; i < 4; i++)
+        fen_tokens(game_fens[i], boards[i], NULL);
+    for (uint64_t seed = 0; seed < 4000; seed++) {
+        CHECK_OK(sample_of(d, rows, 4, seed, &s, NULL));
+        int which = -1;
+        for (int i = 0; i < 4; i++)
+            if (memcmp(s.in, boards[i], sizeof boards[i]) == 0)
+                which = i;
+        if (which < 0) {
+            other++;
+            continue;
+        }
+        seen[which]++;
+        /* The shape: the remaining rows, then pad to 256. */
+        size_t used = (size_t)(4 - which) * 69;
+        if (used > 256)
+            used = 256; /* from the start, the game is cut inside the fourth board */
+        else if (s.in[used - 1] != lc_chess_move_id(rows[3].played, 4))
+            other++;
+        for (size_t i = used; i < 256; i++)
+            other += s.in[i] != LC_TOK_PAD;
+    }
+    CHECK_EQ_INT(other, 0);
+    for (int i = 0; i < 4; i++)
+        CHECK(seen[i] > 800 && seen[i] < 1200); /* uniform over 4 starts */
+    lc_chess_decoder_free(d);
+
+    /* With boards skipped, every start is 0 or just after a move. */
+    static lc_chess_row lrows[60];
+    size_t n = long_game(lrows, 60, 5);
+    d = lc_chess_decoder_new(256, 0.5, NULL);
+    int bad = 0;
+    for (uint64_t seed = 0; seed < 2000; seed++) {
+        CHECK_OK(sample_of(d, lrows, n, seed, &s, NULL));
+        /* Recompute the sequence's move indices for this seed. */
+        lc_rng r;
+        lc_rng_seed(&r, seed, 1);
+        size_t pos = 0, idx[60];
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || lc_rng_double(&r) >= 0.5)
+                pos += 68;
+            idx[i] = pos++;
+        }
+        size_t start = start_of(lrows, n, 256, 0.5, seed);
+        int ok = start == 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            ok |= start == idx[i] + 1;
+        bad += !ok;
+    }
+    CHECK_EQ_INT(bad, 0);
+    lc_chess_decoder_free(d);
+}
+
+/* ---- timing ---- */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void test_timing(void)
+{
+    const char *fens[] = {
+        START_FEN,
+        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+        "r3k2r/pp3ppp/2n1bn2/q1bpp3/4P3/2NP1N2/PPPBBPPP/R2Q1RK1 b kq - 3 9",
+        "8/5pk1/6p1/8/3R4/6P1/5PKP/8 w - - 0 41",
+    };
+    size_t lens[4];
+    for (int i = 0; i < 4; i++)
+        lens[i] = strlen(fens[i]);
+    int64_t t[68];
+    int64_t sink = 0;
+    const int iters = 2000000;
+    double t0 = now_ns();
+    for (int i = 0; i < iters; i++) {
+        lc_chess_fen_tokens(fens[i & 3], lens[i & 3], t, NULL);
+        sink += t[66];
+    }
+    double per = (now_ns() - t0) / iters;
+    printf("FEN tokenization: %.1f ns per position (sink %lld)\n", per, (long long)sink);
+
+    static lc_chess_row rows[80];
+    size_t n = long_game(rows, 80, 1);
+    lc_chess_decoder *d = lc_chess_decoder_new(256, 0.2, NULL);
+    static sample s;
+    lc_chess_decoder_out out = {s.in, s.tg, s.wdl, s.mask, NULL};
+    lc_rng r;
+    lc_rng_seed(&r, 1, 2);
+    const int games = 20000;
+    t0 = now_ns();
+    for (int i = 0; i < games; i++)
+        lc_chess_decoder_sample(d, rows, n, &r, &out, NULL);
+    double ns = now_ns() - t0;
+    printf("decoder: %.2f us per 80-row game, %.1f ns per row\n", ns / games / 1e3,
+           ns / games / 80);
+    lc_chess_decoder_free(d);
+}
+
+int main(void)
+{
+    test_check_values();
+    test_move_table();
+    test_round_trip();
+    test_castling_moves();
+    test_out_of_vocabulary();
+    test_start_position();
+    test_castling_rights();
+    test_black_to_move();
+    test_malformed_fens();
+    test_encoder();
+    test_decoder_hand();
+    test_decoder_errors();
+    test_decoder_model();
+    test_random_start();
+    test_timing();
+    return check_finish();
+}
