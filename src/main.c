@@ -5,7 +5,8 @@
  * and SIGHUP before any other thread exists (so every thread inherits the
  * mask) and waits for them with sigtimedwait between status lines. SIGPIPE is
  * ignored process-wide: a reader that goes away is an error return, not a
- * death.
+ * death. The screen also takes SIGWINCH (resize) and SIGTSTP (Ctrl-Z) that
+ * way, so they are blocked too when it runs.
  */
 #include "core/clock.h"
 #include "core/error.h"
@@ -16,7 +17,9 @@
 #include "pipeline/status.h"
 #include "monitor/ctl.h"
 #include "monitor/headless.h"
+#include "monitor/remote.h"
 #include "stages/registry.h"
+#include "tui/tui.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -37,18 +40,28 @@ typedef struct options {
     bool quiet;
     const char *socket_path;
     const char *metrics_log;
+    /* The screen. */
+    const char *theme;
+    bool no_color;
+    bool ascii;
+    double refresh_hz;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: lcmon [options]\n"
+            "       lcmon attach SOCKET [screen options]\n"
             "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl --help)\n"
             "\n"
             "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
-            "default when no --config is given).\n"
+            "default when no --config is given) and shows it on a live screen.\n"
             "\n"
             "  --no-ui                 run headless, printing a status line every second\n"
+            "  --theme NAME            (screen) %s\n"
+            "  --no-color              (screen) no colours; also when NO_COLOR is set\n"
+            "  --ascii                 (screen) ASCII bars instead of Unicode block glyphs\n"
+            "  --refresh HZ            (screen) redraws per second, %g to %g (default %g)\n"
             "  --socket PATH           (headless) serve metrics and control on a Unix socket\n"
             "  --metrics-log FILE      (headless) append one JSON line of metrics per second\n"
             "  --config FILE           the pipeline to run\n"
@@ -66,7 +79,8 @@ static void usage(FILE *f)
             "of the data when the config does not; LCMON_DATA overrides the default\n"
             "config's data directory.\n"
             "\n"
-            "Stage types:\n");
+            "Stage types:\n",
+            tui_theme_names(), TUI_REFRESH_MIN, TUI_REFRESH_MAX, TUI_REFRESH_DEFAULT);
     for (size_t i = 0; lc_stage_registry[i]; i++)
         fprintf(f, "  %-24s %s\n", lc_stage_registry[i]->type_name, lc_stage_registry[i]->summary);
 }
@@ -85,6 +99,10 @@ static int parse_args(int argc, char **argv, options *o)
         OPT_QUIET,
         OPT_SOCKET,
         OPT_METRICS_LOG,
+        OPT_THEME,
+        OPT_NO_COLOR,
+        OPT_ASCII,
+        OPT_REFRESH,
         OPT_VERSION,
         OPT_HELP,
     };
@@ -100,6 +118,10 @@ static int parse_args(int argc, char **argv, options *o)
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"socket", required_argument, NULL, OPT_SOCKET},
         {"metrics-log", required_argument, NULL, OPT_METRICS_LOG},
+        {"theme", required_argument, NULL, OPT_THEME},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"ascii", no_argument, NULL, OPT_ASCII},
+        {"refresh", required_argument, NULL, OPT_REFRESH},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -166,6 +188,28 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_METRICS_LOG:
             o->metrics_log = optarg;
             break;
+        case OPT_THEME:
+            if (!tui_theme_known(optarg)) {
+                fprintf(stderr, "lcmon: --theme: '%s' is not one of %s\n", optarg,
+                        tui_theme_names());
+                return 2;
+            }
+            o->theme = optarg;
+            break;
+        case OPT_NO_COLOR:
+            o->no_color = true;
+            break;
+        case OPT_ASCII:
+            o->ascii = true;
+            break;
+        case OPT_REFRESH:
+            o->refresh_hz = strtod(optarg, &end);
+            if (*end || !(o->refresh_hz >= TUI_REFRESH_MIN && o->refresh_hz <= TUI_REFRESH_MAX)) {
+                fprintf(stderr, "lcmon: --refresh: '%s' is not a rate from %g to %g per second\n",
+                        optarg, TUI_REFRESH_MIN, TUI_REFRESH_MAX);
+                return 2;
+            }
+            break;
         case OPT_VERSION:
             printf("lcmon %s\n", LC_VERSION);
             exit(0);
@@ -209,8 +253,100 @@ static int check_config(const char *path)
     return 0;
 }
 
+/* The screen on a loader in this process. Log lines go only to the log
+ * pane from before the pipeline's threads start until they are joined, so
+ * nothing writes over the screen (and the switch never races a logger). */
+static tui_options screen_options(const options *o)
+{
+    const char *no_color_env = getenv("NO_COLOR");
+    tui_options to = {
+        .theme = o->theme,
+        .no_colour = o->no_color || (no_color_env && no_color_env[0]),
+        .ascii = o->ascii,
+        .refresh_hz = o->refresh_hz,
+        .max_seconds = o->max_seconds,
+    };
+    return to;
+}
+
+static void block_signals(bool screen)
+{
+    /* Before any thread exists, so that every thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (screen) {
+        sigaddset(&set, SIGWINCH);
+        sigaddset(&set, SIGTSTP);
+        tui_prepare();
+    }
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* `lcmon attach SOCKET [screen options]`: the screen on a loader in
+ * another process. Quitting detaches; the loader runs on. */
+static int attach_main(int argc, char **argv)
+{
+    if (argc < 3 || argv[2][0] == '-') {
+        fprintf(stderr, "usage: lcmon attach SOCKET [--theme NAME] [--no-color] [--ascii] "
+                        "[--refresh HZ]\n");
+        return 2;
+    }
+    const char *path = argv[2];
+    options o = {0};
+    /* getopt starts after argv[0]: let the socket path stand in for it. */
+    int rc = parse_args(argc - 2, argv + 2, &o);
+    if (rc)
+        return rc;
+    block_signals(true);
+    char msg[256];
+    if (tui_check_terminal(msg, sizeof msg) != 0) {
+        fprintf(stderr, "lcmon: %s\n", msg);
+        return 1;
+    }
+    lc_monitor *m = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_monitor_remote_new(path, 200, true, &m, &err) != 0) {
+        fprintf(stderr, "lcmon attach: %s\n", err.msg);
+        return 3;
+    }
+    lc_monitor_remote_wait_snapshot(m, 5);
+    tui_options to = screen_options(&o);
+    lc_log_set_stderr(false);
+    rc = tui_run(m, &to);
+    lc_monitor_free(m);
+    lc_log_set_stderr(true);
+    return rc;
+}
+
+static int run_screen(const lc_config *cfg, const options *o)
+{
+    tui_options to = screen_options(o);
+    if (o->socket_path || o->metrics_log) {
+        fprintf(stderr, "lcmon: --socket and --metrics-log need --no-ui\n");
+        return 2;
+    }
+    char msg[256];
+    if (tui_check_terminal(msg, sizeof msg) != 0) {
+        fprintf(stderr, "lcmon: %s\n", msg);
+        return 1;
+    }
+    lc_log_set_stderr(false);
+    lc_monitor *m = lc_monitor_local_new(cfg);
+    int rc = tui_run(m, &to);
+    lc_monitor_free(m); /* stops the pipeline and joins its threads */
+    lc_log_set_stderr(true);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "attach") == 0)
+        return attach_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "ctl") == 0) {
         signal(SIGPIPE, SIG_IGN);
         if (argc >= 3 && strcmp(argv[2], "--help") == 0) {
@@ -231,14 +367,7 @@ int main(int argc, char **argv)
     if (o.check_path)
         return check_config(o.check_path);
 
-    /* Before any thread exists, so that every thread inherits the mask. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    block_signals(!o.no_ui);
 
     lc_config *cfg = NULL;
     lc_error err;
@@ -250,9 +379,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!o.no_ui) {
-        fprintf(stderr, "lcmon: this build has no screen yet; run with --no-ui\n");
+        rc = run_screen(cfg, &o);
         lc_config_free(cfg);
-        return 2;
+        return rc;
     }
     lc_headless_options ho = {
         .max_seconds = o.max_seconds,

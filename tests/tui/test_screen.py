@@ -1,0 +1,524 @@
+"""The lcmon screen, driven through tmux (tmux's regress style).
+
+Each test starts the real lcmon (screen mode) in a pane of a fixed size on a
+private tmux server (tmux -L <unique>), on the bundled sample data, with the
+numpy reader on its pipe so batches flow; it then reads the pane with
+capture-pane, sends keys with send-keys, and checks what the screen shows:
+the stage rows, fills and anchor; pause and resume; anchor reset; themes;
+stop and start; resizes; quitting. Screens whose content is deterministic
+(the help screen, a pipeline that fails to start) are compared with golden
+files in tests/tui/golden; GENERATE=1 rewrites them.
+
+Environment: LCMON (the executable), LCMON_TEST_DATA (tests/data),
+LCMON_SOURCE_ROOT (the source tree, for python/). Every wait is bounded.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+LCMON = os.path.abspath(os.environ.get("LCMON", "build/lcmon"))
+SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", os.getcwd())
+DATA = os.environ.get("LCMON_TEST_DATA", os.path.join(SOURCE_ROOT, "tests", "data"))
+PYTHON = "/usr/bin/python3"
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+GENERATE = os.environ.get("GENERATE") == "1"
+# Sanitizer builds run slower; every wait scales with this.
+SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
+
+# Small, so that batches flow soon even under ThreadSanitizer.
+RESERVOIR = 2000
+STAGES = ["files", "sources", "pool", "validator", "unpacker", "sampler", "tensors", "writer"]
+
+CONFIG = """\
+seed: 42
+metrics_interval_ms: 100
+stages:
+  - name: files
+    file_path_provider: {{directory: '{data}'}}
+    output: {{capacity: 256}}
+  - name: sources
+    input: files
+    chunk_source_loader: {{threads: 1}}
+    output: {{capacity: 64}}
+  - name: pool
+    input: sources
+    shuffling_chunk_pool: {{chunk_pool_size: 50000, threads: 1}}
+    output: {{capacity: 16}}
+  - name: validator
+    input: pool
+    chunk_validator: {{threads: 1}}
+    output: {{capacity: 16}}
+  - name: unpacker
+    input: validator
+    chunk_unpacker: {{sampling_rate: 0.25, threads: 1}}
+    output: {{capacity: 2048}}
+  - name: sampler
+    input: unpacker
+    shuffling_frame_sampler: {{reservoir_size: {reservoir}}}
+    output: {{capacity: 2048}}
+  - name: tensors
+    input: sampler
+    tensor_generator: {{batch_size: 64, layout: current, threads: 1}}
+    output: {{capacity: 4}}
+  - name: writer
+    input: tensors
+    fifo_writer: {{path: '{pipe}'}}
+"""
+
+TMUX_CONF = """\
+set -g default-terminal tmux-256color
+set -g status off
+set -g history-limit 0
+set -g remain-on-exit on
+"""
+
+_counter = 0
+
+
+class Pane:
+    """One lcmon in one tmux pane on a private server."""
+
+    def __init__(self, test, width, height, args=(), env=None, config=None, reader=True,
+                 cwd=None, command=None):
+        global _counter
+        _counter += 1
+        self.sock = "lcmon-tui-%d-%d" % (os.getpid(), _counter)
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-tui-")
+        self.width, self.height = width, height
+        self.pipe = os.path.join(self.tmp, "batches.pipe")
+        self.reader = None
+        conf = os.path.join(self.tmp, "tmux.conf")
+        with open(conf, "w") as f:
+            f.write(TMUX_CONF)
+        if config is None:
+            os.mkfifo(self.pipe, 0o600)
+            config = CONFIG.format(data=DATA, pipe=self.pipe, reservoir=RESERVOIR)
+        cfg = os.path.join(self.tmp, "pipeline.yaml")
+        with open(cfg, "w") as f:
+            f.write(config)
+        # The shell traps SIGINT (a handler, which exec resets) so that Ctrl-C
+        # reaches lcmon and the shell lives on to report its exit status.
+        if command is None:
+            command = "%s --config %s --max-seconds %d %s" % (LCMON, cfg, int(120 * SLOW),
+                                                            " ".join(args))
+        cmd = "trap : INT; %s; echo \"lcmon exited $?\"; exec sleep 3600" % command
+        tmux_env = ["-e", "LANG=C.UTF-8"]
+        for k, v in (env or {}).items():
+            tmux_env += ["-e", "%s=%s" % (k, v)]
+        self.tmux("-f", conf, "new-session", "-d", "-x", str(width), "-y", str(height),
+                  "-c", cwd or self.tmp, *tmux_env, "sh -c '%s'" % cmd)
+        test.addCleanup(self.close)
+        if reader:
+            renv = dict(os.environ, PYTHONPATH=os.path.join(SOURCE_ROOT, "python"))
+            self.reader = subprocess.Popen(
+                [PYTHON, "-m", "lcmon_reader", self.pipe, "--tolerate-truncation"],
+                env=renv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def tmux(self, *args, check=True):
+        r = subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True,
+                           timeout=10)
+        if check and r.returncode != 0:
+            raise AssertionError("tmux %s: %s" % (" ".join(args), r.stderr.strip()))
+        return r.stdout
+
+    def capture(self, escapes=False):
+        args = ["capture-pane", "-p", "-t", "0"] + (["-e"] if escapes else [])
+        return self.tmux(*args)
+
+    def lines(self):
+        return self.capture().split("\n")[:self.height]
+
+    def send(self, *keys):
+        self.tmux("send-keys", "-t", "0", *keys)
+
+    def resize(self, width, height):
+        self.width, self.height = width, height
+        self.tmux("resize-window", "-t", "0", "-x", str(width), "-y", str(height))
+
+    def wait_for(self, what, predicate, timeout=10):
+        """Poll the pane until predicate(screen text) is true."""
+        deadline = time.monotonic() + timeout * SLOW
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.capture()
+            if predicate(text):
+                return text
+            time.sleep(0.05)
+        raise AssertionError("timed out waiting for %s; the screen:\n%s" % (what, text))
+
+    def wait_rows(self):
+        return self.wait_for("the stage rows and a reader", lambda t: all(
+            re.search(r"^. %s\b" % s, t, re.M) for s in STAGES) and "reader connected" in t,
+            timeout=20)
+
+    def close(self):
+        self.tmux("kill-server", check=False)
+        if self.reader:
+            self.reader.kill()
+            self.reader.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---- reading the screen ----
+
+def row(text, name):
+    """The stage row of name (marker and name at the start)."""
+    for line in text.split("\n"):
+        if re.match(r"^. %s\b" % re.escape(name), line):
+            return line
+    raise AssertionError("no row for %s in:\n%s" % (name, text))
+
+
+def last_line(text):
+    return text.rstrip("\n").split("\n")[-1]
+
+
+def items_per_second(text, name):
+    line = row(text, name)
+    head = next(l for l in text.split("\n") if "STAGE" in l and "STATE" in l)
+    end = head.index("ITEMS/S") + len("ITEMS/S")
+    return line[:end].split()[-1]
+
+
+def rate_value(s):
+    mult = {"k": 1e3, "M": 1e6, "G": 1e9}
+    if s and s[-1] in mult:
+        return float(s[:-1]) * mult[s[-1]]
+    return float(s)
+
+
+def mask(text):
+    """Times change from run to run: clock times and the uptime."""
+    text = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", text)
+    text = re.sub(r"up \d+:\d\d", "up M:SS", text)
+    return "\n".join(l.rstrip() for l in text.rstrip("\n").split("\n")) + "\n"
+
+
+def golden(test, name, text):
+    path = os.path.join(GOLDEN, name)
+    if GENERATE:
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    with open(path, encoding="utf-8") as f:
+        want = f.read()
+    test.maxDiff = None
+    test.assertEqual(text, want, "the screen differs from %s (GENERATE=1 rewrites it)" % path)
+
+
+def skeleton(lines):
+    """What must not depend on timing: each line's first columns with the
+    numbers masked, and which region it belongs to."""
+    out = []
+    for l in lines:
+        l = re.sub(r"\d", "9", l)
+        out.append(l[:12].rstrip())
+    return out
+
+
+def check_layout(test, pane, text):
+    lines = text.split("\n")[:pane.height]
+    test.assertEqual(len(lines), pane.height)
+    test.assertTrue(lines[0].startswith(" lcmon "), lines[0])
+    test.assertIn("STAGE", lines[1])
+    test.assertIn("q quit", lines[-1])
+    test.assertTrue(lines[-1].rstrip().endswith("/s"), lines[-1])
+    for l in lines:
+        test.assertLessEqual(len(l), pane.width)
+    # Below the log title every line is a log line, a continuation, or blank.
+    title = [i for i, l in enumerate(lines) if l.startswith("── log")]
+    if title:
+        for l in lines[title[0] + 1:-2]:
+            test.assertTrue(l == "" or re.match(r"^(\d\d:\d\d:\d\d |\s{9})", l), repr(l))
+
+
+class Screen(unittest.TestCase):
+    def select(self, pane, name):
+        for _ in range(len(STAGES) + 1):
+            text = pane.capture()
+            if row(text, name).startswith("▶"):
+                return
+            pane.send("j" if STAGES.index(name) > self.selected_index(text) else "k")
+            time.sleep(0.15)
+        self.fail("cannot select %s" % name)
+
+    def selected_index(self, text):
+        for i, s in enumerate(STAGES):
+            if row(text, s).startswith("▶"):
+                return i
+        return -1
+
+    def test_rows_fills_and_anchor(self):
+        p = Pane(self, 160, 45)
+        text = p.wait_rows()
+        lines = text.split("\n")
+        self.assertTrue(lines[0].startswith(" lcmon  RUNNING"), lines[0])
+        self.assertIn("pos/s", lines[0])
+        self.assertIn("batches.pipe", lines[0])
+        for s in STAGES:
+            self.assertIn(s, text)
+        for q in ("↓ path", "↓ chunk_source", "↓ chunk", "↓ frame", "↓ batch"):
+            self.assertIn(q, text)
+        self.assertIn("ingestion", text)
+        self.assertIn("loading", text)
+        # The sample data: 43 chunks in a window of 50000, counted since the
+        # start (no anchor given); the reservoir fills to its capacity.
+        self.assertRegex(row(text, "pool"), r"43/50000")
+        self.assertRegex(row(text, "pool"), r"\+?43 since start")
+        full = "%d/%d" % (RESERVOIR, RESERVOIR)
+        text = p.wait_for("a full reservoir", lambda t: full in row(t, "sampler"))
+        self.assertIn("full", row(text, "sampler"))
+        self.assertIn("tests/data", row(text, "files"))
+        self.assertRegex(row(text, "writer"), r"B/s")
+        self.assertRegex(row(text, "writer"), r"blocked")
+        check_layout(self, p, text)
+
+    def test_pause_and_resume(self):
+        p = Pane(self, 160, 45)
+        p.wait_rows()
+        p.wait_for("unpacker moving", lambda t: rate_value(items_per_second(t, "unpacker")) > 0)
+        self.select(p, "unpacker")
+        p.send("Space")
+        text = p.wait_for("unpacker PAUSED at 0 items/s", lambda t: "PAUSED" in row(t, "unpacker")
+                          and items_per_second(t, "unpacker") == "0", timeout=8)
+        self.assertIn("paused", text)  # the message line says what happened
+        # Upstream fills and blocks: the queue into the unpacker is full.
+        p.wait_for("the queue before the unpacker full", lambda t: "FULL" in t, timeout=8)
+        p.send("Space")
+        p.wait_for("unpacker running again", lambda t: "PAUSED" not in row(t, "unpacker")
+                   and rate_value(items_per_second(t, "unpacker")) > 0, timeout=8)
+
+    def test_anchor_reset(self):
+        p = Pane(self, 160, 45)
+        p.wait_rows()
+        before = int(re.search(r"\+?(\d+) since", row(p.capture(), "pool")).group(1))
+        self.assertEqual(before, 43)
+        p.send("r")
+        text = p.wait_for("the reset count", lambda t: "chunks were counted" in t)
+        self.assertIn("anchor reset to training-run-mini.tar: 43 chunks were counted", text)
+        # The log pane keeps it.
+        self.assertRegex(text, r"note .*anchor reset to training-run-mini.tar; 43 chunks")
+        text = p.wait_for("the count restarting", lambda t: re.search(
+            r"\+?(\d+) since (?!start)", row(t, "pool")))
+        after = int(re.search(r"\+?(\d+) since", row(text, "pool")).group(1))
+        self.assertLess(after, 5)
+
+    def test_anchor_set_prompt(self):
+        p = Pane(self, 160, 45)
+        p.wait_rows()
+        p.send("a")
+        text = p.wait_for("the prompt", lambda t: "anchor key:" in t)
+        # It offers the newest key.
+        self.assertIn("anchor key: training-run-mini.tar", text)
+        p.send("Escape")
+        p.wait_for("the prompt gone", lambda t: "anchor unchanged" in t)
+
+    def test_themes(self):
+        p = Pane(self, 160, 45)
+        p.wait_rows()
+        before = p.capture(escapes=True)
+        self.assertIn("default", p.lines()[-1])
+        self.assertRegex(before, r"\x1b\[[0-9;]*4[0-7]m")  # coloured backgrounds
+        p.send("t")
+        p.wait_for("the monochrome theme", lambda t: "monochrome" in last_line(t))
+        time.sleep(0.3 * SLOW)
+        mono = p.capture(escapes=True)
+        self.assertNotEqual(before, mono)
+        self.assertNotRegex(mono, r"\x1b\[[0-9;]*(3[0-7]|4[0-7]|9[0-7]|10[0-7])m")
+        self.assertIn("·", mono)  # monochrome's own bar glyph for empty cells
+        p.send("t")
+        p.wait_for("the light theme", lambda t: "light" in last_line(t))
+        time.sleep(0.3 * SLOW)
+        light = p.capture(escapes=True)
+        self.assertRegex(light, r"\x1b\[[0-9;]*(107|47)m")  # white background
+
+    def test_no_color_and_ascii(self):
+        p = Pane(self, 120, 40, args=["--ascii"], env={"NO_COLOR": "1"})
+        p.wait_rows()
+        time.sleep(0.3 * SLOW)
+        text = p.capture(escapes=True)
+        self.assertNotRegex(text, r"\x1b\[[0-9;]*(3[0-7]|4[0-7]|9[0-7]|10[0-7])m")
+        self.assertIn("monochrome", p.lines()[-1])
+        plain = p.capture()
+        for glyph in "█▏▎▍▌▋▊▉░▒▓▁▂▃▄▅▆▇↓▶─":
+            self.assertNotIn(glyph, plain)
+        self.assertIn("[", row(plain, "validator"))
+        # Without colour, t has no colour theme to offer.
+        p.send("t")
+        p.wait_for("the theme staying", lambda t: "theme stays" in t)
+        self.assertIn("monochrome", p.lines()[-1])
+
+    def test_stop_and_start(self):
+        p = Pane(self, 160, 45)
+        p.wait_rows()
+        p.send("S")
+        states = set()
+
+        def saw_running_again(t):
+            m = re.match(r" lcmon  (\w+)", t)
+            if m:
+                states.add(m.group(1))
+            return m and m.group(1) == "RUNNING" and ({"STOPPING", "STOPPED"} & states)
+
+        p.wait_for("stopped, then running again", saw_running_again, timeout=10)
+        text = p.wait_for("the restart in the log", lambda t: "started again" in t)
+        self.assertIn("pipeline stopped (S)", text)
+        # A new pipeline: its rows are back.
+        for s in STAGES:
+            row(text, s)
+
+    def test_resize(self):
+        p = Pane(self, 200, 60)
+        p.wait_rows()
+        fresh_big = p.capture()
+        check_layout(self, p, fresh_big)
+        p.resize(80, 24)
+        small = p.wait_for("the 80x24 layout", lambda t: len(t.split("\n")[0]) <= 80
+                           and "q quit" in t and "TYPE" not in t)
+        time.sleep(0.5 * SLOW)
+        small = p.capture()
+        check_layout(self, p, small)
+        fresh = Pane(self, 80, 24)
+        fresh.wait_rows()
+        self.assertEqual(skeleton(p.lines()), skeleton(fresh.lines()))
+        self.assertEqual(p.lines()[1], fresh.lines()[1])  # the headings
+        p.resize(200, 60)
+        p.wait_for("the 200x60 layout", lambda t: "TYPE" in t and "LAST 60 s" in t)
+        time.sleep(0.5 * SLOW)
+        big = p.capture()
+        check_layout(self, p, big)
+        self.assertEqual(skeleton(p.lines()), skeleton(fresh_big.split("\n")[:60]))
+        self.assertEqual(p.lines()[1], fresh_big.split("\n")[1])
+
+    def test_help_golden(self):
+        p = Pane(self, 100, 32)
+        p.wait_rows()
+        p.send("?")
+        text = p.wait_for("the help", lambda t: "lcmon: keys" in t and "Press any key" in t)
+        golden(self, "help-100x32.txt", mask(text))
+        p.send("x")
+        p.wait_for("the table again", lambda t: "STAGE" in t)
+
+    def test_failure_golden(self):
+        # A fifo_writer path that is a regular file: the pipeline fails to
+        # start. Relative paths keep the screen the same on every machine.
+        tmp = tempfile.mkdtemp(prefix="lcmon-tui-fail-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        os.symlink(DATA, os.path.join(tmp, "data"))
+        open(os.path.join(tmp, "out.pipe"), "w").close()
+        config = CONFIG.format(data="data", pipe="out.pipe", reservoir=RESERVOIR)
+        p = Pane(self, 100, 32, config=config, reader=False, cwd=tmp)
+        text = p.wait_for("the failure", lambda t: "FAILED" in t and "log: " in t
+                          and "not a named" in t)
+        self.assertIn("error:", text.split("\n")[1])
+        time.sleep(0.5 * SLOW)
+        golden(self, "failure-100x32.txt", mask(p.capture()))
+        p.send("q")
+        p.wait_for("lcmon exiting 1", lambda t: "lcmon exited 1" in t)
+
+    def test_quit_restores_the_terminal(self):
+        p = Pane(self, 120, 40)
+        p.wait_rows()
+        p.send("q")
+        text = p.wait_for("lcmon exiting", lambda t: "lcmon exited" in t)
+        self.assertIn("lcmon exited 0", text)
+        self.assertNotIn("STAGE", text)  # the normal screen is back
+        self.assertNotIn("lcmon  RUNNING", text)
+        info = p.tmux("display-message", "-p", "-t", "0", "#{alternate_on} #{cursor_flag}")
+        self.assertEqual(info.strip(), "0 1")
+
+    def test_attach_to_a_headless_loader(self):
+        """lcmon attach shows a headless loader over its socket: the same
+        numbers as lcmon ctl metrics, keys that reach it, and quitting
+        leaves it running."""
+        tmp = tempfile.mkdtemp(prefix="lcmon-attach-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        pipe = os.path.join(tmp, "batches.pipe")
+        sock = os.path.join(tmp, "lcmon.sock")
+        cfg = os.path.join(tmp, "pipeline.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG.format(data=DATA, pipe=pipe, reservoir=RESERVOIR))
+        loader = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg, "--socket", sock],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def stop_loader():
+            if loader.poll() is None:
+                loader.send_signal(signal.SIGINT)
+            loader.communicate(timeout=30)
+        self.addCleanup(stop_loader)
+        deadline = time.monotonic() + 20 * SLOW
+        while not (os.path.exists(sock) and os.path.exists(pipe)):
+            self.assertLess(time.monotonic(), deadline, "the headless loader did not start")
+            time.sleep(0.05)
+        renv = dict(os.environ, PYTHONPATH=os.path.join(SOURCE_ROOT, "python"))
+        reader = subprocess.Popen([PYTHON, "-m", "lcmon_reader", pipe, "--tolerate-truncation"],
+                                  env=renv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(reader.wait)
+        self.addCleanup(reader.kill)
+
+        p = Pane(self, 160, 45, config="", reader=False, command="%s attach %s" % (LCMON, sock))
+        text = p.wait_rows()
+        self.assertIn(sock, text.split("\n")[0])
+
+        def ctl_metrics():
+            r = subprocess.run([LCMON, "ctl", sock, "metrics", "--json"], capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return json.loads(r.stdout)
+
+        def stage(m, name):
+            return [s for s in m["all_time"]["stage_metrics"] if s["name"] == name][0]
+
+        m = ctl_metrics()
+        pool = stage(m, "pool")
+        window = [g for g in pool["gauge_metrics"] if g["name"] == "chunks_in_window"][0]
+        self.assertRegex(row(text, "pool"), r"%d/%d" % (window["value"], window["capacity"]))
+        files_total = stage(m, "files")["items_out"]
+        self.assertRegex(row(text, "files"), r"\b%d\b" % files_total)
+
+        # A key on the attached screen reaches the loader.
+        self.select(p, "unpacker")
+        p.send("Space")
+        p.wait_for("unpacker PAUSED", lambda t: "PAUSED" in row(t, "unpacker"), timeout=8)
+        self.assertEqual(stage(ctl_metrics(), "unpacker")["state"], "STAGE_PAUSED")
+        p.send("Space")
+        p.wait_for("unpacker running", lambda t: "PAUSED" not in row(t, "unpacker"), timeout=8)
+
+        # Detaching leaves the loader running.
+        p.send("q")
+        p.wait_for("attach exited", lambda t: "lcmon exited 0" in t, timeout=10)
+        self.assertIsNone(loader.poll())
+        self.assertEqual(ctl_metrics()["all_time"]["state"], "PIPELINE_RUNNING")
+
+    def test_crash_signal_restores_the_terminal(self):
+        p = Pane(self, 120, 40)
+        p.wait_rows()
+        shell = p.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip()
+        pid = int(subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True,
+                                 check=True).stdout.split()[0])
+        os.kill(pid, signal.SIGSEGV)
+        text = p.wait_for("lcmon dying", lambda t: "lcmon exited" in t)
+        self.assertNotIn("lcmon exited 0", text)
+        self.assertNotIn("STAGE", text)
+        info = p.tmux("display-message", "-p", "-t", "0", "#{alternate_on} #{cursor_flag}")
+        self.assertEqual(info.strip(), "0 1")
+
+    def test_ctrl_c_quits_like_q(self):
+        p = Pane(self, 120, 40)
+        p.wait_rows()
+        p.send("C-c")
+        text = p.wait_for("lcmon exiting", lambda t: "lcmon exited" in t)
+        self.assertIn("lcmon exited 0", text)
+        self.assertNotIn("STAGE", text)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

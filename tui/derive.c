@@ -1,0 +1,155 @@
+/*
+ * derive: numbers from snapshots, and their formats. See derive.h.
+ */
+#include "tui/derive.h"
+
+#include "pipeline/metrics_proto.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+uint64_t tui_stage_items(const Lcmon__StageMetricProto *s)
+{
+    if (s->n_queue_metrics == 0 && s->items_out == 0) {
+        const Lcmon__CountMetricProto *c = lc_proto_find_count(s, "batches");
+        if (c)
+            return c->count;
+    }
+    return s->items_out;
+}
+
+double tui_per_second(const Lcmon__DataLoaderMetricsProto *m, uint64_t count)
+{
+    double dt = m->duration_seconds > 0.05 ? m->duration_seconds : 1.0;
+    return (double)count / dt;
+}
+
+double tui_load_fraction(const Lcmon__LoadMetricProto *l)
+{
+    if (l->total_seconds <= 0)
+        return 0;
+    double f = l->load_seconds / l->total_seconds;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+uint64_t tui_stage_bad(const Lcmon__StageMetricProto *s)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < s->n_count_metrics; i++) {
+        const Lcmon__CountMetricProto *c = s->count_metrics[i];
+        const char *n = c->name ? c->name : "";
+        if (has_prefix(n, "bad_") || has_suffix(n, "_errors") || has_prefix(n, "unreadable_") ||
+            has_prefix(n, "truncated_"))
+            bad += c->count;
+    }
+    return bad;
+}
+
+uint64_t tui_stage_dropped(const Lcmon__StageMetricProto *s)
+{
+    uint64_t d = s->dropped;
+    for (size_t i = 0; i < s->n_queue_metrics; i++)
+        d += s->queue_metrics[i]->drop_count;
+    return d;
+}
+
+const Lcmon__StageMetricProto *tui_find_stage_type(const Lcmon__DataLoaderMetricsProto *m,
+                                                   const char *type)
+{
+    for (size_t i = 0; m && i < m->n_stage_metrics; i++)
+        if (m->stage_metrics[i]->stage_type && strcmp(m->stage_metrics[i]->stage_type, type) == 0)
+            return m->stage_metrics[i];
+    return NULL;
+}
+
+const Lcmon__StageMetricProto *tui_find_writer(const Lcmon__DataLoaderMetricsProto *m)
+{
+    for (size_t i = 0; m && i < m->n_stage_metrics; i++)
+        if (lc_proto_find_gauge(m->stage_metrics[i], "reader_connected"))
+            return m->stage_metrics[i];
+    return NULL;
+}
+
+int64_t tui_queue_fill(const Lcmon__QueueMetricProto *q)
+{
+    return q->queue_fullness && q->queue_fullness->has_latest ? q->queue_fullness->latest : 0;
+}
+
+void tui_fmt_count(char *buf, size_t len, double v)
+{
+    if (!(v >= 0)) /* negative or NaN */
+        v = 0;
+    if (v < 10 && v != floor(v))
+        snprintf(buf, len, "%.1f", v);
+    else if (v < 1e4)
+        snprintf(buf, len, "%.0f", v);
+    else if (v < 1e6)
+        snprintf(buf, len, v < 1e5 ? "%.1fk" : "%.0fk", v / 1e3);
+    else if (v < 1e9)
+        snprintf(buf, len, v < 1e7 ? "%.2fM" : v < 1e8 ? "%.1fM" : "%.0fM", v / 1e6);
+    else if (v < 1e12)
+        snprintf(buf, len, v < 1e10 ? "%.2fG" : v < 1e11 ? "%.1fG" : "%.0fG", v / 1e9);
+    else
+        snprintf(buf, len, "%.2fT", v / 1e12);
+}
+
+void tui_fmt_bytes(char *buf, size_t len, double v)
+{
+    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    size_t u = 0;
+    if (!(v >= 0))
+        v = 0;
+    while (v >= 1000 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1000;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f %s", v, units[u]);
+    else
+        snprintf(buf, len, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+void tui_fmt_clock(char *buf, size_t len, double seconds)
+{
+    if (!(seconds >= 0))
+        seconds = 0;
+    unsigned long long s = (unsigned long long)seconds;
+    unsigned long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+    if (d)
+        snprintf(buf, len, "%llud %02lluh", d, h);
+    else if (h)
+        snprintf(buf, len, "%llu:%02llu:%02llu", h, m, sec);
+    else
+        snprintf(buf, len, "%llu:%02llu", m, sec);
+}
+
+void tui_fmt_eta(char *buf, size_t len, double seconds)
+{
+    if (!(seconds >= 0))
+        seconds = 0;
+    if (seconds > 9 * 86400) {
+        snprintf(buf, len, "> 9 days");
+        return;
+    }
+    unsigned long long s = (unsigned long long)ceil(seconds);
+    if (s < 60)
+        snprintf(buf, len, "%llus", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%llum%02llus", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(buf, len, "%lluh%02llum", s / 3600, s / 60 % 60);
+    else
+        snprintf(buf, len, "%llud%02lluh", s / 86400, s / 3600 % 24);
+}

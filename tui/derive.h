@@ -1,0 +1,49 @@
+/*
+ * derive: the numbers the screen derives from a metrics snapshot, in one
+ * place so that the table, the header and the history agree: what "items"
+ * means for a stage, busy fractions, bad counts, positions per second, and
+ * compact human formats for them.
+ *
+ * Pure functions of their arguments; no curses, no state.
+ */
+#ifndef LC_TUI_DERIVE_H
+#define LC_TUI_DERIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "training_metrics.pb-c.h"
+
+/* Items a stage handled in the snapshot's window: what it emitted, or for a
+ * sink (no output queue) the batches it wrote. */
+uint64_t tui_stage_items(const Lcmon__StageMetricProto *s);
+/* A count over a snapshot's window as a rate per second. */
+double tui_per_second(const Lcmon__DataLoaderMetricsProto *m, uint64_t count);
+/* Busy fraction of a thread pool, 0..1 (0 when it covers no time). */
+double tui_load_fraction(const Lcmon__LoadMetricProto *l);
+/* Malformed input a stage met: every count named bad_* or *_errors, and
+ * unreadable or truncated files. */
+uint64_t tui_stage_bad(const Lcmon__StageMetricProto *s);
+/* Items a stage discarded, for any reason (a bad chunk, a batch no reader
+ * took, a full drop_newest queue): its `dropped` and its queue's drops.
+ * Files skipped for their name are not counted here. */
+uint64_t tui_stage_dropped(const Lcmon__StageMetricProto *s);
+/* The stage of that type, or NULL. */
+const Lcmon__StageMetricProto *tui_find_stage_type(const Lcmon__DataLoaderMetricsProto *m,
+                                                   const char *type);
+/* The writer (the stage with reader_connected), or NULL. */
+const Lcmon__StageMetricProto *tui_find_writer(const Lcmon__DataLoaderMetricsProto *m);
+/* The latest fullness of a queue. */
+int64_t tui_queue_fill(const Lcmon__QueueMetricProto *q);
+
+/* Compact numbers, at most 6 characters: "0", "950", "12.3k", "1.25M". */
+void tui_fmt_count(char *buf, size_t len, double v);
+/* Bytes: "512 B", "12.3 kB", "1.39 GB" (decimal units). */
+void tui_fmt_bytes(char *buf, size_t len, double v);
+/* Durations: "0:07", "12:03", "1:02:03", "3d 04h". */
+void tui_fmt_clock(char *buf, size_t len, double seconds);
+/* Short durations for estimates: "4s", "3m10s", "2h05m", "> 9 days". */
+void tui_fmt_eta(char *buf, size_t len, double seconds);
+
+#endif

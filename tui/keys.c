@@ -1,0 +1,453 @@
+/*
+ * keys: the key table, and what it drives: the actions, the key bar and the
+ * help screen are all made from the one table, so a key cannot be bound
+ * without being listed, nor listed without being bound.
+ *
+ * Every action goes through the monitor interface (lc_monitor_pause,
+ * lc_monitor_pipeline, lc_monitor_anchor) and reports its outcome on the
+ * message line; results worth keeping (anchors, restarts) also go to the log
+ * pane.
+ */
+#include "tui/screen.h"
+
+#include "core/clock.h"
+#include "pipeline/status.h"
+#include "tui/derive.h"
+#include "tui/widgets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CTRL(c) ((c)&0x1f)
+
+typedef struct tui_key {
+    int codes[4];      /* curses key codes, 0 ends the list */
+    const char *name;  /* as the key bar and help show it (Unicode) */
+    const char *ascii; /* the same without Unicode (NULL: as name) */
+    const char *label; /* the key bar's word (NULL: not in the key bar) */
+    int bar_priority;  /* lower stays longer on a narrow key bar */
+    const char *help;  /* one line for the help screen */
+    void (*run)(tui_screen *s);
+} tui_key;
+
+/* ---- actions ---- */
+
+static size_t n_stages(const tui_screen *s)
+{
+    return s->last ? s->last->n_stage_metrics : 0;
+}
+
+static void select_stage(tui_screen *s, size_t i)
+{
+    if (i >= n_stages(s))
+        return;
+    s->selected = i;
+    const char *name = s->last->stage_metrics[i]->name;
+    snprintf(s->selected_name, sizeof s->selected_name, "%s", name ? name : "");
+}
+
+static void act_up(tui_screen *s)
+{
+    if (s->selected > 0)
+        select_stage(s, s->selected - 1);
+}
+
+static void act_down(tui_screen *s)
+{
+    select_stage(s, s->selected + 1);
+}
+
+static void act_pause(tui_screen *s)
+{
+    const Lcmon__StageMetricProto *st = tui_screen_selected(s);
+    if (!st || !st->name) {
+        tui_screen_message(s, true, "no stage selected");
+        return;
+    }
+    bool pause = st->state != LCMON__STAGE_STATE__STAGE_PAUSED;
+    char name[64];
+    snprintf(name, sizeof name, "%s", st->name);
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_monitor_pause(s->mon, name, pause, &err) != 0) {
+        tui_screen_message(s, true, "cannot %s %s: %s", pause ? "pause" : "resume", name, err.msg);
+        return;
+    }
+    if (pause)
+        tui_screen_message(s, false,
+                           "%s paused: upstream fills and blocks, downstream drains "
+                           "(Space resumes)",
+                           name);
+    else
+        tui_screen_message(s, false, "%s resumed", name);
+}
+
+static bool pipeline_active(Lcmon__PipelineState st)
+{
+    return st == LCMON__PIPELINE_STATE__PIPELINE_RUNNING ||
+           st == LCMON__PIPELINE_STATE__PIPELINE_STARTING ||
+           st == LCMON__PIPELINE_STATE__PIPELINE_PAUSED;
+}
+
+static void act_restart(tui_screen *s)
+{
+    if (s->restart_at > 0)
+        return; /* already on its way back */
+    if (pipeline_active(s->last->state)) {
+        s->stopping = true;
+        tui_screen_message(s, false, "stopping the pipeline...");
+        tui_screen_draw(s);
+        lc_error err;
+        lc_error_clear(&err);
+        int rc = lc_monitor_pipeline(s->mon, false, &err);
+        s->stopping = false;
+        if (rc != 0) {
+            tui_screen_message(s, true, "cannot stop the pipeline: %s", err.msg);
+            return;
+        }
+        tui_logpane_add(s->log, LC_LOG_INFO,
+                        "pipeline stopped (S); starting it again with the same configuration");
+        tui_screen_message(s, false, "pipeline stopped; starting it again...");
+        /* Let the stopped state show for a moment before starting again. */
+        s->restart_at = lc_now_seconds() + 1.0;
+    } else {
+        tui_screen_message(s, false, "starting the pipeline...");
+        s->restart_at = lc_now_seconds();
+    }
+    tui_screen_fetch(s);
+}
+
+/* The prompt's prefill: the pool's newest chunk key. */
+static void act_anchor_set(tui_screen *s)
+{
+    const Lcmon__StageMetricProto *pool = tui_find_stage_type(s->last, "shuffling_chunk_pool");
+    if (!pool) {
+        tui_screen_message(s, true, "no shuffling_chunk_pool in this pipeline: no anchor to set");
+        return;
+    }
+    snprintf(s->input, sizeof s->input, "%s", pool->last_chunk_key ? pool->last_chunk_key : "");
+    s->prompting = true;
+}
+
+static void act_anchor_reset(tui_screen *s)
+{
+    char *anchor = NULL;
+    int64_t count = 0;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_monitor_anchor(s->mon, NULL, true, &anchor, &count, &err) != 0) {
+        tui_screen_message(s, true, "cannot reset the anchor: %s", err.msg);
+        return;
+    }
+    const char *key = anchor && anchor[0] ? anchor : "(none)";
+    tui_screen_message(s, false, "anchor reset to %s: %lld chunks were counted since the last one",
+                       key, (long long)count);
+    tui_logpane_add(s->log, LC_LOG_INFO,
+                    "anchor reset to %s; %lld chunks were counted since the previous anchor", key,
+                    (long long)count);
+    free(anchor);
+    tui_screen_fetch(s);
+}
+
+static void act_log(tui_screen *s)
+{
+    s->show_log = !s->show_log;
+    s->relayout = true;
+}
+
+static void act_log_up(tui_screen *s)
+{
+    tui_logpane_scroll(s->log, s->log_h > 3 ? s->log_h - 2 : 5);
+}
+
+static void act_log_down(tui_screen *s)
+{
+    tui_logpane_scroll(s->log, -(s->log_h > 3 ? s->log_h - 2 : 5));
+}
+
+static void act_log_end(tui_screen *s)
+{
+    tui_logpane_end(s->log);
+}
+
+static void act_log_home(tui_screen *s)
+{
+    tui_logpane_scroll(s->log, TUI_LOG_LINES * 8);
+}
+
+static void act_theme(tui_screen *s)
+{
+    /* Without colour only the themes made for it take turns. */
+    size_t cur = tui_theme_index(tui_crt_theme()), i = cur;
+    do {
+        i = tui_themes[i + 1] ? i + 1 : 0;
+    } while (i != cur && tui_themes[i]->colour && !tui_crt_colour_possible());
+    if (i == cur) {
+        tui_screen_message(s, false,
+                           "no colours here (--no-color, NO_COLOR or the terminal): "
+                           "the %s theme stays",
+                           tui_themes[i]->name);
+        return;
+    }
+    tui_crt_set_theme(tui_themes[i]);
+    tui_crt_repaint_all();
+    tui_screen_message(s, false, "theme: %s (%s)", tui_themes[i]->name, tui_themes[i]->summary);
+}
+
+static const double rates[] = {0.5, 1, 2, 5, 10};
+#define N_RATES (sizeof rates / sizeof rates[0])
+
+static void act_faster(tui_screen *s)
+{
+    for (size_t i = 0; i < N_RATES; i++)
+        if (rates[i] > s->refresh_hz + 1e-9) {
+            s->refresh_hz = rates[i];
+            break;
+        }
+    tui_screen_message(s, false, "%g redraws per second", s->refresh_hz);
+}
+
+static void act_slower(tui_screen *s)
+{
+    for (size_t i = N_RATES; i-- > 0;)
+        if (rates[i] < s->refresh_hz - 1e-9) {
+            s->refresh_hz = rates[i];
+            break;
+        }
+    tui_screen_message(s, false, "%g redraws per second", s->refresh_hz);
+}
+
+static void act_help(tui_screen *s)
+{
+    s->help = true;
+}
+
+static void act_repaint(tui_screen *s)
+{
+    (void)s;
+    tui_crt_repaint_all();
+}
+
+static void act_quit(tui_screen *s)
+{
+    s->quit = true;
+}
+
+/* ---- the table ---- */
+
+/* clang-format off */
+static const tui_key keys[] = {
+    {{KEY_UP, 'k', 0}, "↑ k", "Up k", NULL, 0, "select the stage above", act_up},
+    {{KEY_DOWN, 'j', 0}, "↓ j", "Down j", NULL, 0, "select the stage below", act_down},
+    {{' ', 0}, "Space", NULL, "pause", 2, "pause or resume the selected stage", act_pause},
+    {{'S', 0}, "S", NULL, "restart", 4,
+     "stop the pipeline, then start it again with the same configuration", act_restart},
+    {{'a', 0}, "a", NULL, "anchor", 5, "set the anchor (a prompt offers the newest chunk key)",
+     act_anchor_set},
+    {{'r', 0}, "r", NULL, "reset", 6,
+     "reset the anchor to the newest chunk; says how many chunks were counted", act_anchor_reset},
+    {{'l', 0}, "l", NULL, "log", 7, "show or hide the log pane", act_log},
+    {{KEY_PPAGE, 0}, "PgUp", NULL, NULL, 0, "scroll the log back", act_log_up},
+    {{KEY_NPAGE, 0}, "PgDn", NULL, NULL, 0, "scroll the log forward", act_log_down},
+    {{KEY_HOME, 0}, "Home", NULL, NULL, 0, "the oldest log line", act_log_home},
+    {{KEY_END, 0}, "End", NULL, NULL, 0, "the newest log line, and follow new ones", act_log_end},
+    {{'t', 0}, "t", NULL, "theme", 8, "next theme: default, monochrome, light", act_theme},
+    {{'+', '=', 0}, "+", NULL, NULL, 0, "redraw more often (up to 10 per second)", act_faster},
+    {{'-', 0}, "-", NULL, NULL, 0, "redraw less often", act_slower},
+    {{CTRL('L'), 0}, "Ctrl-L", NULL, NULL, 0, "repaint the whole screen", act_repaint},
+    {{'?', 'h', KEY_F(1), 0}, "?", NULL, "help", 1, "this help", act_help},
+    {{'q', KEY_F(10), 0}, "q", NULL, "quit", 0, "quit: stop the pipeline cleanly and exit (as Ctrl-C)",
+     act_quit},
+};
+/* clang-format on */
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+static const char *key_text(const tui_key *k)
+{
+    return !tui_glyph()->unicode && k->ascii ? k->ascii : k->name;
+}
+
+bool tui_keys_dispatch(tui_screen *s, int ch)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        for (size_t j = 0; j < 4 && keys[i].codes[j]; j++)
+            if (keys[i].codes[j] == ch) {
+                keys[i].run(s);
+                return true;
+            }
+    return false;
+}
+
+/* ---- the anchor prompt ---- */
+
+static void prompt_submit(tui_screen *s)
+{
+    s->prompting = false;
+    if (!s->input[0]) {
+        tui_screen_message(s, true, "no key given: the anchor is unchanged");
+        return;
+    }
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_monitor_anchor(s->mon, s->input, false, NULL, NULL, &err) != 0) {
+        tui_screen_message(s, true, "cannot set the anchor: %s", err.msg);
+        return;
+    }
+    tui_screen_message(s, false, "anchor set to %s", s->input);
+    tui_logpane_add(s->log, LC_LOG_INFO, "anchor set to %s", s->input);
+    tui_screen_fetch(s);
+}
+
+void tui_prompt_key(tui_screen *s, int ch)
+{
+    size_t len = strlen(s->input);
+    if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        prompt_submit(s);
+    } else if (ch == 27 || ch == CTRL('G') || ch == CTRL('C')) {
+        s->prompting = false;
+        tui_screen_message(s, false, "anchor unchanged");
+    } else if (ch == KEY_BACKSPACE || ch == 127 || ch == CTRL('H')) {
+        /* One character, however many bytes it has. */
+        while (len > 0 && ((unsigned char)s->input[len - 1] & 0xc0) == 0x80)
+            len--;
+        if (len > 0)
+            len--;
+        s->input[len] = '\0';
+    } else if (ch == CTRL('U')) {
+        s->input[0] = '\0';
+    } else if (ch >= 0x20 && ch <= 0xff && ch != 0x7f && len + 1 < sizeof s->input) {
+        s->input[len] = (char)ch;
+        s->input[len + 1] = '\0';
+    }
+}
+
+/* ---- the key bar ---- */
+
+void tui_keybar_draw(const tui_screen *s, WINDOW *w)
+{
+    int width = getmaxx(w);
+    werase(w);
+    char info[64];
+    snprintf(info, sizeof info, " %s  %g/s ", tui_crt_theme()->name, s->refresh_hz);
+    int info_w = tui_text_width(info);
+
+    /* The entries: "↑↓ select" first, then the table's labelled keys; drop
+     * the least important until they fit. */
+    typedef struct entry {
+        const char *key, *label;
+        int priority;
+    } entry;
+    entry e[N_KEYS + 1];
+    int n = 0;
+    e[n++] = (entry){tui_glyph()->up_down, "select", 3};
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].label)
+            e[n++] = (entry){key_text(&keys[i]), keys[i].label, keys[i].bar_priority};
+    bool keep[N_KEYS + 1];
+    for (int i = 0; i < n; i++)
+        keep[i] = true;
+    for (;;) {
+        int total = 0, worst = -1;
+        for (int i = 0; i < n; i++) {
+            if (!keep[i])
+                continue;
+            total += tui_text_width(e[i].key) + tui_text_width(e[i].label) + 3;
+            if (worst < 0 || e[i].priority > e[worst].priority)
+                worst = i;
+        }
+        if (total + info_w <= width || worst < 0)
+            break;
+        keep[worst] = false;
+    }
+    int x = 0;
+    for (int i = 0; i < n && x < width; i++) {
+        if (!keep[i])
+            continue;
+        x += tui_put(w, 0, x, width - x, TUI_KEY, e[i].key);
+        char label[32];
+        snprintf(label, sizeof label, " %s ", e[i].label);
+        x += tui_put(w, 0, x, width - x, TUI_KEY_LABEL, label);
+        x += tui_put(w, 0, x, width - x, TUI_NORMAL, " ");
+    }
+    if (x + info_w <= width)
+        tui_put(w, 0, width - info_w, info_w, TUI_KEY_INFO, info);
+}
+
+/* ---- the message line ---- */
+
+void tui_message_draw(const tui_screen *s, WINDOW *w)
+{
+    int width = getmaxx(w);
+    werase(w);
+    if (s->prompting) {
+        const char *label = "anchor key: ";
+        int x = tui_put(w, 0, 1, width - 1, TUI_MESSAGE, label) + 1;
+        int field = width - x - 32;
+        if (field < 16)
+            field = width - x - 1;
+        tui_fill(w, 0, x, field, TUI_PROMPT, " ");
+        /* Show the end of a long key, where the cursor is. */
+        const char *in = s->input;
+        while (*in && tui_text_width(in) > field - 1)
+            in++;
+        int cx = x + tui_put_cut(w, 0, x, field - 1, TUI_PROMPT, in);
+        if (x + field + 2 < width)
+            tui_put(w, 0, x + field + 1, width - x - field - 1, TUI_DIM, "Enter sets, Esc cancels");
+        wmove(w, 0, cx);
+        return;
+    }
+    if (s->message[0] && lc_now_seconds() < s->message_until) {
+        tui_put(w, 0, 1, width - 1, s->message_error ? TUI_MESSAGE_ERROR : TUI_MESSAGE, s->message);
+        return;
+    }
+    /* Nothing to report: say what the selected stage is and what Space does. */
+    const Lcmon__StageMetricProto *st = tui_screen_selected(s);
+    if (st && st->name) {
+        char hint[160];
+        snprintf(hint, sizeof hint, "%s (%s) selected: Space %s it", st->name,
+                 st->stage_type ? st->stage_type : "?",
+                 st->state == LCMON__STAGE_STATE__STAGE_PAUSED ? "resumes" : "pauses");
+        tui_put(w, 0, 1, width - 1, TUI_DIM, hint);
+    }
+}
+
+/* ---- help ---- */
+
+static const char *const legend[] = {
+    "Ctrl-Z suspends lcmon, the pipeline too; fg brings both back.",
+    "",
+    "LOAD      the busy fraction of each thread pool over the last second",
+    "          (a queue row: how full the queue is)",
+    "ITEMS/S   items out over the last second (a queue row: items taken)",
+    "TOTAL     items since the pipeline started",
+    "BAD       malformed input met; DROP: items discarded",
+    "LAST 60 s items/s, one mark per second, scaled to the stage's peak",
+    NULL,
+};
+
+void tui_help_draw(const tui_screen *s, WINDOW *w)
+{
+    int width = getmaxx(w), h = getmaxy(w);
+    werase(w);
+    tui_fill(w, 0, 0, width, TUI_HELP_TITLE, " ");
+    tui_put(w, 0, 1, width - 1, TUI_HELP_TITLE, "lcmon: keys");
+    int y = 2;
+    for (size_t i = 0; i < N_KEYS && y < h - 1; i++, y++) {
+        tui_put(w, y, 2, 8, TUI_HELP_KEY, key_text(&keys[i]));
+        tui_put(w, y, 12, width - 12, TUI_NORMAL, keys[i].help);
+    }
+    y++;
+    for (size_t i = 0; legend[i] && y < h - 1; i++, y++)
+        tui_put(w, y, 2, width - 2, TUI_DIM, legend[i]);
+    y++;
+    if (y < h - 1) {
+        char line[160];
+        snprintf(line, sizeof line,
+                 "Theme %s; options --theme NAME, --no-color, --ascii, --refresh HZ.",
+                 tui_crt_theme()->name);
+        tui_put(w, y, 2, width - 2, TUI_DIM, line);
+    }
+    tui_put(w, h - 1, 1, width - 1, TUI_MESSAGE, "Press any key to go back.");
+    (void)s;
+}

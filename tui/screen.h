@@ -1,0 +1,103 @@
+/*
+ * screen: the state of a running screen, shared by its modules (the loop in
+ * screen.c, the panels that draw it, the key actions that change it). Not a
+ * public interface: tui.h is.
+ *
+ * Layout (rows, top to bottom), made in one place (screen.c) whenever the
+ * size or what is shown changes:
+ *
+ *   header      1 line, plus up to 3 lines of pipeline error when it failed
+ *   table       column headings, then stage and queue rows
+ *   log pane    a title rule and the newest lines (hidden by `l`, or when
+ *               the terminal is too short for it)
+ *   message     results of actions, or the anchor prompt
+ *   key bar     the keys, the theme and the refresh rate
+ *
+ * UI thread only.
+ */
+#ifndef LC_TUI_SCREEN_H
+#define LC_TUI_SCREEN_H
+
+#include "monitor/monitor.h"
+#include "tui/crt.h"
+#include "tui/history.h"
+#include "tui/logpane.h"
+#include "tui/tui.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TUI_MIN_COLS 50
+#define TUI_MIN_ROWS 10
+#define TUI_ERROR_LINES_MAX 3
+
+typedef struct tui_screen {
+    lc_monitor *mon;
+    tui_options opt;
+
+    /* The snapshots drawn: the last second and all time (never NULL once
+     * the loop runs; a monitor that returns none leaves the old ones). */
+    Lcmon__DataLoaderMetricsProto *last, *all;
+    tui_history *hist;
+    tui_logpane *log;
+
+    /* Windows, and the layout they were made for. */
+    WINDOW *w_header, *w_table, *w_log, *w_msg, *w_keys, *w_help;
+    int rows, cols;
+    int header_h, table_h, log_h;
+    bool show_queues; /* queue rows fit */
+    int table_top;    /* first table row shown when the table scrolls */
+    bool too_small;
+    bool relayout; /* make the windows again before the next draw */
+
+    /* What the user chose. */
+    size_t selected; /* index of the selected stage in `last` */
+    char selected_name[64];
+    bool show_log;
+    bool help;
+    bool quit;
+    double refresh_hz;
+
+    /* The message line. */
+    char message[320];
+    bool message_error;
+    double message_until;
+
+    /* The anchor prompt (on the message line). */
+    bool prompting;
+    char input[256];
+
+    /* Stop-then-start (S): the moment to start again, 0 when none. */
+    double restart_at;
+    bool stopping; /* drawn as the header's state during a stop */
+
+    char last_error[512]; /* the pipeline error already put in the log */
+    int exit_code;
+} tui_screen;
+
+/* A message for the message line (kept about 10 seconds). */
+void tui_screen_message(tui_screen *s, bool error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Fetch fresh snapshots from the monitor. */
+void tui_screen_fetch(tui_screen *s);
+/* Draw everything now. */
+void tui_screen_draw(tui_screen *s);
+
+/* The selected stage in the latest snapshot, or NULL. */
+const Lcmon__StageMetricProto *tui_screen_selected(const tui_screen *s);
+
+/* Panels (header.c, table.c, keys.c). */
+int tui_header_lines(const tui_screen *s, int cols);
+void tui_header_draw(const tui_screen *s, WINDOW *w);
+/* Rows the table needs: headings plus stage rows (and queue rows). */
+int tui_table_rows(const tui_screen *s, bool queues);
+void tui_table_draw(tui_screen *s, WINDOW *w);
+void tui_keybar_draw(const tui_screen *s, WINDOW *w);
+void tui_message_draw(const tui_screen *s, WINDOW *w);
+void tui_help_draw(const tui_screen *s, WINDOW *w);
+/* Run the action bound to key ch; false when nothing is bound to it. */
+bool tui_keys_dispatch(tui_screen *s, int ch);
+/* A key while the anchor prompt is open. */
+void tui_prompt_key(tui_screen *s, int ch);
+
+#endif
