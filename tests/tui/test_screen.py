@@ -492,6 +492,34 @@ class Screen(unittest.TestCase):
         p.send("Space")
         p.wait_for("unpacker running", lambda t: "PAUSED" not in row(t, "unpacker"), timeout=8)
 
+        # The anchor keys: a sets the offered newest key, r resets and counts.
+        p.send("a")
+        p.wait_for("the prompt", lambda t: "anchor key: training-run-mini.tar" in t)
+        p.send("Enter")
+        p.wait_for("the anchor set", lambda t: re.search(r"since training-run-mi", row(t, "pool")),
+                   timeout=8)
+        r = subprocess.run([LCMON, "ctl", sock, "anchor", "get"], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.stdout.split("\t")[0], "training-run-mini.tar")
+        p.send("r")
+        p.wait_for("the reset count", lambda t: "chunks were counted" in t)
+        r = subprocess.run([LCMON, "ctl", sock, "anchor", "get"], capture_output=True, text=True,
+                           timeout=30)
+        self.assertLess(int(r.stdout.split("\t")[1]), 5)
+
+        # S stops the loader's pipeline and starts it again.
+        p.send("S")
+        states = set()
+
+        def saw_running_again(t):
+            m = re.match(r" lcmon  (\w+)", t)
+            if m:
+                states.add(m.group(1))
+            return m and m.group(1) == "RUNNING" and ({"STOPPING", "STOPPED"} & states)
+
+        p.wait_for("stopped, then running again", saw_running_again, timeout=15)
+        self.assertEqual(ctl_metrics()["all_time"]["state"], "PIPELINE_RUNNING")
+
         # Detaching leaves the loader running.
         p.send("q")
         p.wait_for("attach exited", lambda t: "lcmon exited 0" in t, timeout=10)
