@@ -28,6 +28,7 @@ typedef struct remote_monitor {
     lc_wire_buf in;
     Lcmon__Hello *hello;
     Lcmon__ServerMessage *last; /* newest snapshot message */
+    bool subscribed;            /* snapshots come at an interval */
     uint64_t next_request;
     lc_log_entry logs[LOG_KEEP];
     uint64_t log_last; /* seq of the newest line kept */
@@ -63,8 +64,14 @@ static Lcmon__ServerMessage *take(remote_monitor *r, Lcmon__ServerMessage *m, ui
         m->hello = NULL;
     }
     if (m->control_response) {
-        if (want && m->has_request_id && m->request_id == want)
+        if (want && m->has_request_id && m->request_id == want) {
+            /* Snapshots that came before the reply predate the request's
+             * effect: forget them, the server sends a fresh one next. */
+            if (r->last)
+                lcmon__server_message__free_unpacked(r->last, NULL);
+            r->last = NULL;
             return m;
+        }
         lcmon__server_message__free_unpacked(m, NULL);
         return NULL;
     }
@@ -167,6 +174,10 @@ static void remote_control(lc_monitor *m, const Lcmon__ControlRequest *req,
             *resp = reply->control_response;
             reply->control_response = NULL;
             lcmon__server_message__free_unpacked(reply, NULL);
+            /* Wait (briefly) for the snapshot that follows the reply, so
+             * that the caller's next read shows the request's effect. */
+            if (r->subscribed)
+                lc_monitor_remote_wait_snapshot(m, 2.0);
             return;
         }
         problem = r->lost ? "the loader closed the connection" : "no answer from the loader";
@@ -240,6 +251,7 @@ int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_
     r->base.ops = &remote_ops;
     r->path = lc_xstrdup(path);
     r->fd = fd;
+    r->subscribed = interval_ms > 0;
     /* The hello comes first. */
     const uint8_t *frame;
     size_t len;

@@ -201,6 +201,9 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
         out.request_id = m->request_id;
         lc_wire_put_server(&c->out, &out);
         lcmon__control_response__free_unpacked(resp, NULL);
+        /* A subscriber gets a snapshot right after the reply, so that what it
+         * shows next already reflects the request. */
+        c->next_due_ns = lc_now_ns();
     }
 }
 
