@@ -102,20 +102,9 @@ static const cyaml_schema_field_t fw_fields[] = {
 static int fw_config_check(void *p, lc_error *err)
 {
     fw_config *c = p;
-    char *bad = NULL;
-    char *expanded = lc_expand_env(c->path, &bad);
-    if (!expanded) {
-        int rc = lc_error_set(err, LC_ECONFIG,
-                              "path: environment variable %s is not set (set it, or write "
-                              "${%s:-default})",
-                              bad, bad);
-        free(bad);
+    int rc = lc_config_expand_path(&c->path, "path", "the pipe to write to", err);
+    if (rc != 0)
         return rc;
-    }
-    free(c->path);
-    c->path = expanded;
-    if (!c->path[0])
-        return lc_error_set(err, LC_ECONFIG, "path: is empty (name the pipe to write to)");
     c->regular_file = c->regular_file_opt ? *c->regular_file_opt : false;
     c->create = c->create_opt ? *c->create_opt : true;
     return 0;

@@ -59,20 +59,9 @@ static const cyaml_schema_field_t fpp_fields[] = {
 static int fpp_config_check(void *p, lc_error *err)
 {
     fpp_config *c = p;
-    char *bad = NULL;
-    char *expanded = lc_expand_env(c->directory, &bad);
-    if (!expanded) {
-        int rc = lc_error_set(err, LC_ECONFIG,
-                              "directory: environment variable %s is not set (set it, or "
-                              "write ${%s:-default})",
-                              bad, bad);
-        free(bad);
+    int rc = lc_config_expand_path(&c->directory, "directory", "the data directory", err);
+    if (rc != 0)
         return rc;
-    }
-    free(c->directory);
-    c->directory = expanded;
-    if (!c->directory[0])
-        return lc_error_set(err, LC_ECONFIG, "directory: empty (name the data directory)");
     c->watch = c->watch_opt ? *c->watch_opt : true;
     c->settle_seconds = c->settle_opt ? *c->settle_opt : 2.0;
     if (c->settle_seconds < 0 || c->settle_seconds > 3600)

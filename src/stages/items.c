@@ -39,3 +39,10 @@ static void dispose_batch(void *p)
 const lc_item_type lc_item_chunk = {"chunk", sizeof(lc_chunk_item), dispose_chunk};
 const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame), dispose_frame};
 const lc_item_type lc_item_batch = {"batch", sizeof(lc_batch_item), dispose_batch};
+
+static void dispose_game(void *p)
+{
+    free(((lc_game_item *)p)->mem);
+}
+
+const lc_item_type lc_item_game = {"game", sizeof(lc_game_item), dispose_game};

@@ -60,6 +60,18 @@ typedef struct lc_batch_item {
     uint32_t flags;         /* LC_ITEM_END_OF_STREAM on the last one of a finite run */
 } lc_batch_item;
 
+/* "game": the rows of one game of a Parquet table, sorted by ply. One
+ * allocation (`mem`) holds the rows and every string they point to. */
+struct lc_chess_row;
+typedef struct lc_game_item {
+    struct lc_chess_row *rows; /* n_rows, inside mem */
+    uint32_t n_rows;
+    const char *file; /* basename of the Parquet file, inside mem */
+    const char *id;   /* game_id as text, inside mem */
+    void *mem;        /* owned */
+    uint64_t seq;     /* game number from 0 on this stage's output */
+} lc_game_item;
+
 enum {
     /* A finite (sequential) run ends after this item. */
     LC_ITEM_END_OF_STREAM = 1u << 2,
@@ -70,5 +82,6 @@ extern const lc_item_type lc_item_source;
 extern const lc_item_type lc_item_chunk;
 extern const lc_item_type lc_item_frame;
 extern const lc_item_type lc_item_batch;
+extern const lc_item_type lc_item_game;
 
 #endif

@@ -11,6 +11,8 @@ extern const lc_stage_class lc_chunk_unpacker_class;
 extern const lc_stage_class lc_shuffling_frame_sampler_class;
 extern const lc_stage_class lc_tensor_generator_class;
 extern const lc_stage_class lc_fifo_writer_class;
+extern const lc_stage_class lc_parquet_game_source_class;
+extern const lc_stage_class lc_game_tokenizer_class;
 
 const lc_stage_class *const lc_stage_registry[] = {
     &lc_file_path_provider_class,
@@ -22,6 +24,8 @@ const lc_stage_class *const lc_stage_registry[] = {
     &lc_shuffling_frame_sampler_class,
     &lc_tensor_generator_class,
     &lc_fifo_writer_class,
+    &lc_parquet_game_source_class,
+    &lc_game_tokenizer_class,
     NULL,
 };
 

@@ -145,15 +145,6 @@ static uint64_t window_lower(const pool *p, const pool_config *c)
     return p->upper > c->chunk_pool_size ? p->upper - c->chunk_pool_size : 0;
 }
 
-/* The chunk's share under sharding: FNV-1a of the key, mixed with the member. */
-static uint32_t chunk_rank(const char *key, uint32_t member, uint32_t world)
-{
-    uint64_t h = 1469598103934665603u;
-    for (const unsigned char *k = (const unsigned char *)key; *k; k++)
-        h = (h ^ *k) * 1099511628211u;
-    return (uint32_t)(lc_mix64(h ^ lc_mix64(member)) % world);
-}
-
 static void pending_push(pool *p, uint64_t idx)
 {
     if (p->n_pending == p->cap_pending) {
@@ -175,7 +166,7 @@ static bool make_entry(lc_stage *s, lc_chunk_source *src, pool_source *e)
         const char *key = lc_chunk_source_key(src);
         e->members = lc_xmalloc((total ? total : 1) * sizeof *e->members);
         for (size_t m = 0; m < total; m++) {
-            if (chunk_rank(key, (uint32_t)m, world) == s->env->rank)
+            if (lc_share_of(key, m, world) == s->env->rank)
                 e->members[e->n++] = (uint32_t)m;
         }
         atomic_fetch_add(&p->n_other_rank, total - e->n);

@@ -1,5 +1,8 @@
 #include "stages/stage.h"
 
+#include "core/rng.h"
+#include "core/text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -89,4 +92,31 @@ int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter)
     if (rc == 0)
         atomic_fetch_add(&s->items_out, 1);
     return rc;
+}
+
+uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *k = (const unsigned char *)key; *k; k++)
+        h = (h ^ *k) * 1099511628211u;
+    return (uint32_t)(lc_mix64(h ^ lc_mix64(index)) % world);
+}
+
+int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err)
+{
+    char *bad = NULL;
+    char *expanded = lc_expand_env(*field, &bad);
+    if (!expanded) {
+        int rc = lc_error_set(err, LC_ECONFIG,
+                              "%s: environment variable %s is not set (set it, or write "
+                              "${%s:-default})",
+                              name, bad, bad);
+        free(bad);
+        return rc;
+    }
+    free(*field);
+    *field = expanded;
+    if (!expanded[0])
+        return lc_error_set(err, LC_ECONFIG, "%s: is empty (name %s)", name, what);
+    return 0;
 }

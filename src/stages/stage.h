@@ -114,6 +114,18 @@ void lc_worker_pool_join(lc_worker_pool *p);
 void lc_worker_pool_fini(lc_worker_pool *p);
 void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m);
 
+/* Expand ${VAR} and ${VAR:-default} in the config string *field (a path),
+ * in place. An unset variable without a default, or an empty result, is
+ * LC_ECONFIG: "<name>: ... (what to do)", where `what` says what the field
+ * names ("the data directory"). For config_check functions. */
+int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err);
+
+/* The share (0 .. world - 1) that owns the piece of data named by key (a
+ * file's sort key) and index (a member, a row): FNV-1a of the key mixed with
+ * the index. It depends on nothing but the data's identity, so distributed
+ * ranks agree on it whatever order they discover the data in. */
+uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world);
+
 /* Put an item on the stage's output, counting it. 0 or LC_ECLOSED (the
  * caller still owns the item and should dispose of it and return). */
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter);

@@ -7,15 +7,16 @@
  *   legacy:  planes [B,112,8,8], probs [B,1858], winner [B,3], best_q [B,3],
  *            plies_left [B]
  *
- * N worker threads each fill their own batch. When the input ends, a
- * partial batch is emitted with `rows` set to the frames it holds, and with
- * one thread the last batch carries LC_ITEM_END_OF_STREAM.
+ * N worker threads each fill their own batch (stages/batcher.h). When the
+ * input ends, a partial batch is emitted with `rows` set to the frames it
+ * holds, and with one thread the last batch carries LC_ITEM_END_OF_STREAM.
  */
 #include "stages/stage.h"
 
 #include "core/log.h"
 #include "format/batch.h"
 #include "format/frame.h"
+#include "stages/batcher.h"
 #include "stages/items.h"
 
 #include <stdlib.h>
@@ -62,13 +63,11 @@ static int tensor_config_check(void *p, lc_error *err)
 typedef struct tensor_gen {
     lc_worker_pool pool;
     lc_batch_layout layout;
-    lc_batch_pool *batches; /* recycled buffers: every byte of a row is written */
-    atomic_uint_fast64_t n_batches, n_rows, seq;
+    lc_batch_sink sink;
 } tensor_gen;
 
 static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
 {
-    const lc_batch_layout *l = b->layout;
     float *planes = (float *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 64;
     float *policy = (float *)lc_batch_tensor(b, 1) + row * LC_POLICY_SIZE;
     lc_frame_input_planes(f, planes);
@@ -81,20 +80,6 @@ static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc
         float *plies = (float *)lc_batch_tensor(b, 4) + row;
         lc_frame_legacy_targets(f, winner, best_q, plies);
     }
-    (void)l;
-}
-
-static bool emit_batch(lc_stage *s, tensor_gen *t, lc_batch *b, uint32_t flags,
-                       lc_load_meter *meter)
-{
-    lc_batch_item item = {.batch = b, .seq = atomic_fetch_add(&t->seq, 1), .flags = flags};
-    if (lc_stage_emit(s, &item, meter) != 0) {
-        lc_batch_free(b);
-        return false;
-    }
-    atomic_fetch_add(&t->n_batches, 1);
-    atomic_fetch_add(&t->n_rows, b->rows);
-    return true;
 }
 
 static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -102,61 +87,18 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     (void)index;
     tensor_gen *t = s->priv;
     const tensor_config *c = s->config;
-    lc_batch *b = NULL;
-    /* With one thread, a full batch waits for the next frame before it
-     * leaves, so that the last batch of a finite run can carry the end flag
-     * even when the run fills it exactly. */
-    lc_batch *held = NULL;
-    bool hold = c->threads == 1;
-    uint64_t row = 0;
+    lc_batcher bt;
+    lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
     lc_frame f;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &f, meter) == 0) {
-        if (held) {
-            if (!emit_batch(s, t, held, 0, meter)) {
-                held = NULL;
-                lc_frame_fini(&f);
-                break;
-            }
-            held = NULL;
-        }
-        if (!b)
-            b = lc_batch_pool_get(t->batches);
-        fill_row(c, b, row++, &f);
+        uint64_t row;
+        lc_batch *b = lc_batcher_row(&bt, &row);
+        fill_row(c, b, row, &f);
         lc_frame_fini(&f);
-        if (row == c->batch_size) {
-            if (hold) {
-                held = b;
-            } else if (!emit_batch(s, t, b, 0, meter)) {
-                b = NULL;
-                break;
-            }
-            b = NULL;
-            row = 0;
-        }
+        if (!lc_batcher_commit(&bt, meter))
+            break;
     }
-    bool stopping = lc_run_state_stopping(&s->run);
-    if (held) {
-        bool last = !(b && row > 0);
-        if (stopping || !emit_batch(s, t, held, last ? LC_ITEM_END_OF_STREAM : 0, meter)) {
-            if (stopping)
-                lc_batch_free(held);
-            lc_batch_free(b);
-            return;
-        }
-    }
-    if (b && row > 0 && !stopping) {
-        /* A recycled buffer: clear the rows this last batch does not use. */
-        b->rows = row;
-        for (uint32_t i = 0; i < t->layout.n_tensors; i++) {
-            const lc_tensor_desc *d = &t->layout.tensors[i];
-            uint64_t row_bytes = d->nbytes / c->batch_size;
-            memset((uint8_t *)lc_batch_tensor(b, i) + row * row_bytes, 0,
-                   (c->batch_size - row) * row_bytes);
-        }
-        emit_batch(s, t, b, c->threads == 1 ? LC_ITEM_END_OF_STREAM : 0, meter);
-    } else {
-        lc_batch_free(b);
-    }
+    lc_batcher_finish(&bt, meter);
 }
 
 static int tensor_init(lc_stage *s, lc_error *err)
@@ -180,8 +122,7 @@ static int tensor_init(lc_stage *s, lc_error *err)
         lc_batch_layout_add(&t->layout, "best_q", LC_DTYPE_F32, 1, wdl);
         lc_batch_layout_add(&t->layout, "plies_left", LC_DTYPE_F32, 0, NULL);
     }
-    /* Enough idle buffers for the output queue, the writer and the workers. */
-    t->batches = lc_batch_pool_new(&t->layout, 2 * c->threads + 16);
+    lc_batch_sink_init(&t->sink, &t->layout, c->threads);
     lc_worker_pool_init(&t->pool, "workers", c->threads);
     return 0;
 }
@@ -204,15 +145,14 @@ static void tensor_fini(lc_stage *s)
 {
     tensor_gen *t = s->priv;
     lc_worker_pool_fini(&t->pool);
-    lc_batch_pool_unref(t->batches); /* batches still out keep it alive */
+    lc_batch_sink_fini(&t->sink);
 }
 
 static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
 {
     tensor_gen *t = s->priv;
     lc_worker_pool_flush(&t->pool, m);
-    lc_metrics_add_count(m, "batches", atomic_exchange(&t->n_batches, 0));
-    lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_rows, 0));
+    lc_batch_sink_flush(&t->sink, m, "positions");
 }
 
 const lc_stage_class lc_tensor_generator_class = {

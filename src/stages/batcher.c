@@ -1,0 +1,107 @@
+#include "stages/batcher.h"
+
+#include "stages/items.h"
+
+#include <string.h>
+
+void lc_batch_sink_init(lc_batch_sink *k, const lc_batch_layout *layout, unsigned threads)
+{
+    k->pool = lc_batch_pool_new(layout, 2 * (size_t)threads + 16);
+    atomic_init(&k->seq, 0);
+    atomic_init(&k->n_batches, 0);
+    atomic_init(&k->n_rows, 0);
+}
+
+void lc_batch_sink_fini(lc_batch_sink *k)
+{
+    lc_batch_pool_unref(k->pool);
+    k->pool = NULL;
+}
+
+void lc_batch_sink_flush(lc_batch_sink *k, lc_stage_metrics *m, const char *rows_name)
+{
+    lc_metrics_add_count(m, "batches", atomic_exchange(&k->n_batches, 0));
+    lc_metrics_add_count(m, rows_name, atomic_exchange(&k->n_rows, 0));
+}
+
+void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold)
+{
+    *bt = (lc_batcher){.stage = s, .sink = k, .hold = hold};
+}
+
+static bool emit(lc_batcher *bt, lc_batch *b, uint32_t flags, lc_load_meter *meter)
+{
+    lc_batch_item item = {.batch = b, .seq = atomic_fetch_add(&bt->sink->seq, 1), .flags = flags};
+    if (lc_stage_emit(bt->stage, &item, meter) != 0) {
+        lc_batch_free(b);
+        return false;
+    }
+    atomic_fetch_add(&bt->sink->n_batches, 1);
+    atomic_fetch_add(&bt->sink->n_rows, b->rows);
+    return true;
+}
+
+lc_batch *lc_batcher_row(lc_batcher *bt, uint64_t *row)
+{
+    if (!bt->b) {
+        bt->b = lc_batch_pool_get(bt->sink->pool);
+        bt->row = 0;
+    }
+    *row = bt->row;
+    return bt->b;
+}
+
+bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter)
+{
+    if (bt->held) {
+        /* A row of the next batch exists: the held one is not the last. */
+        lc_batch *h = bt->held;
+        bt->held = NULL;
+        if (!emit(bt, h, 0, meter))
+            return false;
+    }
+    if (++bt->row < bt->b->layout->batch_size)
+        return true;
+    lc_batch *full = bt->b;
+    bt->b = NULL;
+    bt->row = 0;
+    if (bt->hold) {
+        bt->held = full;
+        return true;
+    }
+    return emit(bt, full, 0, meter);
+}
+
+void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
+{
+    bool stopping = lc_run_state_stopping(&bt->stage->run);
+    lc_batch *b = bt->b;
+    uint64_t rows = bt->row;
+    bt->b = NULL;
+    if (stopping || rows == 0) {
+        lc_batch_free(b);
+        b = NULL;
+    }
+    if (bt->held) {
+        lc_batch *h = bt->held;
+        bt->held = NULL;
+        if (stopping) {
+            lc_batch_free(h);
+        } else if (!emit(bt, h, b ? 0 : LC_ITEM_END_OF_STREAM, meter)) {
+            lc_batch_free(b);
+            return;
+        }
+    }
+    if (!b)
+        return;
+    /* A recycled buffer: clear the rows this last batch does not use. */
+    const lc_batch_layout *l = b->layout;
+    b->rows = rows;
+    for (uint32_t i = 0; i < l->n_tensors; i++) {
+        const lc_tensor_desc *d = &l->tensors[i];
+        uint64_t row_bytes = d->nbytes / l->batch_size;
+        memset((uint8_t *)lc_batch_tensor(b, i) + rows * row_bytes, 0,
+               (l->batch_size - rows) * row_bytes);
+    }
+    emit(bt, b, bt->hold ? LC_ITEM_END_OF_STREAM : 0, meter);
+}

@@ -1,0 +1,59 @@
+/*
+ * batcher: how a stage's worker threads fill batches row by row and hand
+ * them on, shared by every stage that outputs batches.
+ *
+ * A stage keeps one lc_batch_sink (its buffer pool and counters); each worker
+ * keeps one lc_batcher. A worker asks for the next free row (lc_batcher_row),
+ * writes every byte of it, and commits it; a full batch is emitted. A row
+ * that is not committed (a sample that turned out invalid) is simply
+ * overwritten by the next one.
+ *
+ * The end of a finite run: with one worker (`hold` true), a full batch waits
+ * until a row of the next batch is committed before it leaves, so that the
+ * last batch of a run carries LC_ITEM_END_OF_STREAM even when the run fills
+ * it exactly. lc_batcher_finish emits what is left: the held batch, then a
+ * partial batch (rows < batch size, the unused rows zeroed).
+ */
+#ifndef LC_STAGES_BATCHER_H
+#define LC_STAGES_BATCHER_H
+
+#include "format/batch.h"
+#include "stages/stage.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct lc_batch_sink {
+    lc_batch_pool *pool; /* recycled buffers: every byte of a row is written */
+    atomic_uint_fast64_t seq;                /* next batch number */
+    atomic_uint_fast64_t n_batches, n_rows; /* since the last flush */
+} lc_batch_sink;
+
+/* Keeps up to 2 * threads + 16 idle buffers: enough for the output queue,
+ * the consumer and the workers. */
+void lc_batch_sink_init(lc_batch_sink *k, const lc_batch_layout *layout, unsigned threads);
+void lc_batch_sink_fini(lc_batch_sink *k); /* batches still out keep the pool alive */
+/* Adds the "batches" count and a count named rows_name ("positions", ...). */
+void lc_batch_sink_flush(lc_batch_sink *k, lc_stage_metrics *m, const char *rows_name);
+
+typedef struct lc_batcher {
+    lc_stage *stage;
+    lc_batch_sink *sink;
+    bool hold;
+    lc_batch *b;    /* the batch being filled, NULL before its first row */
+    lc_batch *held; /* a full batch waiting (hold mode) */
+    uint64_t row;   /* next row of b */
+} lc_batcher;
+
+void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold);
+/* The batch and the index of the next row to fill. */
+lc_batch *lc_batcher_row(lc_batcher *bt, uint64_t *row);
+/* The row is written: count it, and emit a batch that is due. False when
+ * the output closed (the batch is freed; the worker should return). */
+bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter);
+/* At the end of the input: emit what is left unless the stage is stopping
+ * (then it is freed), and release everything. */
+void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter);
+
+#endif
