@@ -179,8 +179,7 @@ static void list_tree(const char *dir, name_list *out)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char *p = lc_xmalloc(strlen(dir) + strlen(e->d_name) + 2);
-        sprintf(p, "%s/%s", dir, e->d_name);
+        char *p = lc_xasprintf("%s/%s", dir, e->d_name);
         struct stat st;
         if (stat(p, &st) != 0) {
             free(p);

@@ -14,7 +14,10 @@
 #include "check.h"
 
 #include "pipeline/config.h"
+#include "stages/registry.h"
 #include "stages/stage.h"
+
+#include "data_loader_config.pb-c.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -582,8 +585,38 @@ static void test_null_arguments(void)
     CHECK(cfg == NULL);
 }
 
+/* proto/data_loader_config.proto mirrors the YAML: StageConfig has a field
+ * for every registered stage type, whose message has a field for every key
+ * of that type's block. */
+static void test_proto_mirrors_the_schema(void)
+{
+    const ProtobufCMessageDescriptor *stage = &lcmon__stage_config__descriptor;
+    for (size_t i = 0; lc_stage_registry[i]; i++) {
+        const lc_stage_class *cls = lc_stage_registry[i];
+        const ProtobufCFieldDescriptor *f =
+            protobuf_c_message_descriptor_get_field_by_name(stage, cls->type_name);
+        if (!f)
+            fprintf(stderr, "StageConfig has no field %s\n", cls->type_name);
+        CHECK(f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE);
+        if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const ProtobufCMessageDescriptor *block = f->descriptor;
+        for (const cyaml_schema_field_t *k = cls->config_fields; k && k->key; k++) {
+            bool found = protobuf_c_message_descriptor_get_field_by_name(block, k->key) != NULL;
+            if (!found)
+                fprintf(stderr, "%s has no field %s\n", block->name, k->key);
+            CHECK(found);
+        }
+    }
+    const ProtobufCMessageDescriptor *top = &lcmon__data_loader_config__descriptor;
+    const char *globals[] = {"seed", "metrics_interval_ms", "rank", "world_size"};
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
+        CHECK(protobuf_c_message_descriptor_get_field_by_name(top, globals[i]) != NULL);
+}
+
 int main(void)
 {
+    test_proto_mirrors_the_schema();
     test_empty_stages();
     test_missing_name();
     test_invalid_name();
