@@ -123,7 +123,8 @@ static void policy_fini(lc_frame *f)
  * pattern first and a block that is all -1 is skipped without branching on
  * each entry.
  */
-static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigned cap)
+static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigned skip,
+                            unsigned cap)
 {
     const uint64_t minus_ones = (uint64_t)MINUS_ONE_BITS << 32 | MINUS_ONE_BITS;
     unsigned n = 0, i = 0;
@@ -143,9 +144,9 @@ static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigne
             memcpy(&bits, p + 4 * i, 4);
             if (bits == MINUS_ONE_BITS)
                 continue;
-            if (n < cap) {
-                idx[n] = (uint16_t)i;
-                memcpy(&val[n], &bits, 4);
+            if (n >= skip && n - skip < cap) {
+                idx[n - skip] = (uint16_t)i;
+                memcpy(&val[n - skip], &bits, 4);
             }
             n++;
         }
@@ -154,31 +155,49 @@ static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigne
     }
 }
 
-/* Keep the entries of the 1858 floats at rec + off that are not -1. */
+/* Keep the entries of the 1858 floats at rec + off that are not -1: the
+ * first LC_FRAME_INLINE_POLICY inline, the rest (if any) in the heap. */
 static void read_policy(lc_frame *f, const uint8_t *rec, size_t off)
 {
-    unsigned n = scan_policy(rec + off, f->policy_idx, f->policy_val, LC_FRAME_INLINE_POLICY);
+    unsigned n =
+        scan_policy(rec + off, f->policy_idx, f->policy_val, 0, LC_FRAME_INLINE_POLICY);
     f->n_policy = (uint16_t)n;
     f->overflow_idx = NULL;
     f->overflow_val = NULL;
     if (n <= LC_FRAME_INLINE_POLICY)
         return;
-    /* Malformed (no position has this many legal moves): a second pass into
-     * exactly sized heap arrays. */
-    f->overflow_idx = lc_xmalloc(n * sizeof *f->overflow_idx);
-    f->overflow_val = lc_xmalloc(n * sizeof *f->overflow_val);
-    scan_policy(rec + off, f->overflow_idx, f->overflow_val, n);
+    /* Rare (more legal moves than almost any position has): a second pass
+     * for the entries past the inline ones, into exactly sized arrays. */
+    unsigned extra = n - LC_FRAME_INLINE_POLICY;
+    f->overflow_idx = lc_xmalloc(extra * sizeof *f->overflow_idx);
+    f->overflow_val = lc_xmalloc(extra * sizeof *f->overflow_val);
+    scan_policy(rec + off, f->overflow_idx, f->overflow_val, LC_FRAME_INLINE_POLICY, extra);
 }
 
-static inline const uint16_t *policy_idx(const lc_frame *f)
+/* Entries past the inline ones, in the heap arrays. */
+static inline unsigned policy_extra(const lc_frame *f)
 {
-    return f->overflow_idx ? f->overflow_idx : f->policy_idx;
+    return f->n_policy > LC_FRAME_INLINE_POLICY ? f->n_policy - LC_FRAME_INLINE_POLICY : 0;
 }
 
-static inline const float *policy_val(const lc_frame *f)
+/* Write the 4 bytes of every stored entry at out + 4 * index. */
+static void scatter_policy(const lc_frame *f, uint8_t *out)
 {
-    return f->overflow_val ? f->overflow_val : f->policy_val;
+    unsigned inline_n = f->n_policy - policy_extra(f);
+    for (unsigned k = 0; k < inline_n; k++)
+        if (f->policy_idx[k] < LC_POLICY_SIZE)
+            memcpy(out + 4 * f->policy_idx[k], &f->policy_val[k], 4);
+    for (unsigned k = 0; k < policy_extra(f) && f->overflow_idx; k++)
+        if (f->overflow_idx[k] < LC_POLICY_SIZE)
+            memcpy(out + 4 * f->overflow_idx[k], &f->overflow_val[k], 4);
 }
+
+/* A legal position has at most 218 moves: its frame stays within 2.5 KB,
+ * heap entries included. */
+_Static_assert(sizeof(lc_frame) + (218 - LC_FRAME_INLINE_POLICY) * (sizeof(uint16_t) + sizeof(float)) +
+                       32 <=
+                   2560,
+               "a frame with 218 policy entries exceeds 2.5 KB");
 
 /* ---- compacting ---- */
 
@@ -303,7 +322,7 @@ void lc_frame_copy(lc_frame *dst, const lc_frame *src)
     *dst = *src;
     if (!src->overflow_idx)
         return;
-    size_t n = src->n_policy;
+    size_t n = policy_extra(src);
     dst->overflow_idx = lc_xmalloc(n * sizeof *dst->overflow_idx);
     dst->overflow_val = lc_xmalloc(n * sizeof *dst->overflow_val);
     memcpy(dst->overflow_idx, src->overflow_idx, n * sizeof *dst->overflow_idx);
@@ -319,11 +338,7 @@ void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec)
     const uint32_t minus_one = MINUS_ONE_BITS;
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
         memcpy(probs + 4 * i, &minus_one, 4);
-    const uint16_t *idx = policy_idx(f);
-    const float *val = policy_val(f);
-    for (unsigned k = 0; k < f->n_policy; k++)
-        if (idx[k] < LC_POLICY_SIZE)
-            memcpy(probs + 4 * idx[k], &val[k], 4);
+    scatter_policy(f, probs);
     PUT(rec, planes, f->planes);
     PUT(rec, castling_us_ooo, f->castling_us_ooo);
     PUT(rec, castling_us_oo, f->castling_us_oo);
@@ -455,11 +470,7 @@ void lc_frame_policy(const lc_frame *f, float *out)
 {
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
         out[i] = -1.0f;
-    const uint16_t *idx = policy_idx(f);
-    const float *val = policy_val(f);
-    for (unsigned k = 0; k < f->n_policy; k++)
-        if (idx[k] < LC_POLICY_SIZE)
-            memcpy(&out[idx[k]], &val[k], sizeof(float));
+    scatter_policy(f, (uint8_t *)out);
 }
 
 void lc_frame_values(const lc_frame *f, float *out)

@@ -7,15 +7,16 @@
  * usually 20 to 60 are not -1 (the legal moves). The compact frame keeps the
  * 104 history planes and scalar fields as they are, and the policy sparsely:
  * the indices and values of every entry whose bits are not exactly those of
- * -1.0f, in index order. Up to LC_FRAME_INLINE_POLICY (80) entries are
+ * -1.0f, in index order. The first LC_FRAME_INLINE_POLICY (80) entries are
  * stored inline; a position with more (chess allows up to 218 legal moves,
  * but in self-play data 99.99% of positions have fewer than 70: 24.98 on
- * average, 73 at most over the 94,309 sample positions) keeps them in a heap
- * array that the frame owns. Inline room for 218 would make the frame 2.2 KB
- * and a reservoir of a million frames 2.2 GB; with 80 it is about 1.4 KB. Every field the tensors use
- * is reconstructed bit-exactly (lc_frame_to_record round-trips those fields).
- *
- * sizeof(lc_frame) is at most 2.5 KB (checked at compile time). Frames are
+ * average, 73 at most over the 94,309 sample positions) keeps the rest in
+ * heap arrays that the frame owns. Inline room for 218 would make every
+ * frame 2.2 KB and a reservoir of a million frames 2.2 GB; with 80 it is
+ * about 1.4 KB, and a frame with 218 entries, heap included, is still under
+ * 2.5 KB (both checked at compile time). Every field the tensors use is
+ * reconstructed bit-exactly (lc_frame_to_record round-trips those fields).
+ * Frames are
  * plain values: copying one copies it; lc_frame_fini frees the overflow array
  * (frames move with queue items, so exactly one copy is finied).
  *
@@ -56,7 +57,9 @@ typedef struct lc_frame {
     uint16_t n_policy;                              /* entries that are not -1 */
     uint16_t policy_idx[LC_FRAME_INLINE_POLICY];    /* ascending */
     float policy_val[LC_FRAME_INLINE_POLICY];
-    uint16_t *overflow_idx; /* non-NULL when n_policy > LC_FRAME_INLINE_POLICY */
+    /* Entries LC_FRAME_INLINE_POLICY .. n_policy - 1 (ascending after the
+     * inline ones); non-NULL when n_policy > LC_FRAME_INLINE_POLICY. */
+    uint16_t *overflow_idx;
     float *overflow_val;
 } lc_frame;
 

@@ -5,7 +5,7 @@
  * One thread. The reservoir first fills from the input; then for every frame
  * that comes in, a uniformly random slot is emitted and refilled with it.
  * When the input ends, what is left is emitted in random order, so nothing is
- * lost. Frames are held in the compact form of format/frame.h (about 2.2 KB
+ * lost. Frames are held in the compact form of format/frame.h (about 1.4 KB
  * each); the array is allocated at start but its pages are only touched as
  * the reservoir fills, so resident memory tracks the fill.
  */

@@ -326,12 +326,15 @@ static void check_same_fields(const lc_frame *a, const lc_frame *b, bool same_ve
     CHECK_EQ_U64(a->best_idx, b->best_idx);
     CHECK_EQ_U64(a->n_policy, b->n_policy);
     if (a->n_policy == b->n_policy) {
-        const uint16_t *ia = a->overflow_idx ? a->overflow_idx : a->policy_idx;
-        const uint16_t *ib = b->overflow_idx ? b->overflow_idx : b->policy_idx;
-        const float *va = a->overflow_val ? a->overflow_val : a->policy_val;
-        const float *vb = b->overflow_val ? b->overflow_val : b->policy_val;
-        CHECK(memcmp(ia, ib, a->n_policy * sizeof *ia) == 0);
-        CHECK(memcmp(va, vb, a->n_policy * sizeof *va) == 0);
+        size_t n = a->n_policy, in = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
+        CHECK(memcmp(a->policy_idx, b->policy_idx, in * sizeof *a->policy_idx) == 0);
+        CHECK(memcmp(a->policy_val, b->policy_val, in * sizeof *a->policy_val) == 0);
+        CHECK((a->overflow_idx != NULL) == (n > LC_FRAME_INLINE_POLICY));
+        CHECK((b->overflow_idx != NULL) == (n > LC_FRAME_INLINE_POLICY));
+        if (n > LC_FRAME_INLINE_POLICY && a->overflow_idx && b->overflow_idx) {
+            CHECK(memcmp(a->overflow_idx, b->overflow_idx, (n - in) * sizeof *a->overflow_idx) == 0);
+            CHECK(memcmp(a->overflow_val, b->overflow_val, (n - in) * sizeof *a->overflow_val) == 0);
+        }
     }
 }
 
@@ -402,7 +405,8 @@ static void test_policy(void)
     check_round_trip(&f);
     lc_frame_fini(&f);
 
-    /* 300 entries: the overflow path (every entry in the heap arrays). */
+    /* 300 entries: the overflow path (the first 80 inline, the rest in the
+     * heap arrays). */
     for (unsigned i = 0; i < 300; i++)
         put_f32(rec, 8 + 4 * (i * 6 + 1), (float)i / 1000.0f);
     CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
@@ -417,7 +421,11 @@ static void test_policy(void)
     CHECK(f.overflow_idx != NULL && f.overflow_val != NULL);
     lc_frame_policy(&f, pol);
     CHECK(memcmp(pol, rec + 8, LC_POLICY_SIZE * 4) == 0);
-    for (unsigned k = 1; k < f.n_policy; k++)
+    for (unsigned k = 1; k < LC_FRAME_INLINE_POLICY; k++)
+        if (f.policy_idx[k] <= f.policy_idx[k - 1])
+            CHECK(!"inline indices ascend");
+    CHECK(f.overflow_idx[0] > f.policy_idx[LC_FRAME_INLINE_POLICY - 1]);
+    for (unsigned k = 1; k < (unsigned)f.n_policy - LC_FRAME_INLINE_POLICY; k++)
         if (f.overflow_idx[k] <= f.overflow_idx[k - 1])
             CHECK(!"overflow indices ascend");
 
