@@ -27,6 +27,7 @@ struct lc_chunk_source {
     lc_tar_member *chunks; /* tar only: the gzip members, names owned */
     size_t n_chunks;
     size_t n_non_gzip;
+    lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
 };
 
@@ -87,6 +88,13 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
         return rc;
     }
     s->truncated = idx.truncated;
+    s->entries = (lc_tar_entry_counts){
+        .directories = idx.n_directories,
+        .pax_headers = idx.n_pax_headers,
+        .long_names = idx.n_long_names,
+        .long_links = idx.n_long_links,
+        .other = idx.n_other,
+    };
     if (idx.truncated)
         LC_WARN("%s (keeping the %zu complete members before it)", ierr.msg, idx.n_members);
     rc = collect_gzip_members(s, &idx, err);
@@ -186,6 +194,11 @@ size_t lc_chunk_source_non_gzip(const lc_chunk_source *s)
 bool lc_chunk_source_truncated(const lc_chunk_source *s)
 {
     return s->truncated;
+}
+
+lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s)
+{
+    return s->entries;
 }
 
 static int too_large(const lc_chunk_source *s, size_t i, uint64_t size, size_t max, lc_error *err)

@@ -33,8 +33,10 @@ typedef struct lc_chunk_source lc_chunk_source; /* opaque */
  * (O_CLOEXEC); its chunks are the regular members that start with the gzip
  * magic. Other members are skipped, counted (lc_chunk_source_non_gzip) and
  * each logged once as a warning; a truncated or damaged tar logs a warning
- * and keeps the complete members before the damage. A .gz is only stat()ed
- * here and has one chunk.
+ * and keeps the complete members before the damage. Headers that are not
+ * regular members (directories, pax and GNU extended headers, links) are
+ * counted by kind (lc_chunk_source_tar_entries) and left to the caller to
+ * report. A .gz is only stat()ed here and has one chunk.
  */
 int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err);
 
@@ -54,6 +56,20 @@ const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i);
 size_t lc_chunk_source_non_gzip(const lc_chunk_source *s);
 /* The tar was cut short or damaged; the chunks before the damage are kept. */
 bool lc_chunk_source_truncated(const lc_chunk_source *s);
+
+/*
+ * The tar headers that are not chunks, by kind, as the index counted them
+ * (see lc_tar_index): directories ('5', and old-style names ending in '/'),
+ * pax headers ('x' and 'g'), GNU long names ('L': each one names the entry
+ * after it, which is kept or skipped on its own merits), GNU long links
+ * ('K'), and other entries (hard and symbolic links, devices, fifos, sparse
+ * files, unknown typeflags). None of them is an error; the loader logs and
+ * counts them. All zero for a .gz.
+ */
+typedef struct lc_tar_entry_counts {
+    size_t directories, pax_headers, long_names, long_links, other;
+} lc_tar_entry_counts;
+lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s);
 
 /*
  * Read chunk i's compressed bytes into *buf (malloc'd, caller frees). Errors

@@ -4,7 +4,12 @@
  * N worker threads take paths, open each as a chunk source (a .gz is one
  * chunk; a .tar is indexed, one chunk per gzip member) and emit the source.
  * Files with other extensions are skipped and counted; unreadable or
- * vanished files are logged and counted, never fatal.
+ * vanished files are logged and counted, never fatal. A tar's entries that
+ * are not chunks are benign and expected (directories, pax headers, GNU long
+ * names and links, other entry types): each source with any gets one info
+ * line naming the file and what it held, and counters tar_directories,
+ * tar_pax_headers, tar_long_names, tar_long_links and tar_other_entries.
+ * Non-gzip members are logged one by one as warnings when the source opens.
  *
  * The initial-scan marker must leave after every source of the initial scan,
  * although several threads work at once: the marker carries how many files
@@ -51,6 +56,7 @@ typedef struct csl {
     uint64_t initial_emitted;  /* initial sources emitted (under mu) */
     atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
         n_truncated;
+    atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
 } csl;
 
 static void initial_file_done(csl *c, bool emitted)
@@ -61,6 +67,47 @@ static void initial_file_done(csl *c, bool emitted)
         c->initial_emitted++;
     lc_cond_broadcast(&c->cond);
     lc_mutex_unlock(&c->mu);
+}
+
+/* Append ", N thing(s)" (or "N thing(s)" first) to buf when n > 0. */
+static void append_count(char *buf, size_t size, size_t *len, size_t n, const char *one,
+                         const char *many)
+{
+    if (n == 0 || *len >= size)
+        return;
+    int w = snprintf(buf + *len, size - *len, "%s%zu %s", *len ? ", " : "", n,
+                     n == 1 ? one : many);
+    if (w > 0)
+        *len += (size_t)w;
+}
+
+/* Count a tar's entries that are not chunks and say so in one line. */
+static void report_tar_entries(lc_stage *s, csl *c, const lc_chunk_source *src)
+{
+    lc_tar_entry_counts e = lc_chunk_source_tar_entries(src);
+    atomic_fetch_add(&c->n_tar_dirs, e.directories);
+    atomic_fetch_add(&c->n_tar_pax, e.pax_headers);
+    atomic_fetch_add(&c->n_tar_long_names, e.long_names);
+    atomic_fetch_add(&c->n_tar_long_links, e.long_links);
+    atomic_fetch_add(&c->n_tar_other, e.other);
+    if (!e.directories && !e.pax_headers && !e.long_names && !e.long_links && !e.other)
+        return;
+    char skipped[200];
+    size_t len = 0;
+    skipped[0] = '\0';
+    append_count(skipped, sizeof skipped, &len, e.directories, "directory member",
+                 "directory members");
+    append_count(skipped, sizeof skipped, &len, e.pax_headers, "pax header", "pax headers");
+    append_count(skipped, sizeof skipped, &len, e.long_links, "GNU long link", "GNU long links");
+    append_count(skipped, sizeof skipped, &len, e.other,
+                 "other entry (link, device, fifo or sparse file)",
+                 "other entries (links, devices, fifos or sparse files)");
+    char named[80] = "";
+    if (e.long_names)
+        snprintf(named, sizeof named, "%s%zu %s GNU long names", len ? "; " : "", e.long_names,
+                 e.long_names == 1 ? "entry had a" : "entries had");
+    LC_INFO("%s: %s: %s%s%s", s->name, lc_chunk_source_path(src), len ? "skipped " : "", skipped,
+            named);
 }
 
 /* Open one path; returns a source (one reference) or NULL when skipped. */
@@ -85,6 +132,8 @@ static lc_chunk_source *open_source(lc_stage *s, csl *c, const char *path)
     if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
         atomic_fetch_add(&c->n_tars, 1);
     atomic_fetch_add(&c->n_non_gzip, lc_chunk_source_non_gzip(src));
+    if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
+        report_tar_entries(s, c, src);
     if (lc_chunk_source_truncated(src))
         atomic_fetch_add(&c->n_truncated, 1);
     return src;
@@ -181,6 +230,12 @@ static void csl_flush(lc_stage *s, lc_stage_metrics *m)
     m->dropped += bad;
     lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
     lc_metrics_add_count(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
+    /* Benign tar entries: not named bad_*, the screen must not show them as errors. */
+    lc_metrics_add_count(m, "tar_directories", atomic_exchange(&c->n_tar_dirs, 0));
+    lc_metrics_add_count(m, "tar_pax_headers", atomic_exchange(&c->n_tar_pax, 0));
+    lc_metrics_add_count(m, "tar_long_names", atomic_exchange(&c->n_tar_long_names, 0));
+    lc_metrics_add_count(m, "tar_long_links", atomic_exchange(&c->n_tar_long_links, 0));
+    lc_metrics_add_count(m, "tar_other_entries", atomic_exchange(&c->n_tar_other, 0));
 }
 
 const lc_stage_class lc_chunk_source_loader_class = {

@@ -117,6 +117,9 @@ static void test_mini_tar(void)
     CHECK_EQ_U64(lc_chunk_source_count(s), 8);
     CHECK_EQ_U64(lc_chunk_source_non_gzip(s), 0);
     CHECK(!lc_chunk_source_truncated(s));
+    /* Plain members only: no directories, extended headers or links. */
+    lc_tar_entry_counts e = lc_chunk_source_tar_entries(s);
+    CHECK(!e.directories && !e.pax_headers && !e.long_names && !e.long_links && !e.other);
     CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 0), "training.100014.gz");
     CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 7), "training.100056.gz");
     CHECK(lc_chunk_source_chunk_name(s, 8) == NULL);
@@ -356,6 +359,8 @@ static void test_keys(void)
     char *p = data_path("lc0-v0.31.2-fmt2/game_000016.gz");
     CHECK_OK(lc_chunk_source_open(p, &s, NULL));
     CHECK_EQ_STR(lc_chunk_source_key(s), "game_000016.gz");
+    lc_tar_entry_counts e = lc_chunk_source_tar_entries(s); /* a .gz has none */
+    CHECK(!e.directories && !e.pax_headers && !e.long_names && !e.long_links && !e.other);
     lc_chunk_source_unref(s);
     free(p);
 }

@@ -4,7 +4,11 @@
  * archive and a non-gzip member are logged and counted, a file that vanishes
  * before it is loaded is logged with its name and counted, the initial-scan
  * marker comes after every initial source although several threads load,
- * and the pipeline keeps running through all of it.
+ * and the pipeline keeps running through all of it. Archives made by GNU tar
+ * in gnu, pax and ustar formats, with directories, long member names and
+ * links, get one log line each naming the file and what it held, and the
+ * tar_* counters (directories, pax headers, GNU long names and links, other
+ * entries) add up to what the tar index saw.
  */
 #include "check.h"
 #include "testutil.h"
@@ -12,11 +16,13 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "format/chunk_source.h"
+#include "format/tar.h"
 #include "pipeline/config.h"
 #include "pipeline/metrics_proto.h"
 #include "pipeline/pipeline.h"
 #include "stages/items.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,10 +220,244 @@ static void test_loader(unsigned threads)
     lc_config_free(cfg);
 }
 
+/* A log line after `after` that contains all three words. */
+static bool logged(uint64_t after, const char *w1, const char *w2, const char *w3)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(after, entries, LC_LOG_RING_DEFAULT, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(entries[i].text, w1) && strstr(entries[i].text, w2) &&
+            strstr(entries[i].text, w3))
+            return true;
+    return false;
+}
+
+static char *repeat_char(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* What each archive of test_tar_formats holds besides its members. */
+typedef struct format_case {
+    const char *format;
+    size_t chunks, directories, long_names, long_links, other;
+    size_t min_pax; /* GNU tar may add pax headers for times too */
+    bool pax_exact_zero;
+} format_case;
+
+static const format_case format_cases[] = {
+    /* run/A/B/ (126 bytes), run/A/B/training..., run/F...gz: 'L'; the
+     * symlink with a 110-byte target: 'K'; both symlinks are "other". */
+    {"gnu", 3, 3, 3, 1, 2, 0, true},
+    /* The same three long paths and the long link target as pax records. */
+    {"pax", 3, 3, 0, 0, 2, 4, false},
+    /* Names up to 255 bytes split into prefix and name: no extended headers;
+     * the 120-byte basename and the long link cannot be stored, so they are
+     * left out of this one. */
+    {"ustar", 2, 3, 0, 0, 1, 0, true},
+};
+#define N_FORMATS (sizeof format_cases / sizeof format_cases[0])
+
+/*
+ * A tree with nested directories whose paths need more than the 100 bytes of
+ * a tar name field, a gzip member under them, a LICENSE, a member whose
+ * basename alone is 124 bytes, a short and a long symlink; archived by GNU
+ * tar in each format (entries listed one by one, --no-recursion).
+ */
+static const char *make_format_corpus(void)
+{
+    const char *dir = tu_path("formats");
+    tu_mkdirs(dir);
+    char *src = lc_xstrdup(tu_path("formats-src"));
+    char *a = repeat_char('a', 60), *b = repeat_char('b', 60), *f = repeat_char('f', 120);
+    char *target = repeat_char('t', 110);
+    char *d_ab = lc_xasprintf("run/%s/%s", a, b);
+    char *d_a = lc_xasprintf("run/%s", a);
+    char *deep = lc_xasprintf("%s/training.000001.gz", d_ab);
+    char *huge = lc_xasprintf("run/%s.gz", f);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", src, d_ab);
+    tu_mkdirs(path);
+
+    uint8_t rec[8356];
+    tu_fill(rec, sizeof rec, 3);
+    uint32_t six = 6;
+    memcpy(rec, &six, 4);
+    size_t gz_len;
+    uint8_t *gz = tu_gzip(rec, sizeof rec, 6, &gz_len);
+    const char *gz_files[] = {deep, "run/short.gz", huge};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", src, gz_files[i]);
+        tu_write_file(path, gz, gz_len);
+    }
+    free(gz);
+    snprintf(path, sizeof path, "%s/run/LICENSE", src);
+    tu_write_file(path, "license text\n", 13);
+    snprintf(path, sizeof path, "%s/run/latest.gz", src);
+    CHECK_EQ_INT(symlink("short.gz", path), 0);
+    snprintf(path, sizeof path, "%s/run/far", src);
+    CHECK_EQ_INT(symlink(target, path), 0);
+
+    for (size_t i = 0; i < N_FORMATS; i++) {
+        const char *format = format_cases[i].format;
+        bool ustar = strcmp(format, "ustar") == 0;
+        char *fmt = lc_xasprintf("--format=%s", format);
+        char *out = lc_xasprintf("%s/fmt-%s.tar", dir, format);
+        /* ustar cannot store the 124-byte basename nor the long link. */
+        char *argv[] = {"tar", fmt, "--no-recursion", "--owner=0", "--group=0",
+                        "--mtime=@1000000000", "-C", src, "-cf", out,
+                        "run", d_a, d_ab, deep, "run/LICENSE", "run/short.gz", "run/latest.gz",
+                        ustar ? NULL : huge, "run/far", NULL};
+        CHECK_EQ_INT(tu_run(argv, NULL), 0);
+        struct timeval tv[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+        utimes(out, tv);
+        free(out);
+        free(fmt);
+    }
+    free(a);
+    free(b);
+    free(f);
+    free(target);
+    free(d_ab);
+    free(d_a);
+    free(deep);
+    free(huge);
+    free(src);
+    return dir;
+}
+
+static const format_case *find_format_case(const char *key)
+{
+    for (size_t i = 0; i < N_FORMATS; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "fmt-%s.tar", format_cases[i].format);
+        if (strcmp(key, want) == 0)
+            return &format_cases[i];
+    }
+    return NULL;
+}
+
+static void test_tar_formats(void)
+{
+    printf("tar formats\n");
+    const char *dir = make_format_corpus();
+    uint64_t log_before = lc_log_last_seq();
+    lc_config *cfg = make_config(dir, 2);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    lc_queue *out = lc_pipeline_take_output(p);
+    CHECK_OK(lc_pipeline_start(p, NULL));
+
+    lc_tar_entry_counts sum = {0};
+    size_t n_sources = 0, n_chunks = 0;
+    bool seen[N_FORMATS] = {false};
+    lc_source_item item;
+    while (lc_queue_get(out, &item, NULL) == 0) {
+        if (item.flags & LC_ITEM_SCAN_DONE)
+            continue;
+        n_sources++;
+        const char *key = lc_chunk_source_key(item.source);
+        const format_case *fc = find_format_case(key);
+        CHECK(fc != NULL);
+        if (!fc) {
+            lc_chunk_source_unref(item.source);
+            continue;
+        }
+        seen[fc - format_cases] = true;
+        n_chunks += lc_chunk_source_count(item.source);
+        CHECK_EQ_U64(lc_chunk_source_count(item.source), fc->chunks);
+        CHECK_EQ_U64(lc_chunk_source_non_gzip(item.source), 1);
+        CHECK(!lc_chunk_source_truncated(item.source));
+        /* The deep member keeps its full name in every format. */
+        CHECK(strstr(lc_chunk_source_chunk_name(item.source, 0), "/training.000001.gz") != NULL);
+        CHECK(strlen(lc_chunk_source_chunk_name(item.source, 0)) > 100);
+
+        lc_tar_entry_counts e = lc_chunk_source_tar_entries(item.source);
+        printf("  %s: %zu directories, %zu pax headers, %zu long names, %zu long links, %zu "
+               "other\n",
+               key, e.directories, e.pax_headers, e.long_names, e.long_links, e.other);
+        CHECK_EQ_U64(e.directories, fc->directories);
+        CHECK_EQ_U64(e.long_names, fc->long_names);
+        CHECK_EQ_U64(e.long_links, fc->long_links);
+        CHECK_EQ_U64(e.other, fc->other);
+        if (fc->pax_exact_zero)
+            CHECK_EQ_U64(e.pax_headers, 0);
+        else
+            CHECK(e.pax_headers >= fc->min_pax);
+        /* Exactly what the tar index of the same file counts. */
+        lc_tar_index idx;
+        int fd = open(lc_chunk_source_path(item.source), O_RDONLY);
+        CHECK(fd >= 0);
+        CHECK_OK(lc_tar_index_fd(fd, lc_chunk_source_path(item.source), &idx, NULL));
+        CHECK_EQ_U64(e.directories, idx.n_directories);
+        CHECK_EQ_U64(e.pax_headers, idx.n_pax_headers);
+        CHECK_EQ_U64(e.long_names, idx.n_long_names);
+        CHECK_EQ_U64(e.long_links, idx.n_long_links);
+        CHECK_EQ_U64(e.other, idx.n_other);
+        lc_tar_index_fini(&idx);
+        close(fd);
+        sum.directories += e.directories;
+        sum.pax_headers += e.pax_headers;
+        sum.long_names += e.long_names;
+        sum.long_links += e.long_links;
+        sum.other += e.other;
+
+        /* One line naming the file and what it held. */
+        const char *path = lc_chunk_source_path(item.source);
+        CHECK(logged(log_before, path, "skipped 3 directory members", ""));
+        if (fc->long_names)
+            CHECK(logged(log_before, path, "3 entries had GNU long names", ""));
+        if (fc->long_links)
+            CHECK(logged(log_before, path, "1 GNU long link", ""));
+        if (e.pax_headers)
+            CHECK(logged(log_before, path, "pax headers", ""));
+        else
+            CHECK(!logged(log_before, path, "pax header", ""));
+        CHECK(logged(log_before, path,
+                     fc->other == 1 ? "1 other entry (link" : "2 other entries (links", ""));
+        lc_chunk_source_unref(item.source);
+    }
+    for (size_t i = 0; i < N_FORMATS; i++)
+        CHECK(seen[i]);
+    CHECK_EQ_U64(n_sources, N_FORMATS);
+    CHECK(lc_pipeline_wait(p, 10));
+    lc_pipeline_stop(p);
+
+    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, true);
+    const Lcmon__StageMetricProto *src = lc_proto_find_stage(m, "sources");
+    CHECK(src != NULL);
+    if (src) {
+        CHECK_EQ_U64(lc_proto_count(src, "sources"), N_FORMATS);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), N_FORMATS);
+        CHECK_EQ_U64(lc_proto_count(src, "chunks"), n_chunks);
+        CHECK_EQ_U64(n_chunks, 3 + 3 + 2);
+        CHECK_EQ_U64(lc_proto_count(src, "non_gzip_members"), N_FORMATS);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_directories"), 9);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_long_names"), 3);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_long_links"), 1);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_other_entries"), 5);
+        CHECK_EQ_U64(lc_proto_count(src, "tar_pax_headers"), sum.pax_headers);
+        CHECK(sum.pax_headers >= 4);
+        CHECK_EQ_U64(sum.directories, 9);
+        /* Benign: nothing dropped, nothing unreadable or truncated. */
+        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 0);
+        CHECK_EQ_U64(lc_proto_count(src, "truncated_archives"), 0);
+        CHECK_EQ_U64(src->dropped, 0);
+        CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_FINISHED);
+    }
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
     test_loader(1);
     test_loader(3);
+    test_tar_formats();
     return check_finish();
 }
