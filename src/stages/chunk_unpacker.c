@@ -1,18 +1,48 @@
 /*
  * chunk_unpacker: turns chunks (games) into frames (positions).
  *
- * Which positions. A chunk of n positions drawn for the u-th time (u is the
- * chunk's use count from the pool) gives a subset of its positions that is
- * disjoint from the subsets of its other uses, so that over about 1/p uses
- * every position comes out once:
- *   - the positions are put in an order fixed by (run seed, global index): a
- *     permutation, or file order when `shuffle` is off;
- *   - with a sampling rate p, that order is cut into B = round(1/p) blocks
- *     of nearly equal size and use u takes block u mod B;
- *   - with positions_per_chunk K, use u takes the K positions starting at
- *     u*K (modulo n, at most n of them).
- * The permutation depends only on the run seed and the chunk's global index,
- * never on thread timing, so runs are reproducible.
+ * Which positions. A chunk of n positions drawn for the k-th time (k is the
+ * chunk's use count from the pool, from 0) gives a subset of its positions.
+ * Successive uses take successive stretches of one fixed order of the
+ * positions, so they are disjoint until the order is used up, and every
+ * position comes out once before any comes out twice.
+ *
+ * The positions are put in an order fixed by (run seed, global index): a
+ * pseudo-random permutation, or file order when `shuffle` is off. Think of
+ * that order repeated forever as one endless stream in which stream place j
+ * holds the position of rank j mod n. Each use takes the next stretch of the
+ * stream:
+ *
+ *   - with a sampling rate p, use k takes stream places [F(k), F(k+1)) with
+ *       F(k) = floor(n * (k*P + phase) / 2^32),
+ *     where P = ceil(p * 2^32) is p in 32-bit fixed point (1 <= P <= 2^32)
+ *     and phase is a value in [0, 2^32) drawn with the permutation (0 when
+ *     `shuffle` is off, so that use 0 starts at the first position);
+ *   - with positions_per_chunk K, use k takes places [k*K, k*K + min(K, n)).
+ *
+ * What follows, for any p in (0, 1]:
+ *   - a use emits floor(p*n) or ceil(p*n) positions (p read as P / 2^32), and
+ *     over k uses exactly F(k) - F(0), so the long-run rate is p. With a
+ *     uniform phase the expected count of every use, the first included, is
+ *     p*n (to within n / 2^32); a fixed phase would bias the first uses down
+ *     by up to one position;
+ *   - a use never repeats a position (it spans at most n places);
+ *   - successive uses are disjoint for as long as their stretches fit in n
+ *     places, and any n consecutive places hold every position exactly once.
+ *     So over one pass of ceil(1/p) uses (exactly ceil(2^32 / P)) every
+ *     position comes out at least once, and the only repeats are the last
+ *     use's spill into the next round of the order. When 1/p is a whole
+ *     number m the pass is exactly one round and the m uses cut the order
+ *     into m blocks that repeat round after round (for m a power of two
+ *     exactly; otherwise P is rounded up by less than 2^-32, so the blocks
+ *     move by one place only about once every 2^32 / (m*n) rounds). For
+ *     p = 0.7 and n = 10 (phase 0) the uses take ranks 0-6, then 7-9 and
+ *     0-3, then 4-9 and 0, and so on: 7 each, in order, around. (The
+ *     previous scheme took block k mod round(1/p) of round(1/p) blocks, a
+ *     rate of 1/round(1/p): p = 0.7 emitted everything, p = 0.4 a third.)
+ * The order and the phase depend only on the run seed and the chunk's global
+ * index, never on thread timing, so runs are reproducible. All of it is
+ * integer arithmetic: no rounding drift even after 2^32 uses.
  *
  * N worker threads; each converts records to compact frames and emits them.
  */
@@ -28,6 +58,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1.0 in the 32-bit fixed point of sampling rates and phases. */
+#define LC_UNPACK_ONE 4294967296.0
+#define LC_UNPACK_SHIFT 32
+#define LC_UNPACK_MASK 0xffffffffu
+
 typedef struct unpacker_config {
     double *rate_opt;
     uint64_t *per_chunk_opt;
@@ -37,7 +72,7 @@ typedef struct unpacker_config {
     uint64_t per_chunk;   /* 0 when the rate is used */
     unsigned threads;
     bool shuffle;
-    uint32_t blocks;      /* round(1/rate) */
+    uint64_t rate_fixed;  /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
 } unpacker_config;
 
 static const cyaml_schema_field_t unpacker_fields[] = {
@@ -76,8 +111,10 @@ static int unpacker_config_check(void *p, lc_error *err)
     if (!(c->rate > 0 && c->rate <= 1))
         return lc_error_set(err, LC_ECONFIG,
                             "sampling_rate: %g is out of range (use a value in (0, 1])", c->rate);
-    double b = floor(1.0 / c->rate + 0.5);
-    c->blocks = b < 1 ? 1 : (b > 1e6 ? 1000000 : (uint32_t)b);
+    /* Exact: scaling by a power of two loses nothing, and ceil keeps
+     * ceil(1/p) uses enough to cover a chunk (ceil(1/p) * P >= 2^32). */
+    double f = ceil(c->rate * LC_UNPACK_ONE);
+    c->rate_fixed = f < 1 ? 1 : (f > LC_UNPACK_ONE ? (uint64_t)LC_UNPACK_ONE : (uint64_t)f);
     return 0;
 }
 
@@ -86,17 +123,44 @@ typedef struct unpacker {
     atomic_uint_fast64_t n_chunks, n_frames, n_bad_records;
 } unpacker;
 
+/*
+ * The stretch of the endless order that use k of a chunk of n positions takes
+ * (see the top of the file): its first rank in [0, n) and its length (at
+ * most n). n > 0.
+ */
+static void rate_stretch(uint64_t rate_fixed, uint64_t phase, uint32_t use, uint32_t n,
+                         uint32_t *first, uint32_t *len)
+{
+    /* F(k) mod n only needs the fractional part r of (k*P + phase) / 2^32:
+     * F(k) = n*q + floor(n*r / 2^32) with floor(n*r / 2^32) < n. The low 32
+     * bits of k*P + phase are exact in uint64 arithmetic (wrapping is fine:
+     * only the low bits are used). */
+    uint64_t r = ((uint64_t)use * rate_fixed + phase) & LC_UNPACK_MASK;
+    uint64_t start = ((uint64_t)n * r) >> LC_UNPACK_SHIFT;
+    /* F(k+1) - F(k): step r by P; the carry (0 or 1, as P <= 2^32) adds a
+     * whole round of n places. */
+    uint64_t next = r + rate_fixed;
+    uint64_t carry = next >> LC_UNPACK_SHIFT;
+    uint64_t end = carry * n + (((uint64_t)n * (next & LC_UNPACK_MASK)) >> LC_UNPACK_SHIFT);
+    *first = (uint32_t)start;
+    *len = (uint32_t)(end - start); /* <= n: with a carry, next's fraction is <= r's */
+}
+
 /* Positions of chunk `c` for this use, in emission order, into out[]; returns
  * how many. `order` is scratch space of n entries. */
 static uint32_t pick_positions(const unpacker_config *cfg, uint64_t seed, const lc_chunk_item *c,
                                uint32_t *order, uint32_t *out)
 {
     uint32_t n = c->n_records;
+    if (n == 0)
+        return 0;
     for (uint32_t i = 0; i < n; i++)
         order[i] = i;
-    if (cfg->shuffle && n > 1) {
+    uint64_t phase = 0;
+    if (cfg->shuffle) {
         lc_rng rng;
         lc_rng_seed(&rng, seed, c->global_index);
+        phase = lc_rng_next(&rng) & LC_UNPACK_MASK;
         for (uint32_t i = n - 1; i > 0; i--) {
             uint32_t j = (uint32_t)lc_rng_below(&rng, (uint64_t)i + 1);
             uint32_t t = order[i];
@@ -104,20 +168,20 @@ static uint32_t pick_positions(const unpacker_config *cfg, uint64_t seed, const 
             order[j] = t;
         }
     }
-    uint32_t k = 0;
+    uint32_t first, len;
     if (cfg->per_chunk) {
-        uint64_t want = cfg->per_chunk < n ? cfg->per_chunk : n;
-        uint64_t start = ((uint64_t)c->use_count * cfg->per_chunk) % (n ? n : 1);
-        for (uint64_t j = 0; j < want; j++)
-            out[k++] = order[(start + j) % n];
+        first = (uint32_t)(((uint64_t)c->use_count * cfg->per_chunk) % n);
+        len = cfg->per_chunk < n ? (uint32_t)cfg->per_chunk : n;
     } else {
-        uint32_t b = c->use_count % cfg->blocks;
-        uint64_t lo = (uint64_t)b * n / cfg->blocks;
-        uint64_t hi = ((uint64_t)b + 1) * n / cfg->blocks;
-        for (uint64_t j = lo; j < hi; j++)
-            out[k++] = order[j];
+        rate_stretch(cfg->rate_fixed, phase, c->use_count, n, &first, &len);
     }
-    return k;
+    uint32_t rank = first;
+    for (uint32_t j = 0; j < len; j++) {
+        out[j] = order[rank];
+        if (++rank == n)
+            rank = 0;
+    }
+    return len;
 }
 
 static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)

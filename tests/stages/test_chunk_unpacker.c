@@ -1,28 +1,35 @@
 /*
- * chunk_unpacker: successive uses of a chunk emit disjoint positions, so that
- * over 1/p uses every position comes out exactly once; positions_per_chunk
- * takes fixed-size disjoint slices; the choice depends only on the run seed
- * and the chunk's global index; file order without shuffling.
+ * chunk_unpacker: every use of a chunk emits floor(p*n) or ceil(p*n) of its
+ * n positions for any sampling rate p (0.1, 0.25, 0.3, 0.4, 0.7, 1.0), and
+ * successive uses walk around one fixed order of the positions, so that they
+ * are disjoint until the order wraps and one pass of ceil(1/p) uses emits
+ * every position; the first use is unbiased over many chunks; the arithmetic
+ * holds across the wrap of the use count; positions_per_chunk takes
+ * fixed-size disjoint slices; the choice depends only on the run seed and the
+ * chunk's global index; file order without shuffling.
  */
 #include "check.h"
 #include "testutil.h"
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/thread.h"
 #include "format/frame.h"
 #include "format/record.h"
 #include "pipeline/standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define N_RECORDS 37
 
-/* A chunk whose record i has plies_left = i (the tag we read back). */
-static lc_chunk_item make_chunk(uint64_t global, uint32_t use)
+/* A chunk whose record i has plies_left = base + i (the tag we read back). */
+static lc_chunk_item make_tagged_chunk(uint64_t global, uint32_t use, int base)
 {
     lc_chunk_item c = {0};
     c.version = 6;
@@ -32,7 +39,7 @@ static lc_chunk_item make_chunk(uint64_t global, uint32_t use)
     for (uint32_t i = 0; i < N_RECORDS; i++) {
         uint8_t *r = c.data + (size_t)i * LC_V6_RECORD_SIZE;
         uint32_t six = 6, fmt = 1;
-        float plies = (float)i;
+        float plies = (float)(base + (int)i);
         memcpy(r, &six, 4);
         memcpy(r + 4, &fmt, 4);
         memcpy(r + 8304, &plies, 4);
@@ -40,6 +47,11 @@ static lc_chunk_item make_chunk(uint64_t global, uint32_t use)
     c.global_index = global;
     c.use_count = use;
     return c;
+}
+
+static lc_chunk_item make_chunk(uint64_t global, uint32_t use)
+{
+    return make_tagged_chunk(global, use, 0);
 }
 
 static lc_stage *new_unpacker(const char *yaml, lc_queue *in, uint64_t seed)
@@ -57,49 +69,204 @@ static lc_stage *new_unpacker(const char *yaml, lc_queue *in, uint64_t seed)
     return s;
 }
 
-/* Feed one use of a chunk and collect the tags that come out, in order. */
+/*
+ * Feed one use of a chunk and collect the tags that come out, in order (at
+ * most N_RECORDS are kept; the count is of all). The stage must have one
+ * worker: a marker chunk follows the chunk, tagged 1000*m + i for this
+ * call's number m, and the first marker frame means the chunk is done.
+ * Marker frames of earlier calls are skipped.
+ */
 static int use_chunk(lc_stage *s, lc_queue *in, uint64_t global, uint32_t use, int *tags)
 {
+    static int calls;
+    int m = ++calls;
     lc_chunk_item c = make_chunk(global, use);
     CHECK_OK(lc_queue_put(in, &c, NULL));
+    lc_chunk_item marker = make_tagged_chunk(UINT64_MAX - (uint64_t)m, 0, 1000 * m);
+    CHECK_OK(lc_queue_put(in, &marker, NULL));
     int n = 0;
     lc_frame f;
-    /* The unpacker emits every picked position before it takes more input;
-     * wait until its output stays empty for a moment. */
-    while (lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 300000000u) == 0) {
-        tags[n++] = (int)f.plies_left;
+    for (;;) {
+        int rc = lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 20000000000ull);
+        CHECK_OK(rc);
+        if (rc != 0)
+            break;
+        int tag = (int)f.plies_left;
         lc_frame_fini(&f);
+        if (tag >= 1000) {
+            if (tag / 1000 == m)
+                break;
+            continue;
+        }
+        if (n < N_RECORDS)
+            tags[n] = tag;
+        n++;
     }
     return n;
 }
 
-static void test_rate_disjoint(double rate, int uses)
+/* Bounds of one use's count at rate p: floor(p*n) and ceil(p*n), with a
+ * little slack for p*n that is a whole number in decimal but not in binary. */
+static void use_bounds(double rate, int *lo, int *hi)
+{
+    *lo = (int)floor(rate * N_RECORDS + 1e-9);
+    *hi = (int)ceil(rate * N_RECORDS - 1e-9);
+}
+
+/*
+ * Uses first .. first+uses-1 (the use count wraps at 2^32 like the pool's)
+ * of one chunk, concatenated into stream[] (room for uses * N_RECORDS);
+ * counts[u] gets each use's count. Returns the stream's length.
+ */
+static int run_uses(lc_stage *s, lc_queue *in, uint64_t global, uint32_t first, int uses,
+                    int *stream, int *counts)
+{
+    int len = 0;
+    for (int u = 0; u < uses; u++) {
+        counts[u] = use_chunk(s, in, global, first + (uint32_t)u, stream + len);
+        len += counts[u];
+    }
+    return len;
+}
+
+/* What every rate must give: per-use counts within rounding, no repeat inside
+ * a use, one fixed order walked around (stream[j + n] == stream[j]), the
+ * first n places a permutation, so uses are disjoint until the order wraps
+ * and a pass of ceil(1/p) uses covers every position. */
+static void check_stream(double rate, const int *stream, int len, const int *counts, int uses)
+{
+    int lo, hi;
+    use_bounds(rate, &lo, &hi);
+    int pos = 0;
+    for (int u = 0; u < uses; u++) {
+        CHECK(counts[u] >= lo && counts[u] <= hi);
+        int inside[N_RECORDS] = {0};
+        for (int i = 0; i < counts[u]; i++) {
+            CHECK(stream[pos + i] >= 0 && stream[pos + i] < N_RECORDS);
+            inside[stream[pos + i]]++;
+            CHECK(inside[stream[pos + i]] == 1);
+        }
+        pos += counts[u];
+    }
+    CHECK(len >= N_RECORDS);
+    int seen[N_RECORDS] = {0};
+    for (int j = 0; j < N_RECORDS && j < len; j++)
+        seen[stream[j]]++;
+    for (int i = 0; i < N_RECORDS; i++)
+        CHECK_EQ_INT(seen[i], 1);
+    for (int j = 0; j + N_RECORDS < len; j++)
+        CHECK_EQ_INT(stream[j + N_RECORDS], stream[j]);
+    /* Successive uses share nothing while together they fit in one round. */
+    pos = 0;
+    for (int u = 0; u + 1 < uses; u++) {
+        if (counts[u] + counts[u + 1] <= N_RECORDS) {
+            for (int i = 0; i < counts[u]; i++)
+                for (int j = 0; j < counts[u + 1]; j++)
+                    CHECK(stream[pos + i] != stream[pos + counts[u] + j]);
+        }
+        pos += counts[u];
+    }
+}
+
+static void test_rate(double rate)
+{
+    printf("sampling_rate %g\n", rate);
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 16, LC_OVERFLOW_BLOCK);
+    char yaml[128];
+    snprintf(yaml, sizeof yaml, "sampling_rate: %g\nthreads: 1\n", rate);
+    lc_stage *s = new_unpacker(yaml, in, 5);
+    const int pass = (int)ceil(1.0 / rate - 1e-9);
+    /* Two passes and a bit: the order must wrap at least once. */
+    const int uses = 2 * pass + 2;
+    int *stream = calloc((size_t)uses * N_RECORDS, sizeof *stream);
+    int *counts = calloc((size_t)uses, sizeof *counts);
+    int len = run_uses(s, in, 1234, 0, uses, stream, counts);
+    check_stream(rate, stream, len, counts, uses);
+
+    /* One pass of ceil(1/p) uses emits every position, and repeats only the
+     * last use's spill past the end of the order. */
+    int in_pass = 0, seen[N_RECORDS] = {0};
+    for (int u = 0; u < pass; u++)
+        in_pass += counts[u];
+    for (int j = 0; j < in_pass; j++)
+        seen[stream[j]]++;
+    int lo, hi;
+    use_bounds(rate, &lo, &hi);
+    for (int i = 0; i < N_RECORDS; i++)
+        CHECK(seen[i] >= 1 && seen[i] <= 2);
+    CHECK(in_pass >= N_RECORDS && in_pass < N_RECORDS + hi);
+    /* Over the uses, the rate is p to within one position. */
+    CHECK(fabs((double)len - rate * N_RECORDS * uses) <= 1.0 + 1e-9);
+
+    /* When 1/p is a whole number, a pass is one round: exactly n positions,
+     * and the next pass repeats its blocks. */
+    if (fabs(1.0 / rate - pass) < 1e-9) {
+        CHECK_EQ_INT(in_pass, N_RECORDS);
+        int at = 0;
+        for (int u = 0; u < pass; u++) {
+            CHECK_EQ_INT(counts[pass + u], counts[u]);
+            CHECK(memcmp(stream + in_pass + at, stream + at, sizeof(int) * (size_t)counts[u]) ==
+                  0);
+            at += counts[u];
+        }
+    }
+
+    /* The same use twice gives the same positions. */
+    int again[N_RECORDS];
+    CHECK_EQ_INT(use_chunk(s, in, 1234, 1, again), counts[1]);
+    CHECK(memcmp(again, stream + counts[0], sizeof(int) * (size_t)counts[1]) == 0);
+
+    /* Across the wrap of the 32-bit use count the walk goes on unbroken. */
+    int wrap_uses = pass + 2;
+    len = run_uses(s, in, 99, UINT32_MAX - (uint32_t)pass, wrap_uses, stream, counts);
+    check_stream(rate, stream, len, counts, wrap_uses);
+
+    free(stream);
+    free(counts);
+    lc_queue_close(in);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
+typedef struct many_feeder {
+    lc_queue *in;
+    int chunks;
+} many_feeder;
+
+static void *feed_many(void *arg)
+{
+    many_feeder *f = arg;
+    for (int i = 0; i < f->chunks; i++) {
+        lc_chunk_item c = make_chunk(100000 + (uint64_t)i, 0);
+        CHECK_OK(lc_queue_put(f->in, &c, NULL));
+    }
+    lc_queue_close(f->in);
+    return NULL;
+}
+
+/* The first use of many chunks: p*n positions on average, not floor(p*n). */
+static void test_first_use_unbiased(double rate, int chunks)
 {
     lc_queue *in = lc_queue_new("in", &lc_item_chunk, 16, LC_OVERFLOW_BLOCK);
     char yaml[128];
     snprintf(yaml, sizeof yaml, "sampling_rate: %g\nthreads: 2\n", rate);
-    lc_stage *s = new_unpacker(yaml, in, 5);
-    int seen[N_RECORDS] = {0};
-    int total = 0;
-    for (int u = 0; u < uses; u++) {
-        int tags[N_RECORDS];
-        int n = use_chunk(s, in, 1234, (uint32_t)u, tags);
-        /* About p*n each: the blocks differ by at most one. */
-        CHECK(n >= (int)(N_RECORDS / uses) && n <= (int)(N_RECORDS / uses) + 1);
-        for (int i = 0; i < n; i++)
-            seen[tags[i]]++;
-        total += n;
+    lc_stage *s = new_unpacker(yaml, in, 11);
+    many_feeder f = {.in = in, .chunks = chunks};
+    lc_thread t;
+    lc_thread_start(&t, "test-feeder", feed_many, &f);
+    uint64_t frames = 0;
+    lc_frame fr;
+    while (lc_queue_get_until(s->output, &fr, NULL, lc_now_ns() + 10000000000ull) == 0) {
+        frames++;
+        lc_frame_fini(&fr);
     }
-    CHECK_EQ_INT(total, N_RECORDS);
-    for (int i = 0; i < N_RECORDS; i++)
-        CHECK_EQ_INT(seen[i], 1);
-    /* The next round starts over with the same blocks. */
-    int again[N_RECORDS], first[N_RECORDS];
-    int n1 = use_chunk(s, in, 1234, (uint32_t)uses, again);
-    int n0 = use_chunk(s, in, 1234, 0, first);
-    CHECK_EQ_INT(n1, n0);
-    CHECK(memcmp(again, first, sizeof(int) * (size_t)n0) == 0);
-    lc_queue_close(in);
+    lc_thread_join(&t);
+    double mean = (double)frames / chunks, want = rate * N_RECORDS;
+    printf("sampling_rate %g: first uses emit %.3f positions on average (p*n = %.3f)\n", rate,
+           mean, want);
+    /* floor(p*n) or ceil(p*n), ceil with probability frac(p*n): the mean's
+     * standard deviation is below 0.5/sqrt(chunks). */
+    CHECK(fabs(mean - want) < 4 * 0.5 / sqrt((double)chunks));
     lc_standalone_free(s);
     lc_queue_free(in);
 }
@@ -161,9 +328,15 @@ static void test_config_errors(void)
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
-    test_rate_disjoint(0.25, 4);
-    test_rate_disjoint(0.1, 10);
-    test_rate_disjoint(1.0, 1);
+    test_rate(0.25);
+    test_rate(0.1);
+    test_rate(1.0);
+    test_rate(0.3);
+    test_rate(0.7);
+    test_rate(0.4);
+    test_rate(0.5);
+    test_first_use_unbiased(0.7, 2000);
+    test_first_use_unbiased(0.3, 2000);
     test_fixed_count_and_determinism();
     test_file_order();
     test_config_errors();
