@@ -4,6 +4,13 @@
  * start again" really runs the configuration anew. Unlike other monitors it
  * may be shared by threads (the screen or the status line, and the socket
  * server): one lock serialises its calls, so a restart never races a read.
+ *
+ * Anchors outlive a restart: an anchor set or reset at run time is what the
+ * trainer counts from, so before the old pipeline goes, each chunk pool's
+ * anchor is queried and kept, and the new pipeline's pools get it (a "set"
+ * request) before they start, so their initial load counts from it, as a
+ * restart from a stored anchor does. A pipeline that failed to build keeps
+ * the anchors of the last one that ran.
  */
 #include "monitor/monitor.h"
 
@@ -15,16 +22,89 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A chunk pool's anchor, kept across a restart. */
+typedef struct kept_anchor {
+    char *stage, *anchor;
+} kept_anchor;
+
 typedef struct local_monitor {
     lc_monitor base;
     pthread_mutex_t mu;
     const lc_config *cfg;
     lc_pipeline *pipeline; /* NULL when it failed to build */
     char error[LC_ERROR_MSG_MAX];
+    kept_anchor *anchors; /* the chunk pools' anchors, kept across a restart */
+    size_t n_anchors;
 } local_monitor;
+
+static void forget_anchors(local_monitor *lm)
+{
+    for (size_t i = 0; i < lm->n_anchors; i++) {
+        free(lm->anchors[i].stage);
+        free(lm->anchors[i].anchor);
+    }
+    free(lm->anchors);
+    lm->anchors = NULL;
+    lm->n_anchors = 0;
+}
+
+/* Ask every stage that has an anchor for it (a query changes nothing). */
+static void keep_anchors(local_monitor *lm)
+{
+    if (!lm->pipeline)
+        return;
+    Lcmon__ShufflingChunkPoolControlRequest pool =
+        LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
+    pool.has_query_chunk_anchor = true;
+    pool.query_chunk_anchor = true;
+    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
+    req.chunk_pool_request = &pool;
+    Lcmon__ControlResponse *resp = NULL;
+    lc_pipeline_control(lm->pipeline, &req, &resp);
+    forget_anchors(lm);
+    if (resp && resp->ok && resp->n_stage_responses) {
+        lm->anchors = lc_xcalloc(resp->n_stage_responses, sizeof *lm->anchors);
+        for (size_t i = 0; i < resp->n_stage_responses; i++) {
+            const Lcmon__StageControlResponse *r = resp->stage_responses[i];
+            const Lcmon__ShufflingChunkPoolControlResponse *a = r->chunk_pool_response;
+            /* No anchor ("") stays no anchor: nothing to carry. */
+            if (!r->ok || !r->stage || !a || !a->chunk_anchor || !a->chunk_anchor[0])
+                continue;
+            lm->anchors[lm->n_anchors].stage = lc_xstrdup(r->stage);
+            lm->anchors[lm->n_anchors].anchor = lc_xstrdup(a->chunk_anchor);
+            lm->n_anchors++;
+        }
+    }
+    if (resp)
+        lcmon__control_response__free_unpacked(resp, NULL);
+}
+
+/* Give the new pipeline's pools the kept anchors, before it starts. */
+static void restore_anchors(local_monitor *lm)
+{
+    for (size_t i = 0; i < lm->n_anchors; i++) {
+        Lcmon__ShufflingChunkPoolControlRequest pool =
+            LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
+        pool.set_chunk_anchor = lm->anchors[i].anchor;
+        Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
+        req.chunk_pool_request = &pool;
+        req.stage = lm->anchors[i].stage;
+        Lcmon__ControlResponse *resp = NULL;
+        lc_pipeline_control(lm->pipeline, &req, &resp);
+        if (resp && resp->ok)
+            LC_INFO("%s: the anchor '%s' is kept across the restart", lm->anchors[i].stage,
+                    lm->anchors[i].anchor);
+        else
+            LC_WARN("%s: cannot keep the anchor '%s' across the restart: %s", lm->anchors[i].stage,
+                    lm->anchors[i].anchor, resp && resp->error ? resp->error : "no answer");
+        if (resp)
+            lcmon__control_response__free_unpacked(resp, NULL);
+    }
+}
 
 static void build_and_start(local_monitor *lm)
 {
+    keep_anchors(lm);
     lc_pipeline_free(lm->pipeline);
     lm->pipeline = NULL;
     lm->error[0] = '\0';
@@ -35,6 +115,7 @@ static void build_and_start(local_monitor *lm)
         LC_ERROR("pipeline: %s", err.msg);
         return;
     }
+    restore_anchors(lm);
     lc_error_clear(&err);
     if (lc_pipeline_start(lm->pipeline, &err) != 0)
         snprintf(lm->error, sizeof lm->error, "%s", err.msg);
@@ -127,6 +208,7 @@ static void local_free(lc_monitor *m)
 {
     local_monitor *lm = (local_monitor *)m;
     lc_pipeline_free(lm->pipeline);
+    forget_anchors(lm);
     lc_mutex_destroy(&lm->mu);
     free(lm);
 }
