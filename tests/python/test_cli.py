@@ -1,15 +1,18 @@
 """The lcmon command line: help and version, the embedded default config,
 --check-config explaining errors with the stage and the field, a bad config
-stopping lcmon before anything starts, and SIGINT/SIGTERM stopping a running
-pipeline promptly with exit status 0.
+stopping lcmon before anything starts, SIGINT/SIGTERM stopping a running
+pipeline promptly with exit status 0, and the one-line status that headless
+lcmon prints each second.
 
 Environment: LCMON (the executable), LC_TEST_DATA (the sample data).
 """
 
 import os
+import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -17,6 +20,61 @@ import yaml
 
 LCMON = os.environ["LCMON"]
 DATA = os.environ["LC_TEST_DATA"]
+
+
+# Sanitized builds run lcmon several times slower (tests/meson.build).
+SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
+
+# The status line of the default chain (src/pipeline/status.c):
+# [running] 1234 pos/s | queues files 0/256 ... | pool: chunks_in_window
+# 43/50000, anchor '-' +43 | sampler: reservoir_size 20000/20000 | reader ...
+STATUS = re.compile(
+    r"^\[(?P<state>\w+)\] (?P<pos>[\d.]+[kM]?) pos/s"
+    r" \| queues(?P<queues>( \w+ \d+/\d+)+)"
+    r" \| pool: chunks_in_window (?P<window>\d+)/(?P<window_cap>\d+),"
+    r" anchor '(?P<anchor>[^']*)' \+(?P<since>\d+)"
+    r" \| sampler: reservoir_size (?P<res>\d+)/(?P<res_cap>\d+)"
+    r" \| reader (?P<reader>connected|waiting)$")
+
+
+def rate(text):
+    mult = {"k": 1e3, "M": 1e6}
+    return float(text[:-1]) * mult[text[-1]] if text[-1] in mult else float(text)
+
+
+class PipeDrain(threading.Thread):
+    """The trainer's part, without numpy: opens the pipe and reads it all."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path = path
+        self.bytes = 0
+
+    def run(self):
+        deadline = time.monotonic() + 60 * SLOW
+        while not os.path.exists(self.path):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+        with open(self.path, "rb") as f:
+            while True:
+                data = f.read1(1 << 20)
+                if not data:
+                    return
+                self.bytes += len(data)
+
+
+class StderrLines(threading.Thread):
+    """Each stderr line with the time it arrived."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.lines = []
+
+    def run(self):
+        for line in self.stream:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
 
 
 def run(*args, env=None, timeout=30):
@@ -135,10 +193,96 @@ class Cli(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, err)
                 self.assertIn("stopped after", err)
                 self.assertIn("peak RSS", err)
+                self.assertNotIn("pos/s", err)  # --quiet: no status lines
             finally:
                 if p.poll() is None:
                     p.kill()
                     p.communicate()
+
+    def test_headless_status_line_each_second(self):
+        """`lcmon --no-ui` prints a status line to stderr about once a second:
+        state, positions/s, every queue's fill, the pool's window and anchor,
+        the reservoir's fill."""
+        r = run("--print-default-config")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = yaml.safe_load(r.stdout)
+        stages = [st["name"] for st in doc["stages"]]
+        block = {next(k for k in st if k not in ("name", "input", "output")): st
+                 for st in doc["stages"]}
+        pool_size = block["shuffling_chunk_pool"]["shuffling_chunk_pool"]["chunk_pool_size"]
+        reservoir = block["shuffling_frame_sampler"]["shuffling_frame_sampler"]["reservoir_size"]
+
+        env = dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=os.path.join(self.dir, "status.pipe"))
+        p = subprocess.Popen([LCMON, "--no-ui"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        drain = PipeDrain(env["LCMON_PIPE"])
+        drain.start()
+        err = StderrLines(p.stderr)
+        err.start()
+
+        def status():
+            return [(t, l) for t, l in list(err.lines) if " pos/s " in l]
+
+        try:
+            # Six lines once batches flow, then five more: about five seconds.
+            deadline = time.monotonic() + 60 * SLOW
+            flowing = None
+            while time.monotonic() < deadline and p.poll() is None:
+                lines = status()
+                if flowing is None:
+                    done = [i for i, (_, l) in enumerate(lines)
+                            if "reader connected" in l and rate(l.split()[1]) > 0]
+                    if done:
+                        flowing = done[0]
+                elif len(lines) >= flowing + 6:
+                    break
+                time.sleep(0.1)
+            self.assertIsNone(p.poll(), "lcmon ended early")
+            self.assertIsNotNone(flowing, "no status line with batches flowing:\n%s"
+                                 % "\n".join(l for _, l in err.lines[-20:]))
+            lines = status()[flowing:flowing + 6]
+            self.assertEqual(len(lines), 6, "\n".join(l for _, l in err.lines[-20:]))
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            err.join(10)
+            drain.join(10)
+        self.assertEqual(p.returncode, 0)
+
+        for _, line in lines:
+            m = STATUS.match(line)
+            self.assertIsNotNone(m, "not a status line: %r" % line)
+            self.assertEqual(m.group("state"), "running")
+            self.assertEqual(m.group("reader"), "connected")
+            # Every stage that has an output queue, in flow order, each fill
+            # within its capacity.
+            queues = re.findall(r" (\w+) (\d+)/(\d+)", m.group("queues"))
+            self.assertEqual([q[0] for q in queues], stages[:-1], line)
+            for name, fill, cap in queues:
+                self.assertLessEqual(int(fill), int(cap), line)
+                self.assertGreater(int(cap), 0, line)
+            # The sample data: 43 chunks, all counted (no anchor given).
+            self.assertEqual(int(m.group("window")), 43, line)
+            self.assertEqual(int(m.group("window_cap")), pool_size, line)
+            self.assertEqual(m.group("anchor"), "-", line)
+            self.assertEqual(int(m.group("since")), 43, line)
+            self.assertEqual(int(m.group("res_cap")), reservoir, line)
+            self.assertLessEqual(int(m.group("res")), reservoir, line)
+        # Batches flow: positions every second, and the reservoir full.
+        self.assertTrue(all(rate(STATUS.match(l).group("pos")) > 0 for _, l in lines[1:]),
+                        "\n".join(l for _, l in lines))
+        self.assertEqual(int(STATUS.match(lines[-1][1]).group("res")), reservoir)
+        self.assertGreater(drain.bytes, 0)
+        # About once a second: on average a second apart (the loop keeps its
+        # schedule, so a late line does not push the next), never two at once.
+        times = [t for t, _ in lines]
+        steps = [b - a for a, b in zip(times, times[1:])]
+        self.assertTrue(all(0.25 < x < 1.0 + SLOW for x in steps), steps)
+        self.assertAlmostEqual((times[-1] - times[0]) / (len(times) - 1), 1.0, delta=0.25)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,19 @@ LCMON = os.environ["LCMON"]
 DATA = os.environ["LC_TEST_DATA"]
 
 
+# Sanitized builds run lcmon several times slower (tests/meson.build).
+SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
+
+
+def sample_keys():
+    """The chunk sources of the sample data: key -> chunks (a game file is
+    one chunk, the tar holds the rest of the 43)."""
+    keys = []
+    for root, _, files in os.walk(DATA):
+        keys += [f for f in files if f.endswith(".gz")]
+    return keys
+
+
 SMALL_CONFIG = """
 seed: 1
 stages:
@@ -130,6 +143,15 @@ class Loader:
             time.sleep(0.05)
         return False
 
+    def new_reader(self):
+        """A stop ends the stream (the reader sees its end); the restarted
+        pipeline's writer waits for a new reader."""
+        self.reader.join(30)
+        assert not self.reader.is_alive(), "the reader did not see the stream end"
+        assert self.reader.error is None, self.reader.error
+        self.reader = Reader(self.pipe)
+        self.reader.start()
+
     def close(self):
         self.reader.stop = True
         if self.proc.poll() is None:
@@ -200,21 +222,103 @@ class Monitor(unittest.TestCase):
         self.assertIn("[running]", r.stdout)
         self.assertIn("shuffling_chunk_pool", r.stdout)
 
-    def test_metrics_log(self):
+    def test_anchor_survives_stop_and_start(self):
+        """An anchor moved at run time outlives `ctl stop` and `ctl start`:
+        the new pipeline counts from it, as a restart from a stored anchor."""
         L = self.loader
-        deadline = time.time() + 10
+        self.assertTrue(L.batches_flow())
+        key = "game_000010.gz"
+        r = ctl(L.sock, "anchor", "set", key)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split("\t")[0], key)
+        self.assertEqual(ctl(L.sock, "stop").returncode, 0)
+        self.assertEqual(L.metrics()["all_time"]["state"], "PIPELINE_STOPPED")
+        self.assertEqual(ctl(L.sock, "start").returncode, 0)
+        self.assertEqual(L.metrics()["all_time"]["state"], "PIPELINE_RUNNING")
+        r = ctl(L.sock, "anchor", "get")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got, count = r.stdout.rstrip("\n").split("\t")
+        self.assertEqual(got, key)
+        # The initial load counted the chunks newer than the anchor: every
+        # game file whose key sorts after it, and the tar's chunks.
+        games = sample_keys()
+        tar_chunks = 43 - len(games)
+        newer = sum(1 for g in games if g > key) + tar_chunks * ("training-run-mini.tar" > key)
+        self.assertEqual(int(count), newer)
+        L.new_reader()
+        self.assertTrue(L.batches_flow())
+
+        # A reset anchors at the newest source; after a restart nothing in the
+        # window is newer, so the count starts again from 0.
+        r = ctl(L.sock, "anchor", "reset")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        newest = r.stdout.split("\t")[0]
+        self.assertEqual(newest, "training-run-mini.tar")
+        self.assertEqual(ctl(L.sock, "stop").returncode, 0)
+        self.assertEqual(ctl(L.sock, "start").returncode, 0)
+        r = ctl(L.sock, "anchor", "get")
+        self.assertEqual(r.stdout, "%s\t0\n" % newest)
+        # The metrics (what the screen and the status line show) say so too,
+        # from the first flush of the new pipeline on.
+        deadline = time.monotonic() + 10 * SLOW
+        anchor = None
+        while anchor is None and time.monotonic() < deadline:
+            anchor = L.stage(L.metrics(), "pool").get("anchor")
+            time.sleep(0.1)
+        self.assertEqual(anchor, newest)
+        L.new_reader()
+        self.assertTrue(L.batches_flow())
+
+    def test_metrics_log(self):
+        """One JSON line a second: the last second and all time, for plotting."""
+        L = self.loader
+        self.assertTrue(L.batches_flow())
+        want = 6
+        deadline = time.monotonic() + (want + 10) * SLOW
         lines = []
-        while time.time() < deadline and len(lines) < 2:
+        while time.monotonic() < deadline and len(lines) < want:
             time.sleep(0.2)
             with open(L.log) as f:
-                lines = [l for l in f.read().splitlines() if l]
-        self.assertGreaterEqual(len(lines), 2)
-        for line in lines:
-            d = json.loads(line)
-            self.assertIn("time", d)
-            names = [s["name"] for s in d["all_time"]["stage_metrics"]]
-            self.assertEqual(names[0], "files")
-            self.assertIn("duration_seconds", d["last_second"])
+                lines = [l for l in f.read().split("\n")[:-1]]  # whole lines only
+        self.assertGreaterEqual(len(lines), want)
+        docs = [json.loads(l) for l in lines]
+        stages = ["files", "sources", "pool", "validator", "unpacker", "sampler", "tensors",
+                  "writer"]
+        for d in docs:
+            self.assertEqual(sorted(d), ["all_time", "last_second", "time"])
+            last, total = d["last_second"], d["all_time"]
+            self.assertEqual([s["name"] for s in total["stage_metrics"]], stages)
+            self.assertEqual([s["name"] for s in last["stage_metrics"]], stages)
+            # The last second lasts about a second; all time, since the start.
+            self.assertGreater(last["duration_seconds"], 0.5)
+            self.assertLess(last["duration_seconds"], 1.0 + SLOW)
+            self.assertAlmostEqual(total["duration_seconds"], total["uptime_seconds"], delta=0.5)
+            for ls in last["stage_metrics"]:
+                ts = L.stage(d, ls["name"])
+                self.assertLessEqual(ls.get("items_out", 0), ts.get("items_out", 0), ls["name"])
+        # About one a second: wall times and uptimes a second apart on average
+        # (the loop keeps to its schedule, so one late line does not drift the
+        # next), and never two for the same second.
+        times = [d["time"] for d in docs]
+        ups = [d["all_time"]["uptime_seconds"] for d in docs]
+        steps = [b - a for a, b in zip(times, times[1:])]
+        self.assertTrue(all(0.25 < x < 1.0 + SLOW for x in steps), steps)
+        self.assertAlmostEqual((times[-1] - times[0]) / (len(times) - 1), 1.0, delta=0.25)
+        self.assertAlmostEqual((ups[-1] - ups[0]) / (len(ups) - 1), 1.0, delta=0.25)
+        # The first line comes about a second after the start.
+        self.assertLess(ups[0], 1.0 + SLOW)
+        # All-time totals only grow, and batches were written while logging.
+        for name in stages:
+            outs = [L.stage(d, name).get("items_out", 0) for d in docs]
+            self.assertEqual(outs, sorted(outs), name)
+        def batches(d, view):
+            w = L.stage(d, "writer", view)
+            return [c.get("count", 0) for c in w["count_metrics"] if c["name"] == "batches"][0]
+
+        self.assertGreater(max(batches(d, "last_second") for d in docs), 0)
+        self.assertGreater(batches(docs[-1], "all_time"), batches(docs[0], "all_time"))
+        for d in docs:
+            self.assertLessEqual(batches(d, "last_second"), batches(d, "all_time"))
 
     def test_misbehaving_clients(self):
         L = self.loader
@@ -230,26 +334,20 @@ class Monitor(unittest.TestCase):
         s = connect()
         s.sendall(struct.pack("<I", 100) + b"\x0a\x02")
         s.close()
-        # Garbage that is not a monitor message.
-        s = connect()
-        s.sendall(struct.pack("<I", 8) + b"\xff" * 8)
-        s.settimeout(5)
-        try:
-            while s.recv(65536):
-                pass  # the hello, then the server closes
-        except OSError:
-            pass
-        s.close()
-        # An oversize frame announced.
-        s = connect()
-        s.sendall(struct.pack("<I", 0xFFFFFFF0))
-        s.settimeout(5)
-        try:
-            while s.recv(65536):
-                pass
-        except OSError:
-            pass
-        s.close()
+        # Garbage that is not a monitor message, then a frame announcing more
+        # than the limit: each time the server sends at most its hello and
+        # closes the connection (recv gives b""), and the loader goes on.
+        for what, data in (("garbage", struct.pack("<I", 8) + b"\xff" * 8),
+                           ("an oversize frame", struct.pack("<I", 0xFFFFFFF0))):
+            s = connect()
+            s.sendall(data)
+            got = self.closed_by_server(s, what)
+            s.close()
+            if got:  # the hello, whole: a length and that many bytes
+                n = struct.unpack("<I", got[:4])[0]
+                self.assertEqual(len(got), 4 + n, what)
+            self.assertTrue(L.batches_flow(), "no batches after %s" % what)
+            self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
         # Subscribes fast and never reads, with a tiny receive buffer.
         slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -288,6 +386,23 @@ class Monitor(unittest.TestCase):
         self.assertTrue(L.batches_flow())
         self.assertIsNone(L.reader.error)
 
+    def closed_by_server(self, s, what):
+        """Read until the server closes the connection; what it sent."""
+        got = b""
+        deadline = time.monotonic() + 10 * SLOW
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.fail("the server kept the connection open after %s" % what)
+            s.settimeout(left)
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                self.fail("the server kept the connection open after %s" % what)
+            if not chunk:
+                return got
+            got += chunk
+
     def test_several_clients(self):
         L = self.loader
         results = []
@@ -320,6 +435,26 @@ class Monitor(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("another lcmon is serving", r.stderr)
         self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
+
+
+class CtlErrors(unittest.TestCase):
+    def test_no_such_socket(self):
+        path = "/nonexistent/socket"
+        r = ctl(path, "anchor", "get")
+        self.assertEqual(r.returncode, 3)  # ctl.c: 3, cannot reach the loader
+        self.assertEqual(r.stdout, "")
+        self.assertIn("lcmon ctl: %s: no such socket" % path, r.stderr)
+
+    def test_nobody_listening(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "stale.sock")
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(path)
+            s.close()
+            r = ctl(path, "metrics")
+            self.assertEqual(r.returncode, 3)
+            self.assertIn(path, r.stderr)
+            self.assertIn("nobody is listening", r.stderr)
 
 
 class StaleSocket(unittest.TestCase):

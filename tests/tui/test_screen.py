@@ -4,8 +4,10 @@ Each test starts the real lcmon (screen mode) in a pane of a fixed size on a
 private tmux server (tmux -L <unique>), on the bundled sample data, with the
 numpy reader on its pipe so batches flow; it then reads the pane with
 capture-pane, sends keys with send-keys, and checks what the screen shows:
-the stage rows, fills and anchor; pause and resume; anchor reset; themes;
-stop and start; resizes; quitting. Screens whose content is deterministic
+the stage rows, fills and anchor; pause and resume; anchor reset; themes
+(and --theme, --no-color); the log pane (l, PgUp/PgDn, Home, End); the
+refresh rate (+, -); stop and start; resizes; quitting; and what the
+screen's own thread costs in CPU. Screens whose content is deterministic
 (the help screen, a pipeline that fails to start) are compared with golden
 files in tests/tui/golden; GENERATE=1 rewrites them.
 
@@ -19,6 +21,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -174,6 +177,10 @@ def row(text, name):
         if re.match(r"^. %s\b" % re.escape(name), line):
             return line
     raise AssertionError("no row for %s in:\n%s" % (name, text))
+
+
+# An SGR sequence that sets an 8- or 16-colour foreground or background.
+COLOUR_SGR = r"\x1b\[[0-9;]*(3[0-7]|4[0-7]|9[0-7]|10[0-7])m"
 
 
 def last_line(text):
@@ -335,7 +342,7 @@ class Screen(unittest.TestCase):
         time.sleep(0.3 * SLOW)
         mono = p.capture(escapes=True)
         self.assertNotEqual(before, mono)
-        self.assertNotRegex(mono, r"\x1b\[[0-9;]*(3[0-7]|4[0-7]|9[0-7]|10[0-7])m")
+        self.assertNotRegex(mono, COLOUR_SGR)
         self.assertIn("·", mono)  # monochrome's own bar glyph for empty cells
         p.send("t")
         p.wait_for("the light theme", lambda t: "light" in last_line(t))
@@ -348,7 +355,7 @@ class Screen(unittest.TestCase):
         p.wait_rows()
         time.sleep(0.3 * SLOW)
         text = p.capture(escapes=True)
-        self.assertNotRegex(text, r"\x1b\[[0-9;]*(3[0-7]|4[0-7]|9[0-7]|10[0-7])m")
+        self.assertNotRegex(text, COLOUR_SGR)
         self.assertIn("monochrome", p.lines()[-1])
         plain = p.capture()
         for glyph in "█▏▎▍▌▋▊▉░▒▓▁▂▃▄▅▆▇↓▶─":
@@ -358,6 +365,223 @@ class Screen(unittest.TestCase):
         p.send("t")
         p.wait_for("the theme staying", lambda t: "theme stays" in t)
         self.assertIn("monochrome", p.lines()[-1])
+
+    def log_title(self, text):
+        """The log pane's title row and its index, or (None, -1)."""
+        for i, l in enumerate(text.split("\n")):
+            if l.startswith("── log"):
+                return l, i
+        return None, -1
+
+    def test_log_pane_hides_and_shows(self):
+        p = Pane(self, 160, 45)
+        text = p.wait_rows()
+        p.wait_for("the log pane", lambda t: self.log_title(t)[0] and "pipeline started" in t)
+        self.assertIn("l log", last_line(text))
+        p.send("l")
+        text = p.wait_for("the log pane hidden", lambda t: self.log_title(t)[0] is None)
+        self.assertNotIn("pipeline started", text)
+        check_layout(self, p, text)
+        # The rows stay, the pane is gone: nothing between the table and the
+        # message line.
+        lines = text.split("\n")[:p.height]
+        last_row = max(i for i, l in enumerate(lines) if re.match(r"^. (%s)\b" % "|".join(STAGES), l))
+        self.assertTrue(all(l.strip() == "" for l in lines[last_row + 1:-2]), lines[last_row + 1:])
+        p.send("l")
+        text = p.wait_for("the log pane back", lambda t: self.log_title(t)[0] is not None
+                          and "pipeline started" in t)
+        check_layout(self, p, text)
+        for s in STAGES:
+            row(text, s)
+
+    def test_log_scrolling(self):
+        """PgUp scrolls back by a page less two rows, PgDn forward, Home goes
+        to the oldest line (as far as PgUp goes), End back to the newest."""
+        p = Pane(self, 120, 32)
+        p.wait_rows()
+        # More log lines than the pane shows: each anchor reset logs two (the
+        # screen's note at once, the pool's line when the log is next read).
+        def log_count(t):
+            m = re.search(r"── log: (\d+) lines", t)
+            return int(m.group(1)) if m else -1
+
+        text = p.wait_for("the startup lines", lambda t: "reader connected to" in t)
+        start = log_count(text)
+        for i in range(8):
+            p.send("r")
+            p.wait_for("reset %d in the log" % (i + 1),
+                       lambda t, n=i + 1: log_count(t) >= start + 2 * n)
+        newest = "pool: anchor reset to 'training-run-mini.tar' after 0 chunks"
+        text = p.wait_for("the newest line at the bottom", lambda t: self.log_rows(p, t)
+                          and newest in self.log_rows(p, t)[-1])
+        self.assertIn("PgUp/PgDn scroll", self.log_title(text)[0])
+        bottom = self.log_rows(p, text)
+        page = len(bottom) + 1 - 2  # the pane's height (title included) less two
+        self.assertGreater(page, 0)
+
+        fast = [False]
+
+        def settle(key):
+            """Send key, then + or - as a marker: keys are handled in order
+            and the screen drawn after, so once the marker's rate shows, so
+            does what key did."""
+            fast[0] = not fast[0]
+            want = "10" if fast[0] else "5"
+            p.send(key, "+" if fast[0] else "-")
+            text = p.wait_for("%s handled" % key, lambda t: self.keybar_rate(t) == want)
+            return (self.log_title(text)[0] or ""), self.log_rows(p, text)
+
+        def scrolled(title):
+            m = re.search(r"scrolled back (\d+) rows \(End: newest\)", title)
+            return int(m.group(1)) if m else 0
+
+        title, back = settle("PPage")
+        self.assertEqual(scrolled(title), page, title)
+        # What was at the top is now `page` rows lower.
+        self.assertEqual(back[page:], bottom[:len(bottom) - page])
+        title, rows = settle("NPage")
+        self.assertIn("PgUp/PgDn scroll", title)
+        self.assertEqual(rows, bottom)
+
+        # Home: the oldest lines, the first lcmon logged.
+        title, top = settle("Home")
+        oldest = scrolled(title)
+        self.assertGreater(oldest, page)
+        self.assertIn("files: scanning", "\n".join(top))
+        self.assertIn("pipeline started", "\n".join(top))
+        self.assertNotIn("files: scanning", "\n".join(bottom))
+        # Nothing before them: PgUp stays there.
+        self.assertEqual(settle("PPage"), (title, top))
+        # End: the newest again.
+        title, rows = settle("End")
+        self.assertIn("PgUp/PgDn scroll", title)
+        self.assertEqual(rows, bottom)
+        # PgUp after PgUp reaches the same place as Home, a page at a time.
+        k = 0
+        while k * page < oldest:
+            k += 1
+            title, rows = settle("PPage")
+            self.assertEqual(scrolled(title), min(k * page, oldest), title)
+        self.assertEqual(rows, top)
+        title, rows = settle("End")
+        self.assertEqual(rows, bottom)
+        self.assertIn(newest, rows[-1])
+
+    def log_rows(self, pane, text):
+        """The log pane's rows below its title, down to the message line."""
+        _, i = self.log_title(text)
+        if i < 0:
+            return []
+        return [l.rstrip() for l in text.split("\n")[i + 1:pane.height - 2]]
+
+    def keybar_rate(self, text):
+        m = re.search(r"\s(\d+(?:\.\d+)?)/s\s*$", last_line(text))
+        return m and m.group(1)
+
+    def test_refresh_rate_keys(self):
+        p = Pane(self, 160, 45)
+        text = p.wait_rows()
+        self.assertEqual(self.keybar_rate(text), "5")  # the default, at most 10
+        # + up to 10 a second and no further; - down to 0.5 and no further.
+        for key, want in (("+", "10"), ("+", "10"), ("-", "5"), ("-", "2"), ("-", "1"),
+                          ("-", "0.5"), ("-", "0.5"), ("=", "1")):
+            p.send(key)
+            text = p.wait_for("%s/s after %s" % (want, key), lambda t, w=want:
+                              self.keybar_rate(t) == w and "%s redraws per second" % w in t)
+        check_layout(self, p, text)
+
+    def test_theme_option_light(self):
+        p = Pane(self, 160, 45, args=["--theme", "light"])
+        p.wait_rows()
+        self.assertIn("light", p.lines()[-1])
+        time.sleep(0.3 * SLOW)
+        esc = p.capture(escapes=True).split("\n")
+        plain = p.capture().split("\n")
+        # Black text on a white background in every stage row.
+        for s in STAGES:
+            i = next(k for k, l in enumerate(plain) if re.match(r"^. %s\b" % s, l))
+            self.assertRegex(esc[i], r"\x1b\[[0-9;]*107m", s)
+            self.assertRegex(esc[i], r"\x1b\[[0-9;]*30m", s)
+        # t goes on from light: back to the default theme.
+        p.send("t")
+        p.wait_for("the default theme", lambda t: "default" in last_line(t)
+                   and "theme: default" in t)
+        time.sleep(0.3 * SLOW)
+        esc = p.capture(escapes=True)
+        self.assertNotRegex(esc, r"\x1b\[[0-9;]*107m")
+
+    def test_no_color_option(self):
+        # The flag alone: NO_COLOR empty counts as unset.
+        p = Pane(self, 120, 40, args=["--no-color"], env={"NO_COLOR": ""})
+        p.wait_rows()
+        time.sleep(0.3 * SLOW)
+        text = p.capture(escapes=True)
+        self.assertNotRegex(text, COLOUR_SGR)
+        self.assertNotRegex(text, r"\x1b\[[0-9;]*[34]8;")  # nor 256 or RGB colours
+        self.assertIn("monochrome", p.lines()[-1])
+        plain = p.capture()
+        self.assertIn("▶", plain)  # Unicode stays: only colour is off
+        self.assertIn("·", plain)  # monochrome's own glyph for empty bar cells
+        p.send("t")
+        p.wait_for("the theme staying", lambda t: "theme stays" in t)
+        self.assertIn("monochrome", p.lines()[-1])
+        text = p.capture(escapes=True)
+        self.assertNotRegex(text, COLOUR_SGR)
+
+    def test_screen_thread_cpu(self):
+        """The screen's own thread (lcmon's main thread) at the default
+        refresh, on a running pipeline: under 3% of one core. Measured from
+        /proc over 5 seconds; under sanitizers the number is only reported."""
+        p = Pane(self, 160, 45)
+        text = p.wait_rows()
+        rate = float(self.keybar_rate(text))
+        self.assertLessEqual(rate, 10)
+        full = "%d/%d" % (RESERVOIR, RESERVOIR)
+        p.wait_for("a full reservoir", lambda t: full in row(t, "sampler"))
+        shell = p.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip()
+        pid = int(subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True,
+                                 check=True).stdout.split()[0])
+
+        def comm(tid):
+            with open("/proc/%d/task/%d/comm" % (pid, tid)) as f:
+                return f.read().strip()
+
+        # The pipeline's threads carry their own names (pool-in, lc-metrics,
+        # ...); the screen runs in the thread that kept the process's name,
+        # the main one (a sanitizer's helper thread may share the name).
+        tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)]
+        names = {t: comm(t) for t in tids}
+        self.assertEqual(names[pid], "lcmon", names)
+        self.assertIn("lc-metrics", names.values())
+        self.assertIn(pid, [t for t in tids if names[t] == names[pid]])
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu_seconds():
+            with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+
+        def measure(seconds=5.0):
+            c0, t0 = cpu_seconds(), time.monotonic()
+            time.sleep(seconds)
+            c1, t1 = cpu_seconds(), time.monotonic()
+            return (c1 - c0) / (t1 - t0)
+
+        def uptime():
+            return re.match(r" lcmon  RUNNING +up (\d+:\d\d)", p.capture()).group(1)
+
+        for label, key, hz in (("the default refresh", None, rate), ("the fastest", "+", 10)):
+            if key:
+                p.send(key)
+                p.wait_for("%g/s" % hz, lambda t: self.keybar_rate(t) == "%g" % hz)
+            before = uptime()
+            share = measure()
+            # The screen went on redrawing a live pipeline all the while.
+            self.assertNotEqual(uptime(), before)
+            print("screen thread at %s (%g/s): %.2f%% of a core" % (label, hz, 100 * share),
+                  file=sys.stderr)
+            if SLOW == 1:  # sanitizers multiply the cost: only reported there
+                self.assertLess(share, 0.03)
 
     def test_stop_and_start(self):
         p = Pane(self, 160, 45)
