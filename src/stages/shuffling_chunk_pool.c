@@ -34,8 +34,13 @@
  * the same files and report the same number) of sources newer than the
  * anchor: during the initial load, sources inside the window whose key sorts
  * after the anchor; afterwards, every source ingested. `set` changes the key
- * and leaves the count; `reset` sets the key to the newest source, returns
- * the count and zeroes it.
+ * and leaves the count; `reset` sets the key to the newest source (the
+ * largest key seen, whichever rank keeps its chunks), returns the count and
+ * zeroes it. With sharding, "the window" of the initial count is the window
+ * of all ranks together, worked out from the files alone: the newest sources
+ * holding at least chunk_pool_size * world_size chunks. Each rank's own window
+ * reaches back a little more or less, but the count and the newest key are
+ * the same on every rank, so a trainer may ask any of them.
  */
 #include "stages/stage.h"
 
@@ -199,8 +204,15 @@ static void append_locked(pool *p, pool_source *e)
         pending_push(p, p->upper + i);
     p->upper += e->n;
     p->in_window += e->n;
+}
+
+/* Note a source's key: the newest is the largest seen. Caller holds mu. */
+static void note_key_locked(pool *p, const char *key)
+{
+    if (p->newest_key && lc_source_key_compare(key, p->newest_key) <= 0)
+        return;
     free(p->newest_key);
-    p->newest_key = lc_xstrdup(lc_chunk_source_key(e->src));
+    p->newest_key = lc_xstrdup(key);
 }
 
 /* Drop whole sources that fell out of the window. Caller holds mu. */
@@ -261,6 +273,22 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     const pool_config *c = s->config;
     if (n)
         qsort(srcs, n, sizeof *srcs, compare_sources);
+    /* The anchor's count: the chunks of every rank newer than the anchor in
+     * the newest sources that hold the window of all ranks (the same on every
+     * rank: it depends on the files alone). */
+    uint32_t world = s->env->world_size ? s->env->world_size : 1;
+    uint64_t since = 0, all_ranks = 0;
+    lc_mutex_lock(&p->mu); /* the anchor may be set meanwhile */
+    for (size_t i = n; i > 0 && all_ranks < c->chunk_pool_size * world; i--) {
+        const char *key = lc_chunk_source_key(srcs[i - 1]);
+        size_t count = lc_chunk_source_count(srcs[i - 1]);
+        all_ranks += count;
+        if (!p->anchor || lc_source_key_compare(key, p->anchor) > 0)
+            since += count;
+    }
+    if (n) /* the newest source, whichever rank keeps its chunks */
+        note_key_locked(p, lc_chunk_source_key(srcs[n - 1]));
+    lc_mutex_unlock(&p->mu);
     pool_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
     size_t first = n;
     uint64_t kept = 0;
@@ -276,13 +304,9 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         atomic_fetch_add(&p->n_not_kept, 1);
     }
     lc_mutex_lock(&p->mu);
-    uint64_t since = 0;
     for (size_t i = first; i < n; i++) {
         if (!entries[i].src)
             continue;
-        const char *key = lc_chunk_source_key(entries[i].src);
-        if (!p->anchor || lc_source_key_compare(key, p->anchor) > 0)
-            since += lc_chunk_source_count(entries[i].src);
         append_locked(p, &entries[i]);
         atomic_fetch_add(&p->n_sources_added, 1);
     }
@@ -327,10 +351,13 @@ static void *ingest_main(void *arg)
             continue;
         }
         size_t total = lc_chunk_source_count(in.source);
+        char *key = lc_xstrdup(lc_chunk_source_key(in.source)); /* make_entry may unref */
         pool_source e;
         bool ours = make_entry(s, in.source, &e);
         lc_mutex_lock(&p->mu);
         p->since_anchor += total;
+        note_key_locked(p, key);
+        free(key);
         if (ours) {
             append_locked(p, &e);
             evict_locked(s);

@@ -3,7 +3,8 @@
  * old sources, draws without replacement over a pass, use counts, bad chunks
  * dropped for good, anchor counting (initial load, new files, set, reset,
  * restart from a stored anchor) and sharding across ranks (every chunk
- * exactly once, whatever order each rank discovers the files in).
+ * exactly once, whatever order each rank discovers the files in; the same
+ * anchor count and newest key on every rank).
  */
 #include "check.h"
 #include "testutil.h"
@@ -588,6 +589,71 @@ static void test_sharding_late_files(void)
     }
 }
 
+/* Wait until the pool's initial load is done; its metrics then. */
+static void wait_initial_load(lc_stage *s, lc_stage_metrics *m)
+{
+    double deadline = lc_now_seconds() + 30;
+    do
+        lc_standalone_flush(s, m);
+    while (gauge_of(m, "initial_load_done") != 1 && lc_now_seconds() < deadline &&
+           (lc_sleep_seconds(0.01), true));
+    CHECK_EQ_INT(gauge_of(m, "initial_load_done"), 1);
+}
+
+/* Anchors with sharding: every rank counts the chunks of every rank, so all
+ * ranks report the same count, and a reset gives every rank the same key:
+ * the largest one seen (a late file with an older name does not pull it
+ * back). Each rank finds the files in its own order. */
+static void test_anchor_with_sharding(void)
+{
+    const char *dir = tu_path("shard-anchor");
+    games(dir, 200, 211); /* 12 single-chunk games */
+    const char *yaml[] = {
+        /* Everything is in the window: games 205..211 (7) are newer. */
+        "chunk_pool_size: 1000\nthreads: 1\nanchor: game_000204.gz\n",
+        /* The window of all ranks: the newest 2 * world games. */
+        "chunk_pool_size: 2\nthreads: 1\nanchor: game_000204.gz\n",
+    };
+    for (uint32_t world = 1; world <= 3; world++)
+        for (size_t k = 0; k < 2; k++) {
+            uint64_t want = k == 0 || 2 * world > 7 ? 7 : 2 * world;
+            for (uint32_t rank = 0; rank < world; rank++) {
+                lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+                lc_stage_env env = {
+                    .seed = 5 + rank, .rank = rank, .world_size = world, .rank_source = "test"};
+                lc_stage *s = new_pool(yaml[k], in, &env);
+                /* Games 201..211 in a rank-specific rotation; 200 comes late. */
+                for (int i = 0; i < 11; i++)
+                    feed(in, game_path(dir, 201 + (i + 4 * (int)rank) % 11));
+                feed_marker(in, 11);
+                lc_stage_metrics m;
+                wait_initial_load(s, &m);
+                CHECK_EQ_U64(m.chunks_since_anchor, want);
+                CHECK_EQ_STR(m.last_chunk_key, "game_000211.gz");
+                /* A late file with an older name counts as new (it arrived
+                 * after the initial load), and leaves the newest key alone. */
+                feed(in, game_path(dir, 200));
+                double deadline = lc_now_seconds() + 30;
+                do {
+                    lc_standalone_flush(s, &m);
+                    lc_chunk_item c;
+                    while (lc_queue_try_get(s->output, &c) == 0)
+                        lc_item_chunk.dispose(&c);
+                } while (m.chunks_since_anchor != want + 1 && lc_now_seconds() < deadline &&
+                         (lc_sleep_seconds(0.01), true));
+                CHECK_EQ_U64(m.chunks_since_anchor, want + 1);
+                Lcmon__StageControlResponse resp;
+                Lcmon__ShufflingChunkPoolControlResponse *r = anchor_request(s, true, NULL, &resp);
+                CHECK_EQ_STR(r->chunk_anchor, "game_000211.gz");
+                CHECK_EQ_INT(r->chunks_since_anchor, (int64_t)want + 1);
+                free_response(&resp);
+                lc_queue_close(in);
+                lc_standalone_free(s);
+                lc_queue_free(in);
+            }
+        }
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
@@ -595,5 +661,6 @@ int main(void)
     test_bad_chunks_dropped_for_good();
     test_sharding();
     test_sharding_late_files(); /* uses the tars test_sharding made */
+    test_anchor_with_sharding();
     return check_finish();
 }
