@@ -184,6 +184,30 @@ static uint32_t pick_positions(const unpacker_config *cfg, uint64_t seed, const 
     return len;
 }
 
+/* Compact one record into *f; false, with the reason in *why, for a record
+ * that is not of its chunk's version or whose input format the planes are not
+ * defined for (a bad frame, even without a chunk_validator in the chain). */
+static bool record_usable(const uint8_t *rec, const lc_chunk_item *c, lc_frame *f,
+                          lc_error *err, const char **why)
+{
+    uint32_t own;
+    memcpy(&own, rec, sizeof own);
+    if (own != c->version) {
+        *why = "a record of another version than its chunk";
+        return false;
+    }
+    if (lc_frame_from_record(rec, c->version, f, err) != 0) {
+        *why = "unknown record version";
+        return false;
+    }
+    if (!lc_input_format_known(f->input_format)) {
+        lc_frame_fini(f);
+        *why = "unknown input format";
+        return false;
+    }
+    return true;
+}
+
 static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -200,12 +224,14 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         }
         uint32_t k = pick_positions(cfg, s->env->seed, &c, order, picks);
         bool closed = false;
+        uint32_t bad = 0;
+        const char *why = NULL;
         for (uint32_t j = 0; j < k && !closed; j++) {
             lc_frame f;
             lc_error err;
             const uint8_t *rec = c.data + (size_t)picks[j] * c.record_size;
-            if (lc_frame_from_record(rec, c.version, &f, &err) != 0) {
-                atomic_fetch_add(&u->n_bad_records, 1);
+            if (!record_usable(rec, &c, &f, &err, &why)) {
+                bad++;
                 continue;
             }
             if (lc_stage_emit(s, &f, meter) != 0) {
@@ -214,6 +240,11 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             } else {
                 atomic_fetch_add(&u->n_frames, 1);
             }
+        }
+        if (bad) {
+            atomic_fetch_add(&u->n_bad_records, bad);
+            LC_WARN("%s: %s member %u: %u of %u positions dropped (%s)", s->name,
+                    c.source ? lc_chunk_source_path(c.source) : "a chunk", c.member, bad, k, why);
         }
         atomic_fetch_add(&u->n_chunks, 1);
         lc_item_chunk.dispose(&c);

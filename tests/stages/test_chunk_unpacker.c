@@ -6,7 +6,8 @@
  * every position; the first use is unbiased over many chunks; the arithmetic
  * holds across the wrap of the use count; positions_per_chunk takes
  * fixed-size disjoint slices; the choice depends only on the run seed and the
- * chunk's global index; file order without shuffling.
+ * chunk's global index; file order without shuffling; records of an unknown
+ * input format or another version are dropped and counted.
  */
 #include "check.h"
 #include "testutil.h"
@@ -309,6 +310,39 @@ static void test_file_order(void)
     lc_queue_free(in);
 }
 
+/* Records the planes are not defined for never become frames, even without a
+ * chunk_validator in the chain: an unknown input format, and a record whose
+ * version is not its chunk's. They are counted as bad_records. */
+static void test_bad_records_dropped(void)
+{
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 16, LC_OVERFLOW_BLOCK);
+    lc_stage *s = new_unpacker("sampling_rate: 1.0\nshuffle: false\n", in, 1);
+    lc_chunk_item c = make_chunk(5, 0);
+    uint32_t fmt = 7, seven = 7, canonical = 133;
+    memcpy(c.data + 3 * LC_V6_RECORD_SIZE + 4, &fmt, 4);   /* no such format */
+    memcpy(c.data + 10 * LC_V6_RECORD_SIZE, &seven, 4);    /* a V7 header in a V6 chunk */
+    memcpy(c.data + 20 * LC_V6_RECORD_SIZE + 4, &canonical, 4); /* fine */
+    CHECK_OK(lc_queue_put(in, &c, NULL));
+    lc_queue_close(in);
+    int n = 0;
+    bool seen[N_RECORDS] = {false};
+    lc_frame f;
+    while (lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 20000000000ull) == 0) {
+        int tag = (int)f.plies_left;
+        if (tag >= 0 && tag < N_RECORDS)
+            seen[tag] = true;
+        lc_frame_fini(&f);
+        n++;
+    }
+    CHECK_EQ_INT(n, N_RECORDS - 2);
+    CHECK(!seen[3] && !seen[10] && seen[20]);
+    lc_stage_metrics m;
+    lc_standalone_flush(s, &m);
+    CHECK_EQ_U64(lc_metrics_find_count(&m, "bad_records")->count, 2);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
 static void test_config_errors(void)
 {
     lc_stage *s = NULL;
@@ -339,6 +373,7 @@ int main(void)
     test_first_use_unbiased(0.3, 2000);
     test_fixed_count_and_determinism();
     test_file_order();
+    test_bad_records_dropped();
     test_config_errors();
     return check_finish();
 }
