@@ -349,11 +349,6 @@ int main(int argc, char **argv)
         return attach_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "ctl") == 0) {
         signal(SIGPIPE, SIG_IGN);
-        if (argc >= 3 && strcmp(argv[2], "--help") == 0) {
-            char *help[] = {"", "--help"};
-            lc_ctl_main(2, help);
-            return 0;
-        }
         return lc_ctl_main(argc - 2, argv + 2);
     }
     options o = {0};

@@ -69,6 +69,10 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
 
 int lc_ctl_main(int argc, char **argv)
 {
+    if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        ctl_usage(stdout);
+        return 0;
+    }
     if (argc < 2) {
         ctl_usage(stderr);
         return 2;

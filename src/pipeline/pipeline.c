@@ -488,12 +488,16 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
         m->stage_metrics[i] = lc_stage_metrics_to_proto(&agg[i]);
     }
     free(agg);
+    /* A running pipeline with a stage on hold says so: it is not flowing. */
+    m->has_state = true;
+    m->state = lc_pipeline_state(p);
+    for (size_t i = 0; i < p->n && m->state == LCMON__PIPELINE_STATE__PIPELINE_RUNNING; i++)
+        if (m->stage_metrics[i]->state == LCMON__STAGE_STATE__STAGE_PAUSED)
+            m->state = LCMON__PIPELINE_STATE__PIPELINE_PAUSED;
     m->has_duration_seconds = true;
     m->duration_seconds = duration > 0 ? duration : 0;
     m->has_uptime_seconds = true;
     m->uptime_seconds = p->started ? now - p->start_time : 0;
-    m->has_state = true;
-    m->state = lc_pipeline_state(p);
     m->has_rank = m->has_world_size = true;
     m->rank = p->env.rank;
     m->world_size = p->env.world_size;

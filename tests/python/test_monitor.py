@@ -199,10 +199,12 @@ class Monitor(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         m = L.metrics()
         self.assertEqual(L.stage(m, "unpacker", "last_second")["state"], "STAGE_PAUSED")
+        self.assertEqual(m["all_time"]["state"], "PIPELINE_PAUSED")
         r = ctl(L.sock, "resume", "unpacker")
         self.assertEqual(r.returncode, 0, r.stderr)
         m = L.metrics()
         self.assertEqual(L.stage(m, "unpacker", "last_second")["state"], "STAGE_RUNNING")
+        self.assertEqual(m["all_time"]["state"], "PIPELINE_RUNNING")
 
         r = ctl(L.sock, "pause", "no_such_stage")
         self.assertEqual(r.returncode, 1)
