@@ -90,10 +90,13 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     /* The parts. */
     Lcmon__PipelineState st = m->state;
     char state[24];
-    snprintf(state, sizeof state, " %s ", s->stopping ? "stopping" : lc_pipeline_state_name(st));
+    snprintf(state, sizeof state, " %s ",
+             s->disconnected ? "disconnected"
+                             : (s->stopping ? "stopping" : lc_pipeline_state_name(st)));
     for (char *p = state; *p; p++)
         *p = (char)toupper((unsigned char)*p);
-    tui_elem st_elem = s->stopping ? TUI_STATE_BUSY : state_elem(st);
+    tui_elem st_elem = s->disconnected ? TUI_STATE_FAILED
+                                       : (s->stopping ? TUI_STATE_BUSY : state_elem(st));
 
     char up[32], rank[40], pos[40];
     char clock[24];
@@ -123,7 +126,7 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     }
     char errs[40] = "";
     size_t n_err = tui_logpane_errors(s->log);
-    if (n_err && !s->show_log)
+    if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
         snprintf(errs, sizeof errs, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
     const char *where = lc_monitor_where(s->mon);
 

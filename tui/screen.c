@@ -119,9 +119,19 @@ void tui_screen_fetch(tui_screen *s)
         free_snapshot(s->all);
         s->last = last;
         s->all = all;
+        s->disconnected = false;
     } else {
         free_snapshot(last);
         free_snapshot(all);
+        /* A loader that answered before and no longer does went away: say
+         * so once, and the header says it while the old numbers stay. */
+        if (s->last->has_state && !s->disconnected) {
+            s->disconnected = true;
+            const char *where = lc_monitor_where(s->mon);
+            tui_logpane_add(s->log, LC_LOG_ERROR,
+                            "lost the loader%s%s: the numbers shown are the last it sent",
+                            where ? " at " : "", where ? where : "");
+        }
     }
     tui_logpane_poll(s->log, s->mon);
     note_failure(s);
@@ -180,8 +190,9 @@ static void wanted(const tui_screen *s, int *header_h, int *table_h, int *log_h,
     *header_h = tui_header_lines(s, cols);
     int body = rows - *header_h - 2; /* message line and key bar */
     int full = tui_table_rows(s, true), slim = tui_table_rows(s, false);
-    /* The log needs its title and a few lines to be worth showing. */
-    const int log_min = 4;
+    /* The log needs its title and two lines to be worth showing; at 80x24
+     * that is what is left under the full table. */
+    const int log_min = 3;
     *queues = full <= body;
     int table = *queues ? full : slim;
     if (table > body)

@@ -72,6 +72,7 @@ typedef struct tui_screen {
     bool stopping; /* drawn as the header's state during a stop */
 
     char last_error[512]; /* the pipeline error already put in the log */
+    bool disconnected;    /* an attached loader went away: the numbers are its last */
     int exit_code;
 } tui_screen;
 

@@ -613,6 +613,8 @@ class Screen(unittest.TestCase):
         time.sleep(0.5 * SLOW)
         small = p.capture()
         check_layout(self, p, small)
+        # The log keeps a place at 80x24: its title and the newest lines.
+        self.assertTrue(any(l.startswith("── log") for l in small.split("\n")), small)
         fresh = Pane(self, 80, 24)
         fresh.wait_rows()
         self.assertEqual(skeleton(p.lines()), skeleton(fresh.lines()))
@@ -662,10 +664,9 @@ class Screen(unittest.TestCase):
         info = p.tmux("display-message", "-p", "-t", "0", "#{alternate_on} #{cursor_flag}")
         self.assertEqual(info.strip(), "0 1")
 
-    def test_attach_to_a_headless_loader(self):
-        """lcmon attach shows a headless loader over its socket: the same
-        numbers as lcmon ctl metrics, keys that reach it, and quitting
-        leaves it running."""
+    def start_headless(self):
+        """A headless lcmon serving a socket, with a reader on its pipe;
+        stopped at the end of the test. Returns (process, socket path)."""
         tmp = tempfile.mkdtemp(prefix="lcmon-attach-")
         self.addCleanup(shutil.rmtree, tmp, True)
         pipe = os.path.join(tmp, "batches.pipe")
@@ -690,6 +691,14 @@ class Screen(unittest.TestCase):
                                   env=renv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.addCleanup(reader.wait)
         self.addCleanup(reader.kill)
+
+        return loader, sock
+
+    def test_attach_to_a_headless_loader(self):
+        """lcmon attach shows a headless loader over its socket: the same
+        numbers as lcmon ctl metrics, keys that reach it, and quitting
+        leaves it running."""
+        loader, sock = self.start_headless()
 
         p = Pane(self, 160, 45, config="", reader=False, command="%s attach %s" % (LCMON, sock))
         text = p.wait_rows()
@@ -753,18 +762,37 @@ class Screen(unittest.TestCase):
         self.assertIsNone(loader.poll())
         self.assertEqual(ctl_metrics()["all_time"]["state"], "PIPELINE_RUNNING")
 
-    def test_crash_signal_restores_the_terminal(self):
-        p = Pane(self, 120, 40)
+    def test_attached_loader_going_away(self):
+        """When the loader an attached screen shows goes away, the header
+        says DISCONNECTED and the log says so, instead of frozen numbers
+        that look alive."""
+        loader, sock = self.start_headless()
+        p = Pane(self, 80, 24, config="", reader=False, command="%s attach %s" % (LCMON, sock))
         p.wait_rows()
-        shell = p.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip()
-        pid = int(subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True,
-                                 check=True).stdout.split()[0])
-        os.kill(pid, signal.SIGSEGV)
-        text = p.wait_for("lcmon dying", lambda t: "lcmon exited" in t)
-        self.assertNotIn("lcmon exited 0", text)
-        self.assertNotIn("STAGE", text)
-        info = p.tmux("display-message", "-p", "-t", "0", "#{alternate_on} #{cursor_flag}")
-        self.assertEqual(info.strip(), "0 1")
+        loader.send_signal(signal.SIGINT)
+        loader.wait(timeout=30 * SLOW)
+        text = p.wait_for("DISCONNECTED", lambda t: t.startswith(" lcmon  DISCONNECTED"))
+        self.assertIn("lost the loader", text)
+        p.send("q")
+        p.wait_for("attach exited", lambda t: "lcmon exited" in t, timeout=10)
+
+    def test_crash_signal_restores_the_terminal(self):
+        # A fault, and SIGQUIT (Ctrl-\\: cbreak leaves it on; sent to lcmon
+        # alone here, as the key would also end the shell that reports).
+        for sig in (signal.SIGSEGV, signal.SIGQUIT):
+            with self.subTest(signal=sig.name):
+                p = Pane(self, 120, 40)
+                p.wait_rows()
+                shell = p.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip()
+                pid = int(subprocess.run(["pgrep", "-P", shell], capture_output=True,
+                                         text=True, check=True).stdout.split()[0])
+                os.kill(pid, sig)
+                text = p.wait_for("lcmon dying", lambda t: "lcmon exited" in t)
+                self.assertNotIn("lcmon exited 0", text)
+                self.assertNotIn("STAGE", text)
+                info = p.tmux("display-message", "-p", "-t", "0",
+                              "#{alternate_on} #{cursor_flag}")
+                self.assertEqual(info.strip(), "0 1")
 
     def test_ctrl_c_quits_like_q(self):
         p = Pane(self, 120, 40)
