@@ -15,7 +15,11 @@
  * found by a scan whose last change is younger than `settle_seconds` is
  * therefore held as pending: it is emitted when its IN_CLOSE_WRITE arrives,
  * or once it has stayed unchanged for settle_seconds. Without watching,
- * every scanned file is emitted (nothing could tell us more).
+ * every scanned file is emitted (nothing could tell us more). Files the
+ * initial scan holds are waited for (up to twice settle_seconds, at least
+ * settle_seconds + 1) before the scan-done marker, so that files written
+ * just before a restart are part of the initial set, sorted with the rest;
+ * one still written after that comes later, as a new file.
  *
  * Stopping: the poll() also waits on an eventfd that `stop` signals.
  */
@@ -97,6 +101,7 @@ typedef struct fpp {
     pending_file *pending;
     size_t n_pending, cap_pending;
     uint64_t seq;
+    uint32_t emit_flags; /* LC_ITEM_INITIAL while the initial scan settles */
     atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
     atomic_int_fast64_t g_dirs, g_pending;
     atomic_bool scan_done;
@@ -302,7 +307,7 @@ static bool check_pending(fpp *f, lc_stage *s, lc_load_meter *meter)
             p->path = NULL;
             f->pending[i] = f->pending[--f->n_pending];
             atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
-            if (!emit_path(f, s, path, 0, meter))
+            if (!emit_path(f, s, path, f->emit_flags, meter))
                 return false;
             continue;
         }
@@ -350,7 +355,7 @@ static bool handle_event(fpp *f, lc_stage *s, const struct inotify_event *ev, lc
     if (ev->mask & IN_ISDIR) {
         if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
             LC_INFO("watching new directory %s", path);
-            bool ok = scan_and_offer(f, s, path, 0, meter);
+            bool ok = scan_and_offer(f, s, path, f->emit_flags, meter);
             free(path);
             return ok;
         }
@@ -361,41 +366,46 @@ static bool handle_event(fpp *f, lc_stage *s, const struct inotify_event *ev, lc
         ssize_t i = find_pending(f, path);
         if (i >= 0)
             drop_pending(f, (size_t)i);
-        return emit_path(f, s, path, 0, meter);
+        return emit_path(f, s, path, f->emit_flags, meter);
     }
     free(path); /* IN_CREATE of a file: wait for its close */
     return true;
 }
 
-static void watch_loop(fpp *f, lc_stage *s, lc_load_meter *meter)
+/* Watch until stopped; or, with until > 0, until no file is pending or that
+ * moment passes (true then). False on a stop or a closed output. */
+static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
 {
     _Alignas(struct inotify_event) char buf[64 * 1024];
     struct pollfd fds[2] = {{.fd = f->inotify_fd, .events = POLLIN},
                             {.fd = f->wake_fd, .events = POLLIN}};
     while (lc_run_state_check(&s->run, meter)) {
+        if (until > 0 && (f->n_pending == 0 || lc_now_seconds() >= until))
+            return true;
         lc_load_idle(meter);
         int n = poll(fds, 2, f->n_pending ? 200 : 1000);
         lc_load_busy(meter);
         if (n < 0 && errno != EINTR) {
             LC_ERROR("poll on inotify failed: %s; no longer watching", strerror(errno));
-            return;
+            return false;
         }
         if (lc_run_state_stopping(&s->run))
-            return;
+            return false;
         if (n > 0 && (fds[0].revents & POLLIN)) {
             ssize_t len;
             while ((len = read(f->inotify_fd, buf, sizeof buf)) > 0) {
                 for (char *p = buf; p < buf + len;) {
                     const struct inotify_event *ev = (const struct inotify_event *)p;
                     if (!handle_event(f, s, ev, meter))
-                        return;
+                        return false;
                     p += sizeof *ev + ev->len;
                 }
             }
         }
         if (f->n_pending && !check_pending(f, s, meter))
-            return;
+            return false;
     }
+    return false;
 }
 
 static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -425,6 +435,21 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     double t0 = lc_now_seconds();
     if (!scan_and_offer(f, s, c->directory, LC_ITEM_INITIAL, meter))
         return;
+    /* Files the scan found still changing belong to the initial set when they
+     * settle soon: wait for them (a little longer than they need) before the
+     * marker, so the pool's first window and anchor count see them. One still
+     * written after that follows as a new file. */
+    if (f->n_pending) {
+        double wait = c->settle_seconds * 2 > c->settle_seconds + 1 ? c->settle_seconds * 2
+                                                                    : c->settle_seconds + 1;
+        LC_INFO("%s: waiting up to %.1f s for %zu files still being written", s->name, wait,
+                f->n_pending);
+        f->emit_flags = LC_ITEM_INITIAL;
+        bool ok = watch_loop(f, s, lc_now_seconds() + wait, meter);
+        f->emit_flags = 0;
+        if (!ok)
+            return;
+    }
     uint64_t initial = f->seq;
     lc_path_item marker = {.path = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = initial};
     if (lc_stage_emit(s, &marker, meter) != 0)
@@ -434,7 +459,7 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_now_seconds() - t0,
             f->n_pending ? "; files still being written will follow when closed" : "");
     if (f->inotify_fd >= 0)
-        watch_loop(f, s, meter);
+        watch_loop(f, s, 0, meter);
 }
 
 static int fpp_init(lc_stage *s, lc_error *err)
