@@ -25,6 +25,8 @@ static void ctl_usage(FILE *f)
                "  pause STAGE | resume STAGE\n"
                "  stop | start          stop the pipeline; build it anew and start it\n"
                "  metrics [--json]      the last second and all-time metrics\n"
+               "  stages                the loader's pipeline: its version and pid, then one\n"
+               "                        line per stage: NAME TYPE INPUT QUEUE CAPACITY ITEM\n"
                "\n"
                "Anchor commands print one line: KEY<TAB>COUNT.\n"
                "Exit status: 0 done, 1 refused by the loader, 2 usage, 3 cannot connect.\n");
@@ -67,6 +69,22 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
     }
 }
 
+/* The hello: what the loader runs. Absent fields print as "-". */
+static void print_stages(const Lcmon__Hello *h)
+{
+    printf("lcmon %s, pid %u, protocol %u\n", h->lcmon_version ? h->lcmon_version : "-", h->pid,
+           h->protocol_version);
+    for (size_t i = 0; i < h->n_stages; i++) {
+        const Lcmon__StageDescription *d = h->stages[i];
+        char cap[24] = "-";
+        if (d->has_queue_capacity)
+            snprintf(cap, sizeof cap, "%llu", (unsigned long long)d->queue_capacity);
+        printf("%s\t%s\t%s\t%s\t%s\t%s\n", d->name ? d->name : "-",
+               d->stage_type ? d->stage_type : "-", d->input && d->input[0] ? d->input : "-",
+               d->queue_name ? d->queue_name : "-", cap, d->item_type ? d->item_type : "-");
+    }
+}
+
 int lc_ctl_main(int argc, char **argv)
 {
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
@@ -87,6 +105,7 @@ int lc_ctl_main(int argc, char **argv)
                       (strcmp(args[0], "set") == 0 && nargs == 2))) ||
                     ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && nargs == 1) ||
                     ((strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0) && nargs == 0) ||
+                    (strcmp(cmd, "stages") == 0 && nargs == 0) ||
                     (strcmp(cmd, "metrics") == 0 &&
                      (nargs == 0 || (nargs == 1 && strcmp(args[0], "--json") == 0)));
     if (!ok_usage) {
@@ -103,7 +122,9 @@ int lc_ctl_main(int argc, char **argv)
         return 3;
     }
     int status = 0;
-    if (metrics) {
+    if (strcmp(cmd, "stages") == 0) {
+        print_stages(lc_monitor_remote_hello(m));
+    } else if (metrics) {
         Lcmon__DataLoaderMetricsProto *last = NULL, *all = NULL;
         if (lc_monitor_remote_wait_snapshot(m, 10)) {
             last = lc_monitor_metrics(m, false);

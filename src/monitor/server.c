@@ -12,7 +12,9 @@
  *     buffer is nearly empty, so a client that stops reading misses them
  *     instead of growing our memory; a client whose buffer still passes a
  *     hard limit (replies it never reads) is closed;
- *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused;
+ *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused, and a client
+ *     that sends nothing within 10 s of connecting is closed, so idle
+ *     connections cannot hold every place;
  *   - the pipeline itself never waits for this thread: snapshots are built
  *     from the metrics aggregates, and control goes through the monitor.
  *
@@ -43,6 +45,8 @@
 #define SOFT_OUT_LIMIT (256u << 10) /* queue snapshots only below this */
 #define HARD_OUT_LIMIT (8u << 20)   /* close a client that holds more */
 #define LOG_BATCH 200
+#define FRAMES_PER_TURN 64
+#define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
 
 typedef struct client {
     int fd;
@@ -53,6 +57,8 @@ typedef struct client {
     bool logs;
     uint64_t log_after;
     uint64_t skipped; /* snapshots missed because the client was not reading */
+    uint64_t hush_deadline_ns; /* closed if it has said nothing by then; 0 once it spoke */
+    bool more;                 /* whole frames wait in `in` for the next turn */
 } client;
 
 struct lc_server {
@@ -185,6 +191,7 @@ static void drop_client(lc_server *s, size_t i, const char *why)
 
 static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *m)
 {
+    c->hush_deadline_ns = 0;
     if (m->subscribe) {
         uint32_t ms = m->subscribe->has_interval_ms ? m->subscribe->interval_ms : 1000;
         c->interval_ms = ms == 0 ? 0 : (ms < 50 ? 50 : ms);
@@ -207,16 +214,15 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
     }
 }
 
-/* Parse every whole frame in the client's input; false to close it. */
-static bool read_client(lc_server *s, client *c, const char **why)
+/* Take what the client sent into its input buffer; false to close it. */
+static bool recv_client(client *c, const char **why)
 {
     uint8_t buf[65536];
-    for (;;) {
+    /* Enough for the largest frame; beyond that, frames are answered first. */
+    while (c->in.len <= LC_WIRE_MAX_FRAME + 4) {
         ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n > 0) {
             lc_wire_buf_append(&c->in, buf, (size_t)n);
-            if (c->in.len > LC_WIRE_MAX_FRAME + 4 + sizeof buf)
-                break; /* the frame check below refuses it */
             continue;
         }
         if (n == 0) {
@@ -230,25 +236,51 @@ static bool read_client(lc_server *s, client *c, const char **why)
         *why = strerror(errno);
         return false;
     }
-    for (;;) {
+    return true;
+}
+
+/* Answer up to FRAMES_PER_TURN whole frames of the client's input, so that
+ * one client's burst never keeps the others waiting; c->more says whether
+ * whole frames are left. False to close the client. */
+static bool serve_client(lc_server *s, client *c, const char **why)
+{
+    size_t off = 0;
+    bool ok = true;
+    c->more = false;
+    for (int k = 0;; k++) {
+        lc_wire_buf rest = {.data = c->in.data + off, .len = c->in.len - off};
         const uint8_t *frame;
         size_t len;
-        int rc = lc_wire_peek_frame(&c->in, &frame, &len);
+        int rc = lc_wire_peek_frame(&rest, &frame, &len);
         if (rc < 0) {
             *why = "it announced a frame over the size limit";
-            return false;
+            ok = false;
+            break;
         }
         if (rc == 0)
-            return true;
+            break;
+        if (k == FRAMES_PER_TURN) {
+            c->more = true;
+            break;
+        }
         Lcmon__ClientMessage *m = lcmon__client_message__unpack(NULL, len, frame);
         if (!m) {
             *why = "it sent bytes that are not a monitor message";
-            return false;
+            ok = false;
+            break;
         }
         handle_message(s, c, m);
         lcmon__client_message__free_unpacked(m, NULL);
-        lc_wire_buf_consume(&c->in, 4 + len);
+        off += 4 + len;
+        /* Requests whose replies it does not read: stop answering. */
+        if (c->out.len > HARD_OUT_LIMIT) {
+            *why = "it stopped reading its replies";
+            ok = false;
+            break;
+        }
     }
+    lc_wire_buf_consume(&c->in, off); /* once: no memmove per frame */
+    return ok;
 }
 
 static bool flush_client(client *c, const char **why)
@@ -290,6 +322,7 @@ static void accept_clients(lc_server *s)
         c->fd = fd;
         c->id = ++s->next_id;
         c->interval_ms = 0; /* nothing until it subscribes */
+        c->hush_deadline_ns = lc_now_ns() + SILENT_LIMIT_NS;
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
         LC_DEBUG("monitor client %u connected", c->id);
@@ -306,8 +339,16 @@ static void feed_clients(lc_server *s)
         if (c->interval_ms && now >= c->next_due_ns) {
             c->next_due_ns = now + (uint64_t)c->interval_ms * 1000000u;
             if (c->out.len > SOFT_OUT_LIMIT) {
-                c->skipped++;
+                if (c->skipped++ == 0)
+                    LC_INFO("monitor client %u is not reading: its snapshots are skipped "
+                            "until it catches up",
+                            c->id);
             } else {
+                if (c->skipped) {
+                    LC_INFO("monitor client %u reads again, after missing %llu snapshots", c->id,
+                            (unsigned long long)c->skipped);
+                    c->skipped = 0;
+                }
                 if (!snap.len) {
                     Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
                     m.last_second = lc_monitor_metrics(s->monitor, false);
@@ -352,10 +393,17 @@ static void *server_main(void *arg)
     struct pollfd fds[2 + LC_SERVER_MAX_CLIENTS];
     while (!atomic_load(&s->quit)) {
         feed_clients(s);
-        /* Write what we can before waiting. */
+        /* Write what we can before waiting; close the clients that connected
+         * and never said anything (they would hold a place forever). */
+        uint64_t start = lc_now_ns();
         for (size_t i = 0; i < s->n_clients;) {
             const char *why = NULL;
-            if (!flush_client(&s->clients[i], &why)) {
+            client *c = &s->clients[i];
+            if (c->hush_deadline_ns && start > c->hush_deadline_ns) {
+                drop_client(s, i, "it sent nothing in the 10 s after connecting");
+                continue;
+            }
+            if (!flush_client(c, &why)) {
                 drop_client(s, i, why);
                 continue;
             }
@@ -367,6 +415,8 @@ static void *server_main(void *arg)
         int timeout = 100;
         for (size_t i = 0; i < s->n_clients; i++) {
             client *c = &s->clients[i];
+            if (c->more)
+                timeout = 0;
             fds[2 + i] = (struct pollfd){
                 .fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
             if (c->interval_ms) {
@@ -381,7 +431,7 @@ static void *server_main(void *arg)
             LC_ERROR("monitor socket: poll failed: %s", strerror(errno));
             break;
         }
-        if (n <= 0)
+        if (n < 0)
             continue;
         if (fds[0].revents)
             break;
@@ -389,10 +439,15 @@ static void *server_main(void *arg)
          * end so that dropping one does not move an unvisited one. */
         for (size_t i = polled; i-- > 0;) {
             short re = fds[2 + i].revents;
-            if (!re)
+            client *c = &s->clients[i];
+            if (!re && !c->more)
                 continue;
             const char *why = NULL;
-            if ((re & (POLLIN | POLLHUP | POLLERR)) && !read_client(s, &s->clients[i], &why)) {
+            if ((re & (POLLIN | POLLHUP | POLLERR)) && !recv_client(c, &why)) {
+                drop_client(s, i, why);
+                continue;
+            }
+            if (!serve_client(s, c, &why)) {
                 drop_client(s, i, why);
                 continue;
             }

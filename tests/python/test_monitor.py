@@ -73,6 +73,102 @@ def ctl(sock, *args, timeout=30):
     )
 
 
+# --- a little of the socket's protobuf, by hand (no protobuf module) ---
+
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def read_varint(buf, i):
+    """The varint at buf[i]: (value, the index after it)."""
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def fields(buf):
+    """The top-level fields of a message: (number, value) pairs; value is an
+    int for varints and bytes for the rest."""
+    i, out = 0, []
+    while i < len(buf):
+        key, i = read_varint(buf, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = read_varint(buf, i)
+            out.append((num, v))
+        elif wire == 2:
+            n, i = read_varint(buf, i)
+            out.append((num, buf[i:i + n]))
+            i += n
+        elif wire in (1, 5):
+            n = 8 if wire == 1 else 4
+            out.append((num, buf[i:i + n]))
+            i += n
+        else:
+            raise ValueError("wire type %d" % wire)
+    return out
+
+
+def client_frame(body):
+    return struct.pack("<I", len(body)) + body
+
+
+def subscribe(interval_ms, logs=False):
+    """ClientMessage{subscribe{interval_ms, logs}}."""
+    sub = b"\x08" + varint(interval_ms) + b"\x18" + (b"\x01" if logs else b"\x00")
+    return client_frame(b"\x0a" + varint(len(sub)) + sub)
+
+
+class Frames:
+    """Server messages off a raw connection, as lists of fields."""
+
+    def __init__(self, sock):
+        self.sock, self.buf = sock, b""
+
+    def read(self, seconds):
+        out, deadline = [], time.monotonic() + seconds
+        while True:
+            while len(self.buf) >= 4:
+                n = struct.unpack("<I", self.buf[:4])[0]
+                if len(self.buf) < 4 + n:
+                    break
+                out.append(fields(self.buf[4:4 + n]))
+                self.buf = self.buf[4 + n:]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return out
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except socket.timeout:
+                return out
+            if not chunk:
+                return out
+            self.buf += chunk
+
+
+def snapshots(messages):
+    return sum(1 for m in messages if any(num == 2 for num, _ in m))
+
+
+def log_texts(messages):
+    """The text of every LogLine (ServerMessage field 6, LogLine field 5)."""
+    return [v.decode() for m in messages for num, line in m if num == 6
+            for n2, v in fields(line) if n2 == 5]
+
+
 class Reader(threading.Thread):
     """The trainer: counts batches until told to stop."""
 
@@ -350,29 +446,39 @@ class Monitor(unittest.TestCase):
                 self.assertEqual(len(got), 4 + n, what)
             self.assertTrue(L.batches_flow(), "no batches after %s" % what)
             self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
-        # Subscribes fast and never reads, with a tiny receive buffer.
+        # Subscribes fast (with the log) and never reads, with a tiny receive
+        # buffer. Once the kernel's buffers are full, what waits for it in the
+        # loader passes the soft limit and the server skips its snapshots,
+        # which it logs; the loader's memory stays flat meanwhile.
         slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         slow.connect(L.sock)
-        # ClientMessage{subscribe{interval_ms: 50, logs: true}}
-        sub = b"\x08\x32" + b"\x18\x01"
-        msg = b"\x0a" + bytes([len(sub)]) + sub
-        slow.sendall(struct.pack("<I", len(msg)) + msg)
-        rss = []
-        for _ in range(8):
-            time.sleep(0.5)
+        slow.sendall(subscribe(50, logs=True))
+
+        def rss():
             with open("/proc/%d/status" % L.proc.pid) as f:
-                for line in f:
-                    if line.startswith("VmRSS"):
-                        rss.append(int(line.split()[1]))
-        # The loader goes on, answers others, and its memory stays flat
-        # (after the first second of warm-up).
+                return [int(l.split()[1]) for l in f if l.startswith("VmRSS")][0]
+
+        time.sleep(1)
+        first = rss()
+        watcher = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        watcher.connect(L.sock)
+        watcher.sendall(subscribe(0, logs=True))
+        watching = Frames(watcher)
+        texts, deadline = [], time.monotonic() + 60 * SLOW
+        while not any("is not reading: its snapshots are skipped" in t for t in texts):
+            self.assertLess(time.monotonic(), deadline, "the server never skipped: %s"
+                            % texts[-10:])
+            texts += log_texts(watching.read(1))
+        time.sleep(2)  # and it goes on skipping
+        watcher.close()
+        # The loader goes on, answers others, and its memory stays flat.
         self.assertTrue(L.batches_flow())
         m = L.metrics()
         self.assertEqual(m["all_time"]["state"], "PIPELINE_RUNNING")
-        self.assertLess(rss[-1] - rss[2], 64 * 1024, rss)
-        # What waited for the stalled client is bounded: a few snapshots,
-        # not four seconds' worth at 20 a second.
+        self.assertLess(rss() - first, 64 * 1024)
+        # What waited for the stalled client is bounded: the soft limit and
+        # the kernel's buffers, whatever the time it did not read.
         slow.setblocking(False)
         queued = 0
         try:
@@ -387,6 +493,73 @@ class Monitor(unittest.TestCase):
         slow.close()
         self.assertTrue(L.batches_flow())
         self.assertIsNone(L.reader.error)
+
+    def test_hello_and_stages(self):
+        L = self.loader
+        r = ctl(L.sock, "stages")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.rstrip("\n").split("\n")
+        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 1$" % L.proc.pid)
+        rows = [l.split("\t") for l in lines[1:]]
+        names = [x[0] for x in rows]
+        with open(L.config) as f:
+            want = [line.split(":", 1)[1].strip() for line in f if line.startswith("  - name:")]
+        self.assertEqual(names, want)
+        by_name = {x[0]: x for x in rows}
+        self.assertEqual(by_name["writer"][1:3], ["fifo_writer", "tensors"])
+        self.assertEqual(by_name["tensors"][3], "tensors.out")
+        self.assertEqual(by_name["tensors"][5], "batch")
+        self.assertEqual(by_name[names[0]][2], "-")  # the first stage reads no queue
+
+    def test_subscription_interval(self):
+        """Snapshots come at the interval the client asks for, and a new
+        subscription changes it."""
+        L = self.loader
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(L.sock)
+        self.addCleanup(s.close)
+        f = Frames(s)
+        hello = f.read(2)
+        self.assertTrue(hello and any(num == 1 for num, _ in hello[0]), "no hello first")
+        for interval, seconds in ((200, 3.0), (1000, 4.0)):
+            s.sendall(subscribe(interval))
+            got = snapshots(f.read(seconds))
+            want = seconds * 1000 / interval
+            self.assertGreaterEqual(got, want * 0.6, (interval, got))
+            self.assertLessEqual(got, want * 1.3 + 1, (interval, got))
+
+    def test_client_that_never_reads_replies_is_closed(self):
+        """Replies are always queued (unlike snapshots), so a client that
+        sends requests and never reads would grow the loader's memory: past
+        a limit the server closes it, and the loader goes on."""
+        L = self.loader
+        self.assertTrue(L.batches_flow())
+
+        def rss():
+            with open("/proc/%d/status" % L.proc.pid) as f:
+                return [int(l.split()[1]) for l in f if l.startswith("VmRSS")][0]
+
+        before = rss()
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(L.sock)
+        # ClientMessage{control{}, request_id}: an empty request, refused
+        # with a short error reply.
+        burst = b"".join(client_frame(b"\x12\x00\x18" + varint(i)) for i in range(1, 20001))
+        closed = False
+        s.settimeout(5 * SLOW)
+        for _ in range(40):  # up to 800k requests: far more than the limit needs
+            try:
+                s.sendall(burst)
+            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                closed = True
+                break
+        if not closed:
+            self.closed_by_server(s, "a flood of unread replies")
+        s.close()
+        self.assertLess(rss() - before, 48 * 1024)
+        self.assertTrue(L.batches_flow())
+        self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
 
     def closed_by_server(self, s, what):
         """Read until the server closes the connection; what it sent."""
