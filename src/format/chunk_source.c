@@ -29,6 +29,7 @@ struct lc_chunk_source {
     size_t n_non_gzip;
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
+    atomic_uchar *bad; /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
 };
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -44,6 +45,7 @@ static void source_free(lc_chunk_source *s)
     for (size_t i = 0; i < s->n_chunks; i++)
         free(s->chunks[i].name);
     free(s->chunks);
+    free((void *)s->bad);
     free(s->path);
     free(s);
 }
@@ -137,8 +139,22 @@ int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
         source_free(s);
         return rc;
     }
+    size_t n = lc_chunk_source_count(s);
+    s->bad = lc_xcalloc(n ? n : 1, sizeof *s->bad);
     *out = s;
     return 0;
+}
+
+void lc_chunk_source_mark_bad(lc_chunk_source *s, size_t i)
+{
+    if (i < lc_chunk_source_count(s))
+        atomic_store_explicit(&s->bad[i], 1, memory_order_relaxed);
+}
+
+bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i)
+{
+    return i < lc_chunk_source_count(s) &&
+           atomic_load_explicit(&s->bad[i], memory_order_relaxed);
 }
 
 lc_chunk_source *lc_chunk_source_ref(lc_chunk_source *s)

@@ -72,6 +72,15 @@ typedef struct lc_tar_entry_counts {
 lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s);
 
 /*
+ * Chunk i was found bad after it was read (a stage downstream of the pool,
+ * such as chunk_validator, rejected its records): the pool that holds the
+ * source drops it for good at its next draw instead of drawing it again.
+ * Any thread; i out of range is ignored.
+ */
+void lc_chunk_source_mark_bad(lc_chunk_source *s, size_t i);
+bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i);
+
+/*
  * Read chunk i's compressed bytes into *buf (malloc'd, caller frees). Errors
  * name the path (and member): i out of range -EINVAL, a vanished file its
  * errno, a shrunken one LC_ETRUNC, a chunk larger than lc_gunzip_max_output

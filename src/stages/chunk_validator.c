@@ -80,6 +80,8 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                     c.source ? lc_chunk_source_path(c.source) : "?",
                     c.source ? lc_chunk_source_chunk_name(c.source, c.member) : "?", bad_at,
                     reason);
+            if (c.source) /* the pool drops it for good instead of drawing it again */
+                lc_chunk_source_mark_bad(c.source, c.member);
             lc_item_chunk.dispose(&c);
             continue;
         }

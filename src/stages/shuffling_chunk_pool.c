@@ -22,7 +22,9 @@
  * when drawn; when the array runs empty a new pass starts over the window
  * (counted as a reshuffle). Each chunk keeps a use count, which travels with
  * the chunk so that the unpacker picks different positions on each use. A
- * chunk that fails to load is dropped for good.
+ * chunk that fails to load is dropped for good, and so is one that a stage
+ * downstream marked bad on its source (lc_chunk_source_mark_bad: the
+ * validator does), at its next draw.
  *
  * Sharding. With world size N > 1, rank r keeps only the chunks whose
  * identity hash (source key and member index) is r modulo N. The decision
@@ -418,8 +420,14 @@ static bool draw_locked(lc_stage *s, pool *p, lc_chunk_source **src, uint32_t *m
             atomic_fetch_add(&p->n_stale_draws, 1);
             continue;
         }
+        uint32_t m = e->members ? e->members[pos] : pos;
+        if (lc_chunk_source_is_bad(e->src, m)) { /* rejected downstream */
+            e->uses[pos] = DROPPED;
+            atomic_fetch_add(&p->n_dropped, 1);
+            continue;
+        }
         *src = lc_chunk_source_ref(e->src);
-        *member = e->members ? e->members[pos] : pos;
+        *member = m;
         *global = idx;
         *use = e->uses[pos]++;
         if (e->uses[pos] == DROPPED) /* wrapped after 4 billion uses */

@@ -351,6 +351,28 @@ static void test_bad_chunks_dropped_for_good(void)
         snprintf(name, sizeof name, "game_%06d.gz", i);
         CHECK(log_mentions(name));
     }
+    /* A chunk that reads fine but that a stage downstream rejects (the
+     * validator marks it on its source) is dropped for good too. */
+    bool marked = false;
+    for (int k = 0; k < 200 && !marked; k++) {
+        CHECK(take(s, &c));
+        if (key_number(&c) == 2) {
+            lc_chunk_source_mark_bad(c.source, c.member);
+            marked = true;
+        }
+        lc_item_chunk.dispose(&c);
+    }
+    CHECK(marked);
+    for (int k = 0; k < 8; k++) { /* what was drawn before the mark */
+        CHECK(take(s, &c));
+        lc_item_chunk.dispose(&c);
+    }
+    for (int k = 0; k < 60; k++) {
+        CHECK(take(s, &c));
+        CHECK(key_number(&c) < 4 && key_number(&c) != 2);
+        lc_item_chunk.dispose(&c);
+    }
+    CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 1);
     lc_standalone_free(s);
     lc_queue_free(in);
 }
