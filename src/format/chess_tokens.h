@@ -45,13 +45,16 @@
 int lc_chess_fen_tokens(const char *fen, size_t len, int64_t out[LC_CHESS_POS_TOKENS],
                         lc_error *err);
 
-/* One row of a game, as the Parquet source hands it over. */
+/* One row of a game, as the Parquet source hands it over. A null fen,
+ * played or best (NULL, length 0) is a missing value; the functions below
+ * take it for a malformed FEN or a move outside the vocabulary, so callers
+ * that count missing values apart check for NULL first. */
 typedef struct lc_chess_row {
-    const char *fen;
+    const char *fen; /* NULL when null */
     size_t fen_len;
-    const char *played; /* UCI */
+    const char *played; /* UCI; NULL when null */
     size_t played_len;
-    const char *best; /* UCI */
+    const char *best; /* UCI; NULL when null */
     size_t best_len;
     double win, draw, loss;
     bool has_win, has_draw, has_loss; /* false for a null value */

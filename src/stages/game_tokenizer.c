@@ -12,9 +12,16 @@
  *              input_ids [B, 68] int64, attention_mask [B, 68] int64,
  *              target [B] int64 (the best move)
  *
- * A game with a move outside the vocabulary (decoder) or a position whose
- * best move is outside it (encoder), and a malformed FEN, are skipped and
- * counted, and the first few are logged with the file and game id.
+ * The source passes rows with a null fen, played_move or best_move on (the
+ * string is NULL); what they spoil depends on the mode. Decoder: a game with
+ * any of them null is skipped and counted (bad_games_missing_values).
+ * Encoder: a position with a null fen or best_move is skipped and counted
+ * (bad_positions_missing_values), the game's other positions are kept, and
+ * played_move is not used at all. Likewise a game with a move outside the
+ * vocabulary (decoder) or a position whose best move is outside it
+ * (encoder), and a malformed FEN, are skipped and counted
+ * (bad_*_out_of_vocabulary, bad_*_fen). The first few skips are logged with
+ * the file and game id.
  *
  * N worker threads each fill their own batch (stages/batcher.h); each has
  * its own generator seeded from the run seed and its index. With one
@@ -99,20 +106,40 @@ typedef struct tokenizer {
     lc_worker_pool pool;
     lc_batch_layout layout;
     lc_batch_sink sink;
-    atomic_uint_fast64_t n_games, n_positions, n_bad_oov, n_bad_fen, n_logged;
+    atomic_uint_fast64_t n_games, n_positions, n_bad_oov, n_bad_fen, n_bad_missing, n_logged;
 } tokenizer;
 
-/* Count a skipped game or position, and log the first few. */
+/* Count a skipped game or position, by its failure (LC_EEMPTY: a null
+ * value, or a game without rows, which the source never emits;
+ * LC_CHESS_EOOV: a move outside the vocabulary; else the FEN), and log the
+ * first few. */
 static void skipped(lc_stage *s, tokenizer *t, const lc_game_item *game, int rc,
                     const lc_error *err)
 {
-    atomic_fetch_add(rc == LC_CHESS_EOOV ? &t->n_bad_oov : &t->n_bad_fen, 1);
+    atomic_fetch_add(rc == LC_EEMPTY       ? &t->n_bad_missing
+                     : rc == LC_CHESS_EOOV ? &t->n_bad_oov
+                                           : &t->n_bad_fen,
+                     1);
     uint64_t k = atomic_fetch_add(&t->n_logged, 1);
     if (k < LOG_FIRST)
         LC_WARN("%s: skipping %s %s of %s: %s%s", s->name,
                 ((const tok_config *)s->config)->mode == MODE_DECODER ? "game" : "a position of game",
                 game->id, game->file, err->msg,
                 k + 1 == LOG_FIRST ? " (further ones are only counted)" : "");
+}
+
+/* LC_EEMPTY (with err naming the row and column) when row i lacks a value
+ * the mode needs: the fen and the best move, and for the decoder the played
+ * move; else 0. */
+static int check_present(const lc_chess_row *r, uint32_t i, bool need_played, lc_error *err)
+{
+    const char *column = !r->fen                   ? "fen"
+                         : need_played && !r->played ? "played_move"
+                         : !r->best                  ? "best_move"
+                                                     : NULL;
+    if (!column)
+        return 0;
+    return lc_error_set(err, LC_EEMPTY, "row %u: %s is null", (unsigned)i, column);
 }
 
 static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rng,
@@ -139,7 +166,11 @@ static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rn
             .wdl_mask = (uint8_t *)lc_batch_tensor(b, 3) + row * L,
         };
         lc_error_clear(&err);
-        int rc = lc_chess_decoder_sample(d, g.rows, g.n_rows, rng, &out, &err);
+        int rc = 0;
+        for (uint32_t i = 0; i < g.n_rows && rc == 0; i++)
+            rc = check_present(&g.rows[i], i, true, &err);
+        if (rc == 0)
+            rc = lc_chess_decoder_sample(d, g.rows, g.n_rows, rng, &out, &err);
         if (rc != 0) {
             skipped(s, t, &g, rc, &err);
             free(g.mem);
@@ -165,11 +196,13 @@ static void encoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_load_me
             uint64_t row;
             lc_batch *b = lc_batcher_row(bt, &row);
             lc_error_clear(&err);
-            int rc = lc_chess_encoder_sample(
-                r->fen, r->fen_len, r->best, r->best_len,
-                (int64_t *)lc_batch_tensor(b, 0) + row * LC_CHESS_POS_TOKENS,
-                (int64_t *)lc_batch_tensor(b, 1) + row * LC_CHESS_POS_TOKENS,
-                (int64_t *)lc_batch_tensor(b, 2) + row, &err);
+            int rc = check_present(r, i, false, &err);
+            if (rc == 0)
+                rc = lc_chess_encoder_sample(
+                    r->fen, r->fen_len, r->best, r->best_len,
+                    (int64_t *)lc_batch_tensor(b, 0) + row * LC_CHESS_POS_TOKENS,
+                    (int64_t *)lc_batch_tensor(b, 1) + row * LC_CHESS_POS_TOKENS,
+                    (int64_t *)lc_batch_tensor(b, 2) + row, &err);
             if (rc != 0) {
                 skipped(s, t, &g, rc, &err);
                 continue;
@@ -257,6 +290,8 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
                          atomic_exchange(&t->n_bad_oov, 0));
     lc_metrics_add_count(m, dec ? "bad_games_fen" : "bad_positions_fen",
                          atomic_exchange(&t->n_bad_fen, 0));
+    lc_metrics_add_count(m, dec ? "bad_games_missing_values" : "bad_positions_missing_values",
+                         atomic_exchange(&t->n_bad_missing, 0));
     snprintf(m->detail, sizeof m->detail, "%s", dec ? "decoder" : "encoder");
 }
 

@@ -23,11 +23,14 @@
  *
  * Reading a unit reads the game columns of its row groups, groups the rows
  * by game_id, sorts each game by ply and emits the games (shuffled with
- * `shuffle`, else in file order), each as one allocation. A game with a
- * missing fen or move is counted bad and skipped; a row without a game_id is
- * counted and skipped. A file that cannot be opened or lacks a game column,
- * and a unit that cannot be read, are logged (naming the file, column and
- * row group) and counted; the stage goes on with the rest.
+ * `shuffle`, else in file order), each as one allocation. Rows with a null
+ * fen, played_move or best_move are passed on with that string NULL (the
+ * row's presence flag): whether they spoil the game (decoder) or only their
+ * position (encoder) depends on the consumer's mode, so game_tokenizer
+ * checks and counts them. A row without a game_id is counted and skipped. A
+ * file that cannot be opened or lacks a game column, and a unit that cannot
+ * be read, are logged (naming the file, column and row group) and counted;
+ * the stage goes on with the rest.
  *
  * `epochs` epochs are read (0: without end); then the output closes.
  */
@@ -119,7 +122,8 @@ typedef struct pq_row {
     size_t id_off, fen_off, played_off, best_off;
     uint32_t id_len, fen_len, played_len, best_len;
     double w, d, l;
-    uint8_t has_w, has_d, has_l, complete; /* complete: fen and both moves present */
+    uint8_t has_w, has_d, has_l;
+    uint8_t has_fen, has_played, has_best; /* false for a null value */
     uint8_t ply_null;
 } pq_row;
 
@@ -148,7 +152,7 @@ typedef struct pgs {
     bool warned_empty;
     atomic_uint_fast64_t seq;
     atomic_uint_fast64_t n_files, n_units_read, n_games, n_rows, n_bad_files, n_bad_units,
-        n_bad_games, n_rows_no_id, n_other_rank, n_scattered_files;
+        n_rows_no_id, n_other_rank, n_scattered_files;
     atomic_uint_fast64_t epoch_gauge, files_done_gauge, files_total_gauge;
 } pgs;
 
@@ -541,7 +545,7 @@ static size_t arena_put(pq_scratch *sc, const char *p, size_t n)
 }
 
 static void string_at(const lc_parquet_column *c, size_t i, pq_scratch *sc, size_t *off,
-                      uint32_t *len, bool *present)
+                      uint32_t *len, uint8_t *present)
 {
     *present = c->valid[i] != 0;
     size_t n = 0;
@@ -602,6 +606,21 @@ static int compare_first_rows(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
+/* Copy the string at off of the arena to *p and point *out at it, or set
+ * *out to NULL for a null value. */
+static void copy_string(const pq_scratch *sc, bool present, size_t off, uint32_t len, char **p,
+                        const char **out, size_t *out_len)
+{
+    *out_len = len;
+    if (!present) {
+        *out = NULL;
+        return;
+    }
+    memcpy(*p, sc->arena + off, len);
+    *out = *p;
+    *p += len;
+}
+
 /* Emit game k (rows games[k] .. games[k+1] of the sorted rows). */
 static bool emit_game(lc_stage *s, pgs *g, pq_scratch *sc, const pq_file *f, size_t k,
                       lc_load_meter *meter)
@@ -610,10 +629,6 @@ static bool emit_game(lc_stage *s, pgs *g, pq_scratch *sc, const pq_file *f, siz
     size_t bytes = n * sizeof(lc_chess_row) + strlen(f->base) + 1 + sc->rows[a].id_len + 1;
     for (size_t i = a; i < b; i++) {
         const pq_row *r = &sc->rows[i];
-        if (!r->complete) {
-            atomic_fetch_add(&g->n_bad_games, 1);
-            return true;
-        }
         bytes += (size_t)r->fen_len + r->played_len + r->best_len;
     }
     char *mem = lc_xmalloc(bytes);
@@ -622,18 +637,10 @@ static bool emit_game(lc_stage *s, pgs *g, pq_scratch *sc, const pq_file *f, siz
     for (size_t i = a; i < b; i++) {
         const pq_row *r = &sc->rows[i];
         lc_chess_row *o = &rows[i - a];
-        o->fen = p;
-        o->fen_len = r->fen_len;
-        memcpy(p, sc->arena + r->fen_off, r->fen_len);
-        p += r->fen_len;
-        o->played = p;
-        o->played_len = r->played_len;
-        memcpy(p, sc->arena + r->played_off, r->played_len);
-        p += r->played_len;
-        o->best = p;
-        o->best_len = r->best_len;
-        memcpy(p, sc->arena + r->best_off, r->best_len);
-        p += r->best_len;
+        copy_string(sc, r->has_fen, r->fen_off, r->fen_len, &p, &o->fen, &o->fen_len);
+        copy_string(sc, r->has_played, r->played_off, r->played_len, &p, &o->played,
+                    &o->played_len);
+        copy_string(sc, r->has_best, r->best_off, r->best_len, &p, &o->best, &o->best_len);
         o->win = r->w;
         o->draw = r->d;
         o->loss = r->l;
@@ -706,11 +713,10 @@ static bool read_unit(lc_stage *s, pgs *g, const pq_unit *u, pq_scratch *sc,
             if (has_ply && sc->cols[C_PLY].kind == LC_PARQUET_KIND_INT64)
                 o->ply = sc->cols[C_PLY].i64[i];
             o->ply_null = !has_ply;
-            bool p1, p2, p3;
-            string_at(&sc->cols[C_FEN], i, sc, &o->fen_off, &o->fen_len, &p1);
-            string_at(&sc->cols[C_PLAYED], i, sc, &o->played_off, &o->played_len, &p2);
-            string_at(&sc->cols[C_BEST], i, sc, &o->best_off, &o->best_len, &p3);
-            o->complete = p1 && p2 && p3;
+            string_at(&sc->cols[C_FEN], i, sc, &o->fen_off, &o->fen_len, &o->has_fen);
+            string_at(&sc->cols[C_PLAYED], i, sc, &o->played_off, &o->played_len,
+                      &o->has_played);
+            string_at(&sc->cols[C_BEST], i, sc, &o->best_off, &o->best_len, &o->has_best);
             o->w = number_at(&sc->cols[C_WIN], i, &o->has_w);
             o->d = number_at(&sc->cols[C_DRAW], i, &o->has_d);
             o->l = number_at(&sc->cols[C_LOSS], i, &o->has_l);
@@ -911,7 +917,6 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "rows", atomic_exchange(&g->n_rows, 0));
     lc_metrics_add_count(m, "bad_files", atomic_exchange(&g->n_bad_files, 0));
     lc_metrics_add_count(m, "bad_units", atomic_exchange(&g->n_bad_units, 0));
-    lc_metrics_add_count(m, "bad_games_missing_values", atomic_exchange(&g->n_bad_games, 0));
     lc_metrics_add_count(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
     lc_metrics_add_count(m, "other_rank_units", atomic_exchange(&g->n_other_rank, 0));
     lc_metrics_add_count(m, "scattered_files", atomic_exchange(&g->n_scattered_files, 0));

@@ -2,7 +2,10 @@
  * game_tokenizer as a stage: batches of the doc's layout in both modes, a
  * game with a move outside the vocabulary (decoder) or a position whose best
  * move is outside it (encoder) skipped and counted, a malformed FEN counted,
- * and the last (partial) batch of a finite run flagged and zero-padded.
+ * null values (NULL strings, as parquet_game_source passes them on) spoiling
+ * the whole game in decoder mode and only their position in encoder mode
+ * (where a null played move does not matter), each counted, and the last
+ * (partial) batch of a finite run flagged and zero-padded.
  * The token values themselves are checked in tests/format/test_chess_tokens.c
  * and end to end in tests/python/test_transformer.py.
  */
@@ -24,7 +27,8 @@
 #define START "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 #define AFTER_E4 "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
 
-/* A game item of two rows; `bad` makes one of them unusable. */
+/* A game item of two rows; the second row's values are given (NULL for a
+ * null value) so that it can be made unusable. */
 static lc_game_item game(const char *played2, const char *best2, const char *fen2)
 {
     const char *fens[2] = {START, fen2}, *played[2] = {"e2e4", played2},
@@ -34,15 +38,14 @@ static lc_game_item game(const char *played2, const char *best2, const char *fen
     lc_chess_row *rows = (lc_chess_row *)mem;
     char *p = mem + 2 * sizeof(lc_chess_row);
     for (int i = 0; i < 2; i++) {
-        rows[i].fen = strcpy(p, fens[i]);
-        rows[i].fen_len = strlen(fens[i]);
-        p += rows[i].fen_len + 1;
-        rows[i].played = strcpy(p, played[i]);
-        rows[i].played_len = strlen(played[i]);
-        p += rows[i].played_len + 1;
-        rows[i].best = strcpy(p, best[i]);
-        rows[i].best_len = strlen(best[i]);
-        p += rows[i].best_len + 1;
+        const char *const in[3] = {fens[i], played[i], best[i]};
+        const char **out[3] = {&rows[i].fen, &rows[i].played, &rows[i].best};
+        size_t *len[3] = {&rows[i].fen_len, &rows[i].played_len, &rows[i].best_len};
+        for (int k = 0; k < 3; k++) {
+            *out[k] = in[k] ? strcpy(p, in[k]) : NULL;
+            *len[k] = in[k] ? strlen(in[k]) : 0;
+            p += *len[k] + 1;
+        }
         rows[i].win = 0.5;
         rows[i].draw = 0.25;
         rows[i].loss = 0.25;
@@ -64,10 +67,13 @@ typedef struct outcome {
     lc_batch_layout layout;
     int64_t last_target0; /* encoder: target of row 0 of the last batch */
     int64_t pad_after;    /* a value past the valid rows of the last batch */
+    uint64_t targets[64]; /* encoder: every sample's target, in output order */
 } outcome;
 
-/* Feed `good` valid games and one game of each bad kind, then close. */
-static void run(const char *yaml, int good, outcome *o)
+/* Feed `good` valid games and one game of each bad kind, then close. With
+ * `missing`, also (after the bad ones) one game with a null best move and
+ * one with a null played move, each in its second row. */
+static void run(const char *yaml, int good, bool missing, outcome *o)
 {
     memset(o, 0, sizeof *o);
     lc_queue *in = lc_queue_new("in", &lc_item_game, 64, LC_OVERFLOW_BLOCK);
@@ -87,6 +93,12 @@ static void run(const char *yaml, int good, outcome *o)
             CHECK_OK(lc_queue_put(in, &best, NULL));
             lc_game_item fen = game("e7e5", "c7c5", "rnbqkbnr/ppp/8 w - - 0 1");
             CHECK_OK(lc_queue_put(in, &fen, NULL));
+            if (missing) {
+                lc_game_item no_best = game("e7e5", NULL, AFTER_E4);
+                CHECK_OK(lc_queue_put(in, &no_best, NULL));
+                lc_game_item no_played = game(NULL, "c7c5", AFTER_E4);
+                CHECK_OK(lc_queue_put(in, &no_played, NULL));
+            }
         }
     }
     lc_queue_close(in);
@@ -103,6 +115,10 @@ static void run(const char *yaml, int good, outcome *o)
         }
         o->last_rows = b.batch->rows;
         int t = lc_batch_layout_find(b.batch->layout, "target");
+        for (uint64_t r = 0; t >= 0 && r < b.batch->rows; r++)
+            if (o->rows - b.batch->rows + r < sizeof o->targets / sizeof o->targets[0])
+                o->targets[o->rows - b.batch->rows + r] =
+                    (uint64_t)((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[r];
         if (t >= 0) {
             o->last_target0 = ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[0];
             if (b.batch->rows < b.batch->layout->batch_size)
@@ -120,7 +136,7 @@ static void run(const char *yaml, int good, outcome *o)
 static void test_decoder(void)
 {
     outcome o;
-    run("{mode: decoder, batch_size: 4, max_seq_len: 80}", 10, &o);
+    run("{mode: decoder, batch_size: 4, max_seq_len: 80}", 10, false, &o);
     CHECK_EQ_U64(o.rows, 10);
     CHECK_EQ_U64(o.batches, 3);
     CHECK_EQ_U64(o.last_rows, 2);
@@ -145,7 +161,7 @@ static void test_decoder(void)
 static void test_encoder(void)
 {
     outcome o;
-    run("{mode: encoder, batch_size: 8}", 10, &o);
+    run("{mode: encoder, batch_size: 8}", 10, false, &o);
     /* 20 good positions; the bad games still give their good positions:
      * the OOV played move does not matter to the encoder (2 positions),
      * the OOV best move spoils one of two, the bad FEN one of two. */
@@ -159,12 +175,51 @@ static void test_encoder(void)
     CHECK_EQ_STR(o.layout.tensors[2].name, "target");
     CHECK_EQ_INT(o.layout.tensors[2].ndim, 1);
 
-    run("{mode: encoder, batch_size: 16}", 3, &o);
+    run("{mode: encoder, batch_size: 16}", 3, false, &o);
     CHECK_EQ_U64(o.rows, 6 + 4);
     CHECK_EQ_U64(o.last_rows, 10);
     CHECK(o.last_flagged);
     CHECK_EQ_INT(o.pad_after, 0); /* the unused rows are zeroed */
     CHECK(o.last_target0 >= 0 && o.last_target0 < 1924);
+}
+
+/* Decoder: a null best move or a null played move spoils the whole game;
+ * each such game is counted once as missing values, the others go on. */
+static void test_decoder_missing_values(void)
+{
+    outcome o;
+    run("{mode: decoder, batch_size: 4, max_seq_len: 80}", 10, true, &o);
+    CHECK_EQ_U64(o.rows, 10);
+    CHECK_EQ_U64(count(&o.m, "bad_games_missing_values"), 2);
+    CHECK_EQ_U64(count(&o.m, "bad_games_out_of_vocabulary"), 2);
+    CHECK_EQ_U64(count(&o.m, "bad_games_fen"), 1);
+    CHECK_EQ_U64(count(&o.m, "games"), 15);
+    CHECK_EQ_U64(count(&o.m, "samples"), 10);
+    CHECK_EQ_U64(count(&o.m, "positions"), 20);
+}
+
+/* Encoder: only the position whose best move is null is skipped and counted;
+ * the first position of that game is kept, and both positions of the game
+ * whose played move is null. */
+static void test_encoder_missing_values(void)
+{
+    outcome o;
+    run("{mode: encoder, batch_size: 8}", 2, true, &o);
+    /* Games in order: good, good, OOV played (2 positions), OOV best (1),
+     * bad FEN (1), null best (1: its first row), null played (2). */
+    CHECK_EQ_U64(o.rows, 4 + 2 + 1 + 1 + 1 + 2);
+    CHECK_EQ_U64(count(&o.m, "bad_positions_missing_values"), 1);
+    CHECK_EQ_U64(count(&o.m, "bad_positions_out_of_vocabulary"), 1);
+    CHECK_EQ_U64(count(&o.m, "bad_positions_fen"), 1);
+    CHECK_EQ_U64(count(&o.m, "positions"), 11);
+    CHECK_EQ_U64(count(&o.m, "games"), 7);
+    /* One thread: samples in input order. The null-best game gives d2d4 (its
+     * first row's best) and nothing more; the null-played game then gives
+     * d2d4 and c7c5. */
+    int d2d4 = lc_chess_move_id("d2d4", 4), c7c5 = lc_chess_move_id("c7c5", 4);
+    CHECK_EQ_INT((int)o.targets[8], d2d4);
+    CHECK_EQ_INT((int)o.targets[9], d2d4);
+    CHECK_EQ_INT((int)o.targets[10], c7c5);
 }
 
 static void test_config(void)
@@ -194,6 +249,8 @@ int main(void)
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
     test_decoder();
     test_encoder();
+    test_decoder_missing_values();
+    test_encoder_missing_values();
     test_config();
     return check_finish();
 }

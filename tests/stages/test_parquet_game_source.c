@@ -5,7 +5,10 @@
  * exactly once across threads and distributed ranks; once per epoch; games
  * whose rows span several row groups, or are scattered through the file,
  * come out whole; malformed files are counted and skipped while the good
- * ones are read.
+ * ones are read; rows with a null fen or move are passed on with a NULL
+ * string and, through game_tokenizer, spoil only their position in encoder
+ * mode but the whole game in decoder mode (a table written here by a tiny
+ * Parquet writer, as no fixture has such nulls).
  */
 #include "check.h"
 #include "testutil.h"
@@ -14,6 +17,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "format/batch.h"
 #include "format/chess_tokens.h"
 #include "pipeline/config.h"
 #include "pipeline/standalone.h"
@@ -117,6 +121,8 @@ static want_game *want_find(want *w, const char *file, const char *id)
 
 static bool same_text(const char *p, size_t n, const char *cell)
 {
+    if (!p || strcmp(cell, "\\N") == 0)
+        return !p && n == 0 && strcmp(cell, "\\N") == 0;
     return strlen(cell) == n && memcmp(p, cell, n) == 0;
 }
 
@@ -485,6 +491,349 @@ static void test_bad_files(void)
     want_free(&w);
 }
 
+/* ---- a tiny table with null values ------------------------------------- */
+
+/* A minimal Parquet writer, from the format specification, for what no
+ * fixture has: one row group; columns game_id, fen, played_move, best_move
+ * (OPTIONAL BYTE_ARRAY, UTF8) and ply (OPTIONAL INT64), no win, draw or
+ * loss; one uncompressed v1 data page of PLAIN values per column, the
+ * definition levels bit-packed. */
+typedef struct bytes {
+    uint8_t *p;
+    size_t n, cap;
+} bytes;
+
+static void b_put(bytes *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = 2 * (b->n + n) + 256;
+        b->p = realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void b_byte(bytes *b, uint8_t v)
+{
+    b_put(b, &v, 1);
+}
+
+static void b_varint(bytes *b, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        b_byte(b, (uint8_t)(v | 0x80));
+    b_byte(b, (uint8_t)v);
+}
+
+static void b_le(bytes *b, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b_byte(b, (uint8_t)(v >> (8 * i)));
+}
+
+/* Thrift compact protocol: field headers carry the id as a delta from the
+ * previous field of the same struct. */
+enum { T_I32 = 5, T_I64 = 6, T_BINARY = 8, T_LIST = 9, T_STRUCT = 12 };
+typedef struct thrift {
+    bytes *b;
+    int last[8];
+    int depth;
+} thrift;
+
+static void t_field(thrift *t, int id, int type)
+{
+    int delta = id - t->last[t->depth];
+    if (delta > 0 && delta <= 15) {
+        b_byte(t->b, (uint8_t)(delta << 4 | type));
+    } else {
+        b_byte(t->b, (uint8_t)type);
+        b_varint(t->b, (uint64_t)((id << 1) ^ (id >> 31)));
+    }
+    t->last[t->depth] = id;
+}
+
+static void t_begin(thrift *t) /* a struct: top level, list element or after t_field */
+{
+    t->last[++t->depth] = 0;
+}
+
+static void t_end(thrift *t)
+{
+    b_byte(t->b, 0);
+    t->depth--;
+}
+
+static void t_i64(thrift *t, int id, int64_t v)
+{
+    t_field(t, id, T_I64);
+    b_varint(t->b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void t_i32(thrift *t, int id, int32_t v)
+{
+    t_field(t, id, T_I32);
+    b_varint(t->b, (uint32_t)(((uint32_t)v << 1) ^ (uint32_t)(v >> 31)));
+}
+
+static void t_string(thrift *t, int id, const char *s) /* id 0: a list element */
+{
+    if (id)
+        t_field(t, id, T_BINARY);
+    b_varint(t->b, strlen(s));
+    b_put(t->b, s, strlen(s));
+}
+
+static void t_list(thrift *t, int id, int type, size_t n)
+{
+    t_field(t, id, T_LIST);
+    b_byte(t->b, (uint8_t)((n < 15 ? n : 15) << 4 | (size_t)type));
+    if (n >= 15)
+        b_varint(t->b, n);
+}
+
+typedef struct null_row {
+    const char *id;
+    int64_t ply;
+    const char *fen, *played, *best; /* NULL: a null value */
+} null_row;
+
+enum { W_ID, W_PLY, W_FEN, W_PLAYED, W_BEST, W_COLS };
+
+static void write_null_table(const char *path, const null_row *rows, size_t n)
+{
+    static const char *const names[W_COLS] = {"game_id", "ply", "fen", "played_move",
+                                              "best_move"};
+    bytes file = {0}, meta = {0};
+    b_put(&file, "PAR1", 4);
+    int64_t start[W_COLS], size[W_COLS];
+    for (int c = 0; c < W_COLS; c++) {
+        bytes body = {0}, values = {0}, head = {0};
+        uint8_t levels[64] = {0};
+        CHECK(n <= 8 * sizeof levels);
+        for (size_t i = 0; i < n; i++) {
+            const char *v = c == W_ID       ? rows[i].id
+                            : c == W_FEN    ? rows[i].fen
+                            : c == W_PLAYED ? rows[i].played
+                            : c == W_BEST   ? rows[i].best
+                                            : "";
+            if (!v)
+                continue;
+            levels[i / 8] |= (uint8_t)(1u << (i % 8));
+            if (c == W_PLY) {
+                b_le(&values, (uint64_t)rows[i].ply, 8);
+            } else {
+                b_le(&values, strlen(v), 4);
+                b_put(&values, v, strlen(v));
+            }
+        }
+        size_t groups = (n + 7) / 8;
+        bytes lv = {0};
+        b_varint(&lv, groups << 1 | 1); /* one bit-packed run */
+        b_put(&lv, levels, groups);
+        b_le(&body, lv.n, 4);
+        b_put(&body, lv.p, lv.n);
+        b_put(&body, values.p, values.n);
+        thrift t = {.b = &head};
+        t_begin(&t);      /* PageHeader */
+        t_i32(&t, 1, 0);  /* DATA_PAGE */
+        t_i32(&t, 2, (int32_t)body.n);
+        t_i32(&t, 3, (int32_t)body.n);
+        t_field(&t, 5, T_STRUCT); /* DataPageHeader */
+        t_begin(&t);
+        t_i32(&t, 1, (int32_t)n);
+        t_i32(&t, 2, 0); /* PLAIN */
+        t_i32(&t, 3, 3); /* RLE definition levels */
+        t_i32(&t, 4, 3); /* RLE repetition levels (none) */
+        t_end(&t);
+        t_end(&t);
+        start[c] = (int64_t)file.n;
+        size[c] = (int64_t)(head.n + body.n);
+        b_put(&file, head.p, head.n);
+        b_put(&file, body.p, body.n);
+        free(body.p);
+        free(values.p);
+        free(head.p);
+        free(lv.p);
+    }
+    thrift t = {.b = &meta};
+    t_begin(&t);     /* FileMetaData */
+    t_i32(&t, 1, 1); /* version */
+    t_list(&t, 2, T_STRUCT, 1 + W_COLS);
+    t_begin(&t); /* the root */
+    t_string(&t, 4, "schema");
+    t_i32(&t, 5, W_COLS);
+    t_end(&t);
+    for (int c = 0; c < W_COLS; c++) {
+        t_begin(&t);
+        t_i32(&t, 1, c == W_PLY ? 2 : 6); /* INT64 or BYTE_ARRAY */
+        t_i32(&t, 3, 1);                  /* OPTIONAL */
+        t_string(&t, 4, names[c]);
+        if (c != W_PLY)
+            t_i32(&t, 6, 0); /* UTF8 */
+        t_end(&t);
+    }
+    t_i64(&t, 3, (int64_t)n);
+    t_list(&t, 4, T_STRUCT, 1);
+    t_begin(&t); /* RowGroup */
+    t_list(&t, 1, T_STRUCT, W_COLS);
+    int64_t total = 0;
+    for (int c = 0; c < W_COLS; c++) {
+        t_begin(&t); /* ColumnChunk */
+        t_i64(&t, 2, start[c] + size[c]);
+        t_field(&t, 3, T_STRUCT); /* ColumnMetaData */
+        t_begin(&t);
+        t_i32(&t, 1, c == W_PLY ? 2 : 6);
+        t_list(&t, 2, T_I32, 2);
+        b_varint(&meta, 0); /* PLAIN */
+        b_varint(&meta, 6); /* RLE (zigzag 3) */
+        t_list(&t, 3, T_BINARY, 1);
+        t_string(&t, 0, names[c]);
+        t_i32(&t, 4, 0); /* UNCOMPRESSED */
+        t_i64(&t, 5, (int64_t)n);
+        t_i64(&t, 6, size[c]);
+        t_i64(&t, 7, size[c]);
+        t_i64(&t, 9, start[c]);
+        t_end(&t);
+        t_end(&t);
+        total += size[c];
+    }
+    t_i64(&t, 2, total);
+    t_i64(&t, 3, (int64_t)n);
+    t_end(&t);
+    t_end(&t);
+    b_put(&file, meta.p, meta.n);
+    b_le(&file, meta.n, 4);
+    b_put(&file, "PAR1", 4);
+    tu_write_file(path, file.p, file.n);
+    free(file.p);
+    free(meta.p);
+}
+
+#define FEN0 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+#define FEN1 "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+#define FEN2 "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq e6 0 2"
+
+/* Game a: the best move of its second position is null. Game b: whole.
+ * Game c: the played move of its first position is null. Rows out of ply
+ * order, to show the null stays with its row. */
+static const null_row null_rows[] = {
+    {"a", 2, FEN2, "g1f3", "g1f3"}, {"a", 0, FEN0, "e2e4", "d2d4"}, {"a", 1, FEN1, "e7e5", NULL},
+    {"b", 0, FEN0, "d2d4", "e2e4"}, {"b", 1, FEN1, "c7c5", "c7c5"},
+    {"c", 0, FEN0, NULL, "e2e4"},   {"c", 1, FEN1, "e7e5", "e7e5"},
+};
+#define N_NULL_ROWS (sizeof null_rows / sizeof null_rows[0])
+
+static const char *null_table(void)
+{
+    static char path[4200];
+    if (!path[0]) {
+        snprintf(path, sizeof path, "%s", tu_path("nulls.parquet"));
+        write_null_table(path, null_rows, N_NULL_ROWS);
+    }
+    return path;
+}
+
+/* The source passes every game on, nulls as NULL strings in their rows. */
+static void test_null_values_passed_on(void)
+{
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, shuffle: false}", null_table());
+    run_result r;
+    run(yaml, 0, 1, &r);
+    CHECK_EQ_U64(r.n, 3);
+    CHECK_EQ_U64(count(&r.m, "games"), 3);
+    CHECK_EQ_U64(count(&r.m, "rows"), N_NULL_ROWS);
+    CHECK_EQ_U64(count(&r.m, "bad_files") + count(&r.m, "bad_units"), 0);
+    if (r.n == 3) {
+        const lc_game_item *a = &r.games[0], *c = &r.games[2];
+        CHECK_EQ_STR(a->id, "a");
+        CHECK_EQ_INT(a->n_rows, 3);
+        if (a->n_rows == 3) {
+            CHECK(same_text(a->rows[0].best, a->rows[0].best_len, "d2d4"));
+            CHECK(a->rows[1].best == NULL && a->rows[1].best_len == 0);
+            CHECK(same_text(a->rows[1].played, a->rows[1].played_len, "e7e5"));
+            CHECK(same_text(a->rows[1].fen, a->rows[1].fen_len, FEN1));
+            CHECK(same_text(a->rows[2].best, a->rows[2].best_len, "g1f3"));
+        }
+        CHECK_EQ_STR(c->id, "c");
+        CHECK(c->n_rows == 2 && c->rows[0].played == NULL && c->rows[0].best != NULL);
+    }
+    run_free(&r);
+}
+
+/* The table through game_tokenizer: what a null value spoils depends on the
+ * mode. Returns the targets (encoder) of the samples, in order. */
+typedef struct tokenized {
+    uint64_t samples;
+    int64_t targets[16];
+    lc_stage_metrics m;
+} tokenized;
+
+static void tokenize_null_table(const char *tok_yaml, tokenized *o)
+{
+    memset(o, 0, sizeof *o);
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, shuffle: false}", null_table());
+    lc_stage_env env = {.seed = 7, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *src = NULL, *tok = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL,
+                               64, &env, &src, &err));
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("game_tokenizer"), "tokens", tok_yaml,
+                               src->output, 64, &env, &tok, &err));
+    CHECK_OK(lc_standalone_start(tok, &err));
+    CHECK_OK(lc_standalone_start(src, &err));
+    lc_batch_item b;
+    while (lc_queue_get_until(tok->output, &b, NULL, lc_now_ns() + 60000000000ull) == 0) {
+        int t = lc_batch_layout_find(b.batch->layout, "target");
+        for (uint64_t i = 0; t >= 0 && i < b.batch->rows; i++)
+            if (o->samples + i < sizeof o->targets / sizeof o->targets[0])
+                o->targets[o->samples + i] =
+                    ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[i];
+        o->samples += b.batch->rows;
+        lc_batch_free(b.batch);
+    }
+    CHECK(lc_queue_closed(tok->output));
+    lc_standalone_stop(src);
+    lc_standalone_stop(tok);
+    lc_standalone_flush(tok, &o->m);
+    lc_standalone_free(tok);
+    lc_standalone_free(src);
+}
+
+/* Encoder: only the position with the null best move is skipped and
+ * counted; game a's other two positions are kept, and both of game c (its
+ * null played move does not matter). */
+static void test_null_values_encoder(void)
+{
+    tokenized o;
+    tokenize_null_table("{mode: encoder, batch_size: 4}", &o);
+    CHECK_EQ_U64(o.samples, N_NULL_ROWS - 1);
+    CHECK_EQ_U64(count(&o.m, "bad_positions_missing_values"), 1);
+    CHECK_EQ_U64(count(&o.m, "bad_positions_out_of_vocabulary"), 0);
+    CHECK_EQ_U64(count(&o.m, "bad_positions_fen"), 0);
+    CHECK_EQ_U64(count(&o.m, "positions"), N_NULL_ROWS - 1);
+    /* File order, each game by ply: a (d2d4, [null], g1f3), b, c. */
+    const char *const moves[] = {"d2d4", "g1f3", "e2e4", "c7c5", "e2e4", "e7e5"};
+    for (size_t i = 0; i < sizeof moves / sizeof moves[0] && i < o.samples; i++)
+        CHECK_EQ_INT((int)o.targets[i], lc_chess_move_id(moves[i], 4));
+}
+
+/* Decoder: a game with a null best or played move is skipped whole and
+ * counted once; game b alone gives a sample. */
+static void test_null_values_decoder(void)
+{
+    tokenized o;
+    tokenize_null_table("{mode: decoder, batch_size: 4, max_seq_len: 160}", &o);
+    CHECK_EQ_U64(o.samples, 1);
+    CHECK_EQ_U64(count(&o.m, "bad_games_missing_values"), 2);
+    CHECK_EQ_U64(count(&o.m, "bad_games_out_of_vocabulary"), 0);
+    CHECK_EQ_U64(count(&o.m, "bad_games_fen"), 0);
+    CHECK_EQ_U64(count(&o.m, "games"), 3);
+    CHECK_EQ_U64(count(&o.m, "positions"), 2);
+}
+
 static void test_config_errors(void)
 {
     const lc_stage_class *cls = lc_stage_class_find("parquet_game_source");
@@ -520,6 +869,9 @@ int main(void)
     test_epochs();
     test_games_across_row_groups();
     test_bad_files();
+    test_null_values_passed_on();
+    test_null_values_encoder();
+    test_null_values_decoder();
     test_config_errors();
     return check_finish();
 }
