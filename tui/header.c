@@ -126,8 +126,11 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     }
     char errs[40] = "";
     size_t n_err = tui_logpane_errors(s->log);
+    size_t n_warn = tui_logpane_warnings(s->log);
     if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
         snprintf(errs, sizeof errs, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
+    else if (n_warn && !s->log_h)
+        snprintf(errs, sizeof errs, "%zu warning%s in the log", n_warn, n_warn == 1 ? "" : "s");
     const char *where = lc_monitor_where(s->mon);
 
     /* Widths, and what to leave out. */

@@ -89,7 +89,7 @@ class Pane:
     """One lcmon in one tmux pane on a private server."""
 
     def __init__(self, test, width, height, args=(), env=None, config=None, reader=True,
-                 cwd=None, command=None):
+                 cwd=None, command=None, data=DATA):
         global _counter
         _counter += 1
         self.sock = "lcmon-tui-%d-%d" % (os.getpid(), _counter)
@@ -102,7 +102,7 @@ class Pane:
             f.write(TMUX_CONF)
         if config is None:
             os.mkfifo(self.pipe, 0o600)
-            config = CONFIG.format(data=DATA, pipe=self.pipe, reservoir=RESERVOIR)
+            config = CONFIG.format(data=data, pipe=self.pipe, reservoir=RESERVOIR)
         cfg = os.path.join(self.tmp, "pipeline.yaml")
         with open(cfg, "w") as f:
             f.write(config)
@@ -775,6 +775,28 @@ class Screen(unittest.TestCase):
         self.assertIn("lost the loader", text)
         p.send("q")
         p.wait_for("attach exited", lambda t: "lcmon exited" in t, timeout=10)
+
+    def test_data_error_reaches_log_and_header(self):
+        """A chunk that cannot be read is named in the log pane, counted on
+        the pool's row, and, with the log hidden, counted in the header."""
+        tmp = tempfile.mkdtemp(prefix="lcmon-tui-bad-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        data = os.path.join(tmp, "data")
+        shutil.copytree(DATA, data)
+        with open(os.path.join(data, "game_999999.gz"), "wb") as f:
+            f.write(b"\x1f\x8b this is not deflate")
+        p = Pane(self, 160, 45, data=data)
+        text = p.wait_for("the bad chunk in the log", lambda t: "game_999999.gz" in t)
+        line = [l for l in text.split("\n") if "game_999999.gz" in l][0]
+        self.assertRegex(line, r"^\d\d:\d\d:\d\d ")  # a log line, with its time
+        self.assertRegex(text, r"log: \d+ lines?, (\d+ errors?, )?\d+ warnings?")
+        # The pool's DROP column (right-aligned under its heading) counts it.
+        text = p.wait_for("the pool's drop count", lambda t: "DROP" in t.split("\n")[1])
+        at = text.split("\n")[1].index("DROP")
+        self.assertEqual(row(text, "pool")[at:at + 4].strip(), "1", row(text, "pool"))
+        p.send("l")
+        p.wait_for("the header counting it", lambda t: re.search(
+            r"\d+ (errors?|warnings?) in the log", t.split("\n")[0]))
 
     def test_crash_signal_restores_the_terminal(self):
         # A fault, and SIGQUIT (Ctrl-\\: cbreak leaves it on; sent to lcmon
