@@ -224,6 +224,11 @@ class Loader:
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
 
+    def rss(self):
+        """The loader's resident memory, in KiB."""
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            return [int(l.split()[1]) for l in f if l.startswith("VmRSS")][0]
+
     def stage(self, m, name, view="all_time"):
         for s in m[view]["stage_metrics"]:
             if s["name"] == name:
@@ -455,12 +460,8 @@ class Monitor(unittest.TestCase):
         slow.connect(L.sock)
         slow.sendall(subscribe(50, logs=True))
 
-        def rss():
-            with open("/proc/%d/status" % L.proc.pid) as f:
-                return [int(l.split()[1]) for l in f if l.startswith("VmRSS")][0]
-
         time.sleep(1)
-        first = rss()
+        first = L.rss()
         watcher = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         watcher.connect(L.sock)
         watcher.sendall(subscribe(0, logs=True))
@@ -476,7 +477,7 @@ class Monitor(unittest.TestCase):
         self.assertTrue(L.batches_flow())
         m = L.metrics()
         self.assertEqual(m["all_time"]["state"], "PIPELINE_RUNNING")
-        self.assertLess(rss() - first, 64 * 1024)
+        self.assertLess(L.rss() - first, 64 * 1024)
         # What waited for the stalled client is bounded: the soft limit and
         # the kernel's buffers, whatever the time it did not read.
         slow.setblocking(False)
@@ -535,29 +536,32 @@ class Monitor(unittest.TestCase):
         L = self.loader
         self.assertTrue(L.batches_flow())
 
-        def rss():
-            with open("/proc/%d/status" % L.proc.pid) as f:
-                return [int(l.split()[1]) for l in f if l.startswith("VmRSS")][0]
-
-        before = rss()
+        before = L.rss()
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.connect(L.sock)
-        # ClientMessage{control{}, request_id}: an empty request, refused
-        # with a short error reply.
-        burst = b"".join(client_frame(b"\x12\x00\x18" + varint(i)) for i in range(1, 20001))
+        # ClientMessage{control{stage_request{stage: NAME}}, request_id}: a
+        # request for a stage with a long name, refused with a reply of about
+        # 2 KB that names it; 8 MiB of replies take about 4000 of them.
+        name = b"x" * 2000
+        inner = b"\x12" + varint(len(name)) + name
+        ctrl = b"\x12" + varint(len(inner)) + inner
         closed = False
-        s.settimeout(5 * SLOW)
-        for _ in range(40):  # up to 800k requests: far more than the limit needs
+        s.settimeout(10 * SLOW)
+        for k in range(12):  # up to 12000 requests: three times the limit
+            burst = b"".join(client_frame(b"\x12" + varint(len(ctrl)) + ctrl + b"\x18" +
+                                          varint(k * 1000 + i + 1)) for i in range(1000))
             try:
                 s.sendall(burst)
-            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            except (BrokenPipeError, ConnectionResetError):
                 closed = True
+                break
+            except socket.timeout:  # it stopped reading us: it must close us
                 break
         if not closed:
             self.closed_by_server(s, "a flood of unread replies")
         s.close()
-        self.assertLess(rss() - before, 48 * 1024)
+        self.assertLess(L.rss() - before, 48 * 1024)
         self.assertTrue(L.batches_flow())
         self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
 
