@@ -352,7 +352,10 @@ static void test_bad_chunks_dropped_for_good(void)
         CHECK(log_mentions(name));
     }
     /* A chunk that reads fine but that a stage downstream rejects (the
-     * validator marks it on its source) is dropped for good too. */
+     * validator marks it on its source) is dropped for good too. What was
+     * drawn before the mark may still come out: at most the output queue (4)
+     * and one chunk in each loading thread's hands (2), whenever a thread
+     * gets its turn; without the mark it would be about a quarter of 100. */
     bool marked = false;
     for (int k = 0; k < 200 && !marked; k++) {
         CHECK(take(s, &c));
@@ -363,15 +366,14 @@ static void test_bad_chunks_dropped_for_good(void)
         lc_item_chunk.dispose(&c);
     }
     CHECK(marked);
-    for (int k = 0; k < 8; k++) { /* what was drawn before the mark */
+    int late = 0;
+    for (int k = 0; k < 100; k++) {
         CHECK(take(s, &c));
+        CHECK(key_number(&c) < 4);
+        late += key_number(&c) == 2;
         lc_item_chunk.dispose(&c);
     }
-    for (int k = 0; k < 60; k++) {
-        CHECK(take(s, &c));
-        CHECK(key_number(&c) < 4 && key_number(&c) != 2);
-        lc_item_chunk.dispose(&c);
-    }
+    CHECK(late <= 6);
     CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 1);
     lc_standalone_free(s);
     lc_queue_free(in);
