@@ -24,6 +24,22 @@ int lc_error_set(lc_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+int lc_error_add(lc_error *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    size_t len = err->code ? strlen(err->msg) : 0;
+    if (!err->code)
+        err->code = code;
+    if (len && len + 1 < sizeof err->msg)
+        err->msg[len++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + len, sizeof err->msg - len, fmt, ap);
+    va_end(ap);
+    return err->code;
+}
+
 int lc_error_prefix(lc_error *err, const char *fmt, ...)
 {
     if (!err)

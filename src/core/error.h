@@ -45,6 +45,12 @@ int lc_error_set(lc_error *err, int code, const char *fmt, ...)
  * (or LC_EFORMAT when err is NULL). */
 int lc_error_prefix(lc_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Add a problem: the first sets err like lc_error_set, later ones append a
+ * line ("\n" then the text) and keep the first code; returns err->code (code
+ * when err is NULL). For checks that report every problem, not the first. */
+int lc_error_add(lc_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 void lc_error_clear(lc_error *err);
 
 /* A short text for a code: "queue closed", or strerror() for errno values. */

@@ -375,8 +375,15 @@ static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
     if (s->cls) {
         lc_error cerr;
         lc_error_clear(&cerr);
-        if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0)
-            problem(err, count, "%s: %s.%s", label, s->cls->type_name, cerr.msg);
+        if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0) {
+            /* One problem per line: a check reports all it finds. */
+            for (char *line = cerr.msg, *next; line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                    *next++ = '\0';
+                problem(err, count, "%s: %s.%s", label, s->cls->type_name, line);
+            }
+        }
     }
 
     s->capacity = 16;
@@ -642,7 +649,14 @@ int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, vo
     if (cls->config_check && cls->config_check(*block, &cerr) != 0) {
         lc_config_free_block(cls, *block);
         *block = NULL;
-        return lc_error_set(err, LC_ECONFIG, "%s.%s", cls->type_name, cerr.msg);
+        int count = 0;
+        for (char *line = cerr.msg, *next; line; line = next) {
+            next = strchr(line, '\n');
+            if (next)
+                *next++ = '\0';
+            problem(err, &count, "%s.%s", cls->type_name, line);
+        }
+        return LC_ECONFIG;
     }
     return 0;
 }

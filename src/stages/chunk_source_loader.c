@@ -41,11 +41,7 @@ static const cyaml_schema_field_t csl_fields[] = {
 static int csl_config_check(void *p, lc_error *err)
 {
     csl_config *c = p;
-    c->threads = c->threads_opt ? *c->threads_opt : 1;
-    if (c->threads < 1 || c->threads > 256)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
-                            c->threads);
-    return 0;
+    return lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
 }
 
 typedef struct csl {

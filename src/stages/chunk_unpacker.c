@@ -90,27 +90,26 @@ static const cyaml_schema_field_t unpacker_fields[] = {
 static int unpacker_config_check(void *p, lc_error *err)
 {
     unpacker_config *c = p;
+    int rc = lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
     if (c->rate_opt && c->per_chunk_opt)
-        return lc_error_set(err, LC_ECONFIG,
-                            "sampling_rate: give either sampling_rate or positions_per_chunk, "
-                            "not both");
-    c->threads = c->threads_opt ? *c->threads_opt : 1;
-    if (c->threads < 1 || c->threads > 256)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
-                            c->threads);
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "sampling_rate: give either sampling_rate or positions_per_chunk, "
+                          "not both");
     c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
     if (c->per_chunk_opt) {
         c->per_chunk = *c->per_chunk_opt;
         if (c->per_chunk < 1 || c->per_chunk > 100000)
-            return lc_error_set(err, LC_ECONFIG,
-                                "positions_per_chunk: %llu is out of range (use 1 to 100000)",
-                                (unsigned long long)c->per_chunk);
-        return 0;
+            rc = lc_error_add(err, LC_ECONFIG,
+                              "positions_per_chunk: %llu is out of range (use 1 to 100000)",
+                              (unsigned long long)c->per_chunk);
+        return rc;
     }
     c->rate = c->rate_opt ? *c->rate_opt : 1.0;
     if (!(c->rate > 0 && c->rate <= 1))
-        return lc_error_set(err, LC_ECONFIG,
+        return lc_error_add(err, LC_ECONFIG,
                             "sampling_rate: %g is out of range (use a value in (0, 1])", c->rate);
+    if (rc)
+        return rc;
     /* Exact: scaling by a power of two loses nothing, and ceil keeps
      * ceil(1/p) uses enough to cover a chunk (ceil(1/p) * P >= 2^32). */
     double f = ceil(c->rate * LC_UNPACK_ONE);

@@ -31,11 +31,7 @@ static const cyaml_schema_field_t validator_fields[] = {
 static int validator_config_check(void *p, lc_error *err)
 {
     validator_config *c = p;
-    c->threads = c->threads_opt ? *c->threads_opt : 1;
-    if (c->threads < 1 || c->threads > 256)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
-                            c->threads);
-    return 0;
+    return lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
 }
 
 /* The reasons lc_record_check gives, each with its own counter. */

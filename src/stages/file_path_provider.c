@@ -64,15 +64,13 @@ static int fpp_config_check(void *p, lc_error *err)
 {
     fpp_config *c = p;
     int rc = lc_config_expand_path(&c->directory, "directory", "the data directory", err);
-    if (rc != 0)
-        return rc;
     c->watch = c->watch_opt ? *c->watch_opt : true;
     c->settle_seconds = c->settle_opt ? *c->settle_opt : 2.0;
     if (c->settle_seconds < 0 || c->settle_seconds > 3600)
-        return lc_error_set(err, LC_ECONFIG,
-                            "settle_seconds: %g is out of range (use 0 to 3600 seconds)",
-                            c->settle_seconds);
-    return 0;
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "settle_seconds: %g is out of range (use 0 to 3600 seconds)",
+                          c->settle_seconds);
+    return rc;
 }
 
 typedef struct watch_dir {

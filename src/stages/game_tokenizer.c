@@ -75,28 +75,31 @@ static const cyaml_schema_field_t tok_fields[] = {
 static int tok_config_check(void *p, lc_error *err)
 {
     tok_config *c = p;
+    int rc = 0;
     if (c->batch_size < 1 || c->batch_size > 65536)
-        return lc_error_set(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
-                            (unsigned long long)c->batch_size);
+        rc = lc_error_add(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
+                          (unsigned long long)c->batch_size);
     c->mode = c->mode_opt ? (tok_mode)*c->mode_opt : MODE_DECODER;
     c->max_seq_len = c->max_seq_len_opt ? *c->max_seq_len_opt : LC_CHESS_DEFAULT_MAX_SEQ_LEN;
     if (c->max_seq_len < 1 || c->max_seq_len > 65536)
-        return lc_error_set(err, LC_ECONFIG,
-                            "max_seq_len: %llu is out of range (use 1 to 65536; default %d)",
-                            (unsigned long long)c->max_seq_len, LC_CHESS_DEFAULT_MAX_SEQ_LEN);
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "max_seq_len: %llu is out of range (use 1 to 65536; default %d)",
+                          (unsigned long long)c->max_seq_len, LC_CHESS_DEFAULT_MAX_SEQ_LEN);
     c->skip_board_prob = c->skip_board_prob_opt ? *c->skip_board_prob_opt : 0.0;
     if (!(c->skip_board_prob >= 0.0 && c->skip_board_prob <= 1.0))
-        return lc_error_set(err, LC_ECONFIG, "skip_board_prob: %g is out of range (use 0 to 1)",
-                            c->skip_board_prob);
-    if (c->mode == MODE_ENCODER && (c->max_seq_len_opt || c->skip_board_prob_opt))
-        return lc_error_set(err, LC_ECONFIG,
-                            "%s: applies to mode decoder only (remove it, or set mode: decoder)",
-                            c->max_seq_len_opt ? "max_seq_len" : "skip_board_prob");
-    c->threads = c->threads_opt ? *c->threads_opt : 1;
-    if (c->threads < 1 || c->threads > 64)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 64)",
-                            c->threads);
-    return 0;
+        rc = lc_error_add(err, LC_ECONFIG, "skip_board_prob: %g is out of range (use 0 to 1)",
+                          c->skip_board_prob);
+    if (c->mode == MODE_ENCODER && c->max_seq_len_opt)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "max_seq_len: applies to mode decoder only (remove it, or set mode: "
+                          "decoder)");
+    if (c->mode == MODE_ENCODER && c->skip_board_prob_opt)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "skip_board_prob: applies to mode decoder only (remove it, or set "
+                          "mode: decoder)");
+    if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
+        rc = LC_ECONFIG;
+    return rc;
 }
 
 /* How many skipped samples of one kind are logged, before only counting. */

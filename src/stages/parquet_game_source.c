@@ -78,15 +78,11 @@ static int pgs_config_check(void *p, lc_error *err)
     pgs_config *c = p;
     int rc = lc_config_expand_path(&c->path, "path", "a directory of .parquet files, or one file",
                                    err);
-    if (rc != 0)
-        return rc;
-    c->threads = c->threads_opt ? *c->threads_opt : 1;
-    if (c->threads < 1 || c->threads > 64)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 64)",
-                            c->threads);
+    if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
+        rc = LC_ECONFIG;
     c->epochs = c->epochs_opt ? *c->epochs_opt : 0;
     c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
-    return 0;
+    return rc;
 }
 
 /* The columns, by the names of the doc. win, draw and loss may be absent

@@ -84,14 +84,13 @@ static const cyaml_schema_field_t pool_fields[] = {
 static int pool_config_check(void *p, lc_error *err)
 {
     pool_config *c = p;
+    int rc = 0;
     if (c->chunk_pool_size < 1 || c->chunk_pool_size > 100000000)
-        return lc_error_set(err, LC_ECONFIG,
-                            "chunk_pool_size: %llu is out of range (use 1 to 100000000)",
-                            (unsigned long long)c->chunk_pool_size);
-    c->threads = c->threads_opt ? *c->threads_opt : 2;
-    if (c->threads < 1 || c->threads > 256)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 256)",
-                            c->threads);
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "chunk_pool_size: %llu is out of range (use 1 to 100000000)",
+                          (unsigned long long)c->chunk_pool_size);
+    if (lc_config_threads(&c->threads, c->threads_opt, 2, 256, err))
+        rc = LC_ECONFIG;
     c->backend = LC_INFLATE_AUTO;
     if (c->inflate) {
         if (strcmp(c->inflate, "zlib") == 0)
@@ -99,14 +98,14 @@ static int pool_config_check(void *p, lc_error *err)
         else if (strcmp(c->inflate, "libdeflate") == 0)
             c->backend = LC_INFLATE_LIBDEFLATE;
         else if (strcmp(c->inflate, "auto") != 0)
-            return lc_error_set(err, LC_ECONFIG,
-                                "inflate: '%s' is not auto, zlib or libdeflate", c->inflate);
+            return lc_error_add(err, LC_ECONFIG, "inflate: '%s' is not auto, zlib or libdeflate",
+                                c->inflate);
         if (!lc_inflate_backend_available(c->backend))
-            return lc_error_set(err, LC_ECONFIG,
+            return lc_error_add(err, LC_ECONFIG,
                                 "inflate: %s is not available in this build (use auto)",
                                 c->inflate);
     }
-    return 0;
+    return rc;
 }
 
 typedef struct pool_source {

@@ -35,7 +35,7 @@ static int sampler_config_check(void *p, lc_error *err)
 {
     sampler_config *c = p;
     if (c->reservoir_size < 1 || c->reservoir_size > 100000000)
-        return lc_error_set(err, LC_ECONFIG,
+        return lc_error_add(err, LC_ECONFIG,
                             "reservoir_size: %llu is out of range (use 1 to 100000000)",
                             (unsigned long long)c->reservoir_size);
     return 0;

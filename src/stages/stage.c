@@ -107,7 +107,7 @@ int lc_config_expand_path(char **field, const char *name, const char *what, lc_e
     char *bad = NULL;
     char *expanded = lc_expand_env(*field, &bad);
     if (!expanded) {
-        int rc = lc_error_set(err, LC_ECONFIG,
+        int rc = lc_error_add(err, LC_ECONFIG,
                               "%s: environment variable %s is not set (set it, or write "
                               "${%s:-default})",
                               name, bad, bad);
@@ -117,6 +117,16 @@ int lc_config_expand_path(char **field, const char *name, const char *what, lc_e
     free(*field);
     *field = expanded;
     if (!expanded[0])
-        return lc_error_set(err, LC_ECONFIG, "%s: is empty (name %s)", name, what);
+        return lc_error_add(err, LC_ECONFIG, "%s: is empty (name %s)", name, what);
+    return 0;
+}
+
+int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max,
+                      lc_error *err)
+{
+    *out = opt ? *opt : def;
+    if (*out < 1 || *out > max)
+        return lc_error_add(err, LC_ECONFIG, "threads: %u is out of range (use 1 to %u)", *out,
+                            max);
     return 0;
 }

@@ -120,6 +120,13 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m);
  * names ("the data directory"). For config_check functions. */
 int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err);
 
+/* Resolve an optional `threads` setting: *out = *opt, or def when absent; a
+ * value outside 1..max adds a problem to err (lc_error_add). Returns 0 or
+ * LC_ECONFIG. Config checks add every problem they find, not only the
+ * first, so that --check-config explains them all at once. */
+int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max,
+                      lc_error *err);
+
 /* The share (0 .. world - 1) that owns the piece of data named by key (a
  * file's sort key) and index (a member, a row): FNV-1a of the key mixed with
  * the index. It depends on nothing but the data's identity, so distributed

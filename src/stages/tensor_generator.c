@@ -49,15 +49,12 @@ static const cyaml_schema_field_t tensor_fields[] = {
 static int tensor_config_check(void *p, lc_error *err)
 {
     tensor_config *c = p;
+    int rc = lc_config_threads(&c->threads, c->threads_opt, 1, 64, err);
     if (c->batch_size < 1 || c->batch_size > 65536)
-        return lc_error_set(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
-                            (unsigned long long)c->batch_size);
+        rc = lc_error_add(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
+                          (unsigned long long)c->batch_size);
     c->layout = c->layout_opt ? (layout_kind)*c->layout_opt : LAYOUT_CURRENT;
-    c->threads = c->threads_opt ? *c->threads_opt : 1;
-    if (c->threads < 1 || c->threads > 64)
-        return lc_error_set(err, LC_ECONFIG, "threads: %u is out of range (use 1 to 64)",
-                            c->threads);
-    return 0;
+    return rc;
 }
 
 typedef struct tensor_gen {

@@ -161,6 +161,43 @@ static void test_threads_out_of_range(void)
                  "test.yaml", "stage 'loader': chunk_source_loader.threads: 1000 is out of range");
 }
 
+/* Every problem of one stage's block is reported, each on its own line with
+ * the stage and the field: not only the first. */
+static void test_every_stage_field_error(void)
+{
+    EXPECT_ERROR("stages:\n" FILES_STAGE "  - name: loader\n"
+                 "    input: files\n"
+                 "    chunk_source_loader: {}\n"
+                 "  - name: pool\n"
+                 "    input: loader\n"
+                 "    shuffling_chunk_pool: {chunk_pool_size: 0, threads: 999, inflate: foo}\n"
+                 "  - name: unpacker\n"
+                 "    input: pool\n"
+                 "    chunk_unpacker: {sampling_rate: 0.5, positions_per_chunk: 0}\n"
+                 "  - name: sampler\n"
+                 "    input: unpacker\n"
+                 "    shuffling_frame_sampler: {reservoir_size: 0}\n"
+                 "  - name: tensors\n"
+                 "    input: sampler\n"
+                 "    tensor_generator: {batch_size: 0, threads: 65}\n",
+                 "stage 'pool': shuffling_chunk_pool.chunk_pool_size: 0 is out of range",
+                 "\ntest.yaml: stage 'pool': shuffling_chunk_pool.threads: 999 is out of range",
+                 "\ntest.yaml: stage 'pool': shuffling_chunk_pool.inflate: 'foo' is not auto, "
+                 "zlib or libdeflate",
+                 "stage 'unpacker': chunk_unpacker.sampling_rate: give either",
+                 "stage 'unpacker': chunk_unpacker.positions_per_chunk: 0 is out of range",
+                 "stage 'sampler': shuffling_frame_sampler.reservoir_size: 0 is out of range",
+                 "stage 'tensors': tensor_generator.threads: 65 is out of range",
+                 "stage 'tensors': tensor_generator.batch_size: 0 is out of range");
+    EXPECT_ERROR("stages:\n" FILES_STAGE "  - name: loader\n"
+                 "    input: files\n"
+                 "    chunk_source_loader: {}\n"
+                 "  - name: pool\n"
+                 "    input: loader\n"
+                 "    shuffling_chunk_pool: {chunk_pool_size: 10, inflate: Zlib}\n",
+                 "shuffling_chunk_pool.inflate: 'Zlib' is not auto, zlib or libdeflate");
+}
+
 static void test_settle_seconds_out_of_range(void)
 {
     EXPECT_ERROR("stages:\n"
@@ -624,6 +661,7 @@ int main(void)
     test_no_type_block();
     test_two_type_blocks();
     test_threads_out_of_range();
+    test_every_stage_field_error();
     test_settle_seconds_out_of_range();
     test_directory_env_unset();
     test_input_missing();
