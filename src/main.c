@@ -323,7 +323,10 @@ static int attach_main(int argc, char **argv)
     return rc;
 }
 
-static int run_screen(const lc_config *cfg, const options *o)
+/* The screen on the pipeline cfg describes; with cfg NULL, the screen shows
+ * config_errors (a configuration that did not load) and says them again on
+ * stderr once the terminal is back, and lcmon exits 1. */
+static int run_screen(const lc_config *cfg, const char *config_errors, const options *o)
 {
     tui_options to = screen_options(o);
     if (o->socket_path || o->metrics_log) {
@@ -336,10 +339,14 @@ static int run_screen(const lc_config *cfg, const options *o)
         return 1;
     }
     lc_log_set_stderr(false);
-    lc_monitor *m = lc_monitor_local_new(cfg);
+    lc_monitor *m = cfg ? lc_monitor_local_new(cfg) : lc_monitor_failed_new(config_errors);
     int rc = tui_run(m, &to);
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
     lc_log_set_stderr(true);
+    if (!cfg) {
+        fprintf(stderr, "lcmon: invalid configuration:\n%s\n", config_errors);
+        return 1;
+    }
     return rc;
 }
 
@@ -370,11 +377,16 @@ int main(int argc, char **argv)
     rc = o.config_path ? lc_config_load_file(o.config_path, &cfg, &err)
                        : lc_config_load_default(&cfg, &err);
     if (rc != 0) {
+        /* On a terminal the screen shows the problems (and lcmon exits 1
+         * after it); elsewhere they go to stderr before anything starts. */
+        char msg[256];
+        if (!o.no_ui && tui_check_terminal(msg, sizeof msg) == 0)
+            return run_screen(NULL, err.msg, &o);
         fprintf(stderr, "lcmon: invalid configuration:\n%s\n", err.msg);
         return 1;
     }
     if (!o.no_ui) {
-        rc = run_screen(cfg, &o);
+        rc = run_screen(cfg, NULL, &o);
         lc_config_free(cfg);
         return rc;
     }

@@ -35,6 +35,7 @@ typedef struct local_monitor {
     char error[LC_ERROR_MSG_MAX];
     kept_anchor *anchors; /* the chunk pools' anchors, kept across a restart */
     size_t n_anchors;
+    char *config_error; /* lc_monitor_failed_new: why there is no config */
 } local_monitor;
 
 static void forget_anchors(local_monitor *lm)
@@ -108,6 +109,10 @@ static void build_and_start(local_monitor *lm)
     lc_pipeline_free(lm->pipeline);
     lm->pipeline = NULL;
     lm->error[0] = '\0';
+    if (!lm->cfg) {
+        snprintf(lm->error, sizeof lm->error, "%s", lm->config_error);
+        return;
+    }
     lc_error err;
     lc_error_clear(&err);
     if (lc_pipeline_new(lm->cfg, &lm->pipeline, &err) != 0) {
@@ -209,6 +214,7 @@ static void local_free(lc_monitor *m)
     local_monitor *lm = (local_monitor *)m;
     lc_pipeline_free(lm->pipeline);
     forget_anchors(lm);
+    free(lm->config_error);
     lc_mutex_destroy(&lm->mu);
     free(lm);
 }
@@ -227,6 +233,31 @@ lc_monitor *lc_monitor_local_new(const lc_config *cfg)
     lm->base.ops = &local_ops;
     lm->cfg = cfg;
     lc_mutex_init(&lm->mu);
+    build_and_start(lm);
+    return &lm->base;
+}
+
+lc_monitor *lc_monitor_failed_new(const char *errors)
+{
+    local_monitor *lm = lc_xcalloc(1, sizeof *lm);
+    lm->base.ops = &local_ops;
+    lc_mutex_init(&lm->mu);
+    size_t n = 0;
+    const char *first_end = strchr(errors, '\n');
+    for (const char *line = errors; line && *line;) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        LC_ERROR("configuration: %.*s", len, line);
+        n++;
+        line = end ? end + 1 : NULL;
+    }
+    int first_len = first_end ? (int)(first_end - errors) : (int)strlen(errors);
+    if (n > 1)
+        lm->config_error = lc_xasprintf("invalid configuration: %.*s (and %zu more problem%s: "
+                                        "see the log)",
+                                        first_len, errors, n - 1, n == 2 ? "" : "s");
+    else
+        lm->config_error = lc_xasprintf("invalid configuration: %.*s", first_len, errors);
     build_and_start(lm);
     return &lm->base;
 }

@@ -89,4 +89,10 @@ int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anc
  * (state FAILED, with the error), not here. */
 lc_monitor *lc_monitor_local_new(const lc_config *cfg);
 
+/* A local monitor for a configuration that did not load: no pipeline, the
+ * state FAILED with a one-line summary of `errors` (one problem a line),
+ * and each problem logged as an error, so that the screen shows them in its
+ * header and log pane. Start requests fail with the same summary. */
+lc_monitor *lc_monitor_failed_new(const char *errors);
+
 #endif

@@ -798,6 +798,25 @@ class Screen(unittest.TestCase):
         p.wait_for("the header counting it", lambda t: re.search(
             r"\d+ (errors?|warnings?) in the log", t.split("\n")[0]))
 
+    def test_config_error_on_the_screen(self):
+        """A configuration that does not load is shown on the screen: FAILED
+        in the header with the first problem, every problem in the log pane;
+        q exits 1 and leaves the problems on the terminal."""
+        bad = CONFIG.format(data=DATA, pipe="x.pipe", reservoir=RESERVOIR).replace(
+            "chunk_source_loader: {threads: 1}", "chunk_source_loader: {threads: 0}").replace(
+            "tensor_generator: {batch_size: 64", "tensor_generator: {batch_size: 0")
+        p = Pane(self, 160, 45, config=bad, reader=False)
+        text = p.wait_for("the failed state", lambda t: t.startswith(" lcmon  FAILED"))
+        self.assertIn("invalid configuration", text)
+        self.assertIn("and 1 more problem", text)
+        text = p.wait_for("both problems in the log", lambda t:
+                          "chunk_source_loader.threads: 0 is out of range" in t
+                          and "tensor_generator.batch_size: 0 is out of range" in t)
+        p.send("q")
+        text = p.wait_for("lcmon exited", lambda t: "lcmon exited" in t)
+        self.assertIn("lcmon exited 1", text)
+        self.assertIn("tensor_generator.batch_size: 0 is out of range", text)
+
     def test_crash_signal_restores_the_terminal(self):
         # A fault, and SIGQUIT (Ctrl-\\: cbreak leaves it on; sent to lcmon
         # alone here, as the key would also end the shell that reports).
