@@ -569,8 +569,12 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
     lc_mutex_lock(&p->mu);
     lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->sources), 0, false);
-    lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)p->in_window,
-                         (int64_t)c->chunk_pool_size, true);
+    /* Whole sources are held, so the oldest may reach below the window:
+     * the window itself holds at most chunk_pool_size of them. */
+    uint64_t in_window = p->in_window < c->chunk_pool_size ? p->in_window : c->chunk_pool_size;
+    lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)in_window, (int64_t)c->chunk_pool_size,
+                         true);
+    lc_metrics_set_gauge(m, "chunks_held", (int64_t)p->in_window, 0, false);
     lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->upper, 0, false);
     lc_metrics_set_gauge(m, "initial_load_done", p->initial_done, 0, false);
     lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->since_anchor, 0, false);

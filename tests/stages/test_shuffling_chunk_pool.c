@@ -678,6 +678,27 @@ static void test_anchor_with_sharding(void)
         }
 }
 
+/* A window smaller than a tar: the whole newest source is held, but the
+ * window gauge never reads above its capacity. */
+static void test_window_gauge_with_tars(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/run-2.tar", tu_path("shard")); /* 20 chunks */
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    lc_stage *s = new_pool("chunk_pool_size: 10\nthreads: 1\n", in, NULL);
+    feed(in, path);
+    feed_marker(in, 1);
+    lc_stage_metrics m;
+    wait_initial_load(s, &m);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 10);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_held"), 20);
+    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, "chunks_in_window");
+    CHECK(g && g->has_capacity && g->capacity == 10);
+    lc_queue_close(in);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
@@ -686,5 +707,6 @@ int main(void)
     test_sharding();
     test_sharding_late_files(); /* uses the tars test_sharding made */
     test_anchor_with_sharding();
+    test_window_gauge_with_tars(); /* uses a tar test_sharding made */
     return check_finish();
 }
