@@ -344,7 +344,8 @@ static int run_screen(const lc_config *cfg, const char *config_errors, const opt
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
     lc_log_set_stderr(true);
     if (!cfg) {
-        fprintf(stderr, "lcmon: invalid configuration:\n%s\n", config_errors);
+        /* The screen said the first; the terminal keeps them all. */
+        fprintf(stderr, "lcmon: every problem of the configuration:\n%s\n", config_errors);
         return 1;
     }
     return rc;

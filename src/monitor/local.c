@@ -253,8 +253,8 @@ lc_monitor *lc_monitor_failed_new(const char *errors)
     }
     int first_len = first_end ? (int)(first_end - errors) : (int)strlen(errors);
     if (n > 1)
-        lm->config_error = lc_xasprintf("invalid configuration: %.*s (and %zu more problem%s: "
-                                        "see the log)",
+        lm->config_error = lc_xasprintf("invalid configuration: %.*s (and %zu more problem%s, "
+                                        "listed in the log)",
                                         first_len, errors, n - 1, n == 2 ? "" : "s");
     else
         lm->config_error = lc_xasprintf("invalid configuration: %.*s", first_len, errors);
