@@ -11,7 +11,9 @@
  * (games in the order of their first row in the source file); with --seed
  * every round of G games is a permutation of the source games.
  *
- * Also: row group sizes, schema, codec, PLAIN pages only, several pages per
+ * Also: row group sizes, schema, codec and encoding (by default pyarrow's:
+ * Snappy, a dictionary page then RLE_DICTIONARY pages; with --encoding plain
+ * PLAIN pages only), several pages per
  * chunk (--page-bytes), the default --from, same seed same bytes, and errors
  * that name the file and exit 1 without leaving an output behind.
  *
@@ -290,7 +292,8 @@ static char *dup_string(const lc_parquet_column *c, size_t i)
 
 /* Read path, checking what every generated file must be; false when it
  * cannot be read at all. */
-static bool read_output(const char *path, size_t rows, size_t rg_rows, int codec, out_file *o)
+static bool read_output(const char *path, size_t rows, size_t rg_rows, int codec, bool dictionary,
+                        out_file *o)
 {
     *o = (out_file){0};
     lc_parquet_file *f = NULL;
@@ -336,8 +339,15 @@ static bool read_output(const char *path, size_t rows, size_t rg_rows, int codec
             }
             CHECK_EQ_INT(v[c].n, want);
             CHECK_EQ_INT(v[c].codec, codec);
-            CHECK_EQ_INT(v[c].data_encodings, 1u << LC_PARQUET_ENC_PLAIN);
-            CHECK_EQ_INT(v[c].page_types, 1u << LC_PARQUET_PAGE_DATA);
+            if (dictionary) {
+                /* The fixtures' few games never fill a 1 MiB dictionary. */
+                CHECK_EQ_INT(v[c].data_encodings, 1u << LC_PARQUET_ENC_RLE_DICTIONARY);
+                CHECK_EQ_INT(v[c].page_types,
+                             1u << LC_PARQUET_PAGE_DICTIONARY | 1u << LC_PARQUET_PAGE_DATA);
+            } else {
+                CHECK_EQ_INT(v[c].data_encodings, 1u << LC_PARQUET_ENC_PLAIN);
+                CHECK_EQ_INT(v[c].page_types, 1u << LC_PARQUET_PAGE_DATA);
+            }
             if (v[c].n != want)
                 ok = false;
         }
@@ -418,7 +428,8 @@ static void check_games(const out_file *o, const games *src, bool seeded)
 typedef struct gen_case {
     const char *from; /* fixture name */
     size_t rows, rg_rows;
-    const char *codec;
+    const char *codec;      /* or NULL: the default, snappy */
+    const char *encoding;   /* or NULL: the default, dictionary */
     const char *seed;       /* or NULL */
     const char *page_bytes; /* or NULL */
 } gen_case;
@@ -436,16 +447,17 @@ static void test_case(const gen_case *gc, const char *out)
     char rows[32], rg[32];
     snprintf(rows, sizeof rows, "%zu", gc->rows);
     snprintf(rg, sizeof rg, "%zu", gc->rg_rows);
-    const char *args[16] = {out,       rows,      "--row-group", rg,
-                            "--codec", gc->codec, "--from",      fixture(gc->from, ".parquet")};
-    size_t n = 8;
-    if (gc->seed) {
-        args[n++] = "--seed";
-        args[n++] = gc->seed;
-    }
-    if (gc->page_bytes) {
-        args[n++] = "--page-bytes";
-        args[n++] = gc->page_bytes;
+    const char *args[16] = {out, rows, "--row-group", rg, "--from", fixture(gc->from, ".parquet")};
+    size_t n = 6;
+    const char *const opts[][2] = {{"--codec", gc->codec},
+                                   {"--encoding", gc->encoding},
+                                   {"--seed", gc->seed},
+                                   {"--page-bytes", gc->page_bytes}};
+    for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
+        if (opts[k][1]) {
+            args[n++] = opts[k][0];
+            args[n++] = opts[k][1];
+        }
     }
     const char *err = tu_path("stderr.txt");
     int rc = run_gen(args, err);
@@ -455,12 +467,15 @@ static void test_case(const gen_case *gc, const char *out)
     snprintf(want, sizeof want, "%zu rows", gc->rows);
     CHECK(tu_contains(msg, want));
     if (rc != 0 || !tu_contains(msg, want))
-        fprintf(stderr, "  %s %s: %s\n", gc->from, gc->codec, msg);
+        fprintf(stderr, "  %s %s %s: %s\n", gc->from, gc->codec ? gc->codec : "default",
+                gc->encoding ? gc->encoding : "default", msg);
     free(msg);
-    int codec =
-        strcmp(gc->codec, "zstd") == 0 ? LC_PARQUET_CODEC_ZSTD : LC_PARQUET_CODEC_UNCOMPRESSED;
+    int codec = !gc->codec || strcmp(gc->codec, "snappy") == 0 ? LC_PARQUET_CODEC_SNAPPY
+                : strcmp(gc->codec, "zstd") == 0               ? LC_PARQUET_CODEC_ZSTD
+                                                               : LC_PARQUET_CODEC_UNCOMPRESSED;
+    bool dictionary = !gc->encoding || strcmp(gc->encoding, "dictionary") == 0;
     out_file o = {0};
-    if (rc == 0 && read_output(out, gc->rows, gc->rg_rows, codec, &o))
+    if (rc == 0 && read_output(out, gc->rows, gc->rg_rows, codec, dictionary, &o))
         check_games(&o, &src, gc->seed != NULL);
     out_free(&o);
     games_free(&src);
@@ -479,19 +494,26 @@ static bool same_bytes(const char *a, const char *b)
 static void test_generated(void)
 {
     static const gen_case cases[] = {
-        {"duckdb_snappy_rowgroups", 2500, 700, "zstd", NULL, NULL},
-        {"duckdb_snappy_rowgroups", 2500, 700, "uncompressed", NULL, NULL},
-        /* Several pages per chunk (about 25 rows a page for fen). */
-        {"duckdb_snappy_rowgroups", 2500, 700, "zstd", NULL, "2048"},
-        {"duckdb_snappy_rowgroups", 2500, 700, "uncompressed", NULL, "100"},
+        /* The default layout (pyarrow's): Snappy, dictionary. */
+        {"duckdb_snappy_rowgroups", 2500, 700, NULL, NULL, NULL, NULL},
+        {"duckdb_snappy_rowgroups", 2500, 700, "zstd", NULL, NULL, NULL},
+        {"duckdb_snappy_rowgroups", 2500, 700, "uncompressed", "dictionary", NULL, NULL},
+        {"duckdb_snappy_rowgroups", 2500, 700, "snappy", "plain", NULL, NULL},
+        {"duckdb_snappy_rowgroups", 2500, 700, "zstd", "plain", NULL, NULL},
+        {"duckdb_snappy_rowgroups", 2500, 700, "uncompressed", "plain", NULL, NULL},
+        /* Several pages per chunk (about 25 rows a page for fen when plain). */
+        {"duckdb_snappy_rowgroups", 2500, 700, "zstd", "plain", NULL, "2048"},
+        {"duckdb_snappy_rowgroups", 2500, 700, "uncompressed", "plain", NULL, "100"},
+        {"duckdb_snappy_rowgroups", 2500, 700, NULL, NULL, NULL, "100"},
         /* Rows in random order; ply from 1; int64 game ids, int32 ply, floats. */
-        {"duckdb_uncompressed_shuffled", 1500, 400, "zstd", NULL, NULL},
-        {"duckdb_gzip_ply1", 1000, 1000, "uncompressed", NULL, NULL},
-        {"duckdb_v2_zstd_types", 777, 250, "zstd", NULL, NULL},
+        {"duckdb_uncompressed_shuffled", 1500, 400, "zstd", NULL, NULL, NULL},
+        {"duckdb_gzip_ply1", 1000, 1000, "uncompressed", "plain", NULL, NULL},
+        {"duckdb_v2_zstd_types", 777, 250, NULL, NULL, NULL, NULL},
         /* Shuffled rounds. */
-        {"duckdb_snappy_rowgroups", 2500, 700, "zstd", "7", NULL},
+        {"duckdb_snappy_rowgroups", 2500, 700, NULL, NULL, "7", NULL},
         /* One row; the last game cut short. */
-        {"duckdb_snappy_rowgroups", 1, 700, "zstd", NULL, NULL},
+        {"duckdb_snappy_rowgroups", 1, 700, NULL, NULL, NULL, NULL},
+        {"duckdb_snappy_rowgroups", 1, 700, "zstd", "plain", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char name[64];
@@ -584,6 +606,8 @@ static void test_errors(void)
     expect_failure(dir_out, "no_dir/x.parquet", NULL);
     const char *codec[] = {out, "10", "--codec", "lz4", "--from", from, NULL};
     expect_failure(codec, "lz4", out);
+    const char *encoding[] = {out, "10", "--encoding", "delta", "--from", from, NULL};
+    expect_failure(encoding, "delta", out);
     const char *rows[] = {out, "ten", "--from", from, NULL};
     expect_failure(rows, "ten", out);
     const char *rg[] = {out, "10", "--row-group", "0", "--from", from, NULL};
