@@ -7,30 +7,37 @@
  * starting with '.' ignored, sorted by name) and, with `shuffle`, puts them
  * in a random order drawn from the run seed and the epoch number, the same
  * on every rank. N worker threads share the epoch's work through one
- * mutex-protected list: "plan the next file" and "read this unit". Units of
- * a file are handed out before the next file is planned, so the threads read
- * the row groups of one file in parallel and memory stays bounded.
+ * mutex-protected list: "plan the next file" and "read this row group".
  *
- * Planning a file reads only its game_id column, one row group at a time,
- * and finds the runs of equal ids. When every game's rows are contiguous
- * (the usual table, written game by game), each game belongs to the row
- * group holding its first row, and that row group is a unit: its games' rows,
- * which may run on into the following row groups. When some game's rows are
- * scattered (a table sorted otherwise), the whole file is one unit, so no
- * game is ever split. A unit's identity is the file's name and its first
- * row; sharding keeps the units whose share (lc_share_of) is this rank, so
- * each game is read by exactly one rank and, within a rank, by one thread.
+ * A file's row groups are read in parallel, each exactly once and one at a
+ * time per thread (the reader streams a column chunk at a time). The decoded
+ * columns of a row group are kept as they are, with a small reference per
+ * row (id hash, ply, row). When the file's last row group is read, its rows
+ * are grouped by game_id (a sort of the references), each game sorted by
+ * ply, and the games are emitted in one random permutation of the whole
+ * file (with `shuffle`; else in the order of their first row), each game as
+ * one allocation. So a game's rows may lie anywhere in the file, in any
+ * order and across row groups. Memory: the decoded rows of the files being
+ * read or emitted, at most `threads` files at a time (about 130 bytes a row
+ * for typical FEN tables).
  *
- * Reading a unit reads the game columns of its row groups, groups the rows
- * by game_id, sorts each game by ply and emits the games (shuffled with
- * `shuffle`, else in file order), each as one allocation. Rows with a null
- * fen, played_move or best_move are passed on with that string NULL (the
- * row's presence flag): whether they spoil the game (decoder) or only their
- * position (encoder) depends on the consumer's mode, so game_tokenizer
- * checks and counts them. A row without a game_id is counted and skipped. A
- * file that cannot be opened or lacks a game column, and a unit that cannot
- * be read, are logged (naming the file, column and row group) and counted;
- * the stage goes on with the rest.
+ * Sharding (world > 1). Planning a file reads its game_id column, one row
+ * group at a time, and gives each game to the rank that owns the row group
+ * holding its first row (lc_share_of over the file's name and the row
+ * group's first row): each game is read by exactly one rank, and a rank
+ * reads only the row groups that hold rows of its games (its own, and the
+ * next ones where a game runs on). With one rank there is no planning pass.
+ *
+ * Bad input. Rows with a null fen, played_move or best_move are passed on
+ * with that string NULL (the row's presence flag): whether they spoil the
+ * game (decoder) or only their position (encoder) depends on the consumer's
+ * mode, so game_tokenizer checks and counts them. A row without a game_id is
+ * counted and skipped. A file that cannot be opened or lacks a game column
+ * is logged (naming the file and column) and counted; the stage goes on with
+ * the next file. A row group that cannot be read is logged (file, column,
+ * row group) and counted; the file's other games are emitted, except those
+ * whose rows reach the edges of the damaged row group (they may continue
+ * into it), which are counted as dropped.
  *
  * `epochs` epochs are read (0: without end); then the output closes.
  */
@@ -76,8 +83,8 @@ static const cyaml_schema_field_t pgs_fields[] = {
 static int pgs_config_check(void *p, lc_error *err)
 {
     pgs_config *c = p;
-    int rc = lc_config_expand_path(&c->path, "path", "a directory of .parquet files, or one file",
-                                   err);
+    int rc =
+        lc_config_expand_path(&c->path, "path", "a directory of .parquet files, or one file", err);
     if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
         rc = LC_ECONFIG;
     c->epochs = c->epochs_opt ? *c->epochs_opt : 0;
@@ -92,6 +99,36 @@ static const char *const col_names[N_COLS] = {"game_id",   "ply", "fen",  "playe
                                               "best_move", "win", "draw", "loss"};
 #define N_REQUIRED 5
 
+/* One row kept from a row group: where it lives and how it sorts. */
+typedef struct pq_ref {
+    uint64_t hash; /* of the game id */
+    int64_t ply;
+    uint64_t row; /* in the file */
+    struct pq_chunk *chunk;
+    uint32_t i; /* row in the chunk's columns */
+    uint8_t ply_null;
+} pq_ref;
+
+/* A row group read: its decoded columns, kept as the reader made them (no
+ * value is copied), and the rows this rank keeps, in row order. Chunks are
+ * recycled through the stage's spare list, buffers and all: first touches
+ * of fresh memory cost more than decoding on some machines. */
+typedef struct pq_chunk {
+    lc_parquet_column cols[N_COLS];
+    pq_ref *refs;
+    size_t n_refs, cap_refs;
+    struct pq_chunk *next;
+} pq_chunk;
+
+/* Spare chunks kept for reuse, at most (beyond that they are freed). */
+#define MAX_SPARE_CHUNKS 64
+
+/* An open-addressing set of 64-bit hashes. */
+typedef struct hash_set {
+    uint64_t *v;
+    size_t cap, n;
+} hash_set;
+
 typedef struct pq_file {
     char *path;
     const char *base; /* inside path */
@@ -99,39 +136,19 @@ typedef struct pq_file {
     int col[N_COLS]; /* -1 when absent */
     size_t n_rg;
     uint64_t *rg_first; /* first row of each row group; [n_rg] = rows */
-    unsigned refs;      /* units not yet read (under the stage lock) */
+    uint64_t seed;      /* for the order of its games */
+    bool sharded;       /* world > 1: keep only the games in mine */
+    hash_set mine;      /* id hashes of this rank's games (read-only once planned) */
+    /* Under the stage lock. */
+    size_t pending;   /* row groups not yet read */
+    pq_chunk *chunks; /* row groups read */
+    uint8_t *damaged; /* n_rg flags (NULL while none is) */
 } pq_file;
 
 typedef struct pq_unit {
     pq_file *f;
-    uint64_t begin, end; /* rows of the file */
-    uint64_t seed;       /* for the order of its games */
+    size_t rg;
 } pq_unit;
-
-_Static_assert(sizeof(pq_unit) <= 64, "shuffle() swaps through 64 bytes");
-
-/* One row of a unit being read: strings live in the scratch arena. */
-typedef struct pq_row {
-    uint64_t hash;
-    uint64_t row; /* in the file */
-    int64_t ply;
-    size_t id_off, fen_off, played_off, best_off;
-    uint32_t id_len, fen_len, played_len, best_len;
-    double w, d, l;
-    uint8_t has_w, has_d, has_l;
-    uint8_t has_fen, has_played, has_best; /* false for a null value */
-    uint8_t ply_null;
-} pq_row;
-
-typedef struct pq_scratch {
-    lc_parquet_column cols[N_COLS];
-    pq_row *rows;
-    size_t n_rows, cap_rows;
-    char *arena;
-    size_t n_arena, cap_arena;
-    size_t *games; /* start index (into the sorted rows) of every game, then n_rows */
-    size_t n_games, cap_games;
-} pq_scratch;
 
 typedef struct pgs {
     lc_worker_pool pool;
@@ -142,14 +159,17 @@ typedef struct pgs {
     size_t n_paths, next_path;
     pq_unit *units;
     size_t n_units, head_unit, cap_units;
-    unsigned busy;   /* workers planning a file or reading a unit */
-    uint64_t epoch;  /* epochs started */
-    bool done;       /* the last epoch is read */
+    unsigned busy;       /* workers planning a file, reading a row group or emitting */
+    unsigned files_open; /* planned and not yet emitted */
+    uint64_t epoch;      /* epochs started */
+    bool done;           /* the last epoch is read */
     bool warned_empty;
+    pq_chunk *spare; /* recycled chunks */
+    unsigned n_spare;
     atomic_uint_fast64_t seq;
-    atomic_uint_fast64_t n_files, n_units_read, n_games, n_rows, n_bad_files, n_bad_units,
-        n_rows_no_id, n_other_rank, n_scattered_files;
-    atomic_uint_fast64_t epoch_gauge, files_done_gauge, files_total_gauge;
+    atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
+        n_other_rank, n_dropped;
+    atomic_uint_fast64_t epoch_gauge, files_done_gauge, files_total_gauge, held_gauge;
 } pgs;
 
 /* ---- listing ---------------------------------------------------------- */
@@ -253,8 +273,8 @@ static void start_epoch(lc_stage *s, pgs *g)
     atomic_store(&g->files_total_gauge, l.n);
     atomic_store(&g->files_done_gauge, 0);
     if (l.n) {
-        LC_INFO("%s: epoch %llu: %zu Parquet files under %s", s->name,
-                (unsigned long long)g->epoch, l.n, c->path);
+        LC_INFO("%s: epoch %llu: %zu Parquet files under %s", s->name, (unsigned long long)g->epoch,
+                l.n, c->path);
         g->warned_empty = false;
     } else if (!g->warned_empty) {
         LC_WARN("%s: no .parquet files under %s; looking again every second", s->name, c->path);
@@ -262,81 +282,56 @@ static void start_epoch(lc_stage *s, pgs *g)
     }
 }
 
-/* ---- planning a file -------------------------------------------------- */
+/* ---- game ids ----------------------------------------------------------- */
 
-/* Under mu. */
-static void push_unit(pgs *g, const pq_unit *u)
+/* The hash of row i's game id (the row is not null). Integer and float ids
+ * hash their value; the same function serves planning and reading, so the
+ * ranks agree. */
+static uint64_t id_hash(const lc_parquet_column *c, size_t i)
 {
-    if (g->head_unit > 0 && g->head_unit == g->n_units) {
-        g->head_unit = g->n_units = 0;
-    }
-    if (g->n_units == g->cap_units) {
-        g->cap_units = g->cap_units ? 2 * g->cap_units : 64;
-        g->units = lc_xrealloc(g->units, g->cap_units * sizeof *g->units);
-    }
-    g->units[g->n_units++] = *u;
-}
-
-static void file_free(pq_file *f)
-{
-    if (!f)
-        return;
-    lc_parquet_close(f->pf);
-    free(f->rg_first);
-    free(f->path);
-    free(f);
-}
-
-/* True when the two rows' ids are equal (rows of the same or different
- * row groups: the previous id is kept as a copy in prev). */
-typedef struct id_key {
-    bool null;
-    uint64_t hash;
-    char *bytes;
-    size_t len, cap;
-} id_key;
-
-static void id_of(const lc_parquet_column *c, size_t i, id_key *k)
-{
-    k->null = !c->valid[i];
-    if (k->null) {
-        k->len = 0;
-        k->hash = 0;
-        return;
-    }
-    const char *p;
-    size_t n;
-    char num[24];
     if (c->kind == LC_PARQUET_KIND_STRING) {
-        p = lc_parquet_string(c, i, &n);
-    } else if (c->kind == LC_PARQUET_KIND_INT64) {
-        n = (size_t)snprintf(num, sizeof num, "%lld", (long long)c->i64[i]);
-        p = num;
+        size_t n;
+        const char *p = lc_parquet_string(c, i, &n);
+        return text_hash(p, n);
+    }
+    uint64_t bits;
+    if (c->kind == LC_PARQUET_KIND_INT64) {
+        bits = (uint64_t)c->i64[i];
     } else {
-        n = (size_t)snprintf(num, sizeof num, "%.17g", c->f64[i]);
-        p = num;
+        double v = c->f64[i] == 0.0 ? 0.0 : c->f64[i]; /* -0 and 0 are one id */
+        memcpy(&bits, &v, sizeof bits);
     }
-    if (n > k->cap) {
-        k->cap = n + 32;
-        k->bytes = lc_xrealloc(k->bytes, k->cap);
-    }
-    memcpy(k->bytes, p, n);
-    k->len = n;
-    k->hash = text_hash(p, n);
+    return lc_mix64(bits ^ 0x67616d655f696400u);
 }
 
-static bool same_id(const id_key *a, const id_key *b)
+/* Compare the ids of two rows (of the same file, so of one kind). */
+static int compare_ids(const lc_parquet_column *a, size_t i, const lc_parquet_column *b, size_t j)
 {
-    return !a->null && !b->null && a->hash == b->hash && a->len == b->len &&
-           memcmp(a->bytes, b->bytes, a->len) == 0;
+    if (a->kind == LC_PARQUET_KIND_STRING) {
+        size_t n, m;
+        const char *p = lc_parquet_string(a, i, &n), *q = lc_parquet_string(b, j, &m);
+        if (n != m)
+            return n < m ? -1 : 1;
+        return memcmp(p, q, n);
+    }
+    if (a->kind == LC_PARQUET_KIND_INT64)
+        return (a->i64[i] > b->i64[j]) - (a->i64[i] < b->i64[j]);
+    return (a->f64[i] > b->f64[j]) - (a->f64[i] < b->f64[j]);
 }
 
-/* An open-addressing set of 64-bit hashes: true when h was there already. */
-typedef struct hash_set {
-    uint64_t *v;
-    size_t cap, n;
-} hash_set;
+/* Row i's game id as text into buf (at least 32 bytes), or a pointer into
+ * the column for a string; *len its length. */
+static const char *id_text(const lc_parquet_column *c, size_t i, char *buf, size_t *len)
+{
+    if (c->kind == LC_PARQUET_KIND_STRING)
+        return lc_parquet_string(c, i, len);
+    int n = c->kind == LC_PARQUET_KIND_INT64 ? snprintf(buf, 32, "%lld", (long long)c->i64[i])
+                                             : snprintf(buf, 32, "%.17g", c->f64[i]);
+    *len = (size_t)n;
+    return buf;
+}
 
+/* true when h was in the set already (then nothing changes). */
 static bool set_insert(hash_set *s, uint64_t h)
 {
     if (h == 0)
@@ -367,68 +362,141 @@ static bool set_insert(hash_set *s, uint64_t h)
     return false;
 }
 
-/* Run starts of the file (rows where a new game_id begins), and whether
- * every id starts only one run. Reads the game_id column only. */
-static int find_runs(pq_file *f, lc_parquet_column *col, uint64_t **starts, size_t *n_starts,
-                     bool *contiguous, uint64_t *no_id, lc_error *err)
+static bool set_has(const hash_set *s, uint64_t h)
 {
-    id_key prev = {.null = true}, cur = {0};
+    if (h == 0)
+        h = 1;
+    if (!s->cap)
+        return false;
+    for (size_t j = h & (s->cap - 1); s->v[j]; j = (j + 1) & (s->cap - 1))
+        if (s->v[j] == h)
+            return true;
+    return false;
+}
+
+/* ---- planning a file -------------------------------------------------- */
+
+/* Under mu. */
+static void push_unit(pgs *g, const pq_unit *u)
+{
+    if (g->head_unit > 0 && g->head_unit == g->n_units) {
+        g->head_unit = g->n_units = 0;
+    }
+    if (g->n_units == g->cap_units) {
+        g->cap_units = g->cap_units ? 2 * g->cap_units : 64;
+        g->units = lc_xrealloc(g->units, g->cap_units * sizeof *g->units);
+    }
+    g->units[g->n_units++] = *u;
+}
+
+static void chunk_free(pq_chunk *ch)
+{
+    for (int k = 0; k < N_COLS; k++)
+        lc_parquet_column_fini(&ch->cols[k]);
+    free(ch->refs);
+    free(ch);
+}
+
+/* A chunk to read into: a spare one (its buffers warm) or a new one. */
+static pq_chunk *chunk_get(pgs *g)
+{
+    lc_mutex_lock(&g->mu);
+    pq_chunk *ch = g->spare;
+    if (ch) {
+        g->spare = ch->next;
+        g->n_spare--;
+    }
+    lc_mutex_unlock(&g->mu);
+    if (!ch)
+        ch = lc_xcalloc(1, sizeof *ch);
+    ch->n_refs = 0;
+    ch->next = NULL;
+    return ch;
+}
+
+static void chunk_put(pgs *g, pq_chunk *ch)
+{
+    lc_mutex_lock(&g->mu);
+    bool keep = g->n_spare < MAX_SPARE_CHUNKS;
+    if (keep) {
+        ch->next = g->spare;
+        g->spare = ch;
+        g->n_spare++;
+    }
+    lc_mutex_unlock(&g->mu);
+    if (!keep)
+        chunk_free(ch);
+}
+
+static void file_free(pgs *g, pq_file *f)
+{
+    if (!f)
+        return;
+    while (f->chunks) {
+        pq_chunk *next = f->chunks->next;
+        chunk_put(g, f->chunks);
+        f->chunks = next;
+    }
+    lc_parquet_close(f->pf);
+    free(f->mine.v);
+    free(f->damaged);
+    free(f->rg_first);
+    free(f->path);
+    free(f);
+}
+
+/* world > 1: give each game of the file to a rank (the owner of the row
+ * group holding its first row), keep this rank's in f->mine and flag the
+ * row groups that hold rows of them in need. Reads the game_id column only. */
+static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, uint8_t *need,
+                       lc_error *err)
+{
+    uint32_t world = s->env->world_size, rank = s->env->rank;
     hash_set seen = {0};
-    size_t n = 0, cap = 0;
-    uint64_t *v = NULL;
-    *contiguous = true;
-    *no_id = 0;
+    uint64_t no_id = 0, others = 0;
     int rc = 0;
-    for (size_t rg = 0; rg < f->n_rg; rg++) {
+    for (size_t rg = 0; rg < f->n_rg && rc == 0; rg++) {
         rc = lc_parquet_read_column(f->pf, rg, (size_t)f->col[C_ID], col, err);
         if (rc != 0)
             break;
+        bool owner = lc_share_of(f->base, f->rg_first[rg], world) == rank;
         for (size_t i = 0; i < col->n; i++) {
-            id_of(col, i, &cur);
-            if (cur.null) {
-                (*no_id)++;
-            } else if (!same_id(&cur, &prev)) {
-                if (n == cap) {
-                    cap = cap ? 2 * cap : 1024;
-                    v = lc_xrealloc(v, cap * sizeof *v);
-                }
-                v[n++] = f->rg_first[rg] + i;
-                if (set_insert(&seen, cur.hash))
-                    *contiguous = false;
+            if (!col->valid[i]) {
+                no_id += owner; /* counted by one rank */
+                continue;
             }
-            /* A null row does not end the run around it. */
-            if (!cur.null) {
-                id_key t = prev;
-                prev = cur;
-                cur = t;
+            uint64_t h = id_hash(col, i);
+            if (!set_insert(&seen, h)) { /* the game's first row */
+                if (owner)
+                    set_insert(&f->mine, h);
+                else
+                    others++;
             }
+            if (!need[rg] && set_has(&f->mine, h))
+                need[rg] = 1;
         }
     }
-    free(prev.bytes);
-    free(cur.bytes);
     free(seen.v);
-    if (rc != 0) {
-        free(v);
-        return rc;
-    }
-    *starts = v;
-    *n_starts = n;
-    return 0;
+    if (no_id)
+        atomic_fetch_add(&g->n_rows_no_id, no_id);
+    atomic_fetch_add(&g->n_other_rank, others);
+    return rc;
 }
 
-static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, pq_scratch *sc)
+/* Under no lock; takes path. Opens the file, works out which of its row
+ * groups this rank reads and queues them (or drops the file). */
+static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parquet_column *scratch)
 {
-    const pgs_config *c = s->config;
     pq_file *f = lc_xcalloc(1, sizeof *f);
     f->path = path;
     f->base = lc_basename(path);
     lc_error err;
     lc_error_clear(&err);
+    size_t n_units = 0;
+    uint8_t *need = NULL;
     if (lc_parquet_open(path, &f->pf, &err) != 0) {
         LC_WARN("%s: skipping %s", s->name, err.msg);
-        atomic_fetch_add(&g->n_bad_files, 1);
-        file_free(f);
-        return;
+        goto bad;
     }
     for (int k = 0; k < N_COLS; k++) {
         f->col[k] = lc_parquet_find_column(f->pf, col_names[k]);
@@ -437,9 +505,7 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, pq_scratc
                     "played_move, best_move and optionally win, draw, loss)",
                     s->name, path, col_names[k],
                     f->col[k] == -ENOENT ? "is missing" : "has a type that cannot be read");
-            atomic_fetch_add(&g->n_bad_files, 1);
-            file_free(f);
-            return;
+            goto bad;
         }
     }
     f->n_rg = lc_parquet_num_row_groups(f->pf);
@@ -450,107 +516,50 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, pq_scratc
         rows += (uint64_t)lc_parquet_row_group_rows(f->pf, rg);
     }
     f->rg_first[f->n_rg] = rows;
-
-    uint64_t *starts = NULL, no_id = 0;
-    size_t n_starts = 0;
-    bool contiguous = true;
-    if (find_runs(f, &sc->cols[C_ID], &starts, &n_starts, &contiguous, &no_id, &err) != 0) {
-        LC_WARN("%s: skipping %s", s->name, err.msg);
-        atomic_fetch_add(&g->n_bad_files, 1);
-        file_free(f);
-        return;
+    f->seed =
+        s->env->seed ^ lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ text_hash(f->base, strlen(f->base)));
+    need = lc_xcalloc(f->n_rg ? f->n_rg : 1, 1);
+    f->sharded = s->env->world_size > 1;
+    if (f->sharded) {
+        if (plan_shares(s, g, f, scratch, need, &err) != 0) {
+            LC_WARN("%s: skipping %s", s->name, err.msg);
+            goto bad;
+        }
+    } else {
+        for (size_t rg = 0; rg < f->n_rg; rg++)
+            need[rg] = f->rg_first[rg + 1] > f->rg_first[rg];
     }
     atomic_fetch_add(&g->n_files, 1);
-
-    /* The units: [begin, end) row ranges, each holding whole games. */
-    pq_unit *units = NULL;
-    size_t n_units = 0;
-    if (n_starts && !contiguous) {
-        LC_INFO("%s: %s: the rows of some games are not contiguous; reading the file as one "
-                "unit",
-                s->name, f->base);
-        atomic_fetch_add(&g->n_scattered_files, 1);
-        units = lc_xmalloc(sizeof *units);
-        units[n_units++] = (pq_unit){.f = f, .begin = 0, .end = rows};
-    } else if (n_starts) {
-        units = lc_xmalloc(f->n_rg * sizeof *units);
-        size_t k = 0;
-        for (size_t rg = 0; rg < f->n_rg; rg++) {
-            if (k == n_starts || starts[k] >= f->rg_first[rg + 1])
-                continue; /* no game starts here */
-            uint64_t begin = starts[k];
-            while (k < n_starts && starts[k] < f->rg_first[rg + 1])
-                k++;
-            uint64_t end = k < n_starts ? starts[k] : rows;
-            units[n_units++] = (pq_unit){.f = f, .begin = begin, .end = end};
-        }
-    }
-    free(starts);
-
-    /* This rank's units, in a random order (a file's games are shuffled
-     * across its units as well as within them). */
-    size_t kept = 0;
-    uint32_t world = s->env->world_size ? s->env->world_size : 1;
-    for (size_t i = 0; i < n_units; i++) {
-        if (world > 1 && lc_share_of(f->base, units[i].begin, world) != s->env->rank) {
-            atomic_fetch_add(&g->n_other_rank, 1);
-            continue;
-        }
-        units[i].seed = s->env->seed ^ lc_mix64(epoch * 0x9e3779b97f4a7c15u ^
-                                                text_hash(f->base, strlen(f->base)) ^
-                                                lc_mix64(units[i].begin));
-        units[kept++] = units[i];
-    }
-    if (c->shuffle && kept > 1) {
-        lc_rng rng;
-        lc_rng_seed(&rng, units[0].seed, 1);
-        shuffle(units, kept, sizeof *units, &rng);
-    }
-    if (no_id)
-        atomic_fetch_add(&g->n_rows_no_id, no_id);
-    if (!kept) {
-        free(units);
-        file_free(f);
-        return;
-    }
+    for (size_t rg = 0; rg < f->n_rg; rg++)
+        n_units += need[rg];
     lc_mutex_lock(&g->mu);
-    f->refs = (unsigned)kept;
-    for (size_t i = 0; i < kept; i++)
-        push_unit(g, &units[i]);
+    if (n_units) {
+        f->pending = n_units;
+        for (size_t rg = 0; rg < f->n_rg; rg++)
+            if (need[rg])
+                push_unit(g, &(pq_unit){.f = f, .rg = rg});
+    } else {
+        g->files_open--;
+    }
     lc_cond_broadcast(&g->cond);
     lc_mutex_unlock(&g->mu);
-    free(units);
+    free(need);
+    if (!n_units)
+        file_free(g, f);
+    return;
+bad:
+    atomic_fetch_add(&g->n_bad_files, 1);
+    free(need);
+    file_free(g, f);
+    lc_mutex_lock(&g->mu);
+    g->files_open--;
+    lc_cond_broadcast(&g->cond);
+    lc_mutex_unlock(&g->mu);
 }
 
-/* ---- reading a unit --------------------------------------------------- */
+/* ---- reading a row group ------------------------------------------------ */
 
-static size_t arena_put(pq_scratch *sc, const char *p, size_t n)
-{
-    if (sc->n_arena + n > sc->cap_arena) {
-        size_t cap = sc->cap_arena ? 2 * sc->cap_arena : (1u << 20);
-        while (cap < sc->n_arena + n)
-            cap *= 2;
-        sc->arena = lc_xrealloc(sc->arena, cap);
-        sc->cap_arena = cap;
-    }
-    size_t off = sc->n_arena;
-    if (n)
-        memcpy(sc->arena + off, p, n);
-    sc->n_arena += n;
-    return off;
-}
-
-static void string_at(const lc_parquet_column *c, size_t i, pq_scratch *sc, size_t *off,
-                      uint32_t *len, uint8_t *present)
-{
-    *present = c->valid[i] != 0;
-    size_t n = 0;
-    const char *p = *present ? lc_parquet_string(c, i, &n) : "";
-    *off = arena_put(sc, p, n);
-    *len = (uint32_t)n;
-}
-
-static double number_at(const lc_parquet_column *c, size_t i, uint8_t *has)
+static double number_at(const lc_parquet_column *c, size_t i, bool *has)
 {
     *has = c->n > i && c->valid[i];
     if (!*has)
@@ -558,99 +567,165 @@ static double number_at(const lc_parquet_column *c, size_t i, uint8_t *has)
     return c->kind == LC_PARQUET_KIND_DOUBLE ? c->f64[i] : (double)c->i64[i];
 }
 
-static int compare_rows(const void *a, const void *b, void *arg)
+/* Read row group rg of f into a chunk (*out; NULL when it keeps no row). */
+static int read_row_group(pgs *g, pq_file *f, size_t rg, pq_chunk **out, lc_error *err)
 {
-    const pq_row *x = a, *y = b;
-    const char *arena = arg;
+    *out = NULL;
+    pq_chunk *ch = chunk_get(g);
+    for (int k = 0; k < N_COLS; k++) {
+        if (f->col[k] < 0) {
+            ch->cols[k].n = 0;
+            continue;
+        }
+        int rc = lc_parquet_read_column(f->pf, rg, (size_t)f->col[k], &ch->cols[k], err);
+        if (rc != 0) {
+            chunk_put(g, ch);
+            return rc;
+        }
+    }
+    const lc_parquet_column *id = &ch->cols[C_ID], *ply = &ch->cols[C_PLY];
+    if (id->n > ch->cap_refs) {
+        free(ch->refs);
+        ch->cap_refs = id->n;
+        ch->refs = lc_xmalloc(ch->cap_refs * sizeof *ch->refs);
+    }
+    uint64_t no_id = 0;
+    for (size_t i = 0; i < id->n; i++) {
+        if (!id->valid[i]) {
+            no_id++;
+            continue;
+        }
+        uint64_t h = id_hash(id, i);
+        if (f->sharded && !set_has(&f->mine, h))
+            continue;
+        pq_ref *r = &ch->refs[ch->n_refs++];
+        bool has_ply;
+        double p = number_at(ply, i, &has_ply);
+        *r = (pq_ref){.hash = h,
+                      .ply =
+                          has_ply && ply->kind == LC_PARQUET_KIND_INT64 ? ply->i64[i] : (int64_t)p,
+                      .row = f->rg_first[rg] + i,
+                      .chunk = ch,
+                      .i = (uint32_t)i,
+                      .ply_null = !has_ply};
+    }
+    if (no_id && !f->sharded) /* sharded: counted when planned */
+        atomic_fetch_add(&g->n_rows_no_id, no_id);
+    if (!ch->n_refs) {
+        chunk_put(g, ch);
+        return 0;
+    }
+    *out = ch;
+    return 0;
+}
+
+/* ---- emitting a file's games ------------------------------------------- */
+
+static int compare_refs(const void *a, const void *b)
+{
+    const pq_ref *x = a, *y = b;
     if (x->hash != y->hash)
         return x->hash < y->hash ? -1 : 1;
-    if (x->id_len != y->id_len)
-        return x->id_len < y->id_len ? -1 : 1;
-    int c = memcmp(arena + x->id_off, arena + y->id_off, x->id_len);
+    int c = compare_ids(&x->chunk->cols[C_ID], x->i, &y->chunk->cols[C_ID], y->i);
     if (c)
         return c;
     if (x->ply_null != y->ply_null)
         return x->ply_null ? 1 : -1;
     if (x->ply != y->ply)
         return x->ply < y->ply ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
+    return (x->row > y->row) - (x->row < y->row);
 }
 
-static void add_game_start(pq_scratch *sc, size_t start)
+/* Rows in order within one game (same id): by ply, nulls last, then row. */
+static int compare_plies(const pq_ref *x, const pq_ref *y)
 {
-    if (sc->n_games == sc->cap_games) {
-        sc->cap_games = sc->cap_games ? 2 * sc->cap_games : 256;
-        sc->games = lc_xrealloc(sc->games, sc->cap_games * sizeof *sc->games);
-    }
-    sc->games[sc->n_games++] = start;
+    if (x->ply_null != y->ply_null)
+        return x->ply_null ? 1 : -1;
+    if (x->ply != y->ply)
+        return x->ply < y->ply ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
 }
 
-/* The first file row of game k (its rows are sorted by ply, not by row). */
-static uint64_t game_first_row(const pq_scratch *sc, size_t k)
+/* A run of consecutive kept rows of one chunk with the same id hash: most
+ * often a whole game, already in ply order. Grouping sorts these, not
+ * rows. */
+typedef struct pq_seg {
+    const pq_ref *refs;
+    uint32_t n;
+    bool sorted; /* its rows are in ply order */
+} pq_seg;
+
+static int compare_segs(const void *a, const void *b)
 {
-    uint64_t r = UINT64_MAX;
-    for (size_t i = sc->games[k]; i < sc->games[k + 1]; i++)
-        if (sc->rows[i].row < r)
-            r = sc->rows[i].row;
-    return r;
+    const pq_seg *x = a, *y = b;
+    return compare_refs(x->refs, y->refs);
 }
 
-static int compare_first_rows(const void *a, const void *b, void *arg)
+/* A game: segments [a, b) of the sorted segments; its first and last row. */
+typedef struct pq_game {
+    size_t a, b;
+    uint64_t first, last;
+} pq_game;
+
+static int compare_first_rows(const void *a, const void *b)
 {
-    const pq_scratch *sc = arg;
-    uint64_t x = game_first_row(sc, *(const size_t *)a), y = game_first_row(sc, *(const size_t *)b);
-    return x < y ? -1 : x > y;
+    const pq_game *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
 }
 
-/* Copy the string at off of the arena to *p and point *out at it, or set
- * *out to NULL for a null value. */
-static void copy_string(const pq_scratch *sc, bool present, size_t off, uint32_t len, char **p,
-                        const char **out, size_t *out_len)
+/* Copy a string cell (or NULL for a null value) to *p. */
+static void copy_cell(const lc_parquet_column *c, size_t i, char **p, const char **out,
+                      size_t *out_len)
 {
-    *out_len = len;
-    if (!present) {
+    if (!c->valid[i]) {
         *out = NULL;
+        *out_len = 0;
         return;
     }
-    memcpy(*p, sc->arena + off, len);
+    const char *s = lc_parquet_string(c, i, out_len);
+    memcpy(*p, s, *out_len);
     *out = *p;
-    *p += len;
+    *p += *out_len;
 }
 
-/* Emit game k (rows games[k] .. games[k+1] of the sorted rows). */
-static bool emit_game(lc_stage *s, pgs *g, pq_scratch *sc, const pq_file *f, size_t k,
+static size_t cell_len(const lc_parquet_column *c, size_t i)
+{
+    return c->valid[i] ? (size_t)(c->offsets[i + 1] - c->offsets[i]) : 0;
+}
+
+static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const pq_ref *refs, size_t n,
                       lc_load_meter *meter)
 {
-    size_t a = sc->games[k], b = sc->games[k + 1], n = b - a;
-    size_t bytes = n * sizeof(lc_chess_row) + strlen(f->base) + 1 + sc->rows[a].id_len + 1;
-    for (size_t i = a; i < b; i++) {
-        const pq_row *r = &sc->rows[i];
-        bytes += (size_t)r->fen_len + r->played_len + r->best_len;
+    char num[32];
+    size_t id_len;
+    const char *id = id_text(&refs[0].chunk->cols[C_ID], refs[0].i, num, &id_len);
+    size_t base_len = strlen(f->base) + 1;
+    size_t bytes = n * sizeof(lc_chess_row) + base_len + id_len + 1;
+    for (size_t k = 0; k < n; k++) {
+        const lc_parquet_column *c = refs[k].chunk->cols;
+        size_t i = refs[k].i;
+        bytes += cell_len(&c[C_FEN], i) + cell_len(&c[C_PLAYED], i) + cell_len(&c[C_BEST], i);
     }
     char *mem = lc_xmalloc(bytes);
     lc_chess_row *rows = (lc_chess_row *)mem;
     char *p = mem + n * sizeof(lc_chess_row);
-    for (size_t i = a; i < b; i++) {
-        const pq_row *r = &sc->rows[i];
-        lc_chess_row *o = &rows[i - a];
-        copy_string(sc, r->has_fen, r->fen_off, r->fen_len, &p, &o->fen, &o->fen_len);
-        copy_string(sc, r->has_played, r->played_off, r->played_len, &p, &o->played,
-                    &o->played_len);
-        copy_string(sc, r->has_best, r->best_off, r->best_len, &p, &o->best, &o->best_len);
-        o->win = r->w;
-        o->draw = r->d;
-        o->loss = r->l;
-        o->has_win = r->has_w;
-        o->has_draw = r->has_d;
-        o->has_loss = r->has_l;
+    for (size_t k = 0; k < n; k++) {
+        const lc_parquet_column *c = refs[k].chunk->cols;
+        size_t i = refs[k].i;
+        lc_chess_row *o = &rows[k];
+        copy_cell(&c[C_FEN], i, &p, &o->fen, &o->fen_len);
+        copy_cell(&c[C_PLAYED], i, &p, &o->played, &o->played_len);
+        copy_cell(&c[C_BEST], i, &p, &o->best, &o->best_len);
+        o->win = number_at(&c[C_WIN], i, &o->has_win);
+        o->draw = number_at(&c[C_DRAW], i, &o->has_draw);
+        o->loss = number_at(&c[C_LOSS], i, &o->has_loss);
     }
     lc_game_item item = {.rows = rows, .n_rows = (uint32_t)n, .mem = mem};
-    size_t blen = strlen(f->base) + 1;
-    memcpy(p, f->base, blen);
+    memcpy(p, f->base, base_len);
     item.file = p;
-    p += blen;
-    memcpy(p, sc->arena + sc->rows[a].id_off, sc->rows[a].id_len);
-    p[sc->rows[a].id_len] = '\0';
+    p += base_len;
+    memcpy(p, id, id_len);
+    p[id_len] = '\0';
     item.id = p;
     item.seq = atomic_fetch_add(&g->seq, 1);
     if (lc_stage_emit(s, &item, meter) != 0) {
@@ -662,110 +737,178 @@ static bool emit_game(lc_stage *s, pgs *g, pq_scratch *sc, const pq_file *f, siz
     return true;
 }
 
-/* Read unit u and emit its games; false when the output closed. */
-static bool read_unit(lc_stage *s, pgs *g, const pq_unit *u, pq_scratch *sc,
-                      lc_load_meter *meter)
+/* True when the game may have rows in a damaged row group: its rows reach
+ * the row just before or after one, or span one. */
+static bool near_damage(const pq_file *f, const pq_game *gm)
+{
+    if (!f->damaged)
+        return false;
+    for (size_t rg = 0; rg < f->n_rg; rg++)
+        if (f->damaged[rg] && gm->first <= f->rg_first[rg + 1] && gm->last + 1 >= f->rg_first[rg])
+            return true;
+    return false;
+}
+
+/* The rows of game gm in ply order: its one sorted segment where it can,
+ * else gathered into *tmp and sorted. */
+static const pq_ref *game_rows(const pq_seg *segs, const pq_game *gm, pq_ref **tmp, size_t *cap,
+                               size_t *n)
+{
+    const pq_seg *first = &segs[gm->a];
+    if (gm->b == gm->a + 1 && first->sorted) {
+        *n = first->n;
+        return first->refs;
+    }
+    size_t total = 0;
+    for (size_t k = gm->a; k < gm->b; k++)
+        total += segs[k].n;
+    if (total > *cap) {
+        *cap = total;
+        free(*tmp);
+        *tmp = lc_xmalloc(total * sizeof **tmp);
+    }
+    size_t m = 0;
+    bool sorted = true;
+    for (size_t k = gm->a; k < gm->b; k++) {
+        sorted = sorted && segs[k].sorted &&
+                 (m == 0 || compare_plies(&(*tmp)[m - 1], segs[k].refs) <= 0);
+        memcpy(*tmp + m, segs[k].refs, segs[k].n * sizeof **tmp);
+        m += segs[k].n;
+    }
+    if (!sorted)
+        qsort(*tmp, m, sizeof **tmp, compare_refs);
+    *n = m;
+    return *tmp;
+}
+
+/* Every row group of f is read: group its rows into games and emit them in
+ * one permutation of the file. false when the output closed or the stage
+ * stops. */
+static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
 {
     const pgs_config *c = s->config;
-    const pq_file *f = u->f;
-    sc->n_rows = sc->n_arena = sc->n_games = 0;
-    lc_error err;
-    lc_error_clear(&err);
-    for (size_t rg = 0; rg < f->n_rg; rg++) {
-        uint64_t lo = f->rg_first[rg], hi = f->rg_first[rg + 1];
-        if (hi <= u->begin || lo >= u->end || hi == lo)
-            continue;
-        for (int k = 0; k < N_COLS; k++) {
-            if (f->col[k] < 0) {
-                sc->cols[k].n = 0;
-                continue;
+    /* The segments: runs of one id within a chunk. */
+    size_t n_segs = 0, cap_segs = 256;
+    pq_seg *segs = lc_xmalloc(cap_segs * sizeof *segs);
+    for (const pq_chunk *ch = f->chunks; ch; ch = ch->next) {
+        for (size_t i = 0; i < ch->n_refs;) {
+            size_t j = i + 1;
+            bool sorted = true;
+            while (j < ch->n_refs && ch->refs[j].hash == ch->refs[i].hash &&
+                   compare_ids(&ch->cols[C_ID], ch->refs[j].i, &ch->cols[C_ID], ch->refs[i].i) ==
+                       0) {
+                sorted = sorted && compare_plies(&ch->refs[j - 1], &ch->refs[j]) <= 0;
+                j++;
             }
-            if (lc_parquet_read_column(f->pf, rg, (size_t)f->col[k], &sc->cols[k], &err) != 0) {
-                LC_WARN("%s: skipping rows %llu-%llu of %s: %s", s->name,
-                        (unsigned long long)u->begin, (unsigned long long)u->end, f->base,
-                        err.msg);
-                atomic_fetch_add(&g->n_bad_units, 1);
-                return true;
+            if (n_segs == cap_segs) {
+                cap_segs *= 2;
+                segs = lc_xrealloc(segs, cap_segs * sizeof *segs);
             }
+            segs[n_segs++] =
+                (pq_seg){.refs = ch->refs + i, .n = (uint32_t)(j - i), .sorted = sorted};
+            i = j;
         }
-        uint64_t from = u->begin > lo ? u->begin : lo, to = u->end < hi ? u->end : hi;
-        id_key key = {0};
-        for (uint64_t r = from; r < to; r++) {
-            size_t i = (size_t)(r - lo);
-            id_of(&sc->cols[C_ID], i, &key);
-            if (key.null)
-                continue; /* counted when the file was planned */
-            if (sc->n_rows == sc->cap_rows) {
-                sc->cap_rows = sc->cap_rows ? 2 * sc->cap_rows : 4096;
-                sc->rows = lc_xrealloc(sc->rows, sc->cap_rows * sizeof *sc->rows);
+    }
+    qsort(segs, n_segs, sizeof *segs, compare_segs);
+
+    /* Games: runs of segments with the same id (sorted by hash, then id, so
+     * two ids that share a hash stay apart). */
+    size_t n_games = 0, cap = 64;
+    pq_game *games = lc_xmalloc(cap * sizeof *games);
+    for (size_t k = 0; k < n_segs; k++) {
+        const pq_ref *r = segs[k].refs;
+        bool start = k == 0 || r->hash != segs[k - 1].refs->hash ||
+                     compare_ids(&r->chunk->cols[C_ID], r->i, &segs[k - 1].refs->chunk->cols[C_ID],
+                                 segs[k - 1].refs->i) != 0;
+        if (start) {
+            if (n_games == cap) {
+                cap *= 2;
+                games = lc_xrealloc(games, cap * sizeof *games);
             }
-            pq_row *o = &sc->rows[sc->n_rows++];
-            o->hash = key.hash;
-            o->row = r;
-            o->id_off = arena_put(sc, key.bytes, key.len);
-            o->id_len = (uint32_t)key.len;
-            uint8_t has_ply;
-            o->ply = (int64_t)number_at(&sc->cols[C_PLY], i, &has_ply);
-            if (has_ply && sc->cols[C_PLY].kind == LC_PARQUET_KIND_INT64)
-                o->ply = sc->cols[C_PLY].i64[i];
-            o->ply_null = !has_ply;
-            string_at(&sc->cols[C_FEN], i, sc, &o->fen_off, &o->fen_len, &o->has_fen);
-            string_at(&sc->cols[C_PLAYED], i, sc, &o->played_off, &o->played_len,
-                      &o->has_played);
-            string_at(&sc->cols[C_BEST], i, sc, &o->best_off, &o->best_len, &o->has_best);
-            o->w = number_at(&sc->cols[C_WIN], i, &o->has_w);
-            o->d = number_at(&sc->cols[C_DRAW], i, &o->has_d);
-            o->l = number_at(&sc->cols[C_LOSS], i, &o->has_l);
+            games[n_games++] = (pq_game){.a = k, .first = UINT64_MAX};
         }
-        free(key.bytes);
+        pq_game *gm = &games[n_games - 1];
+        gm->b = k + 1;
+        for (uint32_t i = 0; i < segs[k].n; i++) {
+            if (r[i].row < gm->first)
+                gm->first = r[i].row;
+            if (r[i].row > gm->last)
+                gm->last = r[i].row;
+        }
     }
-    atomic_fetch_add(&g->n_units_read, 1);
-    if (!sc->n_rows)
-        return true;
+    /* Games next to a damaged row group may be incomplete. */
+    size_t kept = 0;
+    for (size_t i = 0; i < n_games; i++)
+        if (!near_damage(f, &games[i]))
+            games[kept++] = games[i];
+    if (kept < n_games)
+        atomic_fetch_add(&g->n_dropped, n_games - kept);
+    n_games = kept;
 
-    /* Group by game_id, each game sorted by ply. */
-    qsort_r(sc->rows, sc->n_rows, sizeof *sc->rows, compare_rows, sc->arena);
-    for (size_t i = 0; i < sc->n_rows; i++) {
-        const pq_row *a = &sc->rows[i], *b = i ? &sc->rows[i - 1] : NULL;
-        if (!b || a->hash != b->hash || a->id_len != b->id_len ||
-            memcmp(sc->arena + a->id_off, sc->arena + b->id_off, a->id_len) != 0)
-            add_game_start(sc, i);
-    }
-    size_t n_games = sc->n_games;
-    add_game_start(sc, sc->n_rows); /* the end */
-
-    /* The order: random, or the file's. */
-    size_t *order = lc_xmalloc(n_games * sizeof *order);
-    for (size_t k = 0; k < n_games; k++)
-        order[k] = k;
     if (c->shuffle) {
         lc_rng rng;
-        lc_rng_seed(&rng, u->seed, 2);
-        shuffle(order, n_games, sizeof *order, &rng);
+        lc_rng_seed(&rng, f->seed, 2);
+        shuffle(games, n_games, sizeof *games, &rng);
     } else {
-        qsort_r(order, n_games, sizeof *order, compare_first_rows, sc);
+        qsort(games, n_games, sizeof *games, compare_first_rows);
     }
     bool ok = true;
-    for (size_t k = 0; k < n_games && ok; k++) {
-        if (!lc_run_state_check(&s->run, meter)) {
-            ok = false;
-            break;
-        }
-        ok = emit_game(s, g, sc, f, order[k], meter);
+    pq_ref *tmp = NULL;
+    size_t cap_tmp = 0;
+    for (size_t i = 0; i < n_games && ok; i++) {
+        size_t n;
+        const pq_ref *rows = game_rows(segs, &games[i], &tmp, &cap_tmp, &n);
+        ok = lc_run_state_check(&s->run, meter) && emit_game(s, g, f, rows, n, meter);
     }
-    free(order);
+    free(tmp);
+    free(games);
+    free(segs);
     return ok;
 }
 
 /* ---- the workers ------------------------------------------------------ */
 
-static void release_file(pgs *g, pq_file *f)
+/* Read one queued row group; the thread that reads a file's last one emits
+ * the file. false when the output closed or the stage stops. */
+static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
 {
+    pq_file *f = u.f;
+    lc_error err;
+    lc_error_clear(&err);
+    pq_chunk *ch = NULL;
+    int rc = read_row_group(g, f, u.rg, &ch, &err);
+    if (rc != 0) {
+        LC_WARN("%s: skipping row group %zu of %s (games at its edges are dropped too): %s",
+                s->name, u.rg, f->base, err.msg);
+        atomic_fetch_add(&g->n_bad_rg, 1);
+    } else {
+        atomic_fetch_add(&g->n_rg_read, 1);
+    }
     lc_mutex_lock(&g->mu);
-    bool last = --f->refs == 0;
+    if (ch) {
+        ch->next = f->chunks;
+        f->chunks = ch;
+        atomic_fetch_add(&g->held_gauge, ch->n_refs);
+    }
+    if (rc != 0) {
+        if (!f->damaged)
+            f->damaged = lc_xcalloc(f->n_rg, 1);
+        f->damaged[u.rg] = 1;
+    }
+    bool last = --f->pending == 0;
     lc_mutex_unlock(&g->mu);
-    if (last)
-        file_free(f);
+    if (!last)
+        return true;
+    bool ok = emit_file(s, g, f, meter);
+    uint64_t held = 0;
+    for (const pq_chunk *c = f->chunks; c; c = c->next)
+        held += c->n_refs;
+    atomic_fetch_sub(&g->held_gauge, held);
+    file_free(g, f);
+    lc_mutex_lock(&g->mu);
+    g->files_open--;
+    lc_mutex_unlock(&g->mu);
+    return ok;
 }
 
 static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -773,7 +916,7 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     (void)index;
     pgs *g = s->priv;
     const pgs_config *c = s->config;
-    pq_scratch sc = {0};
+    lc_parquet_column ids = {0}; /* game_id, for planning */
     for (;;) {
         if (!lc_run_state_check(&s->run, meter))
             break;
@@ -782,8 +925,7 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             pq_unit u = g->units[g->head_unit++];
             g->busy++;
             lc_mutex_unlock(&g->mu);
-            bool ok = read_unit(s, g, &u, &sc, meter);
-            release_file(g, u.f);
+            bool ok = do_unit(s, g, u, meter);
             lc_mutex_lock(&g->mu);
             g->busy--;
             lc_cond_broadcast(&g->cond);
@@ -792,13 +934,14 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 break;
             continue;
         }
-        if (g->next_path < g->n_paths) {
+        if (g->next_path < g->n_paths && g->files_open < c->threads) {
             char *path = g->paths[g->next_path];
             g->paths[g->next_path++] = NULL;
             uint64_t epoch = g->epoch;
             g->busy++;
+            g->files_open++;
             lc_mutex_unlock(&g->mu);
-            plan_file(s, g, path, epoch, &sc);
+            plan_file(s, g, path, epoch, &ids);
             atomic_fetch_add(&g->files_done_gauge, 1);
             lc_mutex_lock(&g->mu);
             g->busy--;
@@ -810,7 +953,7 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_mutex_unlock(&g->mu);
             break;
         }
-        if (g->busy == 0) {
+        if (g->busy == 0 && g->next_path == g->n_paths) {
             /* The epoch is read. */
             if (c->epochs && g->epoch >= c->epochs) {
                 g->done = true;
@@ -832,17 +975,13 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_mutex_unlock(&g->mu);
             continue;
         }
-        /* Others are planning or reading: wait for work or the end. */
+        /* Others are planning, reading or emitting: wait for work or the end. */
         lc_load_idle(meter);
         lc_cond_wait_until(&g->cond, &g->mu, lc_now_ns() + 200000000u);
         lc_load_busy(meter);
         lc_mutex_unlock(&g->mu);
     }
-    for (int k = 0; k < N_COLS; k++)
-        lc_parquet_column_fini(&sc.cols[k]);
-    free(sc.rows);
-    free(sc.arena);
-    free(sc.games);
+    lc_parquet_column_fini(&ids);
 }
 
 static int pgs_init(lc_stage *s, lc_error *err)
@@ -862,12 +1001,12 @@ static int pgs_start(lc_stage *s, lc_error *err)
     const pgs_config *c = s->config;
     struct stat st;
     if (stat(c->path, &st) != 0)
-        return lc_error_set(err, -errno, "path: %s: %s (give a directory of .parquet files or "
-                                         "one file)",
+        return lc_error_set(err, -errno,
+                            "path: %s: %s (give a directory of .parquet files or "
+                            "one file)",
                             c->path, strerror(errno));
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-        return lc_error_set(err, LC_ECONFIG, "path: %s is neither a directory nor a file",
-                            c->path);
+        return lc_error_set(err, LC_ECONFIG, "path: %s is neither a directory nor a file", c->path);
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     if (world > 1)
         LC_INFO("%s: reading the games of share %u of %u", s->name, s->env->rank, world);
@@ -888,11 +1027,16 @@ static void pgs_fini(lc_stage *s)
 {
     pgs *g = s->priv;
     lc_worker_pool_fini(&g->pool);
-    /* Units not read (a stop): release their files. */
+    /* Row groups not read (a stop): release their files. */
     for (size_t i = g->head_unit; i < g->n_units; i++) {
         pq_file *f = g->units[i].f;
-        if (--f->refs == 0)
-            file_free(f);
+        if (--f->pending == 0)
+            file_free(g, f);
+    }
+    while (g->spare) {
+        pq_chunk *next = g->spare->next;
+        chunk_free(g->spare);
+        g->spare = next;
     }
     free(g->units);
     for (size_t i = 0; i < g->n_paths; i++)
@@ -908,16 +1052,17 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     const pgs_config *c = s->config;
     lc_worker_pool_flush(&g->pool, m);
     lc_metrics_add_count(m, "files", atomic_exchange(&g->n_files, 0));
-    lc_metrics_add_count(m, "units", atomic_exchange(&g->n_units_read, 0));
+    lc_metrics_add_count(m, "row_groups", atomic_exchange(&g->n_rg_read, 0));
     lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
     lc_metrics_add_count(m, "rows", atomic_exchange(&g->n_rows, 0));
     lc_metrics_add_count(m, "bad_files", atomic_exchange(&g->n_bad_files, 0));
-    lc_metrics_add_count(m, "bad_units", atomic_exchange(&g->n_bad_units, 0));
+    lc_metrics_add_count(m, "bad_row_groups", atomic_exchange(&g->n_bad_rg, 0));
+    lc_metrics_add_count(m, "bad_games_near_damage", atomic_exchange(&g->n_dropped, 0));
     lc_metrics_add_count(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
-    lc_metrics_add_count(m, "other_rank_units", atomic_exchange(&g->n_other_rank, 0));
-    lc_metrics_add_count(m, "scattered_files", atomic_exchange(&g->n_scattered_files, 0));
-    lc_metrics_set_gauge(m, "epoch", (int64_t)atomic_load(&g->epoch_gauge),
-                         (int64_t)c->epochs, c->epochs > 0);
+    lc_metrics_add_count(m, "other_rank_games", atomic_exchange(&g->n_other_rank, 0));
+    lc_metrics_set_gauge(m, "rows_held", (int64_t)atomic_load(&g->held_gauge), 0, false);
+    lc_metrics_set_gauge(m, "epoch", (int64_t)atomic_load(&g->epoch_gauge), (int64_t)c->epochs,
+                         c->epochs > 0);
     lc_metrics_set_gauge(m, "files_planned", (int64_t)atomic_load(&g->files_done_gauge),
                          (int64_t)atomic_load(&g->files_total_gauge), true);
     snprintf(m->detail, sizeof m->detail, "%s", c->path);

@@ -4,11 +4,14 @@
  * values the writer was given (x.tsv.gz); in file order without shuffling;
  * exactly once across threads and distributed ranks; once per epoch; games
  * whose rows span several row groups, or are scattered through the file,
- * come out whole; malformed files are counted and skipped while the good
- * ones are read; rows with a null fen or move are passed on with a NULL
- * string and, through game_tokenizer, spoil only their position in encoder
- * mode but the whole game in decoder mode (a table written here by a tiny
- * Parquet writer, as no fixture has such nulls).
+ * come out whole, each row group read once; the shuffle is one permutation
+ * of the whole file; a damaged row group costs only the games at its edges;
+ * a stop midway frees everything; malformed files are counted and skipped
+ * while the good ones are read; rows with a null fen or move are passed on
+ * with a NULL string and, through game_tokenizer, spoil only their position
+ * in encoder mode but the whole game in decoder mode (a table written with
+ * the test-side writer, tests/lib/parquet_writer.h, as no fixture has such
+ * nulls).
  */
 #include "check.h"
 #include "testutil.h"
@@ -28,15 +31,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char fixtures[4096];
 
 /* The readable game tables (arrow_lz4_raw uses a codec we do not read). */
 static const char *const good[] = {
-    "arrow_fallback_v1_snappy",  "arrow_fallback_v2_zstd",       "arrow_v2_gzip_delta",
-    "duckdb_gzip_ply1",          "duckdb_snappy_rowgroups",      "duckdb_uncompressed_shuffled",
-    "duckdb_v2_zstd_types",      "duckdb_zstd_extra_columns",    "hyparquet_delta_gzip",
-    "hyparquet_types_uncompressed", "hyparquet_v2_snappy",       "own_dictionary_offsets",
+    "arrow_fallback_v1_snappy", "arrow_fallback_v2_zstd",
+    "arrow_v2_gzip_delta",      "duckdb_gzip_ply1",
+    "duckdb_snappy_rowgroups",  "duckdb_uncompressed_shuffled",
+    "duckdb_v2_zstd_types",     "duckdb_zstd_extra_columns",
+    "hyparquet_delta_gzip",     "hyparquet_types_uncompressed",
+    "hyparquet_v2_snappy",      "own_dictionary_offsets",
 };
 #define N_GOOD (sizeof good / sizeof good[0])
 
@@ -194,8 +200,8 @@ static void run(const char *yaml, uint32_t rank, uint32_t world, run_result *r)
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);
-    int rc = lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL,
-                               64, &env, &s, &err);
+    int rc = lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL, 64,
+                               &env, &s, &err);
     CHECK_OK(rc);
     if (rc != 0) {
         fprintf(stderr, "%s\n", err.msg);
@@ -265,10 +271,8 @@ static void test_each_fixture(void)
         CHECK(in_order);
         CHECK_EQ_U64(count(&r.m, "games"), w.n_games);
         CHECK_EQ_U64(count(&r.m, "bad_files"), 0);
-        CHECK_EQ_U64(count(&r.m, "bad_units"), 0);
-        /* Only the shuffled table is read as one unit. */
-        CHECK_EQ_U64(count(&r.m, "scattered_files"),
-                     strcmp(good[f], "duckdb_uncompressed_shuffled") == 0);
+        CHECK_EQ_U64(count(&r.m, "bad_row_groups"), 0);
+        CHECK_EQ_U64(count(&r.m, "bad_games_near_damage"), 0);
         run_free(&r);
         want_free(&w);
     }
@@ -307,7 +311,7 @@ static void test_threads_and_ranks(void)
                 g->seen++;
                 exact = exact && game_matches(g, &r.games[i]);
             }
-            other += count(&r.m, "other_rank_units");
+            other += count(&r.m, "other_rank_games");
             run_free(&r);
         }
         for (size_t k = 0; k < w.n_games; k++)
@@ -359,58 +363,204 @@ static void test_epochs(void)
     want_free(&w);
 }
 
-/* Games longer than a row group: made by the benchmark's generator with row
- * groups of 7 rows, so games span up to dozens of row groups. */
-static void test_games_across_row_groups(void)
+/* Make OUT from the row-group fixture with the benchmark's generator
+ * (LC_PARQUET_GEN): ROWS rows in row groups of RG rows. false (and a note)
+ * when the generator is not given. */
+static bool generate(const char *out, const char *rows, const char *rg, const char *codec)
 {
     const char *gen = getenv("LC_PARQUET_GEN");
     if (!gen || !*gen) {
-        fprintf(stderr, "LC_PARQUET_GEN not set: skipping the row-group case\n");
-        return;
+        fprintf(stderr, "LC_PARQUET_GEN not set: skipping a generated-table case\n");
+        return false;
     }
-    want w = {0};
-    want_add(&w, "duckdb_snappy_rowgroups");
-    const char *out = tu_path("spanning.parquet");
     char src[4200];
     snprintf(src, sizeof src, "%s/duckdb_snappy_rowgroups.parquet", fixtures);
-    char *argv[] = {(char *)gen, (char *)out, "3000", "--row-group", "7", "--codec",
-                    "uncompressed", "--from", src, NULL};
-    CHECK_EQ_INT(tu_run(argv, NULL), 0);
+    char *argv[] = {(char *)gen, (char *)out,   (char *)rows, "--row-group", (char *)rg,
+                    "--codec",   (char *)codec, "--from",     src,           NULL};
+    int rc = tu_run(argv, NULL);
+    CHECK_EQ_INT(rc, 0);
+    return rc == 0;
+}
+
+/* The games of r are whole source games of w (the file's last game may be
+ * cut short by the generator's row count), each id once; returns the rows. */
+static uint64_t check_whole_games(const want *w, const run_result *r)
+{
+    uint64_t rows = 0;
+    size_t unmatched = 0, cut = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        rows += r->games[i].n_rows;
+        const want_game *match = NULL;
+        for (size_t k = 0; k < w->n_games && !match; k++)
+            if (game_prefix_matches(&w->games[k], &r->games[i], true))
+                match = &w->games[k];
+        unmatched += !match;
+        cut += match && match->n != r->games[i].n_rows;
+    }
+    /* A game split at a row-group boundary would give a piece that starts
+     * mid-game and matches none, or one cut short. */
+    CHECK_EQ_U64(unmatched, 0);
+    CHECK(cut <= 1);
+    bool unique = true;
+    for (size_t i = 0; i < r->n && unique; i++)
+        for (size_t j = i + 1; j < r->n; j++)
+            if (strcmp(r->games[i].id, r->games[j].id) == 0) {
+                unique = false;
+                break;
+            }
+    CHECK(unique);
+    return rows;
+}
+
+/* Games longer than a row group (row groups of 7 rows, so games span up to
+ * dozens of them): whole, each row group read exactly once, and over 2 or 3
+ * ranks every game exactly once with each rank reading only some of the
+ * row groups. */
+static void test_games_across_row_groups(void)
+{
+    const char *out = tu_path("spanning.parquet");
+    if (!generate(out, "3000", "7", "uncompressed"))
+        return;
+    want w = {0};
+    want_add(&w, "duckdb_snappy_rowgroups");
+    const uint64_t n_rg = (3000 + 6) / 7;
     for (unsigned threads = 1; threads <= 2; threads++) {
         char yaml[4400];
         snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, threads: %u}", out, threads);
         run_result r;
         run(yaml, 0, 1, &r);
-        /* Every game is a whole source game (the last one may be cut
-         * short by the row count): a game split at a row-group boundary
-         * would give a piece that starts mid-game and matches none. */
-        uint64_t rows = 0;
-        size_t unmatched = 0, cut = 0;
-        for (size_t i = 0; i < r.n; i++) {
-            rows += r.games[i].n_rows;
-            const want_game *match = NULL;
-            for (size_t k = 0; k < w.n_games && !match; k++)
-                if (game_prefix_matches(&w.games[k], &r.games[i], true))
-                    match = &w.games[k];
-            unmatched += !match;
-            cut += match && match->n != r.games[i].n_rows;
-        }
-        CHECK_EQ_U64(rows, 3000);
-        CHECK_EQ_U64(unmatched, 0);
-        CHECK(cut <= 1);
+        CHECK_EQ_U64(check_whole_games(&w, &r), 3000);
         CHECK_EQ_U64(count(&r.m, "games"), r.n);
-        /* Each game id once. */
-        bool unique = true;
-        for (size_t i = 0; i < r.n && unique; i++)
-            for (size_t j = i + 1; j < r.n; j++)
-                if (strcmp(r.games[i].id, r.games[j].id) == 0) {
-                    unique = false;
-                    break;
-                }
-        CHECK(unique);
+        CHECK_EQ_U64(count(&r.m, "row_groups"), n_rg);
         run_free(&r);
     }
+    for (uint32_t world = 2; world <= 3; world++) {
+        char yaml[4400];
+        snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, threads: 2}", out);
+        run_result all = {0};
+        size_t cap = 0;
+        for (uint32_t rank = 0; rank < world; rank++) {
+            run_result r;
+            run(yaml, rank, world, &r);
+            CHECK(r.n > 0);
+            uint64_t read = count(&r.m, "row_groups");
+            CHECK(read > 0 && read < n_rg);
+            CHECK(count(&r.m, "other_rank_games") > 0);
+            for (size_t i = 0; i < r.n; i++) {
+                if (all.n == cap) {
+                    cap = cap ? 2 * cap : 256;
+                    all.games = realloc(all.games, cap * sizeof *all.games);
+                }
+                all.games[all.n++] = r.games[i];
+            }
+            free(r.games); /* the items now belong to all */
+        }
+        CHECK_EQ_U64(check_whole_games(&w, &all), 3000);
+        run_free(&all);
+    }
     want_free(&w);
+}
+
+/* The shuffle is one permutation of the whole file, not row group after row
+ * group: with two row groups, the first half of the games emitted holds
+ * games of both. */
+static void test_file_wide_shuffle(void)
+{
+    const char *out = tu_path("two_groups.parquet");
+    if (!generate(out, "4000", "2000", "zstd"))
+        return;
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, threads: 2}", out);
+    run_result r;
+    run(yaml, 0, 1, &r);
+    CHECK(r.n >= 40);
+    /* Ids are g000000000, g000000001, ... in file order: the first half of
+     * the file's games have the lower ids. */
+    size_t low = 0, half = r.n / 2;
+    for (size_t i = 0; i < half; i++) {
+        char max_low[16];
+        snprintf(max_low, sizeof max_low, "g%09zu", half);
+        low += strcmp(r.games[i].id, max_low) < 0;
+    }
+    CHECK(low > half / 5 && low < half * 4 / 5);
+    CHECK_EQ_U64(count(&r.m, "row_groups"), 2);
+    run_free(&r);
+}
+
+/* Copy from to to (they may be one file) with bytes [len * at / 20,
+ * + len / span) overwritten: a damaged middle that spares the footer.
+ * false when from is missing or not above min_len bytes. */
+static bool damage(const char *from, const char *to, size_t at, size_t span, size_t min_len)
+{
+    size_t len = 0;
+    uint8_t *bytes = tu_read_file(from, &len);
+    CHECK(bytes && len > min_len);
+    if (!bytes || len <= min_len) {
+        free(bytes);
+        return false;
+    }
+    tu_fill(bytes + len * at / 20, len / span, 99);
+    tu_write_file(to, bytes, len);
+    free(bytes);
+    return true;
+}
+
+/* A table with a damaged middle: the row groups that fail are counted, the
+ * games at their edges (which may continue into them) are dropped and
+ * counted, and every game emitted is whole. */
+static void test_damaged_row_groups(void)
+{
+    const char *out = tu_path("damaged.parquet");
+    if (!generate(out, "3000", "50", "zstd"))
+        return;
+    if (!damage(out, out, 10, 20, 10000))
+        return;
+    want w = {0};
+    want_add(&w, "duckdb_snappy_rowgroups");
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, threads: 2}", out);
+    run_result r;
+    run(yaml, 0, 1, &r);
+    uint64_t rows = check_whole_games(&w, &r);
+    CHECK(rows > 1000 && rows < 3000);
+    CHECK(count(&r.m, "bad_row_groups") >= 1);
+    CHECK(count(&r.m, "bad_games_near_damage") >= 1);
+    CHECK_EQ_U64(count(&r.m, "bad_files"), 0);
+    run_free(&r);
+    want_free(&w);
+}
+
+/* A stop in the middle of an endless run, with files planned, row groups
+ * queued and a file being emitted: the stage stops promptly and frees
+ * everything (the sanitizer builds check the leaks). */
+static void test_stop_midway(void)
+{
+    const char *out = tu_path("spanning.parquet"); /* made by the row-group case */
+    if (access(out, R_OK) != 0)
+        return;
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', threads: 2}", tu_path(""));
+    lc_stage_env env = {.seed = 7, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL, 4,
+                               &env, &s, &err));
+    if (!s)
+        return;
+    CHECK_OK(lc_standalone_start(s, &err));
+    lc_game_item it;
+    size_t got = 0;
+    uint64_t deadline = lc_now_ns() + 30000000000ull;
+    while (got < 20 && lc_queue_get_until(s->output, &it, NULL, deadline) == 0) {
+        free(it.mem);
+        got++;
+    }
+    CHECK_EQ_U64(got, 20);
+    uint64_t t0 = lc_now_ns();
+    lc_standalone_stop(s);
+    CHECK(lc_now_ns() - t0 < 10000000000ull);
+    lc_standalone_free(s);
 }
 
 /* Malformed files next to a good one: each is counted and skipped; the good
@@ -447,15 +597,8 @@ static void test_bad_files(void)
      * some of its row groups fail to read. */
     char src[4200];
     snprintf(src, sizeof src, "%s/hyparquet_v2_snappy.parquet", fixtures);
-    size_t len = 0;
-    uint8_t *bytes = tu_read_file(src, &len);
-    CHECK(bytes && len > 1000);
-    if (bytes) {
-        tu_fill(bytes + len * 3 / 10, len / 5, 99);
-        snprintf(junk, sizeof junk, "%s/corrupt_pages.parquet", dir);
-        tu_write_file(junk, bytes, len);
-        free(bytes);
-    }
+    snprintf(junk, sizeof junk, "%s/corrupt_pages.parquet", dir);
+    damage(src, junk, 6, 5, 1000);
 
     want w = {0};
     want_add(&w, "duckdb_gzip_ply1");
@@ -481,9 +624,9 @@ static void test_bad_files(void)
         exact = exact && w.games[k].seen == 1;
     CHECK(exact);
     CHECK_EQ_U64(from_good, w.n_games);
-    /* Files that do not open (magic, footer, schema), and units that do not
-     * read: each bad file is one or the other or both. */
-    uint64_t bad_files = count(&r.m, "bad_files"), bad_units = count(&r.m, "bad_units");
+    /* Files that do not open (magic, footer, schema), and row groups that do
+     * not read: each bad file is one or the other or both. */
+    uint64_t bad_files = count(&r.m, "bad_files"), bad_units = count(&r.m, "bad_row_groups");
     CHECK(bad_files >= 6);
     CHECK(bad_files + bad_units >= n_bad + 2);
     CHECK(n_bad >= 15);
@@ -493,103 +636,13 @@ static void test_bad_files(void)
 
 /* ---- a tiny table with null values ------------------------------------- */
 
-/* A minimal Parquet writer, from the format specification, for what no
- * fixture has: one row group; columns game_id, fen, played_move, best_move
- * (OPTIONAL BYTE_ARRAY, UTF8) and ply (OPTIONAL INT64), no win, draw or
- * loss; one uncompressed v1 data page of PLAIN values per column, the
- * definition levels bit-packed. */
-typedef struct bytes {
-    uint8_t *p;
-    size_t n, cap;
-} bytes;
-
-static void b_put(bytes *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = 2 * (b->n + n) + 256;
-        b->p = realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
-
-static void b_byte(bytes *b, uint8_t v)
-{
-    b_put(b, &v, 1);
-}
-
-static void b_varint(bytes *b, uint64_t v)
-{
-    for (; v >= 0x80; v >>= 7)
-        b_byte(b, (uint8_t)(v | 0x80));
-    b_byte(b, (uint8_t)v);
-}
-
-static void b_le(bytes *b, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        b_byte(b, (uint8_t)(v >> (8 * i)));
-}
-
-/* Thrift compact protocol: field headers carry the id as a delta from the
- * previous field of the same struct. */
-enum { T_I32 = 5, T_I64 = 6, T_BINARY = 8, T_LIST = 9, T_STRUCT = 12 };
-typedef struct thrift {
-    bytes *b;
-    int last[8];
-    int depth;
-} thrift;
-
-static void t_field(thrift *t, int id, int type)
-{
-    int delta = id - t->last[t->depth];
-    if (delta > 0 && delta <= 15) {
-        b_byte(t->b, (uint8_t)(delta << 4 | type));
-    } else {
-        b_byte(t->b, (uint8_t)type);
-        b_varint(t->b, (uint64_t)((id << 1) ^ (id >> 31)));
-    }
-    t->last[t->depth] = id;
-}
-
-static void t_begin(thrift *t) /* a struct: top level, list element or after t_field */
-{
-    t->last[++t->depth] = 0;
-}
-
-static void t_end(thrift *t)
-{
-    b_byte(t->b, 0);
-    t->depth--;
-}
-
-static void t_i64(thrift *t, int id, int64_t v)
-{
-    t_field(t, id, T_I64);
-    b_varint(t->b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-static void t_i32(thrift *t, int id, int32_t v)
-{
-    t_field(t, id, T_I32);
-    b_varint(t->b, (uint32_t)(((uint32_t)v << 1) ^ (uint32_t)(v >> 31)));
-}
-
-static void t_string(thrift *t, int id, const char *s) /* id 0: a list element */
-{
-    if (id)
-        t_field(t, id, T_BINARY);
-    b_varint(t->b, strlen(s));
-    b_put(t->b, s, strlen(s));
-}
-
-static void t_list(thrift *t, int id, int type, size_t n)
-{
-    t_field(t, id, T_LIST);
-    b_byte(t->b, (uint8_t)((n < 15 ? n : 15) << 4 | (size_t)type));
-    if (n >= 15)
-        b_varint(t->b, n);
-}
+/* What no fixture has, written by the test-side Parquet writer
+ * (tests/lib/parquet_writer.h): one row group; columns game_id, fen,
+ * played_move, best_move (OPTIONAL BYTE_ARRAY, UTF8) and ply (OPTIONAL
+ * INT64), no win, draw or loss; uncompressed v1 data pages of PLAIN values,
+ * the definition levels in the RLE/bit-packed hybrid. */
+#include "format/parquet.h"
+#include "parquet_writer.h"
 
 typedef struct null_row {
     const char *id;
@@ -601,112 +654,36 @@ enum { W_ID, W_PLY, W_FEN, W_PLAYED, W_BEST, W_COLS };
 
 static void write_null_table(const char *path, const null_row *rows, size_t n)
 {
-    static const char *const names[W_COLS] = {"game_id", "ply", "fen", "played_move",
-                                              "best_move"};
-    bytes file = {0}, meta = {0};
-    b_put(&file, "PAR1", 4);
-    int64_t start[W_COLS], size[W_COLS];
+    static const pqw_column_spec cols[W_COLS] = {
+        {"game_id", PQW_STRING},     {"ply", PQW_INT64},        {"fen", PQW_STRING},
+        {"played_move", PQW_STRING}, {"best_move", PQW_STRING},
+    };
+    pqw_options opt = pqw_default_options();
+    opt.codec = LC_PARQUET_CODEC_UNCOMPRESSED;
+    opt.dictionary = false;
+    lc_error err;
+    lc_error_clear(&err);
+    pqw_writer *w = NULL;
+    CHECK_OK(pqw_create(path, cols, W_COLS, &opt, &w, &err));
+    if (!w)
+        return;
     for (int c = 0; c < W_COLS; c++) {
-        bytes body = {0}, values = {0}, head = {0};
-        uint8_t levels[64] = {0};
-        CHECK(n <= 8 * sizeof levels);
         for (size_t i = 0; i < n; i++) {
             const char *v = c == W_ID       ? rows[i].id
                             : c == W_FEN    ? rows[i].fen
                             : c == W_PLAYED ? rows[i].played
-                            : c == W_BEST   ? rows[i].best
-                                            : "";
-            if (!v)
-                continue;
-            levels[i / 8] |= (uint8_t)(1u << (i % 8));
-            if (c == W_PLY) {
-                b_le(&values, (uint64_t)rows[i].ply, 8);
-            } else {
-                b_le(&values, strlen(v), 4);
-                b_put(&values, v, strlen(v));
-            }
+                                            : rows[i].best;
+            if (c == W_PLY)
+                pqw_int64(w, rows[i].ply);
+            else if (v)
+                pqw_string(w, v, strlen(v));
+            else
+                pqw_null(w);
         }
-        size_t groups = (n + 7) / 8;
-        bytes lv = {0};
-        b_varint(&lv, groups << 1 | 1); /* one bit-packed run */
-        b_put(&lv, levels, groups);
-        b_le(&body, lv.n, 4);
-        b_put(&body, lv.p, lv.n);
-        b_put(&body, values.p, values.n);
-        thrift t = {.b = &head};
-        t_begin(&t);      /* PageHeader */
-        t_i32(&t, 1, 0);  /* DATA_PAGE */
-        t_i32(&t, 2, (int32_t)body.n);
-        t_i32(&t, 3, (int32_t)body.n);
-        t_field(&t, 5, T_STRUCT); /* DataPageHeader */
-        t_begin(&t);
-        t_i32(&t, 1, (int32_t)n);
-        t_i32(&t, 2, 0); /* PLAIN */
-        t_i32(&t, 3, 3); /* RLE definition levels */
-        t_i32(&t, 4, 3); /* RLE repetition levels (none) */
-        t_end(&t);
-        t_end(&t);
-        start[c] = (int64_t)file.n;
-        size[c] = (int64_t)(head.n + body.n);
-        b_put(&file, head.p, head.n);
-        b_put(&file, body.p, body.n);
-        free(body.p);
-        free(values.p);
-        free(head.p);
-        free(lv.p);
+        CHECK_OK(pqw_end_column(w, &err));
     }
-    thrift t = {.b = &meta};
-    t_begin(&t);     /* FileMetaData */
-    t_i32(&t, 1, 1); /* version */
-    t_list(&t, 2, T_STRUCT, 1 + W_COLS);
-    t_begin(&t); /* the root */
-    t_string(&t, 4, "schema");
-    t_i32(&t, 5, W_COLS);
-    t_end(&t);
-    for (int c = 0; c < W_COLS; c++) {
-        t_begin(&t);
-        t_i32(&t, 1, c == W_PLY ? 2 : 6); /* INT64 or BYTE_ARRAY */
-        t_i32(&t, 3, 1);                  /* OPTIONAL */
-        t_string(&t, 4, names[c]);
-        if (c != W_PLY)
-            t_i32(&t, 6, 0); /* UTF8 */
-        t_end(&t);
-    }
-    t_i64(&t, 3, (int64_t)n);
-    t_list(&t, 4, T_STRUCT, 1);
-    t_begin(&t); /* RowGroup */
-    t_list(&t, 1, T_STRUCT, W_COLS);
-    int64_t total = 0;
-    for (int c = 0; c < W_COLS; c++) {
-        t_begin(&t); /* ColumnChunk */
-        t_i64(&t, 2, start[c] + size[c]);
-        t_field(&t, 3, T_STRUCT); /* ColumnMetaData */
-        t_begin(&t);
-        t_i32(&t, 1, c == W_PLY ? 2 : 6);
-        t_list(&t, 2, T_I32, 2);
-        b_varint(&meta, 0); /* PLAIN */
-        b_varint(&meta, 6); /* RLE (zigzag 3) */
-        t_list(&t, 3, T_BINARY, 1);
-        t_string(&t, 0, names[c]);
-        t_i32(&t, 4, 0); /* UNCOMPRESSED */
-        t_i64(&t, 5, (int64_t)n);
-        t_i64(&t, 6, size[c]);
-        t_i64(&t, 7, size[c]);
-        t_i64(&t, 9, start[c]);
-        t_end(&t);
-        t_end(&t);
-        total += size[c];
-    }
-    t_i64(&t, 2, total);
-    t_i64(&t, 3, (int64_t)n);
-    t_end(&t);
-    t_end(&t);
-    b_put(&file, meta.p, meta.n);
-    b_le(&file, meta.n, 4);
-    b_put(&file, "PAR1", 4);
-    tu_write_file(path, file.p, file.n);
-    free(file.p);
-    free(meta.p);
+    CHECK_OK(pqw_end_row_group(w, &err));
+    CHECK_OK(pqw_close(w, &err));
 }
 
 #define FEN0 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -718,8 +695,8 @@ static void write_null_table(const char *path, const null_row *rows, size_t n)
  * order, to show the null stays with its row. */
 static const null_row null_rows[] = {
     {"a", 2, FEN2, "g1f3", "g1f3"}, {"a", 0, FEN0, "e2e4", "d2d4"}, {"a", 1, FEN1, "e7e5", NULL},
-    {"b", 0, FEN0, "d2d4", "e2e4"}, {"b", 1, FEN1, "c7c5", "c7c5"},
-    {"c", 0, FEN0, NULL, "e2e4"},   {"c", 1, FEN1, "e7e5", "e7e5"},
+    {"b", 0, FEN0, "d2d4", "e2e4"}, {"b", 1, FEN1, "c7c5", "c7c5"}, {"c", 0, FEN0, NULL, "e2e4"},
+    {"c", 1, FEN1, "e7e5", "e7e5"},
 };
 #define N_NULL_ROWS (sizeof null_rows / sizeof null_rows[0])
 
@@ -743,7 +720,7 @@ static void test_null_values_passed_on(void)
     CHECK_EQ_U64(r.n, 3);
     CHECK_EQ_U64(count(&r.m, "games"), 3);
     CHECK_EQ_U64(count(&r.m, "rows"), N_NULL_ROWS);
-    CHECK_EQ_U64(count(&r.m, "bad_files") + count(&r.m, "bad_units"), 0);
+    CHECK_EQ_U64(count(&r.m, "bad_files") + count(&r.m, "bad_row_groups"), 0);
     if (r.n == 3) {
         const lc_game_item *a = &r.games[0], *c = &r.games[2];
         CHECK_EQ_STR(a->id, "a");
@@ -778,8 +755,8 @@ static void tokenize_null_table(const char *tok_yaml, tokenized *o)
     lc_stage *src = NULL, *tok = NULL;
     lc_error err;
     lc_error_clear(&err);
-    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL,
-                               64, &env, &src, &err));
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL, 64,
+                               &env, &src, &err));
     CHECK_OK(lc_standalone_new(lc_stage_class_find("game_tokenizer"), "tokens", tok_yaml,
                                src->output, 64, &env, &tok, &err));
     CHECK_OK(lc_standalone_start(tok, &err));
@@ -789,8 +766,7 @@ static void tokenize_null_table(const char *tok_yaml, tokenized *o)
         int t = lc_batch_layout_find(b.batch->layout, "target");
         for (uint64_t i = 0; t >= 0 && i < b.batch->rows; i++)
             if (o->samples + i < sizeof o->targets / sizeof o->targets[0])
-                o->targets[o->samples + i] =
-                    ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[i];
+                o->targets[o->samples + i] = ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[i];
         o->samples += b.batch->rows;
         lc_batch_free(b.batch);
     }
@@ -804,11 +780,12 @@ static void tokenize_null_table(const char *tok_yaml, tokenized *o)
 
 /* Encoder: only the position with the null best move is skipped and
  * counted; game a's other two positions are kept, and both of game c (its
- * null played move does not matter). */
+ * null played move does not matter). Without the shuffle buffer, so that
+ * the samples keep file order. */
 static void test_null_values_encoder(void)
 {
     tokenized o;
-    tokenize_null_table("{mode: encoder, batch_size: 4}", &o);
+    tokenize_null_table("{mode: encoder, batch_size: 4, shuffle_buffer: 0}", &o);
     CHECK_EQ_U64(o.samples, N_NULL_ROWS - 1);
     CHECK_EQ_U64(count(&o.m, "bad_positions_missing_values"), 1);
     CHECK_EQ_U64(count(&o.m, "bad_positions_out_of_vocabulary"), 0);
@@ -848,8 +825,8 @@ static void test_config_errors(void)
     /* A path that does not exist: refused at start, naming it. */
     lc_stage *s = NULL;
     lc_error_clear(&err);
-    CHECK_OK(lc_standalone_new(cls, "games", "{path: /nonexistent/games}", NULL, 4, NULL, &s,
-                               &err));
+    CHECK_OK(
+        lc_standalone_new(cls, "games", "{path: /nonexistent/games}", NULL, 4, NULL, &s, &err));
     lc_error_clear(&err);
     CHECK(lc_standalone_start(s, &err) != 0);
     CHECK(strstr(err.msg, "/nonexistent/games") != NULL);
@@ -868,6 +845,9 @@ int main(void)
     test_threads_and_ranks();
     test_epochs();
     test_games_across_row_groups();
+    test_file_wide_shuffle();
+    test_damaged_row_groups();
+    test_stop_midway();
     test_bad_files();
     test_null_values_passed_on();
     test_null_values_encoder();
