@@ -32,12 +32,15 @@ void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold)
 static bool emit(lc_batcher *bt, lc_batch *b, uint32_t flags, lc_load_meter *meter)
 {
     lc_batch_item item = {.batch = b, .seq = atomic_fetch_add(&bt->sink->seq, 1), .flags = flags};
+    /* Once on the queue the batch is the consumer's: it may be freed and
+     * recycled by another worker before lc_stage_emit returns. */
+    uint64_t rows = b->rows;
     if (lc_stage_emit(bt->stage, &item, meter) != 0) {
         lc_batch_free(b);
         return false;
     }
     atomic_fetch_add(&bt->sink->n_batches, 1);
-    atomic_fetch_add(&bt->sink->n_rows, b->rows);
+    atomic_fetch_add(&bt->sink->n_rows, rows);
     return true;
 }
 
