@@ -23,9 +23,26 @@
  * (bad_*_out_of_vocabulary, bad_*_fen). The first few skips are logged with
  * the file and game id.
  *
+ * Encoder shuffle buffer: a game's positions arrive together and are
+ * highly correlated, so in encoder mode each worker passes its samples
+ * through a buffer of its own (shuffle_buffer / threads slots, at least 1;
+ * default 65536 in all) before they reach the batch. The buffer first fills;
+ * then each new sample takes a uniformly random slot and the sample it
+ * evicts goes into the batch. When the input ends the rest leaves in random
+ * order, so every position is emitted exactly once. Samples are held
+ * compactly (68 tokens and the target as uint16: 138 bytes, not the 1.1 KB
+ * of a batch row). The stage allocates the slots at init, one stretch per
+ * worker that only that worker touches, and frees them at fini, so a stop
+ * drops what they hold without leaking. shuffle_buffer: 0 writes samples
+ * straight into the batch in input order, as before the buffer existed.
+ * The `shuffle_buffer` gauge is the fill of all workers' buffers.
+ *
  * N worker threads each fill their own batch (stages/batcher.h); each has
- * its own generator seeded from the run seed and its index. With one
- * thread, the last batch of a finite run carries LC_ITEM_END_OF_STREAM.
+ * its own generator (the decoder's draws, the encoder's buffer) seeded from
+ * the run seed and its index: with one thread the same input gives the
+ * same output (with several, which worker gets which game is up to the
+ * scheduler). With one thread, the last batch of a finite run carries
+ * LC_ITEM_END_OF_STREAM (after the buffer has emptied).
  */
 #include "stages/stage.h"
 
@@ -36,6 +53,7 @@
 #include "stages/batcher.h"
 #include "stages/items.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,12 +70,17 @@ typedef struct tok_config {
     uint64_t *max_seq_len_opt;
     double *skip_board_prob_opt;
     unsigned *threads_opt;
+    uint64_t *shuffle_buffer_opt;
     /* Resolved by config_check. */
     tok_mode mode;
     uint64_t max_seq_len;
     double skip_board_prob;
     unsigned threads;
+    uint64_t shuffle_buffer; /* 0 in decoder mode */
 } tok_config;
+
+#define DEFAULT_SHUFFLE_BUFFER 65536
+#define MAX_SHUFFLE_BUFFER 100000000
 
 static const cyaml_schema_field_t tok_fields[] = {
     CYAML_FIELD_UINT("batch_size", CYAML_FLAG_DEFAULT, tok_config, batch_size),
@@ -69,6 +92,8 @@ static const cyaml_schema_field_t tok_fields[] = {
                           tok_config, skip_board_prob_opt),
     CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
                          threads_opt),
+    CYAML_FIELD_UINT_PTR("shuffle_buffer", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
+                         shuffle_buffer_opt),
     CYAML_FIELD_END,
 };
 
@@ -97,10 +122,29 @@ static int tok_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "skip_board_prob: applies to mode decoder only (remove it, or set "
                           "mode: decoder)");
+    if (c->mode == MODE_DECODER && c->shuffle_buffer_opt)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "shuffle_buffer: applies to mode encoder only (remove it, or set mode: "
+                          "encoder)");
+    c->shuffle_buffer = c->mode == MODE_DECODER ? 0
+                        : c->shuffle_buffer_opt ? *c->shuffle_buffer_opt
+                                                : DEFAULT_SHUFFLE_BUFFER;
+    if (c->shuffle_buffer > MAX_SHUFFLE_BUFFER)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "shuffle_buffer: %llu is out of range (use 0 to %d; 0 turns it off)",
+                          (unsigned long long)c->shuffle_buffer, MAX_SHUFFLE_BUFFER);
     if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
         rc = LC_ECONFIG;
     return rc;
 }
+
+/* An encoder sample as the shuffle buffer holds it: every id of the
+ * vocabulary fits in 16 bits; the attention mask is all ones and not kept. */
+typedef struct tok_sample {
+    uint16_t input_ids[LC_CHESS_POS_TOKENS];
+    uint16_t target;
+} tok_sample;
+_Static_assert(LC_CHESS_VOCAB_SIZE <= UINT16_MAX + 1, "token ids fit in uint16_t");
 
 /* How many skipped samples of one kind are logged, before only counting. */
 #define LOG_FIRST 5
@@ -110,6 +154,12 @@ typedef struct tokenizer {
     lc_batch_layout layout;
     lc_batch_sink sink;
     atomic_uint_fast64_t n_games, n_positions, n_bad_oov, n_bad_fen, n_bad_missing, n_logged;
+    /* The encoder's shuffle buffers: worker i owns slots [i * share,
+     * (i + 1) * share) and fill[i] (written by it, read by flush). NULL and
+     * 0 when the buffer is off. */
+    tok_sample *slots;
+    uint64_t share;
+    atomic_uint_fast64_t *fill;
 } tokenizer;
 
 /* Count a skipped game or position, by its failure (LC_EEMPTY: a null
@@ -187,37 +237,120 @@ static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rn
     lc_chess_decoder_free(d);
 }
 
-static void encoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_load_meter *meter)
+/* Write one sample into the next row of the batch and commit it; false
+ * when the output closed. */
+static bool put_sample(lc_batcher *bt, const tok_sample *smp, lc_load_meter *meter)
 {
+    uint64_t row;
+    lc_batch *b = lc_batcher_row(bt, &row);
+    int64_t *ids = (int64_t *)lc_batch_tensor(b, 0) + row * LC_CHESS_POS_TOKENS;
+    int64_t *mask = (int64_t *)lc_batch_tensor(b, 1) + row * LC_CHESS_POS_TOKENS;
+    for (int k = 0; k < LC_CHESS_POS_TOKENS; k++) {
+        ids[k] = smp->input_ids[k];
+        mask[k] = 1;
+    }
+    ((int64_t *)lc_batch_tensor(b, 2))[row] = smp->target;
+    return lc_batcher_commit(bt, meter);
+}
+
+/* One worker's shuffle buffer: its stretch of the stage's slots. */
+typedef struct shuffle_buffer {
+    tok_sample *slots;
+    uint64_t size, fill;
+    atomic_uint_fast64_t *gauge;
+} shuffle_buffer;
+
+static void buffer_set_fill(shuffle_buffer *sb, uint64_t fill)
+{
+    sb->fill = fill;
+    atomic_store_explicit(sb->gauge, fill, memory_order_relaxed);
+}
+
+/* Pass a new sample through the buffer: keep it while the buffer fills,
+ * else emit a uniformly random slot's sample and keep the new one in its
+ * place. Without a buffer, emit it. False when the output closed. */
+static bool buffer_push(shuffle_buffer *sb, const tok_sample *smp, lc_rng *rng, lc_batcher *bt,
+                        lc_load_meter *meter)
+{
+    if (sb->size == 0)
+        return put_sample(bt, smp, meter);
+    if (sb->fill < sb->size) {
+        sb->slots[sb->fill] = *smp;
+        buffer_set_fill(sb, sb->fill + 1);
+        return true;
+    }
+    tok_sample *slot = &sb->slots[lc_rng_below(rng, sb->size)];
+    tok_sample out = *slot;
+    *slot = *smp;
+    return put_sample(bt, &out, meter);
+}
+
+/* At the end of the input: emit what the buffer holds in random order. */
+static void buffer_drain(lc_stage *s, shuffle_buffer *sb, lc_rng *rng, lc_batcher *bt,
+                         lc_load_meter *meter)
+{
+    while (sb->fill > 0 && lc_run_state_check(&s->run, meter)) {
+        tok_sample *slot = &sb->slots[lc_rng_below(rng, sb->fill)];
+        tok_sample out = *slot;
+        *slot = sb->slots[sb->fill - 1];
+        buffer_set_fill(sb, sb->fill - 1);
+        if (!put_sample(bt, &out, meter))
+            break;
+    }
+}
+
+/* The compact sample of row i, or a nonzero code (err filled) when the row
+ * is to be skipped. */
+static int encode_row(const lc_chess_row *r, uint32_t i, tok_sample *smp, lc_error *err)
+{
+    int64_t ids[LC_CHESS_POS_TOKENS], mask[LC_CHESS_POS_TOKENS], target;
+    lc_error_clear(err);
+    int rc = check_present(r, i, false, err);
+    if (rc == 0)
+        rc = lc_chess_encoder_sample(r->fen, r->fen_len, r->best, r->best_len, ids, mask, &target,
+                                     err);
+    if (rc != 0)
+        return rc;
+    for (int k = 0; k < LC_CHESS_POS_TOKENS; k++)
+        smp->input_ids[k] = (uint16_t)ids[k];
+    smp->target = (uint16_t)target;
+    return 0;
+}
+
+static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher *bt, lc_rng *rng,
+                           lc_load_meter *meter)
+{
+    shuffle_buffer sb = {
+        .slots = t->slots ? t->slots + index * t->share : NULL,
+        .size = t->share,
+        .gauge = t->fill ? &t->fill[index] : NULL,
+    };
     lc_error err;
     lc_game_item g;
     bool open = true;
     while (open && lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &g, meter) == 0) {
         atomic_fetch_add(&t->n_games, 1);
         for (uint32_t i = 0; i < g.n_rows; i++) {
-            const lc_chess_row *r = &g.rows[i];
-            uint64_t row;
-            lc_batch *b = lc_batcher_row(bt, &row);
-            lc_error_clear(&err);
-            int rc = check_present(r, i, false, &err);
-            if (rc == 0)
-                rc = lc_chess_encoder_sample(
-                    r->fen, r->fen_len, r->best, r->best_len,
-                    (int64_t *)lc_batch_tensor(b, 0) + row * LC_CHESS_POS_TOKENS,
-                    (int64_t *)lc_batch_tensor(b, 1) + row * LC_CHESS_POS_TOKENS,
-                    (int64_t *)lc_batch_tensor(b, 2) + row, &err);
+            tok_sample smp;
+            int rc = encode_row(&g.rows[i], i, &smp, &err);
             if (rc != 0) {
                 skipped(s, t, &g, rc, &err);
                 continue;
             }
             atomic_fetch_add(&t->n_positions, 1);
-            if (!lc_batcher_commit(bt, meter)) {
+            if (!buffer_push(&sb, &smp, rng, bt, meter)) {
                 open = false;
                 break;
             }
         }
         free(g.mem);
     }
+    /* On a stop the samples left are dropped with the buffer (the stage
+     * frees it); at the end of the input they are emitted. */
+    if (open && !lc_run_state_stopping(&s->run))
+        buffer_drain(s, &sb, rng, bt, meter);
+    if (sb.gauge)
+        buffer_set_fill(&sb, 0);
 }
 
 static void tok_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -226,21 +359,31 @@ static void tok_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     const tok_config *c = s->config;
     lc_batcher bt;
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
-    if (c->mode == MODE_DECODER) {
-        lc_rng rng;
-        lc_rng_seed(&rng, s->env->seed ^ 0x746f6b656e697a65u, index);
+    lc_rng rng;
+    lc_rng_seed(&rng, s->env->seed ^ 0x746f6b656e697a65u, index);
+    if (c->mode == MODE_DECODER)
         decoder_worker(s, t, &bt, &rng, meter);
-    } else {
-        encoder_worker(s, t, &bt, meter);
-    }
+    else
+        encoder_worker(s, t, index, &bt, &rng, meter);
     lc_batcher_finish(&bt, meter);
 }
 
 static int tok_init(lc_stage *s, lc_error *err)
 {
-    (void)err;
     tokenizer *t = s->priv;
     const tok_config *c = s->config;
+    if (c->shuffle_buffer > 0) {
+        /* A large block's pages are only touched as the buffers fill. */
+        t->share = c->shuffle_buffer / c->threads ? c->shuffle_buffer / c->threads : 1;
+        size_t bytes = (size_t)(t->share * c->threads) * sizeof(tok_sample);
+        t->slots = malloc(bytes);
+        if (!t->slots)
+            return lc_error_set(err, -ENOMEM,
+                                "shuffle_buffer: cannot reserve %zu MB for %llu positions "
+                                "(lower it)",
+                                bytes >> 20, (unsigned long long)(t->share * c->threads));
+        t->fill = lc_xcalloc(c->threads, sizeof *t->fill);
+    }
     lc_batch_layout_init(&t->layout, c->batch_size);
     if (c->mode == MODE_DECODER) {
         const uint64_t seq[1] = {c->max_seq_len}, wdl[2] = {c->max_seq_len, 3};
@@ -278,6 +421,8 @@ static void tok_fini(lc_stage *s)
     tokenizer *t = s->priv;
     lc_worker_pool_fini(&t->pool);
     lc_batch_sink_fini(&t->sink);
+    free(t->slots);
+    free(t->fill);
 }
 
 static void tok_flush(lc_stage *s, lc_stage_metrics *m)
@@ -295,6 +440,13 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
                          atomic_exchange(&t->n_bad_fen, 0));
     lc_metrics_add_count(m, dec ? "bad_games_missing_values" : "bad_positions_missing_values",
                          atomic_exchange(&t->n_bad_missing, 0));
+    if (t->fill) {
+        uint64_t fill = 0;
+        for (unsigned i = 0; i < c->threads; i++)
+            fill += atomic_load_explicit(&t->fill[i], memory_order_relaxed);
+        lc_metrics_set_gauge(m, "shuffle_buffer", (int64_t)fill, (int64_t)(t->share * c->threads),
+                             true);
+    }
     snprintf(m->detail, sizeof m->detail, "%s", dec ? "decoder" : "encoder");
 }
 

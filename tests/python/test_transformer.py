@@ -195,27 +195,45 @@ class TransformerPipelines(LcmonCase):
         self.assertTrue(all(n == batch_size for n in rows[:-1]))
         return specs, {name: np.concatenate(p) for name, p in parts.items()}
 
-    def test_encoder_every_position_in_order(self):
-        games = load_games(self.FIXTURE)
+    def encoder_samples(self):
+        """The expected (input_ids, target) of every position in file order,
+        and how many positions are skipped."""
         want_inp, want_tgt = [], []
         skipped = 0
-        for _, rows in games:
+        for _, rows in load_games(self.FIXTURE):
             for row in rows:
                 if row["best_move"] not in VOCAB:
                     skipped += 1
                     continue
                 want_inp.append(fen_tokens(row["fen"]))
                 want_tgt.append(VOCAB[row["best_move"]])
-        specs, got = self.run_pipeline("{mode: encoder, batch_size: 100}", 100)
+        return np.array(want_inp), np.array(want_tgt), skipped
+
+    def test_encoder_every_position_in_order(self):
+        want_inp, want_tgt, skipped = self.encoder_samples()
+        specs, got = self.run_pipeline("{mode: encoder, batch_size: 100, shuffle_buffer: 0}", 100)
         self.assertEqual(specs, [("input_ids", "int64", (100, 68)),
                                  ("attention_mask", "int64", (100, 68)),
                                  ("target", "int64", (100,))])
         self.assertEqual(got["input_ids"].shape[0], len(want_inp))
-        np.testing.assert_array_equal(got["input_ids"], np.array(want_inp))
-        np.testing.assert_array_equal(got["target"], np.array(want_tgt))
+        np.testing.assert_array_equal(got["input_ids"], want_inp)
+        np.testing.assert_array_equal(got["target"], want_tgt)
         np.testing.assert_array_equal(got["attention_mask"], np.ones((len(want_inp), 68)))
         if skipped:
             self.assertIn("skipping", self.lcmon_log())
+
+    def test_encoder_shuffle_buffer(self):
+        """Through the shuffle buffer: every position exactly once, in
+        another order."""
+        want_inp, want_tgt, _ = self.encoder_samples()
+        _, got = self.run_pipeline("{mode: encoder, batch_size: 100, shuffle_buffer: 500}", 100)
+        want = np.column_stack([want_inp, want_tgt])
+        rows = np.column_stack([got["input_ids"], got["target"]])
+        self.assertEqual(rows.shape, want.shape)
+        self.assertFalse(np.array_equal(rows, want), "the samples kept file order")
+        np.testing.assert_array_equal(rows[np.lexsort(rows.T[::-1])],
+                                      want[np.lexsort(want.T[::-1])])
+        np.testing.assert_array_equal(got["attention_mask"], np.ones((len(want), 68)))
 
     def check_decoder(self, L, skip):
         games = [(g, rows) for g, rows in load_games(self.FIXTURE) if in_vocab(rows)]

@@ -5,7 +5,11 @@
  * null values (NULL strings, as parquet_game_source passes them on) spoiling
  * the whole game in decoder mode and only their position in encoder mode
  * (where a null played move does not matter), each counted, and the last
- * (partial) batch of a finite run flagged and zero-padded.
+ * (partial) batch of a finite run flagged and zero-padded. The encoder's
+ * shuffle buffer: every position once whatever the buffer and threads,
+ * games mixed with it and in input order without it, the end-of-stream flag
+ * after it empties, reproducible for a seed, its fill gauge, and a stop
+ * with a full buffer (the sanitizer builds check that nothing leaks).
  * The token values themselves are checked in tests/format/test_chess_tokens.c
  * and end to end in tests/python/test_transformer.py.
  */
@@ -60,6 +64,18 @@ static uint64_t count(const lc_stage_metrics *m, const char *name)
     return c ? c->count : 0;
 }
 
+/* Follow the end-of-stream flag over a run's batches: *only stays true
+ * while the flagged batch is the last one seen. */
+static void note_flags(uint32_t flags, bool *last, bool *only)
+{
+    if (flags & LC_ITEM_END_OF_STREAM) {
+        *only = !*last;
+        *last = true;
+    } else if (*last) {
+        *only = false;
+    }
+}
+
 typedef struct outcome {
     uint64_t batches, rows, last_rows;
     bool last_flagged, only_last_flagged;
@@ -70,6 +86,20 @@ typedef struct outcome {
     uint64_t targets[64]; /* encoder: every sample's target, in output order */
 } outcome;
 
+/* A tokenizer of the given block reading `in`, started; its output holds
+ * every batch the tests make. */
+static lc_stage *start_tokenizer(const char *yaml, lc_queue *in, uint64_t seed)
+{
+    lc_stage_env env = {.seed = seed, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("game_tokenizer"), "tokens", yaml, in, 1024,
+                               &env, &s, &err));
+    CHECK_OK(lc_standalone_start(s, &err));
+    return s;
+}
+
 /* Feed `good` valid games and one game of each bad kind, then close. With
  * `missing`, also (after the bad ones) one game with a null best move and
  * one with a null played move, each in its second row. */
@@ -77,12 +107,7 @@ static void run(const char *yaml, int good, bool missing, outcome *o)
 {
     memset(o, 0, sizeof *o);
     lc_queue *in = lc_queue_new("in", &lc_item_game, 64, LC_OVERFLOW_BLOCK);
-    lc_stage *s = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    CHECK_OK(lc_standalone_new(lc_stage_class_find("game_tokenizer"), "tokens", yaml, in, 64, NULL,
-                               &s, &err));
-    CHECK_OK(lc_standalone_start(s, &err));
+    lc_stage *s = start_tokenizer(yaml, in, 0);
     for (int i = 0; i < good; i++) {
         lc_game_item g = game("e7e5", "c7c5", AFTER_E4);
         CHECK_OK(lc_queue_put(in, &g, NULL));
@@ -107,12 +132,7 @@ static void run(const char *yaml, int good, bool missing, outcome *o)
         o->batches++;
         o->rows += b.batch->rows;
         o->layout = *b.batch->layout;
-        if (b.flags & LC_ITEM_END_OF_STREAM) {
-            o->only_last_flagged = !o->last_flagged;
-            o->last_flagged = true;
-        } else if (o->last_flagged) {
-            o->only_last_flagged = false;
-        }
+        note_flags(b.flags, &o->last_flagged, &o->only_last_flagged);
         o->last_rows = b.batch->rows;
         int t = lc_batch_layout_find(b.batch->layout, "target");
         for (uint64_t r = 0; t >= 0 && r < b.batch->rows; r++)
@@ -204,7 +224,7 @@ static void test_decoder_missing_values(void)
 static void test_encoder_missing_values(void)
 {
     outcome o;
-    run("{mode: encoder, batch_size: 8}", 2, true, &o);
+    run("{mode: encoder, batch_size: 8, shuffle_buffer: 0}", 2, true, &o);
     /* Games in order: good, good, OOV played (2 positions), OOV best (1),
      * bad FEN (1), null best (1: its first row), null played (2). */
     CHECK_EQ_U64(o.rows, 4 + 2 + 1 + 1 + 1 + 2);
@@ -232,6 +252,10 @@ static void test_config(void)
         {"{batch_size: 8, mode: encoder, max_seq_len: 64}", "max_seq_len"},
         {"{batch_size: 8, mode: bidirectional}", "mode"},
         {"{batch_size: 8, threads: 0}", "threads"},
+        {"{batch_size: 8, shuffle_buffer: 64}", "shuffle_buffer"}, /* decoder by default */
+        {"{batch_size: 8, mode: decoder, shuffle_buffer: 0}", "shuffle_buffer"},
+        {"{batch_size: 8, mode: encoder, shuffle_buffer: 100000001}", "shuffle_buffer"},
+        {"{batch_size: 8, mode: encoder, shuffle_buffer: -1}", "shuffle_buffer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         void *block = NULL;
@@ -242,6 +266,313 @@ static void test_config(void)
             fprintf(stderr, "%s: %s\n", bad[i][0], err.msg);
         CHECK(strstr(err.msg, bad[i][1]) != NULL);
     }
+    const char *good[] = {"{batch_size: 8, mode: encoder, shuffle_buffer: 0}",
+                          "{batch_size: 8, mode: encoder, shuffle_buffer: 1, threads: 4}"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        void *block = NULL;
+        lc_error err;
+        lc_error_clear(&err);
+        CHECK_OK(lc_config_parse_block(cls, good[i], &block, &err));
+        lc_config_free_block(cls, block);
+    }
+}
+
+/* ---- the encoder's shuffle buffer ---- */
+
+/* Positions that tell where they came from: white pawns on squares 8..31
+ * spell the game's number in binary, black pawns on squares 32..55 the
+ * position's index in the game. The best move varies too. */
+#define CODE_BITS 24
+
+static void coded_fen(char *out, uint32_t game_no, uint32_t ply)
+{
+    char board[64] = {0};
+    for (int k = 0; k < CODE_BITS; k++) {
+        if (game_no >> k & 1)
+            board[8 + k] = 'P';
+        if (ply >> k & 1)
+            board[32 + k] = 'p';
+    }
+    for (int rank = 7; rank >= 0; rank--) {
+        int empty = 0;
+        for (int file = 0; file < 8; file++) {
+            char c = board[rank * 8 + file];
+            if (!c) {
+                empty++;
+                continue;
+            }
+            if (empty)
+                *out++ = (char)('0' + empty);
+            empty = 0;
+            *out++ = c;
+        }
+        if (empty)
+            *out++ = (char)('0' + empty);
+        if (rank)
+            *out++ = '/';
+    }
+    strcpy(out, " w - - 0 1");
+}
+
+static lc_game_item coded_game(uint32_t game_no, uint32_t n)
+{
+    static const char *const best[] = {"e2e4", "g1f3", "d2d4", "c7c5", "a7a8q"};
+    enum { FEN_MAX = 96, MOVE_MAX = 8 };
+    char *mem = calloc(1, n * (sizeof(lc_chess_row) + FEN_MAX + MOVE_MAX));
+    lc_chess_row *rows = (lc_chess_row *)mem;
+    char *p = mem + n * sizeof(lc_chess_row);
+    for (uint32_t i = 0; i < n; i++) {
+        coded_fen(p, game_no, i);
+        rows[i].fen = p;
+        rows[i].fen_len = strlen(p);
+        p += FEN_MAX;
+        rows[i].best = strcpy(p, best[(game_no + i) % 5]);
+        rows[i].best_len = strlen(p);
+        p += MOVE_MAX;
+    }
+    return (lc_game_item){
+        .rows = rows, .n_rows = n, .file = "t.parquet", .id = "coded", .mem = mem};
+}
+
+typedef struct sample {
+    int64_t ids[LC_CHESS_POS_TOKENS];
+    int64_t target;
+} sample;
+
+/* Where a sample came from, read back from its board. */
+static void decode(const sample *x, uint32_t *game_no, uint32_t *ply)
+{
+    *game_no = *ply = 0;
+    for (int k = 0; k < CODE_BITS; k++) {
+        *game_no |= (uint32_t)(x->ids[1 + 8 + k] == LC_TOK_WHITE_PAWN) << k;
+        *ply |= (uint32_t)(x->ids[1 + 32 + k] == LC_TOK_BLACK_PAWN) << k;
+    }
+}
+
+typedef struct stream {
+    sample *x; /* every sample, in output order */
+    size_t n;
+    uint64_t batches, last_rows;
+    bool last_flagged, only_last_flagged, mask_ones;
+    lc_stage_metrics m;
+} stream;
+
+/* Feed `games` coded games of `plies` positions each to a tokenizer of
+ * the given block, close the input and collect the output. */
+static void run_coded(const char *yaml, uint32_t games, uint32_t plies, uint64_t seed, stream *o)
+{
+    memset(o, 0, sizeof *o);
+    o->x = calloc((size_t)games * plies, sizeof *o->x);
+    o->mask_ones = true;
+    lc_queue *in = lc_queue_new("in", &lc_item_game, games + 1, LC_OVERFLOW_BLOCK);
+    lc_stage *s = start_tokenizer(yaml, in, seed);
+    for (uint32_t g = 0; g < games; g++) {
+        lc_game_item item = coded_game(g, plies);
+        CHECK_OK(lc_queue_put(in, &item, NULL));
+    }
+    lc_queue_close(in);
+    lc_batch_item b;
+    while (lc_queue_get_until(s->output, &b, NULL, lc_now_ns() + 20000000000ull) == 0) {
+        o->batches++;
+        o->last_rows = b.batch->rows;
+        note_flags(b.flags, &o->last_flagged, &o->only_last_flagged);
+        const int64_t *ids = lc_batch_tensor(b.batch, 0), *mask = lc_batch_tensor(b.batch, 1),
+                      *target = lc_batch_tensor(b.batch, 2);
+        for (uint64_t r = 0; r < b.batch->rows && o->n < (size_t)games * plies; r++) {
+            sample *x = &o->x[o->n++];
+            memcpy(x->ids, ids + r * LC_CHESS_POS_TOKENS, sizeof x->ids);
+            x->target = target[r];
+            for (int k = 0; k < LC_CHESS_POS_TOKENS; k++)
+                o->mask_ones &= mask[r * LC_CHESS_POS_TOKENS + k] == 1;
+        }
+        lc_batch_free(b.batch);
+    }
+    CHECK(lc_queue_closed(s->output));
+    lc_standalone_stop(s);
+    lc_standalone_flush(s, &o->m);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
+static int sample_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(sample));
+}
+
+/* The share of adjacent output samples that are adjacent positions of one
+ * game: near 1 in input order, near 0 when games are mixed. */
+static double adjacent_share(const stream *o)
+{
+    uint64_t adjacent = 0;
+    for (size_t k = 0; k + 1 < o->n; k++) {
+        uint32_t g0, p0, g1, p1;
+        decode(&o->x[k], &g0, &p0);
+        decode(&o->x[k + 1], &g1, &p1);
+        adjacent += g0 == g1 && (p0 + 1 == p1 || p1 + 1 == p0);
+    }
+    return o->n > 1 ? (double)adjacent / (double)(o->n - 1) : 0.0;
+}
+
+#define GAMES 40
+#define PLIES 16
+
+/* Every position exactly once, as without the buffer: the multisets of
+ * (input_ids, target) agree, for one and several threads and a buffer
+ * smaller than, or larger than, the whole input. */
+static void test_shuffle_same_samples(void)
+{
+    stream off, on;
+    run_coded("{mode: encoder, batch_size: 64, shuffle_buffer: 0}", GAMES, PLIES, 3, &off);
+    CHECK_EQ_U64(off.n, GAMES * PLIES);
+    CHECK(off.mask_ones);
+    qsort(off.x, off.n, sizeof *off.x, sample_cmp);
+    /* Every coded position is there once (they are all different). */
+    bool seen[GAMES][PLIES] = {{false}};
+    for (size_t k = 0; k < off.n; k++) {
+        uint32_t g, p;
+        decode(&off.x[k], &g, &p);
+        CHECK(g < GAMES && p < PLIES && !seen[g][p]);
+        if (g < GAMES && p < PLIES)
+            seen[g][p] = true;
+    }
+    const char *yamls[] = {
+        "{mode: encoder, batch_size: 64, shuffle_buffer: 100}",
+        "{mode: encoder, batch_size: 64, shuffle_buffer: 100, threads: 3}",
+        "{mode: encoder, batch_size: 64, shuffle_buffer: 5000, threads: 2}",
+        "{mode: encoder, batch_size: 64, shuffle_buffer: 1}",
+        "{mode: encoder, batch_size: 64}", /* the default */
+    };
+    for (size_t i = 0; i < sizeof yamls / sizeof yamls[0]; i++) {
+        run_coded(yamls[i], GAMES, PLIES, 3, &on);
+        CHECK_EQ_U64(on.n, GAMES * PLIES);
+        CHECK_EQ_U64(count(&on.m, "samples"), GAMES * PLIES);
+        CHECK_EQ_U64(count(&on.m, "positions"), GAMES * PLIES);
+        CHECK(on.mask_ones);
+        qsort(on.x, on.n, sizeof *on.x, sample_cmp);
+        bool same = on.n == off.n && memcmp(on.x, off.x, off.n * sizeof *off.x) == 0;
+        if (!same)
+            fprintf(stderr, "%s: not the samples of shuffle_buffer: 0\n", yamls[i]);
+        CHECK(same);
+        const lc_metric_gauge *fill = lc_metrics_find_gauge(&on.m, "shuffle_buffer");
+        CHECK(fill && fill->value == 0 && fill->has_capacity); /* emptied */
+        free(on.x);
+    }
+    CHECK(lc_metrics_find_gauge(&off.m, "shuffle_buffer") == NULL);
+    free(off.x);
+}
+
+/* With the buffer, neighbours in the output are seldom neighbours in a game;
+ * without it they nearly always are, in input order exactly. */
+static void test_shuffle_mixes_games(void)
+{
+    stream o;
+    run_coded("{mode: encoder, batch_size: 64, shuffle_buffer: 0}", GAMES, PLIES, 3, &o);
+    double off = adjacent_share(&o);
+    CHECK(off > 0.9);
+    CHECK_EQ_U64(o.n, GAMES * PLIES);
+    bool in_order = true;
+    for (size_t k = 0; k < o.n; k++) {
+        uint32_t g, p;
+        decode(&o.x[k], &g, &p);
+        in_order &= g == k / PLIES && p == k % PLIES;
+    }
+    CHECK(in_order);
+    free(o.x);
+
+    const char *yamls[] = {
+        "{mode: encoder, batch_size: 64, shuffle_buffer: 128}",
+        "{mode: encoder, batch_size: 64, shuffle_buffer: 256, threads: 2}",
+    };
+    for (size_t i = 0; i < sizeof yamls / sizeof yamls[0]; i++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            run_coded(yamls[i], GAMES, PLIES, seed, &o);
+            double on = adjacent_share(&o);
+            if (!(on < 0.2))
+                fprintf(stderr, "%s, seed %llu: %.3f of neighbours are neighbours in a game\n",
+                        yamls[i], (unsigned long long)seed, on);
+            CHECK(on < 0.2);
+            /* The first batch draws on many games, not a few. */
+            bool games_seen[GAMES] = {false};
+            int distinct = 0;
+            for (size_t k = 0; k < 64 && k < o.n; k++) {
+                uint32_t g, p;
+                decode(&o.x[k], &g, &p);
+                if (g < GAMES && !games_seen[g]) {
+                    games_seen[g] = true;
+                    distinct++;
+                }
+            }
+            CHECK(distinct >= 10);
+            free(o.x);
+        }
+}
+
+/* One thread: a run is reproducible for a seed, and the seed matters. */
+static void test_shuffle_reproducible(void)
+{
+    const char *yaml = "{mode: encoder, batch_size: 64, shuffle_buffer: 128}";
+    stream a, b, c;
+    run_coded(yaml, GAMES, PLIES, 11, &a);
+    run_coded(yaml, GAMES, PLIES, 11, &b);
+    run_coded(yaml, GAMES, PLIES, 12, &c);
+    CHECK(a.n == b.n && memcmp(a.x, b.x, a.n * sizeof *a.x) == 0);
+    CHECK(a.n == c.n && memcmp(a.x, c.x, a.n * sizeof *a.x) != 0);
+    free(a.x);
+    free(b.x);
+    free(c.x);
+}
+
+/* One thread: the last batch, full or partial, carries the end-of-stream
+ * flag once the buffer has emptied into it, and no other batch does. */
+static void test_shuffle_end_of_stream(void)
+{
+    stream o;
+    run_coded("{mode: encoder, batch_size: 64, shuffle_buffer: 200}", GAMES, PLIES, 5, &o);
+    CHECK_EQ_U64(o.batches, GAMES * PLIES / 64);
+    CHECK_EQ_U64(o.last_rows, 64);
+    CHECK(o.last_flagged && o.only_last_flagged);
+    free(o.x);
+    run_coded("{mode: encoder, batch_size: 48, shuffle_buffer: 1000}", GAMES, PLIES, 5, &o);
+    CHECK_EQ_U64(o.n, GAMES * PLIES);
+    CHECK_EQ_U64(o.batches, (GAMES * PLIES + 47) / 48);
+    CHECK_EQ_U64(o.last_rows, GAMES * PLIES % 48);
+    CHECK(o.last_flagged && o.only_last_flagged);
+    free(o.x);
+}
+
+/* The gauge follows the fill against the capacity (the threads' shares:
+ * 3 x 333 of 1000); a stop with samples in the buffers emits nothing and
+ * frees everything. */
+static void test_shuffle_gauge_and_stop(void)
+{
+    lc_queue *in = lc_queue_new("in", &lc_item_game, 64, LC_OVERFLOW_BLOCK);
+    lc_stage *s =
+        start_tokenizer("{mode: encoder, batch_size: 8, shuffle_buffer: 1000, threads: 3}", in, 0);
+    for (uint32_t g = 0; g < 20; g++) {
+        lc_game_item item = coded_game(g, PLIES);
+        CHECK_OK(lc_queue_put(in, &item, NULL));
+    }
+    lc_stage_metrics m;
+    const lc_metric_gauge *fill = NULL;
+    uint64_t deadline = lc_now_ns() + 20000000000ull;
+    for (;;) {
+        lc_standalone_flush(s, &m);
+        fill = lc_metrics_find_gauge(&m, "shuffle_buffer");
+        if (!fill || fill->value >= 20 * PLIES || lc_now_ns() > deadline)
+            break;
+        lc_sleep_seconds(0.001);
+    }
+    CHECK(fill != NULL);
+    if (fill) {
+        CHECK_EQ_INT(fill->value, 20 * PLIES);
+        CHECK_EQ_INT(fill->capacity, 999);
+        CHECK(fill->has_capacity);
+    }
+    lc_standalone_stop(s);
+    lc_batch_item b;
+    CHECK(lc_queue_get_until(s->output, &b, NULL, lc_now_ns()) != 0);
+    lc_standalone_free(s);
+    lc_queue_free(in);
 }
 
 int main(void)
@@ -252,5 +583,10 @@ int main(void)
     test_decoder_missing_values();
     test_encoder_missing_values();
     test_config();
+    test_shuffle_same_samples();
+    test_shuffle_mixes_games();
+    test_shuffle_reproducible();
+    test_shuffle_end_of_stream();
+    test_shuffle_gauge_and_stop();
     return check_finish();
 }
