@@ -18,7 +18,7 @@
  * file (with `shuffle`; else in the order of their first row), each game as
  * one allocation. So a game's rows may lie anywhere in the file, in any
  * order and across row groups. Memory: the decoded rows of the files being
- * read or emitted, at most `threads` files at a time (about 130 bytes a row
+ * read or emitted, at most `threads` files at a time (150 to 180 bytes a row
  * for typical FEN tables).
  *
  * Sharding (world > 1). Planning a file reads its game_id column, one row
@@ -119,6 +119,12 @@ typedef struct pq_chunk {
     size_t n_refs, cap_refs;
     struct pq_chunk *next;
 } pq_chunk;
+
+/* A file this big (rows this rank holds) is logged with its memory, at
+ * about BYTES_PER_ROW a row (decoded columns and references of typical FEN
+ * tables, measured). */
+#define BIG_FILE_ROWS 4000000u
+#define BYTES_PER_ROW 170u
 
 /* Spare chunks kept for reuse, at most (beyond that they are freed). */
 #define MAX_SPARE_CHUNKS 64
@@ -530,8 +536,18 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
             need[rg] = f->rg_first[rg + 1] > f->rg_first[rg];
     }
     atomic_fetch_add(&g->n_files, 1);
-    for (size_t rg = 0; rg < f->n_rg; rg++)
+    uint64_t held = 0;
+    for (size_t rg = 0; rg < f->n_rg; rg++) {
         n_units += need[rg];
+        held += need[rg] ? f->rg_first[rg + 1] - f->rg_first[rg] : 0;
+    }
+    if (held >= BIG_FILE_ROWS)
+        LC_WARN("%s: %s: holding %llu rows for the whole-file game shuffle (about %llu MB; up "
+                "to %u such files at once, one per reader thread: fewer threads, or smaller "
+                "files, hold less)",
+                s->name, f->base, (unsigned long long)held,
+                (unsigned long long)(held * BYTES_PER_ROW >> 20),
+                ((const pgs_config *)s->config)->threads);
     lc_mutex_lock(&g->mu);
     if (n_units) {
         f->pending = n_units;
