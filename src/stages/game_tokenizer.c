@@ -31,9 +31,9 @@
  * evicts goes into the batch. When the input ends the rest leaves in random
  * order, so every position is emitted exactly once. Samples are held
  * compactly (68 tokens and the target as uint16: 138 bytes, not the 1.1 KB
- * of a batch row). The stage allocates the slots at init, one stretch per
- * worker that only that worker touches, and frees them at fini, so a stop
- * drops what they hold without leaking. shuffle_buffer: 0 writes samples
+ * of a batch row). The stage reserves one reservoir (core/reservoir.h) per
+ * worker at init, touched only by that worker, and frees them at fini, so a
+ * stop drops what they hold without leaking. shuffle_buffer: 0 writes samples
  * straight into the batch in input order, as before the buffer existed.
  * The `shuffle_buffer` gauge is the fill of all workers' buffers.
  *
@@ -47,6 +47,7 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
+#include "core/reservoir.h"
 #include "core/rng.h"
 #include "format/batch.h"
 #include "format/chess_tokens.h"
@@ -88,8 +89,8 @@ static const cyaml_schema_field_t tok_fields[] = {
                          mode_strings, CYAML_ARRAY_LEN(mode_strings)),
     CYAML_FIELD_UINT_PTR("max_seq_len", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
                          max_seq_len_opt),
-    CYAML_FIELD_FLOAT_PTR("skip_board_prob", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                          tok_config, skip_board_prob_opt),
+    CYAML_FIELD_FLOAT_PTR("skip_board_prob", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
+                          skip_board_prob_opt),
     CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
                          threads_opt),
     CYAML_FIELD_UINT_PTR("shuffle_buffer", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
@@ -154,10 +155,10 @@ typedef struct tokenizer {
     lc_batch_layout layout;
     lc_batch_sink sink;
     atomic_uint_fast64_t n_games, n_positions, n_bad_oov, n_bad_fen, n_bad_missing, n_logged;
-    /* The encoder's shuffle buffers: worker i owns slots [i * share,
-     * (i + 1) * share) and fill[i] (written by it, read by flush). NULL and
-     * 0 when the buffer is off. */
-    tok_sample *slots;
+    /* The encoder's shuffle buffers: worker i owns res[i] (share slots) and
+     * fill[i] (written by it, read by flush). NULL and 0 when the buffer is
+     * off. */
+    lc_reservoir *res;
     uint64_t share;
     atomic_uint_fast64_t *fill;
 } tokenizer;
@@ -176,7 +177,8 @@ static void skipped(lc_stage *s, tokenizer *t, const lc_game_item *game, int rc,
     uint64_t k = atomic_fetch_add(&t->n_logged, 1);
     if (k < LOG_FIRST)
         LC_WARN("%s: skipping %s %s of %s: %s%s", s->name,
-                ((const tok_config *)s->config)->mode == MODE_DECODER ? "game" : "a position of game",
+                ((const tok_config *)s->config)->mode == MODE_DECODER ? "game"
+                                                                      : "a position of game",
                 game->id, game->file, err->msg,
                 k + 1 == LOG_FIRST ? " (further ones are only counted)" : "");
 }
@@ -186,7 +188,7 @@ static void skipped(lc_stage *s, tokenizer *t, const lc_game_item *game, int rc,
  * move; else 0. */
 static int check_present(const lc_chess_row *r, uint32_t i, bool need_played, lc_error *err)
 {
-    const char *column = !r->fen                   ? "fen"
+    const char *column = !r->fen                     ? "fen"
                          : need_played && !r->played ? "played_move"
                          : !r->best                  ? "best_move"
                                                      : NULL;
@@ -253,35 +255,24 @@ static bool put_sample(lc_batcher *bt, const tok_sample *smp, lc_load_meter *met
     return lc_batcher_commit(bt, meter);
 }
 
-/* One worker's shuffle buffer: its stretch of the stage's slots. */
+/* One worker's shuffle buffer (core/reservoir.h) and its gauge; without a
+ * buffer, samples go straight to the batch. */
 typedef struct shuffle_buffer {
-    tok_sample *slots;
-    uint64_t size, fill;
+    lc_reservoir *res; /* NULL: no buffer */
     atomic_uint_fast64_t *gauge;
 } shuffle_buffer;
 
-static void buffer_set_fill(shuffle_buffer *sb, uint64_t fill)
-{
-    sb->fill = fill;
-    atomic_store_explicit(sb->gauge, fill, memory_order_relaxed);
-}
-
-/* Pass a new sample through the buffer: keep it while the buffer fills,
- * else emit a uniformly random slot's sample and keep the new one in its
- * place. Without a buffer, emit it. False when the output closed. */
+/* Pass a new sample through the buffer. False when the output closed. */
 static bool buffer_push(shuffle_buffer *sb, const tok_sample *smp, lc_rng *rng, lc_batcher *bt,
                         lc_load_meter *meter)
 {
-    if (sb->size == 0)
+    if (!sb->res)
         return put_sample(bt, smp, meter);
-    if (sb->fill < sb->size) {
-        sb->slots[sb->fill] = *smp;
-        buffer_set_fill(sb, sb->fill + 1);
+    tok_sample out;
+    if (!lc_reservoir_put(sb->res, smp, &out, rng)) {
+        atomic_store_explicit(sb->gauge, sb->res->fill, memory_order_relaxed);
         return true;
     }
-    tok_sample *slot = &sb->slots[lc_rng_below(rng, sb->size)];
-    tok_sample out = *slot;
-    *slot = *smp;
     return put_sample(bt, &out, meter);
 }
 
@@ -289,11 +280,9 @@ static bool buffer_push(shuffle_buffer *sb, const tok_sample *smp, lc_rng *rng, 
 static void buffer_drain(lc_stage *s, shuffle_buffer *sb, lc_rng *rng, lc_batcher *bt,
                          lc_load_meter *meter)
 {
-    while (sb->fill > 0 && lc_run_state_check(&s->run, meter)) {
-        tok_sample *slot = &sb->slots[lc_rng_below(rng, sb->fill)];
-        tok_sample out = *slot;
-        *slot = sb->slots[sb->fill - 1];
-        buffer_set_fill(sb, sb->fill - 1);
+    tok_sample out;
+    while (sb->res && lc_run_state_check(&s->run, meter) && lc_reservoir_take(sb->res, &out, rng)) {
+        atomic_store_explicit(sb->gauge, sb->res->fill, memory_order_relaxed);
         if (!put_sample(bt, &out, meter))
             break;
     }
@@ -321,8 +310,7 @@ static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher
                            lc_load_meter *meter)
 {
     shuffle_buffer sb = {
-        .slots = t->slots ? t->slots + index * t->share : NULL,
-        .size = t->share,
+        .res = t->res ? &t->res[index] : NULL,
         .gauge = t->fill ? &t->fill[index] : NULL,
     };
     lc_error err;
@@ -350,7 +338,7 @@ static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher
     if (open && !lc_run_state_stopping(&s->run))
         buffer_drain(s, &sb, rng, bt, meter);
     if (sb.gauge)
-        buffer_set_fill(&sb, 0);
+        atomic_store_explicit(sb.gauge, 0, memory_order_relaxed);
 }
 
 static void tok_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -368,21 +356,35 @@ static void tok_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_batcher_finish(&bt, meter);
 }
 
+static void free_buffers(tokenizer *t, unsigned threads)
+{
+    if (t->res)
+        for (unsigned i = 0; i < threads; i++)
+            lc_reservoir_fini(&t->res[i]);
+    free(t->res);
+    free(t->fill);
+    t->res = NULL;
+    t->fill = NULL;
+}
+
 static int tok_init(lc_stage *s, lc_error *err)
 {
     tokenizer *t = s->priv;
     const tok_config *c = s->config;
     if (c->shuffle_buffer > 0) {
-        /* A large block's pages are only touched as the buffers fill. */
+        /* The pages of a buffer are only touched as it fills. */
         t->share = c->shuffle_buffer / c->threads ? c->shuffle_buffer / c->threads : 1;
-        size_t bytes = (size_t)(t->share * c->threads) * sizeof(tok_sample);
-        t->slots = malloc(bytes);
-        if (!t->slots)
-            return lc_error_set(err, -ENOMEM,
-                                "shuffle_buffer: cannot reserve %zu MB for %llu positions "
-                                "(lower it)",
-                                bytes >> 20, (unsigned long long)(t->share * c->threads));
+        t->res = lc_xcalloc(c->threads, sizeof *t->res);
         t->fill = lc_xcalloc(c->threads, sizeof *t->fill);
+        for (unsigned i = 0; i < c->threads; i++)
+            if (lc_reservoir_init(&t->res[i], sizeof(tok_sample), t->share) != 0) {
+                free_buffers(t, c->threads);
+                return lc_error_set(err, -ENOMEM,
+                                    "shuffle_buffer: cannot reserve %zu MB for %llu positions "
+                                    "(lower it)",
+                                    (size_t)(t->share * c->threads * sizeof(tok_sample)) >> 20,
+                                    (unsigned long long)(t->share * c->threads));
+            }
     }
     lc_batch_layout_init(&t->layout, c->batch_size);
     if (c->mode == MODE_DECODER) {
@@ -421,8 +423,7 @@ static void tok_fini(lc_stage *s)
     tokenizer *t = s->priv;
     lc_worker_pool_fini(&t->pool);
     lc_batch_sink_fini(&t->sink);
-    free(t->slots);
-    free(t->fill);
+    free_buffers(t, ((const tok_config *)s->config)->threads);
 }
 
 static void tok_flush(lc_stage *s, lc_stage_metrics *m)

@@ -5,22 +5,22 @@
  * One thread. The reservoir first fills from the input; then for every frame
  * that comes in, a uniformly random slot is emitted and refilled with it.
  * When the input ends, what is left is emitted in random order, so nothing is
- * lost. Frames are held in the compact form of format/frame.h (about 1.4 KB
- * each); the array is allocated at start but its pages are only touched as
- * the reservoir fills, so resident memory tracks the fill.
+ * lost (core/reservoir.h). Frames are held in the compact form of
+ * format/frame.h (about 1.4 KB each); the slots are reserved at init but
+ * their pages are only touched as the reservoir fills, so resident memory
+ * tracks the fill.
  */
 #include "stages/stage.h"
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/reservoir.h"
 #include "core/rng.h"
 #include "format/frame.h"
 #include "stages/items.h"
 
-#include <stdlib.h>
-#include <string.h>
 #include <errno.h>
-#include <sys/mman.h>
+#include <stdlib.h>
 
 typedef struct sampler_config {
     uint64_t reservoir_size;
@@ -43,9 +43,8 @@ static int sampler_config_check(void *p, lc_error *err)
 
 typedef struct sampler {
     lc_worker_pool pool;
-    lc_frame *slots;
-    size_t bytes;
-    atomic_uint_fast64_t fill;
+    lc_reservoir res;
+    atomic_uint_fast64_t fill; /* res.fill, for the gauge */
     atomic_uint_fast64_t n_in, n_out;
     double fill_started;
 } sampler;
@@ -57,24 +56,19 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     const sampler_config *c = s->config;
     lc_rng rng;
     lc_rng_seed(&rng, s->env->seed, 0x73616d70u);
-    uint64_t fill = 0;
-    lc_frame in;
+    lc_frame in, out;
     bool told = false;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
         atomic_fetch_add(&sm->n_in, 1);
-        if (fill < c->reservoir_size) {
-            memcpy(&sm->slots[fill++], &in, sizeof in);
-            atomic_store(&sm->fill, fill);
+        if (!lc_reservoir_put(&sm->res, &in, &out, &rng)) {
+            atomic_store(&sm->fill, sm->res.fill);
             continue;
         }
         if (!told) {
-            LC_INFO("%s: reservoir full (%llu frames)", s->name, (unsigned long long)fill);
+            LC_INFO("%s: reservoir full (%llu frames)", s->name,
+                    (unsigned long long)c->reservoir_size);
             told = true;
         }
-        uint64_t r = lc_rng_below(&rng, fill);
-        lc_frame out;
-        memcpy(&out, &sm->slots[r], sizeof out);
-        memcpy(&sm->slots[r], &in, sizeof in);
         if (lc_stage_emit(s, &out, meter) != 0) {
             lc_frame_fini(&out);
             return;
@@ -84,13 +78,8 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     if (lc_run_state_stopping(&s->run))
         return;
     /* The input ended: empty the reservoir in random order. */
-    while (fill > 0) {
-        uint64_t r = lc_rng_below(&rng, fill);
-        lc_frame out;
-        memcpy(&out, &sm->slots[r], sizeof out);
-        memcpy(&sm->slots[r], &sm->slots[fill - 1], sizeof out);
-        fill--;
-        atomic_store(&sm->fill, fill);
+    while (lc_reservoir_take(&sm->res, &out, &rng)) {
+        atomic_store(&sm->fill, sm->res.fill);
         if (lc_stage_emit(s, &out, meter) != 0) {
             lc_frame_fini(&out);
             return;
@@ -103,14 +92,11 @@ static int sampler_init(lc_stage *s, lc_error *err)
 {
     sampler *sm = s->priv;
     const sampler_config *c = s->config;
-    /* Anonymous memory: zero pages cost nothing until written. */
-    sm->bytes = (size_t)c->reservoir_size * sizeof(lc_frame);
-    void *mem = mmap(NULL, sm->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
+    if (lc_reservoir_init(&sm->res, sizeof(lc_frame), c->reservoir_size) != 0)
         return lc_error_set(err, -ENOMEM,
                             "reservoir_size: cannot reserve %zu MB for %llu frames (lower it)",
-                            sm->bytes >> 20, (unsigned long long)c->reservoir_size);
-    sm->slots = mem;
+                            (size_t)(c->reservoir_size * sizeof(lc_frame)) >> 20,
+                            (unsigned long long)c->reservoir_size);
     lc_worker_pool_init(&sm->pool, "sampler", 1);
     return 0;
 }
@@ -134,12 +120,10 @@ static void sampler_fini(lc_stage *s)
 {
     sampler *sm = s->priv;
     lc_worker_pool_fini(&sm->pool);
-    if (sm->slots) {
-        uint64_t fill = atomic_load(&sm->fill);
-        for (uint64_t i = 0; i < fill; i++)
-            lc_frame_fini(&sm->slots[i]);
-        munmap(sm->slots, sm->bytes);
-    }
+    lc_frame *held = (lc_frame *)sm->res.slots;
+    for (uint64_t i = 0; i < sm->res.fill; i++)
+        lc_frame_fini(&held[i]);
+    lc_reservoir_fini(&sm->res);
 }
 
 static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
