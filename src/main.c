@@ -339,7 +339,7 @@ static int run_screen(const lc_config *cfg, const char *config_errors, const opt
         return 1;
     }
     lc_log_set_stderr(false);
-    lc_monitor *m = cfg ? lc_monitor_local_new(cfg) : lc_monitor_failed_new(config_errors);
+    lc_monitor *m = cfg ? lc_monitor_local_new(cfg, NULL, NULL) : lc_monitor_failed_new(config_errors);
     int rc = tui_run(m, &to);
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
     lc_log_set_stderr(true);

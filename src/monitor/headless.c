@@ -1,8 +1,9 @@
 /*
  * headless: `lcmon --no-ui`, the production mode. The calling (main) thread
- * owns the loop: it waits for SIGINT, SIGTERM and SIGHUP with sigtimedwait
- * (they are blocked in every thread), prints the status line, appends the
- * metrics log, and notices the end of a finite run. The loader runs behind a
+ * owns the loop: it polls a signalfd for SIGINT, SIGTERM and SIGHUP (they
+ * are blocked in every thread) and an eventfd that the pipeline's end hook
+ * writes, prints the status line, appends the metrics log, and so notices
+ * the end of a finite run the moment it happens. The loader runs behind a
  * local monitor, which the socket server shares (the local monitor locks).
  */
 #include "monitor/headless.h"
@@ -14,12 +15,16 @@
 #include "pipeline/status.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <time.h>
+#include <unistd.h>
 
 static void append_metrics_log(FILE *f, lc_monitor *m)
 {
@@ -61,6 +66,35 @@ static void summary(lc_monitor *m)
     lcmon__data_loader_metrics_proto__free_unpacked(total, NULL);
 }
 
+/* The pipeline's end hook (its metrics thread): wake the main loop. */
+static void wake_on_end(void *ctx)
+{
+    uint64_t one = 1;
+    ssize_t n = write(*(int *)ctx, &one, sizeof one);
+    (void)n; /* the counter cannot overflow from one write per pipeline */
+}
+
+/* Wait up to `wait` seconds for a signal or the end hook. The signal
+ * number, 0 for the end hook or the timeout. */
+static int wait_for_event(int sfd, int efd, double wait)
+{
+    struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = efd, .events = POLLIN}};
+    int ms = (int)(wait * 1000.0 + 0.999);
+    if (poll(fds, 2, ms) <= 0)
+        return 0; /* timeout, or EINTR: the caller looks at the state */
+    if (fds[1].revents & POLLIN) {
+        uint64_t count;
+        ssize_t n = read(efd, &count, sizeof count);
+        (void)n;
+    }
+    if (fds[0].revents & POLLIN) {
+        struct signalfd_siginfo si;
+        if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+            return (int)si.ssi_signo;
+    }
+    return 0;
+}
+
 int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
 {
     sigset_t set;
@@ -69,16 +103,28 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
 
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (sfd < 0 || efd < 0) {
+        fprintf(stderr, "lcmon: cannot wait for signals: %s\n", strerror(errno));
+        if (sfd >= 0)
+            close(sfd);
+        if (efd >= 0)
+            close(efd);
+        return 1;
+    }
     FILE *mlog = NULL;
     if (o->metrics_log) {
         mlog = fopen(o->metrics_log, "a");
         if (!mlog) {
             fprintf(stderr, "lcmon: --metrics-log: cannot open %s: %s\n", o->metrics_log,
                     strerror(errno));
+            close(sfd);
+            close(efd);
             return 1;
         }
     }
-    lc_monitor *m = lc_monitor_local_new(cfg);
+    lc_monitor *m = lc_monitor_local_new(cfg, wake_on_end, &efd);
     {
         Lcmon__DataLoaderMetricsProto *first = lc_monitor_metrics(m, false);
         bool failed = first->state == LCMON__PIPELINE_STATE__PIPELINE_FAILED;
@@ -89,6 +135,8 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             lc_monitor_free(m);
             if (mlog)
                 fclose(mlog);
+            close(sfd);
+            close(efd);
             return 1;
         }
     }
@@ -101,6 +149,8 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             lc_monitor_free(m);
             if (mlog)
                 fclose(mlog);
+            close(sfd);
+            close(efd);
             return 1;
         }
     }
@@ -111,18 +161,19 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     double next_log = start + 1.0;
     int exit_code = 0;
     for (;;) {
-        /* Wake at least every 200 ms to notice the end of the pipeline. */
+        /* Signals and the end hook wake the loop; the timeout is for the
+         * status line, the metrics log and --max-seconds. */
         double now = lc_now_seconds();
-        double wait = 0.2;
+        double wait = 60.0;
         if (status && next_status - now < wait)
             wait = next_status - now;
         if (mlog && next_log - now < wait)
             wait = next_log - now;
+        if (o->max_seconds > 0 && start + o->max_seconds - now < wait)
+            wait = start + o->max_seconds - now;
         if (wait < 0)
             wait = 0;
-        struct timespec ts = {.tv_sec = (time_t)wait,
-                              .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
-        int sig = sigtimedwait(&set, NULL, &ts);
+        int sig = wait_for_event(sfd, efd, wait);
         if (sig > 0) {
             LC_INFO("%s received: stopping", strsignal(sig));
             break;
@@ -166,5 +217,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     }
     summary(m);
     lc_monitor_free(m);
+    close(sfd);
+    close(efd);
     return exit_code;
 }

@@ -36,6 +36,8 @@ typedef struct local_monitor {
     kept_anchor *anchors; /* the chunk pools' anchors, kept across a restart */
     size_t n_anchors;
     char *config_error; /* lc_monitor_failed_new: why there is no config */
+    lc_pipeline_end_fn on_end;
+    void *on_end_ctx;
 } local_monitor;
 
 static void forget_anchors(local_monitor *lm)
@@ -121,6 +123,7 @@ static void build_and_start(local_monitor *lm)
         return;
     }
     restore_anchors(lm);
+    lc_pipeline_on_end(lm->pipeline, lm->on_end, lm->on_end_ctx);
     lc_error_clear(&err);
     if (lc_pipeline_start(lm->pipeline, &err) != 0)
         snprintf(lm->error, sizeof lm->error, "%s", err.msg);
@@ -227,11 +230,13 @@ static const lc_monitor_ops local_ops = {
     .free = local_free,
 };
 
-lc_monitor *lc_monitor_local_new(const lc_config *cfg)
+lc_monitor *lc_monitor_local_new(const lc_config *cfg, lc_pipeline_end_fn on_end, void *ctx)
 {
     local_monitor *lm = lc_xcalloc(1, sizeof *lm);
     lm->base.ops = &local_ops;
     lm->cfg = cfg;
+    lm->on_end = on_end;
+    lm->on_end_ctx = ctx;
     lc_mutex_init(&lm->mu);
     build_and_start(lm);
     return &lm->base;

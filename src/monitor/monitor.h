@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "pipeline/config.h"
+#include "pipeline/pipeline.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,8 +87,10 @@ int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anc
  * config must outlive the monitor) and starts it. A pipeline stop request
  * stops it; a start request builds a fresh pipeline from the same config.
  * A pipeline that fails to build or start is reported in the snapshots
- * (state FAILED, with the error), not here. */
-lc_monitor *lc_monitor_local_new(const lc_config *cfg);
+ * (state FAILED, with the error), not here. on_end (may be NULL) is given
+ * to each pipeline it builds (lc_pipeline_on_end): called from the
+ * pipeline's metrics thread when a pipeline finishes by itself. */
+lc_monitor *lc_monitor_local_new(const lc_config *cfg, lc_pipeline_end_fn on_end, void *ctx);
 
 /* A local monitor for a configuration that did not load: no pipeline, the
  * state FAILED with a one-line summary of `errors` (one problem a line),

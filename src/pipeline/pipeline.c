@@ -34,6 +34,7 @@ struct lc_pipeline {
     lc_thread drain_thread;
     lc_load_meter drain_meter;
     atomic_uint_fast64_t drained, drained_flush;
+    atomic_bool drain_done; /* the drain thread read the last item */
 
     pthread_mutex_t control_mu; /* serialises start/stop/control */
     bool started, stopped;
@@ -44,6 +45,9 @@ struct lc_pipeline {
     pthread_mutex_t metrics_mu;
     pthread_cond_t metrics_cond;
     bool metrics_quit;
+    bool end_check; /* a stage finished: the metrics thread looks at once */
+    lc_pipeline_end_fn on_end;
+    void *on_end_ctx;
     uint64_t sequence;
     lc_stage_metrics *all_time;          /* n */
     lc_stage_metrics *ring;              /* ring_len * n */
@@ -52,6 +56,17 @@ struct lc_pipeline {
     atomic_int state;
     char error[LC_ERROR_MSG_MAX];
 };
+
+/* A stage's last worker ran out of input, or the drain thread read the last
+ * item: wake the metrics thread to see whether the whole pipeline ended. */
+static void stage_finished(void *ctx)
+{
+    lc_pipeline *p = ctx;
+    lc_mutex_lock(&p->metrics_mu);
+    p->end_check = true;
+    lc_cond_broadcast(&p->metrics_cond);
+    lc_mutex_unlock(&p->metrics_mu);
+}
 
 static int resolve_int_env(const char *name, int64_t *out, lc_error *err)
 {
@@ -114,6 +129,8 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     lc_pipeline *p = lc_xcalloc(1, sizeof *p);
     p->cfg = cfg;
     p->env.seed = cfg->seed;
+    p->env.stage_finished = stage_finished;
+    p->env.stage_finished_ctx = p;
     int rc = resolve_rank(cfg, &p->env, err);
     if (rc != 0) {
         free(p);
@@ -230,7 +247,7 @@ static bool all_finished(lc_pipeline *p)
     for (size_t i = 0; i < p->n; i++)
         if (!atomic_load(&p->stages[i].finished))
             return false;
-    if (p->drain_input && !p->output_taken && !lc_queue_closed(p->drain_input))
+    if (p->drain_input && !p->output_taken && !atomic_load(&p->drain_done))
         return false;
     return true;
 }
@@ -242,17 +259,31 @@ static void *metrics_main(void *arg)
     uint64_t next = lc_now_ns() + interval;
     lc_mutex_lock(&p->metrics_mu);
     while (!p->metrics_quit) {
-        if (lc_cond_wait_until(&p->metrics_cond, &p->metrics_mu, next))
-            continue; /* woken: re-check quit */
+        /* A stage may have finished before this thread first got here, or
+         * while it flushed: look at the flag before sleeping. */
+        bool tick = false;
+        if (!p->end_check)
+            tick = !lc_cond_wait_until(&p->metrics_cond, &p->metrics_mu, next);
+        bool end_check = p->end_check;
+        p->end_check = false;
+        if (p->metrics_quit || (!tick && !end_check))
+            continue; /* woken for nothing of ours (or to quit) */
         lc_mutex_unlock(&p->metrics_mu);
-        lc_pipeline_flush_metrics(p);
-        next += interval;
-        uint64_t now = lc_now_ns();
-        if (next < now) /* fell behind (suspended?): do not burst */
-            next = now + interval;
-        if (atomic_load(&p->state) == LCMON__PIPELINE_STATE__PIPELINE_RUNNING && all_finished(p)) {
+        bool ended = atomic_load(&p->state) == LCMON__PIPELINE_STATE__PIPELINE_RUNNING &&
+                     all_finished(p);
+        if (tick || ended) /* the end: flush now, so the totals are whole */
+            lc_pipeline_flush_metrics(p);
+        if (tick) {
+            next += interval;
+            uint64_t now = lc_now_ns();
+            if (next < now) /* fell behind (suspended?): do not burst */
+                next = now + interval;
+        }
+        if (ended) {
             atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
             LC_INFO("pipeline finished: every stage ran out of input");
+            if (p->on_end)
+                p->on_end(p->on_end_ctx);
         }
         lc_mutex_lock(&p->metrics_mu);
         lc_cond_broadcast(&p->metrics_cond);
@@ -275,6 +306,8 @@ static void *drain_main(void *arg)
     }
     lc_load_stop(&p->drain_meter);
     free(item);
+    atomic_store(&p->drain_done, true);
+    stage_finished(p);
     return NULL;
 }
 
@@ -351,6 +384,12 @@ void lc_pipeline_stop(lc_pipeline *p)
                                        : LCMON__PIPELINE_STATE__PIPELINE_STOPPED));
     lc_mutex_unlock(&p->control_mu);
     LC_INFO("pipeline stopped");
+}
+
+void lc_pipeline_on_end(lc_pipeline *p, lc_pipeline_end_fn fn, void *ctx)
+{
+    p->on_end = fn;
+    p->on_end_ctx = ctx;
 }
 
 bool lc_pipeline_wait(lc_pipeline *p, double timeout_seconds)

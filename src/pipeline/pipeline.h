@@ -42,6 +42,13 @@ void lc_pipeline_stop(lc_pipeline *p);
 /* Wait until every stage finished (input exhausted) or the pipeline was
  * stopped, at most timeout seconds (< 0: forever). True when it ended. */
 bool lc_pipeline_wait(lc_pipeline *p, double timeout_seconds);
+/* Have fn(ctx) called once, from the metrics thread, when the pipeline
+ * finishes by itself (every stage ran out of input); not on stop or
+ * failure. It is called within moments of the last stage ending, not at
+ * the next metrics interval. Set before start. fn must not call back into
+ * the pipeline's control functions (stop, free). */
+typedef void (*lc_pipeline_end_fn)(void *ctx);
+void lc_pipeline_on_end(lc_pipeline *p, lc_pipeline_end_fn fn, void *ctx);
 Lcmon__PipelineState lc_pipeline_state(lc_pipeline *p);
 
 size_t lc_pipeline_stage_count(const lc_pipeline *p);

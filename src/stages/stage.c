@@ -30,10 +30,16 @@ static void *worker_main(void *p)
     lc_load_start(meter);
     a.pool->fn(s, a.index, meter);
     lc_load_stop(meter);
-    if (!lc_run_state_stopping(&s->run))
+    /* The stage has finished when its last worker returns by itself; one
+     * worker out of input while others still work is not the end. */
+    bool last = atomic_fetch_sub(&a.pool->live, 1) == 1;
+    bool finished = last && !lc_run_state_stopping(&s->run);
+    if (finished)
         atomic_store(&s->finished, 1);
     if (s->output)
         lc_queue_producer_done(s->output);
+    if (finished && s->env && s->env->stage_finished)
+        s->env->stage_finished(s->env->stage_finished_ctx);
     return NULL;
 }
 
@@ -42,6 +48,7 @@ void lc_worker_pool_start(lc_worker_pool *p, lc_stage *s,
 {
     p->stage = s;
     p->fn = fn;
+    atomic_store(&p->live, p->n);
     if (s->output) {
         for (unsigned i = 0; i < p->n; i++)
             lc_queue_add_producer(s->output);

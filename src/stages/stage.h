@@ -47,6 +47,11 @@ typedef struct lc_stage_env {
     uint32_t rank;       /* this process's share of the data, for sharding */
     uint32_t world_size; /* number of shares (1 = no sharding) */
     const char *rank_source; /* where rank/world came from ("config", "RANK", ...) */
+    /* Called from a stage's last worker when it ran out of input (not when
+     * it was stopped), after `finished` is set, so that the pipeline notices
+     * the end at once rather than at its next metrics tick. May be NULL. */
+    void (*stage_finished)(void *ctx);
+    void *stage_finished_ctx;
 } lc_stage_env;
 
 typedef struct lc_stage_class {
@@ -91,7 +96,7 @@ struct lc_stage {
     lc_run_state run;
     void *priv;
     atomic_uint_fast64_t items_out; /* items put on the output, for rates */
-    atomic_int finished;            /* workers ran out of input */
+    atomic_int finished;            /* every worker ran out of input */
 };
 
 /* A pool of identical worker threads, each with its own load meter. */
@@ -102,6 +107,7 @@ typedef struct lc_worker_pool {
     lc_load_meter *meters;
     lc_stage *stage;
     void (*fn)(lc_stage *s, unsigned index, lc_load_meter *meter);
+    atomic_uint live; /* workers that have not returned */
 } lc_worker_pool;
 
 /* Threads are named "<stage>-<index>" (truncated to 15 bytes). If the stage

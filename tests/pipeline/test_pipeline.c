@@ -3,7 +3,8 @@
  * reports sensible metrics (counts match the files, load between 0 and 1,
  * a last-second view about a second long); stop is prompt even when every
  * queue is full; control requests reach the right stage and say why when
- * they cannot; rank and world size come from the environment.
+ * they cannot; rank and world size come from the environment; the end of a
+ * finite run is seen at once, not at the next metrics tick.
  */
 #include "check.h"
 #include "testutil.h"
@@ -15,6 +16,7 @@
 #include "pipeline/pipeline.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,23 +61,29 @@ static void count_sources(const char *dir, size_t *gz, size_t *tar, size_t *othe
     closedir(d);
 }
 
+/* Files found in dir, and a loader of two threads reading them. */
+static lc_config *files_and_sources(const char *dir, unsigned interval_ms, bool watch)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "metrics_interval_ms: %u\n"
+             "stages:\n"
+             "  - name: files\n"
+             "    file_path_provider: {directory: '%s', watch: %s}\n"
+             "  - name: sources\n"
+             "    input: files\n"
+             "    chunk_source_loader: {threads: 2}\n",
+             interval_ms, dir, watch ? "true" : "false");
+    return load(yaml);
+}
+
 static void test_sample_data_metrics(void)
 {
     const char *data = tu_test_data();
     size_t gz = 0, tar = 0, other = 0;
     count_sources(data, &gz, &tar, &other);
     CHECK(gz > 10);
-    char yaml[1024];
-    snprintf(yaml, sizeof yaml,
-             "metrics_interval_ms: 50\n"
-             "stages:\n"
-             "  - name: files\n"
-             "    file_path_provider: {directory: '%s', watch: true}\n"
-             "  - name: sources\n"
-             "    input: files\n"
-             "    chunk_source_loader: {threads: 2}\n",
-             data);
-    lc_config *cfg = load(yaml);
+    lc_config *cfg = files_and_sources(data, 50, true);
     lc_pipeline *p = NULL;
     CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
     CHECK_EQ_INT(lc_pipeline_stage_count(p), 2);
@@ -283,6 +291,52 @@ static void test_rank_from_environment(void)
     lc_config_free(cfg);
 }
 
+static void count_end(void *ctx)
+{
+    atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
+/* A finite run ends the moment its last stage does: with a metrics interval
+ * of 10 s, the end is still seen within a second, the end hook runs once,
+ * and the totals are flushed at the end rather than lost with the tick that
+ * never came. */
+static void test_end_seen_at_once(void)
+{
+    const char *data = tu_test_data();
+    size_t gz = 0, tar = 0, other = 0;
+    count_sources(data, &gz, &tar, &other);
+    lc_config *cfg = files_and_sources(data, 10000, false);
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    atomic_int ends = 0;
+    lc_pipeline_on_end(p, count_end, &ends);
+    double t0 = lc_now_seconds();
+    CHECK_OK(lc_pipeline_start(p, NULL));
+    CHECK(lc_pipeline_wait(p, 20));
+    double took = lc_now_seconds() - t0;
+    CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
+    CHECK(took < 5.0);
+    if (took >= 5.0)
+        fprintf(stderr, "the end was seen after %.2f s\n", took);
+    /* The hook runs just after the state changes: give it a moment. */
+    double deadline = lc_now_seconds() + 5;
+    while (atomic_load(&ends) == 0 && lc_now_seconds() < deadline)
+        lc_sleep_seconds(0.01);
+    CHECK_EQ_INT(atomic_load(&ends), 1);
+    CHECK_EQ_U64(lc_pipeline_drained(p), gz + tar + 1); /* the sources and the scan marker */
+    Lcmon__DataLoaderMetricsProto *all = lc_pipeline_metrics(p, true);
+    const Lcmon__StageMetricProto *src = lc_proto_find_stage(all, "sources");
+    CHECK(src != NULL);
+    if (src)
+        CHECK_EQ_U64(src->items_out, gz + tar + 1);
+    CHECK_EQ_INT(all->state, LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
+    lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
+    lc_pipeline_stop(p);
+    CHECK_EQ_INT(atomic_load(&ends), 1); /* not again on stop */
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
@@ -290,5 +344,6 @@ int main(void)
     test_prompt_stop_with_full_queues();
     test_control_errors();
     test_rank_from_environment();
+    test_end_seen_at_once();
     return check_finish();
 }

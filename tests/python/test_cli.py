@@ -199,6 +199,30 @@ class Cli(unittest.TestCase):
                     p.kill()
                     p.communicate()
 
+    def test_finite_run_ends_at_once(self):
+        """A pipeline that runs out of input ends lcmon at once, with exit
+        status 0 and the totals, even with the slowest metrics interval: the
+        end is signalled, not polled for."""
+        path = self.write(
+            "finite.yaml",
+            "metrics_interval_ms: 10000\n"
+            "stages:\n"
+            "  - name: files\n"
+            "    file_path_provider: {directory: '%s', watch: false}\n"
+            "  - name: sources\n"
+            "    input: files\n"
+            "    chunk_source_loader: {threads: 2}\n" % DATA,
+        )
+        t0 = time.monotonic()
+        r = run("--no-ui", "--quiet", "--config", path, timeout=120)
+        took = time.monotonic() - t0
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("pipeline finished", r.stderr)
+        self.assertRegex(r.stderr, r"finished after [\d.]+ s; items out: files \d+ sources \d+")
+        # Loading the sample data takes a fraction of a second; a poll would
+        # take the 10 s interval, and the headless loop's own timeout is 60 s.
+        self.assertLess(took, 3 * SLOW, r.stderr)
+
     def test_headless_status_line_each_second(self):
         """`lcmon --no-ui` prints a status line to stderr about once a second:
         state, positions/s, every queue's fill, the pool's window and anchor,
