@@ -767,7 +767,9 @@ class Screen(unittest.TestCase):
         says DISCONNECTED and the log says so, instead of frozen numbers
         that look alive."""
         loader, sock = self.start_headless()
-        p = Pane(self, 80, 24, config="", reader=False, command="%s attach %s" % (LCMON, sock))
+        # Rows enough for a log pane that keeps the (wrapped) line in view
+        # while the loader's last lines of its own stop arrive after it.
+        p = Pane(self, 80, 34, config="", reader=False, command="%s attach %s" % (LCMON, sock))
         p.wait_rows()
         loader.send_signal(signal.SIGINT)
         loader.wait(timeout=30 * SLOW)
