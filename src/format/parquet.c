@@ -288,6 +288,23 @@ static void parse_column_chunk(lc_thrift *t, pq_chunk *c, pq_chunk_path *path)
     lc_thrift_end(t);
 }
 
+/* The header of a list of structs that its struct holds at most once
+ * (*seen says whether it came before): the count in *n, else false with t
+ * failed, saying `twice` or `not_structs`. */
+static bool struct_list_once(lc_thrift *t, int ty, bool *seen, const char *twice,
+                             const char *not_structs, size_t *n)
+{
+    int et;
+    if (*seen)
+        return lc_thrift_fail(t, twice);
+    if (!lc_thrift_list(t, ty, &et, n))
+        return false;
+    if (et != LC_THRIFT_STRUCT)
+        return lc_thrift_fail(t, not_structs);
+    *seen = true;
+    return true;
+}
+
 /* max_chunks: the number of schema elements when already known, else -1. */
 static void parse_row_group(lc_thrift *t, pq_row_group *rg, pq_chunk_path **paths,
                             int64_t max_chunks)
@@ -301,18 +318,11 @@ static void parse_row_group(lc_thrift *t, pq_row_group *rg, pq_chunk_path **path
     while (lc_thrift_field(t, &last, &id, &ty)) {
         switch (id) {
         case 1: {
-            int et;
             size_t n;
-            if (rg->chunks) {
-                lc_thrift_fail(t, "row group lists its columns twice");
+            bool seen = rg->chunks != NULL;
+            if (!struct_list_once(t, ty, &seen, "row group lists its columns twice",
+                                  "row group columns are not structs", &n))
                 break;
-            }
-            if (!lc_thrift_list(t, ty, &et, &n))
-                break;
-            if (et != LC_THRIFT_STRUCT) {
-                lc_thrift_fail(t, "row group columns are not structs");
-                break;
-            }
             if (max_chunks >= 0 && n > (size_t)max_chunks) {
                 lc_thrift_fail(t, "row group has more columns than the schema has elements");
                 break;
@@ -350,19 +360,10 @@ static void parse_file_meta(lc_thrift *t, pq_meta *m)
     while (lc_thrift_field(t, &last, &id, &ty)) {
         switch (id) {
         case 2: {
-            int et;
             size_t n;
-            if (m->have_schema) {
-                lc_thrift_fail(t, "metadata holds two schemas");
+            if (!struct_list_once(t, ty, &m->have_schema, "metadata holds two schemas",
+                                  "schema elements are not structs", &n))
                 break;
-            }
-            if (!lc_thrift_list(t, ty, &et, &n))
-                break;
-            if (et != LC_THRIFT_STRUCT) {
-                lc_thrift_fail(t, "schema elements are not structs");
-                break;
-            }
-            m->have_schema = true;
             for (size_t i = 0; i < n && lc_thrift_ok(t); i++) {
                 m->schema = grow(m->schema, &m->cap_schema, m->n_schema + 1, sizeof *m->schema);
                 if (parse_schema_element(t, &m->schema[m->n_schema]))
@@ -375,19 +376,10 @@ static void parse_file_meta(lc_thrift *t, pq_meta *m)
             m->have_rows = true;
             break;
         case 4: {
-            int et;
             size_t n;
-            if (m->have_rgs) {
-                lc_thrift_fail(t, "metadata lists row groups twice");
+            if (!struct_list_once(t, ty, &m->have_rgs, "metadata lists row groups twice",
+                                  "row groups are not structs", &n))
                 break;
-            }
-            if (!lc_thrift_list(t, ty, &et, &n))
-                break;
-            if (et != LC_THRIFT_STRUCT) {
-                lc_thrift_fail(t, "row groups are not structs");
-                break;
-            }
-            m->have_rgs = true;
             for (size_t i = 0; i < n && lc_thrift_ok(t); i++) {
                 size_t cap = m->cap_rgs;
                 m->rgs = grow(m->rgs, &m->cap_rgs, m->n_rgs + 1, sizeof *m->rgs);

@@ -436,6 +436,24 @@ static void test_not_parquet(void)
     tu_write_file(p, "PAR1xxxxxxxx\4\0\0\0PARE", 20);
     CHECK_EQ_INT(lc_parquet_open(p, &f, &err), -ENOTSUP);
     CHECK(f == NULL);
+    /* Metadata written by hand (Thrift compact): the schema, an empty list
+     * of structs (field 2: 0x29, list header 0x0C), given twice (the second
+     * time with the long field header: 0x09, zigzag id 4); then row groups
+     * (field 4) as a list of one i32 (0x15, value 0). */
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *words;
+    } meta[] = {
+        {"PAR1\x29\x0c\x09\x04\x0c\x00\6\0\0\0PAR1", 18, "two schemas"},
+        {"PAR1\x29\x0c\x29\x15\x00\x00\6\0\0\0PAR1", 18, "row groups are not structs"},
+    };
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
+        tu_write_file(p, meta[i].bytes, meta[i].len);
+        CHECK_EQ_INT(lc_parquet_open(p, &f, &err), LC_EFORMAT);
+        expect_words(&err, p, "file metadata", meta[i].words, NULL);
+        CHECK(f == NULL);
+    }
 }
 
 /* ---- robustness: truncations and corruptions never crash ------------------- */
