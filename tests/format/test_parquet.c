@@ -144,13 +144,9 @@ static void test_good_fixture(const fixture_spec *spec)
         tsv_free(&want);
         return;
     }
-    lc_parquet_file *f = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    int rc = lc_parquet_open(path, &f, &err);
-    CHECK_OK(rc);
-    if (rc < 0) {
-        fprintf(stderr, "  %s\n", err.msg);
+    lc_parquet_file *f = tu_parquet_open(path);
+    CHECK(f != NULL);
+    if (!f) {
         tsv_free(&want);
         return;
     }
@@ -176,7 +172,8 @@ static void test_good_fixture(const fixture_spec *spec)
         CHECK_EQ_STR(lc_parquet_column_at(f, (size_t)ci)->name, want.names[k]);
         size_t row0 = 0;
         for (size_t g = 0; g < n_rg; g++) {
-            rc = lc_parquet_read_column(f, g, (size_t)ci, &col, &err);
+            lc_error err;
+            int rc = lc_parquet_read_column(f, g, (size_t)ci, &col, &err);
             if (rc < 0)
                 fprintf(stderr, "  %s\n", err.msg);
             CHECK_OK(rc);

@@ -296,15 +296,10 @@ static bool read_output(const char *path, size_t rows, size_t rg_rows, int codec
                         out_file *o)
 {
     *o = (out_file){0};
-    lc_parquet_file *f = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    int rc = lc_parquet_open(path, &f, &err);
-    CHECK_OK(rc);
-    if (rc < 0) {
-        fprintf(stderr, "  %s\n", err.msg);
+    lc_parquet_file *f = tu_parquet_open(path);
+    CHECK(f != NULL);
+    if (!f)
         return false;
-    }
     CHECK_EQ_INT(lc_parquet_num_rows(f), rows);
     size_t n_rg = lc_parquet_num_row_groups(f);
     CHECK_EQ_INT(n_rg, (rows + rg_rows - 1) / rg_rows);
@@ -330,7 +325,8 @@ static bool read_output(const char *path, size_t rows, size_t rg_rows, int codec
         size_t want = rows - rg * rg_rows < rg_rows ? rows - rg * rg_rows : rg_rows;
         CHECK_EQ_INT(lc_parquet_row_group_rows(f, rg), want);
         for (int c = 0; c < N_C; c++) {
-            rc = lc_parquet_read_column(f, rg, (size_t)c, &v[c], &err);
+            lc_error err;
+            int rc = lc_parquet_read_column(f, rg, (size_t)c, &v[c], &err);
             CHECK_OK(rc);
             if (rc < 0) {
                 fprintf(stderr, "  %s\n", err.msg);

@@ -206,13 +206,10 @@ static size_t compare_chunk(const lc_parquet_column *col, int c, size_t rg)
 
 static void read_table(const char *path, const pqw_options *opt, const char *what)
 {
-    lc_parquet_file *f = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    int rc = lc_parquet_open(path, &f, &err);
-    CHECK_OK(rc);
-    if (rc < 0) {
-        fprintf(stderr, "  %s: %s\n", what, err.msg);
+    lc_parquet_file *f = tu_parquet_open(path);
+    CHECK(f != NULL);
+    if (!f) {
+        fprintf(stderr, "  (%s)\n", what);
         return;
     }
     size_t total = 0;
@@ -236,7 +233,8 @@ static void read_table(const char *path, const pqw_options *opt, const char *wha
     for (size_t rg = 0; rg < N_RG && rg < lc_parquet_num_row_groups(f); rg++) {
         CHECK_EQ_INT(lc_parquet_row_group_rows(f, rg), rg_rows[rg]);
         for (int c = 0; c < N_COLS; c++) {
-            rc = lc_parquet_read_column(f, rg, (size_t)c, &col, &err);
+            lc_error err;
+            int rc = lc_parquet_read_column(f, rg, (size_t)c, &col, &err);
             CHECK_OK(rc);
             if (rc < 0) {
                 fprintf(stderr, "  %s: %s\n", what, err.msg);

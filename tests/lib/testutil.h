@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "core/error.h"
+#include "format/parquet.h"
 
 extern char **environ;
 
@@ -185,6 +186,20 @@ static inline bool tu_is_dir(const char *path)
 static inline bool tu_contains(const char *haystack, const char *needle)
 {
     return haystack && needle && strstr(haystack, needle) != NULL;
+}
+
+/* Open a Parquet file that should open: NULL, after printing why, when it
+ * does not (the caller CHECKs the result). */
+static inline lc_parquet_file *tu_parquet_open(const char *path)
+{
+    lc_parquet_file *f = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_parquet_open(path, &f, &err) < 0) {
+        fprintf(stderr, "  %s\n", err.msg);
+        return NULL;
+    }
+    return f;
 }
 
 #endif
