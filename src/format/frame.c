@@ -22,9 +22,15 @@
  *
  * Policy. Every entry whose bit pattern is not exactly that of -1.0f is kept,
  * in index order, so zeros, negative zeros, NaNs and out-of-range values all
- * survive a round trip. Up to LC_FRAME_INLINE_POLICY entries live inline;
- * when a (malformed) record has more, ALL entries go to two malloc'd overflow
- * arrays and the inline arrays are not used.
+ * survive a round trip. The first LC_FRAME_INLINE_POLICY entries live inline;
+ * when a (malformed) record has more, the rest go to two malloc'd overflow
+ * arrays.
+ *
+ * Checking. lc_record_check and lc_frame_from_checked_record apply the
+ * validator's rules with one pass over the probabilities: the pass that
+ * skips runs of -1 eight at a time checks the range of the entries it keeps,
+ * so checking a record costs about what compacting it does, and checking
+ * while compacting costs one pass, not two.
  *
  * Planes. lc_frame_input_planes writes 112 x 64 floats per frame in the hot
  * path. Each plane word is expanded 8 squares (one byte, one rank) at a time
@@ -118,13 +124,15 @@ static void policy_fini(lc_frame *f)
 
 /*
  * Write the index and bits of every entry of the 1858 floats at p that is not
- * -1 into idx/val, at most cap of them; return how many there are in all.
- * Most entries are -1, so 8 entries at a time are compared with the -1
- * pattern first and a block that is all -1 is skipped without branching on
- * each entry.
+ * -1 into idx/val, at most cap of them (from the skip-th on); return how many
+ * there are in all. Most entries are -1, so 8 entries at a time are compared
+ * with the -1 pattern first and a block that is all -1 is skipped without
+ * branching on each entry. When `bad` is not NULL, each entry that is not -1
+ * is also checked to lie in [-1, 1] (NaN does not), and *bad is set when one
+ * does not: the validator's probability rule, at the cost of the scan alone.
  */
 static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigned skip,
-                            unsigned cap)
+                            unsigned cap, bool *bad)
 {
     const uint64_t minus_ones = (uint64_t)MINUS_ONE_BITS << 32 | MINUS_ONE_BITS;
     unsigned n = 0, i = 0;
@@ -144,6 +152,12 @@ static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigne
             memcpy(&bits, p + 4 * i, 4);
             if (bits == MINUS_ONE_BITS)
                 continue;
+            if (bad) {
+                float v;
+                memcpy(&v, &bits, 4);
+                if (!(v >= -1.0f && v <= 1.0f))
+                    *bad = true;
+            }
             if (n >= skip && n - skip < cap) {
                 idx[n - skip] = (uint16_t)i;
                 memcpy(&val[n - skip], &bits, 4);
@@ -155,12 +169,11 @@ static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigne
     }
 }
 
-/* Keep the entries of the 1858 floats at rec + off that are not -1: the
- * first LC_FRAME_INLINE_POLICY inline, the rest (if any) in the heap. */
-static void read_policy(lc_frame *f, const uint8_t *rec, size_t off)
+/* The policy of the 1858 floats at p, whose first n entries that are not -1
+ * a scan already put inline (up to LC_FRAME_INLINE_POLICY): the rest, if
+ * any, go to the heap. */
+static void finish_policy(lc_frame *f, const uint8_t *p, unsigned n)
 {
-    unsigned n =
-        scan_policy(rec + off, f->policy_idx, f->policy_val, 0, LC_FRAME_INLINE_POLICY);
     f->n_policy = (uint16_t)n;
     f->overflow_idx = NULL;
     f->overflow_val = NULL;
@@ -171,7 +184,16 @@ static void read_policy(lc_frame *f, const uint8_t *rec, size_t off)
     unsigned extra = n - LC_FRAME_INLINE_POLICY;
     f->overflow_idx = lc_xmalloc(extra * sizeof *f->overflow_idx);
     f->overflow_val = lc_xmalloc(extra * sizeof *f->overflow_val);
-    scan_policy(rec + off, f->overflow_idx, f->overflow_val, LC_FRAME_INLINE_POLICY, extra);
+    scan_policy(p, f->overflow_idx, f->overflow_val, LC_FRAME_INLINE_POLICY, extra, NULL);
+}
+
+/* Keep the entries of the 1858 floats at rec + off that are not -1: the
+ * first LC_FRAME_INLINE_POLICY inline, the rest (if any) in the heap. */
+static void read_policy(lc_frame *f, const uint8_t *rec, size_t off)
+{
+    const uint8_t *p = rec + off;
+    finish_policy(f, p, scan_policy(p, f->policy_idx, f->policy_val, 0, LC_FRAME_INLINE_POLICY,
+                                    NULL));
 }
 
 /* Entries past the inline ones, in the heap arrays. */
@@ -222,7 +244,6 @@ static void read_v6_common(const uint8_t *rec, lc_frame *f)
     LC_REC_GET(rec, root_m, f->root_m);
     LC_REC_GET(rec, best_m, f->best_m);
     LC_REC_GET(rec, plies_left, f->plies_left);
-    read_policy(f, rec, offsetof(lc_v6_record, probabilities));
 }
 
 static void set_result_from_int8(lc_frame *f)
@@ -261,12 +282,18 @@ static void read_v3_v4(const uint8_t *rec, uint32_t version, lc_frame *f)
     }
     f->root_m = f->best_m = NAN;
     f->plies_left = NAN;
-    read_policy(f, rec, V4_PROBABILITIES);
 }
 
-int lc_frame_from_record(const uint8_t *rec, uint32_t version, lc_frame *out, lc_error *err)
+/* Where a version's probabilities start. */
+static size_t policy_offset(uint32_t version)
 {
-    lc_frame *f = out;
+    return version >= 5 ? offsetof(lc_v6_record, probabilities) : V4_PROBABILITIES;
+}
+
+/* Every field but the policy (and version, set last); false for a version
+ * other than 3..7. */
+static bool read_fields(const uint8_t *rec, uint32_t version, lc_frame *f)
+{
     switch (version) {
     case 6:
     case 7:
@@ -299,13 +326,22 @@ int lc_frame_from_record(const uint8_t *rec, uint32_t version, lc_frame *out, lc
         set_result_from_int8(f);
         break;
     default:
-        f->n_policy = 0;
-        f->overflow_idx = NULL;
-        f->overflow_val = NULL;
+        return false;
+    }
+    f->version = version;
+    return true;
+}
+
+int lc_frame_from_record(const uint8_t *rec, uint32_t version, lc_frame *out, lc_error *err)
+{
+    if (!read_fields(rec, version, out)) {
+        out->n_policy = 0;
+        out->overflow_idx = NULL;
+        out->overflow_val = NULL;
         return lc_error_set(err, LC_EVERSION, "unknown record version %u (0x%08x)", version,
                             version);
     }
-    f->version = version;
+    read_policy(out, rec, policy_offset(version));
     return 0;
 }
 
@@ -519,34 +555,69 @@ static int reject(const char **reason, const char *why, int code)
     return code;
 }
 
-int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason)
+/* The checks of a record that come before its probabilities: its version
+ * (known and the chunk's) and, from V5 on, its input format. */
+static int check_head(const uint8_t *rec, uint32_t version, const char **reason)
 {
     if (reason)
         *reason = NULL;
     if (lc_record_size_for_version(version) == 0 || rd_u32(rec, 0) != version)
         return reject(reason, "unknown_version", LC_EVERSION);
-    size_t probs = V4_PROBABILITIES;
-    if (version >= 5) {
-        if (!lc_input_format_known(rd_u32(rec, offsetof(lc_v6_record, input_format))))
-            return reject(reason, "unknown_input_format", LC_EFORMAT);
-        probs = offsetof(lc_v6_record, probabilities);
-    }
-    for (unsigned i = 0; i < LC_POLICY_SIZE; i++) {
-        float v = rd_f32(rec, probs + 4 * i);
-        if (!(v >= -1.0f && v <= 1.0f)) /* NaN fails too */
-            return reject(reason, "bad_probability", LC_EFORMAT);
-    }
-    if (version >= 6) {
-        uint16_t played = rd_u16(rec, offsetof(lc_v6_record, played_idx));
-        uint16_t best = rd_u16(rec, offsetof(lc_v6_record, best_idx));
-        if (played >= LC_POLICY_SIZE)
-            return reject(reason, "played_idx_out_of_range", LC_EFORMAT);
-        if (best >= LC_POLICY_SIZE)
-            return reject(reason, "best_idx_out_of_range", LC_EFORMAT);
-        if (!(rd_f32(rec, probs + 4 * (size_t)played) >= 0.0f))
-            return reject(reason, "played_idx_illegal", LC_EFORMAT);
-        if (!(rd_f32(rec, probs + 4 * (size_t)best) >= 0.0f))
-            return reject(reason, "best_idx_illegal", LC_EFORMAT);
-    }
+    if (version >= 5 &&
+        !lc_input_format_known(rd_u32(rec, offsetof(lc_v6_record, input_format))))
+        return reject(reason, "unknown_input_format", LC_EFORMAT);
+    return 0;
+}
+
+/* The checks after the probabilities (at probs): from V6 on, the played and
+ * best moves are policy indices of legal moves. */
+static int check_moves(const uint8_t *rec, uint32_t version, const uint8_t *probs,
+                       const char **reason)
+{
+    if (version < 6)
+        return 0;
+    uint16_t played = rd_u16(rec, offsetof(lc_v6_record, played_idx));
+    uint16_t best = rd_u16(rec, offsetof(lc_v6_record, best_idx));
+    if (played >= LC_POLICY_SIZE)
+        return reject(reason, "played_idx_out_of_range", LC_EFORMAT);
+    if (best >= LC_POLICY_SIZE)
+        return reject(reason, "best_idx_out_of_range", LC_EFORMAT);
+    if (!(rd_f32(probs, 4 * (size_t)played) >= 0.0f))
+        return reject(reason, "played_idx_illegal", LC_EFORMAT);
+    if (!(rd_f32(probs, 4 * (size_t)best) >= 0.0f))
+        return reject(reason, "best_idx_illegal", LC_EFORMAT);
+    return 0;
+}
+
+int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason)
+{
+    int rc = check_head(rec, version, reason);
+    if (rc)
+        return rc;
+    const uint8_t *probs = rec + policy_offset(version);
+    bool bad = false;
+    scan_policy(probs, NULL, NULL, 0, 0, &bad);
+    if (bad)
+        return reject(reason, "bad_probability", LC_EFORMAT);
+    return check_moves(rec, version, probs, reason);
+}
+
+int lc_frame_from_checked_record(const uint8_t *rec, uint32_t version, lc_frame *out,
+                                 const char **reason)
+{
+    int rc = check_head(rec, version, reason);
+    if (rc)
+        return rc;
+    const uint8_t *probs = rec + policy_offset(version);
+    bool bad = false;
+    unsigned n = scan_policy(probs, out->policy_idx, out->policy_val, 0, LC_FRAME_INLINE_POLICY,
+                             &bad);
+    if (bad)
+        return reject(reason, "bad_probability", LC_EFORMAT);
+    rc = check_moves(rec, version, probs, reason);
+    if (rc)
+        return rc;
+    read_fields(rec, version, out); /* the version is known: check_head */
+    finish_policy(out, probs, n);
     return 0;
 }

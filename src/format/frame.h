@@ -90,6 +90,12 @@ void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3]
  * "best_idx_illegal"). */
 int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason);
 
+/* lc_record_check and lc_frame_from_record in one pass over the record: 0
+ * and *out filled when the record passes the checks, else lc_record_check's
+ * code and *reason, with nothing to free. */
+int lc_frame_from_checked_record(const uint8_t *rec, uint32_t version, lc_frame *out,
+                                 const char **reason);
+
 /* Input formats the planes are defined for. */
 bool lc_input_format_known(uint32_t input_format);
 

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "testutil.h"
+#include "frames.h"
 #include "format/chunk_source.h"
 #include "format/frame.h"
 
@@ -289,76 +290,6 @@ static void test_input_formats(void)
     free(want);
 }
 
-/* ---- frames compared field by field ---- */
-
-static bool same_f32(float a, float b)
-{
-    return f32_bits(a) == f32_bits(b);
-}
-
-static void check_same_fields(const lc_frame *a, const lc_frame *b, bool same_version)
-{
-    if (same_version)
-        CHECK_EQ_U64(a->version, b->version);
-    CHECK_EQ_U64(a->input_format, b->input_format);
-    CHECK(memcmp(a->planes, b->planes, sizeof a->planes) == 0);
-    CHECK_EQ_U64(a->castling_us_ooo, b->castling_us_ooo);
-    CHECK_EQ_U64(a->castling_us_oo, b->castling_us_oo);
-    CHECK_EQ_U64(a->castling_them_ooo, b->castling_them_ooo);
-    CHECK_EQ_U64(a->castling_them_oo, b->castling_them_oo);
-    CHECK_EQ_U64(a->side_to_move_or_enpassant, b->side_to_move_or_enpassant);
-    CHECK_EQ_U64(a->rule50_count, b->rule50_count);
-    CHECK_EQ_U64(a->invariance_info, b->invariance_info);
-    CHECK_EQ_INT(a->result, b->result);
-    const float fa[] = {a->root_q,   a->best_q,     a->root_d,   a->best_d,   a->root_m,
-                        a->best_m,   a->plies_left, a->result_q, a->result_d, a->played_q,
-                        a->played_d, a->played_m,   a->orig_q,   a->orig_d,   a->orig_m,
-                        a->q_st,     a->d_st};
-    const float fb[] = {b->root_q,   b->best_q,     b->root_d,   b->best_d,   b->root_m,
-                        b->best_m,   b->plies_left, b->result_q, b->result_d, b->played_q,
-                        b->played_d, b->played_m,   b->orig_q,   b->orig_d,   b->orig_m,
-                        b->q_st,     b->d_st};
-    for (size_t i = 0; i < sizeof fa / sizeof fa[0]; i++)
-        if (!same_f32(fa[i], fb[i]))
-            fprintf(stderr, "float field %zu differs: %g vs %g\n", i, fa[i], fb[i]);
-    CHECK(memcmp(fa, fb, sizeof fa) == 0);
-    CHECK_EQ_U64(a->played_idx, b->played_idx);
-    CHECK_EQ_U64(a->best_idx, b->best_idx);
-    CHECK_EQ_U64(a->n_policy, b->n_policy);
-    if (a->n_policy == b->n_policy) {
-        size_t n = a->n_policy, in = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
-        CHECK(memcmp(a->policy_idx, b->policy_idx, in * sizeof *a->policy_idx) == 0);
-        CHECK(memcmp(a->policy_val, b->policy_val, in * sizeof *a->policy_val) == 0);
-        CHECK((a->overflow_idx != NULL) == (n > LC_FRAME_INLINE_POLICY));
-        CHECK((b->overflow_idx != NULL) == (n > LC_FRAME_INLINE_POLICY));
-        if (n > LC_FRAME_INLINE_POLICY && a->overflow_idx && b->overflow_idx) {
-            CHECK(memcmp(a->overflow_idx, b->overflow_idx, (n - in) * sizeof *a->overflow_idx) == 0);
-            CHECK(memcmp(a->overflow_val, b->overflow_val, (n - in) * sizeof *a->overflow_val) == 0);
-        }
-    }
-}
-
-/* Every tensor of both layouts, compared bit by bit. */
-static void check_same_tensors(const lc_frame *a, const lc_frame *b)
-{
-    float *ta = malloc(NPLANE_FLOATS * sizeof(float));
-    float *tb = malloc(NPLANE_FLOATS * sizeof(float));
-    lc_frame_input_planes(a, ta);
-    lc_frame_input_planes(b, tb);
-    CHECK(memcmp(ta, tb, NPLANE_FLOATS * sizeof(float)) == 0);
-    lc_frame_policy(a, ta);
-    lc_frame_policy(b, tb);
-    CHECK(memcmp(ta, tb, LC_POLICY_SIZE * sizeof(float)) == 0);
-    lc_frame_values(a, ta);
-    lc_frame_values(b, tb);
-    CHECK(memcmp(ta, tb, 18 * sizeof(float)) == 0);
-    lc_frame_legacy_targets(a, ta, ta + 3, ta + 6);
-    lc_frame_legacy_targets(b, tb, tb + 3, tb + 6);
-    CHECK(memcmp(ta, tb, 7 * sizeof(float)) == 0);
-    free(ta);
-    free(tb);
-}
-
 /* Frame -> V7 record -> frame; the V7 reading says version 7, so the
  * original version is put back before comparing (to_record_v7 writes it). */
 static void check_round_trip(const lc_frame *f)
@@ -372,8 +303,8 @@ static void check_round_trip(const lc_frame *f)
     CHECK_OK(lc_frame_from_record(buf, 7, &g, NULL));
     CHECK_EQ_U64(g.version, 7);
     g.version = f->version;
-    check_same_fields(f, &g, true);
-    check_same_tensors(f, &g);
+    tf_check_same_fields(f, &g, true);
+    tf_check_same_tensors(f, &g);
     lc_frame_fini(&g);
     rec_free(buf);
 }
@@ -432,7 +363,7 @@ static void test_policy(void)
     lc_frame c;
     lc_frame_copy(&c, &f);
     CHECK(c.overflow_idx != f.overflow_idx && c.overflow_val != f.overflow_val);
-    check_same_fields(&f, &c, true);
+    tf_check_same_fields(&f, &c, true);
     lc_frame_fini(&f); /* the copy must not depend on the original */
     CHECK(f.overflow_idx == NULL);
     lc_frame_policy(&c, pol);
@@ -460,8 +391,8 @@ static void test_policy(void)
     CHECK(f.overflow_idx == NULL);
     lc_frame_copy(&c, &f);
     CHECK(c.overflow_idx == NULL && c.overflow_val == NULL);
-    check_same_fields(&f, &c, true);
-    check_same_tensors(&f, &c);
+    tf_check_same_fields(&f, &c, true);
+    tf_check_same_tensors(&f, &c);
     lc_frame_fini(&c);
     lc_frame_fini(&f);
     free(pol);
@@ -915,8 +846,8 @@ static void test_real_game(const char *folder, uint32_t want_format)
         lc_frame g;
         CHECK_OK(lc_frame_from_record(out, 7, &g, NULL));
         g.version = f.version;
-        check_same_fields(&f, &g, true);
-        check_same_tensors(&f, &g);
+        tf_check_same_fields(&f, &g, true);
+        tf_check_same_tensors(&f, &g);
         lc_frame_fini(&g);
         lc_frame_fini(&f);
     }

@@ -1,0 +1,108 @@
+/*
+ * packed_chunk: one game (chunk) in the chunk store's compact form, built
+ * once from its inflated records and read back position by position, each
+ * bit for bit the lc_frame that lc_frame_from_record makes of the record.
+ *
+ * The form. A chunk's positions are cut into blocks of `block` positions
+ * (the last may be shorter). Each block is one independent zstd frame, so a
+ * use that needs a few positions of a game decodes only the blocks that hold
+ * them. Inside a block, before compression:
+ *
+ *   heads    85 bytes per position: the predictor (see below), input format,
+ *            castling, side to move or en passant, rule 50, invariance and
+ *            the int8 result; the 17 floats (root, best and played q/d/m
+ *            side by side, so that a played move that was the best one
+ *            repeats 12 bytes zstd finds at once; plies_left, result q/d,
+ *            orig q/d/m, q_st, d_st); played_idx, best_idx, n_policy (u16);
+ *   planes   832 bytes per position: the 104 history words, predicted;
+ *   indices  the ascending policy indices of every position, as u8 deltas
+ *            from the previous index of that position (from 0), 255 being an
+ *            escape followed by the index as u16;
+ *   values   the policy values of every position, as stored (4 bytes each).
+ *
+ * Planes prediction. History step t (t >= 1) of a position is the board the
+ * previous position saw at step t - 1, seen from the other side: colours
+ * swapped (our pieces become theirs) and the board mirrored, in a way that
+ * depends on the input format's canonical transform. The encoder finds, for
+ * each position after the first of its block, one of the 8 symmetries of the
+ * square that maps the previous position's step 0 onto this one's step 1
+ * exactly (trying the symmetry the previous position used first), and for
+ * each step t where that leaves fewer non-zero words, stores the XOR of the
+ * step with the prediction (a bit per step says which). XOR is its own
+ * inverse, so the decoder rebuilds every word exactly whatever the data:
+ * the prediction only decides how well it compresses. On the lc0 sample
+ * games the planes shrink from about 42 to 22 bytes a position, and a
+ * position costs about 123 bytes in all with blocks of 8 (gzip: 171).
+ *
+ * Block size. Decoding costs about 0.75 us per position of a block on this
+ * project's 2-core machine, and compression gets better with longer blocks:
+ * 149, 123, 108 and 100 bytes a position for blocks of 4, 8, 16 and 32 on
+ * the sample games. A use at sampling rate 1/32 needs about 8 positions of a
+ * 250-position game, and one with positions_per_chunk 1 needs one, so the
+ * decoding a use pays grows with the block; 8 is the default (see
+ * docs/chunk-store.md for the measurements).
+ *
+ * Threads. A packed chunk is immutable and reference counted: any thread may
+ * read it while it holds a reference. Building and decoding need a context
+ * each (zstd's state and scratch space), one per thread.
+ */
+#ifndef LC_FORMAT_PACKED_CHUNK_H
+#define LC_FORMAT_PACKED_CHUNK_H
+
+#include "core/error.h"
+#include "format/frame.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LC_PACK_BLOCK_DEFAULT 8
+#define LC_PACK_BLOCK_MAX 64
+#define LC_PACK_LEVEL_DEFAULT 1
+
+typedef struct lc_packed_chunk lc_packed_chunk;
+typedef struct lc_pack_ctx lc_pack_ctx;
+typedef struct lc_unpack_ctx lc_unpack_ctx;
+
+/* A building context: zstd level (1..19) and positions per block
+ * (1..LC_PACK_BLOCK_MAX). */
+lc_pack_ctx *lc_pack_ctx_new(int level, unsigned block);
+void lc_pack_ctx_free(lc_pack_ctx *ctx);
+
+/*
+ * Check n records of the given version at `records` (record_size apart) by
+ * the chunk validator's rules (lc_record_check) and pack them. 0 and *out
+ * (one reference) when every record passes; else lc_record_check's code,
+ * *reason its reason and *bad_at the first bad record, *out NULL. n > 0.
+ */
+int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size,
+                          uint32_t n, uint32_t version, lc_packed_chunk **out,
+                          const char **reason, uint32_t *bad_at);
+
+lc_packed_chunk *lc_packed_chunk_ref(lc_packed_chunk *c);
+/* NULL is allowed; frees at zero. */
+void lc_packed_chunk_unref(lc_packed_chunk *c);
+
+uint32_t lc_packed_chunk_positions(const lc_packed_chunk *c);
+uint32_t lc_packed_chunk_version(const lc_packed_chunk *c);
+/* Bytes of memory the chunk holds (its one allocation). */
+size_t lc_packed_chunk_bytes(const lc_packed_chunk *c);
+
+lc_unpack_ctx *lc_unpack_ctx_new(void);
+void lc_unpack_ctx_free(lc_unpack_ctx *ctx);
+
+/*
+ * Position i (< positions) of c as a frame, exactly as lc_frame_from_record
+ * makes it of the original record (*out is filled whole; lc_frame_fini it).
+ * The context keeps the blocks it decoded for the last chunk it was asked
+ * about (while that chunk is referenced by the caller), so the positions of
+ * one use cost one decode per block they touch, in any order. Errors (a
+ * block that does not decode: memory corruption, never expected) are
+ * LC_EFORMAT with a message; *out then holds nothing.
+ */
+int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t i, lc_frame *out,
+                          lc_error *err);
+
+/* Blocks decoded by ctx so far (for tests and metrics). */
+uint64_t lc_unpack_ctx_blocks_decoded(const lc_unpack_ctx *ctx);
+
+#endif
