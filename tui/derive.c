@@ -3,6 +3,7 @@
  */
 #include "tui/derive.h"
 
+#include "core/text.h"
 #include "pipeline/metrics_proto.h"
 
 #include <math.h>
@@ -107,18 +108,7 @@ void tui_fmt_count(char *buf, size_t len, double v)
 
 void tui_fmt_bytes(char *buf, size_t len, double v)
 {
-    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    size_t u = 0;
-    if (!(v >= 0))
-        v = 0;
-    while (v >= 1000 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1000;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%.0f %s", v, units[u]);
-    else
-        snprintf(buf, len, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    lc_format_bytes(buf, len, v);
 }
 
 void tui_fmt_clock(char *buf, size_t len, double seconds)

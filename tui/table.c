@@ -266,19 +266,33 @@ static void fmt(char *buf, size_t len, double v)
     tui_fmt_count(buf, len, v);
 }
 
-static void fill_segment(segs *ss, const Lcmon__GaugeMetricProto *g, const char *what)
+/* A fill against a capacity, with its bar: "43/50000 in window", or in
+ * bytes "1.20 GB/6.32 GB in store" (brief: "1.20 GB in store"). */
+static void fill_segment_as(segs *ss, const Lcmon__GaugeMetricProto *g, const char *what,
+                            bool bytes)
 {
     char a[16], b[16], text[96], brief[48];
-    snprintf(a, sizeof a, "%lld", (long long)g->value);
-    snprintf(b, sizeof b, "%lld", (long long)g->capacity);
+    if (bytes) {
+        tui_fmt_bytes(a, sizeof a, (double)g->value);
+        tui_fmt_bytes(b, sizeof b, (double)g->capacity);
+        snprintf(brief, sizeof brief, "%s %s", a, what);
+    } else {
+        snprintf(a, sizeof a, "%lld", (long long)g->value);
+        snprintf(b, sizeof b, "%lld", (long long)g->capacity);
+        snprintf(brief, sizeof brief, "%s/%s", a, b);
+    }
     snprintf(text, sizeof text, "%s/%s %s", a, b, what);
-    snprintf(brief, sizeof brief, "%s/%s", a, b);
     seg *sg = add(ss, TUI_VALUE, text, brief);
     if (sg) {
         sg->bar = 8;
         sg->frac = g->capacity > 0 ? (double)g->value / (double)g->capacity : 0;
         sg->kind = TUI_BARK_FILL;
     }
+}
+
+static void fill_segment(segs *ss, const Lcmon__GaugeMetricProto *g, const char *what)
+{
+    fill_segment_as(ss, g, what, false);
 }
 
 static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetricProto *l,
@@ -289,6 +303,7 @@ static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetric
     const Lcmon__GaugeMetricProto *win = lc_proto_find_gauge(l, "chunks_in_window");
     if (win)
         fill_segment(ss, win, "in window");
+
     fmt(n, sizeof n, (double)l->chunks_since_anchor);
     if (l->anchor && l->anchor[0]) {
         snprintf(text, sizeof text, "%s since anchor %s", n, l->anchor);
@@ -298,6 +313,17 @@ static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetric
         snprintf(brief, sizeof brief, "+%s since start", n);
     }
     add(ss, TUI_VALUE, text, brief);
+    const Lcmon__GaugeMetricProto *store = lc_proto_find_gauge(l, "store_bytes");
+    if (store && store->has_capacity) {
+        fill_segment_as(ss, store, "in store", true);
+        /* Hits over the last second: the share of uses the store served. */
+        uint64_t hits = lc_proto_count(l, "store_hits"), misses = lc_proto_count(l, "store_misses");
+        if (hits + misses) {
+            snprintf(text, sizeof text, "%.0f%% hits",
+                     100.0 * (double)hits / (double)(hits + misses));
+            add(ss, TUI_DIM, text, text);
+        }
+    }
     const Lcmon__GaugeMetricProto *src = lc_proto_find_gauge(l, "chunk_sources");
     if (src) {
         snprintf(text, sizeof text, "%lld sources", (long long)src->value);
@@ -429,10 +455,17 @@ static void details(const tui_screen *s, const cols *c, segs *ss, const Lcmon__S
     } else if (strcmp(type, "shuffling_chunk_pool") == 0) {
         details_pool(s, ss, l, at);
     } else if (strcmp(type, "chunk_validator") == 0) {
-        fmt(n, sizeof n, (double)lc_proto_count(at, "valid_chunks"));
+        uint64_t upstream = lc_proto_count(at, "checked_upstream");
+        fmt(n, sizeof n, (double)(lc_proto_count(at, "valid_chunks") + upstream));
         snprintf(text, sizeof text, "%s valid chunks", n);
         snprintf(brief, sizeof brief, "%s valid", n);
         add(ss, TUI_VALUE, text, brief);
+        if (upstream) {
+            fmt(n, sizeof n, (double)upstream);
+            snprintf(text, sizeof text, "%s checked by the pool's store", n);
+            snprintf(brief, sizeof brief, "%s by the store", n);
+            add(ss, TUI_DIM, text, brief);
+        }
     } else if (strcmp(type, "chunk_unpacker") == 0) {
         fmt(n, sizeof n, tui_per_second(s->last, lc_proto_count(l, "chunks")));
         snprintf(text, sizeof text, "%s chunks/s in", n);

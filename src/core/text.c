@@ -2,8 +2,12 @@
 
 #include "core/error.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 char *lc_expand_env(const char *s, char **bad_name)
 {
@@ -59,4 +63,55 @@ bool lc_has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+bool lc_parse_bytes(const char *s, uint64_t *out)
+{
+    if (!s)
+        return false;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s) && *s != '.')
+        return false;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0))
+        return false;
+    while (isspace((unsigned char)*end))
+        end++;
+    static const struct {
+        const char *unit;
+        double scale;
+    } units[] = {
+        {"", 1},         {"B", 1},           {"K", 1e3},         {"KB", 1e3},
+        {"M", 1e6},      {"MB", 1e6},        {"G", 1e9},         {"GB", 1e9},
+        {"T", 1e12},     {"TB", 1e12},       {"KiB", 1024.0},    {"MiB", 1048576.0},
+        {"GiB", 1073741824.0},               {"TiB", 1099511627776.0},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcasecmp(end, units[i].unit) != 0)
+            continue;
+        double bytes = floor(v * units[i].scale + 0.5);
+        if (!(bytes < 9223372036854775808.0))
+            return false;
+        *out = (uint64_t)bytes;
+        return true;
+    }
+    return false;
+}
+
+void lc_format_bytes(char *buf, size_t len, double v)
+{
+    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    size_t u = 0;
+    if (!(v >= 0))
+        v = 0;
+    while (v >= 1000 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1000;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f %s", v, units[u]);
+    else
+        snprintf(buf, len, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
 }

@@ -5,6 +5,8 @@
 #define LC_CORE_TEXT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* Expand ${NAME} and ${NAME:-default} from the environment, as a shell
  * does: a variable set to the empty string counts as unset. Returns a new
@@ -14,5 +16,13 @@ char *lc_expand_env(const char *s, char **bad_name);
 /* Pointer to the part after the last '/'. */
 const char *lc_basename(const char *path);
 bool lc_has_suffix(const char *s, const char *suffix);
+
+/* A byte size as people write it: a number (decimals allowed) and an
+ * optional unit, B, k/K, M, G or T (powers of 1000, with or without a
+ * trailing B) or KiB, MiB, GiB, TiB (powers of 1024); spaces between are
+ * allowed. false for anything else, or a size of 2^63 bytes or more. */
+bool lc_parse_bytes(const char *s, uint64_t *out);
+/* Bytes in decimal units ("512 B", "1.50 GB", "24.7 MB"). */
+void lc_format_bytes(char *buf, size_t len, double bytes);
 
 #endif

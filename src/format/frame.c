@@ -555,6 +555,20 @@ static int reject(const char **reason, const char *why, int code)
     return code;
 }
 
+const char *const lc_record_check_reasons[LC_RECORD_CHECK_REASONS] = {
+    "unknown_version",         "unknown_input_format", "bad_probability",
+    "played_idx_out_of_range", "best_idx_out_of_range", "played_idx_illegal",
+    "best_idx_illegal",
+};
+
+size_t lc_record_check_reason_index(const char *reason)
+{
+    for (size_t i = 0; i < LC_RECORD_CHECK_REASONS; i++)
+        if (reason && strcmp(reason, lc_record_check_reasons[i]) == 0)
+            return i;
+    return LC_RECORD_CHECK_REASONS;
+}
+
 /* The checks of a record that come before its probabilities: its version
  * (known and the chunk's) and, from V5 on, its input format. */
 static int check_head(const uint8_t *rec, uint32_t version, const char **reason)

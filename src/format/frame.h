@@ -90,6 +90,13 @@ void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3]
  * "best_idx_illegal"). */
 int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason);
 
+/* The reasons lc_record_check gives, in the order it checks them, and the
+ * index of one in that list (LC_RECORD_CHECK_REASONS for anything else):
+ * the stages that check count each reason on its own. */
+#define LC_RECORD_CHECK_REASONS 7
+extern const char *const lc_record_check_reasons[LC_RECORD_CHECK_REASONS];
+size_t lc_record_check_reason_index(const char *reason);
+
 /* lc_record_check and lc_frame_from_record in one pass over the record: 0
  * and *out filled when the record passes the checks, else lc_record_check's
  * code and *reason, with nothing to free. */

@@ -1,5 +1,7 @@
 #include "pipeline/status.h"
 
+#include "core/text.h"
+
 #include "pipeline/metrics_proto.h"
 
 #include <stdarg.h>
@@ -122,8 +124,15 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
                 continue;
             if (!named)
                 append(buf, len, &used, " | %s:", s->name);
-            append(buf, len, &used, "%s %s %lld/%lld", named ? "," : "", g->name,
-                   (long long)g->value, (long long)g->capacity);
+            if (lc_has_suffix(g->name, "_bytes")) {
+                char v[32], c[32];
+                lc_format_bytes(v, sizeof v, (double)g->value);
+                lc_format_bytes(c, sizeof c, (double)g->capacity);
+                append(buf, len, &used, "%s %s %s/%s", named ? "," : "", g->name, v, c);
+            } else {
+                append(buf, len, &used, "%s %s %lld/%lld", named ? "," : "", g->name,
+                       (long long)g->value, (long long)g->capacity);
+            }
             named = true;
         }
         if (s->anchor) {

@@ -44,6 +44,11 @@
  * index, never on thread timing, so runs are reproducible. All of it is
  * integer arithmetic: no rounding drift even after 2^32 uses.
  *
+ * The positions come from the chunk's records, or, for a chunk from the
+ * pool's store, from its packed form: the same frames bit for bit, and only
+ * the blocks that hold the positions picked are decoded (each once per use,
+ * in any order). The pick is the same either way.
+ *
  * N worker threads; each converts records to compact frames and emits them.
  */
 #include "stages/stage.h"
@@ -52,6 +57,7 @@
 #include "core/rng.h"
 #include "format/chunk_source.h"
 #include "format/frame.h"
+#include "format/packed_chunk.h"
 #include "stages/items.h"
 
 #include <math.h>
@@ -207,6 +213,24 @@ static bool record_usable(const uint8_t *rec, const lc_chunk_item *c, lc_frame *
     return true;
 }
 
+/* Position i of chunk c as a frame; false, with the reason in *why, when it
+ * cannot be used. */
+static bool position_frame(const lc_chunk_item *c, uint32_t i, lc_unpack_ctx **uctx, lc_frame *f,
+                           const char **why)
+{
+    lc_error err;
+    if (!c->packed)
+        return record_usable(c->data + (size_t)i * c->record_size, c, f, &err, why);
+    if (!*uctx)
+        *uctx = lc_unpack_ctx_new();
+    lc_error_clear(&err);
+    if (lc_packed_chunk_frame(c->packed, *uctx, i, f, &err) == 0)
+        return true;
+    LC_ERROR("chunk store: %s", err.msg);
+    *why = "its stored form does not decode";
+    return false;
+}
+
 static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -214,6 +238,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     const unpacker_config *cfg = s->config;
     uint32_t *order = NULL, *picks = NULL;
     size_t cap = 0;
+    lc_unpack_ctx *uctx = NULL; /* made at the first stored chunk */
     lc_chunk_item c;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
         if (c.n_records > cap) {
@@ -227,9 +252,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         const char *why = NULL;
         for (uint32_t j = 0; j < k && !closed; j++) {
             lc_frame f;
-            lc_error err;
-            const uint8_t *rec = c.data + (size_t)picks[j] * c.record_size;
-            if (!record_usable(rec, &c, &f, &err, &why)) {
+            if (!position_frame(&c, picks[j], &uctx, &f, &why)) {
                 bad++;
                 continue;
             }
@@ -250,6 +273,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (closed)
             break;
     }
+    lc_unpack_ctx_free(uctx);
     free(order);
     free(picks);
 }

@@ -6,6 +6,8 @@
  * within [-1, 1], best and played indices inside the policy and pointing at
  * legal moves. A chunk with any bad record is dropped whole, logged once with
  * its file and member, and counted under the reason of its first bad record.
+ * A chunk checked upstream (LC_ITEM_CHECKED: the pool's chunk store applies
+ * these rules to what it stores) is passed on as it is and counted apart.
  */
 #include "stages/stage.h"
 
@@ -34,26 +36,12 @@ static int validator_config_check(void *p, lc_error *err)
     return lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
 }
 
-/* The reasons lc_record_check gives, each with its own counter. */
-static const char *const reasons[] = {
-    "unknown_version",         "unknown_input_format", "bad_probability",
-    "played_idx_out_of_range", "best_idx_out_of_range", "played_idx_illegal",
-    "best_idx_illegal",
-};
-#define N_REASONS (sizeof reasons / sizeof reasons[0])
+#define N_REASONS LC_RECORD_CHECK_REASONS
 
 typedef struct validator {
     lc_worker_pool pool;
-    atomic_uint_fast64_t n_ok, n_bad[N_REASONS + 1];
+    atomic_uint_fast64_t n_ok, n_checked_upstream, n_bad[N_REASONS + 1];
 } validator;
-
-static size_t reason_index(const char *reason)
-{
-    for (size_t i = 0; i < N_REASONS; i++)
-        if (reason && strcmp(reason, reasons[i]) == 0)
-            return i;
-    return N_REASONS; /* "other" */
-}
 
 static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
@@ -61,6 +49,14 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     validator *v = s->priv;
     lc_chunk_item c;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
+        if (c.flags & LC_ITEM_CHECKED) {
+            if (lc_stage_emit(s, &c, meter) != 0) {
+                lc_item_chunk.dispose(&c);
+                return;
+            }
+            atomic_fetch_add(&v->n_checked_upstream, 1);
+            continue;
+        }
         const char *reason = NULL;
         uint32_t bad_at = 0;
         for (uint32_t i = 0; i < c.n_records; i++) {
@@ -71,7 +67,7 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             reason = NULL;
         }
         if (reason) {
-            atomic_fetch_add(&v->n_bad[reason_index(reason)], 1);
+            atomic_fetch_add(&v->n_bad[lc_record_check_reason_index(reason)], 1);
             LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
                     c.source ? lc_chunk_source_path(c.source) : "?",
                     c.source ? lc_chunk_source_chunk_name(c.source, c.member) : "?", bad_at,
@@ -123,10 +119,11 @@ static void validator_flush(lc_stage *s, lc_stage_metrics *m)
     validator *v = s->priv;
     lc_worker_pool_flush(&v->pool, m);
     lc_metrics_add_count(m, "valid_chunks", atomic_exchange(&v->n_ok, 0));
+    lc_metrics_add_count(m, "checked_upstream", atomic_exchange(&v->n_checked_upstream, 0));
     for (size_t i = 0; i <= N_REASONS; i++) {
         uint64_t n = atomic_exchange(&v->n_bad[i], 0);
         char name[LC_METRIC_NAME_MAX];
-        snprintf(name, sizeof name, "bad_%s", i < N_REASONS ? reasons[i] : "other");
+        snprintf(name, sizeof name, "bad_%s", i < N_REASONS ? lc_record_check_reasons[i] : "other");
         lc_metrics_add_count(m, name, n);
         m->dropped += n;
     }

@@ -3,6 +3,7 @@
 #include "format/batch.h"
 #include "format/chunk_source.h"
 #include "format/frame.h"
+#include "format/packed_chunk.h"
 
 #include <stdlib.h>
 
@@ -23,6 +24,7 @@ static void dispose_chunk(void *p)
 {
     lc_chunk_item *c = p;
     free(c->data);
+    lc_packed_chunk_unref(c->packed);
     lc_chunk_source_unref(c->source);
 }
 

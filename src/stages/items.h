@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 struct lc_chunk_source;
+struct lc_packed_chunk;
 
 enum {
     /* The file was found by the initial scan (not by watching). */
@@ -36,11 +37,14 @@ typedef struct lc_source_item {
     uint64_t seq; /* with LC_ITEM_SCAN_DONE: number of initial sources emitted */
 } lc_source_item;
 
-/* "chunk": one decompressed chunk (game) with its identity in the pool. */
+/* "chunk": one chunk (game) with its identity in the pool: its records as
+ * inflated (data), or, from a pool with a chunk store, its packed form
+ * (format/packed_chunk.h), one of the two. */
 typedef struct lc_chunk_item {
-    uint8_t *data; /* owned: n_records * record_size bytes */
+    uint8_t *data; /* owned: n_records * record_size bytes; NULL with packed */
+    struct lc_packed_chunk *packed; /* one reference, owned; NULL with data */
     uint32_t version;
-    uint32_t record_size;
+    uint32_t record_size; /* of data; 0 with packed */
     uint32_t n_records;
     uint32_t use_count;     /* times this chunk was drawn before, from 0 */
     uint64_t global_index;  /* its index in the pool (stable while it lives) */
@@ -75,6 +79,10 @@ typedef struct lc_game_item {
 enum {
     /* A finite (sequential) run ends after this item. */
     LC_ITEM_END_OF_STREAM = 1u << 2,
+    /* A chunk whose every record passed the validator's checks upstream
+     * (the pool's chunk store checks what it stores): chunk_validator
+     * passes it on. */
+    LC_ITEM_CHECKED = 1u << 3,
 };
 
 extern const lc_item_type lc_item_path;

@@ -26,6 +26,38 @@
  * downstream marked bad on its source (lc_chunk_source_mark_bad: the
  * validator does), at its next draw.
  *
+ * The chunk store. With `store_bytes` above 0 (the default: a quarter of
+ * the memory the machine, or its control group, gives the process, shared
+ * by the ranks of LOCAL_WORLD_SIZE), each chunk is read and inflated once in
+ * its life in the window: the loading thread that first draws it checks
+ * every record by the validator's rules (a chunk that fails is dropped for
+ * good and counted by reason, as a chunk_validator would) and packs it
+ * (format/packed_chunk.h: about 123 bytes a position against gzip's 170);
+ * every later draw hands out a reference to the packed form, and the
+ * unpacker decodes only the blocks that hold the positions the use picks.
+ * Items from the store carry LC_ITEM_CHECKED, so a chunk_validator passes
+ * them on. Chunks are transcoded at first use, by the loading thread that
+ * has just inflated them, not in the background at ingestion: the first
+ * use has to inflate the chunk anyway, so transcoding there costs one pack
+ * and no second inflate, and with the check folded into the same pass the
+ * first pass costs about what it did without the store (a background
+ * transcoder would inflate every chunk twice in the first pass, and on a
+ * busy machine it competes with the loaders for the same cores). The first
+ * use already emits the packed form, so the inflated records are freed in
+ * the thread that made them.
+ *
+ * Budget. The stored chunks never hold more than `store_bytes` (admission is
+ * an atomic add against the budget). When a chunk does not fit, it is read
+ * and inflated from disk at every use, as without a store (counted as
+ * store_over_budget; the store logs once that it is full); a chunk too big
+ * for what is left is not even packed. Eviction follows the window: a
+ * source's packed chunks leave the store with the source. Items in flight
+ * hold references of their own, so memory stays within the budget plus what
+ * the queues after the pool hold. A chunk whose file vanished or changed
+ * after it was stored is still served from the store (it was checked when
+ * read); one that was never stored and cannot be read is dropped, as
+ * before.
+ *
  * Sharding. With world size N > 1, rank r keeps only the chunks whose
  * identity hash (source key and member index) is r modulo N. The decision
  * depends on nothing but the chunk, so ranks agree whatever order they find
@@ -50,9 +82,12 @@
 #include "core/deque.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/text.h"
 #include "format/chunk.h"
 #include "format/chunk_source.h"
 #include "format/gzip.h"
+#include "format/packed_chunk.h"
+#include "stages/chunk_store.h"
 #include "stages/items.h"
 
 #include <errno.h>
@@ -65,9 +100,14 @@ typedef struct pool_config {
     uint64_t chunk_pool_size;
     unsigned *threads_opt;
     char *anchor;
-    char *inflate; /* "auto", "zlib", "libdeflate" */
+    char *inflate;     /* "auto", "zlib", "libdeflate" */
+    char *store_bytes; /* "auto", "0" (no store) or a size such as "6G" */
+    unsigned *store_block_opt;
     unsigned threads;
     lc_inflate_backend backend;
+    bool store_auto;      /* store_bytes absent or "auto": sized at init */
+    uint64_t store_limit; /* the size given; 0: no store */
+    unsigned store_block; /* positions per packed block */
 } pool_config;
 
 static const cyaml_schema_field_t pool_fields[] = {
@@ -78,6 +118,10 @@ static const cyaml_schema_field_t pool_fields[] = {
                            anchor, 0, CYAML_UNLIMITED),
     CYAML_FIELD_STRING_PTR("inflate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
                            inflate, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("store_bytes", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
+                           store_bytes, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_UINT_PTR("store_block", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
+                         store_block_opt),
     CYAML_FIELD_END,
 };
 
@@ -91,6 +135,16 @@ static int pool_config_check(void *p, lc_error *err)
                           (unsigned long long)c->chunk_pool_size);
     if (lc_config_threads(&c->threads, c->threads_opt, 2, 256, err))
         rc = LC_ECONFIG;
+    c->store_auto = !c->store_bytes || strcmp(c->store_bytes, "auto") == 0;
+    if (!c->store_auto && !lc_parse_bytes(c->store_bytes, &c->store_limit))
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "store_bytes: '%s' is not a size (use auto, 0 for no store, or a "
+                          "number with an optional unit: 512M, 6G, 8GiB)",
+                          c->store_bytes);
+    c->store_block = c->store_block_opt ? *c->store_block_opt : LC_PACK_BLOCK_DEFAULT;
+    if (c->store_block < 1 || c->store_block > LC_PACK_BLOCK_MAX)
+        rc = lc_error_add(err, LC_ECONFIG, "store_block: %u is out of range (use 1 to %d)",
+                          c->store_block, LC_PACK_BLOCK_MAX);
     c->backend = LC_INFLATE_AUTO;
     if (c->inflate) {
         if (strcmp(c->inflate, "zlib") == 0)
@@ -114,6 +168,7 @@ typedef struct pool_source {
     uint32_t n;        /* kept chunks */
     uint32_t *members; /* kept member indices; NULL: all, in order */
     uint32_t *uses;    /* per kept chunk; DROPPED when bad */
+    lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
 } pool_source;
 
 typedef struct pool {
@@ -137,8 +192,13 @@ typedef struct pool {
     char *newest_key;
     uint64_t since_anchor;
 
+    atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
     atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted,
         n_not_kept, n_stale_draws, n_other_rank;
+
+    lc_chunk_store store; /* the accounting; the packed chunks are in `sources` */
+    uint64_t passes;          /* passes begun after the first; under mu */
+    uint64_t initial_done_ns; /* when the initial window was set; under mu */
 } pool;
 
 static pool_source *ring_at(pool *p, size_t i)
@@ -186,14 +246,20 @@ static bool make_entry(lc_stage *s, lc_chunk_source *src, pool_source *e)
     }
     e->src = src;
     e->uses = lc_xcalloc(e->n, sizeof *e->uses);
+    if (lc_chunk_store_on(&p->store))
+        e->packed = lc_xcalloc(e->n, sizeof *e->packed);
     return true;
 }
 
-static void free_entry(pool_source *e)
+static void free_entry(pool *p, pool_source *e)
 {
+    for (uint32_t i = 0; e->packed && i < e->n; i++)
+        if (e->packed[i])
+            lc_chunk_store_release(&p->store, e->packed[i]);
     lc_chunk_source_unref(e->src);
     free(e->members);
     free(e->uses);
+    free(e->packed);
 }
 
 /* Append a kept source at the upper bound. Caller holds mu. */
@@ -226,7 +292,7 @@ static void evict_locked(lc_stage *s)
         if (front->base + front->n > lower)
             break;
         p->in_window -= front->n;
-        free_entry(front);
+        free_entry(p, front);
         lc_deque_pop_front(&p->sources);
         atomic_fetch_add(&p->n_evicted, 1);
     }
@@ -313,13 +379,17 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     }
     p->since_anchor += since;
     p->initial_done = true;
+    p->initial_done_ns = lc_now_ns();
     lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
     free(entries);
-    LC_INFO("%s: initial window: %llu chunks from %zu of %zu sources (pool size %llu)%s", s->name,
-            (unsigned long long)kept, n - first, n, (unsigned long long)c->chunk_pool_size,
-            kept < c->chunk_pool_size ? "; the window fills as new files arrive" : "");
+    char store[192];
+    lc_chunk_store_describe(&p->store, store, sizeof store);
+    LC_INFO("%s: initial window: %llu chunks from %zu of %zu sources (pool size %llu)%s; %s",
+            s->name, (unsigned long long)kept, n - first, n,
+            (unsigned long long)c->chunk_pool_size,
+            kept < c->chunk_pool_size ? "; the window fills as new files arrive" : "", store);
 }
 
 static void *ingest_main(void *arg)
@@ -383,9 +453,34 @@ static void *ingest_main(void *arg)
     return NULL;
 }
 
+/* The first pass over the window is over: how long it took (it warms the
+ * chunk store: later passes read every stored chunk from memory). Caller
+ * holds mu. */
+static void log_first_pass(lc_stage *s, pool *p)
+{
+    double seconds = (double)(lc_now_ns() - p->initial_done_ns) / 1e9;
+    uint64_t chunks = atomic_load(&p->n_emitted_total);
+    char store[160] = "";
+    if (lc_chunk_store_on(&p->store)) {
+        char fill[128];
+        lc_chunk_store_describe_fill(&p->store, fill, sizeof fill);
+        snprintf(store, sizeof store, "; %s", fill);
+    }
+    LC_INFO("%s: first pass over the window done in %.2f s (%llu chunks drawn, %.0f a second)%s",
+            s->name, seconds, (unsigned long long)chunks,
+            seconds > 0 ? (double)chunks / seconds : 0.0, store);
+}
+
+/* What a draw hands a loading thread. */
+typedef struct draw {
+    lc_chunk_source *src;   /* one reference */
+    uint32_t member, use;
+    uint64_t global;
+    lc_packed_chunk *packed; /* one reference when stored, else NULL */
+} draw;
+
 /* Draw the next chunk to load; false when stopping. Caller holds mu. */
-static bool draw_locked(lc_stage *s, pool *p, lc_chunk_source **src, uint32_t *member,
-                        uint64_t *global, uint32_t *use, lc_load_meter *meter)
+static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
 {
     const pool_config *c = s->config;
     for (;;) {
@@ -400,6 +495,8 @@ static bool draw_locked(lc_stage *s, pool *p, lc_chunk_source **src, uint32_t *m
             continue;
         }
         if (p->n_pending == 0) {
+            if (p->passes++ == 0)
+                log_first_pass(s, p);
             uint64_t lower = window_lower(p, c);
             uint64_t first = ring_at(p, 0)->base;
             if (first < lower)
@@ -425,10 +522,12 @@ static bool draw_locked(lc_stage *s, pool *p, lc_chunk_source **src, uint32_t *m
             atomic_fetch_add(&p->n_dropped, 1);
             continue;
         }
-        *src = lc_chunk_source_ref(e->src);
-        *member = m;
-        *global = idx;
-        *use = e->uses[pos]++;
+        atomic_fetch_add(&p->n_emitted_total, 1);
+        d->src = lc_chunk_source_ref(e->src);
+        d->member = m;
+        d->global = idx;
+        d->use = e->uses[pos]++;
+        d->packed = e->packed && e->packed[pos] ? lc_packed_chunk_ref(e->packed[pos]) : NULL;
         if (e->uses[pos] == DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;
@@ -449,49 +548,136 @@ static bool mark_dropped(pool *p, uint64_t idx)
     return first;
 }
 
+/* The store is full: counted, and logged once. */
+static void store_full(lc_stage *s)
+{
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    uint64_t held = p->in_window;
+    lc_mutex_unlock(&p->mu);
+    lc_chunk_store_full(&p->store, s->name, held);
+}
+
+/* Keep pk in the store as chunk `global`, if it fits and the chunk is still
+ * in the window and not stored yet (two passes can hand one chunk to two
+ * threads). */
+static void store_put(lc_stage *s, uint64_t global, lc_packed_chunk *pk)
+{
+    pool *p = s->priv;
+    if (!lc_chunk_store_admit(&p->store, pk)) {
+        store_full(s);
+        return;
+    }
+    bool kept = false;
+    lc_mutex_lock(&p->mu);
+    uint32_t pos;
+    pool_source *e = global >= window_lower(p, s->config) ? find_locked(p, global, &pos) : NULL;
+    if (e && e->packed && !e->packed[pos] && e->uses[pos] != DROPPED) {
+        e->packed[pos] = lc_packed_chunk_ref(pk);
+        lc_chunk_store_hold(&p->store, pk);
+        kept = true;
+    }
+    lc_mutex_unlock(&p->mu);
+    if (!kept)
+        lc_chunk_store_refund(&p->store, pk);
+}
+
+/*
+ * A chunk that is not in the store: read and inflate it; with a store, check
+ * and pack it, and keep it if it fits. Fills the item's contents (records or
+ * packed form); false when the chunk was dropped.
+ */
+static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_item *item)
+{
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    lc_chunk_data data = {0};
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_chunk_store_on(&p->store))
+        atomic_fetch_add(&p->store.misses, 1);
+    int rc = lc_chunk_source_load(d->src, d->member, c->backend, &data, &err);
+    if (rc != 0) {
+        if (mark_dropped(p, d->global)) {
+            atomic_fetch_add(&p->n_dropped, 1);
+            LC_WARN("%s: dropping chunk: %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+        }
+        return false;
+    }
+    uint32_t n = (uint32_t)data.n_records;
+    if (!pack || !lc_chunk_store_has_room(&p->store, n)) {
+        if (pack)
+            store_full(s);
+        item->data = data.data; /* as without a store: a validator checks it */
+        item->version = data.version;
+        item->record_size = (uint32_t)data.record_size;
+        item->n_records = n;
+        return true;
+    }
+    lc_packed_chunk *pk = NULL;
+    const char *reason = NULL;
+    uint32_t bad_at = 0;
+    rc = lc_packed_chunk_build(pack, data.data, data.record_size, n, data.version, &pk, &reason,
+                               &bad_at);
+    lc_chunk_data_fini(&data);
+    if (rc != 0) {
+        lc_chunk_source_mark_bad(d->src, d->member);
+        if (mark_dropped(p, d->global)) {
+            atomic_fetch_add(&p->n_dropped, 1);
+            atomic_fetch_add(&p->store.bad[lc_record_check_reason_index(reason)], 1);
+            LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
+                    lc_chunk_source_path(d->src), lc_chunk_source_chunk_name(d->src, d->member),
+                    bad_at, reason ? reason : "bad record");
+        }
+        return false;
+    }
+    atomic_fetch_add(&p->store.transcodes, 1);
+    store_put(s, d->global, pk);
+    item->packed = pk;
+    item->version = lc_packed_chunk_version(pk);
+    item->n_records = n;
+    item->flags |= LC_ITEM_CHECKED;
+    return true;
+}
+
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
     pool *p = s->priv;
     const pool_config *c = s->config;
+    lc_pack_ctx *pack = lc_chunk_store_on(&p->store)
+                            ? lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, c->store_block)
+                            : NULL;
     while (lc_run_state_check(&s->run, meter)) {
-        lc_chunk_source *src = NULL;
-        uint32_t member = 0, use = 0;
-        uint64_t global = 0;
+        draw d = {0};
         lc_mutex_lock(&p->mu);
-        bool ok = draw_locked(s, p, &src, &member, &global, &use, meter);
+        bool ok = draw_locked(s, p, &d, meter);
         lc_mutex_unlock(&p->mu);
         if (!ok)
-            return;
-        lc_chunk_data data = {0};
-        lc_error err;
-        lc_error_clear(&err);
-        int rc = lc_chunk_source_load(src, member, c->backend, &data, &err);
-        if (rc != 0) {
-            if (mark_dropped(p, global)) {
-                atomic_fetch_add(&p->n_dropped, 1);
-                LC_WARN("%s: dropping chunk: %s", s->name,
-                        err.msg[0] ? err.msg : lc_strerror(rc));
-            }
-            lc_chunk_source_unref(src);
+            break;
+        lc_chunk_item item = {
+            .use_count = d.use,
+            .global_index = d.global,
+            .source = d.src,
+            .member = d.member,
+        };
+        if (d.packed) {
+            atomic_fetch_add(&p->store.hits, 1);
+            item.packed = d.packed;
+            item.version = lc_packed_chunk_version(d.packed);
+            item.n_records = lc_packed_chunk_positions(d.packed);
+            item.flags = LC_ITEM_CHECKED;
+        } else if (!load_chunk(s, pack, &d, &item)) {
+            lc_chunk_source_unref(d.src);
             continue;
         }
-        lc_chunk_item item = {
-            .data = data.data,
-            .version = data.version,
-            .record_size = (uint32_t)data.record_size,
-            .n_records = (uint32_t)data.n_records,
-            .use_count = use,
-            .global_index = global,
-            .source = src,
-            .member = member,
-        };
         if (lc_stage_emit(s, &item, meter) != 0) {
             lc_item_chunk.dispose(&item);
-            return;
+            break;
         }
         atomic_fetch_add(&p->n_emitted, 1);
     }
+    lc_pack_ctx_free(pack);
 }
 
 static int pool_init(lc_stage *s, lc_error *err)
@@ -507,6 +693,7 @@ static int pool_init(lc_stage *s, lc_error *err)
     if (c->anchor && c->anchor[0])
         p->anchor = lc_xstrdup(c->anchor);
     lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
+    lc_chunk_store_init(&p->store, c->store_auto, c->store_limit);
     return 0;
 }
 
@@ -540,7 +727,7 @@ static void pool_fini(lc_stage *s)
     lc_worker_pool_fini(&p->loaders);
     lc_load_fini(&p->ingest_meter);
     for (size_t i = 0; i < lc_deque_len(&p->sources); i++)
-        free_entry(ring_at(p, i));
+        free_entry(p, ring_at(p, i));
     lc_deque_fini(&p->sources);
     free(p->pending);
     free(p->anchor);
@@ -578,6 +765,7 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->upper, 0, false);
     lc_metrics_set_gauge(m, "initial_load_done", p->initial_done, 0, false);
     lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->since_anchor, 0, false);
+    lc_chunk_store_flush(&p->store, m);
     m->has_anchor = true;
     m->chunks_since_anchor = p->since_anchor;
     snprintf(m->anchor, sizeof m->anchor, "%s", p->anchor ? p->anchor : "");

@@ -27,11 +27,13 @@ SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
 
 # The status line of the default chain (src/pipeline/status.c):
 # [running] 1234 pos/s | queues files 0/256 ... | pool: chunks_in_window
-# 43/50000, anchor '-' +43 | sampler: reservoir_size 20000/20000 | reader ...
+# 43/50000, store_bytes 329 kB/6.32 GB, anchor '-' +43 | sampler:
+# reservoir_size 20000/20000 | reader ...
 STATUS = re.compile(
     r"^\[(?P<state>\w+)\] (?P<pos>[\d.]+[kM]?) pos/s"
     r" \| queues(?P<queues>( \w+ \d+/\d+)+)"
     r" \| pool: chunks_in_window (?P<window>\d+)/(?P<window_cap>\d+),"
+    r" store_bytes (?P<store>[\d.]+ [kMGTP]?B)/(?P<store_cap>[\d.]+ [kMGTP]?B),"
     r" anchor '(?P<anchor>[^']*)' \+(?P<since>\d+)"
     r" \| sampler: reservoir_size (?P<res>\d+)/(?P<res_cap>\d+)"
     r" \| reader (?P<reader>connected|waiting)$")
