@@ -71,12 +71,17 @@ bool lc_parse_bytes(const char *s, uint64_t *out)
         return false;
     while (isspace((unsigned char)*s))
         s++;
-    if (!isdigit((unsigned char)*s) && *s != '.')
+    /* Digits with at most one point: no signs, exponents or hex. */
+    size_t digits = strspn(s, "0123456789."), points = 0;
+    for (size_t i = 0; i < digits; i++)
+        points += s[i] == '.';
+    if (digits == 0 || points > 1 || digits == points || digits >= 64)
         return false;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 0))
-        return false;
+    char number[64];
+    memcpy(number, s, digits);
+    number[digits] = '\0';
+    double v = strtod(number, NULL);
+    const char *end = s + digits;
     while (isspace((unsigned char)*end))
         end++;
     static const struct {

@@ -332,7 +332,8 @@ int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t recor
         if (rc != 0)
             return rc;
         reserve(&ctx->raw, &ctx->raw_cap, raw_len + vals_len);
-        memcpy(ctx->raw + raw_len, ctx->vals, vals_len);
+        if (vals_len) /* no policy entries at all: vals may be unallocated */
+            memcpy(ctx->raw + raw_len, ctx->vals, vals_len);
         raw_len += vals_len;
         size_t bound = ZSTD_compressBound(raw_len);
         reserve(&ctx->out, &ctx->out_cap, out_len + bound);

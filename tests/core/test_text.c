@@ -1,8 +1,12 @@
 /*
  * test_text: lc_expand_env (set variables, defaults, an unset variable
  * without a default naming itself, text without braces, values longer than
- * the first buffer), lc_basename and lc_has_suffix.
+ * the first buffer), lc_basename, lc_has_suffix, and byte sizes read
+ * (lc_parse_bytes: units of 1000 and 1024, decimals, spaces, bad text) and
+ * written (lc_format_bytes).
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,10 +109,70 @@ static void test_has_suffix(void)
     CHECK(!lc_has_suffix("file.GZ", ".gz"));
 }
 
+static void expect_bytes(const char *text, uint64_t want)
+{
+    uint64_t got = 12345;
+    bool ok = lc_parse_bytes(text, &got);
+    if (!ok)
+        fprintf(stderr, "'%s' did not parse\n", text);
+    CHECK(ok);
+    CHECK_EQ_U64(got, want);
+}
+
+static void test_parse_bytes(void)
+{
+    expect_bytes("0", 0);
+    expect_bytes("123", 123);
+    expect_bytes("123B", 123);
+    expect_bytes("512M", 512000000);
+    expect_bytes("512 MB", 512000000);
+    expect_bytes("6G", 6000000000ull);
+    expect_bytes("6gb", 6000000000ull);
+    expect_bytes("1.5G", 1500000000ull);
+    expect_bytes("8GiB", 8589934592ull);
+    expect_bytes("8 gib", 8589934592ull);
+    expect_bytes("2KiB", 2048);
+    expect_bytes("3MiB", 3145728);
+    expect_bytes("1TiB", 1099511627776ull);
+    expect_bytes("2T", 2000000000000ull);
+    expect_bytes("  7k", 7000);
+    expect_bytes(".5K", 500);
+    uint64_t v = 99;
+    static const char *const bad[] = {"", "auto", "-1", "5X", "5 G B", "G", "1e30",
+                                      "12 MiBs", "0x10", "nan"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bool ok = lc_parse_bytes(bad[i], &v);
+        if (ok)
+            fprintf(stderr, "'%s' parsed as %llu\n", bad[i], (unsigned long long)v);
+        CHECK(!ok);
+    }
+    CHECK(!lc_parse_bytes(NULL, &v));
+    CHECK_EQ_U64(v, 99); /* untouched on failure */
+}
+
+static void test_format_bytes(void)
+{
+    char b[32];
+    lc_format_bytes(b, sizeof b, 512);
+    CHECK_EQ_STR(b, "512 B");
+    lc_format_bytes(b, sizeof b, 1500);
+    CHECK_EQ_STR(b, "1.50 kB");
+    lc_format_bytes(b, sizeof b, 24.7e6);
+    CHECK_EQ_STR(b, "24.7 MB");
+    lc_format_bytes(b, sizeof b, 6.32e9);
+    CHECK_EQ_STR(b, "6.32 GB");
+    lc_format_bytes(b, sizeof b, 812e9);
+    CHECK_EQ_STR(b, "812 GB");
+    lc_format_bytes(b, sizeof b, -3);
+    CHECK_EQ_STR(b, "0 B");
+}
+
 int main(void)
 {
     test_expand_env();
     test_basename();
     test_has_suffix();
+    test_parse_bytes();
+    test_format_bytes();
     return check_finish();
 }

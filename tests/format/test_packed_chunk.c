@@ -31,21 +31,6 @@
 static const unsigned blocks[] = {1, 3, 8, 64};
 #define N_BLOCKS (sizeof blocks / sizeof blocks[0])
 
-/* n records of `version` (record_size apart) built from frames. */
-static uint8_t *records_from_frames(const lc_frame *frames, uint32_t n, uint32_t version,
-                                    size_t *record_size)
-{
-    size_t size = lc_record_size_for_version(version);
-    uint8_t *recs = malloc((size_t)n * size + LC_V7_RECORD_SIZE);
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t tmp[LC_V7_RECORD_SIZE];
-        tf_write_record(&frames[i], version, tmp);
-        memcpy(recs + (size_t)i * size, tmp, size);
-    }
-    *record_size = size;
-    return recs;
-}
-
 /* A random permutation of 0..n-1. */
 static uint32_t *shuffled(uint32_t n, uint64_t seed)
 {
@@ -176,7 +161,7 @@ static void check_source(const char *path, totals *t)
             if (v == c.version)
                 continue;
             size_t size;
-            uint8_t *recs = records_from_frames(frames, n, v, &size);
+            uint8_t *recs = tf_records(frames, n, v, &size);
             check_exact(recs, size, n, v, v == 7 || v == 4);
             free(recs);
         }
@@ -186,7 +171,7 @@ static void check_source(const char *path, totals *t)
             for (uint32_t i = 0; i < n; i++)
                 frames[i].input_format = formats[k];
             size_t size;
-            uint8_t *recs = records_from_frames(frames, n, 7, &size);
+            uint8_t *recs = tf_records(frames, n, 7, &size);
             check_exact(recs, size, n, 7, true);
             free(recs);
         }
@@ -304,7 +289,7 @@ static void test_edges(void)
             edge_frame(&frames[i], sizes[(s + (i == 5)) % 7], (uint32_t)(s * 100 + i));
         for (uint32_t v = 3; v <= 7; v++) {
             size_t size;
-            uint8_t *recs = records_from_frames(frames, N, v, &size);
+            uint8_t *recs = tf_records(frames, N, v, &size);
             check_exact(recs, size, N, v, true);
             free(recs);
         }
@@ -316,7 +301,7 @@ static void test_edges(void)
     edge_frame(&f, 0, 5);
     f.played_idx = f.best_idx = 0;
     size_t size;
-    uint8_t *recs = records_from_frames(&f, 1, 5, &size);
+    uint8_t *recs = tf_records(&f, 1, 5, &size);
     check_exact(recs, size, 1, 5, true);
     free(recs);
     lc_frame_fini(&f);
@@ -350,7 +335,7 @@ static void test_refusal(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         for (uint32_t bad = 0; bad < N; bad += 7) {
             size_t size;
-            uint8_t *recs = records_from_frames(frames, N, 7, &size);
+            uint8_t *recs = tf_records(frames, N, 7, &size);
             memcpy(recs + (size_t)bad * size + cases[k].off, &cases[k].bits, cases[k].width);
             const char *want = NULL;
             int want_rc = lc_record_check(recs + (size_t)bad * size, 7, &want);
@@ -381,7 +366,7 @@ static void test_decoder_memory(void)
     for (uint32_t i = 0; i < N; i++)
         edge_frame(&frames[i], 25, 1000 + i);
     size_t size;
-    uint8_t *recs = records_from_frames(frames, N, 6, &size);
+    uint8_t *recs = tf_records(frames, N, 6, &size);
     lc_pack_ctx *pc = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, 8);
     lc_packed_chunk *a = NULL, *b = NULL;
     CHECK_OK(lc_packed_chunk_build(pc, recs, size, N, 6, &a, NULL, NULL));

@@ -146,4 +146,20 @@ static inline size_t tf_write_record(const lc_frame *f, uint32_t version, uint8_
     return size;
 }
 
+/* n frames as records of `version`, back to back (record_size apart):
+ * malloc'd, the caller frees. */
+static inline uint8_t *tf_records(const lc_frame *frames, uint32_t n, uint32_t version,
+                                  size_t *record_size)
+{
+    size_t size = lc_record_size_for_version(version);
+    uint8_t *recs = malloc((size_t)n * size + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t tmp[LC_V7_RECORD_SIZE];
+        tf_write_record(&frames[i], version, tmp);
+        memcpy(recs + (size_t)i * size, tmp, size);
+    }
+    *record_size = size;
+    return recs;
+}
+
 #endif

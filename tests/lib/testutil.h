@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "core/error.h"
+#include "format/chunk_source.h"
 #include "format/parquet.h"
 
 extern char **environ;
@@ -186,6 +187,19 @@ static inline bool tu_is_dir(const char *path)
 static inline bool tu_contains(const char *haystack, const char *needle)
 {
     return haystack && needle && strstr(haystack, needle) != NULL;
+}
+
+/* Open a chunk source that should open; exits (status 2) when it does not. */
+static inline lc_chunk_source *tu_chunk_source(const char *path)
+{
+    lc_chunk_source *src = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_chunk_source_open(path, &src, &err) != 0) {
+        fprintf(stderr, "open %s: %s\n", path, err.msg);
+        exit(2);
+    }
+    return src;
 }
 
 /* Open a Parquet file that should open: NULL, after printing why, when it

@@ -196,6 +196,17 @@ static void test_every_stage_field_error(void)
                  "    input: loader\n"
                  "    shuffling_chunk_pool: {chunk_pool_size: 10, inflate: Zlib}\n",
                  "shuffling_chunk_pool.inflate: 'Zlib' is not auto, zlib or libdeflate");
+    /* The chunk store's settings. */
+    EXPECT_ERROR("stages:\n" FILES_STAGE "  - name: loader\n"
+                 "    input: files\n"
+                 "    chunk_source_loader: {}\n"
+                 "  - name: pool\n"
+                 "    input: loader\n"
+                 "    shuffling_chunk_pool: {chunk_pool_size: 10, store_bytes: 6 gigs, "
+                 "store_block: 0}\n",
+                 "shuffling_chunk_pool.store_bytes: '6 gigs' is not a size (use auto, 0 for no "
+                 "store, or a number with an optional unit: 512M, 6G, 8GiB)",
+                 "shuffling_chunk_pool.store_block: 0 is out of range (use 1 to 64)");
 }
 
 static void test_settle_seconds_out_of_range(void)

@@ -6,6 +6,9 @@ python/lcmon_reader.py's BatchReader reads.
   shapes, the value ranges the doc and the sample data guarantee, every row
   being an exact rendering of one sample record, and SIGINT stopping lcmon
   with status 0.
+- The chunk store: the shuffled chain run with the pool's store and without
+  it, the same seed, for several passes over the window: every batch the
+  same, byte for byte, in both layouts.
 - Sequential runs (like config/sequential.yaml) over copies of a few sample
   folders and the sample tar: every record exactly once, in sort-key order,
   each row equal to what docs/lc0-training-data.md says, computed here
@@ -439,6 +442,52 @@ stages:
         # WDL sanity of the result row: q in [-1, 1], d in [0, 1].
         self.assertTrue((np.abs(v[:, 0, 0]) <= 1.0).all())
         self.assertTrue(((v[:, 0, 1] >= 0.0) & (v[:, 0, 1] <= 1.0)).all())
+
+
+class Store(LcmonCase):
+    """With the chunk store and without it, the same seed and one thread per
+    stage: the same batches, bit for bit, in both layouts, over several
+    passes (from the second pass on, every chunk comes from the store)."""
+
+    BATCH = 64
+    N_BATCHES = 60  # about 3 passes at sampling rate 0.5 over tests/data
+
+    def run_chain(self, store, layout):
+        pipe = self.path("store-%s-%s.pipe" % (store, layout))
+        text = Shuffled.config(self, pipe).replace(
+            "chunk_pool_size: 1000, threads: 1}",
+            "chunk_pool_size: 1000, threads: 1, store_bytes: '%s'}" % store,
+        ).replace("layout: current", "layout: " + layout)
+        self.assertIn("store_bytes: '%s'" % store, text)
+        self.start(self.write_config(text))
+        r = self.open_reader(pipe)
+        out = []
+        for n in range(self.N_BATCHES):
+            b = r.read_batch()
+            self.assertIsNotNone(b, "the stream ended after %d batches" % n)
+            out.append({k: v.copy() for k, v in b.tensors.items()})
+        r.close()
+        self.reader = None
+        self.proc.send_signal(signal.SIGINT)
+        self.wait_exit()
+        log = self.lcmon_log()
+        self.log.close()
+        self.log = None
+        return out, log
+
+    def test_same_batches_with_and_without_store(self):
+        for layout in ("current", "legacy"):
+            with_store, log = self.run_chain("64M", layout)
+            self.assertIn("chunk store of up to 64.0 MB", log)
+            self.assertRegex(log, r"first pass over the window done .* the store holds \d+ chunks")
+            without, log = self.run_chain("0", layout)
+            self.assertIn("no chunk store", log)
+            names = [t[0] for t in layout_spec(layout, self.BATCH)]
+            for n, (a, b) in enumerate(zip(with_store, without)):
+                self.assertEqual(sorted(a), sorted(names))
+                for name in names:
+                    self.assertEqual(a[name].tobytes(), b[name].tobytes(),
+                                     "%s batch %d: %s differs" % (layout, n, name))
 
 
 class Sequential(LcmonCase):

@@ -2,13 +2,16 @@
  * chunk_validator, run standalone: well-formed V6 and V7 chunks pass through
  * unchanged and in order (one thread); a chunk with one malformed record,
  * wherever it sits, is dropped whole and counted under the reason of its
- * first bad record ("bad_<reason>") and in the stage's dropped total.
+ * first bad record ("bad_<reason>") and in the stage's dropped total. A
+ * chunk checked upstream (LC_ITEM_CHECKED: the pool's chunk store checked
+ * it) passes unchecked, packed or not, counted as checked_upstream.
  */
 #include "check.h"
 #include "testutil.h"
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "format/packed_chunk.h"
 #include "pipeline/standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
@@ -329,9 +332,49 @@ static void test_single_record(void)
     lc_queue_free(in);
 }
 
+/* Checked upstream: passed on as it is, even a chunk whose records would
+ * fail (the flag is the pool's word that it checked them), and a packed
+ * chunk with no records to read. */
+static void test_checked_upstream(void)
+{
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 4, LC_OVERFLOW_BLOCK);
+    lc_stage *s = new_validator(in);
+    lc_chunk_item spoilt = make_chunk(6, 1, 70);
+    spoil(&spoilt, cases[0].kind, 2);
+    spoilt.flags = LC_ITEM_CHECKED;
+    CHECK_OK(lc_queue_put(in, &spoilt, NULL));
+    lc_chunk_item raw = make_chunk(6, 1, 71);
+    lc_pack_ctx *pc = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, 8);
+    lc_chunk_item packed = {.version = 6, .n_records = N_RECORDS, .global_index = 72,
+                            .flags = LC_ITEM_CHECKED};
+    CHECK_OK(lc_packed_chunk_build(pc, raw.data, raw.record_size, N_RECORDS, 6, &packed.packed,
+                                   NULL, NULL));
+    lc_pack_ctx_free(pc);
+    lc_item_chunk.dispose(&raw);
+    CHECK_OK(lc_queue_put(in, &packed, NULL));
+    lc_queue_close(in);
+    lc_chunk_item c;
+    CHECK_OK(lc_queue_get_until(s->output, &c, NULL, lc_now_ns() + GET_TIMEOUT_NS));
+    CHECK_EQ_U64(c.global_index, 70);
+    lc_item_chunk.dispose(&c);
+    CHECK_OK(lc_queue_get_until(s->output, &c, NULL, lc_now_ns() + GET_TIMEOUT_NS));
+    CHECK_EQ_U64(c.global_index, 72);
+    CHECK(c.packed != NULL && c.data == NULL);
+    lc_item_chunk.dispose(&c);
+    CHECK_EQ_INT(lc_queue_get_until(s->output, &c, NULL, lc_now_ns() + GET_TIMEOUT_NS), LC_ECLOSED);
+    lc_stage_metrics m;
+    lc_standalone_flush(s, &m);
+    CHECK_EQ_U64(count_of(&m, "checked_upstream"), 2);
+    CHECK_EQ_U64(count_of(&m, "valid_chunks"), 0);
+    CHECK_EQ_U64(m.dropped, 0);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
+    test_checked_upstream();
     test_mixed_stream();
     test_each_reason_alone();
     test_single_record();

@@ -46,21 +46,9 @@ static void write_game(const char *path, uint32_t n, uint32_t tag)
     free(rec);
 }
 
-static lc_chunk_source *open_source(const char *path)
-{
-    lc_chunk_source *src = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_chunk_source_open(path, &src, &err) != 0) {
-        fprintf(stderr, "open %s: %s\n", path, err.msg);
-        exit(2);
-    }
-    return src;
-}
-
 static void feed(lc_queue *in, const char *path)
 {
-    lc_source_item item = {.source = open_source(path), .flags = 0, .seq = 0};
+    lc_source_item item = {.source = tu_chunk_source(path), .flags = 0, .seq = 0};
     CHECK_OK(lc_queue_put(in, &item, NULL));
 }
 
