@@ -7,6 +7,15 @@
  *       THREADS threads, through lc_chunk_source_load (the same inflate path
  *       as the pool's loading threads), and prints frames/s and MB/s.
  *
+ *   lcmon_bench pack DIR BLOCK...
+ *       the chunk store's costs, one thread, for each block size: every chunk
+ *       under DIR inflated once (untimed), then packed as the pool's store
+ *       packs it (the validator's checks included), then decoded three ways
+ *       as uses at sampling rate 1.0, 1/32 and positions_per_chunk 1 ask for
+ *       positions (picks spread over the game like the unpacker's): bytes a
+ *       position, microseconds a position to pack, and a position
+ *       delivered to decode. One line per block size.
+ *
  *   lcmon_bench copy FILE PIPE
  *       copies a recorded batch stream into a named pipe as fast as the
  *       kernel allows (splice from the page cache, 1 MiB pipe buffer, the
@@ -20,6 +29,7 @@
 #include "format/chunk.h"
 #include "format/chunk_source.h"
 #include "format/gzip.h"
+#include "format/packed_chunk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -134,13 +144,102 @@ static int copy_main(const char *file, const char *pipe_path)
     return 0;
 }
 
+/* Decode `want` positions of each chunk (evenly spread, as a use picks
+ * them; want 0: all), with a fresh start per chunk as each use has; the
+ * seconds it took, and the positions through *delivered. */
+static double decode_uses(lc_packed_chunk **packed, size_t n, uint32_t want, uint64_t *delivered)
+{
+    lc_unpack_ctx *uc = lc_unpack_ctx_new();
+    lc_unpack_ctx *other = lc_unpack_ctx_new();
+    uint64_t count = 0;
+    double t0 = lc_now_seconds();
+    for (size_t i = 0; i < n; i++) {
+        if (!packed[i])
+            continue;
+        uint32_t pos = lc_packed_chunk_positions(packed[i]);
+        uint32_t k = want == 0 || want > pos ? pos : want;
+        for (uint32_t j = 0; j < k; j++) {
+            lc_frame f;
+            uint32_t at = (uint32_t)(((uint64_t)j * pos + pos / 2) / k) % pos;
+            if (lc_packed_chunk_frame(packed[i], uc, at, &f, NULL) == 0)
+                count++;
+            lc_frame_fini(&f);
+        }
+        /* Forget this chunk's blocks, as a use of the next chunk does. */
+        lc_unpack_ctx *t = uc;
+        uc = other;
+        other = t;
+    }
+    double dt = lc_now_seconds() - t0;
+    lc_unpack_ctx_free(uc);
+    lc_unpack_ctx_free(other);
+    *delivered = count;
+    return dt;
+}
+
+static int pack_main(const char *dir, int n_blocks, char **block_args)
+{
+    walk(dir);
+    if (n_chunks == 0) {
+        fprintf(stderr, "lcmon_bench: no chunks under %s\n", dir);
+        return 1;
+    }
+    lc_chunk_data *data = lc_xcalloc(n_chunks, sizeof *data);
+    uint64_t positions = 0;
+    for (size_t i = 0; i < n_chunks; i++)
+        if (lc_chunk_source_load(chunks[i].src, chunks[i].member, LC_INFLATE_AUTO, &data[i],
+                                 NULL) == 0)
+            positions += data[i].n_records;
+    lc_packed_chunk **packed = lc_xcalloc(n_chunks, sizeof *packed);
+    for (int b = 0; b < n_blocks; b++) {
+        unsigned block = (unsigned)atoi(block_args[b]);
+        lc_pack_ctx *pc = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, block);
+        uint64_t bytes = 0;
+        double t0 = lc_now_seconds();
+        for (size_t i = 0; i < n_chunks; i++) {
+            if (!data[i].data)
+                continue;
+            if (lc_packed_chunk_build(pc, data[i].data, data[i].record_size,
+                                      (uint32_t)data[i].n_records, data[i].version, &packed[i],
+                                      NULL, NULL) == 0)
+                bytes += lc_packed_chunk_bytes(packed[i]);
+        }
+        double pack_s = lc_now_seconds() - t0;
+        lc_pack_ctx_free(pc);
+        uint64_t all, few, one;
+        double all_s = decode_uses(packed, n_chunks, 0, &all);
+        /* 1/32 of the average game, as sampling at 1/32 takes. */
+        uint32_t k32 = (uint32_t)((positions / n_chunks + 16) / 32);
+        double few_s = decode_uses(packed, n_chunks, k32 ? k32 : 1, &few);
+        double one_s = decode_uses(packed, n_chunks, 1, &one);
+        printf("pack block=%u positions=%llu bytes_per_position=%.1f pack_us=%.2f "
+               "decode_us_rate1=%.2f decode_us_rate1_32=%.2f decode_us_one=%.2f\n",
+               block, (unsigned long long)positions, (double)bytes / (double)positions,
+               pack_s * 1e6 / (double)positions, all_s * 1e6 / (double)all,
+               few_s * 1e6 / (double)few, one_s * 1e6 / (double)one);
+        fflush(stdout);
+        for (size_t i = 0; i < n_chunks; i++) {
+            lc_packed_chunk_unref(packed[i]);
+            packed[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < n_chunks; i++)
+        lc_chunk_data_fini(&data[i]);
+    free(data);
+    free(packed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     if (argc == 4 && strcmp(argv[1], "copy") == 0)
         return copy_main(argv[2], argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "pack") == 0)
+        return pack_main(argv[2], argc - 3, argv + 3);
     if (argc != 5 || strcmp(argv[1], "inflate") != 0) {
         fprintf(stderr, "usage: lcmon_bench inflate DIR THREADS PASSES\n"
+                        "       lcmon_bench pack DIR BLOCK...\n"
                         "       lcmon_bench copy FILE PIPE\n");
         return 2;
     }

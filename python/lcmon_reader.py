@@ -458,6 +458,13 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--batches", type=int, default=0, help="batches to read (0: until the end of the stream)"
     )
+    ap.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="batches read before the timing starts (a loader's warm-up, such as the chunk "
+        "pool's first pass); --batches counts them too",
+    )
     ap.add_argument("--copy", action="store_true", help="copy each batch's arrays")
     ap.add_argument(
         "--tolerate-truncation",
@@ -480,9 +487,10 @@ def main(argv=None) -> int:
         return 1
     shown = None
     n = rows = nbytes = 0
-    # The rate is timed from the arrival of the first batch and counts the
-    # batches after it, so that the loader's warm-up (filling its shuffle
-    # buffers) does not count against it.
+    # The rate is timed from the arrival of the first batch after the
+    # skipped ones and counts the batches after it, so that the loader's
+    # warm-up (filling its shuffle buffers, and whatever --skip covers) does
+    # not count against it.
     t0 = None
     timed = timed_rows = timed_bytes = 0
     status = 0
@@ -499,7 +507,8 @@ def main(argv=None) -> int:
                 rows += b.rows
                 nbytes += reader.header.payload_bytes
                 if t0 is None:
-                    t0 = time.perf_counter()
+                    if n > args.skip:
+                        t0 = time.perf_counter()
                 else:
                     timed += 1
                     timed_rows += b.rows
@@ -513,10 +522,12 @@ def main(argv=None) -> int:
             else "truncated stream" if reader.truncated else "stopped after %d batches" % n
         )
     dt = max(time.perf_counter() - t0, 1e-9) if t0 is not None else 1e-9
+    after = "the first batch" if args.skip <= 0 else "batch %d" % (args.skip + 1)
     print(
-        "%d batches, %d rows, %.1f MB; after the first batch: %.3f s, "
+        "%d batches, %d rows, %.1f MB; after %s: %.3f s, "
         "%.1f batches/s, %.0f rows/s, %.1f MB/s; %s"
-        % (n, rows, nbytes / 1e6, dt, timed / dt, timed_rows / dt, timed_bytes / 1e6 / dt, ended)
+        % (n, rows, nbytes / 1e6, after, dt, timed / dt, timed_rows / dt, timed_bytes / 1e6 / dt,
+           ended)
     )
     return status
 

@@ -18,11 +18,16 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+/* For ZSTD_c_literalCompressionMode, a parameter zstd calls experimental;
+ * it is set through the stable ZSTD_CCtx_setParameter, which refuses what
+ * a library does not know (then literals are compressed as usual). */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 enum {
-    PLANES_BYTES = 8 * LC_HISTORY_PLANES, /* 832 */
-    STEP_PLANES = 13,                     /* planes of one history step */
+    PLANES_BYTES = 8 * LC_HISTORY_PLANES,  /* 832 */
+    STEP_PLANES = 13,                      /* planes of one history step */
+    MASK_BYTES = LC_HISTORY_PLANES / 8,    /* 13: a bit per plane word */
     HEAD_BYTES = 85,
     NO_SYMMETRY = 0xFF,
     INDEX_ESCAPE = 255,
@@ -174,8 +179,8 @@ static void reserve(uint8_t **buf, size_t *cap, size_t need)
 struct lc_pack_ctx {
     ZSTD_CCtx *cctx;
     unsigned block;
-    uint8_t *raw, *vals, *out;
-    size_t raw_cap, vals_cap, out_cap;
+    uint8_t *raw, *words, *idx, *vals, *out; /* a block, its sections, the chunk */
+    size_t raw_cap, words_cap, idx_cap, vals_cap, out_cap;
     uint32_t *offs;
     size_t offs_cap;
 };
@@ -187,6 +192,10 @@ lc_pack_ctx *lc_pack_ctx_new(int level, unsigned block)
     if (!ctx->cctx)
         lc_fatal("out of memory creating a zstd compression context");
     ZSTD_CCtx_setParameter(ctx->cctx, ZSTD_c_compressionLevel, level);
+    /* Literals (mostly float bytes) raw: Huffman coding them saves about 5%
+     * of the bytes but costs a table to build in every block, which for
+     * blocks this small is a fifth of packing and of decoding. */
+    ZSTD_CCtx_setParameter(ctx->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
     ctx->block = block < 1 ? 1 : block > LC_PACK_BLOCK_MAX ? LC_PACK_BLOCK_MAX : block;
     return ctx;
 }
@@ -197,6 +206,8 @@ void lc_pack_ctx_free(lc_pack_ctx *ctx)
         return;
     ZSTD_freeCCtx(ctx->cctx);
     free(ctx->raw);
+    free(ctx->words);
+    free(ctx->idx);
     free(ctx->vals);
     free(ctx->out);
     free(ctx->offs);
@@ -245,17 +256,61 @@ static inline float entry_value(const lc_frame *f, unsigned k)
                                       : f->overflow_val[k - LC_FRAME_INLINE_POLICY];
 }
 
+/* Append the non-zero words of planes to ctx->words (at *len) and set
+ * their bits in mask. */
+static void put_words(lc_pack_ctx *ctx, const uint64_t *planes, uint8_t *mask, size_t *len)
+{
+    memset(mask, 0, MASK_BYTES);
+    reserve(&ctx->words, &ctx->words_cap, *len + PLANES_BYTES);
+    uint8_t *w = ctx->words + *len;
+    for (unsigned i = 0; i < LC_HISTORY_PLANES; i++) {
+        if (!planes[i])
+            continue;
+        mask[i / 8] |= (uint8_t)(1u << (i % 8));
+        memcpy(w, &planes[i], 8);
+        w += 8;
+    }
+    *len = (size_t)(w - ctx->words);
+}
+
+/* Append the policy of f to ctx->idx and ctx->vals. */
+static void put_policy(lc_pack_ctx *ctx, const lc_frame *f, size_t *idx_len, size_t *vals_len)
+{
+    /* At most 3 bytes of index and 4 of value per entry. */
+    reserve(&ctx->idx, &ctx->idx_cap, *idx_len + 3 * (size_t)f->n_policy);
+    reserve(&ctx->vals, &ctx->vals_cap, *vals_len + 4 * (size_t)f->n_policy);
+    uint8_t *q = ctx->idx + *idx_len, *v = ctx->vals + *vals_len;
+    uint16_t last = 0;
+    for (unsigned k = 0; k < f->n_policy; k++) {
+        uint16_t i = entry_index(f, k);
+        unsigned d = (unsigned)(i - last); /* ascending, so i >= last */
+        if (i >= last && d < INDEX_ESCAPE) {
+            *q++ = (uint8_t)d;
+        } else {
+            *q++ = INDEX_ESCAPE;
+            put_u16(q, i);
+            q += 2;
+        }
+        last = i;
+        float val = entry_value(f, k);
+        memcpy(v, &val, 4);
+        v += 4;
+    }
+    *idx_len = (size_t)(q - ctx->idx);
+    *vals_len = (size_t)(v - ctx->vals);
+}
+
 /*
- * Encode positions [first, first + nb) into ctx->raw (planes, heads and
- * indices) and ctx->vals; the raw length through *raw_len, the values'
- * through *vals_len. Checks each record; on a bad one returns its code.
+ * Encode positions [first, first + nb) into ctx->raw as a block before
+ * compression: heads, plane masks, plane words, indices, values. Checks
+ * each record; on a bad one returns its code.
  */
 static int encode_block(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size,
                         uint32_t first, uint32_t nb, uint32_t version, size_t *raw_len,
-                        size_t *vals_len, const char **reason, uint32_t *bad_at)
+                        const char **reason, uint32_t *bad_at)
 {
-    size_t fixed = (size_t)nb * (PLANES_BYTES + HEAD_BYTES);
-    size_t idx_len = 0, vlen = 0;
+    size_t fixed = (size_t)nb * (HEAD_BYTES + MASK_BYTES);
+    size_t words_len = 0, idx_len = 0, vals_len = 0;
     uint64_t prev[LC_HISTORY_PLANES];
     unsigned hint = 2; /* a flip of the ranks: the usual case */
     reserve(&ctx->raw, &ctx->raw_cap, fixed);
@@ -279,33 +334,22 @@ static int encode_block(lc_pack_ctx *ctx, const uint8_t *records, size_t record_
             }
         }
         memcpy(prev, f.planes, sizeof prev);
-        memcpy(ctx->raw + (size_t)p * PLANES_BYTES, planes, PLANES_BYTES);
-        write_head(ctx->raw + (size_t)nb * PLANES_BYTES + (size_t)p * HEAD_BYTES, &f, sym, mask);
-        /* At most 3 bytes of index and 4 of value per entry. */
-        reserve(&ctx->raw, &ctx->raw_cap, fixed + idx_len + 3 * (size_t)f.n_policy);
-        reserve(&ctx->vals, &ctx->vals_cap, vlen + 4 * (size_t)f.n_policy);
-        uint8_t *q = ctx->raw + fixed + idx_len;
-        uint16_t last = 0;
-        for (unsigned k = 0; k < f.n_policy; k++) {
-            uint16_t i = entry_index(&f, k);
-            unsigned d = (unsigned)(i - last); /* ascending, so i >= last */
-            if (i >= last && d < INDEX_ESCAPE) {
-                *q++ = (uint8_t)d;
-            } else {
-                *q++ = INDEX_ESCAPE;
-                put_u16(q, i);
-                q += 2;
-            }
-            last = i;
-            float v = entry_value(&f, k);
-            memcpy(ctx->vals + vlen, &v, 4);
-            vlen += 4;
-        }
-        idx_len = (size_t)(q - (ctx->raw + fixed));
+        write_head(ctx->raw + (size_t)p * HEAD_BYTES, &f, sym, mask);
+        put_words(ctx, planes, ctx->raw + (size_t)nb * HEAD_BYTES + (size_t)p * MASK_BYTES,
+                  &words_len);
+        put_policy(ctx, &f, &idx_len, &vals_len);
         lc_frame_fini(&f);
     }
-    *raw_len = fixed + idx_len;
-    *vals_len = vlen;
+    *raw_len = fixed + words_len + idx_len + vals_len;
+    reserve(&ctx->raw, &ctx->raw_cap, *raw_len);
+    uint8_t *r = ctx->raw + fixed;
+    /* Sections that may be empty (no policy at all) may be unallocated. */
+    if (words_len)
+        memcpy(r, ctx->words, words_len);
+    if (idx_len)
+        memcpy(r + words_len, ctx->idx, idx_len);
+    if (vals_len)
+        memcpy(r + words_len + idx_len, ctx->vals, vals_len);
     return 0;
 }
 
@@ -326,15 +370,11 @@ int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t recor
     for (uint32_t b = 0; b < n_blocks; b++) {
         uint32_t first = b * block;
         uint32_t nb = n - first < block ? n - first : block;
-        size_t raw_len, vals_len;
-        int rc = encode_block(ctx, records, record_size, first, nb, version, &raw_len, &vals_len,
-                              reason, bad_at);
+        size_t raw_len;
+        int rc = encode_block(ctx, records, record_size, first, nb, version, &raw_len, reason,
+                              bad_at);
         if (rc != 0)
             return rc;
-        reserve(&ctx->raw, &ctx->raw_cap, raw_len + vals_len);
-        if (vals_len) /* no policy entries at all: vals may be unallocated */
-            memcpy(ctx->raw + raw_len, ctx->vals, vals_len);
-        raw_len += vals_len;
         size_t bound = ZSTD_compressBound(raw_len);
         reserve(&ctx->out, &ctx->out_cap, out_len + bound);
         size_t c = ZSTD_compress2(ctx->cctx, ctx->out + out_len, bound, ctx->raw, raw_len);
@@ -394,6 +434,8 @@ size_t lc_packed_chunk_bytes(const lc_packed_chunk *c)
 
 struct lc_unpack_ctx {
     ZSTD_DCtx *dctx;
+    uint8_t *raw; /* a block as decompressed */
+    size_t raw_cap;
     uint64_t serial; /* the chunk whose blocks are held; 0 for none */
     uint8_t *buf;    /* decoded blocks, each at an 8-byte aligned offset */
     size_t cap, used;
@@ -418,6 +460,7 @@ void lc_unpack_ctx_free(lc_unpack_ctx *ctx)
     if (!ctx)
         return;
     ZSTD_freeDCtx(ctx->dctx);
+    free(ctx->raw);
     free(ctx->buf);
     free(ctx->block_at);
     free(ctx->idx_at);
@@ -457,8 +500,16 @@ static uint16_t get_u16(const uint8_t *p)
     return v;
 }
 
-/* Decode block b of c into ctx->buf: planes rebuilt, index and value
- * offsets of its positions noted. */
+static int bad_block(lc_error *err, const lc_packed_chunk *c, uint32_t b, const char *what)
+{
+    return lc_error_set(err, LC_EFORMAT, "packed chunk: block %u of %u %s", b, c->n_blocks, what);
+}
+
+/*
+ * Decode block b of c into ctx->buf as [planes][heads][indices][values]
+ * (planes whole and rebuilt, each position from the one before it), and
+ * note where each position's indices and values start.
+ */
 static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
 {
     const uint8_t *src = chunk_data(c) + c->off[b];
@@ -466,52 +517,68 @@ static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b
     unsigned long long size = ZSTD_getFrameContentSize(src, src_len);
     uint32_t first = b * c->block;
     uint32_t nb = c->n - first < c->block ? c->n - first : c->block;
-    size_t fixed = (size_t)nb * (PLANES_BYTES + HEAD_BYTES);
+    size_t fixed = (size_t)nb * (HEAD_BYTES + MASK_BYTES);
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size < fixed ||
         size > UINT32_MAX)
-        return lc_error_set(err, LC_EFORMAT, "packed chunk: block %u of %u has a bad header", b,
-                            c->n_blocks);
-    size_t at = (ctx->used + 7) & ~(size_t)7;
-    if (at + size > UINT32_MAX)
-        return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
-    reserve(&ctx->buf, &ctx->cap, at + (size_t)size);
-    uint8_t *dst = ctx->buf + at;
-    size_t got = ZSTD_decompressDCtx(ctx->dctx, dst, (size_t)size, src, src_len);
+        return bad_block(err, c, b, "has a bad header");
+    reserve(&ctx->raw, &ctx->raw_cap, (size_t)size);
+    size_t got = ZSTD_decompressDCtx(ctx->dctx, ctx->raw, (size_t)size, src, src_len);
     if (ZSTD_isError(got) || got != size)
-        return lc_error_set(err, LC_EFORMAT, "packed chunk: block %u of %u does not decode: %s", b,
-                            c->n_blocks, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
-    /* Planes: each position from the one before it, already rebuilt. */
-    const uint8_t *heads = dst + (size_t)nb * PLANES_BYTES;
+        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
+    const uint8_t *heads = ctx->raw, *masks = ctx->raw + (size_t)nb * HEAD_BYTES;
+    size_t n_words = 0;
+    for (size_t i = 0; i < (size_t)nb * MASK_BYTES; i++)
+        n_words += (size_t)__builtin_popcount(masks[i]);
+    const uint8_t *words = ctx->raw + fixed;
+    size_t tail = fixed + 8 * n_words; /* indices and values follow the words */
+    if (tail > size)
+        return bad_block(err, c, b, "is inconsistent");
+    size_t tail_len = (size_t)size - tail;
+    size_t image = (size_t)nb * (PLANES_BYTES + HEAD_BYTES) + tail_len;
+    size_t at = (ctx->used + 7) & ~(size_t)7;
+    if (at + image > UINT32_MAX)
+        return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
+    reserve(&ctx->buf, &ctx->cap, at + image);
+    uint8_t *dst = ctx->buf + at;
+    /* Planes: the non-zero words where the mask says, then the prediction. */
     uint64_t prev[LC_HISTORY_PLANES], cur[LC_HISTORY_PLANES];
     for (uint32_t p = 0; p < nb; p++) {
-        uint8_t *pl = dst + (size_t)p * PLANES_BYTES;
-        const uint8_t *h = heads + (size_t)p * HEAD_BYTES;
-        memcpy(cur, pl, sizeof cur);
-        if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK]) {
-            unpredict_steps(prev, cur, h[H_SYM] & 7u, h[H_MASK]);
-            memcpy(pl, cur, sizeof cur);
+        const uint8_t *m = masks + (size_t)p * MASK_BYTES;
+        for (unsigned i = 0; i < LC_HISTORY_PLANES; i++) {
+            if (m[i / 8] & (1u << (i % 8))) {
+                memcpy(&cur[i], words, 8);
+                words += 8;
+            } else {
+                cur[i] = 0;
+            }
         }
+        const uint8_t *h = heads + (size_t)p * HEAD_BYTES;
+        if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK])
+            unpredict_steps(prev, cur, h[H_SYM] & 7u, h[H_MASK]);
+        memcpy(dst + (size_t)p * PLANES_BYTES, cur, sizeof cur);
         memcpy(prev, cur, sizeof prev);
     }
+    size_t fixed_image = (size_t)nb * (PLANES_BYTES + HEAD_BYTES);
+    memcpy(dst + (size_t)nb * PLANES_BYTES, heads, (size_t)nb * HEAD_BYTES);
+    memcpy(dst + fixed_image, ctx->raw + tail, tail_len);
     /* Indices: variable length, so walk them; values: 4 bytes an entry. */
-    size_t q = fixed, total = 0;
+    size_t q = fixed_image, total = 0;
     for (uint32_t p = 0; p < nb; p++) {
         unsigned n = get_u16(heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
         ctx->idx_at[first + p] = (uint32_t)(at + q);
-        for (unsigned k = 0; k < n && q < size; k++)
+        for (unsigned k = 0; k < n && q < image; k++)
             q += dst[q] == INDEX_ESCAPE ? 3 : 1;
         total += n;
     }
-    if (q + 4 * total != size)
-        return lc_error_set(err, LC_EFORMAT, "packed chunk: block %u of %u is inconsistent", b,
-                            c->n_blocks);
+    if (q + 4 * total != image)
+        return bad_block(err, c, b, "is inconsistent");
     size_t v = q;
     for (uint32_t p = 0; p < nb; p++) {
         ctx->val_at[first + p] = (uint32_t)(at + v);
         v += 4 * (size_t)get_u16(heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
     }
     ctx->block_at[b] = (uint32_t)at;
-    ctx->used = at + (size_t)size;
+    ctx->used = at + image;
     ctx->decoded++;
     return 0;
 }

@@ -14,7 +14,9 @@
  *            side by side, so that a played move that was the best one
  *            repeats 12 bytes zstd finds at once; plies_left, result q/d,
  *            orig q/d/m, q_st, d_st); played_idx, best_idx, n_policy (u16);
- *   planes   832 bytes per position: the 104 history words, predicted;
+ *   masks    13 bytes per position: a bit for each of the 104 plane words
+ *            that is not zero (after prediction);
+ *   words    those words, 8 bytes each, position after position;
  *   indices  the ascending policy indices of every position, as u8 deltas
  *            from the previous index of that position (from 0), 255 being an
  *            escape followed by the index as u16;
@@ -30,17 +32,21 @@
  * each step t where that leaves fewer non-zero words, stores the XOR of the
  * step with the prediction (a bit per step says which). XOR is its own
  * inverse, so the decoder rebuilds every word exactly whatever the data:
- * the prediction only decides how well it compresses. On the lc0 sample
- * games the planes shrink from about 42 to 22 bytes a position, and a
- * position costs about 123 bytes in all with blocks of 8 (gzip: 171).
+ * the prediction only decides how well it compresses. Most words then are
+ * zero and are left out (the masks), so zstd sees about 400 bytes a
+ * position instead of 1,080, which makes packing and decoding cheaper, not
+ * only smaller. Literals are stored raw (zstd's Huffman stage off): on
+ * blocks this small its tables cost a fifth of the time for 5% of the size.
  *
- * Block size. Decoding costs about 0.75 us per position of a block on this
- * project's 2-core machine, and compression gets better with longer blocks:
- * 149, 123, 108 and 100 bytes a position for blocks of 4, 8, 16 and 32 on
- * the sample games. A use at sampling rate 1/32 needs about 8 positions of a
- * 250-position game, and one with positions_per_chunk 1 needs one, so the
- * decoding a use pays grows with the block; 8 is the default (see
- * docs/chunk-store.md for the measurements).
+ * Size and block. Measured with `lcmon_bench pack` on the 108,860
+ * positions of the lc0 samples (one thread of this project's 2-core
+ * machine; docs/chunk-store.md has the table): bytes a position are 231,
+ * 152, 128, 114 and 105 for blocks of 1, 4, 8, 16 and 32 (gzip: 169);
+ * decoding costs about 0.7 us a position, so a use that needs one position
+ * pays for its whole block: 1.3, 4.0, 5.9, 9.4 and 16.6 us. Blocks of 8 are
+ * the default: the smallest within the issue's budget of 150 bytes a
+ * position with room to spare, and a single-position use (the RL mode's
+ * positions_per_chunk 1) costs less than the tensors it becomes.
  *
  * Threads. A packed chunk is immutable and reference counted: any thread may
  * read it while it holds a reference. Building and decoding need a context

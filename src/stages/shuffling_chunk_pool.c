@@ -32,7 +32,7 @@
  * its life in the window: the loading thread that first draws it checks
  * every record by the validator's rules (a chunk that fails is dropped for
  * good and counted by reason, as a chunk_validator would) and packs it
- * (format/packed_chunk.h: about 123 bytes a position against gzip's 170);
+ * (format/packed_chunk.h: about 128 bytes a position against gzip's 169);
  * every later draw hands out a reference to the packed form, and the
  * unpacker decodes only the blocks that hold the positions the use picks.
  * Items from the store carry LC_ITEM_CHECKED, so a chunk_validator passes
