@@ -492,6 +492,7 @@ def main(argv=None) -> int:
     # warm-up (filling its shuffle buffers, and whatever --skip covers) does
     # not count against it.
     t0 = None
+    began = None  # Unix time of t0, for timing against other processes
     timed = timed_rows = timed_bytes = 0
     status = 0
     with reader:
@@ -509,6 +510,7 @@ def main(argv=None) -> int:
                 if t0 is None:
                     if n > args.skip:
                         t0 = time.perf_counter()
+                        began = time.time()
                 else:
                     timed += 1
                     timed_rows += b.rows
@@ -523,11 +525,14 @@ def main(argv=None) -> int:
         )
     dt = max(time.perf_counter() - t0, 1e-9) if t0 is not None else 1e-9
     after = "the first batch" if args.skip <= 0 else "batch %d" % (args.skip + 1)
+    skipped = ""
+    if args.skip > 0 and began is not None:
+        skipped = "; timing began at %.3f (Unix time)" % began
     print(
         "%d batches, %d rows, %.1f MB; after %s: %.3f s, "
-        "%.1f batches/s, %.0f rows/s, %.1f MB/s; %s"
+        "%.1f batches/s, %.0f rows/s, %.1f MB/s; %s%s"
         % (n, rows, nbytes / 1e6, after, dt, timed / dt, timed_rows / dt, timed_bytes / 1e6 / dt,
-           ended)
+           ended, skipped)
     )
     return status
 

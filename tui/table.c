@@ -14,8 +14,10 @@
  * start, its bad and dropped counts, the sparkline of its items/s, and
  * details that depend on its type (the pool's window and anchor, the
  * reservoir's fill and time left, the writer's bytes/s and time blocked on
- * the reader). A queue row: the item type it carries, its fullness bar,
- * items taken per second, and drops.
+ * the reader). The chunk pool's loading row shows its chunk store: the fill
+ * against the budget, the hit rate, the bytes a position. A queue row: the
+ * item type it carries, its fullness bar, items taken per second, and
+ * drops.
  *
  * Columns are planned for the width: the details always get a share, the
  * sparkline goes first when space is short, then the type, then the bad and
@@ -313,17 +315,6 @@ static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetric
         snprintf(brief, sizeof brief, "+%s since start", n);
     }
     add(ss, TUI_VALUE, text, brief);
-    const Lcmon__GaugeMetricProto *store = lc_proto_find_gauge(l, "store_bytes");
-    if (store && store->has_capacity) {
-        fill_segment_as(ss, store, "in store", true);
-        /* Hits over the last second: the share of uses the store served. */
-        uint64_t hits = lc_proto_count(l, "store_hits"), misses = lc_proto_count(l, "store_misses");
-        if (hits + misses) {
-            snprintf(text, sizeof text, "%.0f%% hits",
-                     100.0 * (double)hits / (double)(hits + misses));
-            add(ss, TUI_DIM, text, text);
-        }
-    }
     const Lcmon__GaugeMetricProto *src = lc_proto_find_gauge(l, "chunk_sources");
     if (src) {
         snprintf(text, sizeof text, "%lld sources", (long long)src->value);
@@ -334,6 +325,28 @@ static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetric
     if (passes) {
         fmt(n, sizeof n, (double)passes);
         snprintf(text, sizeof text, "%s passes", n);
+        add(ss, TUI_DIM, text, "");
+    }
+}
+
+/* The pool's loading row: its chunk store, which the loading threads fill
+ * and serve: the fill against the budget, and the share of the last
+ * second's uses it served. */
+static void details_pool_loading(segs *ss, const Lcmon__StageMetricProto *l)
+{
+    const Lcmon__GaugeMetricProto *store = lc_proto_find_gauge(l, "store_bytes");
+    if (!store || !store->has_capacity)
+        return;
+    fill_segment_as(ss, store, "in store", true);
+    char text[64];
+    uint64_t hits = lc_proto_count(l, "store_hits"), misses = lc_proto_count(l, "store_misses");
+    if (hits + misses) {
+        snprintf(text, sizeof text, "%.0f%% hits", 100.0 * (double)hits / (double)(hits + misses));
+        add(ss, TUI_VALUE, text, text);
+    }
+    const Lcmon__GaugeMetricProto *per = lc_proto_find_gauge(l, "store_bytes_per_position");
+    if (per && per->value) {
+        snprintf(text, sizeof text, "%lld B/position", (long long)per->value);
         add(ss, TUI_DIM, text, "");
     }
 }
@@ -663,6 +676,13 @@ void tui_table_draw(tui_screen *s, WINDOW *w)
             pool_label(st, rw->sub, label, sizeof label);
             tui_put(w, y, c.x_name, c.name + 1 + c.state, TUI_DIM, label);
             put_load(w, y, &c, st, rw->sub);
+            const char *pool = st->load_metrics[rw->sub]->name;
+            if (st->stage_type && strcmp(st->stage_type, "shuffling_chunk_pool") == 0 && pool &&
+                strcmp(pool, "loading") == 0) {
+                segs ss = {.n = 0};
+                details_pool_loading(&ss, st);
+                draw_segs(w, y, c.x_detail, c.detail, &ss);
+            }
             break;
         }
         case ROW_QUEUE:

@@ -52,8 +52,9 @@ void lc_chunk_store_refund(lc_chunk_store *st, const lc_packed_chunk *pk);
  * store's reference is dropped (items in flight keep theirs). */
 void lc_chunk_store_release(lc_chunk_store *st, lc_packed_chunk *pk);
 
-/* A chunk that would not fit: counted, and the first time, a warning naming
- * `who` with what would hold a window of `window_chunks`. */
+/* A use of a chunk that does not fit: counted, and the first time, a
+ * warning naming `who` with what would hold a window of `window_chunks`
+ * (read only for that first time). */
 void lc_chunk_store_full(lc_chunk_store *st, const char *who, uint64_t window_chunks);
 
 /* "chunk store of up to 6.32 GB (a quarter of ...)" or "no chunk store". */

@@ -548,13 +548,17 @@ static bool mark_dropped(pool *p, uint64_t idx)
     return first;
 }
 
-/* The store is full: counted, and logged once. */
+/* A use of a chunk the store has no room for: counted, and the first time
+ * logged with the size of the window (read under the lock only then). */
 static void store_full(lc_stage *s)
 {
     pool *p = s->priv;
-    lc_mutex_lock(&p->mu);
-    uint64_t held = p->in_window;
-    lc_mutex_unlock(&p->mu);
+    uint64_t held = 0;
+    if (!atomic_load(&p->store.full_logged)) {
+        lc_mutex_lock(&p->mu);
+        held = p->in_window;
+        lc_mutex_unlock(&p->mu);
+    }
     lc_chunk_store_full(&p->store, s->name, held);
 }
 

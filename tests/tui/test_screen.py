@@ -283,6 +283,12 @@ class Screen(unittest.TestCase):
         full = "%d/%d" % (RESERVOIR, RESERVOIR)
         text = p.wait_for("a full reservoir", lambda t: full in row(t, "sampler"))
         self.assertIn("full", row(text, "sampler"))
+        # The pool's loading row: its chunk store's fill against its budget,
+        # and, once every chunk is stored, every use a hit.
+        loading = lambda t: next(l for l in t.split("\n") if re.match(r"^\s+loading\b", l))
+        text = p.wait_for("the chunk store serving every use",
+                          lambda t: re.search(r"[\d.]+ kB(/[\d.]+ [MGT]B)? in store\s+100% hits",
+                                              loading(t)))
         self.assertIn("tests/data", row(text, "files"))
         self.assertRegex(row(text, "writer"), r"B/s")
         self.assertRegex(row(text, "writer"), r"blocked")
@@ -644,6 +650,10 @@ class Screen(unittest.TestCase):
         os.symlink(DATA, os.path.join(tmp, "data"))
         open(os.path.join(tmp, "out.pipe"), "w").close()
         config = CONFIG.format(data="data", pipe="out.pipe", reservoir=RESERVOIR)
+        # A chunk store of a fixed size: the default depends on the memory.
+        config = config.replace("chunk_pool_size: 50000, threads: 1}",
+                                "chunk_pool_size: 50000, threads: 1, store_bytes: 1G}")
+        self.assertIn("store_bytes: 1G", config)
         p = Pane(self, 100, 32, config=config, reader=False, cwd=tmp)
         text = p.wait_for("the failure", lambda t: "FAILED" in t and "log: " in t
                           and "not a named" in t)
