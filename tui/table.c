@@ -330,9 +330,9 @@ static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetric
 }
 
 /* The pool's loading row: its chunk store, which the loading threads fill
- * and serve: the fill against the budget, and the share of the last
- * second's uses it served. */
-static void details_pool_loading(segs *ss, const Lcmon__StageMetricProto *l)
+ * and serve: the fill against the budget, the share of the last second's
+ * uses it served, the chunks packed per second while it fills. */
+static void details_pool_loading(const tui_screen *s, segs *ss, const Lcmon__StageMetricProto *l)
 {
     const Lcmon__GaugeMetricProto *store = lc_proto_find_gauge(l, "store_bytes");
     if (!store || !store->has_capacity)
@@ -343,6 +343,14 @@ static void details_pool_loading(segs *ss, const Lcmon__StageMetricProto *l)
     if (hits + misses) {
         snprintf(text, sizeof text, "%.0f%% hits", 100.0 * (double)hits / (double)(hits + misses));
         add(ss, TUI_VALUE, text, text);
+    }
+    uint64_t packed = lc_proto_count(l, "store_transcodes");
+    if (packed) {
+        char n[16], brief[32];
+        tui_fmt_count(n, sizeof n, tui_per_second(s->last, packed));
+        snprintf(text, sizeof text, "%s packed/s", n);
+        snprintf(brief, sizeof brief, "%s/s", n);
+        add(ss, TUI_VALUE, text, brief);
     }
     const Lcmon__GaugeMetricProto *per = lc_proto_find_gauge(l, "store_bytes_per_position");
     if (per && per->value) {
@@ -680,7 +688,7 @@ void tui_table_draw(tui_screen *s, WINDOW *w)
             if (st->stage_type && strcmp(st->stage_type, "shuffling_chunk_pool") == 0 && pool &&
                 strcmp(pool, "loading") == 0) {
                 segs ss = {.n = 0};
-                details_pool_loading(&ss, st);
+                details_pool_loading(s, &ss, st);
                 draw_segs(w, y, c.x_detail, c.detail, &ss);
             }
             break;

@@ -385,14 +385,21 @@ class Screen(unittest.TestCase):
         p.wait_for("the log pane", lambda t: self.log_title(t)[0] and "pipeline started" in t)
         self.assertIn("l log", last_line(text))
         p.send("l")
-        text = p.wait_for("the log pane hidden", lambda t: self.log_title(t)[0] is None)
+
+        def below_table(t):
+            """The lines between the last stage row and the message line."""
+            lines = t.split("\n")[:p.height]
+            last_row = max(i for i, l in enumerate(lines)
+                           if re.match(r"^. (%s)\b" % "|".join(STAGES), l))
+            return lines[last_row + 1:-2]
+
+        # The rows stay, the pane is gone: nothing between the table and the
+        # message line. Waited for whole: tmux may capture a frame whose
+        # title is redrawn but whose old log lines are not cleared yet.
+        text = p.wait_for("the log pane hidden", lambda t: self.log_title(t)[0] is None
+                          and all(l.strip() == "" for l in below_table(t)))
         self.assertNotIn("pipeline started", text)
         check_layout(self, p, text)
-        # The rows stay, the pane is gone: nothing between the table and the
-        # message line.
-        lines = text.split("\n")[:p.height]
-        last_row = max(i for i, l in enumerate(lines) if re.match(r"^. (%s)\b" % "|".join(STAGES), l))
-        self.assertTrue(all(l.strip() == "" for l in lines[last_row + 1:-2]), lines[last_row + 1:])
         p.send("l")
         text = p.wait_for("the log pane back", lambda t: self.log_title(t)[0] is not None
                           and "pipeline started" in t)
