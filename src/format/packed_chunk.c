@@ -23,6 +23,13 @@
  * a library does not know (then literals are compressed as usual). */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+/* zstd 1.5.1 renamed the enum (ZSTD_lcm_uncompressed became ZSTD_ps_disable);
+ * the value, 2, is the same in both. */
+#if ZSTD_VERSION_NUMBER >= 10501
+#define LITERALS_RAW ZSTD_ps_disable
+#else
+#define LITERALS_RAW ZSTD_lcm_uncompressed
+#endif
 
 enum {
     PLANES_BYTES = 8 * LC_HISTORY_PLANES,  /* 832 */
@@ -195,7 +202,7 @@ lc_pack_ctx *lc_pack_ctx_new(int level, unsigned block)
     /* Literals (mostly float bytes) raw: Huffman coding them saves about 5%
      * of the bytes but costs a table to build in every block, which for
      * blocks this small is a fifth of packing and of decoding. */
-    ZSTD_CCtx_setParameter(ctx->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
+    ZSTD_CCtx_setParameter(ctx->cctx, ZSTD_c_literalCompressionMode, LITERALS_RAW);
     ctx->block = block < 1 ? 1 : block > LC_PACK_BLOCK_MAX ? LC_PACK_BLOCK_MAX : block;
     return ctx;
 }

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void lc_chunk_store_init(lc_chunk_store *st, bool automatic, uint64_t bytes)
 {
@@ -29,6 +30,9 @@ void lc_chunk_store_init(lc_chunk_store *st, bool automatic, uint64_t bytes)
     else
         snprintf(st->why, sizeof st->why, "a quarter of this machine's %s", m);
     st->budget = mem / 4 / ranks;
+    if (mem == 0)
+        snprintf(st->why, sizeof st->why,
+                 "the memory this machine gives the process is unknown: set store_bytes");
 }
 
 bool lc_chunk_store_has_room(lc_chunk_store *st, uint32_t n)
@@ -90,7 +94,8 @@ void lc_chunk_store_full(lc_chunk_store *st, const char *who, uint64_t window_ch
 void lc_chunk_store_describe(const lc_chunk_store *st, char *buf, size_t len)
 {
     if (!st->budget) {
-        snprintf(buf, len, "no chunk store (store_bytes: 0)");
+        snprintf(buf, len, "no chunk store (%s)",
+                 strcmp(st->why, "store_bytes") == 0 ? "store_bytes: 0" : st->why);
         return;
     }
     char b[32];

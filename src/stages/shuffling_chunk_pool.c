@@ -47,16 +47,21 @@
  * the thread that made them.
  *
  * Budget. The stored chunks never hold more than `store_bytes` (admission is
- * an atomic add against the budget). When a chunk does not fit, it is read
- * and inflated from disk at every use, as without a store (counted as
- * store_over_budget; the store logs once that it is full); a chunk too big
- * for what is left is not even packed. Eviction follows the window: a
- * source's packed chunks leave the store with the source. Items in flight
- * hold references of their own, so memory stays within the budget plus what
- * the queues after the pool hold. A chunk whose file vanished or changed
- * after it was stored is still served from the store (it was checked when
- * read); one that was never stored and cannot be read is dropped, as
- * before.
+ * an atomic add against the budget, under `mu`). A chunk that does not fit
+ * when first used is marked so, and for its life in the window it is read
+ * and inflated from disk at every use, as without a store, and never packed
+ * again (counted as store_over_budget; the store logs once that it is
+ * full); the room that eviction frees goes to newer chunks. A chunk that
+ * clearly will not fit (judged by the bytes a position has cost so far) is
+ * not packed at all. Such chunks are still checked by the same rules before
+ * they go out, so with a store on, what is dropped never depends on how full
+ * the store is. Eviction follows the window: a chunk leaves the store when
+ * it falls below the window (for a tar, chunk by chunk; its source goes when
+ * all of them have) or is dropped. Items in flight hold references of their
+ * own, so memory stays within the budget plus what the queues after the
+ * pool hold. A chunk whose file vanished or changed after it was stored is
+ * still served from the store (it was checked when read); one that was
+ * never stored and cannot be read is dropped, as before.
  *
  * Sharding. With world size N > 1, rank r keeps only the chunks whose
  * identity hash (source key and member index) is r modulo N. The decision
@@ -169,6 +174,8 @@ typedef struct pool_source {
     uint32_t *members; /* kept member indices; NULL: all, in order */
     uint32_t *uses;    /* per kept chunk; DROPPED when bad */
     lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
+    uint8_t *unfit;    /* per kept chunk: did not fit in the store when first used */
+    uint32_t released; /* leading chunks below the window whose stored form is gone */
 } pool_source;
 
 typedef struct pool {
@@ -246,20 +253,31 @@ static bool make_entry(lc_stage *s, lc_chunk_source *src, pool_source *e)
     }
     e->src = src;
     e->uses = lc_xcalloc(e->n, sizeof *e->uses);
-    if (lc_chunk_store_on(&p->store))
+    if (lc_chunk_store_on(&p->store)) {
         e->packed = lc_xcalloc(e->n, sizeof *e->packed);
+        e->unfit = lc_xcalloc(e->n, sizeof *e->unfit);
+    }
     return true;
+}
+
+/* Let chunk pos of a source leave the store. Caller holds mu (or owns e). */
+static void unstore(pool *p, pool_source *e, uint32_t pos)
+{
+    if (e->packed && e->packed[pos]) {
+        lc_chunk_store_release(&p->store, e->packed[pos]);
+        e->packed[pos] = NULL;
+    }
 }
 
 static void free_entry(pool *p, pool_source *e)
 {
     for (uint32_t i = 0; e->packed && i < e->n; i++)
-        if (e->packed[i])
-            lc_chunk_store_release(&p->store, e->packed[i]);
+        unstore(p, e, i);
     lc_chunk_source_unref(e->src);
     free(e->members);
     free(e->uses);
     free(e->packed);
+    free(e->unfit);
 }
 
 /* Append a kept source at the upper bound. Caller holds mu. */
@@ -295,6 +313,14 @@ static void evict_locked(lc_stage *s)
         free_entry(p, front);
         lc_deque_pop_front(&p->sources);
         atomic_fetch_add(&p->n_evicted, 1);
+    }
+    /* A source of many chunks (a tar) straddling the lower bound: its chunks
+     * below the window leave the store now, not when the whole source goes. */
+    if (lc_deque_len(&p->sources) && lc_chunk_store_on(&p->store)) {
+        pool_source *front = ring_at(p, 0);
+        for (; front->released < front->n && front->base + front->released < lower;
+             front->released++)
+            unstore(p, front, front->released);
     }
     /* Keep the pass array from filling with evicted indices. */
     if (p->n_pending > 2 * p->in_window + 1024) {
@@ -477,6 +503,7 @@ typedef struct draw {
     uint32_t member, use;
     uint64_t global;
     lc_packed_chunk *packed; /* one reference when stored, else NULL */
+    bool unfit;              /* did not fit in the store: do not pack it again */
 } draw;
 
 /* Draw the next chunk to load; false when stopping. Caller holds mu. */
@@ -519,6 +546,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         uint32_t m = e->members ? e->members[pos] : pos;
         if (lc_chunk_source_is_bad(e->src, m)) { /* rejected downstream */
             e->uses[pos] = DROPPED;
+            unstore(p, e, pos);
             atomic_fetch_add(&p->n_dropped, 1);
             continue;
         }
@@ -528,6 +556,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         d->global = idx;
         d->use = e->uses[pos]++;
         d->packed = e->packed && e->packed[pos] ? lc_packed_chunk_ref(e->packed[pos]) : NULL;
+        d->unfit = e->unfit && e->unfit[pos];
         if (e->uses[pos] == DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;
@@ -535,12 +564,16 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
 }
 
 /* Mark a chunk bad for good; false when another thread already did (two
- * passes can hand the same chunk to two threads before the first fails). */
+ * passes can hand the same chunk to two threads before the first fails), or
+ * when another thread stored it meanwhile (it was read and checked then: a
+ * file that vanished since does not make it bad). */
 static bool mark_dropped(pool *p, uint64_t idx)
 {
     lc_mutex_lock(&p->mu);
     uint32_t pos;
     pool_source *e = find_locked(p, idx, &pos);
+    if (e && e->packed && e->packed[pos])
+        e = NULL;
     bool first = e && e->uses[pos] != DROPPED;
     if (e)
         e->uses[pos] = DROPPED;
@@ -562,28 +595,58 @@ static void store_full(lc_stage *s)
     lc_chunk_store_full(&p->store, s->name, held);
 }
 
-/* Keep pk in the store as chunk `global`, if it fits and the chunk is still
- * in the window and not stored yet (two passes can hand one chunk to two
- * threads). */
+/* Note that chunk `global` does not fit in the store: later uses read it
+ * from disk without packing it again, for its life in the window (the room
+ * that eviction frees goes to newer chunks). */
+static void note_unfit(lc_stage *s, uint64_t global)
+{
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    uint32_t pos;
+    pool_source *e = global >= window_lower(p, s->config) ? find_locked(p, global, &pos) : NULL;
+    if (e && e->unfit)
+        e->unfit[pos] = 1;
+    lc_mutex_unlock(&p->mu);
+    store_full(s);
+}
+
+/* Keep pk in the store as chunk `global`, if the chunk is still in the
+ * window and not stored yet (two passes can hand one chunk to two threads)
+ * and it fits. */
 static void store_put(lc_stage *s, uint64_t global, lc_packed_chunk *pk)
 {
     pool *p = s->priv;
-    if (!lc_chunk_store_admit(&p->store, pk)) {
-        store_full(s);
-        return;
-    }
-    bool kept = false;
+    bool unfit = false;
     lc_mutex_lock(&p->mu);
     uint32_t pos;
     pool_source *e = global >= window_lower(p, s->config) ? find_locked(p, global, &pos) : NULL;
     if (e && e->packed && !e->packed[pos] && e->uses[pos] != DROPPED) {
-        e->packed[pos] = lc_packed_chunk_ref(pk);
-        lc_chunk_store_hold(&p->store, pk);
-        kept = true;
+        if (lc_chunk_store_admit(&p->store, pk)) {
+            e->packed[pos] = lc_packed_chunk_ref(pk);
+            lc_chunk_store_hold(&p->store, pk);
+        } else {
+            e->unfit[pos] = 1;
+            unfit = true;
+        }
     }
     lc_mutex_unlock(&p->mu);
-    if (!kept)
-        lc_chunk_store_refund(&p->store, pk);
+    if (unfit)
+        store_full(s);
+}
+
+/* Drop a chunk that failed the checks: marked bad on its source, counted by
+ * reason, logged once. */
+static void drop_bad(lc_stage *s, const draw *d, const char *reason, uint32_t bad_at)
+{
+    pool *p = s->priv;
+    lc_chunk_source_mark_bad(d->src, d->member);
+    if (mark_dropped(p, d->global)) {
+        atomic_fetch_add(&p->n_dropped, 1);
+        atomic_fetch_add(&p->store.bad[lc_record_check_reason_index(reason)], 1);
+        LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
+                lc_chunk_source_path(d->src), lc_chunk_source_chunk_name(d->src, d->member),
+                bad_at, reason ? reason : "bad record");
+    }
 }
 
 /*
@@ -609,10 +672,26 @@ static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_i
         return false;
     }
     uint32_t n = (uint32_t)data.n_records;
-    if (!pack || !lc_chunk_store_has_room(&p->store, n)) {
-        if (pack)
-            store_full(s);
-        item->data = data.data; /* as without a store: a validator checks it */
+    if (!pack || d->unfit || !lc_chunk_store_has_room(&p->store, n)) {
+        if (pack) {
+            /* Outside the store, the same rules: with a store on, a bad
+             * chunk is dropped here whether or not the store had room. */
+            for (uint32_t i = 0; i < n; i++) {
+                const char *reason = NULL;
+                if (lc_record_check(data.data + (size_t)i * data.record_size, data.version,
+                                    &reason) != 0) {
+                    lc_chunk_data_fini(&data);
+                    drop_bad(s, d, reason, i);
+                    return false;
+                }
+            }
+            item->flags |= LC_ITEM_CHECKED;
+            if (!d->unfit)
+                note_unfit(s, d->global);
+            else
+                store_full(s);
+        }
+        item->data = data.data; /* without a store: a validator checks it */
         item->version = data.version;
         item->record_size = (uint32_t)data.record_size;
         item->n_records = n;
@@ -625,14 +704,7 @@ static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_i
                                &bad_at);
     lc_chunk_data_fini(&data);
     if (rc != 0) {
-        lc_chunk_source_mark_bad(d->src, d->member);
-        if (mark_dropped(p, d->global)) {
-            atomic_fetch_add(&p->n_dropped, 1);
-            atomic_fetch_add(&p->store.bad[lc_record_check_reason_index(reason)], 1);
-            LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
-                    lc_chunk_source_path(d->src), lc_chunk_source_chunk_name(d->src, d->member),
-                    bad_at, reason ? reason : "bad record");
-        }
+        drop_bad(s, d, reason, bad_at);
         return false;
     }
     atomic_fetch_add(&p->store.transcodes, 1);

@@ -171,6 +171,15 @@ static inline int tu_run(char *const argv[], const char *out_path)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* How much slower than a plain build this one runs (LCMON_TEST_SLOW, set
+ * by tests/meson.build for sanitized builds): deadlines scale by it. */
+static inline double tu_slow(void)
+{
+    const char *v = getenv("LCMON_TEST_SLOW");
+    double x = v && *v ? atof(v) : 1.0;
+    return x >= 1.0 ? x : 1.0;
+}
+
 /* Directory of the small sample data (tests/data). */
 static inline const char *tu_test_data(void)
 {

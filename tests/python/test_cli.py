@@ -33,7 +33,7 @@ STATUS = re.compile(
     r"^\[(?P<state>\w+)\] (?P<pos>[\d.]+[kM]?) pos/s"
     r" \| queues(?P<queues>( \w+ \d+/\d+)+)"
     r" \| pool: chunks_in_window (?P<window>\d+)/(?P<window_cap>\d+),"
-    r" store_bytes (?P<store>[\d.]+ [kMGTP]?B)/(?P<store_cap>[\d.]+ [kMGTP]?B),"
+    r"(?: store_bytes (?P<store>[\d.]+ [kMGTP]?B)/(?P<store_cap>[\d.]+ [kMGTP]?B),)?"
     r" anchor '(?P<anchor>[^']*)' \+(?P<since>\d+)"
     r" \| sampler: reservoir_size (?P<res>\d+)/(?P<res_cap>\d+)"
     r" \| reader (?P<reader>connected|waiting)$")

@@ -11,13 +11,16 @@
  *     uses, covering the game) is the same with and without it. Each chunk
  *     is read and inflated once; later uses are hits.
  *   - Budget: a window four times the budget runs, never holds more than
- *     the budget, reads the rest from disk at each use (counted), drops
- *     nothing, and warns once.
- *   - Eviction: chunks leave the store with their sources.
+ *     the budget, reads the rest from disk at each use (counted, checked,
+ *     and packed at most once), drops nothing, and warns once.
+ *   - Eviction: chunks leave the store with their sources, and the chunks
+ *     of a tar one by one as they fall below the window; later uses are
+ *     hits.
  *   - Faults: a stored chunk whose file vanished is still served; one that
  *     was never stored is dropped and counted; a chunk that fails the
  *     validator's checks is dropped for good, counted by reason, and never
- *     emitted, even without a chunk_validator.
+ *     emitted, even without a chunk_validator, whether or not the store had
+ *     room for it.
  *   - Concurrency (run under TSan by scripts/test): eight loading threads,
  *     new files and evictions while four unpacker threads decode; every
  *     frame is checked against the position it must be.
@@ -160,7 +163,7 @@ static int64_t gauge(const lc_stage_metrics *m, const char *name)
 /* Counts add up across flushes (a flush takes them); gauges are the last. */
 typedef struct totals {
     lc_stage_metrics last;
-    uint64_t hits, misses, transcodes, over_budget, dropped, bad_probability;
+    uint64_t hits, misses, transcodes, over_budget, dropped, bad_probability, evicted;
     int64_t max_store_bytes;
 } totals;
 
@@ -171,6 +174,7 @@ static void flush_into(lc_stage *pool, totals *t)
     t->misses += count(&t->last, "store_misses");
     t->transcodes += count(&t->last, "store_transcodes");
     t->over_budget += count(&t->last, "store_over_budget");
+    t->evicted += count(&t->last, "sources_evicted");
     t->dropped += count(&t->last, "dropped_chunks");
     t->bad_probability += count(&t->last, "bad_bad_probability");
     int64_t b = gauge(&t->last, "store_bytes");
@@ -406,7 +410,7 @@ static void test_budget(void)
             from_store++;
         else
             from_disk++;
-        CHECK((c.packed != NULL) == ((c.flags & LC_ITEM_CHECKED) != 0));
+        CHECK((c.flags & LC_ITEM_CHECKED) != 0); /* checked in the pool, stored or not */
         lc_item_chunk.dispose(&c);
         if (k % 10 == 0)
             flush_into(pool, &t);
@@ -427,6 +431,9 @@ static void test_budget(void)
     CHECK(from_disk >= (size_t)(GAMES - stored) * (PASSES - 1));
     CHECK(from_store >= (size_t)stored * (PASSES - 2));
     CHECK(t.misses >= from_disk);
+    /* A chunk that did not fit is not packed again at its next uses (two
+     * threads may both pack one at a pass's edge). */
+    CHECK(t.transcodes <= GAMES + 2);
     CHECK_EQ_U64(log_count("the chunk store is full"), full_before + 1);
     printf("budget %llu bytes (a quarter of the window): %zu uses from the store, %zu from "
            "disk, %llu over budget\n",
@@ -442,7 +449,7 @@ static void test_budget(void)
 /* Take chunks until the pool's store holds `want` chunks (or time runs out). */
 static void drain_until_stored(lc_stage *pool, int64_t want, totals *t)
 {
-    double deadline = lc_now_seconds() + 30;
+    double deadline = lc_now_seconds() + 30 * tu_slow();
     do {
         lc_chunk_item c;
         while (lc_queue_try_get(pool->output, &c) == 0)
@@ -473,7 +480,7 @@ static void test_eviction(void)
      * the store: it holds the new ten, and only them. */
     for (uint32_t g = W; g < 2 * W; g++)
         feed(in, game_path(dir, g));
-    double deadline = lc_now_seconds() + 30;
+    double deadline = lc_now_seconds() + 30 * tu_slow();
     do
         drain_until_stored(pool, W, &t);
     while ((gauge(&t.last, "chunks_total") != 2 * W || gauge(&t.last, "store_chunks") != W) &&
@@ -484,14 +491,73 @@ static void test_eviction(void)
     /* About the same bytes as before (other games, the same shape). */
     int64_t bytes_now = gauge(&t.last, "store_bytes");
     CHECK(bytes_now > bytes_full / 2 && bytes_now < bytes_full * 2);
-    /* And what comes out now is the new games only, from the store. */
+    /* And what comes out now is the new games only, all hits: nothing is
+     * read from disk any more. */
+    uint64_t misses = t.misses, hits = t.hits;
     for (int k = 0; k < 4 * W; k++) {
         lc_chunk_item c;
         CHECK(take_chunk(pool, &c));
-        if (k >= 8) { /* what was in flight before */
+        if (k >= 8) /* what was in flight before */
             CHECK(atoi(lc_chunk_source_key(c.source) + 5) >= W);
-            CHECK(c.packed != NULL);
-        }
+        lc_item_chunk.dispose(&c);
+    }
+    flush_into(pool, &t);
+    CHECK_EQ_U64(t.misses, misses);
+    CHECK(t.hits >= hits + 4 * W - 8);
+    lc_queue_close(in);
+    lc_standalone_free(pool);
+    lc_queue_free(in);
+}
+
+/* A tar of games first..last of n positions at path. */
+static void tar_games(const char *dir, const char *path, uint32_t first, uint32_t last,
+                      uint32_t n)
+{
+    tagged_games(dir, first, last, n);
+    char *argv[64] = {"tar", "--format=gnu", "-C", (char *)dir, "-cf", (char *)path};
+    int k = 6;
+    for (uint32_t g = first; g <= last && k < 62; g++)
+        argv[k++] = lc_xstrdup(lc_basename(game_path(dir, g)));
+    argv[k] = NULL;
+    CHECK(tu_run(argv, NULL) == 0);
+    for (int i = 6; i < k; i++)
+        free(argv[i]);
+}
+
+static void test_tar_eviction(void)
+{
+    enum { W = 10, N = 8, LATE = 5 };
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s", tu_path("tarwin/a.tar"));
+    snprintf(b, sizeof b, "%s", tu_path("tarwin/b.tar"));
+    tar_games(tu_path("tarwin/a"), a, 0, W - 1, N);
+    tar_games(tu_path("tarwin/b"), b, W, W + LATE - 1, N);
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
+    char yaml[128];
+    snprintf(yaml, sizeof yaml, "chunk_pool_size: %d\nthreads: 2\nstore_bytes: 100M\n", W);
+    lc_stage *pool = start_stage("shuffling_chunk_pool", "pool", yaml, in, 4);
+    feed(in, a);
+    feed_marker(in);
+    totals t = {0};
+    drain_until_stored(pool, W, &t);
+    CHECK_EQ_INT(gauge(&t.last, "store_chunks"), W);
+    /* A second tar of five: the window is the newer half of the first and
+     * all of the second. The first's older half leaves the store now,
+     * though its source stays in the window. */
+    feed(in, b);
+    double deadline = lc_now_seconds() + 30 * tu_slow();
+    do
+        drain_until_stored(pool, W, &t);
+    while (t.transcodes < W + LATE && lc_now_seconds() < deadline);
+    CHECK_EQ_U64(t.transcodes, W + LATE);
+    CHECK_EQ_INT(gauge(&t.last, "store_chunks"), W);
+    CHECK_EQ_INT(gauge(&t.last, "store_positions"), W * N);
+    CHECK_EQ_U64(t.evicted, 0);
+    for (int k = 0; k < 3 * W; k++) {
+        lc_chunk_item c;
+        CHECK(take_chunk(pool, &c));
+        if (k >= 8 && strcmp(lc_chunk_source_path(c.source), a) == 0)
+            CHECK(c.member >= LATE);
         lc_item_chunk.dispose(&c);
     }
     lc_queue_close(in);
@@ -544,9 +610,12 @@ static void test_vanished_files(void)
     lc_queue_free(in);
 }
 
-static void test_bad_chunk_without_validator(void)
+/* store_bytes: "64M" (room for all), "1" (room for nothing: every chunk
+ * goes out as read from disk) or "0" (no store: nothing checks; not run). */
+static void test_bad_chunk_without_validator(const char *store_bytes)
 {
-    const char *dir = tu_path("badcheck");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s-%s", tu_path("badcheck"), store_bytes);
     enum { N = 8 };
     tagged_games(dir, 0, 2, N);
     /* Game 3: record 5 holds a probability of 1.5. */
@@ -556,8 +625,9 @@ static void test_bad_chunk_without_validator(void)
     f[5].policy_val[1] = 1.5f;
     write_frames(game_path(dir, 3), f, N, 6);
     lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
-    lc_stage *pool =
-        start_stage("shuffling_chunk_pool", "pool", "chunk_pool_size: 10\nthreads: 2\n", in, 4);
+    char yaml[128];
+    snprintf(yaml, sizeof yaml, "chunk_pool_size: 10\nthreads: 2\nstore_bytes: %s\n", store_bytes);
+    lc_stage *pool = start_stage("shuffling_chunk_pool", "pool", yaml, in, 4);
     /* A pool and an unpacker, no validator between them. */
     lc_stage *unpacker =
         start_stage("chunk_unpacker", "unpacker", "threads: 2\n", pool->output, 64);
@@ -575,6 +645,10 @@ static void test_bad_chunk_without_validator(void)
     flush_into(pool, &t);
     CHECK_EQ_U64(t.dropped, 1);
     CHECK_EQ_U64(t.bad_probability, 1);
+    if (strcmp(store_bytes, "1") == 0)
+        CHECK(t.transcodes == 0 && t.over_budget > 0);
+    else
+        CHECK(t.hits > 0);
     CHECK(log_count("game_000003.gz") >= 1);
     CHECK(log_count("record 5: bad_probability") >= 1);
     lc_standalone_free(unpacker);
@@ -622,7 +696,7 @@ static void test_concurrency(void)
     lc_thread_start(&fd.thread, "feeder", feed_late, &fd);
     totals t = {0};
     size_t frames = 0, wrong = 0;
-    double deadline = lc_now_seconds() + 60;
+    double deadline = lc_now_seconds() + 60 * tu_slow();
     while (frames < 20000 && lc_now_seconds() < deadline) {
         lc_frame fr;
         if (lc_queue_get_until(unpacker->output, &fr, NULL, lc_now_ns() + 100000000ull) != 0)
@@ -639,6 +713,7 @@ static void test_concurrency(void)
     CHECK_EQ_U64(wrong, 0);
     CHECK_EQ_U64(t.dropped, 0);
     CHECK(t.hits > 0 && t.transcodes > 0);
+    CHECK(t.evicted > 0); /* the late files pushed old ones out meanwhile */
     CHECK(t.max_store_bytes > 0 && (uint64_t)t.max_store_bytes <= budget);
     printf("8 loading threads, 4 unpackers, %d late files: %zu frames checked, %llu hits, "
            "%llu transcodes\n",
@@ -655,8 +730,10 @@ int main(void)
     test_exact_with_and_without_store();
     test_budget();
     test_eviction();
+    test_tar_eviction();
     test_vanished_files();
-    test_bad_chunk_without_validator();
+    test_bad_chunk_without_validator("64M");
+    test_bad_chunk_without_validator("1");
     test_concurrency();
     return check_finish();
 }
