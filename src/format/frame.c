@@ -522,11 +522,16 @@ void lc_frame_values(const lc_frame *f, float *out)
     memcpy(out, rows, sizeof rows);
 }
 
+/* W, D, L from q and d as the legacy trainer's chunkparser makes them: in
+ * double precision, (1 - d + q) / 2 and (1 - d - q) / 2 evaluated left to
+ * right, rounded once to float32. Float arithmetic rounds twice and differs
+ * in the last place for about half of real records. */
 static void wdl(float q, float d, float out[3])
 {
-    out[0] = (1.0f - d + q) / 2.0f;
+    double qd = q, dd = d;
+    out[0] = (float)(0.5 * (1.0 - dd + qd));
     out[1] = d;
-    out[2] = (1.0f - d - q) / 2.0f;
+    out[2] = (float)(0.5 * (1.0 - dd - qd));
 }
 
 void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3], float *plies_left)

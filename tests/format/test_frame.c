@@ -867,12 +867,49 @@ static void test_real_game(const char *folder, uint32_t want_format)
     free(path);
 }
 
+/* The legacy WDL targets round once, from double precision, as the legacy
+ * chunkparser does (Python floats): records chosen so that float arithmetic
+ * would give a different last bit. */
+static void test_legacy_wdl_rounding(void)
+{
+    uint8_t *rec = make_v6(6, 1);
+    uint32_t x = 12345, tested = 0;
+    for (int i = 0; i < 100000 && tested < 500; i++) {
+        x = x * 1664525u + 1013904223u;
+        float q = (float)((int32_t)x) / 2147483648.0f; /* [-1, 1) */
+        x = x * 1664525u + 1013904223u;
+        float d = (float)(x >> 8) / 16777216.0f * (1.0f - fabsf(q)); /* [0, 1 - |q|) */
+        volatile float one = 1.0f, two = 2.0f; /* float arithmetic, as before */
+        float wf = (one - d + q) / two, lf = (one - d - q) / two;
+        float wd = (float)(0.5 * (1.0 - (double)d + (double)q));
+        float ld = (float)(0.5 * (1.0 - (double)d - (double)q));
+        if (wf == wd && lf == ld)
+            continue;
+        tested++;
+        put_f32(rec, 8284, q); /* best_q */
+        put_f32(rec, 8292, d); /* best_d */
+        put_f32(rec, 8308, q); /* result_q */
+        put_f32(rec, 8312, d); /* result_d */
+        lc_frame f;
+        CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
+        float winner[3], best_q[3], plies;
+        lc_frame_legacy_targets(&f, winner, best_q, &plies);
+        CHECK(memcmp(&winner[0], &wd, 4) == 0 && memcmp(&winner[2], &ld, 4) == 0);
+        CHECK(memcmp(&best_q[0], &wd, 4) == 0 && memcmp(&best_q[2], &ld, 4) == 0);
+        CHECK(memcmp(&winner[1], &d, 4) == 0 && memcmp(&best_q[1], &d, 4) == 0);
+        lc_frame_fini(&f);
+    }
+    CHECK_EQ_U64(tested, 500); /* such records are common */
+    rec_free(rec);
+}
+
 int main(void)
 {
     CHECK(sizeof(lc_frame) <= 2560);
     test_input_formats();
     test_policy();
     test_v6_v7();
+    test_legacy_wdl_rounding();
     test_v5();
     test_v4_v3();
     test_record_check();

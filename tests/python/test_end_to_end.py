@@ -207,11 +207,14 @@ def expected_values(recs):
 
 
 def wdl(q, d):
-    """W = (1 - d + q) / 2, D = d, L = (1 - d - q) / 2, in float32."""
-    q = q.astype(np.float32)
-    d = d.astype(np.float32)
-    one, two = np.float32(1.0), np.float32(2.0)
-    return np.stack([(one - d + q) / two, d, (one - d - q) / two], axis=1)
+    """W = 0.5 * (1 - d + q), D = d, L = 0.5 * (1 - d - q): computed in
+    float64 from the float32 fields and rounded once to float32, as the
+    legacy trainer's chunkparser does (Python floats)."""
+    q = q.astype(np.float32).astype(np.float64)
+    d = d.astype(np.float32).astype(np.float64)
+    w = (0.5 * (1.0 - d + q)).astype(np.float32)
+    l = (0.5 * (1.0 - d - q)).astype(np.float32)
+    return np.stack([w, d.astype(np.float32), l], axis=1)
 
 
 def expected_current(recs):

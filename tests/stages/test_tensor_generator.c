@@ -232,11 +232,12 @@ static void ref_values(const uint8_t *r, float *out)
     out[17] = NAN;
 }
 
+/* As the legacy chunkparser: in double precision, rounded once. */
 static void ref_wdl(float q, float d, float *out)
 {
-    out[0] = (1.0f - d + q) / 2.0f;
+    out[0] = (float)(0.5 * (1.0 - (double)d + (double)q));
     out[1] = d;
-    out[2] = (1.0f - d - q) / 2.0f;
+    out[2] = (float)(0.5 * (1.0 - (double)d - (double)q));
 }
 
 /* ---- comparison ---- */
