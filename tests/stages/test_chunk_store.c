@@ -548,8 +548,10 @@ static void test_tar_eviction(void)
     double deadline = lc_now_seconds() + 30 * tu_slow();
     do
         drain_until_stored(pool, W, &t);
-    while (t.transcodes < W + LATE && lc_now_seconds() < deadline);
-    CHECK_EQ_U64(t.transcodes, W + LATE);
+    while ((t.transcodes < W + LATE || gauge(&t.last, "store_chunks") != W) &&
+           lc_now_seconds() < deadline);
+    /* Two threads may both pack one chunk at a pass's edge. */
+    CHECK(t.transcodes >= W + LATE && t.transcodes <= W + LATE + 2);
     CHECK_EQ_INT(gauge(&t.last, "store_chunks"), W);
     CHECK_EQ_INT(gauge(&t.last, "store_positions"), W * N);
     CHECK_EQ_U64(t.evicted, 0);
