@@ -1,15 +1,16 @@
 """Read the batch stream that lcmon's fifo_writer stage writes.
 
-The stream (format version 1, described in full in src/format/batch_stream.h)
-is a header naming every tensor with its dtype, shape and offset, then one
-frame per batch followed by the batch payload, then a DONE marker at the end
-of a finite run. This module needs only the standard library and numpy.
+The stream (format version 2; docs/batch-stream.md) is a header naming every
+tensor with its dtype, shape and offset and the run that writes it, then one
+frame per batch followed by the batch payload, and a DONE marker when a run
+ends: "data" when a finite run is complete, "stopped" when the pipeline was
+stopped or restarted. Only the standard library and numpy are needed.
 
-    from lcmon_reader import BatchReader
+    from lcmon import BatchReader
 
     with BatchReader("/tmp/lcmon.pipe") as reader:
         for tensors in reader:            # dict: name -> numpy array
-            train_step(tensors["planes"], tensors["probs"])
+            train_step(tensors["inputs"], tensors["policy"])
 
 Each payload is read with readinto() straight into one preallocated,
 64-byte aligned buffer, and the arrays are numpy views of that buffer: the
@@ -18,33 +19,34 @@ until the next batch is read (which overwrites the buffer); pass copy=True
 to get arrays of your own. The last batch of a finite run may hold fewer
 rows than the batch size: its arrays are sliced to the valid rows.
 
-A stream that ends without the DONE marker (the writer was stopped or died)
-raises StreamTruncated, unless the reader was made with
-tolerate_truncation=True: iteration then simply ends and `truncated` is set.
-A new stream header between two batches (the writer's layout changed) is
-taken in stride. On a named pipe, the writer starts every new reader with a
-fresh header at a batch boundary; a reader that finds anything else first
-has attached to the pipe its predecessor just left, so it closes the pipe and
-opens it again (a few times, briefly) until it gets a fresh stream.
+Runs. The loader may stop and start again while the trainer runs (a restart
+from lcmon's screen or `lcmon ctl`, or lcmon killed and started again). By
+default (restarts="wait") the reader then logs that it waits, and waits (up
+to restart_timeout seconds; None: for ever) for the next run on the same
+pipe, and goes on with its first batch: every batch the stopped run wrote
+whole is read, a batch torn by a killed writer is dropped, nothing is read
+twice. `run_id` and `runs` say which run the last batch came from, and
+on_run(reader) is called when a new one begins. With restarts="end",
+iteration ends when a run stops (StreamTruncated when it ends without its
+DONE marker, unless tolerate_truncation). A DONE "data" marker (a finite
+run is complete) always ends iteration.
 
-Command line, to look at a stream and measure its rate:
-
-    PYTHONPATH=python python3 -m lcmon_reader PIPE --batches N
-
-prints each tensor's name, dtype and shape once, then the rate (batches/s,
-rows/s, MB/s) at the end, timed from the first batch's arrival and counting
-the batches after it; --batches 0 reads until the end of the stream.
+One reader per pipe: the reader holds an exclusive lock on the pipe while it
+is open. A second BatchReader on the same pipe raises PipeBusy, naming the
+process that holds it, instead of reading interleaved bytes. For several
+trainer processes, give each its own lcmon (RANK and WORLD_SIZE) and pipe.
 """
 
-import argparse
+import errno
+import fcntl
 import io
+import logging
 import os
 import select
 import stat
 import struct
-import sys
 import time
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -55,19 +57,29 @@ __all__ = [
     "TensorSpec",
     "StreamError",
     "StreamTruncated",
+    "StreamVersionError",
+    "NotAStream",
+    "PipeBusy",
+    "WriterTimeout",
+    "parse_header",
     "MAGIC",
     "VERSION",
     "FLAG_LAST",
 ]
 
+log = logging.getLogger("lcmon")
+
 MAGIC = b"LCMONBS\0"
-VERSION = 1
+VERSION = 2  # versions 1 (no run fields) and 2 are read
 FLAG_LAST = 1  # frame flag: last batch of a finite stream
+END_DATA = 0  # DONE reason: the data ended; nothing more comes
+END_STOPPED = 1  # DONE reason: the run was stopped; another may follow
 
 _PREFIX = struct.Struct("<8sII")  # magic, version, header_bytes
-_FIXED = struct.Struct("<IQQ")  # n_tensors, batch_size, payload_bytes
+_FIXED_V1 = struct.Struct("<IQQ")  # n_tensors, batch_size, payload_bytes
+_FIXED_V2 = struct.Struct("<IQQQQ")  # ... run_id, run_started_ms
 _FRAME_REST = struct.Struct("<IQQQ")  # after "BTCH": flags, seq, rows, payload_bytes
-_DONE_REST = struct.Struct("<IQ")  # after "DONE": zero, batches
+_DONE_REST = struct.Struct("<IQ")  # after "DONE": reason, batches
 _HEADER_MAX = 65536
 _ALIGN = 64
 _DTYPES = {
@@ -83,7 +95,25 @@ class StreamError(Exception):
 
 
 class StreamTruncated(StreamError):
-    """The stream ended without its DONE marker: the writer stopped or died."""
+    """The stream ended without its DONE marker: the writer stopped or died
+    (raised only with restarts="end" and without tolerate_truncation)."""
+
+
+class StreamVersionError(StreamError):
+    """The stream is of a version this reader does not know (a newer lcmon:
+    install the Python package of the lcmon that writes it)."""
+
+
+class NotAStream(StreamError):
+    """The path is not a named pipe or a file holding an lcmon batch stream."""
+
+
+class PipeBusy(StreamError):
+    """Another reader holds the pipe: a pipe has one reader."""
+
+
+class WriterTimeout(TimeoutError):
+    """No writer (no next run) came within the timeout."""
 
 
 class TensorSpec(NamedTuple):
@@ -99,13 +129,24 @@ class Header(NamedTuple):
     batch_size: int
     payload_bytes: int
     tensors: Tuple[TensorSpec, ...]
+    run_id: int = 0  # the writing run (0 in version 1)
+    run_started_ms: int = 0  # Unix time in ms (0 in version 1)
+
+    def same_layout(self, other: Optional["Header"]) -> bool:
+        return (
+            other is not None
+            and self.batch_size == other.batch_size
+            and self.payload_bytes == other.payload_bytes
+            and self.tensors == other.tensors
+        )
 
 
 class Batch(NamedTuple):
-    seq: int  # batch number from 0
+    seq: int  # batch number from 0 within its run
     rows: int  # valid rows (the arrays are sliced to them)
     flags: int
     tensors: Dict[str, np.ndarray]
+    run_id: int = 0  # the run that wrote it
 
     @property
     def last(self) -> bool:
@@ -113,25 +154,35 @@ class Batch(NamedTuple):
         return bool(self.flags & FLAG_LAST)
 
 
+def _check_version(version: int) -> None:
+    if version > VERSION:
+        raise StreamVersionError(
+            "batch stream version %d is newer than this reader (it reads versions 1 to %d): "
+            "install the Python package of the lcmon that writes the stream" % (version, VERSION)
+        )
+    if version < 1:
+        raise StreamError("batch stream version %d is not valid" % version)
+
+
 def parse_header(prefix: bytes, rest: bytes) -> Header:
     """Decode a stream header from its 16-byte prefix and the rest."""
     magic, version, header_bytes = _PREFIX.unpack(prefix)
     if magic != MAGIC:
-        raise StreamError(
-            "not an lcmon batch stream: the first bytes are %r, not the magic %r"
-            % (magic, MAGIC)
+        raise NotAStream(
+            "not an lcmon batch stream: the first bytes are %r, not the magic %r" % (magic, MAGIC)
         )
-    if version != VERSION:
-        raise StreamError(
-            "batch stream version %d is not supported (this reader knows version %d)"
-            % (version, VERSION)
-        )
+    _check_version(version)
+    fixed = _FIXED_V1 if version == 1 else _FIXED_V2
     if len(rest) != header_bytes:
         raise StreamError("batch stream header: %d of its %d bytes" % (len(rest), header_bytes))
-    if header_bytes < _FIXED.size:
+    if header_bytes < fixed.size:
         raise StreamError("batch stream header: header_bytes %d is too small" % header_bytes)
-    n_tensors, batch_size, payload_bytes = _FIXED.unpack_from(rest, 0)
-    pos = _FIXED.size
+    run_id = run_started = 0
+    if version == 1:
+        n_tensors, batch_size, payload_bytes = fixed.unpack_from(rest, 0)
+    else:
+        n_tensors, batch_size, payload_bytes, run_id, run_started = fixed.unpack_from(rest, 0)
+    pos = fixed.size
     tensors = []
     try:
         for i in range(n_tensors):
@@ -170,7 +221,30 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
             tensors.append(TensorSpec(name, dtype, tuple(shape), offset, nbytes))
     except (struct.error, UnicodeDecodeError) as e:
         raise StreamError("batch stream header: corrupt tensor list (%s)" % e) from None
-    return Header(version, batch_size, payload_bytes, tuple(tensors))
+    return Header(version, batch_size, payload_bytes, tuple(tensors), run_id, run_started)
+
+
+def _lock_holder(st: os.stat_result) -> Optional[int]:
+    """The pid holding a flock on the file of st, from /proc/locks."""
+    want = "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == want:
+                    return int(parts[4])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+class _RunEnded(Exception):
+    """Internal: the current run ended (how: 'stopped', 'eof' or 'torn')."""
+
+    def __init__(self, how: str, detail: str):
+        super().__init__(detail)
+        self.how = how
+        self.detail = detail
 
 
 class BatchReader:
@@ -179,16 +253,24 @@ class BatchReader:
     path: the named pipe (or a regular file holding a stream).
     copy: give each batch arrays of its own (default: views of a buffer that
         the next batch overwrites).
-    tolerate_truncation: end iteration quietly, setting `truncated`, when the
-        stream ends without DONE (default: raise StreamTruncated).
     timeout: seconds to wait for the writer when opening and for each piece
-        of data afterwards before raising TimeoutError (default: wait as long
-        as it takes, which is what a trainer usually wants).
+        of data of a run before raising TimeoutError (a stalled writer;
+        default: wait as long as it takes, which is what a trainer usually
+        wants).
+    restarts: "wait" (default) to wait for the next run when a run stops or
+        its writer dies, "end" to end iteration there.
+    restart_timeout: seconds to wait for the next run before raising
+        WriterTimeout (None: for ever).
+    on_run: called as on_run(reader) when a new run begins (also the first).
+    tolerate_truncation: with restarts="end", end iteration quietly (setting
+        `truncated`) when a run ends without DONE, instead of raising
+        StreamTruncated.
     resync_attempts, resync_delay: how often and how long apart to reopen a
         pipe that does not start with a stream header.
 
-    Opening reads the stream header (so it waits for the writer); `header`
-    then describes the tensors. Not thread-safe: one thread reads.
+    Opening takes the pipe's lock and reads the stream header (so it waits
+    for the writer); `header` then describes the tensors. Not thread-safe:
+    one thread reads.
     """
 
     def __init__(
@@ -197,80 +279,154 @@ class BatchReader:
         copy: bool = False,
         tolerate_truncation: bool = False,
         timeout: Optional[float] = None,
+        restarts: str = "wait",
+        restart_timeout: Optional[float] = None,
+        on_run: Optional[Callable[["BatchReader"], None]] = None,
         resync_attempts: int = 50,
         resync_delay: float = 0.1,
     ):
+        if restarts not in ("wait", "end"):
+            raise ValueError("restarts must be 'wait' or 'end', not %r" % (restarts,))
         self.path = os.fspath(path)
         self.copy = copy
         self.tolerate_truncation = tolerate_truncation
         self.timeout = timeout
+        self.restarts = restarts
+        self.restart_timeout = restart_timeout
+        self.on_run = on_run
+        self.resync_attempts = max(1, resync_attempts)
+        self.resync_delay = resync_delay
         self.header: Optional[Header] = None
-        self.done = False  # DONE was read
+        self.done = False  # DONE "data" was read: the stream is complete
+        self.stopped = False  # iteration ended at a stopped run (restarts="end")
         self.truncated = False  # ended without DONE (tolerate_truncation)
+        self.run_id = 0
+        self.runs = 0  # runs seen
         self.batches_read = 0
         self.rows_read = 0
         self.bytes_read = 0
         self.headers_read = 0
+        self.torn_batches = 0  # batches dropped because their writer died mid-batch
         self._f: Optional[io.FileIO] = None
+        self._lock_fd = -1
+        self._fifo = False
+        self._closed = False
         self._conn_batches = 0
         self._buffer = None
         self._views: Dict[str, np.ndarray] = {}
         self._small = bytearray(16)
         try:
-            self._open(resync_attempts, resync_delay)
+            self._check_path()
+            self._open(wait=self.timeout)
         except BaseException:
             self.close()
             raise
 
     # -- opening ---------------------------------------------------------
 
-    def _open(self, attempts: int, delay: float) -> None:
-        for attempt in range(max(1, attempts)):
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-            is_fifo = stat.S_ISFIFO(os.fstat(fd).st_mode)
-            # The open did not wait for a writer; reads wait in poll() when a
-            # timeout is set, else in a blocking read.
-            if self.timeout is None:
-                os.set_blocking(fd, True)
-            self._f = io.FileIO(fd, "rb", closefd=True)
-            if is_fifo and self.timeout is None:
-                self._wait_readable(None)  # a blocking read on a writer-less FIFO sees EOF
+    def _check_path(self) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise NotAStream(
+                "%s does not exist: start lcmon first (its fifo_writer creates the pipe), or "
+                "check the path" % self.path
+            ) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise NotAStream("%s is a directory, not a named pipe or a stream file" % self.path)
+        if not (stat.S_ISFIFO(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            raise NotAStream("%s is not a named pipe or a regular file" % self.path)
+        self._fifo = stat.S_ISFIFO(st.st_mode)
+
+    def _take_lock(self) -> None:
+        if self._lock_fd >= 0 or not self._fifo:
+            return
+        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            st = os.fstat(fd)
+            os.close(fd)
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+            pid = _lock_holder(st)
+            who = "process %d" % pid if pid else "another process"
+            raise PipeBusy(
+                "%s is already being read by %s: a pipe has one reader (with DataLoader, "
+                "use num_workers=0; for several trainer processes, run one lcmon with its own "
+                "pipe per process, RANK and WORLD_SIZE set)" % (self.path, who)
+            ) from None
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+    def _open_data(self) -> None:
+        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        self._f = io.FileIO(fd, "rb", closefd=True)
+
+    def _close_data(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def _open(self, wait: Optional[float], next_run: bool = False) -> None:
+        """Open the stream and read its header. On a pipe, wait up to `wait`
+        seconds (None: for ever) for a writer; a pipe that starts with
+        something else than a header is the tail of a writer's stream to a
+        reader that just left: let go of the pipe and open it again."""
+        for attempt in range(self.resync_attempts):
+            self._take_lock()
+            self._open_data()
+            if self._fifo:
+                self._wait_readable(wait, next_run)
             prefix = bytearray(16)
             got = self._fill(memoryview(prefix))
             seen = min(got, len(MAGIC))
-            if is_fifo and (got == 0 or bytes(prefix[:seen]) != MAGIC[:seen]):
-                # The tail of a stream whose reader just left (or its end):
-                # reopen until the writer has noticed and starts us afresh.
-                self._f.close()
-                self._f = None
-                if attempt + 1 < attempts:
-                    time.sleep(delay)
+            if self._fifo and (got == 0 or bytes(prefix[:seen]) != MAGIC[:seen]):
+                self._close_data()
+                self._release_lock()  # so that the writer sees its reader leave
+                if attempt + 1 < self.resync_attempts:
+                    time.sleep(self.resync_delay)
                 continue
             if got < len(prefix):
                 if got == 0:
-                    self._truncated("the stream is empty: no stream header")
-                else:
-                    self._truncated("the stream ended in the middle of the stream header")
-                return  # tolerated
+                    raise NotAStream("%s is empty: no stream header" % self.path)
+                raise StreamTruncated("%s: the stream ended in the stream header" % self.path)
+            if bytes(prefix[:8]) != MAGIC:
+                raise NotAStream(
+                    "%s is not an lcmon batch stream (it starts with %r)"
+                    % (self.path, bytes(prefix[:8]))
+                )
+            self._conn_batches = 0  # DONE counts the batches since this connection's header
             self._read_header(bytes(prefix))
-            self._conn_batches = 0  # DONE counts the batches since this header
             return
         raise StreamError(
             "%s: the pipe did not start with a stream header in %d attempts "
-            "(is another reader attached, or is the writer not lcmon?)" % (self.path, attempts)
+            "(is a reader that is not lcmon's attached, or is the writer not lcmon?)"
+            % (self.path, self.resync_attempts)
         )
 
-    def _wait_readable(self, timeout: Optional[float]) -> None:
+    def _wait_readable(self, timeout: Optional[float], next_run: bool = False) -> None:
         p = select.poll()
         p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
-        ms = None if timeout is None else max(0, int(timeout * 1000))
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            ms = None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
             try:
                 if p.poll(ms):
                     return
             except InterruptedError:
                 continue
-            raise TimeoutError("%s: no data for %.1f s" % (self.path, timeout))
+            if deadline is not None and time.monotonic() >= deadline:
+                if next_run:
+                    raise WriterTimeout(
+                        "%s: no new run began within %.1f s" % (self.path, timeout)
+                    )
+                raise TimeoutError("%s: no data for %.1f s (is the loader stalled?)"
+                                   % (self.path, timeout))
 
     # -- low-level reads --------------------------------------------------
 
@@ -279,13 +435,13 @@ class BatchReader:
         n = 0
         total = len(mv)
         while n < total:
-            if self.timeout is not None:
+            if self._fifo:
                 self._wait_readable(self.timeout)
             try:
                 got = self._f.readinto(mv[n:])
             except InterruptedError:
                 continue
-            if got is None:  # non-blocking and nothing yet
+            if got is None:  # nothing yet: poll again
                 continue
             if got == 0:
                 break
@@ -293,42 +449,39 @@ class BatchReader:
         self.bytes_read += n
         return n
 
-    def _truncated(self, msg: str):
-        self.truncated = True
-        self.close()
-        if self.tolerate_truncation:
-            return None
-        raise StreamTruncated("%s: %s" % (self.path, msg))
-
-    def _read_exact(self, n: int, what: str) -> Optional[bytes]:
+    def _read_exact(self, n: int, what: str) -> bytes:
         buf = self._small if n == len(self._small) else bytearray(n)
         got = self._fill(memoryview(buf))
         if got == n:
             return bytes(buf)
-        if got == 0:
-            return self._truncated(
-                "the stream ended after %d batches without the DONE marker "
-                "(the writer was stopped or died)" % self.batches_read
-            )
-        return self._truncated("the stream ended in the middle of %s" % what)
+        if got == 0 and what == "a record":
+            raise _RunEnded("eof", "the stream ended after %d batches of this run without a DONE "
+                            "marker (the writer was stopped or died)" % self._conn_batches)
+        raise _RunEnded("torn", "the stream ended in the middle of %s" % what)
 
-    def _read_header(self, prefix: bytes) -> bool:
+    def _read_header(self, prefix: bytes) -> None:
         magic, version, header_bytes = _PREFIX.unpack(prefix)
-        if magic == MAGIC and version == VERSION and not 0 < header_bytes <= _HEADER_MAX - 16:
+        if magic != MAGIC:
+            raise NotAStream("%s: not an lcmon batch stream header" % self.path)
+        _check_version(version)
+        if not 0 < header_bytes <= _HEADER_MAX - 16:
             raise StreamError("batch stream header: header_bytes %d is out of range" % header_bytes)
-        rest = b""
-        if magic == MAGIC and version == VERSION:
-            rest = self._read_exact(header_bytes, what="the stream header")
-            if rest is None:
-                return False
+        rest = self._read_exact(header_bytes, what="the stream header")
         header = parse_header(prefix, rest)
-        if header != self.header:
+        if not header.same_layout(self.header):
             self._set_layout(header)
+        new_run = header.run_id != self.run_id or self.runs == 0
+        self.header = header
         self.headers_read += 1
-        return True
+        if new_run:
+            self.run_id = header.run_id
+            self.runs += 1
+            if self.runs > 1:
+                log.warning("lcmon: a new run (%016x) began on %s", header.run_id, self.path)
+            if self.on_run is not None:
+                self.on_run(self)
 
     def _set_layout(self, header: Header) -> None:
-        self.header = header
         raw = np.empty(header.payload_bytes + _ALIGN, dtype=np.uint8)
         skip = (-raw.ctypes.data) % _ALIGN
         self._buffer = raw[skip : skip + header.payload_bytes]
@@ -341,50 +494,81 @@ class BatchReader:
     # -- batches ---------------------------------------------------------
 
     def read_batch(self) -> Optional[Batch]:
-        """The next batch, or None at the end of the stream (DONE, or a
-        tolerated truncation). Raises StreamTruncated, StreamError (the
-        reader is then closed) or TimeoutError."""
+        """The next batch, or None at the end of the stream. Raises
+        StreamTruncated, StreamError (the reader is then closed),
+        TimeoutError or WriterTimeout."""
         try:
             return self._next()
-        except StreamError:
+        except (StreamError, TimeoutError):
             self.close()
             raise
 
     def _next(self) -> Optional[Batch]:
         while self._f is not None:
-            rec = self._read_exact(16, what="a batch frame")
-            if rec is None:
-                return None
-            kind = rec[:4]
-            if kind == b"BTCH":
-                more = self._read_exact(16, what="a batch frame")
-                if more is None:
-                    return None
-                flags, seq, rows, payload_bytes = _FRAME_REST.unpack(rec[4:] + more)
-                return self._read_payload(flags, seq, rows, payload_bytes)
-            if kind == b"DONE":
-                zero, count = _DONE_REST.unpack(rec[4:])
-                if zero != 0:
-                    raise StreamError("%s: malformed DONE marker" % self.path)
-                if count != self._conn_batches:
-                    raise StreamError(
-                        "%s: the DONE marker counts %d batches but %d were read"
-                        % (self.path, count, self._conn_batches)
-                    )
-                self.done = True
-                self.close()
-                return None
-            if rec[:8] == MAGIC:
-                if not self._read_header(rec):
+            try:
+                b = self._next_in_run()
+            except _RunEnded as end:
+                if not self._run_ended(end):
                     return None
                 continue
-            raise StreamError(
-                "%s: unknown record %r after %d batches (expected a batch frame, DONE or "
-                "a stream header)" % (self.path, kind, self.batches_read)
-            )
+            if b is not None or self._f is None:
+                return b
         return None
 
-    def _read_payload(self, flags: int, seq: int, rows: int, payload_bytes: int) -> Optional[Batch]:
+    def _run_ended(self, end: _RunEnded) -> bool:
+        """A run ended; True when the reader goes on with the next run."""
+        if end.how == "torn":
+            self.torn_batches += 1
+        if not self._fifo or self.restarts == "end":
+            self._close_data()
+            if end.how == "stopped":
+                self.stopped = True
+                return False
+            self.truncated = True
+            if self.tolerate_truncation:
+                return False
+            raise StreamTruncated("%s: %s" % (self.path, end.detail))
+        log.warning(
+            "lcmon: the run on %s %s after %d batches; waiting for the next run%s",
+            self.path,
+            "stopped" if end.how == "stopped" else "ended without its DONE marker (%s)" % end.how,
+            self._conn_batches,
+            "" if self.restart_timeout is None else " (up to %.0f s)" % self.restart_timeout,
+        )
+        self._close_data()
+        self._open(wait=self.restart_timeout, next_run=True)
+        return True
+
+    def _next_in_run(self) -> Optional[Batch]:
+        rec = self._read_exact(16, what="a record")
+        kind = rec[:4]
+        if kind == b"BTCH":
+            more = self._read_exact(16, what="a batch frame")
+            flags, seq, rows, payload_bytes = _FRAME_REST.unpack(rec[4:] + more)
+            return self._read_payload(flags, seq, rows, payload_bytes)
+        if kind == b"DONE":
+            reason, count = _DONE_REST.unpack(rec[4:])
+            if reason not in (END_DATA, END_STOPPED):
+                raise StreamError("%s: DONE marker with an unknown reason %d" % (self.path, reason))
+            if count != self._conn_batches:
+                raise StreamError(
+                    "%s: the DONE marker counts %d batches but %d were read"
+                    % (self.path, count, self._conn_batches)
+                )
+            if reason == END_STOPPED:
+                raise _RunEnded("stopped", "the run was stopped")
+            self.done = True
+            self._close_data()
+            return None
+        if rec[:8] == MAGIC:
+            self._read_header(rec)
+            return None
+        raise StreamError(
+            "%s: unknown record %r after %d batches (expected a batch frame, DONE or a stream "
+            "header): is another program reading this pipe?" % (self.path, kind, self.batches_read)
+        )
+
+    def _read_payload(self, flags: int, seq: int, rows: int, payload_bytes: int) -> Batch:
         h = self.header
         if h is None or payload_bytes != h.payload_bytes:
             raise StreamError(
@@ -398,9 +582,10 @@ class BatchReader:
             )
         got = self._fill(memoryview(self._buffer))
         if got != payload_bytes:
-            return self._truncated(
+            raise _RunEnded(
+                "torn",
                 "the stream ended in the middle of batch %d (%d of %d payload bytes)"
-                % (seq, got, payload_bytes)
+                % (seq, got, payload_bytes),
             )
         tensors = {}
         for name, v in self._views.items():
@@ -409,10 +594,10 @@ class BatchReader:
         self.batches_read += 1
         self._conn_batches += 1
         self.rows_read += rows
-        return Batch(seq, rows, flags, tensors)
+        return Batch(seq, rows, flags, tensors, self.run_id)
 
     def batches(self):
-        """Iterate over Batch records (seq, rows, flags, tensors)."""
+        """Iterate over Batch records (seq, rows, flags, tensors, run_id)."""
         while True:
             b = self.read_batch()
             if b is None:
@@ -427,9 +612,8 @@ class BatchReader:
     # -- closing ---------------------------------------------------------
 
     def close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-            self._f = None
+        self._close_data()
+        self._release_lock()
 
     def __enter__(self):
         return self
@@ -439,103 +623,12 @@ class BatchReader:
         return False
 
 
-def _describe(header: Header) -> str:
+def describe(header: Header) -> str:
+    """The tensors of a header, one line each, for people."""
     lines = [
-        "stream: batch size %d, %d payload bytes per batch"
-        % (header.batch_size, header.payload_bytes)
+        "stream: batch size %d, %d payload bytes per batch, run %016x"
+        % (header.batch_size, header.payload_bytes, header.run_id)
     ]
     for t in header.tensors:
         lines.append("  %s: %s %s" % (t.name, t.dtype.name, list(t.shape)))
     return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python3 -m lcmon_reader",
-        description="Read an lcmon batch stream (a named pipe or a file) and report its rate.",
-    )
-    ap.add_argument("path", help="the named pipe (or a file holding a stream)")
-    ap.add_argument(
-        "--batches", type=int, default=0, help="batches to read (0: until the end of the stream)"
-    )
-    ap.add_argument(
-        "--skip",
-        type=int,
-        default=0,
-        help="batches read before the timing starts (a loader's warm-up, such as the chunk "
-        "pool's first pass); --batches counts them too",
-    )
-    ap.add_argument("--copy", action="store_true", help="copy each batch's arrays")
-    ap.add_argument(
-        "--tolerate-truncation",
-        action="store_true",
-        help="treat a stream ending without DONE as a normal end",
-    )
-    ap.add_argument(
-        "--timeout", type=float, default=None, help="seconds to wait for data before giving up"
-    )
-    args = ap.parse_args(argv)
-    try:
-        reader = BatchReader(
-            args.path,
-            copy=args.copy,
-            tolerate_truncation=args.tolerate_truncation,
-            timeout=args.timeout,
-        )
-    except (StreamError, OSError) as e:
-        print("lcmon_reader: %s" % e, file=sys.stderr)
-        return 1
-    shown = None
-    n = rows = nbytes = 0
-    # The rate is timed from the arrival of the first batch after the
-    # skipped ones and counts the batches after it, so that the loader's
-    # warm-up (filling its shuffle buffers, and whatever --skip covers) does
-    # not count against it.
-    t0 = None
-    began = None  # Unix time of t0, for timing against other processes
-    timed = timed_rows = timed_bytes = 0
-    status = 0
-    with reader:
-        try:
-            while args.batches <= 0 or n < args.batches:
-                if reader.header is not None and reader.header != shown:
-                    shown = reader.header
-                    print(_describe(shown), flush=True)
-                b = reader.read_batch()
-                if b is None:
-                    break
-                n += 1
-                rows += b.rows
-                nbytes += reader.header.payload_bytes
-                if t0 is None:
-                    if n > args.skip:
-                        t0 = time.perf_counter()
-                        began = time.time()
-                else:
-                    timed += 1
-                    timed_rows += b.rows
-                    timed_bytes += reader.header.payload_bytes
-        except StreamError as e:
-            print("lcmon_reader: %s" % e, file=sys.stderr)
-            status = 1
-        ended = (
-            "end of stream (DONE)"
-            if reader.done
-            else "truncated stream" if reader.truncated else "stopped after %d batches" % n
-        )
-    dt = max(time.perf_counter() - t0, 1e-9) if t0 is not None else 1e-9
-    after = "the first batch" if args.skip <= 0 else "batch %d" % (args.skip + 1)
-    skipped = ""
-    if args.skip > 0 and began is not None:
-        skipped = "; timing began at %.3f (Unix time)" % began
-    print(
-        "%d batches, %d rows, %.1f MB; after %s: %.3f s, "
-        "%.1f batches/s, %.0f rows/s, %.1f MB/s; %s%s"
-        % (n, rows, nbytes / 1e6, after, dt, timed / dt, timed_rows / dt, timed_bytes / 1e6 / dt,
-           ended, skipped)
-    )
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -44,9 +44,14 @@ static uint64_t get_u64(const uint8_t *p)
     return v;
 }
 
-size_t lc_stream_header_encode(const lc_batch_layout *l, uint8_t *buf, size_t cap)
+/* The fixed fields after the prefix: n_tensors, batch_size, payload_bytes,
+ * run_id, run_started_ms. */
+#define FIXED_BYTES 36
+
+size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *run, uint8_t *buf,
+                               size_t cap)
 {
-    size_t need = LC_STREAM_HEADER_PREFIX_BYTES + 4 + 8 + 8;
+    size_t need = LC_STREAM_HEADER_PREFIX_BYTES + FIXED_BYTES;
     for (uint32_t i = 0; i < l->n_tensors; i++)
         need += 2 + strnlen(l->tensors[i].name, LC_BATCH_NAME_MAX) + 1 + 1 +
                 8 * (size_t)l->tensors[i].ndim + 8 + 8;
@@ -60,7 +65,9 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, uint8_t *buf, size_t ca
     put_u32(p + 8, l->n_tensors);
     put_u64(p + 12, l->batch_size);
     put_u64(p + 20, l->total_bytes);
-    p += 28;
+    put_u64(p + 28, run ? run->id : 0);
+    put_u64(p + 36, run ? run->started_ms : 0);
+    p += 8 + FIXED_BYTES;
     for (uint32_t i = 0; i < l->n_tensors; i++) {
         const lc_tensor_desc *t = &l->tensors[i];
         size_t name_len = strnlen(t->name, LC_BATCH_NAME_MAX);
@@ -89,10 +96,10 @@ void lc_stream_batch_frame(uint8_t out[32], uint32_t flags, uint64_t seq, uint64
     put_u64(out + 24, payload_bytes);
 }
 
-void lc_stream_done_frame(uint8_t out[16], uint64_t batches)
+void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches)
 {
     memcpy(out, "DONE", 4);
-    put_u32(out + 4, 0);
+    put_u32(out + 4, reason);
     put_u64(out + 8, batches);
 }
 
@@ -178,10 +185,12 @@ short_header:
                         "stream header: tensor %u runs past header_bytes (corrupt header)", index);
 }
 
-int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out, size_t *consumed,
-                            lc_error *err)
+int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
+                            lc_stream_run *run, size_t *consumed, lc_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (run)
+        memset(run, 0, sizeof *run);
     *consumed = 0;
     size_t have = len < LC_STREAM_MAGIC_BYTES ? len : LC_STREAM_MAGIC_BYTES;
     if (memcmp(buf, stream_magic, have) != 0)
@@ -199,9 +208,10 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             "version %u)",
                             version, LC_STREAM_VERSION);
     uint32_t rest = get_u32(buf + 12);
-    if (rest < 20 || rest > LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES)
+    if (rest < FIXED_BYTES || rest > LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES)
         return lc_error_set(err, LC_EFORMAT,
-                            "batch stream header: header_bytes %u is out of range (20 to %d)", rest,
+                            "batch stream header: header_bytes %u is out of range (%d to %d)",
+                            rest, FIXED_BYTES,
                             LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES);
     size_t total = LC_STREAM_HEADER_PREFIX_BYTES + (size_t)rest;
     if (len < total) {
@@ -210,11 +220,15 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             len, total);
     }
     cursor c = {buf + LC_STREAM_HEADER_PREFIX_BYTES, buf + total};
-    const uint8_t *f = c.p; /* rest >= 20: the fixed fields are there */
-    c.p += 20;
+    const uint8_t *f = c.p; /* rest >= FIXED_BYTES: the fixed fields are there */
+    c.p += FIXED_BYTES;
     uint32_t n = get_u32(f);
     out->batch_size = get_u64(f + 4);
     out->total_bytes = get_u64(f + 12);
+    if (run) {
+        run->id = get_u64(f + 20);
+        run->started_ms = get_u64(f + 28);
+    }
     if (n > LC_BATCH_MAX_TENSORS) {
         memset(out, 0, sizeof *out);
         return lc_error_set(err, LC_EFORMAT, "batch stream header: %u tensors (at most %d)", n,
@@ -252,10 +266,12 @@ int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out,
         if (len < LC_STREAM_DONE_BYTES)
             return lc_error_set(err, LC_ETRUNC,
                                 "end-of-stream marker: %zu of its 16 bytes are present", len);
-        if (get_u32(buf + 4) != 0)
-            return lc_error_set(err, LC_EFORMAT, "end-of-stream marker: second word is %u, not 0",
+        if (get_u32(buf + 4) > LC_STREAM_END_STOPPED)
+            return lc_error_set(err, LC_EFORMAT,
+                                "end-of-stream marker: unknown reason %u (0 or 1 expected)",
                                 get_u32(buf + 4));
         out->kind = LC_STREAM_DONE;
+        out->reason = get_u32(buf + 4);
         out->batches = get_u64(buf + 8);
         return 0;
     }

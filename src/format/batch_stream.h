@@ -1,21 +1,27 @@
 /*
  * batch_stream: the byte stream of tensor batches that the fifo_writer stage
- * writes to a named pipe (or a file) and python/lcmon_reader.py reads.
+ * writes to a named pipe (or a file) and the lcmon Python package (python/lcmon) reads.
  *
- * Format, version 1. All integers are little-endian and unsigned; there is
- * no padding between fields.
+ * Format, version 2. All integers are little-endian and unsigned; there is
+ * no padding between fields. (Version 1 had no run fields in the header
+ * and a DONE marker whose second word was always 0.)
  *
  * A stream is a stream header, then any number of batches, then an end
  * marker:
  *
  *   stream header
  *     magic          8 bytes  "LCMONBS\0"
- *     version        u32      1
+ *     version        u32      2
  *     header_bytes   u32      length of the rest of the header, in bytes
  *     n_tensors      u32
  *     batch_size     u64      rows of a full batch
  *     payload_bytes  u64      bytes of every batch payload (the batch
  *                             layout's total_bytes)
+ *     run_id         u64      the run that writes this stream: a random
+ *                             number drawn when the pipeline starts, new at
+ *                             every start or restart (never 0)
+ *     run_started_ms u64      when that run started, in milliseconds since
+ *                             the Unix epoch
  *     then per tensor, n_tensors times:
  *       name_len     u16
  *       name         name_len bytes, no NUL
@@ -39,15 +45,29 @@
  *                             offset, with batch_size rows of which the
  *                             first `rows` are valid (ignore the rest)
  *
- *   end of stream (16 bytes)
+ *   end of a run (16 bytes)
  *     magic          4 bytes  "DONE"
- *     zero           u32      0
+ *     reason         u32      0: the data ended (a finite run is complete:
+ *                             nothing more will come);
+ *                             1: the run was stopped (the pipeline stopped
+ *                             or restarted; a new run may follow on the same
+ *                             pipe, with a header of its own)
  *     batches        u64      batch frames written since the stream header
  *                             that began this connection
  *
  * A reader that meets end of file without DONE knows that the writer died or
- * went away mid-stream. A stream without batches has a header with
- * n_tensors, batch_size and payload_bytes all 0.
+ * went away mid-stream (killed, or a stop that could not finish the batch
+ * being written within a second): it drops the partial batch, if any. A
+ * stream without batches has a header with n_tensors, batch_size and
+ * payload_bytes all 0.
+ *
+ * Runs. A pipe outlives the runs that write to it. When a run ends (DONE
+ * with reason 1, or end of file), a reader that keeps the pipe open, or
+ * opens it again, gets the next run's header and batches: a new run_id, seq
+ * from 0. A writer that finds unread bytes of an earlier writer in the pipe
+ * when it connects closes it again and waits until the reader has drained
+ * them, so a new run never follows a torn batch without the end of file in
+ * between.
  *
  * A stream header may also appear between two batches: the writer sends one
  * whenever the layout changes. On a named pipe, every new reader gets a
@@ -71,7 +91,7 @@
 
 #define LC_STREAM_MAGIC "LCMONBS" /* with its NUL: the 8 magic bytes */
 #define LC_STREAM_MAGIC_BYTES 8
-#define LC_STREAM_VERSION 1u
+#define LC_STREAM_VERSION 2u
 /* magic, version and header_bytes: what a reader needs to learn the rest. */
 #define LC_STREAM_HEADER_PREFIX_BYTES 16
 /* Upper bound of header_bytes accepted by the decoder. */
@@ -79,32 +99,42 @@
 #define LC_STREAM_FRAME_BYTES 32
 #define LC_STREAM_DONE_BYTES 16
 #define LC_STREAM_FLAG_LAST 1u
+/* The reasons of a DONE marker. */
+#define LC_STREAM_END_DATA 0u
+#define LC_STREAM_END_STOPPED 1u
+
+/* The run a stream header names. */
+typedef struct lc_stream_run {
+    uint64_t id;         /* never 0 */
+    uint64_t started_ms; /* Unix time */
+} lc_stream_run;
 
 /* Encode the stream header of layout l into buf. Returns the header's size
  * in bytes; when that is more than cap, nothing is written and the caller
  * retries with a buffer of the returned size. */
-size_t lc_stream_header_encode(const lc_batch_layout *l, uint8_t *buf, size_t cap);
+size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *run, uint8_t *buf,
+                               size_t cap);
 
 /* The 32-byte frame that precedes a batch payload. */
 void lc_stream_batch_frame(uint8_t out[32], uint32_t flags, uint64_t seq, uint64_t rows,
                            uint64_t payload_bytes);
 
-/* The 16-byte end-of-stream marker. */
-void lc_stream_done_frame(uint8_t out[16], uint64_t batches);
+/* The 16-byte end marker, with its reason (LC_STREAM_END_*). */
+void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches);
 
 /*
  * Decode a stream header at the start of buf (len bytes) into out, setting
  * *consumed to the header's size. Errors, with a message in err:
  *   not the magic                                 LC_EFORMAT
- *   a version other than 1                        LC_EVERSION
+ *   a version other than 2                        LC_EVERSION
  *   buf shorter than the header                   LC_ETRUNC, and *consumed is
  *                                                 the size needed when known
  *                                                 (0 when fewer than 16 bytes)
  *   a field out of range or inconsistent          LC_EFORMAT
  * On error *out is zeroed.
  */
-int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out, size_t *consumed,
-                            lc_error *err);
+int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
+                            lc_stream_run *run, size_t *consumed, lc_error *err);
 
 typedef enum lc_stream_record {
     LC_STREAM_BATCH = 1,  /* a 32-byte batch frame */
@@ -119,13 +149,14 @@ typedef struct lc_stream_frame {
     uint64_t rows;          /* batch */
     uint64_t payload_bytes; /* batch */
     uint64_t batches;       /* done */
+    uint32_t reason;        /* done: LC_STREAM_END_* */
 } lc_stream_frame;
 
 /* Identify what starts at buf (for tests and tools): a batch frame (needs 32
  * bytes), a DONE marker (16 bytes) or a stream header (8 bytes; decode it with
  * lc_stream_header_decode). Returns 0, LC_ETRUNC when len is too short for
  * what the magic announces (or under 4 bytes), LC_EFORMAT for an unknown
- * magic or a DONE whose second word is not 0. */
+ * magic or a DONE with an unknown reason. */
 int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out, lc_error *err);
 
 #endif

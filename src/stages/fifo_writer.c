@@ -46,8 +46,19 @@
  * the reader has read all of it (the pipe is empty): a reader that leaves
  * before the end loses nothing either, the next one gets the rest and DONE.
  * If no reader is connected when the input ends, the thread waits for one.
- * A stop closes the pipe without DONE: the reader sees a truncated stream,
- * which is what happened.
+ *
+ * Runs. Every start (and restart) of the pipeline is a new run: a random
+ * run id in the stream header tells the reader. A stop ends the run at a
+ * batch boundary: a batch partly written when the stop comes is finished
+ * first if the reader takes it within FW_STOP_GRACE_S (half a second), then DONE with the
+ * reason "stopped" goes out, and the pipe is closed. A reader that keeps
+ * the pipe open reads every batch written before the stop, then the marker,
+ * then waits for the next run's header. (A batch not finished in the grace
+ * time is left torn, as a killed writer leaves it: the reader drops it.)
+ * When a writer connects and finds bytes of an earlier writer still unread
+ * in the pipe, it closes the pipe again and waits until they are drained:
+ * the reader then meets the end of file before anything of the new run, so
+ * a torn batch is never followed by new bytes.
  *
  * With `regular_file` set, the stream goes to a regular file instead,
  * truncated at start: header, batches, DONE.
@@ -71,6 +82,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -81,6 +93,8 @@
 #define FW_RETRY_SECONDS 0.05
 /* The pipe buffer we ask for. */
 #define FW_PIPE_BYTES (1 << 20)
+/* How long a stop waits for the reader to take the rest of a batch. */
+#define FW_STOP_GRACE_S 0.5
 
 typedef struct fw_config {
     char *path;
@@ -135,6 +149,9 @@ typedef struct fw {
     size_t hdr_len, hdr_cap, hdr_tmp_cap;
     bool input_done;
     bool file_failed;
+    lc_stream_run run;  /* this start's run, named in every header */
+    uint64_t grace_end; /* while stopping: when to give up on a torn batch */
+    bool torn;          /* stopped in the middle of a batch */
     uint64_t blocked_ms_reported; /* flush side only */
 
     atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
@@ -193,8 +210,15 @@ static void wait_writable(fw *f, lc_load_meter *meter)
     atomic_store(&f->g_pipe_full, 1);
     lc_load_idle(meter);
     uint64_t t0 = lc_now_ns();
-    /* The timeout only bounds the wait should a wake-up ever be missed. */
-    if (poll(fds, 2, 1000) < 0 && errno != EINTR)
+    /* The timeout only bounds the wait should a wake-up ever be missed.
+     * While a stop finishes a batch, the wake-up is spent: wait on the pipe
+     * alone, until the grace time ends. */
+    int nfds = 2, ms = 1000;
+    if (f->grace_end) {
+        nfds = 1;
+        ms = t0 < f->grace_end ? (int)((f->grace_end - t0) / 1000000u) + 1 : 0;
+    }
+    if (poll(fds, (nfds_t)nfds, ms) < 0 && errno != EINTR)
         LC_WARN("poll on the batch pipe failed: %s", strerror(errno));
     atomic_fetch_add(&f->blocked_ns, lc_now_ns() - t0);
     lc_load_busy(meter);
@@ -212,8 +236,14 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
             iovcnt--;
             continue;
         }
-        if (lc_run_state_stopping(&s->run))
-            return LC_ESTOPPED;
+        if (lc_run_state_stopping(&s->run)) {
+            /* Nothing of this record out yet: stop here, at a boundary.
+             * Part of it out: finish it within the grace time. */
+            if (*written == 0 || (f->grace_end && lc_now_ns() >= f->grace_end))
+                return LC_ESTOPPED;
+            if (!f->grace_end)
+                f->grace_end = lc_now_ns() + (uint64_t)(FW_STOP_GRACE_S * 1e9);
+        }
         /* Batch payloads go into a pipe by reference (vmsplice), which saves
          * the copy into the pipe buffer: the reader's read() is then the
          * only copy. It is safe because a batch stays held, untouched, until
@@ -271,12 +301,12 @@ static bool header_needed(fw *f, const lc_batch_layout *l)
         lc_batch_layout_init(&empty, 0);
         l = &empty;
     }
-    size_t n = lc_stream_header_encode(l, f->hdr_tmp, f->hdr_tmp_cap);
+    size_t n = lc_stream_header_encode(l, &f->run, f->hdr_tmp, f->hdr_tmp_cap);
     if (n > f->hdr_tmp_cap) {
         free(f->hdr_tmp);
         f->hdr_tmp_cap = n;
         f->hdr_tmp = lc_xmalloc(n);
-        lc_stream_header_encode(l, f->hdr_tmp, f->hdr_tmp_cap);
+        lc_stream_header_encode(l, &f->run, f->hdr_tmp, f->hdr_tmp_cap);
     }
     if (f->conn_header_sent && n == f->hdr_len && memcmp(f->hdr, f->hdr_tmp, n) == 0)
         return false;
@@ -351,9 +381,24 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
         int fd = open(c->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd >= 0) {
             struct stat st;
-            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+            int unread = 0;
+            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+                (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0)) {
                 f->fd = fd;
                 break;
+            }
+            if (S_ISFIFO(st.st_mode)) {
+                /* An earlier writer's bytes are still in the pipe (the end
+                 * of a run, or a torn batch): let the reader drain them and
+                 * meet the end of file before anything of this run. */
+                close(fd);
+                if (!told_wait)
+                    LC_INFO("%s: the reader of %s is still reading an earlier run; waiting",
+                            s->name, c->path);
+                told_wait = true;
+                if (!lc_run_state_sleep(&s->run, FW_RETRY_SECONDS, meter))
+                    break;
+                continue;
             }
             close(fd);
             if (!told_problem)
@@ -446,6 +491,19 @@ static int send_next(lc_stage *s, fw *f, uint64_t *partial, lc_load_meter *meter
     return 0;
 }
 
+/* The DONE marker with its reason into done, and the iovecs to send: the
+ * header first if this connection has had none. Returns the iovec count. */
+static int done_record(fw *f, uint32_t reason, uint8_t done[LC_STREAM_DONE_BYTES],
+                       struct iovec iov[2])
+{
+    lc_stream_done_frame(done, reason, f->conn_batches);
+    int n = 0;
+    if (header_needed(f, NULL))
+        iov[n++] = (struct iovec){.iov_base = f->hdr, .iov_len = f->hdr_len};
+    iov[n++] = (struct iovec){.iov_base = done, .iov_len = LC_STREAM_DONE_BYTES};
+    return n;
+}
+
 /* After DONE: wait until the reader has read everything. 1 when it has, 0
  * when it left first (then disconnected), -1 when stopping. */
 static int wait_drained(lc_stage *s, fw *f, lc_load_meter *meter)
@@ -482,12 +540,8 @@ static int finish(lc_stage *s, fw *f, lc_load_meter *meter)
         return -1;
     if (!f->conn_done_sent) {
         uint8_t done[LC_STREAM_DONE_BYTES];
-        lc_stream_done_frame(done, f->conn_batches);
         struct iovec iov[2];
-        int n = 0;
-        if (header_needed(f, NULL))
-            iov[n++] = (struct iovec){.iov_base = f->hdr, .iov_len = f->hdr_len};
-        iov[n++] = (struct iovec){.iov_base = done, .iov_len = sizeof done};
+        int n = done_record(f, LC_STREAM_END_DATA, done, iov);
         uint64_t partial = 0;
         int rc = send_all(s, f, iov, n, &partial, meter);
         if (rc == LC_ESTOPPED)
@@ -515,6 +569,41 @@ static int finish(lc_stage *s, fw *f, lc_load_meter *meter)
     LC_INFO("%s: stream complete on %s: %llu batches to the last reader, then DONE", s->name,
             c->path, (unsigned long long)f->conn_batches);
     return 1;
+}
+
+/* A stop: DONE with the reason "stopped", after the header if this
+ * connection has had none (a run stopped before its first batch). Not after
+ * a torn batch: the reader must see the end of file there. */
+static void end_run(lc_stage *s, fw *f, lc_load_meter *meter)
+{
+    if (f->torn)
+        return;
+    if (!f->grace_end)
+        f->grace_end = lc_now_ns() + (uint64_t)(FW_STOP_GRACE_S * 1e9);
+    uint8_t done[LC_STREAM_DONE_BYTES];
+    struct iovec iov[2];
+    int n = done_record(f, LC_STREAM_END_STOPPED, done, iov);
+    /* send_all stops at once while nothing is written: write the first
+     * piece here, then let it finish the rest within the grace time. */
+    uint64_t written = 0;
+    ssize_t w = writev(f->fd, iov, n);
+    if (w <= 0)
+        return; /* the pipe is full or gone: the reader sees the end of file */
+    written = (uint64_t)w;
+    f->conn_bytes += written;
+    size_t left = (size_t)w;
+    int i = 0;
+    while (i < n && left >= iov[i].iov_len)
+        left -= iov[i++].iov_len;
+    if (i < n) {
+        iov[i].iov_base = (uint8_t *)iov[i].iov_base + left;
+        iov[i].iov_len -= left;
+        if (send_all(s, f, iov + i, n - i, &written, meter) != 0)
+            return;
+    }
+    f->conn_done_sent = true;
+    LC_INFO("%s: run stopped: %llu batches to the reader of %s, then DONE (stopped)", s->name,
+            (unsigned long long)f->conn_batches, ((const fw_config *)s->config)->path);
 }
 
 static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -558,8 +647,10 @@ static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             break;
         uint64_t partial = 0;
         int rc = send_next(s, f, &partial, meter);
-        if (rc == LC_ESTOPPED)
+        if (rc == LC_ESTOPPED) {
+            f->torn = partial > 0;
             break;
+        }
         if (rc != 0) {
             if (c->regular_file)
                 file_failed(s, f, rc);
@@ -567,6 +658,10 @@ static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 disconnect(s, f, lc_strerror(rc), partial);
         }
     }
+    /* Stopped: the run ends with DONE "stopped", if the stream is at a batch
+     * boundary and the reader takes 16 bytes within the grace time. */
+    if (f->fd >= 0 && lc_run_state_stopping(&s->run) && !f->conn_done_sent)
+        end_run(s, f, meter);
     /* Stopped, or finished: whatever is still held is dropped. */
     if (f->fd >= 0) {
         close(f->fd);
@@ -642,6 +737,16 @@ static int fw_start(lc_stage *s, lc_error *err)
     fw *f = s->priv;
     f->input_done = false;
     f->file_failed = false;
+    f->grace_end = 0;
+    f->torn = false;
+    f->run.started_ms = (uint64_t)time(NULL) * 1000u;
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+        f->run.started_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    if (getrandom(&f->run.id, sizeof f->run.id, GRND_NONBLOCK) != (ssize_t)sizeof f->run.id)
+        f->run.id = lc_now_ns() ^ ((uint64_t)getpid() << 32) ^ f->run.started_ms;
+    if (f->run.id == 0)
+        f->run.id = 1;
     /* A previous stop left the eventfd signalled; a restart starts quiet. */
     uint64_t v;
     while (read(f->wake_fd, &v, sizeof v) > 0) {
@@ -704,7 +809,7 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
 
 const lc_stage_class lc_fifo_writer_class = {
     .type_name = "fifo_writer",
-    .summary = "writes batches to a named pipe for the trainer (python/lcmon_reader.py)",
+    .summary = "writes batches to a named pipe for the trainer (python/lcmon reads them)",
     .input = &lc_item_batch,
     .output = NULL,
     .priv_size = sizeof(fw),

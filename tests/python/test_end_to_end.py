@@ -1,6 +1,6 @@
 """End to end: the real lcmon binary, configured by YAML files written here,
 reading the bundled lc0 sample games and writing batches to a named pipe that
-python/lcmon_reader.py's BatchReader reads.
+lcmon.BatchReader (python/lcmon) reads.
 
 - A shuffled chain (like config/default.yaml, small): names, dtypes and
   shapes, the value ranges the doc and the sample data guarantee, every row
@@ -32,7 +32,7 @@ import unittest
 
 import numpy as np
 
-from lcmon_reader import BatchReader
+from lcmon import BatchReader
 
 LCMON = os.path.abspath(os.environ["LCMON"]) if os.environ.get("LCMON") else ""
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")

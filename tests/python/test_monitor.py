@@ -19,7 +19,7 @@ import threading
 import time
 import unittest
 
-from lcmon_reader import BatchReader
+from lcmon import BatchReader
 
 LCMON = os.environ["LCMON"]
 DATA = os.environ["LC_TEST_DATA"]
@@ -181,7 +181,8 @@ class Reader(threading.Thread):
 
     def run(self):
         try:
-            with BatchReader(self.pipe, tolerate_truncation=True, timeout=30) as r:
+            with BatchReader(self.pipe, tolerate_truncation=True, timeout=30,
+                             restarts="end") as r:
                 for _ in r:
                     self.batches += 1
                     if self.stop:

@@ -1,8 +1,10 @@
-"""The Python reader (python/lcmon_reader.py) against streams written by the
-real fifo_writer stage, through tests/stages/fifo_writer_demo (its path in
-LCMON_FIFO_DEMO): regular files (values, a partial last batch, a layout
-change mid-stream, truncation, junk), and a named pipe whose readers leave
-mid-payload and at a batch boundary and come back, then the command line.
+"""The Python reader (the lcmon package, python/lcmon) against streams written
+by the real fifo_writer stage, through tests/stages/fifo_writer_demo (its
+path in LCMON_FIFO_DEMO): regular files (values, a partial last batch, a
+layout change mid-stream, truncation, junk, a newer version, paths that are
+not streams), and a named pipe whose readers leave mid-payload and at a
+batch boundary and come back, a second reader refused, a stalled writer,
+then the command line (and Ctrl-C in it).
 Every wait is bounded: subprocesses have timeouts, pipe readers run in
 threads joined with a timeout.
 """
@@ -21,8 +23,11 @@ import unittest
 
 import numpy as np
 
-import lcmon_reader
-from lcmon_reader import BatchReader, StreamError, StreamTruncated
+import signal
+
+import lcmon
+from lcmon import (BatchReader, NotAStream, PipeBusy, StreamError, StreamTruncated,
+                   StreamVersionError)
 
 DEMO = os.environ.get("LCMON_FIFO_DEMO", "")
 TIMEOUT = 60
@@ -111,7 +116,9 @@ class FileStreams(DemoCase):
         path = self.write_file("s.bin", 5, "--last-rows", 7)
         with BatchReader(path) as r:
             h = r.header
-            self.assertEqual(h.version, 1)
+            self.assertEqual(h.version, 2)
+            self.assertNotEqual(h.run_id, 0)
+            self.assertGreater(h.run_started_ms, 1700000000000)
             self.assertEqual(h.batch_size, 64)
             self.assertEqual([(t.name, t.dtype.name, t.shape) for t in h.tensors],
                              [("x", "float32", (64, 3)), ("y", "int64", (64,))])
@@ -163,7 +170,7 @@ class FileStreams(DemoCase):
         data = read_bytes(path)
         cut = self.path("cut.bin")
         write_bytes(cut, data[:-16])  # without DONE
-        with self.assertRaisesRegex(StreamTruncated, "without the DONE marker"):
+        with self.assertRaisesRegex(StreamTruncated, "without a DONE marker"):
             list(BatchReader(cut))
         with BatchReader(cut, tolerate_truncation=True) as r:
             self.assertEqual(len(list(r)), 3)
@@ -173,10 +180,10 @@ class FileStreams(DemoCase):
         with self.assertRaisesRegex(StreamTruncated, "middle of batch 2"):
             list(BatchReader(cut))
         write_bytes(cut, b"")
-        with self.assertRaisesRegex(StreamTruncated, "empty"):
+        with self.assertRaisesRegex(NotAStream, "empty"):
             BatchReader(cut)
         write_bytes(cut, data[:10])
-        with self.assertRaisesRegex(StreamTruncated, "middle of the stream header"):
+        with self.assertRaisesRegex(StreamTruncated, "in the stream header"):
             BatchReader(cut)
 
     def test_not_a_stream(self):
@@ -189,8 +196,12 @@ class FileStreams(DemoCase):
         struct.pack_into("<I", data, 8, 7)
         bad = self.path("v7.bin")
         write_bytes(bad, data)
-        with self.assertRaisesRegex(StreamError, "version 7 is not supported"):
+        with self.assertRaisesRegex(StreamVersionError, "version 7 is newer than this reader"):
             BatchReader(bad)
+        with self.assertRaisesRegex(NotAStream, "is a directory"):
+            BatchReader(self.dir)
+        with self.assertRaisesRegex(NotAStream, "does not exist"):
+            BatchReader(self.path("missing.pipe"))
 
 
 def read_exact_raw(fd, n, timeout=10.0):
@@ -250,7 +261,7 @@ class PipeStreams(DemoCase):
             fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
             prefix = read_exact_raw(fd, 16)
             (rest_len,) = struct.unpack_from("<I", prefix, 12)
-            h = lcmon_reader.parse_header(prefix, read_exact_raw(fd, rest_len))
+            h = lcmon.parse_header(prefix, read_exact_raw(fd, rest_len))
             for seq in range(3):
                 frame = read_exact_raw(fd, 32)
                 self.assertEqual(frame[:4], b"BTCH")
@@ -315,12 +326,58 @@ class PipeStreams(DemoCase):
         run_bounded(self, reader)
         self.assertEqual(opens, [1, 2])
 
+    def test_second_reader_refused(self):
+        pipe = self.path("pipe")
+        p = self.demo(pipe, 6, "--batch-size", self.BATCH)
+
+        def readers():
+            while not os.path.exists(pipe):
+                time.sleep(0.01)
+            with BatchReader(pipe, timeout=10) as first:
+                self.check_batch(first.read_batch(), 0, self.BATCH)
+                # What DataLoader(num_workers=2) would do: a second reader of
+                # the same pipe. It is refused, naming the holder, and the
+                # first reader's stream stays whole.
+                with self.assertRaisesRegex(PipeBusy, r"already being read by process %d"
+                                            % os.getpid()):
+                    BatchReader(pipe, timeout=10)
+                for seq in range(1, 6):
+                    self.check_batch(first.read_batch(), seq, self.BATCH)
+                self.assertIsNone(first.read_batch())
+                self.assertTrue(first.done)
+
+        run_bounded(self, readers)
+        self.finish(p)
+
+    def test_stalled_writer(self):
+        # A writer that opens the pipe and sends nothing: the reader's
+        # timeout ends the wait with TimeoutError.
+        pipe = self.path("pipe")
+        os.mkfifo(pipe, 0o600)
+        held = []
+
+        def writer():
+            fd = os.open(pipe, os.O_WRONLY)  # waits for the reader
+            held.append(fd)
+
+        threading.Thread(target=writer, daemon=True).start()
+
+        def reader():
+            t0 = time.monotonic()
+            with self.assertRaisesRegex(TimeoutError, "no data for 0.5 s"):
+                BatchReader(pipe, timeout=0.5)
+            self.assertLess(time.monotonic() - t0, 30)
+
+        run_bounded(self, reader)
+        for fd in held:
+            os.close(fd)
+
     def test_cli(self):
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.path.dirname(lcmon_reader.__file__)
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(lcmon.__file__))
         path = self.write_file("s.bin", 5)
         out = subprocess.run(
-            [sys.executable, "-m", "lcmon_reader", path, "--batches", "0"],
+            [sys.executable, "-m", "lcmon", path, "--batches", "0"],
             env=env, capture_output=True, text=True, timeout=TIMEOUT,
         )
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -344,7 +401,7 @@ class PipeStreams(DemoCase):
         while not os.path.exists(pipe):
             time.sleep(0.01)
         out = subprocess.run(
-            [sys.executable, "-m", "lcmon_reader", pipe, "--batches", "3", "--timeout", "10"],
+            [sys.executable, "-m", "lcmon", pipe, "--batches", "3", "--timeout", "10"],
             env=env, capture_output=True, text=True, timeout=TIMEOUT,
         )
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -360,6 +417,20 @@ class PipeStreams(DemoCase):
 
         run_bounded(self, rest)
         self.finish(p)
+
+        # Ctrl-C while waiting: no traceback, the one-line summary.
+        pipe2 = self.path("pipe2")
+        os.mkfifo(pipe2, 0o600)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lcmon", pipe2], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("0 batches", out)
+        self.assertIn("interrupted", out)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """End to end for the chess-transformer pipelines: the real lcmon binary
 reads a Parquet fixture (parquet_game_source), tokenizes it (game_tokenizer)
-and writes batches to a named pipe that python/lcmon_reader.py reads.
+and writes batches to a named pipe that the lcmon Python package (python/lcmon) reads.
 
 The expected samples are computed here, independently, from the values the
 fixture's writer was given (tests/parquet/fixtures/x.tsv.gz) and from the

@@ -13,8 +13,14 @@
  *   (c) a path that is not a named pipe, or missing with create off: start
  *       fails naming the path;
  *   (d) stop is prompt while blocked on a full pipe whose reader never
- *       reads, while waiting for a reader, and while waiting for input;
- *   (e) an empty finite stream: header without tensors, DONE, finished.
+ *       reads (the torn batch waits at most the grace time), while waiting
+ *       for a reader, and while waiting for input (then DONE "stopped");
+ *   (e) an empty finite stream: header without tensors, DONE, finished;
+ *   (f) runs: a writer stopped and started again while one reader keeps
+ *       the pipe open: every batch written before the stop, DONE
+ *       "stopped", end of file, then the new run's header (another run id)
+ *       and its batches from seq 0; after a torn batch, the new writer
+ *       waits until the reader has drained it and met the end of file.
  * The test does not ignore SIGPIPE: the stage must survive readers leaving
  * on its own. Every read has a timeout.
  */
@@ -219,6 +225,8 @@ static bool read_eof(reader *r)
     return !read_exact(r, &byte, 1) && r->eof;
 }
 
+static lc_stream_run last_run; /* of the last header read_header read */
+
 static bool read_header(reader *r, lc_batch_layout *out)
 {
     uint8_t buf[4096];
@@ -227,7 +235,7 @@ static bool read_header(reader *r, lc_batch_layout *out)
     size_t need = 0;
     lc_error err;
     lc_error_clear(&err);
-    int rc = lc_stream_header_decode(buf, LC_STREAM_HEADER_PREFIX_BYTES, out, &need, &err);
+    int rc = lc_stream_header_decode(buf, LC_STREAM_HEADER_PREFIX_BYTES, out, NULL, &need, &err);
     if (rc != LC_ETRUNC || need > sizeof buf) {
         fprintf(stderr, "header prefix: %s\n", err.msg);
         return false;
@@ -235,7 +243,8 @@ static bool read_header(reader *r, lc_batch_layout *out)
     if (!read_exact(r, buf + LC_STREAM_HEADER_PREFIX_BYTES, need - LC_STREAM_HEADER_PREFIX_BYTES))
         return false;
     size_t used = 0;
-    rc = lc_stream_header_decode(buf, need, out, &used, &err);
+    rc = lc_stream_header_decode(buf, need, out, &last_run, &used, &err);
+    CHECK(last_run.id != 0 && last_run.started_ms > 1700000000000ull);
     if (rc != 0 || used != need) {
         fprintf(stderr, "header: %s\n", err.msg);
         return false;
@@ -269,7 +278,7 @@ static bool read_batch(reader *r, const lc_batch_layout *l, uint64_t expect_seq,
     return ok && f.seq == expect_seq;
 }
 
-static bool read_done(reader *r, uint64_t expect)
+static bool read_done_reason(reader *r, uint64_t expect, uint32_t reason)
 {
     uint8_t buf[LC_STREAM_DONE_BYTES];
     lc_stream_frame f;
@@ -277,7 +286,13 @@ static bool read_done(reader *r, uint64_t expect)
         return false;
     CHECK_EQ_INT(f.kind, LC_STREAM_DONE);
     CHECK_EQ_U64(f.batches, expect);
+    CHECK_EQ_U64(f.reason, reason);
     return f.kind == LC_STREAM_DONE;
+}
+
+static bool read_done(reader *r, uint64_t expect)
+{
+    return read_done_reason(r, expect, LC_STREAM_END_DATA);
 }
 
 static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
@@ -316,7 +331,7 @@ static uint64_t walk_stream(const uint8_t *data, size_t len, uint64_t n_expect, 
         }
         if (f.kind == LC_STREAM_HEADER) {
             size_t used = 0;
-            CHECK_OK(lc_stream_header_decode(data + pos, len - pos, &cur, &used, &err));
+            CHECK_OK(lc_stream_header_decode(data + pos, len - pos, &cur, NULL, &used, &err));
             CHECK(layouts_equal(&cur, seq >= relayout_at ? &layout2 : &layout));
             (*headers)++;
             pos += used;
@@ -388,16 +403,16 @@ static void test_regular_file(uint64_t relayout_at)
         memcpy(bad, data, sizeof bad);
         bad[0] = 'X';
         lc_error_clear(&err);
-        CHECK_EQ_INT(lc_stream_header_decode(bad, sizeof bad, &l, &used, &err), LC_EFORMAT);
+        CHECK_EQ_INT(lc_stream_header_decode(bad, sizeof bad, &l, NULL, &used, &err), LC_EFORMAT);
         CHECK(tu_contains(err.msg, "LCMONBS"));
         memcpy(bad, data, sizeof bad);
-        bad[8] = 2;
+        bad[8] = 3;
         lc_error_clear(&err);
-        CHECK_EQ_INT(lc_stream_header_decode(bad, sizeof bad, &l, &used, &err), LC_EVERSION);
-        CHECK(tu_contains(err.msg, "version 2"));
+        CHECK_EQ_INT(lc_stream_header_decode(bad, sizeof bad, &l, NULL, &used, &err), LC_EVERSION);
+        CHECK(tu_contains(err.msg, "version 3"));
         lc_error_clear(&err);
-        CHECK_EQ_INT(lc_stream_header_decode(data, 20, &l, &used, &err), LC_ETRUNC);
-        CHECK_EQ_U64(used, lc_stream_header_encode(&layout, NULL, 0));
+        CHECK_EQ_INT(lc_stream_header_decode(data, 20, &l, NULL, &used, &err), LC_ETRUNC);
+        CHECK_EQ_U64(used, lc_stream_header_encode(&layout, NULL, NULL, 0));
         lc_stream_frame f;
         CHECK_EQ_INT(lc_stream_frame_decode((const uint8_t *)"JUNKJUNK", 8, &f, NULL), LC_EFORMAT);
     }
@@ -584,7 +599,8 @@ static void test_prompt_stop(void)
     lc_sleep_seconds(0.1);
     dt = timed_stop(s);
     CHECK(dt < 1.0);
-    /* Stopped, not finished: the reader sees end of file without DONE. */
+    /* Stopped at a batch boundary: DONE "stopped", then end of file. */
+    CHECK(read_done_reason(&r, 1, LC_STREAM_END_STOPPED));
     CHECK(read_eof(&r));
     reader_close(&r);
     lc_standalone_free(s);
@@ -617,6 +633,110 @@ static void test_empty_stream(void)
     lc_queue_free(in);
 }
 
+/* ---- (f) runs: a writer stopped and started while the reader stays ---- */
+
+/* Wait until the pipe has something to read (a new writer's first bytes). */
+static bool wait_data(reader *r, double timeout)
+{
+    struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+    return poll(&pfd, 1, (int)(timeout * 1000)) == 1 && (pfd.revents & POLLIN);
+}
+
+static void test_runs(void)
+{
+    const char *path = tu_path("pipe_f");
+    lc_error err;
+    lc_error_clear(&err);
+    reader r;
+    lc_batch_layout got;
+
+    /* Run 1: five batches; the reader reads three, then the writer stops. */
+    lc_queue *in = lc_queue_new("test.in", &lc_item_batch, 16, LC_OVERFLOW_BLOCK);
+    for (uint64_t seq = 0; seq < 5; seq++)
+        put_batch(in, &layout, seq, B, 0);
+    lc_stage *s = new_writer(path, false, in);
+    CHECK_OK(lc_standalone_start(s, &err));
+    reader_open(&r, path);
+    CHECK(read_header(&r, &got));
+    lc_stream_run run1 = last_run;
+    for (uint64_t seq = 0; seq < 3; seq++)
+        CHECK(read_batch(&r, &layout, seq, 0));
+    memset(&totals, 0, sizeof totals);
+    uint64_t t_end = lc_now_ns() + (uint64_t)(5e9 * tu_slow());
+    while (total_count("batches") < 5 && lc_now_ns() < t_end) { /* all in the pipe */
+        gauge(s, "pipe_full");
+        lc_sleep_seconds(0.01);
+    }
+    CHECK_EQ_U64(total_count("batches"), 5);
+    CHECK(timed_stop(s) < 1.0);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+    /* Everything written before the stop, then DONE "stopped", then EOF. */
+    CHECK(read_batch(&r, &layout, 3, 0));
+    CHECK(read_batch(&r, &layout, 4, 0));
+    CHECK(read_done_reason(&r, 5, LC_STREAM_END_STOPPED));
+    CHECK(read_eof(&r));
+
+    /* Run 2 on the same pipe: the reader opens it again (the first fd
+     * stays open, as a reader that holds the pipe would); a new run id,
+     * seq from 0. */
+    reader keep = r;
+    reader_open(&r, path);
+    in = lc_queue_new("test.in", &lc_item_batch, 256, LC_OVERFLOW_BLOCK);
+    for (uint64_t seq = 0; seq < 3; seq++)
+        put_batch(in, &layout, seq, B, 0);
+    s = new_writer(path, false, in);
+    CHECK_OK(lc_standalone_start(s, &err));
+    CHECK(wait_data(&r, 5 * tu_slow()));
+    CHECK(read_header(&r, &got));
+    CHECK(last_run.id != run1.id);
+    for (uint64_t seq = 0; seq < 3; seq++)
+        CHECK(read_batch(&r, &layout, seq, 0));
+
+    /* Run 2 is stopped in the middle of a batch nobody reads: 200 batches
+     * fill the pipe; the grace time passes; the batch stays torn. */
+    for (uint64_t seq = 3; seq < 200; seq++)
+        put_batch(in, &layout, seq, B, 0);
+    CHECK(wait_gauge(s, "pipe_full", 1, 5));
+    CHECK(timed_stop(s) < 1.0);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+
+    /* Run 3 starts while the torn tail is unread: it must not write until
+     * the reader has drained the tail and met the end of file. */
+    in = lc_queue_new("test.in", &lc_item_batch, 16, LC_OVERFLOW_BLOCK);
+    put_batch(in, &layout, 0, B, 0);
+    s = new_writer(path, false, in);
+    CHECK_OK(lc_standalone_start(s, &err));
+    lc_sleep_seconds(0.3);
+    CHECK_EQ_INT(gauge(s, "reader_connected"), 0);
+    uint64_t whole = 0;
+    for (uint64_t seq = 3;; seq++) {
+        uint8_t fr[LC_STREAM_FRAME_BYTES];
+        if (!read_exact(&r, fr, sizeof fr))
+            break;
+        uint8_t *payload = malloc(layout.total_bytes);
+        bool ok = read_exact(&r, payload, layout.total_bytes);
+        free(payload);
+        if (!ok)
+            break;
+        whole++;
+    }
+    CHECK(r.eof);            /* the torn batch ends in the end of file */
+    CHECK(whole > 10 && whole < 197);
+    reader_close(&r);
+    reader_open(&r, path);
+    CHECK(wait_data(&r, 5 * tu_slow()));
+    CHECK(read_header(&r, &got));
+    CHECK(read_batch(&r, &layout, 0, 0));
+    CHECK(timed_stop(s) < 1.0);
+    CHECK(read_done_reason(&r, 1, LC_STREAM_END_STOPPED));
+    lc_standalone_free(s);
+    lc_queue_free(in);
+    reader_close(&r);
+    reader_close(&keep);
+}
+
 int main(void)
 {
     lc_log_set_level(LC_LOG_WARN);
@@ -627,5 +747,6 @@ int main(void)
     test_start_refusals();
     test_prompt_stop();
     test_empty_stream();
+    test_runs();
     return check_finish();
 }

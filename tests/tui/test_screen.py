@@ -121,7 +121,7 @@ class Pane:
         if reader:
             renv = dict(os.environ, PYTHONPATH=os.path.join(SOURCE_ROOT, "python"))
             self.reader = subprocess.Popen(
-                [PYTHON, "-m", "lcmon_reader", self.pipe, "--tolerate-truncation"],
+                [PYTHON, "-m", "lcmon", self.pipe, "--tolerate-truncation"],
                 env=renv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def tmux(self, *args, check=True):
@@ -704,7 +704,7 @@ class Screen(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "the headless loader did not start")
             time.sleep(0.05)
         renv = dict(os.environ, PYTHONPATH=os.path.join(SOURCE_ROOT, "python"))
-        reader = subprocess.Popen([PYTHON, "-m", "lcmon_reader", pipe, "--tolerate-truncation"],
+        reader = subprocess.Popen([PYTHON, "-m", "lcmon", pipe, "--tolerate-truncation"],
                                   env=renv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.addCleanup(reader.wait)
         self.addCleanup(reader.kill)

@@ -1,0 +1,48 @@
+"""lcmon's Python side: read the batch stream of lcmon's fifo_writer.
+
+    import lcmon
+    with lcmon.BatchReader("/tmp/lcmon.pipe") as reader:
+        for tensors in reader:          # dict: name -> numpy array
+            ...
+
+lcmon.torch.BatchDataset wraps the reader as a torch IterableDataset;
+lcmon.lczero gives the tuples lczero-training's trainers take.
+"""
+
+from .stream import (
+    FLAG_LAST,
+    MAGIC,
+    VERSION,
+    Batch,
+    BatchReader,
+    Header,
+    NotAStream,
+    PipeBusy,
+    StreamError,
+    StreamTruncated,
+    StreamVersionError,
+    TensorSpec,
+    WriterTimeout,
+    describe,
+    parse_header,
+)
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "Batch",
+    "BatchReader",
+    "Header",
+    "NotAStream",
+    "PipeBusy",
+    "StreamError",
+    "StreamTruncated",
+    "StreamVersionError",
+    "TensorSpec",
+    "WriterTimeout",
+    "describe",
+    "parse_header",
+    "FLAG_LAST",
+    "MAGIC",
+    "VERSION",
+]

@@ -1,0 +1,78 @@
+"""lczero-training glue: lcmon's batches in the shapes its trainers take.
+
+The legacy TensorFlow trainer (tf/train.py) reads ChunkParser.parse(): a
+generator of 5-tuples of raw float32 bytes per batch, which it decodes with
+tf.io.decode_raw. chunkparser_batches gives exactly those tuples from an
+lcmon pipe in the legacy layout, so it can stand where parse() stood:
+
+    from lcmon.lczero import chunkparser_batches
+    gen = lambda: chunkparser_batches("/tmp/lcmon.pipe")
+    ds = tf.data.Dataset.from_generator(gen, output_types=(tf.string,) * 5)
+    ds = ds.map(ChunkParser.parse_function)      # the trainer's own decoder
+
+The current trainer takes the tuple its C++ loader's DataLoader.get_next()
+returns: (inputs, policy, values) numpy arrays, float32, shaped [B,112,8,8],
+[B,1858] and [B,6,3]. loader_batches gives those from a pipe in the current
+layout:
+
+    from lcmon.lczero import loader_batches
+    for inputs, policy, values in loader_batches("/tmp/lcmon.pipe"):
+        ...
+
+The tensors and what each value means: docs/lc0-training-data.md.
+"""
+
+from typing import Iterator, Tuple, Union
+
+import numpy as np
+
+from .stream import BatchReader
+
+__all__ = ["chunkparser_batches", "loader_batches", "LEGACY", "CURRENT"]
+
+# The tensors of each layout, in the order the trainers take them.
+LEGACY = ("planes", "probs", "winner", "best_q", "plies_left")
+CURRENT = ("inputs", "policy", "values")
+
+
+def _batches(source, names, layout, reader_kwargs):
+    reader = source if isinstance(source, BatchReader) else BatchReader(source, **reader_kwargs)
+    try:
+        while True:
+            b = reader.read_batch()
+            if b is None:
+                return
+            missing = [n for n in names if n not in b.tensors]
+            if missing:
+                raise ValueError(
+                    "%s: the stream has tensors %s, not the %s layout's %s: set layout: %s on "
+                    "lcmon's tensor_generator"
+                    % (reader.path, sorted(b.tensors), layout, list(names), layout)
+                )
+            yield b
+    finally:
+        if reader is not source:
+            reader.close()
+
+
+def chunkparser_batches(
+    source: Union[str, BatchReader], **reader_kwargs
+) -> Iterator[Tuple[bytes, bytes, bytes, bytes, bytes]]:
+    """Per batch, the legacy ChunkParser.parse() tuple (planes, probs,
+    winner, best_q, plies_left) of raw little-endian float32 bytes:
+    B*112*64, B*1858, B*3, B*3 and B floats. source: a pipe path or an open
+    BatchReader (on the legacy layout)."""
+    for b in _batches(source, LEGACY, "legacy", reader_kwargs):
+        yield tuple(np.ascontiguousarray(b.tensors[n], dtype="<f4").tobytes() for n in LEGACY)
+
+
+def loader_batches(
+    source: Union[str, BatchReader], copy: bool = False, **reader_kwargs
+) -> Iterator[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per batch, (inputs, policy, values) as the current loader's
+    get_next() returns them. The arrays are views valid until the next
+    batch unless copy=True. source: a pipe path or an open BatchReader (on
+    the current layout)."""
+    for b in _batches(source, CURRENT, "current", reader_kwargs):
+        arrays = tuple(b.tensors[n] for n in CURRENT)
+        yield tuple(a.copy() for a in arrays) if copy else arrays

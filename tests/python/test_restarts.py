@@ -1,0 +1,360 @@
+"""The trainer's side across loader restarts, and the Python package:
+
+- `lcmon ctl stop` then `start` while one BatchReader keeps reading: every
+  batch of the first run arrives (the DONE "stopped" marker counts them),
+  none twice, none partial, then the second run (another run id) from seq 0;
+- lcmon killed with SIGKILL and started again: the same reader goes on with
+  the new run; a batch the killed writer left torn is dropped, never
+  yielded;
+- the package installed with Debian's pip into a fresh virtual environment
+  (numpy and torch visible through --system-site-packages) and imported from
+  outside the repository;
+- lcmon.torch.BatchDataset under a DataLoader, and its refusal of
+  batch_size and num_workers that cannot work;
+- the lczero-training adapters: the legacy ChunkParser tuple and the current
+  loader's (inputs, policy, values), shapes, dtypes and values against the
+  sample records (computed here from the record bytes).
+
+Environment: LCMON, LCMON_TEST_DATA, LCMON_SOURCE_ROOT, LCMON_TEST_SLOW,
+PYTHONPATH (python/ and tests/python, for the record helpers).
+"""
+
+import gc
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import lcmon
+from lcmon import BatchReader
+from test_end_to_end import assert_bits_equal, expected_current, expected_legacy, read_records
+
+LCMON = os.environ["LCMON"]
+DATA = os.environ["LCMON_TEST_DATA"]
+SOURCE_ROOT = os.environ["LCMON_SOURCE_ROOT"]
+SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
+WAIT = 60 * SLOW
+BATCH = 16
+
+CONFIG = """
+seed: 1
+stages:
+  - name: files
+    file_path_provider: {directory: '%s'}
+  - name: sources
+    input: files
+    chunk_source_loader: {threads: 1}
+  - name: pool
+    input: sources
+    shuffling_chunk_pool: {chunk_pool_size: 100, threads: 1, store_bytes: 64M}
+  - name: unpacker
+    input: pool
+    chunk_unpacker: {sampling_rate: 0.5}
+  - name: sampler
+    input: unpacker
+    shuffling_frame_sampler: {reservoir_size: 200}
+  - name: tensors
+    input: sampler
+    tensor_generator: {batch_size: %d, layout: %s}
+    output: {capacity: 2}
+  - name: writer
+    input: tensors
+    fifo_writer: {path: '%s'}
+"""
+
+
+class Log(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+class Trainer(threading.Thread):
+    """Reads one pipe across runs, keeping (run_id, seq, rows, policy sums)
+    of every batch, until told to stop."""
+
+    def __init__(self, pipe):
+        super().__init__(daemon=True)
+        self.pipe = pipe
+        self.got = []
+        self.stop = False
+        self.error = None
+        self.reader = None
+
+    def run(self):
+        try:
+            deadline = time.monotonic() + WAIT
+            while not os.path.exists(self.pipe):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("no pipe")
+                time.sleep(0.02)
+            with BatchReader(self.pipe, timeout=WAIT, restart_timeout=WAIT) as r:
+                self.reader = r
+                for b in r.batches():
+                    p = b.tensors["policy"]
+                    sums = np.where(p >= 0, p, 0).astype(np.float64).sum(axis=1)
+                    self.got.append((b.run_id, b.seq, b.rows, float(np.abs(sums - 1).max())))
+                    if self.stop:
+                        return
+        except Exception as e:  # reported by the test
+            self.error = e
+
+    def batches_of_run(self, index):
+        runs = []
+        for run_id, *_ in self.got:
+            if not runs or runs[-1] != run_id:
+                runs.append(run_id)
+        if index >= len(runs):
+            return []
+        return [g for g in self.got if g[0] == runs[index]]
+
+    def wait_for(self, run_index, n):
+        deadline = time.monotonic() + WAIT
+        while len(self.batches_of_run(run_index)) < n:
+            if self.error is not None or not self.is_alive():
+                raise AssertionError("the trainer stopped: %r" % self.error)
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    "run %d: %d batches after %.0f s" % (run_index, len(self.batches_of_run(run_index)), WAIT))
+            time.sleep(0.02)
+
+
+class Restarts(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="lcmon-restarts-")
+        self.pipe = os.path.join(self.dir, "lcmon.pipe")
+        self.sock = os.path.join(self.dir, "lcmon.sock")
+        self.config = os.path.join(self.dir, "config.yaml")
+        with open(self.config, "w") as f:
+            f.write(CONFIG % (DATA, BATCH, "current", self.pipe))
+        self.procs = []
+        self.log = Log()
+        logging.getLogger("lcmon").addHandler(self.log)
+
+    def tearDown(self):
+        logging.getLogger("lcmon").removeHandler(self.log)
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(30)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def start(self, *extra):
+        p = subprocess.Popen(
+            [LCMON, "--no-ui", "--quiet", "--config", self.config, *extra],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        return p
+
+    def ctl(self, *args):
+        r = subprocess.run([LCMON, "ctl", self.sock, *args], capture_output=True, text=True,
+                           timeout=WAIT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def check_runs(self, t, runs):
+        self.assertIsNone(t.error)
+        ids = []
+        for i in range(runs):
+            got = t.batches_of_run(i)
+            ids.append(got[0][0])
+            # From seq 0, each once, whole, and real positions.
+            self.assertEqual([g[1] for g in got], list(range(len(got))), "run %d" % i)
+            self.assertTrue(all(g[2] == BATCH for g in got), "a partial batch in run %d" % i)
+            self.assertLess(max(g[3] for g in got), 1e-3, "run %d: policy sums" % i)
+        self.assertEqual(len(set(ids)), runs)
+        self.assertEqual(t.reader.runs, runs)
+
+    def test_ctl_stop_and_start_keep_the_trainer(self):
+        self.start("--socket", self.sock)
+        deadline = time.monotonic() + WAIT
+        while not os.path.exists(self.sock) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        t = Trainer(self.pipe)
+        t.start()
+        t.wait_for(0, 5)
+        self.ctl("stop")
+        self.ctl("start")
+        t.wait_for(1, 5)
+        t.stop = True
+        t.join(WAIT)
+        self.check_runs(t, 2)
+        # The first run ended with its marker: the reader counted all of its
+        # batches against it (a mismatch raises), and nothing was torn.
+        self.assertEqual(t.reader.torn_batches, 0)
+        self.assertTrue(any("stopped after" in l for l in self.log.lines), self.log.lines)
+        self.assertTrue(any("a new run" in l for l in self.log.lines), self.log.lines)
+
+    def test_killed_and_started_again(self):
+        p = self.start()
+        t = Trainer(self.pipe)
+        t.start()
+        t.wait_for(0, 5)
+        p.kill()
+        p.wait(WAIT)
+        self.start()
+        t.wait_for(1, 5)
+        t.stop = True
+        t.join(WAIT)
+        self.check_runs(t, 2)
+        self.assertLessEqual(t.reader.torn_batches, 1)
+        self.assertTrue(any("without its DONE marker" in l for l in self.log.lines),
+                        self.log.lines)
+
+
+class Package(unittest.TestCase):
+    def test_install_into_a_venv(self):
+        with tempfile.TemporaryDirectory(prefix="lcmon-venv-") as tmp:
+            venv = os.path.join(tmp, "venv")
+            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv],
+                           check=True, timeout=300)
+            py = os.path.join(venv, "bin", "python")
+            # A copy: pip builds in the directory it is given.
+            src = os.path.join(tmp, "python")
+            shutil.copytree(os.path.join(SOURCE_ROOT, "python"), src,
+                            ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+            r = subprocess.run(
+                [py, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-index", src],
+                capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            away = os.path.join(tmp, "elsewhere")
+            os.mkdir(away)
+            r = subprocess.run(
+                [py, "-c", "import lcmon, lcmon.lczero, lcmon.stream; print(lcmon.__file__)"],
+                cwd=away, env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(r.stdout.strip().startswith(venv), r.stdout)
+            r = subprocess.run([os.path.join(venv, "bin", "lcmon-read"), "--help"], cwd=away,
+                               env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("batch stream", r.stdout)
+
+
+class Adapters(unittest.TestCase):
+    """torch and lczero-training: real lcmon runs, rows looked up among the
+    sample records by their policy bytes and compared with what the docs
+    say, computed here."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.recs = read_records(DATA)
+        cls.by_policy = {}
+        for i in range(len(cls.recs)):
+            cls.by_policy.setdefault(cls.recs["probabilities"][i].tobytes(), i)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="lcmon-adapters-")
+        self.proc = None
+
+    def tearDown(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_lcmon(self, layout):
+        pipe = os.path.join(self.dir, "%s.pipe" % layout)
+        cfg = os.path.join(self.dir, "%s.yaml" % layout)
+        with open(cfg, "w") as f:
+            f.write(CONFIG % (DATA, BATCH, layout, pipe))
+        self.proc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + WAIT
+        while not os.path.exists(pipe):
+            self.assertLess(time.monotonic(), deadline, "no pipe")
+            time.sleep(0.02)
+        return pipe
+
+    def rows_of(self, policy):
+        rows = [self.by_policy.get(policy[j].tobytes()) for j in range(len(policy))]
+        self.assertNotIn(None, rows)
+        return self.recs[rows]
+
+    def test_chunkparser_tuples(self):
+        from lcmon.lczero import chunkparser_batches
+
+        pipe = self.run_lcmon("legacy")
+        n = 0
+        for tup in chunkparser_batches(pipe, timeout=WAIT, restarts="end"):
+            self.assertEqual(len(tup), 5)
+            self.assertTrue(all(isinstance(x, bytes) for x in tup))
+            sizes = [BATCH * 112 * 64 * 4, BATCH * 1858 * 4, BATCH * 12, BATCH * 12, BATCH * 4]
+            self.assertEqual([len(x) for x in tup], sizes)
+            planes, probs, winner, best_q, plies = (np.frombuffer(x, "<f4") for x in tup)
+            want = expected_legacy(self.rows_of(probs.reshape(BATCH, 1858)))
+            assert_bits_equal(self, planes.reshape(BATCH, 112, 8, 8), want["planes"], "planes")
+            assert_bits_equal(self, winner.reshape(BATCH, 3), want["winner"], "winner")
+            assert_bits_equal(self, best_q.reshape(BATCH, 3), want["best_q"], "best_q")
+            assert_bits_equal(self, plies, want["plies_left"], "plies_left")
+            n += 1
+            if n == 4:
+                break
+
+    def test_loader_tuples(self):
+        from lcmon.lczero import loader_batches
+
+        pipe = self.run_lcmon("current")
+        n = 0
+        for inputs, policy, values in loader_batches(pipe, timeout=WAIT, restarts="end"):
+            self.assertEqual((inputs.shape, policy.shape, values.shape),
+                             ((BATCH, 112, 8, 8), (BATCH, 1858), (BATCH, 6, 3)))
+            self.assertTrue(all(a.dtype == np.float32 for a in (inputs, policy, values)))
+            want = expected_current(self.rows_of(policy))
+            assert_bits_equal(self, inputs, want["inputs"], "inputs")
+            assert_bits_equal(self, values, want["values"], "values")
+            n += 1
+            if n == 4:
+                break
+        gc.collect()
+        # The wrong layout is named.
+        with self.assertRaisesRegex(ValueError, "layout: legacy"):
+            from lcmon.lczero import chunkparser_batches
+            next(chunkparser_batches(pipe, timeout=WAIT, restarts="end"))
+
+    def test_torch_dataset(self):
+        import torch
+        from torch.utils.data import DataLoader
+        from lcmon.torch import BatchDataset, loader
+
+        pipe = self.run_lcmon("current")
+        # Misuse, refused before the pipe is touched.
+        with self.assertRaisesRegex(RuntimeError, "batch_size=None"):
+            next(iter(DataLoader(BatchDataset(pipe))))
+        with self.assertRaisesRegex(Exception, "num_workers=0"):
+            next(iter(DataLoader(BatchDataset(pipe), batch_size=None, num_workers=1)))
+        n = 0
+        it = iter(loader(pipe, pin_memory=True, timeout=WAIT, restarts="end"))
+        for batch in it:
+            self.assertEqual(sorted(batch), ["inputs", "policy", "values"])
+            self.assertTrue(all(isinstance(t, torch.Tensor) for t in batch.values()))
+            self.assertEqual(tuple(batch["inputs"].shape), (BATCH, 112, 8, 8))
+            self.assertEqual(batch["values"].dtype, torch.float32)
+            want = expected_current(self.rows_of(batch["policy"].numpy()))
+            assert_bits_equal(self, batch["inputs"].numpy(), want["inputs"], "inputs")
+            n += 1
+            if n == 3:
+                break
+        del it, batch
+        gc.collect()  # the reader closes: the pipe is free for the next
+        # Zero-copy without pinning: the tensors share the reader's buffer.
+        ds = BatchDataset(pipe, timeout=WAIT, restarts="end")
+        it = iter(DataLoader(ds, batch_size=None, num_workers=0))
+        b = next(it)
+        self.assertEqual(b["inputs"].data_ptr() % 64, 0)
+        self.assertEqual(b["inputs"].data_ptr(),
+                         ds.reader._views["inputs"].ctypes.data)
+        del it
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
