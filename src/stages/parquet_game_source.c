@@ -513,6 +513,18 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
                     f->col[k] == -ENOENT ? "is missing" : "has a type that cannot be read");
             goto bad;
         }
+        /* The kind each column must have: text for the FEN and the moves,
+         * numbers for ply and the outcome; game_id may be either. */
+        if (f->col[k] >= 0 && k != C_ID) {
+            lc_parquet_kind kind = lc_parquet_column_at(f->pf, (size_t)f->col[k])->kind;
+            bool text = k == C_FEN || k == C_PLAYED || k == C_BEST;
+            if (text != (kind == LC_PARQUET_KIND_STRING)) {
+                LC_WARN("%s: skipping %s: column '%s' holds %s, not %s", s->name, path,
+                        col_names[k], kind == LC_PARQUET_KIND_STRING ? "strings" : "numbers",
+                        text ? "strings" : "numbers");
+                goto bad;
+            }
+        }
     }
     f->n_rg = lc_parquet_num_row_groups(f->pf);
     f->rg_first = lc_xmalloc((f->n_rg + 1) * sizeof *f->rg_first);

@@ -811,6 +811,60 @@ static void test_null_values_decoder(void)
     CHECK_EQ_U64(count(&o.m, "positions"), 2);
 }
 
+/* Columns of the wrong kind (a numeric fen, string outcomes): each file is
+ * skipped and counted, named in the log, and nothing crashes. */
+static void write_kinds_table(const char *path, bool fen_numeric, bool outcome_strings)
+{
+    pqw_column_spec cols[8] = {
+        {"game_id", PQW_STRING},     {"ply", PQW_INT64},
+        {"fen", fen_numeric ? PQW_INT64 : PQW_STRING},
+        {"played_move", PQW_STRING}, {"best_move", PQW_STRING},
+        {"win", outcome_strings ? PQW_STRING : PQW_DOUBLE},
+        {"draw", PQW_DOUBLE},        {"loss", PQW_DOUBLE},
+    };
+    pqw_options opt = pqw_default_options();
+    lc_error err;
+    lc_error_clear(&err);
+    pqw_writer *w = NULL;
+    CHECK_OK(pqw_create(path, cols, 8, &opt, &w, &err));
+    if (!w)
+        return;
+    for (int c = 0; c < 8; c++) {
+        for (int i = 0; i < 3; i++) {
+            if (cols[c].type == PQW_INT64)
+                pqw_int64(w, i);
+            else if (cols[c].type == PQW_DOUBLE)
+                pqw_double(w, 0.5);
+            else
+                pqw_string(w, c == 2 ? FEN0 : c == 0 ? "g" : c == 5 ? "1" : "e2e4",
+                           c == 2 ? strlen(FEN0) : c == 0 || c == 5 ? 1 : 4);
+        }
+        CHECK_OK(pqw_end_column(w, &err));
+    }
+    CHECK_OK(pqw_end_row_group(w, &err));
+    CHECK_OK(pqw_close(w, &err));
+}
+
+static void test_wrong_column_kinds(void)
+{
+    const char *dir = tu_path("kinds");
+    tu_mkdirs(dir);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/numeric_fen.parquet", dir);
+    write_kinds_table(path, true, false);
+    snprintf(path, sizeof path, "%s/string_win.parquet", dir);
+    write_kinds_table(path, false, true);
+    snprintf(path, sizeof path, "%s/fine.parquet", dir);
+    write_kinds_table(path, false, false);
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, threads: 1}", dir);
+    run_result r;
+    run(yaml, 0, 1, &r);
+    CHECK_EQ_U64(count(&r.m, "bad_files"), 2);
+    CHECK_EQ_U64(r.n, 1); /* the one game of fine.parquet */
+    run_free(&r);
+}
+
 static void test_config_errors(void)
 {
     const lc_stage_class *cls = lc_stage_class_find("parquet_game_source");
@@ -852,6 +906,7 @@ int main(void)
     test_null_values_passed_on();
     test_null_values_encoder();
     test_null_values_decoder();
+    test_wrong_column_kinds();
     test_config_errors();
     return check_finish();
 }
