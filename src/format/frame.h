@@ -21,8 +21,9 @@
  * (frames move with queue items, so exactly one copy is finied).
  *
  * Records of versions 3, 4 and 5 are read too. Versions 3 and 4 have no
- * input_format field (it is 1, classical) and keep the game result as an int8
- * at what is the invariance position of later versions; see frame.c.
+ * input_format field (it is 1, classical), so every later field sits 4
+ * bytes lower: move_count is where later versions keep invariance_info, and
+ * the int8 game result is the byte after it; see frame.c.
  */
 #ifndef LC_FORMAT_FRAME_H
 #define LC_FORMAT_FRAME_H

@@ -141,10 +141,10 @@ static char *first_gz(const char *dir)
 
 static void test_real_records(void)
 {
-    const char *shared = getenv("LC_SHARED_DATA");
+    const char *samples = getenv("LCMON_SAMPLES");
     char *dir = NULL;
-    if (shared && *shared) {
-        dir = lc_xasprintf("%s/lc0-selfplay/lc0-v0.31.2-fmt1", shared);
+    if (samples && *samples) {
+        dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", samples);
         if (!tu_is_dir(dir)) {
             free(dir);
             dir = NULL;

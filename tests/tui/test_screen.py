@@ -615,6 +615,53 @@ class Screen(unittest.TestCase):
         for s in STAGES:
             row(text, s)
 
+    def test_restart_keeps_the_trainer(self):
+        """S restarts the pipeline while one BatchReader keeps reading the
+        pipe: every batch of the first run arrives (its end marker counts
+        them), none twice or partial, then the second run from seq 0."""
+        sys.path.insert(0, os.path.join(SOURCE_ROOT, "python"))
+        import threading
+        from lcmon import BatchReader
+
+        p = Pane(self, 160, 45, reader=False)
+        got, state = [], {"stop": False, "error": None, "reader": None}
+
+        def trainer():
+            try:
+                with BatchReader(p.pipe, timeout=60 * SLOW, restart_timeout=60 * SLOW) as r:
+                    state["reader"] = r
+                    for b in r.batches():
+                        got.append((b.run_id, b.seq, b.rows))
+                        if state["stop"]:
+                            return
+            except Exception as e:  # reported below
+                state["error"] = e
+
+        t = threading.Thread(target=trainer, daemon=True)
+        t.start()
+
+        def wait(what, cond):
+            deadline = time.monotonic() + 60 * SLOW
+            while not cond():
+                self.assertIsNone(state["error"])
+                self.assertLess(time.monotonic(), deadline, "waiting for " + what)
+                time.sleep(0.05)
+
+        wait("batches of the first run", lambda: len(got) >= 3)
+        p.send("S")
+        runs = lambda: list(dict.fromkeys(g[0] for g in got))
+        wait("batches of the second run",
+             lambda: len(runs()) == 2 and sum(g[0] == runs()[1] for g in got) >= 3)
+        state["stop"] = True
+        t.join(60 * SLOW)
+        self.assertIsNone(state["error"])
+        for run in runs():
+            mine = [g for g in got if g[0] == run]
+            self.assertEqual([g[1] for g in mine], list(range(len(mine))))
+            self.assertTrue(all(g[2] == 64 for g in mine))
+        self.assertEqual(state["reader"].runs, 2)
+        self.assertEqual(state["reader"].torn_batches, 0)
+
     def test_resize(self):
         p = Pane(self, 200, 60)
         p.wait_rows()
