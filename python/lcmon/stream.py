@@ -345,6 +345,9 @@ class BatchReader:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
+            if e.errno in (errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP):
+                self._lock_fd = fd  # no locks on this file system: read unguarded
+                return
             st = os.fstat(fd)
             os.close(fd)
             if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
