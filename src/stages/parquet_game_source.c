@@ -39,6 +39,14 @@
  * whose rows reach the edges of the damaged row group (they may continue
  * into it), which are counted as dropped.
  *
+ * Quiet logs. A bad file is logged once, and again only when it changes
+ * (size or modification time); it is counted every time it is skipped. An
+ * epoch in which no file could be read (every one is bad) is followed by a
+ * wait that doubles from 1 s up to a minute, with one warning when that
+ * begins, so a directory of bad files neither spins nor floods the log.
+ * The first epoch is logged at info level, later ones at most once a
+ * minute (the rest at debug level).
+ *
  * `epochs` epochs are read (0: without end); then the output closes.
  */
 #include "stages/stage.h"
@@ -170,6 +178,11 @@ typedef struct pgs {
     uint64_t epoch;      /* epochs started */
     bool done;           /* the last epoch is read */
     bool warned_empty;
+    uint64_t epoch_good;      /* files of this epoch that opened and planned */
+    double backoff;           /* seconds to wait after an epoch with nothing readable */
+    uint64_t epoch_logged_ns; /* when an epoch was last logged at info level */
+    struct reported *reported; /* bad files already logged */
+    size_t n_reported, cap_reported;
     pq_chunk *spare; /* recycled chunks */
     unsigned n_spare;
     atomic_uint_fast64_t seq;
@@ -177,6 +190,50 @@ typedef struct pgs {
         n_other_rank, n_dropped;
     atomic_uint_fast64_t epoch_gauge, files_done_gauge, files_total_gauge, held_gauge;
 } pgs;
+
+/* ---- bad files, logged once ------------------------------------------- */
+
+typedef struct reported {
+    char *path;
+    int64_t size, mtime_ns;
+} reported;
+
+/* Should a problem with this file be logged? Once per path, and again when
+ * the file has changed since. */
+static bool first_report(pgs *g, const char *path)
+{
+    struct stat st;
+    int64_t size = -1, mtime = -1;
+    if (stat(path, &st) == 0) {
+        size = (int64_t)st.st_size;
+        mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    bool first = true;
+    lc_mutex_lock(&g->mu);
+    size_t i = 0;
+    while (i < g->n_reported && strcmp(g->reported[i].path, path) != 0)
+        i++;
+    if (i < g->n_reported) {
+        first = g->reported[i].size != size || g->reported[i].mtime_ns != mtime;
+    } else {
+        if (g->n_reported == g->cap_reported) {
+            g->cap_reported = g->cap_reported ? 2 * g->cap_reported : 16;
+            g->reported = lc_xrealloc(g->reported, g->cap_reported * sizeof *g->reported);
+        }
+        g->reported[g->n_reported++].path = lc_xstrdup(path);
+    }
+    g->reported[i].size = size;
+    g->reported[i].mtime_ns = mtime;
+    lc_mutex_unlock(&g->mu);
+    return first;
+}
+
+/* A file skipped: warned about the first time (and when it changed). */
+#define SKIP_WARN(s, g, path, ...)                                                                 \
+    do {                                                                                           \
+        if (first_report((g), (path)))                                                             \
+            LC_WARN(__VA_ARGS__);                                                                  \
+    } while (0)
 
 /* ---- listing ---------------------------------------------------------- */
 
@@ -275,12 +332,17 @@ static void start_epoch(lc_stage *s, pgs *g)
     g->n_paths = l.n;
     g->next_path = 0;
     g->epoch++;
+    g->epoch_good = 0;
     atomic_store(&g->epoch_gauge, g->epoch);
     atomic_store(&g->files_total_gauge, l.n);
     atomic_store(&g->files_done_gauge, 0);
     if (l.n) {
-        LC_INFO("%s: epoch %llu: %zu Parquet files under %s", s->name, (unsigned long long)g->epoch,
-                l.n, c->path);
+        uint64_t now = lc_now_ns();
+        bool info = g->epoch_logged_ns == 0 || now - g->epoch_logged_ns >= 60000000000ull;
+        if (info)
+            g->epoch_logged_ns = now;
+        lc_log(info ? LC_LOG_INFO : LC_LOG_DEBUG, "%s: epoch %llu: %zu Parquet files under %s",
+               s->name, (unsigned long long)g->epoch, l.n, c->path);
         g->warned_empty = false;
     } else if (!g->warned_empty) {
         LC_WARN("%s: no .parquet files under %s; looking again every second", s->name, c->path);
@@ -501,16 +563,17 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
     size_t n_units = 0;
     uint8_t *need = NULL;
     if (lc_parquet_open(path, &f->pf, &err) != 0) {
-        LC_WARN("%s: skipping %s", s->name, err.msg);
+        SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
         goto bad;
     }
     for (int k = 0; k < N_COLS; k++) {
         f->col[k] = lc_parquet_find_column(f->pf, col_names[k]);
         if (f->col[k] < 0 && (k < N_REQUIRED || f->col[k] != -ENOENT)) {
-            LC_WARN("%s: skipping %s: column '%s' %s (the game columns are game_id, ply, fen, "
-                    "played_move, best_move and optionally win, draw, loss)",
-                    s->name, path, col_names[k],
-                    f->col[k] == -ENOENT ? "is missing" : "has a type that cannot be read");
+            SKIP_WARN(s, g, path,
+                      "%s: skipping %s: column '%s' %s (the game columns are game_id, ply, fen, "
+                      "played_move, best_move and optionally win, draw, loss)",
+                      s->name, path, col_names[k],
+                      f->col[k] == -ENOENT ? "is missing" : "has a type that cannot be read");
             goto bad;
         }
         /* The kind each column must have: text for the FEN and the moves,
@@ -519,9 +582,10 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
             lc_parquet_kind kind = lc_parquet_column_at(f->pf, (size_t)f->col[k])->kind;
             bool text = k == C_FEN || k == C_PLAYED || k == C_BEST;
             if (text != (kind == LC_PARQUET_KIND_STRING)) {
-                LC_WARN("%s: skipping %s: column '%s' holds %s, not %s", s->name, path,
-                        col_names[k], kind == LC_PARQUET_KIND_STRING ? "strings" : "numbers",
-                        text ? "strings" : "numbers");
+                SKIP_WARN(s, g, path, "%s: skipping %s: column '%s' holds %s, not %s", s->name,
+                          path, col_names[k],
+                          kind == LC_PARQUET_KIND_STRING ? "strings" : "numbers",
+                          text ? "strings" : "numbers");
                 goto bad;
             }
         }
@@ -540,7 +604,7 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
     f->sharded = s->env->world_size > 1;
     if (f->sharded) {
         if (plan_shares(s, g, f, scratch, need, &err) != 0) {
-            LC_WARN("%s: skipping %s", s->name, err.msg);
+            SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
             goto bad;
         }
     } else {
@@ -548,6 +612,10 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
             need[rg] = f->rg_first[rg + 1] > f->rg_first[rg];
     }
     atomic_fetch_add(&g->n_files, 1);
+    lc_mutex_lock(&g->mu);
+    if (epoch == g->epoch)
+        g->epoch_good++;
+    lc_mutex_unlock(&g->mu);
     uint64_t held = 0;
     for (size_t rg = 0; rg < f->n_rg; rg++) {
         n_units += need[rg];
@@ -992,8 +1060,24 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 break;
             }
             bool was_empty = g->epoch > 0 && g->n_paths == 0;
+            /* Files, none readable: wait longer each time, up to a minute. */
+            bool unreadable = g->epoch > 0 && g->n_paths > 0 && g->epoch_good == 0;
+            double wait = was_empty ? 1.0 : 0.0;
+            if (unreadable) {
+                g->backoff = g->backoff > 0 ? g->backoff * 2 : 1.0;
+                if (g->backoff > 60)
+                    g->backoff = 60;
+                if (g->backoff == 1.0)
+                    LC_WARN("%s: none of the %zu .parquet files under %s could be read (each is "
+                            "named above); looking again in 1 s, then less and less often, up "
+                            "to once a minute",
+                            s->name, g->n_paths, c->path);
+                wait = g->backoff;
+            } else if (g->epoch_good > 0) {
+                g->backoff = 0;
+            }
             lc_mutex_unlock(&g->mu);
-            if (was_empty && !lc_run_state_sleep(&s->run, 1.0, meter))
+            if (wait > 0 && !lc_run_state_sleep(&s->run, wait, meter))
                 break;
             lc_mutex_lock(&g->mu);
             if (g->busy == 0 && g->head_unit == g->n_units && g->next_path == g->n_paths &&
@@ -1070,6 +1154,9 @@ static void pgs_fini(lc_stage *s)
     for (size_t i = 0; i < g->n_paths; i++)
         free(g->paths[i]);
     free(g->paths);
+    for (size_t i = 0; i < g->n_reported; i++)
+        free(g->reported[i].path);
+    free(g->reported);
     lc_cond_destroy(&g->cond);
     lc_mutex_destroy(&g->mu);
 }

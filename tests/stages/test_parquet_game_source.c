@@ -865,6 +865,90 @@ static void test_wrong_column_kinds(void)
     run_free(&r);
 }
 
+/* ---- endless epochs: no spin, no flood ---------------------------------- */
+
+/* Log lines since `after` (a log sequence number) at info level or above
+ * that contain needle. */
+static size_t log_lines(uint64_t after, const char *needle)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(after, entries, LC_LOG_RING_DEFAULT, NULL), k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += entries[i].level >= LC_LOG_INFO && strstr(entries[i].text, needle) != NULL;
+    return k;
+}
+
+static uint64_t log_now(void)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
+    return n ? entries[n - 1].seq : 0;
+}
+
+/* Run an endless (epochs: 0) source over dir for `seconds`, draining its
+ * games; returns the epochs it started. */
+static int64_t run_for(const char *dir, double seconds, size_t *games)
+{
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 0, threads: 2}", dir);
+    lc_stage_env env = {.seed = 7, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL,
+                               64, &env, &s, &err));
+    if (!s)
+        return -1;
+    CHECK_OK(lc_standalone_start(s, &err));
+    *games = 0;
+    uint64_t end = lc_now_ns() + (uint64_t)(seconds * 1e9);
+    lc_game_item it;
+    while (lc_now_ns() < end) {
+        if (lc_queue_get_until(s->output, &it, NULL, lc_now_ns() + 20000000ull) == 0) {
+            free(it.mem);
+            (*games)++;
+        }
+    }
+    lc_stage_metrics m;
+    lc_standalone_flush(s, &m);
+    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, "epoch");
+    int64_t epochs = g ? g->value : -1;
+    lc_standalone_stop(s);
+    lc_standalone_free(s);
+    return epochs;
+}
+
+static void test_endless_epochs_quiet(void)
+{
+    /* Only bad files: each is warned about once, then the source waits
+     * longer and longer instead of spinning through epochs. */
+    const char *dir = tu_path("allbad");
+    tu_mkdirs(dir);
+    link_into(dir, "bad/schema_too_short.parquet");
+    link_into(dir, "bad/bad_magic_tail.parquet");
+    uint64_t mark = log_now();
+    size_t games = 0;
+    int64_t epochs = run_for(dir, 2.5, &games);
+    CHECK_EQ_U64(games, 0);
+    CHECK(epochs >= 1 && epochs <= 3); /* 1 s, then 2 s of waiting */
+    CHECK_EQ_U64(log_lines(mark, "schema_too_short"), 1);
+    CHECK_EQ_U64(log_lines(mark, "bad_magic_tail"), 1);
+    CHECK_EQ_U64(log_lines(mark, "none of the 2 .parquet files"), 1);
+    printf("only bad files, 2.5 s: %lld epochs\n", (long long)epochs);
+
+    /* A good file read over and over: many epochs, one info line. */
+    dir = tu_path("onegood");
+    tu_mkdirs(dir);
+    link_into(dir, "duckdb_gzip_ply1.parquet");
+    mark = log_now();
+    epochs = run_for(dir, 1.5 * tu_slow(), &games);
+    CHECK(games > 0);
+    CHECK(epochs > 3);
+    CHECK_EQ_U64(log_lines(mark, ": epoch "), 1);
+    printf("one good file, 1.5 s: %lld epochs, %zu games, one epoch line\n", (long long)epochs,
+           games);
+}
+
 static void test_config_errors(void)
 {
     const lc_stage_class *cls = lc_stage_class_find("parquet_game_source");
@@ -907,6 +991,7 @@ int main(void)
     test_null_values_encoder();
     test_null_values_decoder();
     test_wrong_column_kinds();
+    test_endless_epochs_quiet();
     test_config_errors();
     return check_finish();
 }
