@@ -316,6 +316,7 @@ static int attach_main(int argc, char **argv)
     }
     lc_monitor_remote_wait_snapshot(m, 5);
     tui_options to = screen_options(&o);
+    to.attached = true;
     lc_log_set_stderr(false);
     rc = tui_run(m, &to);
     lc_monitor_free(m);

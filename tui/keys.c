@@ -268,6 +268,23 @@ static const char *key_text(const tui_key *k)
     return !tui_glyph()->unicode && k->ascii ? k->ascii : k->name;
 }
 
+/* Attached to a loader elsewhere, q leaves it running: say so. */
+static bool is_quit(const tui_key *k)
+{
+    return k->run == act_quit;
+}
+
+static const char *key_label(const tui_screen *s, const tui_key *k)
+{
+    return s->opt.attached && is_quit(k) ? "detach" : k->label;
+}
+
+static const char *key_help(const tui_screen *s, const tui_key *k)
+{
+    return s->opt.attached && is_quit(k) ? "detach: leave this screen; the loader keeps running"
+                                         : k->help;
+}
+
 bool tui_keys_dispatch(tui_screen *s, int ch)
 {
     for (size_t i = 0; i < N_KEYS; i++)
@@ -343,7 +360,7 @@ void tui_keybar_draw(const tui_screen *s, WINDOW *w)
     e[n++] = (entry){tui_glyph()->up_down, "select", 3};
     for (size_t i = 0; i < N_KEYS; i++)
         if (keys[i].label)
-            e[n++] = (entry){key_text(&keys[i]), keys[i].label, keys[i].bar_priority};
+            e[n++] = (entry){key_text(&keys[i]), key_label(s, &keys[i]), keys[i].bar_priority};
     bool keep[N_KEYS + 1];
     for (int i = 0; i < n; i++)
         keep[i] = true;
@@ -435,7 +452,7 @@ void tui_help_draw(const tui_screen *s, WINDOW *w)
     int y = 2;
     for (size_t i = 0; i < N_KEYS && y < h - 1; i++, y++) {
         tui_put(w, y, 2, 8, TUI_HELP_KEY, key_text(&keys[i]));
-        tui_put(w, y, 12, width - 12, TUI_NORMAL, keys[i].help);
+        tui_put(w, y, 12, width - 12, TUI_NORMAL, key_help(s, &keys[i]));
     }
     y++;
     for (size_t i = 0; legend[i] && y < h - 1; i++, y++)
@@ -449,5 +466,4 @@ void tui_help_draw(const tui_screen *s, WINDOW *w)
         tui_put(w, y, 2, width - 2, TUI_DIM, line);
     }
     tui_put(w, h - 1, 1, width - 1, TUI_MESSAGE, "Press any key to go back.");
-    (void)s;
 }

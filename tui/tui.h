@@ -26,6 +26,7 @@ typedef struct tui_options {
     bool ascii;         /* --ascii: no Unicode block glyphs */
     double refresh_hz;  /* redraws per second (0: the default, TUI_REFRESH_DEFAULT) */
     double max_seconds; /* quit after this long (0: never) */
+    bool attached;      /* the loader runs elsewhere (lcmon attach): q detaches */
 } tui_options;
 
 #define TUI_REFRESH_DEFAULT 5.0

@@ -767,6 +767,15 @@ class Screen(unittest.TestCase):
         p = Pane(self, 160, 45, config="", reader=False, command="%s attach %s" % (LCMON, sock))
         text = p.wait_rows()
         self.assertIn(sock, text.split("\n")[0])
+        # q detaches here, and the key bar and the help say so.
+        self.assertRegex(p.lines()[-1], r"q detach")
+        self.assertNotIn("quit", p.lines()[-1])
+        p.send("?")
+        help_text = p.wait_for("the help", lambda t: "lcmon: keys" in t)
+        self.assertIn("detach: leave this screen; the loader keeps running", help_text)
+        self.assertNotIn("stop the pipeline cleanly", help_text)
+        p.send("Escape")
+        p.wait_rows()
 
         def ctl_metrics():
             r = subprocess.run([LCMON, "ctl", sock, "metrics", "--json"], capture_output=True,
