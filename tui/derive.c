@@ -12,12 +12,7 @@
 
 uint64_t tui_stage_items(const Lcmon__StageMetricProto *s)
 {
-    if (s->n_queue_metrics == 0 && s->items_out == 0) {
-        const Lcmon__CountMetricProto *c = lc_proto_find_count(s, "batches");
-        if (c)
-            return c->count;
-    }
-    return s->items_out;
+    return s->items_out; /* a sink counts what it delivered (the writer: batches) */
 }
 
 double tui_per_second(const Lcmon__DataLoaderMetricsProto *m, uint64_t count)

@@ -67,12 +67,18 @@ static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
 double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m)
 {
     double dt = m->duration_seconds > 0 ? m->duration_seconds : 1;
+    /* Positions, counted by the last stage that counts them (the tensor
+     * generator, or the tokenizer, whose rows are samples: a decoder sample
+     * is a whole game); else the rows of the last stage with rows. */
+    for (size_t i = m->n_stage_metrics; i-- > 0;) {
+        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
+        if (lc_proto_find_count(s, "positions"))
+            return (double)lc_proto_count(s, "positions") / dt;
+    }
     for (size_t i = m->n_stage_metrics; i-- > 0;) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
         if (lc_proto_find_count(s, "rows"))
             return (double)lc_proto_count(s, "rows") / dt;
-        if (lc_proto_find_count(s, "positions"))
-            return (double)lc_proto_count(s, "positions") / dt;
     }
     return -1;
 }

@@ -152,6 +152,7 @@ typedef struct fw {
     lc_stream_run run;  /* this start's run, named in every header */
     uint64_t grace_end; /* while stopping: when to give up on a torn batch */
     bool torn;          /* stopped in the middle of a batch */
+    uint64_t connections; /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */
 
     atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
@@ -437,10 +438,11 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
     f->conn_header_sent = false;
     f->conn_done_sent = false;
     f->n_sent = 0;
-    uint64_t n = atomic_fetch_add(&f->n_readers, 1) + 1;
+    atomic_fetch_add(&f->n_readers, 1);
+    f->connections++;
     atomic_store(&f->g_connected, 1);
     LC_INFO("%s: reader connected to %s (connection %llu)", s->name, c->path,
-            (unsigned long long)n);
+            (unsigned long long)f->connections);
     return true;
 }
 
@@ -479,6 +481,7 @@ static int send_next(lc_stage *s, fw *f, uint64_t *partial, lc_load_meter *meter
     h->end = f->conn_bytes;
     f->conn_batches++;
     atomic_fetch_add(&f->n_batches, 1);
+    atomic_fetch_add(&s->items_out, 1); /* a sink's output: batches into the pipe */
     atomic_fetch_add(&f->n_rows, b->rows);
     if (h->resend)
         atomic_fetch_add(&f->n_resent, 1);

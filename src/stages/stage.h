@@ -95,7 +95,7 @@ struct lc_stage {
     char *output_name;       /* "<stage>.out" */
     lc_run_state run;
     void *priv;
-    atomic_uint_fast64_t items_out; /* items put on the output, for rates */
+    atomic_uint_fast64_t items_out; /* items put on the output (a sink: items it delivered) */
     atomic_int finished;            /* every worker ran out of input */
 };
 

@@ -279,6 +279,12 @@ class Monitor(unittest.TestCase):
     def test_controls_round_trip(self):
         L = self.loader
         self.assertTrue(L.batches_flow())
+        # The writer's output is its batches: the same number in ctl as on
+        # the screen (it used to say 0 here).
+        w = L.stage(L.metrics(), "writer")
+        batches = [c["count"] for c in w["count_metrics"] if c["name"] == "batches"][0]
+        self.assertGreater(batches, 0)
+        self.assertEqual(w.get("items_out", 0), batches)
         r = ctl(L.sock, "anchor", "get")
         self.assertEqual(r.returncode, 0, r.stderr)
         key, count = r.stdout.rstrip("\n").split("\t")

@@ -421,6 +421,16 @@ static void test_regular_file(uint64_t relayout_at)
 
 /* ---- (b) pipe: readers come and go ---- */
 
+static bool log_has(const char *needle)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(entries[i].text, needle))
+            return true;
+    return false;
+}
+
 static void test_pipe_reconnects(void)
 {
     const char *path = tu_path("pipe_b");
@@ -503,6 +513,10 @@ static void test_pipe_reconnects(void)
     CHECK(total_count("resent_batches") >= 1);
     CHECK(total_count("batches") >= 90);
     CHECK(total_count("blocked_ms") > 0);
+    /* The sink's items out are its batches, the same number everywhere. */
+    CHECK_EQ_U64(totals.items_out, total_count("batches"));
+    /* The log numbers the connections, though metrics flushes came between. */
+    CHECK(log_has("(connection 4)"));
     lc_standalone_free(s);
     lc_queue_free(in);
 }
@@ -739,7 +753,7 @@ static void test_runs(void)
 
 int main(void)
 {
-    lc_log_set_level(LC_LOG_WARN);
+    lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL); /* the log ring is checked */
     make_layouts();
     test_regular_file(UINT64_MAX);
     test_regular_file(3);

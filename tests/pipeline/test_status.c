@@ -1,0 +1,61 @@
+/*
+ * test_status: the numbers the status line, the screen's header and the
+ * exit summary share. pos/s counts positions wherever a stage counts them
+ * (the tensor generator, or the tokenizer, whose rows are samples: in
+ * decoder mode a sample is a whole game), and falls back on the writer's
+ * rows; the status line says it.
+ */
+#include "check.h"
+
+#include "pipeline/metrics_proto.h"
+#include "pipeline/status.h"
+
+#include <string.h>
+
+static Lcmon__StageMetricProto stage(const char *name, Lcmon__CountMetricProto **counts, size_t n)
+{
+    Lcmon__StageMetricProto s = LCMON__STAGE_METRIC_PROTO__INIT;
+    s.name = (char *)name;
+    s.count_metrics = counts;
+    s.n_count_metrics = n;
+    return s;
+}
+
+static Lcmon__CountMetricProto count(const char *name, uint64_t v)
+{
+    Lcmon__CountMetricProto c = LCMON__COUNT_METRIC_PROTO__INIT;
+    c.name = (char *)name;
+    c.has_count = true;
+    c.count = v;
+    return c;
+}
+
+int main(void)
+{
+    /* A decoder chain: the tokenizer made 40 samples (games) of 1000
+     * positions; the writer wrote those 40 rows. Over 2 s: 500 pos/s. */
+    Lcmon__CountMetricProto samples = count("samples", 40), positions = count("positions", 1000),
+                            rows = count("rows", 40), batches = count("batches", 5);
+    Lcmon__CountMetricProto *tok_counts[] = {&samples, &positions};
+    Lcmon__CountMetricProto *wr_counts[] = {&rows, &batches};
+    Lcmon__StageMetricProto tok = stage("tokenizer", tok_counts, 2), wr = stage("writer", wr_counts, 2);
+    Lcmon__StageMetricProto *stages[] = {&tok, &wr};
+    Lcmon__DataLoaderMetricsProto m = LCMON__DATA_LOADER_METRICS_PROTO__INIT;
+    m.stage_metrics = stages;
+    m.n_stage_metrics = 2;
+    m.has_duration_seconds = true;
+    m.duration_seconds = 2.0;
+    CHECK_NEAR(lc_status_positions_per_second(&m), 500.0, 1e-9);
+    char line[1024];
+    lc_status_line(&m, line, sizeof line);
+    CHECK(strstr(line, " 500 pos/s") != NULL);
+
+    /* Without a stage that counts positions: the writer's rows. */
+    m.stage_metrics = &stages[1];
+    m.n_stage_metrics = 1;
+    CHECK_NEAR(lc_status_positions_per_second(&m), 20.0, 1e-9);
+    /* Nothing that counts either: unknown. */
+    m.n_stage_metrics = 0;
+    CHECK(lc_status_positions_per_second(&m) < 0);
+    return check_finish();
+}
