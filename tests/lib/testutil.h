@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "format/chunk_source.h"
 #include "format/parquet.h"
 
@@ -169,6 +170,31 @@ static inline int tu_run(char *const argv[], const char *out_path)
         if (errno != EINTR)
             return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Lines of the log ring after sequence number `after` (0: all it holds)
+ * at `level` or above that contain needle. */
+static inline size_t tu_log_count(uint64_t after, lc_log_level level, const char *needle)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(after, entries, LC_LOG_RING_DEFAULT, NULL), k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += entries[i].level >= level && strstr(entries[i].text, needle) != NULL;
+    return k;
+}
+
+/* Does any line of the log ring contain needle? */
+static inline bool tu_log_has(const char *needle)
+{
+    return tu_log_count(0, LC_LOG_DEBUG, needle) > 0;
+}
+
+/* The sequence number of the newest line in the log ring (0: none). */
+static inline uint64_t tu_log_mark(void)
+{
+    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
+    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
+    return n ? entries[n - 1].seq : 0;
 }
 
 /* How much slower than a plain build this one runs (LCMON_TEST_SLOW, set

@@ -187,15 +187,6 @@ static bool take_chunk(lc_stage *pool, lc_chunk_item *c)
     return lc_queue_get_until(pool->output, c, NULL, lc_now_ns() + 30000000000ull) == 0;
 }
 
-static size_t log_count(const char *needle)
-{
-    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
-    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL), k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += strstr(entries[i].text, needle) != NULL;
-    return k;
-}
-
 /* ---- exactness ---- */
 
 /* Every .gz and .tar under dir, sorted, into paths. */
@@ -390,7 +381,7 @@ static void test_budget(void)
     char yaml[256];
     snprintf(yaml, sizeof yaml, "chunk_pool_size: %d\nthreads: 2\nstore_bytes: %llu\n", GAMES,
              (unsigned long long)budget);
-    size_t full_before = log_count("the chunk store is full");
+    size_t full_before = tu_log_count(0, LC_LOG_DEBUG, "the chunk store is full");
     lc_queue *in = lc_queue_new("in", &lc_item_source, 64, LC_OVERFLOW_BLOCK);
     lc_stage *pool = start_stage("shuffling_chunk_pool", "pool", yaml, in, 4);
     for (uint32_t g = 0; g < GAMES; g++)
@@ -434,7 +425,7 @@ static void test_budget(void)
     /* A chunk that did not fit is not packed again at its next uses (two
      * threads may both pack one at a pass's edge). */
     CHECK(t.transcodes <= GAMES + 2);
-    CHECK_EQ_U64(log_count("the chunk store is full"), full_before + 1);
+    CHECK_EQ_U64(tu_log_count(0, LC_LOG_DEBUG, "the chunk store is full"), full_before + 1);
     printf("budget %llu bytes (a quarter of the window): %zu uses from the store, %zu from "
            "disk, %llu over budget\n",
            (unsigned long long)budget, from_store, from_disk,
@@ -651,8 +642,8 @@ static void test_bad_chunk_without_validator(const char *store_bytes)
         CHECK(t.transcodes == 0 && t.over_budget > 0);
     else
         CHECK(t.hits > 0);
-    CHECK(log_count("game_000003.gz") >= 1);
-    CHECK(log_count("record 5: bad_probability") >= 1);
+    CHECK(tu_log_count(0, LC_LOG_DEBUG, "game_000003.gz") >= 1);
+    CHECK(tu_log_count(0, LC_LOG_DEBUG, "record 5: bad_probability") >= 1);
     lc_standalone_free(unpacker);
     lc_queue_close(in);
     lc_standalone_free(pool);

@@ -421,16 +421,6 @@ static void test_regular_file(uint64_t relayout_at)
 
 /* ---- (b) pipe: readers come and go ---- */
 
-static bool log_has(const char *needle)
-{
-    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
-    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
-    for (size_t i = 0; i < n; i++)
-        if (strstr(entries[i].text, needle))
-            return true;
-    return false;
-}
-
 static void test_pipe_reconnects(void)
 {
     const char *path = tu_path("pipe_b");
@@ -516,7 +506,7 @@ static void test_pipe_reconnects(void)
     /* The sink's items out are its batches, the same number everywhere. */
     CHECK_EQ_U64(totals.items_out, total_count("batches"));
     /* The log numbers the connections, though metrics flushes came between. */
-    CHECK(log_has("(connection 4)"));
+    CHECK(tu_log_has("(connection 4)"));
     lc_standalone_free(s);
     lc_queue_free(in);
 }

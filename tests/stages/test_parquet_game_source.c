@@ -867,24 +867,6 @@ static void test_wrong_column_kinds(void)
 
 /* ---- endless epochs: no spin, no flood ---------------------------------- */
 
-/* Log lines since `after` (a log sequence number) at info level or above
- * that contain needle. */
-static size_t log_lines(uint64_t after, const char *needle)
-{
-    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
-    size_t n = lc_log_read(after, entries, LC_LOG_RING_DEFAULT, NULL), k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += entries[i].level >= LC_LOG_INFO && strstr(entries[i].text, needle) != NULL;
-    return k;
-}
-
-static uint64_t log_now(void)
-{
-    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
-    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
-    return n ? entries[n - 1].seq : 0;
-}
-
 /* Run an endless (epochs: 0) source over dir for `seconds`, draining its
  * games; returns the epochs it started. */
 static int64_t run_for(const char *dir, double seconds, size_t *games)
@@ -926,25 +908,25 @@ static void test_endless_epochs_quiet(void)
     tu_mkdirs(dir);
     link_into(dir, "bad/schema_too_short.parquet");
     link_into(dir, "bad/bad_magic_tail.parquet");
-    uint64_t mark = log_now();
+    uint64_t mark = tu_log_mark();
     size_t games = 0;
     int64_t epochs = run_for(dir, 2.5, &games);
     CHECK_EQ_U64(games, 0);
     CHECK(epochs >= 1 && epochs <= 3); /* 1 s, then 2 s of waiting */
-    CHECK_EQ_U64(log_lines(mark, "schema_too_short"), 1);
-    CHECK_EQ_U64(log_lines(mark, "bad_magic_tail"), 1);
-    CHECK_EQ_U64(log_lines(mark, "none of the 2 .parquet files"), 1);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, "schema_too_short"), 1);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, "bad_magic_tail"), 1);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, "none of the 2 .parquet files"), 1);
     printf("only bad files, 2.5 s: %lld epochs\n", (long long)epochs);
 
     /* A good file read over and over: many epochs, one info line. */
     dir = tu_path("onegood");
     tu_mkdirs(dir);
     link_into(dir, "duckdb_gzip_ply1.parquet");
-    mark = log_now();
+    mark = tu_log_mark();
     epochs = run_for(dir, 1.5 * tu_slow(), &games);
     CHECK(games > 0);
     CHECK(epochs > 3);
-    CHECK_EQ_U64(log_lines(mark, ": epoch "), 1);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, ": epoch "), 1);
     printf("one good file, 1.5 s: %lld epochs, %zu games, one epoch line\n", (long long)epochs,
            games);
 }

@@ -276,16 +276,6 @@ static void test_window_passes_eviction_and_anchor(void)
     lc_queue_free(in);
 }
 
-static bool log_mentions(const char *needle)
-{
-    static lc_log_entry entries[LC_LOG_RING_DEFAULT];
-    size_t n = lc_log_read(0, entries, LC_LOG_RING_DEFAULT, NULL);
-    for (size_t i = 0; i < n; i++)
-        if (strstr(entries[i].text, needle))
-            return true;
-    return false;
-}
-
 /* Every kind of bad chunk is logged with its file, counted, dropped for
  * good, and the pool goes on with the good ones. */
 static void test_bad_chunks_dropped_for_good(void)
@@ -337,7 +327,7 @@ static void test_bad_chunks_dropped_for_good(void)
     for (int i = 4; i <= 7; i++) {
         char name[32];
         snprintf(name, sizeof name, "game_%06d.gz", i);
-        CHECK(log_mentions(name));
+        CHECK(tu_log_has(name));
     }
     /* A chunk that reads fine but that a stage downstream rejects (the
      * validator marks it on its source) is dropped for good too. What was
