@@ -15,8 +15,8 @@
 
 #include "training_metrics.pb-c.h"
 
-/* Items a stage handled in the snapshot's window: what it emitted, or for a
- * sink (no output queue) the batches it wrote. */
+/* Items a stage handled in the snapshot's window: its items out (for a
+ * sink, what it delivered: the writer's batches). */
 uint64_t tui_stage_items(const Lcmon__StageMetricProto *s);
 /* A count over a snapshot's window as a rate per second. */
 double tui_per_second(const Lcmon__DataLoaderMetricsProto *m, uint64_t count);

@@ -75,7 +75,10 @@
  * after the anchor; afterwards, every source ingested. `set` changes the key
  * and leaves the count; `reset` sets the key to the newest source (the
  * largest key seen, whichever rank keeps its chunks), returns the count and
- * zeroes it. With sharding, "the window" of the initial count is the window
+ * zeroes it. A chunk found bad when drawn (a failed load or check, or a mark
+ * downstream) leaves the count if it was in it (and the window's count):
+ * a trainer waits for good games. Each rank learns of its own share's bad
+ * chunks only. With sharding, "the window" of the initial count is the window
  * of all ranks together, worked out from the files alone: the newest sources
  * holding at least chunk_pool_size * world_size chunks. Each rank's own window
  * reaches back a little more or less, but the count and the newest key are
@@ -176,6 +179,9 @@ typedef struct pool_source {
     lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
     uint8_t *unfit;    /* per kept chunk: did not fit in the store when first used */
     uint32_t released; /* leading chunks below the window whose stored form is gone */
+    uint32_t n_dropped;      /* kept chunks found bad */
+    bool since_counted;      /* its chunks were counted in since_anchor ... */
+    uint64_t anchor_gen;     /* ... before this many resets */
 } pool_source;
 
 typedef struct pool {
@@ -198,10 +204,12 @@ typedef struct pool {
     char *anchor;
     char *newest_key;
     uint64_t since_anchor;
+    uint64_t anchor_gen;   /* anchor resets so far */
+    uint64_t dropped_held; /* chunks found bad in the held sources */
 
     atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
     atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted,
-        n_not_kept, n_stale_draws, n_other_rank;
+        n_not_kept, n_stale_draws, n_other_rank, n_unreadable;
 
     lc_chunk_store store; /* the accounting; the packed chunks are in `sources` */
     uint64_t passes;          /* passes begun after the first; under mu */
@@ -310,6 +318,7 @@ static void evict_locked(lc_stage *s)
         if (front->base + front->n > lower)
             break;
         p->in_window -= front->n;
+        p->dropped_held -= front->n_dropped;
         free_entry(p, front);
         lc_deque_pop_front(&p->sources);
         atomic_fetch_add(&p->n_evicted, 1);
@@ -331,6 +340,21 @@ static void evict_locked(lc_stage *s)
                 p->pending[k++] = p->pending[i];
         p->n_pending = k;
     }
+}
+
+/* Chunk pos of a held source is bad: dropped for good, out of the store,
+ * out of the window's count and, when it was counted there, out of the
+ * anchor's count (a trainer waits for good games). Caller holds mu. */
+static void drop_locked(pool *p, pool_source *e, uint32_t pos)
+{
+    if (e->uses[pos] == DROPPED)
+        return;
+    e->uses[pos] = DROPPED;
+    unstore(p, e, pos);
+    e->n_dropped++;
+    p->dropped_held++;
+    if (e->since_counted && e->anchor_gen == p->anchor_gen && p->since_anchor > 0)
+        p->since_anchor--;
 }
 
 /* Find the source holding global index idx; NULL when evicted. */
@@ -371,6 +395,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
      * rank: it depends on the files alone). */
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     uint64_t since = 0, all_ranks = 0;
+    size_t since_from = n; /* sources from here on were counted (when newer) */
     lc_mutex_lock(&p->mu); /* the anchor may be set meanwhile */
     for (size_t i = n; i > 0 && all_ranks < c->chunk_pool_size * world; i--) {
         const char *key = lc_chunk_source_key(srcs[i - 1]);
@@ -378,7 +403,9 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         all_ranks += count;
         if (!p->anchor || lc_source_key_compare(key, p->anchor) > 0)
             since += count;
+        since_from = i - 1;
     }
+    char *anchor_then = p->anchor ? lc_xstrdup(p->anchor) : NULL;
     if (n) /* the newest source, whichever rank keeps its chunks */
         note_key_locked(p, lc_chunk_source_key(srcs[n - 1]));
     lc_mutex_unlock(&p->mu);
@@ -400,6 +427,11 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     for (size_t i = first; i < n; i++) {
         if (!entries[i].src)
             continue;
+        entries[i].since_counted =
+            i >= since_from &&
+            (!anchor_then ||
+             lc_source_key_compare(lc_chunk_source_key(entries[i].src), anchor_then) > 0);
+        entries[i].anchor_gen = p->anchor_gen;
         append_locked(p, &entries[i]);
         atomic_fetch_add(&p->n_sources_added, 1);
     }
@@ -409,6 +441,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
+    free(anchor_then);
     free(entries);
     char store[192];
     lc_chunk_store_describe(&p->store, store, sizeof store);
@@ -456,6 +489,8 @@ static void *ingest_main(void *arg)
         note_key_locked(p, key);
         free(key);
         if (ours) {
+            e.since_counted = true;
+            e.anchor_gen = p->anchor_gen;
             append_locked(p, &e);
             evict_locked(s);
             atomic_fetch_add(&p->n_sources_added, 1);
@@ -545,8 +580,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         }
         uint32_t m = e->members ? e->members[pos] : pos;
         if (lc_chunk_source_is_bad(e->src, m)) { /* rejected downstream */
-            e->uses[pos] = DROPPED;
-            unstore(p, e, pos);
+            drop_locked(p, e, pos);
             atomic_fetch_add(&p->n_dropped, 1);
             continue;
         }
@@ -575,8 +609,8 @@ static bool mark_dropped(pool *p, uint64_t idx)
     if (e && e->packed && e->packed[pos])
         e = NULL;
     bool first = e && e->uses[pos] != DROPPED;
-    if (e)
-        e->uses[pos] = DROPPED;
+    if (first)
+        drop_locked(p, e, pos);
     lc_mutex_unlock(&p->mu);
     return first;
 }
@@ -667,6 +701,7 @@ static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_i
     if (rc != 0) {
         if (mark_dropped(p, d->global)) {
             atomic_fetch_add(&p->n_dropped, 1);
+            atomic_fetch_add(&p->n_unreadable, 1);
             LC_WARN("%s: dropping chunk: %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
         }
         return false;
@@ -823,6 +858,9 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     uint64_t dropped = atomic_exchange(&p->n_dropped, 0);
     lc_metrics_add_count(m, "chunks_emitted", atomic_exchange(&p->n_emitted, 0));
     lc_metrics_add_count(m, "dropped_chunks", dropped);
+    /* Chunks that could not be read or inflated: bad input, for the BAD
+     * column (those that fail the checks count as bad_<reason>). */
+    lc_metrics_add_count(m, "bad_unreadable_chunks", atomic_exchange(&p->n_unreadable, 0));
     m->dropped += dropped;
     lc_metrics_add_count(m, "reshuffles", atomic_exchange(&p->n_reshuffles, 0));
     lc_metrics_add_count(m, "sources_added", atomic_exchange(&p->n_sources_added, 0));
@@ -834,7 +872,8 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->sources), 0, false);
     /* Whole sources are held, so the oldest may reach below the window:
      * the window itself holds at most chunk_pool_size of them. */
-    uint64_t in_window = p->in_window < c->chunk_pool_size ? p->in_window : c->chunk_pool_size;
+    uint64_t good = p->in_window - p->dropped_held;
+    uint64_t in_window = good < c->chunk_pool_size ? good : c->chunk_pool_size;
     lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)in_window, (int64_t)c->chunk_pool_size,
                          true);
     lc_metrics_set_gauge(m, "chunks_held", (int64_t)p->in_window, 0, false);
@@ -870,6 +909,7 @@ static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
         free(p->anchor);
         p->anchor = lc_xstrdup(p->newest_key ? p->newest_key : "");
         p->since_anchor = 0;
+        p->anchor_gen++;
         LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->anchor,
                 (unsigned long long)count);
     }

@@ -281,10 +281,15 @@ class Monitor(unittest.TestCase):
         self.assertTrue(L.batches_flow())
         # The writer's output is its batches: the same number in ctl as on
         # the screen (it used to say 0 here).
-        w = L.stage(L.metrics(), "writer")
-        batches = [c["count"] for c in w["count_metrics"] if c["name"] == "batches"][0]
-        self.assertGreater(batches, 0)
-        self.assertEqual(w.get("items_out", 0), batches)
+        deadline = time.time() + 30 * SLOW
+        while True:  # the all-time numbers are aggregated once a second
+            w = L.stage(L.metrics(), "writer")
+            batches = [c["count"] for c in w.get("count_metrics", []) if c["name"] == "batches"]
+            if (batches and batches[0] > 0) or time.time() > deadline:
+                break
+            time.sleep(0.1)
+        self.assertGreater(batches[0], 0)
+        self.assertEqual(w.get("items_out", 0), batches[0])
         r = ctl(L.sock, "anchor", "get")
         self.assertEqual(r.returncode, 0, r.stderr)
         key, count = r.stdout.rstrip("\n").split("\t")

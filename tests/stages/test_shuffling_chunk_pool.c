@@ -324,6 +324,16 @@ static void test_bad_chunks_dropped_for_good(void)
     lc_stage_metrics m;
     CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 4);
     CHECK_EQ_U64(m.dropped, 4);
+    /* They leave the window's count and the anchor's (a trainer waits for
+     * good games), and count as bad input (the screen's BAD column). */
+    CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 4);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_since_anchor"), 4);
+    CHECK_EQ_U64(m.chunks_since_anchor, 4);
+    uint64_t bad = 0;
+    for (int i = 0; i < m.n_count; i++)
+        if (strncmp(m.count[i].name, "bad_", 4) == 0)
+            bad += m.count[i].count;
+    CHECK_EQ_U64(bad, 4);
     for (int i = 4; i <= 7; i++) {
         char name[32];
         snprintf(name, sizeof name, "game_%06d.gz", i);
@@ -353,6 +363,8 @@ static void test_bad_chunks_dropped_for_good(void)
     }
     CHECK(late <= 6);
     CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 1);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 3);
+    CHECK_EQ_INT(gauge_of(&m, "chunks_since_anchor"), 3);
     lc_standalone_free(s);
     lc_queue_free(in);
 }
