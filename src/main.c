@@ -238,6 +238,12 @@ static int check_config(const char *path)
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
+    /* What can be checked on the file system, without starting anything. */
+    if (lc_config_preflight(cfg, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        lc_config_free(cfg);
+        return 1;
+    }
     printf("%s: valid, %u stages:\n", path, cfg->n_stages);
     for (unsigned i = 0; i < cfg->n_stages; i++) {
         const lc_stage_config *s = &cfg->stages[i];

@@ -120,3 +120,47 @@ void lc_format_bytes(char *buf, size_t len, double v)
     else
         snprintf(buf, len, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
+
+unsigned lc_edit_distance(const char *a, const char *b)
+{
+    enum { MAX = 63 };
+    size_t n = strlen(a), m = strlen(b);
+    n = n > MAX ? MAX : n;
+    m = m > MAX ? MAX : m;
+    unsigned d[MAX + 1][MAX + 1];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= n; i++) {
+        for (size_t j = 1; j <= m; j++) {
+            int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+            unsigned best = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[n][m];
+}
+
+const char *lc_closest_word(const char *word, const char *const *words)
+{
+    size_t len = strlen(word);
+    unsigned allowed = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    const char *best = NULL;
+    unsigned best_d = allowed + 1;
+    for (size_t i = 0; words[i]; i++) {
+        unsigned d = lc_edit_distance(word, words[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = words[i];
+        }
+    }
+    return best;
+}

@@ -17,6 +17,15 @@ char *lc_expand_env(const char *s, char **bad_name);
 const char *lc_basename(const char *path);
 bool lc_has_suffix(const char *s, const char *suffix);
 
+/* The edit distance (insertions, deletions, substitutions, and swaps of two
+ * neighbours) between a and b, case-insensitive; for "did you mean". Words
+ * longer than 63 characters are compared by their first 63. */
+unsigned lc_edit_distance(const char *a, const char *b);
+/* The word of `words` (NULL-terminated) closest to `word`, when close
+ * enough to be a likely misspelling (at most 1 edit for words up to 4
+ * characters, 2 up to 8, 3 beyond); NULL otherwise. */
+const char *lc_closest_word(const char *word, const char *const *words);
+
 /* A byte size as people write it: a number (decimals allowed) and an
  * optional unit, B, k/K, M, G or T (powers of 1000, with or without a
  * trailing B) or KiB, MiB, GiB, TiB (powers of 1024); spaces between are

@@ -5,6 +5,7 @@
  * it sees the library's account of which key or value is wrong.
  */
 #include "pipeline/config.h"
+#include "pipeline/config_lint.h"
 
 #include "core/log.h"
 #include "stages/registry.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const cyaml_strval_t overflow_strings[] = {
     {"block", LC_OVERFLOW_BLOCK},
@@ -271,7 +273,7 @@ static const cyaml_config_t *yaml_config(yaml_log *log)
         .log_ctx = log,
         .mem_fn = cyaml_mem,
         .log_level = CYAML_LOG_ERROR,
-        .flags = CYAML_CFG_NO_ALIAS,
+        .flags = CYAML_CFG_NO_ALIAS | CYAML_CFG_IGNORE_UNKNOWN_KEYS,
     };
     return &c;
 }
@@ -513,25 +515,148 @@ static int validate(lc_config *cfg, lc_error *err)
     return count ? LC_ECONFIG : 0;
 }
 
-/* "origin: " before every line of a multi-line message. */
-static void prefix_lines(lc_error *err, const char *origin)
+/* Where a validation problem is: the key it names, found by the lint. The
+ * problem's text starts "stage 'NAME': FIELD: ", "stage #N ...: FIELD: "
+ * or "FIELD: "; a field that is not a key ("stage type") falls back on the
+ * stage's own line. 0 when unknown. */
+static const lc_lint_key *locate(const lc_lint *lint, const char *text, int *line, int *col,
+                                 int *stage)
 {
-    if (!err)
-        return;
+    *line = *col = 0;
+    *stage = -1;
+    int idx = -1;
+    const char *rest = text;
+    if (strncmp(text, "stage '", 7) == 0) {
+        const char *q = strstr(text + 7, "': ");
+        if (!q)
+            return NULL;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(q - text - 7), text + 7);
+        idx = lc_lint_stage_index(lint, name);
+        rest = q + 3;
+    } else if (strncmp(text, "stage #", 7) == 0) {
+        idx = atoi(text + 7) - 1;
+        const char *q = strstr(text, ": ");
+        if (!q)
+            return NULL;
+        rest = q + 2;
+    }
+    *stage = idx;
+    const char *colon = strstr(rest, ": ");
+    char field[128] = "";
+    if (colon && !memchr(rest, ' ', (size_t)(colon - rest)))
+        snprintf(field, sizeof field, "%.*s", (int)(colon - rest), rest);
+    char path[200];
+    const lc_lint_key *k = NULL;
+    if (idx >= 0) {
+        if (field[0]) {
+            snprintf(path, sizeof path, "stages[%d].%s", idx, field);
+            k = lc_lint_find(lint, path);
+            char *dot = strchr(path + 7, '.') ? strchr(strchr(path, '.') + 1, '.') : NULL;
+            if (!k && dot) { /* the block, when its field is not in the text */
+                *dot = '\0';
+                k = lc_lint_find(lint, path);
+            }
+        }
+        if (!k) {
+            snprintf(path, sizeof path, "stages[%d]", idx);
+            k = lc_lint_find(lint, path);
+        }
+    } else if (field[0]) {
+        k = lc_lint_find(lint, field);
+    }
+    if (k) {
+        *line = k->line;
+        *col = k->col;
+    }
+    return k;
+}
+
+/* All problems, each "origin:line:col: text" (or "origin: text" when the
+ * text has no place), in the order of their lines. */
+typedef struct placed {
+    int line, col;
+    size_t order;
+    char text[LC_ERROR_MSG_MAX / 2];
+} placed;
+
+static int compare_placed(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    if (x->col != y->col)
+        return x->col < y->col ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void add_placed(placed **v, size_t *n, int line, int col, const char *text)
+{
+    *v = lc_xrealloc(*v, (*n + 1) * sizeof **v);
+    placed *p = &(*v)[*n];
+    p->line = line;
+    p->col = col;
+    p->order = *n;
+    snprintf(p->text, sizeof p->text, "%s", text);
+    (*n)++;
+}
+
+/* The lint's problems and (validate's or libcyaml's) lines in `found`,
+ * placed, merged and written to err. What the lint already said is not
+ * said again: a problem about the same key (a negative number, then out of
+ * range), or a stage's missing type when the lint found an unknown key in
+ * that stage's mapping (a misspelt type). */
+static int report(const lc_lint *lint, const char *origin, const char *found, lc_error *err)
+{
+    placed *v = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < lint->n_problems; i++) {
+        const lc_lint_problem *p = &lint->problems[i];
+        char label[96] = "", text[LC_ERROR_MSG_MAX / 2];
+        if (p->stage >= 0) {
+            const char *name =
+                (size_t)p->stage < lint->n_stages ? lint->stage_names[p->stage] : "";
+            if (name[0])
+                snprintf(label, sizeof label, "stage '%s': ", name);
+            else
+                snprintf(label, sizeof label, "stage #%d: ", p->stage + 1);
+        }
+        snprintf(text, sizeof text, "%s%s", label, p->text);
+        add_placed(&v, &n, p->line, p->col, text);
+    }
+    for (const char *p = found; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char text[LC_ERROR_MSG_MAX / 2];
+        snprintf(text, sizeof text, "%.*s", (int)len, p);
+        int line, col, stage;
+        const lc_lint_key *k = locate(lint, text, &line, &col, &stage);
+        bool said = false;
+        for (size_t i = 0; i < lint->n_problems; i++) {
+            const lc_lint_problem *lp = &lint->problems[i];
+            said = said || (k && strcmp(lp->path, k->path) == 0) ||
+                   (lp->stage_key && lp->stage == stage && strstr(text, ": stage type: missing"));
+        }
+        if (!said)
+            add_placed(&v, &n, line, col, text);
+        p += len + (nl ? 1 : 0);
+    }
+    qsort(v, n, sizeof *v, compare_placed);
     char out[LC_ERROR_MSG_MAX];
     size_t used = 0;
-    const char *p = err->msg;
-    while (*p && used + 1 < sizeof out) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        int w = snprintf(out + used, sizeof out - used, "%s%s: %.*s", used ? "\n" : "", origin,
-                         (int)n, p);
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used + 1 < sizeof out; i++) {
+        char where[32] = "";
+        if (v[i].line)
+            snprintf(where, sizeof where, ":%d:%d", v[i].line, v[i].col);
+        int w = snprintf(out + used, sizeof out - used, "%s%s%s: %s", used ? "\n" : "", origin,
+                         where, v[i].text);
         if (w < 0)
             break;
         used += (size_t)w < sizeof out - used ? (size_t)w : sizeof out - used - 1;
-        p += n + (nl ? 1 : 0);
     }
-    memcpy(err->msg, out, sizeof out);
+    free(v);
+    return lc_error_set(err, LC_ECONFIG, "%s", out);
 }
 
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
@@ -539,30 +664,64 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
 {
     pthread_once(&schema_once, build_schema);
     *out = NULL;
+    /* The lint first: every unknown key and negative number, with lines;
+     * libcyaml then skips unknown keys, so that its own checks and
+     * validation's can report the rest in the same run. */
+    lc_lint lint;
+    lc_lint_run(&lint, yaml, len, &top_schema);
     yaml_log log = {.n = 0};
     lc_config *cfg = NULL;
     cyaml_err_t rc = cyaml_load_data((const uint8_t *)yaml, len, yaml_config(&log), &top_schema,
                                      (cyaml_data_t **)&cfg, NULL);
-    if (rc != CYAML_OK)
-        return yaml_failure(yaml, len, origin, rc, &log, err);
-    if (!cfg)
-        return lc_error_set(err, LC_ECONFIG,
-                            "%s: the document is empty (it needs at least a 'stages' list)",
-                            origin);
-    cfg->origin = lc_xstrdup(origin);
-    int vrc = validate(cfg, err);
-    if (vrc != 0) {
-        prefix_lines(err, origin);
-        lc_config_free(cfg);
-        return vrc;
+    int result = 0;
+    if (rc != CYAML_OK) {
+        lc_error cy;
+        lc_error_clear(&cy);
+        yaml_failure(yaml, len, origin, rc, &log, &cy);
+        if (lint.n_problems == 0) {
+            if (err)
+                *err = cy;
+            result = LC_ECONFIG;
+        } else { /* libcyaml's line, after the lint's, as it stands */
+            result = report(&lint, origin, NULL, err);
+            if (err) {
+                size_t used = strlen(err->msg);
+                snprintf(err->msg + used, sizeof err->msg - used, "\n%s", cy.msg);
+            }
+        }
+    } else if (!cfg) {
+        result = lc_error_set(err, LC_ECONFIG,
+                              "%s: the document is empty (it needs at least a 'stages' list)",
+                              origin);
+    } else {
+        cfg->origin = lc_xstrdup(origin);
+        cfg->keys = lc_xmalloc(sizeof *cfg->keys);
+        *cfg->keys = lint;
+        memset(&lint, 0, sizeof lint); /* the config owns it now */
+        lc_error verr;
+        lc_error_clear(&verr);
+        int vrc = validate(cfg, &verr);
+        if (vrc != 0 || cfg->keys->n_problems)
+            result = report(cfg->keys, origin, vrc ? verr.msg : NULL, err);
+        if (result != 0) {
+            lc_config_free(cfg);
+            cfg = NULL;
+        }
     }
+    lc_lint_fini(&lint);
     *out = cfg;
-    return 0;
+    return result;
 }
 
 int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
 {
     *out = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return lc_error_set(err, LC_ECONFIG,
+                            "%s: is a directory, not a configuration file (give a YAML file, such "
+                            "as config/default.yaml; lcmon --print-default-config prints one)",
+                            path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return lc_error_set(err, -errno, "%s: cannot open config: %s", path, strerror(errno));
@@ -592,6 +751,30 @@ int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
     return rc;
 }
 
+int lc_config_preflight(const lc_config *cfg, lc_error *err)
+{
+    lc_error all;
+    lc_error_clear(&all);
+    int count = 0;
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        const lc_stage_config *s = &cfg->stages[i];
+        lc_error e;
+        lc_error_clear(&e);
+        if (!s->cls->preflight || s->cls->preflight(s->block, &e) == 0)
+            continue;
+        for (char *line = e.msg, *next; line; line = next) {
+            next = strchr(line, '\n');
+            if (next)
+                *next++ = '\0';
+            problem(&all, &count, "stage '%s': %s.%s", s->name, s->cls->type_name, line);
+        }
+    }
+    if (!count)
+        return 0;
+    lc_lint none = {0};
+    return report(cfg->keys ? cfg->keys : &none, cfg->origin, all.msg, err);
+}
+
 int lc_config_load_default(lc_config **out, lc_error *err)
 {
     return lc_config_load_string(lc_default_config_yaml, strlen(lc_default_config_yaml),
@@ -600,6 +783,11 @@ int lc_config_load_default(lc_config **out, lc_error *err)
 
 void lc_config_free(lc_config *cfg)
 {
+    if (cfg && cfg->keys) {
+        lc_lint_fini(cfg->keys);
+        free(cfg->keys);
+        cfg->keys = NULL;
+    }
     if (!cfg)
         return;
     free(cfg->origin);

@@ -67,6 +67,7 @@ typedef struct lc_config {
     int64_t rank;       /* -1: take it from the environment */
     int64_t world_size; /* -1: take it from the environment */
     char *origin;       /* file name, or "<default>", for messages */
+    struct lc_lint *keys; /* where each key is in the text, for messages */
 } lc_config;
 
 /* Parse and validate. `origin` names the text in messages. On failure
@@ -86,6 +87,12 @@ void lc_config_free(lc_config *cfg);
 int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, void **block,
                           lc_error *err);
 void lc_config_free_block(const struct lc_stage_class *cls, void *block);
+
+/* For --check-config: what each stage can check on the file system (the
+ * data directory exists and is readable, the pipe path is a pipe or
+ * absent, ...), every problem with its line, as loading reports them. 0
+ * when all is well, else LC_ECONFIG. */
+int lc_config_preflight(const lc_config *cfg, lc_error *err);
 
 /* Find a stage config by name; NULL when absent. */
 const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name);

@@ -810,6 +810,41 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "pipe_full", atomic_load(&f->g_pipe_full), 0, false);
 }
 
+/* --check-config: the path is a named pipe (or a regular file with
+ * regular_file), or absent in a directory where it can be made. */
+static int fw_preflight(const void *config, lc_error *err)
+{
+    const fw_config *c = config;
+    struct stat st;
+    if (stat(c->path, &st) == 0) {
+        if (!c->regular_file && !S_ISFIFO(st.st_mode))
+            return lc_error_add(err, LC_ECONFIG,
+                                "path: %s exists and is not a named pipe (remove it, choose "
+                                "another path, or set regular_file: true to write a file)",
+                                c->path);
+        if (c->regular_file && !S_ISREG(st.st_mode))
+            return lc_error_add(err, LC_ECONFIG,
+                                "path: %s exists and is not a regular file (regular_file is set)",
+                                c->path);
+        return 0;
+    }
+    if (errno != ENOENT)
+        return lc_error_add(err, LC_ECONFIG, "path: %s: %s", c->path, strerror(errno));
+    if (!c->create)
+        return lc_error_add(err, LC_ECONFIG,
+                            "path: %s does not exist (create it with mkfifo, or set create: true)",
+                            c->path);
+    char *dir = lc_xstrdup(c->path);
+    char *slash = strrchr(dir, '/');
+    const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
+    int rc = 0;
+    if (access(parent, W_OK | X_OK) != 0)
+        rc = lc_error_add(err, LC_ECONFIG, "path: cannot make %s: %s: %s", c->path, parent,
+                          strerror(errno));
+    free(dir);
+    return rc;
+}
+
 const lc_stage_class lc_fifo_writer_class = {
     .type_name = "fifo_writer",
     .summary = "writes batches to a named pipe for the trainer (python/lcmon reads them)",
@@ -819,6 +854,7 @@ const lc_stage_class lc_fifo_writer_class = {
     .config_fields = fw_fields,
     .config_size = sizeof(fw_config),
     .config_check = fw_config_check,
+    .preflight = fw_preflight,
     .init = fw_init,
     .fini = fw_fini,
     .start = fw_start,

@@ -531,6 +531,24 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "initial_scan_done", atomic_load(&f->scan_done), 0, false);
 }
 
+/* --check-config: the directory is there and can be listed. */
+static int fpp_preflight(const void *config, lc_error *err)
+{
+    const fpp_config *c = config;
+    struct stat st;
+    if (stat(c->directory, &st) != 0)
+        return lc_error_add(err, LC_ECONFIG,
+                            "directory: %s: %s (lcmon would wait for it to appear; create it, "
+                            "or point directory at your games)",
+                            c->directory, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return lc_error_add(err, LC_ECONFIG, "directory: %s is not a directory", c->directory);
+    if (access(c->directory, R_OK | X_OK) != 0)
+        return lc_error_add(err, LC_ECONFIG, "directory: %s cannot be read: %s", c->directory,
+                            strerror(errno));
+    return 0;
+}
+
 const lc_stage_class lc_file_path_provider_class = {
     .type_name = "file_path_provider",
     .summary = "lists training files in a directory tree, then watches it for new ones",
@@ -540,6 +558,7 @@ const lc_stage_class lc_file_path_provider_class = {
     .config_fields = fpp_fields,
     .config_size = sizeof(fpp_config),
     .config_check = fpp_config_check,
+    .preflight = fpp_preflight,
     .init = fpp_init,
     .fini = fpp_fini,
     .start = fpp_start,

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct pgs_config {
     char *path;
@@ -1183,6 +1184,24 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
 }
 
+/* --check-config: the path is a directory or a file that can be read. */
+static int pgs_preflight(const void *config, lc_error *err)
+{
+    const pgs_config *c = config;
+    struct stat st;
+    if (stat(c->path, &st) != 0)
+        return lc_error_add(err, LC_ECONFIG,
+                            "path: %s: %s (give a directory of .parquet files or one file)",
+                            c->path, strerror(errno));
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+        return lc_error_add(err, LC_ECONFIG, "path: %s is neither a directory nor a file",
+                            c->path);
+    if (access(c->path, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK) != 0)
+        return lc_error_add(err, LC_ECONFIG, "path: %s cannot be read: %s", c->path,
+                            strerror(errno));
+    return 0;
+}
+
 const lc_stage_class lc_parquet_game_source_class = {
     .type_name = "parquet_game_source",
     .summary = "reads games from Parquet tables (shuffled per epoch, split between threads "
@@ -1193,6 +1212,7 @@ const lc_stage_class lc_parquet_game_source_class = {
     .config_fields = pgs_fields,
     .config_size = sizeof(pgs_config),
     .config_check = pgs_config_check,
+    .preflight = pgs_preflight,
     .init = pgs_init,
     .fini = pgs_fini,
     .start = pgs_start,

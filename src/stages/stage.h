@@ -68,6 +68,10 @@ typedef struct lc_stage_class {
     const cyaml_schema_field_t *config_fields;
     size_t config_size;
     int (*config_check)(void *config, lc_error *err);
+    /* What can be checked on the file system without starting anything,
+     * for --check-config (a checked config block): errors as for
+     * config_check, one per line. May be NULL. */
+    int (*preflight)(const void *config, lc_error *err);
 
     int (*init)(lc_stage *s, lc_error *err);
     void (*fini)(lc_stage *s);

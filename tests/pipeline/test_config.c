@@ -181,9 +181,10 @@ static void test_every_stage_field_error(void)
                  "    input: sampler\n"
                  "    tensor_generator: {batch_size: 0, threads: 65}\n",
                  "stage 'pool': shuffling_chunk_pool.chunk_pool_size: 0 is out of range",
-                 "\ntest.yaml: stage 'pool': shuffling_chunk_pool.threads: 999 is out of range",
-                 "\ntest.yaml: stage 'pool': shuffling_chunk_pool.inflate: 'foo' is not auto, "
-                 "zlib or libdeflate",
+                 "\ntest.yaml:9:48: stage 'pool': shuffling_chunk_pool.threads: 999 is out of "
+                 "range",
+                 "\ntest.yaml:9:62: stage 'pool': shuffling_chunk_pool.inflate: 'foo' is not "
+                 "auto, zlib or libdeflate",
                  "stage 'unpacker': chunk_unpacker.sampling_rate: give either",
                  "stage 'unpacker': chunk_unpacker.positions_per_chunk: 0 is out of range",
                  "stage 'sampler': shuffling_frame_sampler.reservoir_size: 0 is out of range",
@@ -335,6 +336,54 @@ static void test_unknown_key(void)
                  "    input: files\n"
                  "    chunk_loader: {}\n",
                  "test.yaml", "chunk_loader");
+}
+
+/* Every mistake of a file in one report, each with its line and column, in
+ * line order: unknown keys (top level, stage, block, output) with the
+ * nearest valid key, a negative number in an unsigned field shown as
+ * itself, and validation's range errors. */
+static void test_every_mistake_with_its_line(void)
+{
+    EXPECT_ERROR("seed: 1\n"
+                 "sed: 2\n"
+                 "stages:\n" FILES_STAGE "  - name: loader\n"
+                 "    input: files\n"
+                 "    chunk_source_loader: {thredas: 2}\n"
+                 "  - name: pool\n"
+                 "    input: loader\n"
+                 "    shuffling_chunk_pool: {chunk_pool_size: -5, threads: 0}\n"
+                 "    output: {capacty: 4}\n"
+                 "  - name: unpacker\n"
+                 "    input: pool\n"
+                 "    chunk_unpackr: {}\n",
+                 "test.yaml:2:1: sed: unknown key (did you mean 'seed'?)",
+                 "\ntest.yaml:8:27: stage 'loader': chunk_source_loader.thredas: unknown key "
+                 "(did you mean 'threads'?)",
+                 "\ntest.yaml:11:45: stage 'pool': shuffling_chunk_pool.chunk_pool_size: -5 is "
+                 "negative",
+                 "\ntest.yaml:11:49: stage 'pool': shuffling_chunk_pool.threads: 0 is out of "
+                 "range",
+                 "\ntest.yaml:12:14: stage 'pool': output.capacty: unknown key (did you mean "
+                 "'capacity'?)",
+                 "\ntest.yaml:15:5: stage 'unpacker': chunk_unpackr: unknown key (did you mean "
+                 "'chunk_unpacker'?)");
+    /* The wrapped number is not said again as out of range. */
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    const char *yaml = "stages:\n" FILES_STAGE "  - name: pool\n"
+                       "    input: files\n"
+                       "    shuffling_chunk_pool: {chunk_pool_size: -5}\n";
+    CHECK_EQ_INT(lc_config_load_string(yaml, strlen(yaml), "t.yaml", &cfg, &err), LC_ECONFIG);
+    CHECK(strstr(err.msg, "18446744073709551611") == NULL);
+    CHECK(strstr(err.msg, "-5 is negative") != NULL);
+    /* A key far from every valid one lists them, where the list is short. */
+    EXPECT_ERROR("stages:\n"
+                 "  - name: files\n"
+                 "    file_path_provider: {directory: data}\n"
+                 "    output: {zzzzzz: 4}\n",
+                 "test.yaml:4:14: stage 'files': output.zzzzzz: unknown key (the keys are "
+                 "capacity, overflow)");
 }
 
 static void test_metrics_interval_out_of_range(void)
@@ -686,6 +735,7 @@ int main(void)
     test_capacity_out_of_range();
     test_bad_overflow();
     test_unknown_key();
+    test_every_mistake_with_its_line();
     test_metrics_interval_out_of_range();
     test_rank_not_below_world_size();
     test_rank_negative();

@@ -118,7 +118,9 @@ class Cli(unittest.TestCase):
         self.assertEqual(names[0], "files")
         self.assertIn("fifo_writer", doc["stages"][-1])
         path = self.write("default.yaml", r.stdout)
-        r = run("--check-config", path)
+        # The default reads ${LCMON_DATA:-tests/data}: checked on the file
+        # system too, so point it at the data.
+        r = run("--check-config", path, env=dict(os.environ, LCMON_DATA=DATA))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("valid, %d stages" % len(names), r.stdout)
 
@@ -152,6 +154,42 @@ class Cli(unittest.TestCase):
         self.assertIn("stage 'pool': input:", r.stderr)
         self.assertIn("'path' items", r.stderr)
         self.assertIn("'chunk_source' items", r.stderr)
+
+    def test_check_config_looks_at_the_file_system(self):
+        """--check-config also checks what it can without starting: the data
+        directory, the pipe path; each problem has its line. A directory
+        given as the config gets a clear message."""
+        not_a_pipe = self.write("not-a-pipe", "text\n")
+        path = self.write(
+            "fs.yaml",
+            "stages:\n"
+            "  - name: files\n"
+            "    file_path_provider: {directory: %s}\n"
+            "  - name: sources\n"
+            "    input: files\n"
+            "    chunk_source_loader: {}\n"
+            "  - name: chunks\n"
+            "    input: sources\n"
+            "    chunk_reader: {}\n"
+            "  - name: unpacker\n"
+            "    input: chunks\n"
+            "    chunk_unpacker: {}\n"
+            "  - name: tensors\n"
+            "    input: unpacker\n"
+            "    tensor_generator: {batch_size: 4}\n"
+            "  - name: writer\n"
+            "    input: tensors\n"
+            "    fifo_writer: {path: %s}\n" % (os.path.join(self.dir, "nowhere"), not_a_pipe),
+        )
+        r = run("--check-config", path)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, r"fs\.yaml:3:\d+: stage 'files': file_path_provider\.directory: "
+                         r".*nowhere: No such file or directory")
+        self.assertRegex(r.stderr, r"fs\.yaml:18:\d+: stage 'writer': fifo_writer\.path: .*"
+                         r"not-a-pipe exists and is not a named pipe")
+        r = run("--check-config", self.dir)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("is a directory, not a configuration file", r.stderr)
 
     def test_bad_config_stops_before_starting(self):
         pipe = os.path.join(self.dir, "never.pipe")

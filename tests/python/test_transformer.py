@@ -282,8 +282,10 @@ class TransformerPipelines(LcmonCase):
     def test_shipped_configs_check(self):
         for name in ("decoder", "encoder"):
             cfg = os.path.join(SOURCE_ROOT, "config", name + ".yaml")
+            # From the repository's root, where their relative paths point
+            # (the check looks at the file system too).
             r = subprocess.run([LCMON, "--check-config", cfg], capture_output=True, text=True,
-                               timeout=30)
+                               timeout=30, cwd=SOURCE_ROOT)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("game_tokenizer", r.stdout)
 
