@@ -124,10 +124,16 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
             reader = "no reader";
         }
     }
-    char errs[40] = "";
+    char errs[200] = "";
     size_t n_err = tui_logpane_errors(s->log);
     size_t n_warn = tui_logpane_warnings(s->log);
-    if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
+    const Lcmon__StageMetricProto *warned = NULL;
+    for (size_t i = 0; i < m->n_stage_metrics && !warned; i++)
+        if (m->stage_metrics[i]->warning && m->stage_metrics[i]->warning[0])
+            warned = m->stage_metrics[i];
+    if (warned) /* a stage in a warning state says so first */
+        snprintf(errs, sizeof errs, "%s: %s", warned->name, warned->warning);
+    else if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
         snprintf(errs, sizeof errs, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
     else if (n_warn && !s->log_h)
         snprintf(errs, sizeof errs, "%zu warning%s in the log", n_warn, n_warn == 1 ? "" : "s");
@@ -162,6 +168,8 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
             show_up = false;
         } else if (show_rank) {
             show_rank = false;
+        } else if (warned && path && w_path) { /* a warning matters more than the path */
+            w_path = 0;
         } else if (w_errs) {
             w_errs = 0;
         } else if (path && w_path) {

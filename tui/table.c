@@ -424,6 +424,9 @@ static void details(const tui_screen *s, const cols *c, segs *ss, const Lcmon__S
 {
     char text[160], brief[80], n[16];
     const char *type = l->stage_type ? l->stage_type : "";
+    /* A problem the stage is in now comes first, as a warning. */
+    if (l->warning && l->warning[0])
+        add(ss, TUI_WARN, l->warning, l->warning);
     /* Bad and dropped counts move here when their columns do not fit. */
     if (!c->bad && a) {
         uint64_t bad = tui_stage_bad(a), drop = tui_stage_dropped(a);
@@ -452,7 +455,9 @@ static void details(const tui_screen *s, const cols *c, segs *ss, const Lcmon__S
         }
         const Lcmon__GaugeMetricProto *done = lc_proto_find_gauge(l, "initial_scan_done");
         const Lcmon__GaugeMetricProto *dirs = lc_proto_find_gauge(l, "watched_dirs");
-        if (done && !done->value && l->state == LCMON__STAGE_STATE__STAGE_RUNNING)
+        if (l->warning && l->warning[0])
+            ; /* said first */
+        else if (done && !done->value && l->state == LCMON__STAGE_STATE__STAGE_RUNNING)
             add(ss, TUI_DIM, "scanning", "scanning");
         else if (dirs) {
             snprintf(text, sizeof text, "watching %lld dirs", (long long)dirs->value);

@@ -117,6 +117,7 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
         memcpy(dst->last_chunk_key, src->last_chunk_key, sizeof dst->last_chunk_key);
     if (src->detail[0])
         memcpy(dst->detail, src->detail, sizeof dst->detail);
+    memcpy(dst->warning, src->warning, sizeof dst->warning);
 }
 
 const lc_metric_count *lc_metrics_find_count(const lc_stage_metrics *m, const char *name)

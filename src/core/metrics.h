@@ -80,6 +80,10 @@ typedef struct lc_stage_metrics {
     char anchor[LC_METRIC_TEXT_MAX];
     char last_chunk_key[LC_METRIC_TEXT_MAX];
     char detail[LC_METRIC_TEXT_MAX]; /* what the stage talks to: a directory, a pipe */
+    /* A problem the stage is in now, for people (its warning state): set at
+     * each flush while it lasts; a merge keeps the newest, so it clears
+     * when the stage stops setting it. */
+    char warning[LC_METRIC_TEXT_MAX];
 } lc_stage_metrics;
 
 void lc_stage_metrics_clear(lc_stage_metrics *m);

@@ -104,6 +104,31 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
     return rc;
 }
 
+/* A .gz must be a gzip file: found when it is opened, not when a pool first
+ * draws it (a text file named x.gz, an empty file). Reads two bytes. */
+static int check_gzip_file(const char *path, lc_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return lc_error_set(err, -EISDIR, "%s: is a directory", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    ssize_t n = read(fd, magic, 2);
+    close(fd);
+    if (n == 0)
+        return lc_error_set(err, LC_EEMPTY, "%s: an empty file, not a game", path);
+    if (n != 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+        return lc_error_set(err, LC_EFORMAT,
+                            "%s: not a gzip file (it starts with %02x %02x, not 1f 8b: lc0 "
+                            "writes each game as a gzip file)",
+                            path, magic[0], n == 2 ? magic[1] : 0);
+    return 0;
+}
+
 int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
 {
     *out = NULL;
@@ -127,13 +152,7 @@ int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
     if (kind == LC_SOURCE_TAR) {
         rc = open_tar(s, err);
     } else {
-        struct stat st;
-        if (stat(path, &st) < 0)
-            rc = lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
-        else if (S_ISDIR(st.st_mode))
-            rc = lc_error_set(err, -EISDIR, "%s: is a directory", path);
-        else
-            rc = 0;
+        rc = check_gzip_file(path, err);
     }
     if (rc < 0) {
         source_free(s);

@@ -63,6 +63,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         p->last_chunk_key = lc_xstrdup(m->last_chunk_key);
     if (m->detail[0])
         p->detail = lc_xstrdup(m->detail);
+    if (m->warning[0])
+        p->warning = lc_xstrdup(m->warning);
 
     p->n_load_metrics = (size_t)m->n_load;
     NEW_ARRAY(p->load_metrics, m->n_load);

@@ -50,6 +50,7 @@ typedef struct csl {
     pthread_cond_t cond;
     uint64_t initial_done;     /* initial files finished (under mu) */
     uint64_t initial_emitted;  /* initial sources emitted (under mu) */
+    atomic_uint_fast64_t n_empty; /* archives without a chunk */
     atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
         n_truncated;
     atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
@@ -121,6 +122,14 @@ static lc_chunk_source *open_source(lc_stage *s, csl *c, const char *path)
     if (rc != 0) {
         atomic_fetch_add(&c->n_unreadable, 1);
         LC_WARN("%s: cannot load %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+        return NULL;
+    }
+    if (lc_chunk_source_count(src) == 0) { /* nothing to train on: say so */
+        atomic_fetch_add(&c->n_empty, 1);
+        LC_WARN("%s: %s holds no game chunks (%s); skipped", s->name, path,
+                lc_chunk_source_kind(src) == LC_SOURCE_TAR ? "an archive without .gz members"
+                                                           : "empty");
+        lc_chunk_source_unref(src);
         return NULL;
     }
     atomic_fetch_add(&c->n_sources, 1);
@@ -225,6 +234,7 @@ static void csl_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "unreadable_files", bad);
     m->dropped += bad;
     lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
+    lc_metrics_add_count(m, "bad_empty_archives", atomic_exchange(&c->n_empty, 0));
     lc_metrics_add_count(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
     /* Benign tar entries: not named bad_*, the screen must not show them as errors. */
     lc_metrics_add_count(m, "tar_directories", atomic_exchange(&c->n_tar_dirs, 0));

@@ -103,7 +103,14 @@ typedef struct fpp {
     atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
     atomic_int_fast64_t g_dirs, g_pending;
     atomic_bool scan_done;
+    atomic_int warn;  /* the warning state: WARN_* */
+    double warned_at; /* when it was last logged; worker thread */
 } fpp;
+
+/* Problems that last, shown on the screen while they do and logged again
+ * every WARN_AGAIN_S. */
+enum { WARN_NONE, WARN_NO_DIRECTORY, WARN_NO_FILES };
+#define WARN_AGAIN_S 60.0
 
 static bool ignored_name(const char *name)
 {
@@ -402,6 +409,17 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
         }
         if (f->n_pending && !check_pending(f, s, meter))
             return false;
+        if (atomic_load(&f->warn) == WARN_NO_FILES) {
+            if (f->seq > 0) {
+                atomic_store(&f->warn, WARN_NONE);
+                LC_INFO("%s: files have arrived in %s", s->name,
+                        ((const fpp_config *)s->config)->directory);
+            } else if (lc_now_seconds() - f->warned_at >= WARN_AGAIN_S) {
+                f->warned_at = lc_now_seconds();
+                LC_WARN("%s: still no .gz or .tar files in %s", s->name,
+                        ((const fpp_config *)s->config)->directory);
+            }
+        }
     }
     return false;
 }
@@ -412,16 +430,25 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     fpp *f = s->priv;
     const fpp_config *c = s->config;
     struct stat st;
-    bool told = false;
+    double since = lc_now_seconds();
     while (stat(c->directory, &st) != 0 && errno == ENOENT && c->watch) {
-        /* Started before the data exists (a fresh training run): wait. */
-        if (!told)
-            LC_WARN("%s: data directory %s does not exist yet; waiting for it", s->name,
-                    c->directory);
-        told = true;
+        /* Started before the data exists (a fresh training run): wait, and
+         * say so, on the screen and now and then in the log. */
+        if (atomic_load(&f->warn) != WARN_NO_DIRECTORY) {
+            atomic_store(&f->warn, WARN_NO_DIRECTORY);
+            f->warned_at = lc_now_seconds();
+            LC_WARN("%s: data directory %s does not exist yet; waiting for it (create it, or "
+                    "point directory at your games)",
+                    s->name, c->directory);
+        } else if (lc_now_seconds() - f->warned_at >= WARN_AGAIN_S) {
+            f->warned_at = lc_now_seconds();
+            LC_WARN("%s: still waiting for data directory %s (%.0f min)", s->name, c->directory,
+                    (lc_now_seconds() - since) / 60);
+        }
         if (!lc_run_state_sleep(&s->run, 1.0, meter))
             return;
     }
+    atomic_store(&f->warn, WARN_NONE);
     if (stat(c->directory, &st) != 0) {
         LC_ERROR("%s: data directory %s: %s", s->name, c->directory, strerror(errno));
         atomic_fetch_add(&f->n_scan_errors, 1);
@@ -456,6 +483,13 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     LC_INFO("%s: initial scan found %llu files in %.2f s%s", s->name, (unsigned long long)initial,
             lc_now_seconds() - t0,
             f->n_pending ? "; files still being written will follow when closed" : "");
+    if (initial == 0 && !f->n_pending) {
+        atomic_store(&f->warn, WARN_NO_FILES);
+        f->warned_at = lc_now_seconds();
+        LC_WARN("%s: no .gz or .tar files in %s%s", s->name, c->directory,
+                c->watch ? "; waiting for some (copy games there, or point directory at them)"
+                         : "");
+    }
     if (f->inotify_fd >= 0)
         watch_loop(f, s, 0, meter);
 }
@@ -520,6 +554,11 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     fpp *f = s->priv;
     const fpp_config *c = s->config;
     snprintf(m->detail, sizeof m->detail, "%s", c->directory);
+    int warn = atomic_load(&f->warn);
+    if (warn == WARN_NO_DIRECTORY)
+        snprintf(m->warning, sizeof m->warning, "waiting for %s to exist", c->directory);
+    else if (warn == WARN_NO_FILES)
+        snprintf(m->warning, sizeof m->warning, "no .gz or .tar files in %s", c->directory);
     lc_worker_pool_flush(&f->pool, m);
     lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
     lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));

@@ -310,7 +310,6 @@ static void test_gz_failures(void)
         {"half.gz", len / 2, false, LC_EGZIP},
         {"no-trailer.gz", len - 4, false, LC_EGZIP},
         {"corrupt.gz", len, true, LC_EGZIP},
-        {"empty.gz", 0, false, LC_EEMPTY},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t *copy = malloc(len);
@@ -332,6 +331,18 @@ static void test_gz_failures(void)
         printf("  %s\n", err.msg);
         lc_chunk_source_unref(s);
     }
+
+    /* An empty file and one that is not gzip at all are refused when they
+     * are opened, not when a pool first reads them. */
+    const char *empty = tu_path("empty.gz"), *text = tu_path("x.gz");
+    tu_write_file(empty, "", 0);
+    tu_write_file(text, "hello, not a game\n", 18);
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_chunk_source_open(empty, &s, &err), LC_EEMPTY);
+    CHECK(tu_contains(err.msg, empty));
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_chunk_source_open(text, &s, &err), LC_EFORMAT);
+    CHECK(tu_contains(err.msg, text) && tu_contains(err.msg, "not a gzip file"));
 
     /* A .gz that vanishes after open. */
     const char *gone = tu_path("gone.gz");

@@ -350,15 +350,21 @@ class Monitor(unittest.TestCase):
         self.assertEqual(L.metrics()["all_time"]["state"], "PIPELINE_STOPPED")
         self.assertEqual(ctl(L.sock, "start").returncode, 0)
         self.assertEqual(L.metrics()["all_time"]["state"], "PIPELINE_RUNNING")
-        r = ctl(L.sock, "anchor", "get")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        got, count = r.stdout.rstrip("\n").split("\t")
-        self.assertEqual(got, key)
-        # The initial load counted the chunks newer than the anchor: every
-        # game file whose key sorts after it, and the tar's chunks.
+        # The initial load counts the chunks newer than the anchor: every
+        # game file whose key sorts after it, and the tar's chunks. Until the
+        # new pipeline's initial scan is done the count is 0: wait for it.
         games = sample_keys()
         tar_chunks = 43 - len(games)
         newer = sum(1 for g in games if g > key) + tar_chunks * ("training-run-mini.tar" > key)
+        deadline = time.monotonic() + 10 * SLOW
+        while True:
+            r = ctl(L.sock, "anchor", "get")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got, count = r.stdout.rstrip("\n").split("\t")
+            if int(count) == newer or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(got, key)
         self.assertEqual(int(count), newer)
         L.new_reader()
         self.assertTrue(L.batches_flow())

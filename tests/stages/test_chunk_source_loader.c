@@ -103,6 +103,14 @@ static const char *make_corpus(void)
     /* Cut inside the second member's data: one complete member survives. */
     snprintf(path, sizeof path, "%s/run-001.tar", dir);
     old_file(path, tar, 512 + (gz_len + 511) / 512 * 512 + 512 + gz_len / 2);
+    /* A tar without a game, and a text file named like a game: both are
+     * bad input, said when they are opened. */
+    snprintf(tar_path, sizeof tar_path, "%s/empty.tar", dir);
+    char *argv2[] = {"tar", "--format=gnu", "-cf", tar_path, "-C", stage, "LICENSE", NULL};
+    CHECK_EQ_INT(tu_run(argv2, NULL), 0);
+    utimes(tar_path, tv);
+    snprintf(path, sizeof path, "%s/x.gz", dir);
+    old_file(path, "not a game at all\n", 18);
     free(tar);
     free(gz);
     return dir;
@@ -177,22 +185,23 @@ static void test_loader(unsigned threads)
     const Lcmon__StageMetricProto *src = lc_proto_find_stage(m, "sources");
     CHECK(files && src);
     if (files && src) {
-        CHECK_EQ_U64(lc_proto_count(files, "files"), 9);
-        CHECK_EQ_U64(files->items_out, 10); /* with the marker */
+        CHECK_EQ_U64(lc_proto_count(files, "files"), 11);
+        CHECK_EQ_U64(files->items_out, 12); /* with the marker */
         CHECK_EQ_U64(lc_proto_count(src, "sources"), 7);
         CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), 2);
         CHECK_EQ_U64(lc_proto_count(src, "chunks"), 9);
         CHECK_EQ_U64(lc_proto_count(src, "skipped_files"), 1);
         CHECK_EQ_U64(src->skipped_files_count, 1);
-        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 1);
+        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 2); /* gone.gz, x.gz */
+        CHECK_EQ_U64(lc_proto_count(src, "bad_empty_archives"), 1);
         CHECK_EQ_U64(lc_proto_count(src, "non_gzip_members"), 1);
         CHECK_EQ_U64(lc_proto_count(src, "truncated_archives"), 1);
         CHECK_EQ_U64(src->items_out, 8);
         CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_FINISHED);
         /* Queue counters: everything put was taken. */
         CHECK_EQ_INT(files->n_queue_metrics, 1);
-        CHECK_EQ_U64(files->queue_metrics[0]->put_count, 10);
-        CHECK_EQ_U64(files->queue_metrics[0]->get_count, 10);
+        CHECK_EQ_U64(files->queue_metrics[0]->put_count, 12);
+        CHECK_EQ_U64(files->queue_metrics[0]->get_count, 12);
         CHECK_EQ_U64(src->queue_metrics[0]->put_count, 8);
         CHECK_EQ_U64(src->queue_metrics[0]->get_count, 8);
         /* Load is a fraction of the pool's thread time. */

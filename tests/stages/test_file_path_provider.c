@@ -3,7 +3,8 @@
  * then inotify: a file written slowly is emitted once, after it is closed; a
  * file moved in is emitted; a new subdirectory is watched; dot-files are
  * ignored; a file still changing at start-up is held until it settles, and
- * joins the initial scan when it settles soon.
+ * joins the initial scan when it settles soon; a directory that does not
+ * exist yet, then one without files, are warning states until files come.
  */
 #include "check.h"
 #include "testutil.h"
@@ -278,11 +279,69 @@ static void test_settle_at_startup(void)
     lc_config_free(cfg);
 }
 
+/* The stage's warning in the pipeline's newest snapshot ("" for none). */
+static void current_warning(lc_pipeline *p, char *out, size_t len)
+{
+    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
+    const char *w = m->n_stage_metrics && m->stage_metrics[0]->warning
+                        ? m->stage_metrics[0]->warning
+                        : "";
+    snprintf(out, len, "%s", w);
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+}
+
+/* Wait (bounded) until the warning is `want`; false when it never was. */
+static bool wait_warning(lc_pipeline *p, const char *want, double seconds)
+{
+    char w[512] = "";
+    double end = lc_now_seconds() + seconds * tu_slow();
+    while (lc_now_seconds() < end) {
+        current_warning(p, w, sizeof w);
+        if (strcmp(w, want) == 0)
+            return true;
+        lc_sleep_seconds(0.05);
+    }
+    fprintf(stderr, "warning is \"%s\", not \"%s\"\n", w, want);
+    return false;
+}
+
+/* Waits that last are said: a directory that does not exist yet, then one
+ * without a file; each on the stage's warning (the screen's row and
+ * header) and in the log; a file arriving ends it. */
+static void test_warning_states(void)
+{
+    char dir[4096], want[4300];
+    snprintf(dir, sizeof dir, "%s/later", tu_tmpdir());
+    lc_config *cfg;
+    lc_queue *out;
+    uint64_t mark = tu_log_mark();
+    lc_pipeline *p = start_watching(dir, 0.2, &cfg, &out);
+    snprintf(want, sizeof want, "waiting for %s to exist", dir);
+    CHECK(wait_warning(p, want, 10));
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_WARN, "does not exist yet"), 1);
+    tu_mkdirs(dir);
+    lc_path_item item;
+    CHECK(next_item(out, &item, 10 * tu_slow()));
+    CHECK_EQ_INT(item.flags, LC_ITEM_SCAN_DONE);
+    snprintf(want, sizeof want, "no .gz or .tar files in %s", dir);
+    CHECK(wait_warning(p, want, 10));
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_WARN, "no .gz or .tar files in"), 1);
+    char game[4400];
+    snprintf(game, sizeof game, "%s/game_000001.gz", dir);
+    tu_write_file(game, "data", 4);
+    expect_path(out, game, 10 * tu_slow());
+    CHECK(wait_warning(p, "", 10));
+    lc_pipeline_stop(p);
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
     test_initial_scan_order();
     test_watch();
     test_settle_at_startup();
+    test_warning_states();
     return check_finish();
 }

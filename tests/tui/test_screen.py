@@ -662,6 +662,16 @@ class Screen(unittest.TestCase):
         self.assertEqual(state["reader"].runs, 2)
         self.assertEqual(state["reader"].torn_batches, 0)
 
+    def test_missing_data_directory_is_a_warning(self):
+        """A data directory that does not exist yet: the files row and the
+        header say what lcmon waits for, instead of a silent 'scanning'."""
+        missing = os.path.join(tempfile.gettempdir(), "lcmon-no-such-dir-%d" % os.getpid())
+        p = Pane(self, 160, 45, data=missing)
+        text = p.wait_for("the warning", lambda t: "waiting for %s" % missing[:30] in t
+                          and re.search(r"^. files\b.*waiting for", t, re.M))
+        self.assertIn("files: waiting for", text.split("\n")[0])
+        self.assertNotIn("scanning", row(text, "files"))
+
     def test_resize(self):
         p = Pane(self, 200, 60)
         p.wait_rows()
