@@ -307,9 +307,18 @@ static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetric
         fill_segment(ss, win, "in window");
 
     fmt(n, sizeof n, (double)l->chunks_since_anchor);
-    if (l->anchor && l->anchor[0]) {
-        snprintf(text, sizeof text, "%s since anchor %s", n, l->anchor);
-        snprintf(brief, sizeof brief, "+%s since %s", n, l->anchor);
+    /* The count runs from the anchor of the initial load or of the last
+     * reset; `a` (set) moves the anchor, not the count: then say both. */
+    const char *anchor = l->anchor ? l->anchor : "";
+    const char *from = l->count_from ? l->count_from : anchor;
+    if (strcmp(from, anchor) != 0) {
+        snprintf(text, sizeof text, "%s since %s; anchor %s (counts from the next reset)", n,
+                 from[0] ? from : "start", anchor[0] ? anchor : "-");
+        snprintf(brief, sizeof brief, "+%s since %s, anchor %s", n, from[0] ? from : "start",
+                 anchor[0] ? anchor : "-");
+    } else if (anchor[0]) {
+        snprintf(text, sizeof text, "%s since anchor %s", n, anchor);
+        snprintf(brief, sizeof brief, "+%s since %s", n, anchor);
     } else {
         snprintf(text, sizeof text, "%s since start (no anchor)", n);
         snprintf(brief, sizeof brief, "+%s since start", n);

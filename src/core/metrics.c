@@ -112,6 +112,7 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
         dst->has_anchor = true;
         dst->chunks_since_anchor = src->chunks_since_anchor;
         memcpy(dst->anchor, src->anchor, sizeof dst->anchor);
+        memcpy(dst->count_from, src->count_from, sizeof dst->count_from);
     }
     if (src->last_chunk_key[0])
         memcpy(dst->last_chunk_key, src->last_chunk_key, sizeof dst->last_chunk_key);

@@ -79,6 +79,7 @@ typedef struct lc_stage_metrics {
     uint64_t chunks_since_anchor;
     char anchor[LC_METRIC_TEXT_MAX];
     char last_chunk_key[LC_METRIC_TEXT_MAX];
+    char count_from[LC_METRIC_TEXT_MAX]; /* the key chunks_since_anchor counts from */
     char detail[LC_METRIC_TEXT_MAX]; /* what the stage talks to: a directory, a pipe */
     /* A problem the stage is in now, for people (its warning state): set at
      * each flush while it lasts; a merge keeps the newest, so it clears

@@ -56,6 +56,7 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
     p->skipped_files_count = m->skipped_files;
     if (m->has_anchor) {
         p->anchor = lc_xstrdup(m->anchor);
+        p->count_from = lc_xstrdup(m->count_from);
         p->has_chunks_since_anchor = true;
         p->chunks_since_anchor = m->chunks_since_anchor;
     }

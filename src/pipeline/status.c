@@ -146,6 +146,9 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
                 append(buf, len, &used, " | %s:", s->name);
             append(buf, len, &used, "%s anchor '%s' +%llu", named ? "," : "",
                    s->anchor[0] ? s->anchor : "-", (unsigned long long)s->chunks_since_anchor);
+            /* After a set, the count still runs from the earlier key. */
+            if (s->count_from && strcmp(s->count_from, s->anchor) != 0)
+                append(buf, len, &used, " since '%s'", s->count_from[0] ? s->count_from : "start");
         }
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(buf, len, &used, " | %s PAUSED", s->name);

@@ -205,6 +205,7 @@ typedef struct pool {
     char *newest_key;
     uint64_t since_anchor;
     uint64_t anchor_gen;   /* anchor resets so far */
+    char *count_from;      /* the key since_anchor counts from (NULL: the start) */
     uint64_t dropped_held; /* chunks found bad in the held sources */
 
     atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
@@ -436,6 +437,8 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         atomic_fetch_add(&p->n_sources_added, 1);
     }
     p->since_anchor += since;
+    free(p->count_from);
+    p->count_from = p->anchor ? lc_xstrdup(p->anchor) : NULL;
     p->initial_done = true;
     p->initial_done_ns = lc_now_ns();
     lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
@@ -843,6 +846,7 @@ static void pool_fini(lc_stage *s)
     free(p->pending);
     free(p->anchor);
     free(p->newest_key);
+    free(p->count_from);
     lc_cond_destroy(&p->cond);
     lc_mutex_destroy(&p->mu);
 }
@@ -884,6 +888,7 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     m->has_anchor = true;
     m->chunks_since_anchor = p->since_anchor;
     snprintf(m->anchor, sizeof m->anchor, "%s", p->anchor ? p->anchor : "");
+    snprintf(m->count_from, sizeof m->count_from, "%s", p->count_from ? p->count_from : "");
     snprintf(m->last_chunk_key, sizeof m->last_chunk_key, "%s",
              p->newest_key ? p->newest_key : "");
     lc_mutex_unlock(&p->mu);
@@ -910,6 +915,8 @@ static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
         p->anchor = lc_xstrdup(p->newest_key ? p->newest_key : "");
         p->since_anchor = 0;
         p->anchor_gen++;
+        free(p->count_from);
+        p->count_from = lc_xstrdup(p->anchor);
         LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->anchor,
                 (unsigned long long)count);
     }

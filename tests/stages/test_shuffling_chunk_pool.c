@@ -227,6 +227,10 @@ static void test_window_passes_eviction_and_anchor(void)
     r = anchor_request(s, false, NULL, &resp);
     CHECK_EQ_INT(r->chunks_since_anchor, 7);
     free_response(&resp);
+    /* The metrics say what the count runs from: not the key just set. */
+    lc_standalone_flush(s, &m);
+    CHECK_EQ_STR(m.anchor, "game_000031.gz");
+    CHECK(strcmp(m.count_from, "game_000031.gz") != 0);
     r = anchor_request(s, true, NULL, &resp);
     CHECK_EQ_STR(r->chunk_anchor, "game_000032.gz");
     CHECK_EQ_INT(r->chunks_since_anchor, 7);
@@ -235,6 +239,8 @@ static void test_window_passes_eviction_and_anchor(void)
     CHECK_EQ_STR(r->chunk_anchor, "game_000032.gz");
     CHECK_EQ_INT(r->chunks_since_anchor, 0);
     free_response(&resp);
+    lc_standalone_flush(s, &m); /* after a reset the count runs from the anchor */
+    CHECK_EQ_STR(m.count_from, "game_000032.gz");
     games(dir, 33, 33);
     feed(in, game_path(dir, 33));
     deadline = lc_now_seconds() + 10;

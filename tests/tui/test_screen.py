@@ -336,6 +336,14 @@ class Screen(unittest.TestCase):
                    lambda t: "anchor key: training-run-mini.tar" in t)
         p.send("Escape")
         p.wait_for("the prompt gone", lambda t: "anchor unchanged" in t)
+        # Set: the anchor moves, the count does not start again, and the row
+        # says what it counts from rather than "+43 since <the new key>".
+        p.send("a")
+        p.wait_for("the prompt", lambda t: "anchor key: training-run-mini.tar" in t)
+        p.send("Enter")
+        text = p.wait_for("the anchor set", lambda t: "since start, anchor" in row(t, "pool"))
+        self.assertRegex(row(text, "pool"), r"\+?43 since start, anchor")
+        self.assertNotIn("since training-run", row(text, "pool"))
 
     def test_themes(self):
         p = Pane(self, 160, 45)
@@ -815,7 +823,7 @@ class Screen(unittest.TestCase):
         p.send("a")
         p.wait_for("the prompt", lambda t: "anchor key: training-run-mini.tar" in t)
         p.send("Enter")
-        p.wait_for("the anchor set", lambda t: re.search(r"since training-run-mi", row(t, "pool")),
+        p.wait_for("the anchor set", lambda t: re.search(r"since start, anchor", row(t, "pool")),
                    timeout=8)
         r = subprocess.run([LCMON, "ctl", sock, "anchor", "get"], capture_output=True, text=True,
                            timeout=30)
