@@ -22,11 +22,12 @@
  * for typical FEN tables).
  *
  * Sharding (world > 1). Planning a file reads its game_id column, one row
- * group at a time, and gives each game to the rank that owns the row group
- * holding its first row (lc_share_of over the file's name and the row
- * group's first row): each game is read by exactly one rank, and a rank
- * reads only the row groups that hold rows of its games (its own, and the
- * next ones where a game runs on). With one rank there is no planning pass.
+ * group at a time, and splits the games, in the order of their first rows,
+ * into `world` runs of about equal rows (plan_shares): every rank works out
+ * the same split from the file alone, each game is read by exactly one
+ * rank, and the ranks are in balance within a game's size whatever the
+ * layout. A rank reads only the row groups that hold rows of its games.
+ * With one rank there is no planning pass.
  *
  * Bad input. Rows with a null fen, played_move or best_move are passed on
  * with that string NULL (the row's presence flag): whether they spoil the
@@ -188,7 +189,7 @@ typedef struct pgs {
     unsigned n_spare;
     atomic_uint_fast64_t seq;
     atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
-        n_other_rank, n_dropped;
+        n_other_rank, n_dropped, n_share_rows, n_all_rows;
     atomic_uint_fast64_t epoch_gauge, files_done_gauge, files_total_gauge, held_gauge;
 } pgs;
 
@@ -514,41 +515,141 @@ static void file_free(pgs *g, pq_file *f)
     free(f);
 }
 
-/* world > 1: give each game of the file to a rank (the owner of the row
- * group holding its first row), keep this rank's in f->mine and flag the
- * row groups that hold rows of them in need. Reads the game_id column only. */
+/* A map from game id hash to the index of the game in first-appearance
+ * order, for planning. */
+typedef struct game_map {
+    uint64_t *keys; /* 0: free */
+    uint32_t *vals;
+    size_t cap, n;
+} game_map;
+
+static uint32_t *map_slot(game_map *m, uint64_t h, bool *added)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        game_map g = {.cap = m->cap ? 2 * m->cap : 1024};
+        g.keys = lc_xcalloc(g.cap, sizeof *g.keys);
+        g.vals = lc_xmalloc(g.cap * sizeof *g.vals);
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = m->keys[i] & (g.cap - 1);
+            while (g.keys[j])
+                j = (j + 1) & (g.cap - 1);
+            g.keys[j] = m->keys[i];
+            g.vals[j] = m->vals[i];
+        }
+        g.n = m->n;
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    size_t j = h & (m->cap - 1);
+    while (m->keys[j] && m->keys[j] != h)
+        j = (j + 1) & (m->cap - 1);
+    *added = !m->keys[j];
+    if (*added) {
+        m->keys[j] = h;
+        m->n++;
+    }
+    return &m->vals[j];
+}
+
+/*
+ * world > 1: share the file's games between the ranks, every rank working
+ * out the same split from the game_id column alone. Games are taken in the
+ * order of their first row and cut into `world` runs of about equal rows
+ * (a game goes to the rank whose share its middle row falls in), so every
+ * rank gets its part within a game's size whatever the layout: games in
+ * contiguous rows or shuffled across the file, many row groups or one.
+ * Each game goes to exactly one rank. This rank's games go into f->mine,
+ * and the row groups that hold rows of them are flagged in need (with
+ * contiguous games a rank reads about 1/world of the file; shuffled rows
+ * make every rank read all of it, and keep its share).
+ */
 static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, uint8_t *need,
                        lc_error *err)
 {
     uint32_t world = s->env->world_size, rank = s->env->rank;
-    hash_set seen = {0};
-    uint64_t no_id = 0, others = 0;
+    uint64_t total = f->rg_first[f->n_rg];
+    uint64_t *row_hash = lc_xmalloc((total ? total : 1) * sizeof *row_hash); /* 0: no id */
+    game_map map = {0};
+    uint64_t *rows = NULL, *first = NULL; /* per game, in first-appearance order */
+    size_t n_games = 0, cap_games = 0;
+    uint64_t no_id = 0;
     int rc = 0;
     for (size_t rg = 0; rg < f->n_rg && rc == 0; rg++) {
         rc = lc_parquet_read_column(f->pf, rg, (size_t)f->col[C_ID], col, err);
         if (rc != 0)
             break;
-        bool owner = lc_share_of(f->base, f->rg_first[rg], world) == rank;
-        for (size_t i = 0; i < col->n; i++) {
+        uint64_t base = f->rg_first[rg];
+        for (size_t i = 0; i < col->n && base + i < total; i++) {
             if (!col->valid[i]) {
-                no_id += owner; /* counted by one rank */
+                row_hash[base + i] = 0;
+                no_id++;
                 continue;
             }
             uint64_t h = id_hash(col, i);
-            if (!set_insert(&seen, h)) { /* the game's first row */
-                if (owner)
-                    set_insert(&f->mine, h);
-                else
-                    others++;
+            h = h ? h : 1;
+            row_hash[base + i] = h;
+            bool added;
+            uint32_t *slot = map_slot(&map, h, &added);
+            if (added) {
+                if (n_games == cap_games) {
+                    cap_games = cap_games ? 2 * cap_games : 1024;
+                    rows = lc_xrealloc(rows, cap_games * sizeof *rows);
+                    first = lc_xrealloc(first, cap_games * sizeof *first);
+                }
+                *slot = (uint32_t)n_games;
+                rows[n_games] = 0;
+                first[n_games] = h;
+                n_games++;
             }
-            if (!need[rg] && set_has(&f->mine, h))
-                need[rg] = 1;
+            rows[*slot]++;
         }
     }
-    free(seen.v);
-    if (no_id)
-        atomic_fetch_add(&g->n_rows_no_id, no_id);
-    atomic_fetch_add(&g->n_other_rank, others);
+    uint64_t with_id = total - no_id, cum = 0, mine_rows = 0, others = 0;
+    uint64_t per_rank[16] = {0};
+    for (size_t k = 0; rc == 0 && k < n_games; k++) {
+        uint64_t r = with_id ? (cum + rows[k] / 2) * world / with_id : 0;
+        if (r >= world)
+            r = world - 1;
+        cum += rows[k];
+        if (r < 16)
+            per_rank[r] += rows[k];
+        if (r == rank) {
+            set_insert(&f->mine, first[k]);
+            mine_rows += rows[k];
+        } else {
+            others++;
+        }
+    }
+    for (size_t rg = 0; rc == 0 && rg < f->n_rg; rg++)
+        for (uint64_t i = f->rg_first[rg]; i < f->rg_first[rg + 1] && !need[rg]; i++)
+            if (row_hash[i] && set_has(&f->mine, row_hash[i]))
+                need[rg] = 1;
+    if (rc == 0 && world <= 16) {
+        char list[16 * 24] = "";
+        size_t used = 0;
+        for (uint32_t r = 0; r < world && used < sizeof list; r++) {
+            int w = snprintf(list + used, sizeof list - used, "%s%llu", r ? "/" : "",
+                             (unsigned long long)per_rank[r]);
+            if (w > 0)
+                used += (size_t)w;
+        }
+        LC_DEBUG("%s: %s: %zu games; rows per rank %s", s->name, f->base, n_games, list);
+    }
+    free(row_hash);
+    free(map.keys);
+    free(map.vals);
+    free(rows);
+    free(first);
+    if (rc == 0) {
+        if (no_id && rank == 0) /* counted by one rank */
+            atomic_fetch_add(&g->n_rows_no_id, no_id);
+        atomic_fetch_add(&g->n_other_rank, others);
+        atomic_fetch_add(&g->n_share_rows, mine_rows);
+        atomic_fetch_add(&g->n_all_rows, with_id);
+    }
     return rc;
 }
 
@@ -1176,6 +1277,10 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "bad_games_near_damage", atomic_exchange(&g->n_dropped, 0));
     lc_metrics_add_count(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
     lc_metrics_add_count(m, "other_rank_games", atomic_exchange(&g->n_other_rank, 0));
+    /* With several ranks: the rows of this rank's games and of all ranks'
+     * (its share is the ratio: 1/world within a game's size). */
+    lc_metrics_add_count(m, "rank_rows", atomic_exchange(&g->n_share_rows, 0));
+    lc_metrics_add_count(m, "all_ranks_rows", atomic_exchange(&g->n_all_rows, 0));
     lc_metrics_set_gauge(m, "rows_held", (int64_t)atomic_load(&g->held_gauge), 0, false);
     lc_metrics_set_gauge(m, "epoch", (int64_t)atomic_load(&g->epoch_gauge), (int64_t)c->epochs,
                          c->epochs > 0);

@@ -931,6 +931,119 @@ static void test_endless_epochs_quiet(void)
            games);
 }
 
+/* ---- ranks in balance --------------------------------------------------- */
+
+/* A table of `games` games of 5 + (g * 7) % 40 rows each, written in
+ * `groups` row groups, rows in game order or shuffled across the file. */
+static uint64_t write_rank_table(const char *path, int games, int groups, bool shuffled)
+{
+    static const pqw_column_spec cols[5] = {
+        {"game_id", PQW_STRING},     {"ply", PQW_INT64},        {"fen", PQW_STRING},
+        {"played_move", PQW_STRING}, {"best_move", PQW_STRING},
+    };
+    size_t n = 0;
+    for (int g = 0; g < games; g++)
+        n += 5 + (size_t)(g * 7) % 40;
+    uint32_t *game = malloc(n * sizeof *game), *ply = malloc(n * sizeof *ply);
+    size_t k = 0;
+    for (int g = 0; g < games; g++)
+        for (int p = 0; p < 5 + (g * 7) % 40; p++, k++) {
+            game[k] = (uint32_t)g;
+            ply[k] = (uint32_t)p;
+        }
+    if (shuffled) {
+        uint32_t x = 99;
+        for (size_t i = n; i > 1; i--) {
+            x = x * 1664525u + 1013904223u;
+            size_t j = x % i;
+            uint32_t t = game[i - 1];
+            game[i - 1] = game[j];
+            game[j] = t;
+            t = ply[i - 1];
+            ply[i - 1] = ply[j];
+            ply[j] = t;
+        }
+    }
+    pqw_options opt = pqw_default_options();
+    lc_error err;
+    lc_error_clear(&err);
+    pqw_writer *w = NULL;
+    CHECK_OK(pqw_create(path, cols, 5, &opt, &w, &err));
+    size_t per = (n + (size_t)groups - 1) / (size_t)groups;
+    for (size_t lo = 0; w && lo < n; lo += per) {
+        size_t hi = lo + per < n ? lo + per : n;
+        for (int c = 0; c < 5; c++) {
+            for (size_t i = lo; i < hi; i++) {
+                char id[16];
+                snprintf(id, sizeof id, "g%04u", game[i]);
+                if (c == 0)
+                    pqw_string(w, id, strlen(id));
+                else if (c == 1)
+                    pqw_int64(w, ply[i]);
+                else if (c == 2)
+                    pqw_string(w, FEN0, strlen(FEN0));
+                else
+                    pqw_string(w, "e2e4", 4);
+            }
+            CHECK_OK(pqw_end_column(w, &err));
+        }
+        CHECK_OK(pqw_end_row_group(w, &err));
+    }
+    if (w)
+        CHECK_OK(pqw_close(w, &err));
+    free(game);
+    free(ply);
+    return n;
+}
+
+/* Every layout splits evenly: games in order or shuffled across the file,
+ * many row groups or one. Each game goes to exactly one rank, each rank
+ * within 5% of its share of the rows, and the ranks report it. */
+static void test_ranks_in_balance(void)
+{
+    static const struct {
+        const char *name;
+        int groups;
+        bool shuffled;
+    } layouts[] = {{"ordered", 8, false}, {"shuffled", 8, true}, {"one_group", 1, false},
+                   {"one_group_shuffled", 1, true}};
+    enum { GAMES = 300, WORLD = 3 };
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+        char dir[4400], path[4600], yaml[4800];
+        snprintf(dir, sizeof dir, "%s-%s", tu_path("ranks"), layouts[l].name);
+        tu_mkdirs(dir);
+        snprintf(path, sizeof path, "%s/t.parquet", dir);
+        uint64_t rows = write_rank_table(path, GAMES, layouts[l].groups, layouts[l].shuffled);
+        snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 1, threads: 1}", dir);
+        int seen[GAMES] = {0};
+        uint64_t got[WORLD] = {0};
+        for (uint32_t rank = 0; rank < WORLD; rank++) {
+            run_result r;
+            run(yaml, rank, WORLD, &r);
+            for (size_t i = 0; i < r.n; i++) {
+                int g = atoi(r.games[i].id + 1);
+                if (g >= 0 && g < GAMES)
+                    seen[g]++;
+                got[rank] += r.games[i].n_rows;
+            }
+            CHECK_EQ_U64(count(&r.m, "rank_rows"), got[rank]);
+            CHECK_EQ_U64(count(&r.m, "all_ranks_rows"), rows);
+            run_free(&r);
+        }
+        int once = 0;
+        for (int g = 0; g < GAMES; g++)
+            once += seen[g] == 1;
+        CHECK_EQ_INT(once, GAMES);
+        printf("ranks, %s: rows %llu/%llu/%llu of %llu\n", layouts[l].name,
+               (unsigned long long)got[0], (unsigned long long)got[1],
+               (unsigned long long)got[2], (unsigned long long)rows);
+        for (int r = 0; r < WORLD; r++) {
+            double share = (double)got[r] / (double)rows;
+            CHECK(share > 1.0 / WORLD - 0.05 && share < 1.0 / WORLD + 0.05);
+        }
+    }
+}
+
 static void test_config_errors(void)
 {
     const lc_stage_class *cls = lc_stage_class_find("parquet_game_source");
@@ -974,6 +1087,7 @@ int main(void)
     test_null_values_decoder();
     test_wrong_column_kinds();
     test_endless_epochs_quiet();
+    test_ranks_in_balance();
     test_config_errors();
     return check_finish();
 }
