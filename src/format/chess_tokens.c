@@ -222,6 +222,7 @@ typedef struct move_rec {
 struct lc_chess_decoder {
     size_t max_seq_len;
     double skip_board_prob;
+    bool uci; /* map standard UCI spellings (lc_chess_uci_move_id) */
     move_rec *moves;
     size_t cap;
 };
@@ -282,6 +283,16 @@ static void put_window(int64_t *out, size_t start, size_t L, size_t at, const in
         memcpy(out + (lo - start), seq + (lo - at), (hi - lo) * sizeof *out);
 }
 
+static int move_id(bool uci, const char *fen, size_t fen_len, const char *s, size_t len)
+{
+    return uci ? lc_chess_uci_move_id(fen, fen_len, s, len) : lc_chess_move_id(s, len);
+}
+
+void lc_chess_decoder_set_uci(lc_chess_decoder *d, bool on)
+{
+    d->uci = on;
+}
+
 int lc_chess_decoder_sample(lc_chess_decoder *d, const lc_chess_row *rows, size_t n, lc_rng *rng,
                             const lc_chess_decoder_out *out, lc_error *err)
 {
@@ -300,10 +311,12 @@ int lc_chess_decoder_sample(lc_chess_decoder *d, const lc_chess_row *rows, size_
     for (size_t r = 0; r < n; r++) {
         const lc_chess_row *row = &rows[r];
         move_rec *m = &d->moves[r];
-        int played = lc_chess_move_id(row->played, row->played ? row->played_len : 0);
+        int played = move_id(d->uci, row->fen, row->fen ? row->fen_len : 0, row->played,
+                             row->played ? row->played_len : 0);
         if (played < 0)
             return row_error(err, r, move_error(err, "played_move", row->played, row->played_len));
-        int best = lc_chess_move_id(row->best, row->best ? row->best_len : 0);
+        int best = move_id(d->uci, row->fen, row->fen ? row->fen_len : 0, row->best,
+                           row->best ? row->best_len : 0);
         if (best < 0)
             return row_error(err, r, move_error(err, "best_move", row->best, row->best_len));
         m->board = r == 0 || lc_rng_double(rng) >= d->skip_board_prob;
@@ -372,11 +385,11 @@ int lc_chess_decoder_sample(lc_chess_decoder *d, const lc_chess_row *rows, size_
 /* ---- encoder samples ---- */
 
 int lc_chess_encoder_sample(const char *fen, size_t fen_len, const char *best, size_t best_len,
-                            int64_t input_ids[LC_CHESS_POS_TOKENS],
+                            bool uci, int64_t input_ids[LC_CHESS_POS_TOKENS],
                             int64_t attention_mask[LC_CHESS_POS_TOKENS], int64_t *target,
                             lc_error *err)
 {
-    int id = lc_chess_move_id(best, best ? best_len : 0);
+    int id = move_id(uci, fen, fen ? fen_len : 0, best, best ? best_len : 0);
     if (id < 0)
         return move_error(err, "best_move", best, best_len);
     int rc = lc_chess_fen_tokens(fen, fen ? fen_len : 0, input_ids, err);

@@ -84,6 +84,9 @@ typedef struct lc_chess_decoder lc_chess_decoder;
  * Returns NULL (with err filled, LC_ECONFIG) for values outside those. */
 lc_chess_decoder *lc_chess_decoder_new(size_t max_seq_len, double skip_board_prob, lc_error *err);
 void lc_chess_decoder_free(lc_chess_decoder *d);
+/* Map standard UCI spellings of moves (lc_chess_uci_move_id) before the
+ * lookup; off by default (the moves as written). */
+void lc_chess_decoder_set_uci(lc_chess_decoder *d, bool on);
 size_t lc_chess_decoder_max_seq_len(const lc_chess_decoder *d);
 
 /*
@@ -110,12 +113,13 @@ int lc_chess_decoder_sample(lc_chess_decoder *d, const lc_chess_row *rows, size_
 
 /*
  * One encoder sample: input_ids = the FEN's 68 tokens, attention_mask = 68
- * ones, *target = the best move's id. A best move outside the vocabulary is
+ * ones, *target = the best move's id (with uci, through
+ * lc_chess_uci_move_id). A best move outside the vocabulary is
  * LC_CHESS_EOOV (skip the position and count it); a malformed FEN is
  * LC_EFORMAT. Safe to call from any thread.
  */
 int lc_chess_encoder_sample(const char *fen, size_t fen_len, const char *best, size_t best_len,
-                            int64_t input_ids[LC_CHESS_POS_TOKENS],
+                            bool uci, int64_t input_ids[LC_CHESS_POS_TOKENS],
                             int64_t attention_mask[LC_CHESS_POS_TOKENS], int64_t *target,
                             lc_error *err);
 

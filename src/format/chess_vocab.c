@@ -156,6 +156,45 @@ int lc_chess_move_id(const char *s, size_t len)
     }
 }
 
+/* The piece letter on square `sq` ("e1") in a FEN's placement field, '.'
+ * when empty or when the field cannot be read. */
+static char fen_piece_at(const char *fen, size_t len, const char *sq)
+{
+    int want_file = sq[0] - 'a', want_rank = sq[1] - '1';
+    int rank = 7, file = 0;
+    for (size_t i = 0; i < len && fen[i] != ' '; i++) {
+        char c = fen[i];
+        if (c == '/') {
+            rank--;
+            file = 0;
+        } else if (c >= '1' && c <= '8') {
+            file += c - '0';
+        } else {
+            if (rank == want_rank && file == want_file)
+                return c;
+            file++;
+        }
+        if (rank < 0)
+            break;
+    }
+    return '.';
+}
+
+int lc_chess_uci_move_id(const char *fen, size_t fen_len, const char *s, size_t len)
+{
+    if (len == 5 && s[4] == 'n') /* a knight promotion: the plain move */
+        return lc_chess_move_id(s, 4);
+    if (len == 4 && fen && s[0] == 'e' && (s[1] == '1' || s[1] == '8') && s[3] == s[1] &&
+        (s[2] == 'g' || s[2] == 'c')) {
+        char king = s[1] == '1' ? 'K' : 'k';
+        if (fen_piece_at(fen, fen_len, s) == king) {
+            char to[4] = {'e', s[1], s[2] == 'g' ? 'h' : 'a', s[1]};
+            return lc_chess_move_id(to, 4);
+        }
+    }
+    return lc_chess_move_id(s, len);
+}
+
 int lc_chess_token_id(const char *s, size_t len)
 {
     int id = lc_chess_move_id(s, len);

@@ -14,13 +14,14 @@
  *   1944-1959  castling rights: K, Q, k, q, KQ, Kk, Kq, Qk, Qq, kq, KQk, KQq,
  *              Kkq, Qkq, KQkq, no_castling_rights
  *
- * Moves are looked up exactly as written. The vocabulary spells castling as
- * the king taking its own rook (e1h1, e1a1, e8h8, e8a8) and a knight
- * promotion as the plain four-character move; these are ordinary entries of
- * the move table. Nothing is translated: "e1g1" is the ordinary token e1g1
- * (the king moving two squares), "a7a8n" and "e2e4 " are not in the
- * vocabulary. That is the reference behaviour the doc describes (its loader
- * looks the Parquet strings up in a dictionary).
+ * lc_chess_move_id looks moves up exactly as written. The vocabulary spells
+ * castling as the king taking its own rook (e1h1, e1a1, e8h8, e8a8) and a
+ * knight promotion as the plain four-character move; these are ordinary
+ * entries of the move table: "e1g1" is the ordinary token e1g1 (the king
+ * moving two squares), "a7a8n" and "e2e4 " are not in the vocabulary. That
+ * is the reference loader's behaviour (it looks the Parquet strings up in a
+ * dictionary). lc_chess_uci_move_id first maps the standard UCI spellings
+ * that engines write (game_tokenizer's uci_spellings, on by default).
  *
  * The lookup tables are built once, on first use (pthread_once); every
  * function here may then be called from any thread. Lookups are two table
@@ -81,6 +82,16 @@ enum {
 /* The id of the UCI move s[0..len), or LC_CHESS_EOOV when it is not one of the
  * 1924 move tokens. s need not be NUL-terminated. */
 int lc_chess_move_id(const char *s, size_t len);
+
+/* As lc_chess_move_id, but first mapping the standard UCI spellings that
+ * engines and python-chess write to the vocabulary's: a knight promotion
+ * "a7a8n" is the plain "a7a8", and castling "e1g1" / "e1c1" (and "e8g8" /
+ * "e8c8") is the king taking its rook, "e1h1" / "e1a1", but only when the
+ * FEN fen[0..fen_len) of the position before the move has that side's king
+ * on its start square (so a king that merely steps two squares elsewhere is
+ * never touched). A move already in the vocabulary's spelling is looked up
+ * as it is. */
+int lc_chess_uci_move_id(const char *fen, size_t fen_len, const char *s, size_t len);
 
 /* The id of any token by its name (a move, "pad", "white_king", "KQkq",
  * "no_castling_rights", ...), or LC_CHESS_EOOV. Moves are fast; other names

@@ -72,7 +72,9 @@ typedef struct tok_config {
     double *skip_board_prob_opt;
     unsigned *threads_opt;
     uint64_t *shuffle_buffer_opt;
+    bool *uci_spellings_opt;
     /* Resolved by config_check. */
+    bool uci_spellings; /* map a7a8n and e1g1 to the vocabulary's spellings */
     tok_mode mode;
     uint64_t max_seq_len;
     double skip_board_prob;
@@ -95,6 +97,8 @@ static const cyaml_schema_field_t tok_fields[] = {
                          threads_opt),
     CYAML_FIELD_UINT_PTR("shuffle_buffer", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
                          shuffle_buffer_opt),
+    CYAML_FIELD_BOOL_PTR("uci_spellings", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
+                         uci_spellings_opt),
     CYAML_FIELD_END,
 };
 
@@ -106,6 +110,7 @@ static int tok_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
                           (unsigned long long)c->batch_size);
     c->mode = c->mode_opt ? (tok_mode)*c->mode_opt : MODE_DECODER;
+    c->uci_spellings = c->uci_spellings_opt ? *c->uci_spellings_opt : true;
     c->max_seq_len = c->max_seq_len_opt ? *c->max_seq_len_opt : LC_CHESS_DEFAULT_MAX_SEQ_LEN;
     if (c->max_seq_len < 1 || c->max_seq_len > 65536)
         rc = lc_error_add(err, LC_ECONFIG,
@@ -208,6 +213,7 @@ static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rn
         LC_ERROR("%s: %s", s->name, err.msg);
         return;
     }
+    lc_chess_decoder_set_uci(d, c->uci_spellings);
     const uint64_t L = c->max_seq_len;
     lc_game_item g;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &g, meter) == 0) {
@@ -290,14 +296,15 @@ static void buffer_drain(lc_stage *s, shuffle_buffer *sb, lc_rng *rng, lc_batche
 
 /* The compact sample of row i, or a nonzero code (err filled) when the row
  * is to be skipped. */
-static int encode_row(const lc_chess_row *r, uint32_t i, tok_sample *smp, lc_error *err)
+static int encode_row(const lc_chess_row *r, uint32_t i, bool uci, tok_sample *smp,
+                      lc_error *err)
 {
     int64_t ids[LC_CHESS_POS_TOKENS], mask[LC_CHESS_POS_TOKENS], target;
     lc_error_clear(err);
     int rc = check_present(r, i, false, err);
     if (rc == 0)
-        rc = lc_chess_encoder_sample(r->fen, r->fen_len, r->best, r->best_len, ids, mask, &target,
-                                     err);
+        rc = lc_chess_encoder_sample(r->fen, r->fen_len, r->best, r->best_len, uci, ids, mask,
+                                     &target, err);
     if (rc != 0)
         return rc;
     for (int k = 0; k < LC_CHESS_POS_TOKENS; k++)
@@ -320,7 +327,7 @@ static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher
         atomic_fetch_add(&t->n_games, 1);
         for (uint32_t i = 0; i < g.n_rows; i++) {
             tok_sample smp;
-            int rc = encode_row(&g.rows[i], i, &smp, &err);
+            int rc = encode_row(&g.rows[i], i, ((const tok_config *)s->config)->uci_spellings, &smp, &err);
             if (rc != 0) {
                 skipped(s, t, &g, rc, &err);
                 continue;

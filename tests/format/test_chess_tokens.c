@@ -222,6 +222,43 @@ static void test_out_of_vocabulary(void)
     CHECK_EQ_STR(lc_chess_strerror(LC_EFORMAT), lc_strerror(LC_EFORMAT));
 }
 
+/* Standard UCI spellings mapped to the vocabulary's: a knight promotion is
+ * the plain move; castling e1g1/e1c1/e8g8/e8c8 is the king taking its rook,
+ * only with the king on its start square; everything else as written. */
+static void test_uci_spellings(void)
+{
+    static const char start[] = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    static const char castle[] = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1";
+    static const char moved[] = "r4rk1/pppppppp/8/8/8/8/PPPPPPPP/R4RK1 w - - 0 1";
+    static const char promo[] = "8/P7/8/8/8/8/7p/K6k w - - 0 1";
+#define UCI(fen, m) lc_chess_uci_move_id(fen, strlen(fen), m, strlen(m))
+    CHECK_EQ_INT(UCI(promo, "a7a8n"), move_id("a7a8"));
+    CHECK_EQ_INT(UCI(promo, "h2h1n"), move_id("h2h1"));
+    CHECK_EQ_INT(UCI(promo, "a7a8q"), move_id("a7a8q")); /* others as written */
+    CHECK_EQ_INT(UCI(castle, "e1g1"), move_id("e1h1"));
+    CHECK_EQ_INT(UCI(castle, "e1c1"), move_id("e1a1"));
+    CHECK_EQ_INT(UCI(castle, "e8g8"), move_id("e8h8"));
+    CHECK_EQ_INT(UCI(castle, "e8c8"), move_id("e8a8"));
+    CHECK_EQ_INT(UCI(castle, "e1h1"), move_id("e1h1")); /* already the vocabulary's */
+    /* No king on e1 (a rook there, or nothing): the two-square move stays. */
+    CHECK_EQ_INT(UCI(moved, "e1g1"), move_id("e1g1"));
+    CHECK_EQ_INT(UCI("8/8/8/8/8/8/8/4R2K w - - 0 1", "e1g1"), move_id("e1g1"));
+    /* A black king on e1 is not the white king's castling. */
+    CHECK_EQ_INT(UCI("8/8/8/8/8/8/8/4k2K b - - 0 1", "e1g1"), move_id("e1g1"));
+    CHECK_EQ_INT(UCI(start, "e2e4"), move_id("e2e4"));
+    CHECK_EQ_INT(UCI(start, "a7a8k"), LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_uci_move_id(NULL, 0, "e1g1", 4), move_id("e1g1"));
+    /* The encoder takes the spelling flag. */
+    int64_t in[LC_CHESS_POS_TOKENS], mask[LC_CHESS_POS_TOKENS], target = -1;
+    CHECK_OK(lc_chess_encoder_sample(promo, strlen(promo), "a7a8n", 5, true, in, mask, &target,
+                                     NULL));
+    CHECK_EQ_INT(target, move_id("a7a8"));
+    CHECK_EQ_INT(lc_chess_encoder_sample(promo, strlen(promo), "a7a8n", 5, false, in, mask,
+                                         &target, NULL),
+                 LC_CHESS_EOOV);
+#undef UCI
+}
+
 /* ---- positions ---- */
 
 static void test_start_position(void)
@@ -390,7 +427,7 @@ static void test_encoder(void)
     lc_error err;
     CHECK_OK(fen_tokens(START_FEN, want, NULL));
     CHECK_OK(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "e2e4", 4, in, mask, &target, &err));
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "e2e4", 4, false, in, mask, &target, &err));
     CHECK_EQ_INT(target, 322);
     CHECK(memcmp(in, want, sizeof want) == 0);
     int ones = 0;
@@ -399,28 +436,28 @@ static void test_encoder(void)
     CHECK_EQ_INT(ones, 68);
     const char *promo_fen = "8/P6k/8/8/8/8/7p/K7 w - - 0 1";
     CHECK_OK(
-        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8q", 5, in, mask, &target, NULL));
+        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8q", 5, false, in, mask, &target, NULL));
     CHECK_EQ_INT(target, 1792);
     CHECK_OK(
-        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8", 4, in, mask, &target, NULL));
+        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8", 4, false, in, mask, &target, NULL));
     CHECK_EQ_INT(target, 1401);
     /* Skipped: best move outside the vocabulary; a distinct code. */
     lc_error_clear(&err);
     CHECK_EQ_INT(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "a1a1", 4, in, mask, &target, &err),
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "a1a1", 4, false, in, mask, &target, &err),
         LC_CHESS_EOOV);
     CHECK(strstr(err.msg, "a1a1") != NULL);
     CHECK_EQ_INT(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "zz", 2, in, mask, &target, NULL),
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "zz", 2, false, in, mask, &target, NULL),
         LC_CHESS_EOOV);
     CHECK_EQ_INT(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), NULL, 0, in, mask, &target, NULL),
+        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), NULL, 0, false, in, mask, &target, NULL),
         LC_CHESS_EOOV);
-    CHECK_EQ_INT(lc_chess_encoder_sample("bad fen", 7, "e2e4", 4, in, mask, &target, NULL),
+    CHECK_EQ_INT(lc_chess_encoder_sample("bad fen", 7, "e2e4", 4, false, in, mask, &target, NULL),
                  LC_EFORMAT);
     /* King-takes-rook castling as the best move. */
     const char *c_fen = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
-    CHECK_OK(lc_chess_encoder_sample(c_fen, strlen(c_fen), "e1h1", 4, in, mask, &target, NULL));
+    CHECK_OK(lc_chess_encoder_sample(c_fen, strlen(c_fen), "e1h1", 4, false, in, mask, &target, NULL));
     CHECK_EQ_INT(target, 103);
 }
 
@@ -911,6 +948,7 @@ int main(void)
     test_round_trip();
     test_castling_moves();
     test_out_of_vocabulary();
+    test_uci_spellings();
     test_start_position();
     test_castling_rights();
     test_black_to_move();

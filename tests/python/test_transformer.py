@@ -67,6 +67,40 @@ def build_vocab():
 
 
 VOCAB = build_vocab()
+
+
+def piece_at(fen, sq):
+    """The piece letter on square sq ("e1") of a FEN's placement, or None."""
+    rank, file = 7, 0
+    for c in fen.split(" ")[0]:
+        if c == "/":
+            rank, file = rank - 1, 0
+        elif c.isdigit():
+            file += int(c)
+        else:
+            if (file, rank) == (ord(sq[0]) - ord("a"), int(sq[1]) - 1):
+                return c
+            file += 1
+    return None
+
+
+def uci_spelling(fen, move):
+    """The vocabulary's spelling of a standard UCI move, as the doc says the
+    tokenizer maps it (uci_spellings, on by default): a knight promotion is
+    the plain move; e1g1, e1c1, e8g8, e8c8 are the king taking its rook when
+    the FEN has that side's king on its start square."""
+    if move is None:
+        return None
+    if len(move) == 5 and move[4] == "n":
+        return move[:4]
+    if move in ("e1g1", "e1c1", "e8g8", "e8c8") and fen:
+        if piece_at(fen, move[:2]) == ("K" if move[1] == "1" else "k"):
+            return move[:2] + ("h" if move[2] == "g" else "a") + move[3]
+    return move
+
+
+def mv(row, key):
+    return uci_spelling(row.get("fen"), row[key])
 PAD = VOCAB["pad"]
 PIECES = {c: VOCAB[n] for c, n in zip("KQRBNPkqrbnp", [
     "white_king", "white_queen", "white_rook", "white_bishop", "white_knight", "white_pawn",
@@ -135,9 +169,9 @@ def decoder_sequence(rows):
     seq, moves = [], []
     for row in rows:
         seq += fen_tokens(row["fen"])
-        seq.append(VOCAB[row["played_move"]])
+        seq.append(VOCAB[mv(row, "played_move")])
         wdl = tuple(value(row[k]) or 0.0 for k in ("win", "draw", "loss"))
-        moves.append((len(seq) - 1, VOCAB[row["best_move"]], wdl))
+        moves.append((len(seq) - 1, VOCAB[mv(row, "best_move")], wdl))
     return seq, moves
 
 
@@ -156,7 +190,7 @@ def decoder_sample(seq, moves, start, L):
 
 
 def in_vocab(rows):
-    return all(r["played_move"] in VOCAB and r["best_move"] in VOCAB for r in rows)
+    return all(mv(r, "played_move") in VOCAB and mv(r, "best_move") in VOCAB for r in rows)
 
 
 # ---- the runs -------------------------------------------------------------
@@ -202,11 +236,11 @@ class TransformerPipelines(LcmonCase):
         skipped = 0
         for _, rows in load_games(self.FIXTURE):
             for row in rows:
-                if row["best_move"] not in VOCAB:
+                if mv(row, "best_move") not in VOCAB:
                     skipped += 1
                     continue
                 want_inp.append(fen_tokens(row["fen"]))
-                want_tgt.append(VOCAB[row["best_move"]])
+                want_tgt.append(VOCAB[mv(row, "best_move")])
         return np.array(want_inp), np.array(want_tgt), skipped
 
     def test_encoder_every_position_in_order(self):
@@ -251,9 +285,9 @@ class TransformerPipelines(LcmonCase):
                 seq = fen_tokens(rows[0]["fen"])
                 moves = []
                 for row in rows:
-                    seq.append(VOCAB[row["played_move"]])
+                    seq.append(VOCAB[mv(row, "played_move")])
                     wdl = tuple(value(row[k]) or 0.0 for k in ("win", "draw", "loss"))
-                    moves.append((len(seq) - 1, VOCAB[row["best_move"]], wdl))
+                    moves.append((len(seq) - 1, VOCAB[mv(row, "best_move")], wdl))
             # The start: 0 or just after a move but the last; find the one used.
             starts = [0] + [m + 1 for m, _, _ in moves[:-1]]
             match = None

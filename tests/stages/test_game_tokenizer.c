@@ -242,6 +242,37 @@ static void test_encoder_missing_values(void)
     CHECK_EQ_INT((int)o.targets[10], c7c5);
 }
 
+/* A game whose second move is a knight promotion written as engines and
+ * python-chess write it (a7a8n): kept by default (uci_spellings), dropped
+ * and counted without it. */
+static void test_uci_spellings(void)
+{
+    static const char promo[] = "8/P7/8/8/8/8/7p/K6k w - - 0 1";
+    for (int on = 0; on <= 1; on++) {
+        lc_queue *in = lc_queue_new("in", &lc_item_game, 8, LC_OVERFLOW_BLOCK);
+        lc_stage *s = start_tokenizer(on ? "{mode: decoder, batch_size: 1, max_seq_len: 80}"
+                                         : "{mode: decoder, batch_size: 1, max_seq_len: 80, "
+                                           "uci_spellings: false}",
+                                      in, 0);
+        lc_game_item g = game("a7a8n", "a7a8q", promo);
+        CHECK_OK(lc_queue_put(in, &g, NULL));
+        lc_queue_close(in);
+        lc_batch_item b;
+        int batches = 0;
+        while (lc_queue_get_until(s->output, &b, NULL, lc_now_ns() + 20000000000ull) == 0) {
+            batches++;
+            lc_batch_free(b.batch);
+        }
+        lc_stage_metrics m;
+        lc_standalone_stop(s);
+        lc_standalone_flush(s, &m);
+        CHECK_EQ_INT(batches, on ? 1 : 0);
+        CHECK_EQ_U64(count(&m, "bad_games_out_of_vocabulary"), on ? 0 : 1);
+        lc_standalone_free(s);
+        lc_queue_free(in);
+    }
+}
+
 static void test_config(void)
 {
     const lc_stage_class *cls = lc_stage_class_find("game_tokenizer");
@@ -582,6 +613,7 @@ int main(void)
     test_encoder();
     test_decoder_missing_values();
     test_encoder_missing_values();
+    test_uci_spellings();
     test_config();
     test_shuffle_same_samples();
     test_shuffle_mixes_games();
