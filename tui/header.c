@@ -133,6 +133,8 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
             warned = m->stage_metrics[i];
     if (warned) /* a stage in a warning state says so first */
         snprintf(errs, sizeof errs, "%s: %s", warned->name, warned->warning);
+    if (warned && warned == writer)
+        reader = NULL; /* the warning says it, and what to run */
     else if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
         snprintf(errs, sizeof errs, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
     else if (n_warn && !s->log_h)

@@ -397,8 +397,16 @@ static void details_writer(const tui_screen *s, segs *ss, const Lcmon__StageMetr
 {
     char text[96], brief[48], v[24];
     const Lcmon__GaugeMetricProto *wait = lc_proto_find_gauge(l, "waiting_for_reader");
-    if (wait && wait->value)
-        add(ss, TUI_WARN, "waiting for a reader", "no reader");
+    if (wait && wait->value) {
+        /* No reader: its warning (first in the row) says what to run; the
+         * rates would only say 0. */
+        if (!l->warning || !l->warning[0])
+            add(ss, TUI_WARN, "waiting for a reader", "no reader");
+        tui_fmt_bytes(v, sizeof v, (double)lc_proto_count(a, "bytes"));
+        snprintf(text, sizeof text, "%s written", v);
+        add(ss, TUI_DIM, text, "");
+        return;
+    }
     tui_fmt_bytes(v, sizeof v, tui_per_second(s->last, lc_proto_count(l, "bytes")));
     snprintf(text, sizeof text, "%s/s", v);
     add(ss, TUI_VALUE, text, text);

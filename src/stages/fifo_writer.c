@@ -791,6 +791,9 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
     fw *f = s->priv;
     const fw_config *c = s->config;
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
+    if (atomic_load(&f->g_waiting))
+        snprintf(m->warning, sizeof m->warning, "no reader: start one with  python3 -m lcmon %s",
+                 c->path);
     lc_worker_pool_flush(&f->pool, m);
     lc_metrics_add_count(m, "batches", atomic_exchange(&f->n_batches, 0));
     lc_metrics_add_count(m, "rows", atomic_exchange(&f->n_rows, 0));

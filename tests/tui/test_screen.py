@@ -680,6 +680,16 @@ class Screen(unittest.TestCase):
         self.assertIn("files: waiting for", text.split("\n")[0])
         self.assertNotIn("scanning", row(text, "files"))
 
+    def test_no_reader_says_what_to_run(self):
+        """Without a reader, the header and the writer row say so and give
+        the command that starts one; no 'blocked on the reader 0%'."""
+        p = Pane(self, 200, 45, reader=False)
+        cmd = "python3 -m lcmon %s" % p.pipe
+        text = p.wait_for("the hint", lambda t: cmd in t.split("\n")[0] and
+                          "no reader: start one with  python3 -m lcmon" in row(t, "writer"))
+        self.assertIn("writer: no reader: start one with", text.split("\n")[0])
+        self.assertNotIn("blocked on the reader", row(text, "writer"))
+
     def test_resize(self):
         p = Pane(self, 200, 60)
         p.wait_rows()
