@@ -28,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct options {
     bool no_ui;
@@ -37,7 +39,9 @@ typedef struct options {
     bool print_default;
     double max_seconds; /* 0: run until stopped or finished */
     double status_interval;
+    bool status_interval_given;
     bool quiet;
+    bool log_level_given;
     const char *socket_path;
     const char *metrics_log;
     /* The screen. */
@@ -71,13 +75,26 @@ static void usage(FILE *f)
             "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
             "  --log-file FILE         also append log lines to FILE\n"
-            "  --quiet                 no status lines\n"
-            "  --version               print the version and exit\n"
-            "  --help                  this text\n"
+            "  --quiet                 (headless) warnings and errors only, no status lines\n"
+            "  -V, --version           print the version and exit\n"
+            "  -h, --help              this text\n"
             "\n"
-            "Environment: RANK or LOCAL_RANK, and WORLD_SIZE, choose this process's share\n"
-            "of the data when the config does not; LCMON_DATA overrides the default\n"
-            "config's data directory.\n"
+            "Environment:\n"
+            "  LCMON_DATA              the default pipeline's data directory (else tests/data,\n"
+            "                          else the sample data installed with lcmon)\n"
+            "  LCMON_PIPE              the default pipeline's named pipe (lcmon.pipe)\n"
+            "  LCMON_PARQUET           the Parquet tables of config/decoder.yaml and encoder.yaml\n"
+            "  RANK or LOCAL_RANK, WORLD_SIZE\n"
+            "                          this process's share of the data, when the config\n"
+            "                          does not set rank and world_size (torchrun sets them)\n"
+            "  LOCAL_WORLD_SIZE        ranks on this machine: they share the chunk store's\n"
+            "                          default budget\n"
+            "  NO_COLOR                (screen) no colours when set and not empty\n"
+            "  Configs may use ${VAR} and ${VAR:-default} anywhere.\n"
+            "\n"
+            "Exit status: 0 stopped cleanly (SIGINT, SIGTERM, q) or every stage ran out of\n"
+            "input; 1 a configuration or start-up error, or the pipeline failed; 2 a usage\n"
+            "error. lcmon ctl: 3 when it cannot reach the loader.\n"
             "\n"
             "Stage types:\n",
             tui_theme_names(), TUI_REFRESH_MIN, TUI_REFRESH_MAX, TUI_REFRESH_DEFAULT);
@@ -128,7 +145,7 @@ static int parse_args(int argc, char **argv, options *o)
     };
     o->status_interval = 1.0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
         char *end;
         switch (c) {
         case OPT_NO_UI:
@@ -152,6 +169,7 @@ static int parse_args(int argc, char **argv, options *o)
             }
             break;
         case OPT_STATUS_INTERVAL:
+            o->status_interval_given = true;
             o->status_interval = strtod(optarg, &end);
             if (*end || o->status_interval < 0) {
                 fprintf(stderr, "lcmon: --status-interval: '%s' is not a number of seconds\n",
@@ -167,6 +185,7 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             lc_log_set_level(level);
+            o->log_level_given = true;
             break;
         }
         case OPT_LOG_FILE: {
@@ -210,6 +229,7 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             break;
+        case 'V':
         case OPT_VERSION:
             printf("lcmon %s\n", LC_VERSION);
             exit(0);
@@ -226,7 +246,73 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "lcmon: unexpected argument '%s'. Try 'lcmon --help'.\n", argv[optind]);
         return 2;
     }
+    /* --quiet: warnings and errors only, unless --log-level says otherwise. */
+    if (o->quiet && !o->log_level_given)
+        lc_log_set_level(LC_LOG_WARN);
     return 0;
+}
+
+/* Options that do not apply to the mode chosen are refused, naming both:
+ * the screen's with --no-ui, the headless ones without it. */
+static int check_mode(const options *o, bool attach)
+{
+    if (o->check_path || o->print_default)
+        return 0;
+    const char *screen = o->theme ? "--theme"
+                         : o->no_color ? "--no-color"
+                         : o->ascii ? "--ascii"
+                         : o->refresh_hz > 0 ? "--refresh"
+                                             : NULL;
+    const char *headless = o->socket_path ? "--socket"
+                           : o->metrics_log ? "--metrics-log"
+                           : o->status_interval_given ? "--status-interval"
+                           : o->quiet ? "--quiet"
+                                      : NULL;
+    if (attach) {
+        const char *bad = o->no_ui ? "--no-ui" : o->config_path ? "--config" : headless;
+        if (bad) {
+            fprintf(stderr,
+                    "lcmon: attach: %s does not apply (attach takes --theme, --no-color, "
+                    "--ascii, --refresh and --max-seconds)\n",
+                    bad);
+            return 2;
+        }
+        return 0;
+    }
+    if (o->no_ui && screen) {
+        fprintf(stderr, "lcmon: %s is for the screen; it does not apply with --no-ui\n", screen);
+        return 2;
+    }
+    if (!o->no_ui && headless) {
+        fprintf(stderr, "lcmon: %s is for headless runs; add --no-ui\n", headless);
+        return 2;
+    }
+    return 0;
+}
+
+/* The default pipeline's data when LCMON_DATA is not set: tests/data under
+ * the working directory (a source tree) if it is there, else the sample data
+ * installed beside the executable (BINDIR/../DATADIR/lcmon/data, so an
+ * installed lcmon finds it from any directory, wherever it was installed). */
+static void default_data_dir(void)
+{
+    const char *env = getenv("LCMON_DATA");
+    struct stat st;
+    if ((env && *env) || (stat("tests/data", &st) == 0 && S_ISDIR(st.st_mode)))
+        return;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%s/../%s/lcmon/data", exe, LC_INSTALL_DATADIR);
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        setenv("LCMON_DATA", dir, 1);
 }
 
 static int check_config(const char *path)
@@ -296,15 +382,24 @@ static void block_signals(bool screen)
  * another process. Quitting detaches; the loader runs on. */
 static int attach_main(int argc, char **argv)
 {
+    static const char usage_line[] =
+        "usage: lcmon attach SOCKET [--theme NAME] [--no-color] [--ascii] [--refresh HZ]\n";
+    if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+        printf("%s\nShows the screen of a headless lcmon (lcmon --no-ui --socket SOCKET) over its\n"
+               "socket. Its keys reach the loader; q detaches and leaves the loader running.\n",
+               usage_line);
+        return 0;
+    }
     if (argc < 3 || argv[2][0] == '-') {
-        fprintf(stderr, "usage: lcmon attach SOCKET [--theme NAME] [--no-color] [--ascii] "
-                        "[--refresh HZ]\n");
+        fprintf(stderr, "lcmon: %s", usage_line);
         return 2;
     }
     const char *path = argv[2];
     options o = {0};
     /* getopt starts after argv[0]: let the socket path stand in for it. */
     int rc = parse_args(argc - 2, argv + 2, &o);
+    if (rc == 0)
+        rc = check_mode(&o, true);
     if (rc)
         return rc;
     block_signals(true);
@@ -336,10 +431,6 @@ static int attach_main(int argc, char **argv)
 static int run_screen(const lc_config *cfg, const char *config_errors, const options *o)
 {
     tui_options to = screen_options(o);
-    if (o->socket_path || o->metrics_log) {
-        fprintf(stderr, "lcmon: --socket and --metrics-log need --no-ui\n");
-        return 2;
-    }
     char msg[256];
     if (tui_check_terminal(msg, sizeof msg) != 0) {
         fprintf(stderr, "lcmon: %s\n", msg);
@@ -368,8 +459,11 @@ int main(int argc, char **argv)
     }
     options o = {0};
     int rc = parse_args(argc, argv, &o);
+    if (rc == 0)
+        rc = check_mode(&o, false);
     if (rc)
         return rc;
+    default_data_dir();
     if (o.print_default) {
         fputs(lc_default_config_yaml, stdout);
         return 0;

@@ -92,7 +92,8 @@ int lc_ctl_main(int argc, char **argv)
         return 0;
     }
     if (argc < 2) {
-        ctl_usage(stderr);
+        fprintf(stderr, "lcmon ctl: usage: lcmon ctl SOCKET COMMAND (lcmon ctl --help lists the "
+                        "commands)\n");
         return 2;
     }
     const char *path = argv[0];
@@ -109,8 +110,11 @@ int lc_ctl_main(int argc, char **argv)
                     (strcmp(cmd, "metrics") == 0 &&
                      (nargs == 0 || (nargs == 1 && strcmp(args[0], "--json") == 0)));
     if (!ok_usage) {
-        fprintf(stderr, "lcmon ctl: unknown command or wrong arguments: %s\n", cmd);
-        ctl_usage(stderr);
+        fprintf(stderr,
+                "lcmon ctl: '%s': unknown command or wrong arguments (commands: anchor get, "
+                "anchor set KEY, anchor reset, pause STAGE, resume STAGE, stop, start, metrics "
+                "[--json], stages; lcmon ctl --help says more)\n",
+                cmd);
         return 2;
     }
     bool metrics = strcmp(cmd, "metrics") == 0;

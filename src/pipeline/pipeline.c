@@ -593,7 +593,15 @@ void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
         for (size_t i = 0; i < p->n; i++)
             found |= strcmp(p->stages[i].name, target) == 0;
         if (!found) {
-            respond_error(resp, "no stage named '%s'", target);
+            char names[512] = "";
+            size_t used = 0;
+            for (size_t i = 0; i < p->n && used < sizeof names; i++) {
+                int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                 p->stages[i].name);
+                if (w > 0)
+                    used += (size_t)w;
+            }
+            respond_error(resp, "no stage named '%s' (the stages are %s)", target, names);
             return;
         }
     }

@@ -214,7 +214,7 @@ class Cli(unittest.TestCase):
             env["LCMON_DATA"] = DATA
             env["LCMON_PIPE"] = os.path.join(self.dir, "stop-%d.pipe" % sig)
             p = subprocess.Popen(
-                [LCMON, "--no-ui", "--quiet"],
+                [LCMON, "--no-ui", "--status-interval", "0"],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -254,7 +254,7 @@ class Cli(unittest.TestCase):
             "    chunk_source_loader: {threads: 2}\n" % DATA,
         )
         t0 = time.monotonic()
-        r = run("--no-ui", "--quiet", "--config", path, timeout=120)
+        r = run("--no-ui", "--status-interval", "0", "--config", path, timeout=120)
         took = time.monotonic() - t0
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("pipeline finished", r.stderr)
@@ -262,6 +262,71 @@ class Cli(unittest.TestCase):
         # Loading the sample data takes a fraction of a second; a poll would
         # take the 10 s interval, and the headless loop's own timeout is 60 s.
         self.assertLess(took, 3 * SLOW, r.stderr)
+
+    def test_quiet_and_mode_options(self):
+        """--quiet: warnings and errors only (no info lines, no status
+        lines). Options of the other mode are refused, naming both; -V and
+        attach --help answer and exit 0; a ctl usage error is one line."""
+        r = run("--no-ui", "--quiet", "--max-seconds", "1",
+                env=dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=os.path.join(self.dir, "p")))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(" info ", r.stderr)
+        self.assertNotIn("[running]", r.stderr)
+        r = run("--no-ui", "--theme", "light")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.strip(),
+                         "lcmon: --theme is for the screen; it does not apply with --no-ui")
+        r = run("--socket", os.path.join(self.dir, "s"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("lcmon: --socket is for headless runs; add --no-ui", r.stderr)
+        r = run("-V")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^lcmon \d+\.\d+\.\d+\n$")
+        r = run("attach", "--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: lcmon attach SOCKET", r.stdout)
+        r = run("ctl", os.path.join(self.dir, "s"), "bogus")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.count("\n"), 1)
+        self.assertIn("lcmon ctl: 'bogus': unknown command", r.stderr)
+        self.assertIn("metrics [--json]", r.stderr)
+        r = run("--help")
+        for var in ("LCMON_DATA", "LCMON_PIPE", "LCMON_PARQUET", "NO_COLOR", "RANK",
+                    "WORLD_SIZE", "Exit status"):
+            self.assertIn(var, r.stdout)
+
+    def test_man_page(self):
+        """man/lcmon.1 renders without warnings."""
+        page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "man",
+                            "lcmon.1")
+        r = subprocess.run(["man", "--warnings", "-l", page], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, MANWIDTH="80", MANPAGER="cat"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        self.assertIn("LCMON_DATA", r.stdout)
+
+    def test_installed_lcmon_finds_its_data(self):
+        """After `meson install` (here into a staging directory), lcmon run
+        from any directory without --config finds its default pipeline's
+        sample data installed beside it, and the man page is installed."""
+        build = os.path.dirname(os.path.abspath(LCMON))
+        dest = os.path.join(self.dir, "dest")
+        r = subprocess.run(["meson", "install", "-C", build, "--no-rebuild", "--quiet",
+                            "--destdir", dest], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        exe = [os.path.join(root, f) for root, _, files in os.walk(dest) for f in files
+               if f == "lcmon" and os.access(os.path.join(root, f), os.X_OK)]
+        self.assertEqual(len(exe), 1, exe)
+        pages = [f for _, _, files in os.walk(dest) for f in files if f.startswith("lcmon.1")]
+        self.assertTrue(pages)
+        away = os.path.join(self.dir, "away")
+        os.mkdir(away)
+        env = {k: v for k, v in os.environ.items() if k not in ("LCMON_DATA", "LCMON_PIPE")}
+        r = subprocess.run([exe[0], "--no-ui", "--status-interval", "0", "--max-seconds", "2"],
+                           cwd=away, env=env, capture_output=True, text=True, timeout=60 * SLOW)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stderr, r"scanning \S*share/lcmon/data")
+        self.assertRegex(r.stderr, r"initial scan found [1-9]\d* files")
 
     def test_headless_status_line_each_second(self):
         """`lcmon --no-ui` prints a status line to stderr about once a second:

@@ -286,7 +286,7 @@ class LcmonCase(unittest.TestCase):
     def start(self, cfg, env=None):
         self.log = open(self.path("lcmon.log"), "w+")
         self.proc = subprocess.Popen(
-            [LCMON, "--no-ui", "--quiet", "--config", cfg],
+            [LCMON, "--no-ui", "--status-interval", "0", "--config", cfg],
             stdout=self.log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

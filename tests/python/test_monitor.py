@@ -205,7 +205,7 @@ class Loader:
         # by default), which would hide our own memory use behind its.
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=8"
         self.proc = subprocess.Popen(
-            [LCMON, "--no-ui", "--quiet", "--config", self.config, "--socket", self.sock,
+            [LCMON, "--no-ui", "--status-interval", "0", "--config", self.config, "--socket", self.sock,
              "--metrics-log", self.log, *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -321,7 +321,8 @@ class Monitor(unittest.TestCase):
 
         r = ctl(L.sock, "pause", "no_such_stage")
         self.assertEqual(r.returncode, 1)
-        self.assertIn("no stage named 'no_such_stage'", r.stderr)
+        self.assertIn("no stage named 'no_such_stage' (the stages are files, sources, pool, "
+                      "validator, unpacker, sampler, tensors, writer)", r.stderr)
         r = ctl(L.sock, "bogus")
         self.assertEqual(r.returncode, 2)
 
@@ -624,7 +625,7 @@ class Monitor(unittest.TestCase):
         self.assertTrue(stat.S_ISSOCK(os.stat(L.sock).st_mode))
         # A second loader must not take over the live socket.
         r = subprocess.run(
-            [LCMON, "--no-ui", "--quiet", "--socket", L.sock, "--max-seconds", "5"],
+            [LCMON, "--no-ui", "--status-interval", "0", "--socket", L.sock, "--max-seconds", "5"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -666,7 +667,7 @@ class StaleSocket(unittest.TestCase):
             self.assertTrue(os.path.exists(path))
             pipe = os.path.join(tmp, "p.pipe")
             p = subprocess.Popen(
-                [LCMON, "--no-ui", "--quiet", "--socket", path],
+                [LCMON, "--no-ui", "--status-interval", "0", "--socket", path],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -693,7 +694,7 @@ class StaleSocket(unittest.TestCase):
             path = os.path.join(tmp, "file")
             open(path, "w").close()
             r = subprocess.run(
-                [LCMON, "--no-ui", "--quiet", "--socket", path, "--max-seconds", "3"],
+                [LCMON, "--no-ui", "--status-interval", "0", "--socket", path, "--max-seconds", "3"],
                 capture_output=True,
                 text=True,
                 timeout=30,

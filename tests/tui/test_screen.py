@@ -766,7 +766,7 @@ class Screen(unittest.TestCase):
         cfg = os.path.join(tmp, "pipeline.yaml")
         with open(cfg, "w") as f:
             f.write(CONFIG.format(data=DATA, pipe=pipe, reservoir=RESERVOIR))
-        loader = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg, "--socket", sock],
+        loader = subprocess.Popen([LCMON, "--no-ui", "--status-interval", "0", "--config", cfg, "--socket", sock],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
         def stop_loader():
