@@ -36,8 +36,9 @@
 enum { DETAIL_MIN = 24, DETAIL_PREF = 36, SPARK_MIN = 20, STATE_W = 8 };
 
 typedef struct cols {
-    int name, state, type, bar, pct, rate, total, bad, drop, spark, detail;
-    int x_name, x_state, x_type, x_bar, x_pct, x_rate, x_total, x_bad, x_drop, x_spark, x_detail;
+    int name, state, type, bar, pct, rate, unit, total, bad, drop, spark, detail;
+    int x_name, x_state, x_type, x_bar, x_pct, x_rate, x_unit, x_total, x_bad, x_drop, x_spark,
+        x_detail;
 } cols;
 
 /* ---- rows ---- */
@@ -151,13 +152,20 @@ static void plan(const Lcmon__DataLoaderMetricsProto *m, int width, cols *c)
         c->bad = c->drop = 5;
         used += 12;
     }
+    if (FITS(8)) { /* the rate's unit: "chunks", "batches" */
+        c->unit = 7;
+        used += 8;
+    }
     if (used + type + 1 + DETAIL_PREF + SPARK_MIN + 1 <= width) {
         c->type = clamp(type, 4, 24);
         used += c->type + 1;
     }
+    /* The sparkline takes at most a third of what is left: the details say
+     * the most (warnings with the command to run, the pool's window). */
     int rest = width - used;
-    if (rest - DETAIL_PREF - 1 >= SPARK_MIN)
-        c->spark = clamp(rest - DETAIL_PREF - 1, SPARK_MIN, TUI_HISTORY_SECONDS);
+    int spark = rest - DETAIL_PREF - 1 < (rest - 1) / 3 ? rest - DETAIL_PREF - 1 : (rest - 1) / 3;
+    if (spark >= SPARK_MIN)
+        c->spark = clamp(spark, SPARK_MIN, TUI_HISTORY_SECONDS);
 #undef FITS
     int x = 2;
     c->x_name = x, x += c->name + 1;
@@ -167,6 +175,8 @@ static void plan(const Lcmon__DataLoaderMetricsProto *m, int width, cols *c)
     c->x_bar = x, x += c->bar + 1;
     c->x_pct = x, x += c->pct + 1;
     c->x_rate = x, x += c->rate + 1;
+    if (c->unit)
+        c->x_unit = x, x += c->unit + 1;
     if (c->total)
         c->x_total = x, x += c->total + 1;
     if (c->bad) {
@@ -581,6 +591,8 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
     if (l->n_load_metrics == 1)
         put_load(w, y, c, l, 0);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, tui_stage_items(l)), false);
+    if (c->unit)
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, tui_stage_unit(l));
     if (a) {
         put_count(w, y, c->x_total, c->total, (double)tui_stage_items(a), false);
         put_count(w, y, c->x_bad, c->bad, (double)tui_stage_bad(a), true);
@@ -617,6 +629,8 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     snprintf(pct, sizeof pct, "%.0f%%", 100 * f);
     tui_put_right(w, y, c->x_pct, c->pct, fill ? TUI_VALUE : TUI_DIM, pct);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, q->get_count), false);
+    if (c->unit)
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, tui_item_unit(q->item_type));
     if (qa) {
         put_count(w, y, c->x_total, c->total, (double)qa->get_count, false);
         put_count(w, y, c->x_drop, c->drop, (double)qa->drop_count, true);
@@ -651,7 +665,11 @@ static void draw_headings(tui_screen *s, WINDOW *w, const cols *c)
         tui_put(w, 0, c->x_type, c->type, TUI_HEADING, "TYPE");
     int lw = c->bar + 1 + c->pct;
     tui_put(w, 0, c->x_bar, lw, TUI_HEADING, "LOAD / FILL");
-    tui_put_right(w, 0, c->x_rate, c->rate, TUI_HEADING, "ITEMS/S");
+    /* With the unit column each row says what its rate counts. */
+    if (c->unit)
+        tui_put(w, 0, c->x_rate, c->rate + 1 + c->unit, TUI_HEADING, "  PER SECOND");
+    else
+        tui_put_right(w, 0, c->x_rate, c->rate, TUI_HEADING, "ITEMS/S");
     if (c->total)
         tui_put_right(w, 0, c->x_total, c->total, TUI_HEADING, "TOTAL");
     if (c->bad) {
