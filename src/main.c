@@ -41,6 +41,7 @@ typedef struct options {
     double status_interval;
     bool status_interval_given;
     bool quiet;
+    bool verbose; /* -v: the long status line */
     bool log_level_given;
     const char *socket_path;
     const char *metrics_log;
@@ -76,6 +77,7 @@ static void usage(FILE *f)
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
             "  --log-file FILE         also append log lines to FILE\n"
             "  --quiet                 (headless) warnings and errors only, no status lines\n"
+            "  -v, --verbose           (headless) long status lines: every queue and gauge\n"
             "  -V, --version           print the version and exit\n"
             "  -h, --help              this text\n"
             "\n"
@@ -141,11 +143,12 @@ static int parse_args(int argc, char **argv, options *o)
         {"refresh", required_argument, NULL, OPT_REFRESH},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
+        {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     o->status_interval = 1.0;
     int c;
-    while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
         char *end;
         switch (c) {
         case OPT_NO_UI:
@@ -229,6 +232,9 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             break;
+        case 'v':
+            o->verbose = true;
+            break;
         case 'V':
         case OPT_VERSION:
             printf("lcmon %s\n", LC_VERSION);
@@ -267,7 +273,8 @@ static int check_mode(const options *o, bool attach)
                            : o->metrics_log ? "--metrics-log"
                            : o->status_interval_given ? "--status-interval"
                            : o->quiet ? "--quiet"
-                                      : NULL;
+                           : o->verbose ? "-v"
+                                        : NULL;
     if (attach) {
         const char *bad = o->no_ui ? "--no-ui" : o->config_path ? "--config" : headless;
         if (bad) {
@@ -496,6 +503,7 @@ int main(int argc, char **argv)
         .max_seconds = o.max_seconds,
         .status_interval = o.status_interval,
         .quiet = o.quiet,
+        .long_status = o.verbose,
         .socket_path = o.socket_path,
         .metrics_log = o.metrics_log,
     };

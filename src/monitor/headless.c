@@ -183,7 +183,10 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
         Lcmon__PipelineState st = last->state;
         if (status && now >= next_status) {
             char line[2048];
-            lc_status_line(last, line, sizeof line);
+            if (o->long_status)
+                lc_status_line(last, line, sizeof line);
+            else
+                lc_status_line_compact(last, 120, line, sizeof line);
             fprintf(stderr, "%s\n", line);
             next_status += o->status_interval;
             if (next_status < now)

@@ -159,3 +159,77 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
     if (bad)
         append(buf, len, &used, " | bad %llu", (unsigned long long)bad);
 }
+
+/* The compact form, at most `width` columns: the state and rate, the queues
+ * that are full (where the flow waits), the pool's window and anchor count,
+ * the reservoir's fill, the reader, bad input, and the first stage warning,
+ * cut to fit. */
+void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width, char *buf,
+                            size_t len)
+{
+    char line[1024];
+    size_t used = 0;
+    line[0] = '\0';
+    append(line, sizeof line, &used, "[%s]", lc_pipeline_state_name(m->state));
+    double pos = lc_status_positions_per_second(m);
+    if (pos >= 0) {
+        append(line, sizeof line, &used, " ");
+        append_rate(line, sizeof line, &used, pos);
+        append(line, sizeof line, &used, " pos/s");
+    }
+    /* The first stage warning comes next: it says what to do. */
+    const char *warning = NULL, *warned = NULL;
+    for (size_t i = 0; i < m->n_stage_metrics && !warning; i++)
+        if (m->stage_metrics[i]->warning && m->stage_metrics[i]->warning[0]) {
+            warning = m->stage_metrics[i]->warning;
+            warned = m->stage_metrics[i]->name;
+        }
+    if (warning)
+        append(line, sizeof line, &used, " | %s: %s", warned, warning);
+    /* Full queues: how many, and the last in the flow (the stage after it
+     * is where the flow waits). */
+    size_t full = 0;
+    const char *last_full = NULL;
+    for (size_t i = 0; i < m->n_stage_metrics; i++) {
+        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
+        for (size_t k = 0; k < s->n_queue_metrics; k++) {
+            const Lcmon__QueueMetricProto *q = s->queue_metrics[k];
+            if (q->queue_capacity && q->queue_fullness && q->queue_fullness->has_latest &&
+                (uint64_t)q->queue_fullness->latest >= q->queue_capacity) {
+                full++;
+                last_full = s->name;
+            }
+        }
+    }
+    if (full)
+        append(line, sizeof line, &used, " | %zu queue%s full, last %s", full,
+               full == 1 ? "" : "s", last_full);
+    uint64_t bad = 0;
+    for (size_t i = 0; i < m->n_stage_metrics; i++) {
+        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
+        bad += s->dropped;
+        const Lcmon__GaugeMetricProto *win = lc_proto_find_gauge(s, "chunks_in_window");
+        if (win)
+            append(line, sizeof line, &used, " | window %lld/%lld", (long long)win->value,
+                   (long long)win->capacity);
+        if (s->anchor)
+            append(line, sizeof line, &used, " +%llu", (unsigned long long)s->chunks_since_anchor);
+        const Lcmon__GaugeMetricProto *res = lc_proto_find_gauge(s, "reservoir_size");
+        if (res && res->capacity > 0)
+            append(line, sizeof line, &used, " | reservoir %.0f%%",
+                   100.0 * (double)res->value / (double)res->capacity);
+        if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
+            append(line, sizeof line, &used, " | %s PAUSED", s->name);
+        const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(s, "reader_connected");
+        if (conn && !(s->warning && s->warning[0])) /* else its warning said it */
+            append(line, sizeof line, &used, " | reader %s", conn->value ? "connected" : "waiting");
+    }
+    if (bad)
+        append(line, sizeof line, &used, " | bad %llu", (unsigned long long)bad);
+    size_t cut = strlen(line);
+    if (width >= 4 && cut > width) { /* cut, and say so */
+        line[width - 3] = '\0';
+        strcat(line, "...");
+    }
+    snprintf(buf, len, "%s", line);
+}

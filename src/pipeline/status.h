@@ -13,6 +13,11 @@
  * 43/50000, anchor '-' +43 | sampler: reservoir_size 20000/20000 | reader
  * connected" */
 void lc_status_line(const Lcmon__DataLoaderMetricsProto *last_second, char *buf, size_t len);
+/* The short form headless runs print, at most `width` columns (120): state,
+ * rate, full queues, the pool's window and anchor count, the reservoir, the
+ * reader, bad input and the first stage warning. */
+void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *last_second, size_t width,
+                            char *buf, size_t len);
 /* Positions per second over the snapshot's window (-1 when no stage packs
  * or writes positions). */
 double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m);

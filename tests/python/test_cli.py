@@ -328,10 +328,27 @@ class Cli(unittest.TestCase):
         self.assertRegex(r.stderr, r"scanning \S*share/lcmon/data")
         self.assertRegex(r.stderr, r"initial scan found [1-9]\d* files")
 
+    def test_compact_status_line(self):
+        """Without -v the status line fits 120 columns: state, rate, the
+        warning that says what to do (no reader: the command), full queues,
+        the window and anchor count, the reservoir, the reader."""
+        pipe = os.path.join(self.dir, "compact.pipe")
+        env = dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=pipe)
+        r = run("--no-ui", "--max-seconds", str(3 * SLOW), env=env, timeout=60 * SLOW)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = [l for l in r.stderr.split("\n") if l.startswith("[")]
+        self.assertTrue(lines, r.stderr)
+        for l in lines:
+            self.assertLessEqual(len(l), 120, l)
+            self.assertRegex(l, r"^\[\w+\] [\d.]+[kM]? pos/s")
+        # Nobody reads: the line says so first, with the command.
+        self.assertIn("| writer: no reader: start one with  python3 -m lcmon %s" % pipe,
+                      lines[-1])
+
     def test_headless_status_line_each_second(self):
-        """`lcmon --no-ui` prints a status line to stderr about once a second:
-        state, positions/s, every queue's fill, the pool's window and anchor,
-        the reservoir's fill."""
+        """`lcmon --no-ui -v` prints a status line to stderr about once a
+        second: state, positions/s, every queue's fill, the pool's window and
+        anchor, the reservoir's fill."""
         r = run("--print-default-config")
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = yaml.safe_load(r.stdout)
@@ -342,7 +359,7 @@ class Cli(unittest.TestCase):
         reservoir = block["shuffling_frame_sampler"]["shuffling_frame_sampler"]["reservoir_size"]
 
         env = dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=os.path.join(self.dir, "status.pipe"))
-        p = subprocess.Popen([LCMON, "--no-ui"], stdout=subprocess.DEVNULL,
+        p = subprocess.Popen([LCMON, "--no-ui", "-v"], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True, env=env)
         drain = PipeDrain(env["LCMON_PIPE"])
         drain.start()
