@@ -5,32 +5,10 @@
 
 #include "core/text.h"
 #include "pipeline/metrics_proto.h"
-#include "stages/registry.h"
-#include "stages/stage.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-const char *tui_item_unit(const char *item_type)
-{
-    static const char *const units[][2] = {
-        {"path", "paths"},   {"chunk_source", "sources"}, {"chunk", "chunks"},
-        {"frame", "frames"}, {"batch", "batches"},        {"game", "games"},
-    };
-    for (size_t i = 0; item_type && i < sizeof units / sizeof units[0]; i++)
-        if (strcmp(item_type, units[i][0]) == 0)
-            return units[i][1];
-    return "items";
-}
-
-const char *tui_stage_unit(const Lcmon__StageMetricProto *s)
-{
-    const lc_stage_class *cls = s->stage_type ? lc_stage_class_find(s->stage_type) : NULL;
-    if (!cls)
-        return "items";
-    return tui_item_unit(cls->output ? cls->output->name : cls->input ? cls->input->name : NULL);
-}
 
 uint64_t tui_stage_items(const Lcmon__StageMetricProto *s)
 {

@@ -18,12 +18,6 @@
 /* Items a stage handled in the snapshot's window: its items out (for a
  * sink, what it delivered: the writer's batches). */
 uint64_t tui_stage_items(const Lcmon__StageMetricProto *s);
-/* The unit of a stage's items (what its rate and total count), plural:
- * "chunks", "frames", "batches"; a sink counts what it delivers, so its
- * input's. "items" when the type is unknown. */
-const char *tui_stage_unit(const Lcmon__StageMetricProto *s);
-/* The unit of an item type's name ("chunk" -> "chunks"). */
-const char *tui_item_unit(const char *item_type);
 /* A count over a snapshot's window as a rate per second. */
 double tui_per_second(const Lcmon__DataLoaderMetricsProto *m, uint64_t count);
 /* Busy fraction of a thread pool, 0..1 (0 when it covers no time). */

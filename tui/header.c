@@ -160,7 +160,9 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
         if (total <= cols)
             break;
         int over = total - cols;
-        if (show_where && where) {
+        if (warned && warned == writer && path && w_path) {
+            w_path = 0; /* the writer's warning names the pipe */
+        } else if (show_where && where) {
             show_where = false;
         } else if (show_rank && m->world_size <= 1) {
             show_rank = false;

@@ -592,7 +592,7 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
         put_load(w, y, c, l, 0);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, tui_stage_items(l)), false);
     if (c->unit)
-        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, tui_stage_unit(l));
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_stage_unit(l));
     if (a) {
         put_count(w, y, c->x_total, c->total, (double)tui_stage_items(a), false);
         put_count(w, y, c->x_bad, c->bad, (double)tui_stage_bad(a), true);
@@ -630,7 +630,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     tui_put_right(w, y, c->x_pct, c->pct, fill ? TUI_VALUE : TUI_DIM, pct);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, q->get_count), false);
     if (c->unit)
-        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, tui_item_unit(q->item_type));
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_item_unit(q->item_type));
     if (qa) {
         put_count(w, y, c->x_total, c->total, (double)qa->get_count, false);
         put_count(w, y, c->x_drop, c->drop, (double)qa->drop_count, true);

@@ -6,6 +6,8 @@
 #include "pipeline/metrics_proto.h"
 
 #include "core/error.h"
+#include "stages/registry.h"
+#include "stages/stage.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,4 +165,26 @@ uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name)
 {
     const Lcmon__CountMetricProto *c = s ? lc_proto_find_count(s, name) : NULL;
     return c ? c->count : 0;
+}
+
+const char *lc_proto_item_unit(const char *item_type)
+{
+    static const char *const units[][2] = {
+        {"path", "paths"},   {"chunk_source", "sources"}, {"chunk", "chunks"},
+        {"frame", "frames"}, {"batch", "batches"},        {"game", "games"},
+    };
+    for (size_t i = 0; item_type && i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(item_type, units[i][0]) == 0)
+            return units[i][1];
+    return "items";
+}
+
+const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s)
+{
+    const lc_stage_class *cls = s->stage_type ? lc_stage_class_find(s->stage_type) : NULL;
+    if (!cls)
+        return "items";
+    return lc_proto_item_unit(cls->output  ? cls->output->name
+                              : cls->input ? cls->input->name
+                                           : NULL);
 }

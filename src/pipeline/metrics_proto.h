@@ -21,4 +21,11 @@ const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto
 /* The count of that name, 0 when absent (s may be NULL). */
 uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name);
 
+/* The unit of a stage's items (what its items_out counts), plural:
+ * "chunks", "frames", "batches"; a sink counts what it delivers, so its
+ * input's. "items" when the type is unknown. */
+const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s);
+/* The unit of an item type's name ("chunk" -> "chunks"). */
+const char *lc_proto_item_unit(const char *item_type);
+
 #endif

@@ -258,7 +258,7 @@ class Cli(unittest.TestCase):
         took = time.monotonic() - t0
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("pipeline finished", r.stderr)
-        self.assertRegex(r.stderr, r"finished after [\d.]+ s; items out: files \d+ sources \d+")
+        self.assertRegex(r.stderr, r"finished after [\d.]+ s; out: files \d+ paths, sources \d+ sources")
         # Loading the sample data takes a fraction of a second; a poll would
         # take the 10 s interval, and the headless loop's own timeout is 60 s.
         self.assertLess(took, 3 * SLOW, r.stderr)
