@@ -423,11 +423,14 @@ class Cli(unittest.TestCase):
                         "\n".join(l for _, l in lines))
         self.assertEqual(int(STATUS.match(lines[-1][1]).group("res")), reservoir)
         self.assertGreater(drain.bytes, 0)
-        # About once a second: on average a second apart (the loop keeps its
-        # schedule, so a late line does not push the next), never two at once.
+        # About once a second: on average a second apart. The loop keeps its
+        # schedule, so a line that came late (a loaded machine, sanitizers) is
+        # followed by one that comes early; otherwise never two at once.
         times = [t for t, _ in lines]
         steps = [b - a for a, b in zip(times, times[1:])]
-        self.assertTrue(all(0.25 < x < 1.0 + SLOW for x in steps), steps)
+        self.assertTrue(all(x < 1.0 + SLOW for x in steps), steps)
+        self.assertTrue(all(x > 0.25 or (i > 0 and steps[i - 1] > 1.25)
+                            for i, x in enumerate(steps)), steps)
         self.assertAlmostEqual((times[-1] - times[0]) / (len(times) - 1), 1.0, delta=0.25)
 
 
