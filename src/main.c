@@ -104,6 +104,17 @@ static void usage(FILE *f)
         fprintf(f, "  %-24s %s\n", lc_stage_registry[i]->type_name, lc_stage_registry[i]->summary);
 }
 
+/* Errors on stderr, one per line, each with the program's name first. */
+static void print_errors(const char *msg)
+{
+    for (const char *p = msg; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(stderr, "lcmon: %.*s\n", (int)n, p);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     enum {
@@ -147,6 +158,7 @@ static int parse_args(int argc, char **argv, options *o)
         {NULL, 0, NULL, 0},
     };
     o->status_interval = 1.0;
+    opterr = 0; /* our own message: getopt's would name argv[0], a socket under attach */
     int c;
     while ((c = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
         char *end;
@@ -244,7 +256,9 @@ static int parse_args(int argc, char **argv, options *o)
             usage(stdout);
             exit(0);
         default:
-            fprintf(stderr, "Try 'lcmon --help'.\n");
+            fprintf(stderr,
+                    "lcmon: %s: unknown option, or its value is missing. Try 'lcmon --help'.\n",
+                    argv[optind - 1]);
             return 2;
         }
     }
@@ -328,12 +342,12 @@ static int check_config(const char *path)
     lc_error err;
     lc_error_clear(&err);
     if (lc_config_load_file(path, &cfg, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
+        print_errors(err.msg);
         return 1;
     }
     /* What can be checked on the file system, without starting anything. */
     if (lc_config_preflight(cfg, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
+        print_errors(err.msg);
         lc_config_free(cfg);
         return 1;
     }
@@ -491,7 +505,8 @@ int main(int argc, char **argv)
         char msg[256];
         if (!o.no_ui && tui_check_terminal(msg, sizeof msg) == 0)
             return run_screen(NULL, err.msg, &o);
-        fprintf(stderr, "lcmon: invalid configuration:\n%s\n", err.msg);
+        fprintf(stderr, "lcmon: invalid configuration; nothing was started:\n");
+        print_errors(err.msg);
         return 1;
     }
     if (!o.no_ui) {

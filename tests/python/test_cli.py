@@ -137,6 +137,11 @@ class Cli(unittest.TestCase):
         r = run("--check-config", path)
         self.assertEqual(r.returncode, 1)
         self.assertIn("bad.yaml:6:", r.stderr)
+        # One program-name prefix on every error line.
+        self.assertTrue(all(l.startswith("lcmon: ") and not l.startswith("lcmon: lcmon")
+                            for l in r.stderr.splitlines()), r.stderr)
+        r = run("--no-such-option")
+        self.assertEqual(r.stderr.count("lcmon"), 2, r.stderr)  # the prefix, and the hint
         self.assertIn("stage 'loader'", r.stderr)
         self.assertIn("thread", r.stderr)
 
