@@ -140,10 +140,10 @@ class Cli(unittest.TestCase):
         # One program-name prefix on every error line.
         self.assertTrue(all(l.startswith("lcmon: ") and not l.startswith("lcmon: lcmon")
                             for l in r.stderr.splitlines()), r.stderr)
-        r = run("--no-such-option")
-        self.assertEqual(r.stderr.count("lcmon"), 2, r.stderr)  # the prefix, and the hint
         self.assertIn("stage 'loader'", r.stderr)
         self.assertIn("thread", r.stderr)
+        r = run("--no-such-option")
+        self.assertEqual(r.stderr.count("lcmon"), 2, r.stderr)  # the prefix, and the hint
 
         path = self.write(
             "wiring.yaml",
