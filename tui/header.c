@@ -162,6 +162,10 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
         int over = total - cols;
         if (warned && warned == writer && path && w_path) {
             w_path = 0; /* the writer's warning names the pipe */
+        } else if (warned && w_errs > 2 + 40) {
+            /* A long warning is cut (its stage's row has it too) before the
+             * socket an attached screen shows goes. */
+            w_errs = w_errs - over > 2 + 40 ? w_errs - over : 2 + 40;
         } else if (show_where && where) {
             show_where = false;
         } else if (show_rank && m->world_size <= 1) {
@@ -218,9 +222,9 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
         tui_put(w, 0, right, cols - right, TUI_HEADER, where);
     }
     if (w_errs) {
-        right -= tui_text_width(errs) + 2;
+        right -= w_errs;
         if (right > x)
-            tui_put(w, 0, right, tui_text_width(errs), TUI_HEADER_WARN, errs);
+            tui_put_cut(w, 0, right, w_errs - 2, TUI_HEADER_WARN, errs);
     }
 
     /* The error, wrapped, under the header. */

@@ -424,7 +424,20 @@ class PipeStreams(DemoCase):
         proc = subprocess.Popen(
             [sys.executable, "-m", "lcmon", pipe2], env=env, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)
+        # Wait until it waits on the pipe (it has it open), not while Python
+        # is still importing numpy.
+        deadline = time.monotonic() + TIMEOUT
+
+        def has_pipe_open():
+            fds = "/proc/%d/fd" % proc.pid
+            try:
+                return any(os.readlink(os.path.join(fds, f)) == pipe2 for f in os.listdir(fds))
+            except OSError:
+                return False
+
+        while not has_pipe_open() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertTrue(has_pipe_open())
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=TIMEOUT)
         self.assertEqual(proc.returncode, 130, err)
