@@ -238,9 +238,11 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
             continue;
         }
         if (lc_run_state_stopping(&s->run)) {
-            /* Nothing of this record out yet: stop here, at a boundary.
+            /* Nothing of this record out yet: stop here, at a boundary
+             * (unless the grace time is already running: end_run's marker).
              * Part of it out: finish it within the grace time. */
-            if (*written == 0 || (f->grace_end && lc_now_ns() >= f->grace_end))
+            if ((*written == 0 && !f->grace_end) ||
+                (f->grace_end && lc_now_ns() >= f->grace_end))
                 return LC_ESTOPPED;
             if (!f->grace_end)
                 f->grace_end = lc_now_ns() + (uint64_t)(FW_STOP_GRACE_S * 1e9);
@@ -586,24 +588,9 @@ static void end_run(lc_stage *s, fw *f, lc_load_meter *meter)
     uint8_t done[LC_STREAM_DONE_BYTES];
     struct iovec iov[2];
     int n = done_record(f, LC_STREAM_END_STOPPED, done, iov);
-    /* send_all stops at once while nothing is written: write the first
-     * piece here, then let it finish the rest within the grace time. */
     uint64_t written = 0;
-    ssize_t w = writev(f->fd, iov, n);
-    if (w <= 0)
-        return; /* the pipe is full or gone: the reader sees the end of file */
-    written = (uint64_t)w;
-    f->conn_bytes += written;
-    size_t left = (size_t)w;
-    int i = 0;
-    while (i < n && left >= iov[i].iov_len)
-        left -= iov[i++].iov_len;
-    if (i < n) {
-        iov[i].iov_base = (uint8_t *)iov[i].iov_base + left;
-        iov[i].iov_len -= left;
-        if (send_all(s, f, iov + i, n - i, &written, meter) != 0)
-            return;
-    }
+    if (send_all(s, f, iov, n, &written, meter) != 0)
+        return; /* the pipe stayed full or went: the reader sees the end of file */
     f->conn_done_sent = true;
     LC_INFO("%s: run stopped: %llu batches to the reader of %s, then DONE (stopped)", s->name,
             (unsigned long long)f->conn_batches, ((const fw_config *)s->config)->path);
