@@ -99,6 +99,43 @@ static uint8_t *shrink(uint8_t *buf, size_t cap, size_t len)
 }
 
 #if LC_HAVE_LIBDEFLATE
+/*
+ * libdeflate skips the optional header CRC (FHCRC) that zlib checks, so a
+ * member whose header CRC is wrong would be good in one build and corrupt in
+ * the other. Check it here, as zlib does: the low 16 bits of the CRC-32 of
+ * the header bytes before it. A header that is cut short is left to
+ * libdeflate, which refuses it as zlib does.
+ */
+static int check_header_crc(const uint8_t *m, size_t n, size_t pos, lc_error *err)
+{
+    enum { FHCRC = 2, FEXTRA = 4, FNAME = 8, FCOMMENT = 16 };
+    if (n < 10 || !(m[3] & FHCRC))
+        return 0;
+    size_t k = 10;
+    if (m[3] & FEXTRA) {
+        if (n < k + 2)
+            return 0;
+        k += 2 + ((size_t)m[k] | (size_t)m[k + 1] << 8);
+    }
+    for (int field = FNAME; field <= FCOMMENT; field <<= 1) {
+        if (!(m[3] & field))
+            continue;
+        const uint8_t *end = k < n ? memchr(m + k, 0, n - k) : NULL;
+        if (!end)
+            return 0;
+        k = (size_t)(end - m) + 1;
+    }
+    if (k > n || n - k < 2)
+        return 0;
+    unsigned want = (unsigned)m[k] | (unsigned)m[k + 1] << 8;
+    if ((crc32(0, m, (uInt)k) & 0xffffu) != want)
+        return lc_error_set(err, LC_EGZIP,
+                            "corrupt gzip data at offset %zu (member at offset %zu): header crc "
+                            "mismatch",
+                            pos + k + 2, pos);
+    return 0;
+}
+
 static int gunzip_libdeflate(const uint8_t *in, size_t in_len, size_t max, uint8_t **out,
                              size_t *out_len, lc_error *err)
 {
@@ -114,6 +151,9 @@ static int gunzip_libdeflate(const uint8_t *in, size_t in_len, size_t max, uint8
             rc = garbage_error(err, pos, in_len);
             break;
         }
+        rc = check_header_crc(in + pos, in_len - pos, pos, err);
+        if (rc < 0)
+            break;
         size_t used = 0, produced = 0;
         enum libdeflate_result r = libdeflate_gzip_decompress_ex(
             d, in + pos, in_len - pos, buf + len, cap - len, &used, &produced);

@@ -393,9 +393,12 @@ int lc_tar_index_fd(int fd, const char *path, lc_tar_index *idx, lc_error *err)
                 /* Pre-POSIX archives mark directories as files ending in '/'. */
                 idx->n_directories++;
                 free(name);
-            } else if (regular) {
+            } else if (regular && len > 0) {
                 add_member(idx, &cap, name, data_off, size);
             } else {
+                /* A member without a name (an empty long name or pax path)
+                 * cannot be told apart from others or named in a message:
+                 * it is counted with the entries that are not chunks. */
                 if (type == '5')
                     idx->n_directories++;
                 else

@@ -39,7 +39,8 @@ typedef struct lc_tar_index {
     lc_tar_member *members; /* regular-file members only, in archive order */
     size_t n_members;
     /* Headers that were skipped, by kind. n_pax_headers counts 'x' and 'g';
-     * n_other counts links, devices, fifos, sparse and unknown typeflags. */
+     * n_other counts links, devices, fifos, sparse and unknown typeflags, and
+     * regular members whose name is empty. */
     size_t n_directories, n_pax_headers, n_long_names, n_long_links, n_other;
     /* Indexing stopped early: EOF inside a header or member data, or a bad header. */
     bool truncated;

@@ -18,6 +18,10 @@
  *   - the pipeline itself never waits for this thread: snapshots are built
  *     from the metrics aggregates, and control goes through the monitor.
  *
+ * A client that shuts down its sending side (`printf ... | socat`) still
+ * gets the replies to every request it sent before: the server answers
+ * them, flushes, and then closes (no more snapshots or log lines).
+ *
  * The socket file is created with mode 0600. A live socket at the path (one
  * that accepts a connection) is never taken over; a stale one is replaced.
  */
@@ -59,6 +63,7 @@ typedef struct client {
     uint64_t skipped; /* snapshots missed because the client was not reading */
     uint64_t hush_deadline_ns; /* closed if it has said nothing by then; 0 once it spoke */
     bool more;                 /* whole frames wait in `in` for the next turn */
+    bool closing; /* it sent EOF: answer what it asked, flush, then close */
 } client;
 
 struct lc_server {
@@ -226,8 +231,10 @@ static bool recv_client(client *c, const char **why)
             continue;
         }
         if (n == 0) {
-            *why = NULL;
-            return false;
+            c->closing = true;
+            c->interval_ms = 0;
+            c->logs = false;
+            return true;
         }
         if (errno == EINTR)
             continue;
@@ -247,6 +254,8 @@ static bool serve_client(lc_server *s, client *c, const char **why)
     size_t off = 0;
     bool ok = true;
     c->more = false;
+    if (c->in.len == 0)
+        return true; /* nothing yet (and maybe no buffer at all) */
     for (int k = 0;; k++) {
         lc_wire_buf rest = {.data = c->in.data + off, .len = c->in.len - off};
         const uint8_t *frame;
@@ -295,7 +304,8 @@ static bool flush_client(client *c, const char **why)
             continue;
         if (n < 0 && errno == EAGAIN)
             break;
-        *why = n < 0 ? strerror(errno) : "short write";
+        /* One that said EOF and then went away is not misbehaving. */
+        *why = c->closing ? NULL : n < 0 ? strerror(errno) : "short write";
         return false;
     }
     if (c->out.len > HARD_OUT_LIMIT) {
@@ -407,6 +417,10 @@ static void *server_main(void *arg)
                 drop_client(s, i, why);
                 continue;
             }
+            if (c->closing && !c->more && c->out.len == 0) {
+                drop_client(s, i, NULL); /* answered, as it asked before its EOF */
+                continue;
+            }
             i++;
         }
         fds[0] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
@@ -418,7 +432,8 @@ static void *server_main(void *arg)
             if (c->more)
                 timeout = 0;
             fds[2 + i] = (struct pollfd){
-                .fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
+                .fd = c->fd,
+                .events = (short)((c->closing ? 0 : POLLIN) | (c->out.len ? POLLOUT : 0))};
             if (c->interval_ms) {
                 int due = c->next_due_ns > now ? (int)((c->next_due_ns - now) / 1000000u) : 0;
                 if (due < timeout)
@@ -443,7 +458,11 @@ static void *server_main(void *arg)
             if (!re && !c->more)
                 continue;
             const char *why = NULL;
-            if ((re & (POLLIN | POLLHUP | POLLERR)) && !recv_client(c, &why)) {
+            if ((re & POLLHUP) && c->closing) {
+                drop_client(s, i, NULL); /* gone: nobody to answer */
+                continue;
+            }
+            if ((re & (POLLIN | POLLHUP)) && !c->closing && !recv_client(c, &why)) {
                 drop_client(s, i, why);
                 continue;
             }

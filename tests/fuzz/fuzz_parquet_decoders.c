@@ -1,0 +1,231 @@
+/*
+ * fuzz_parquet_decoders: Parquet's low-level decoders on their own, where
+ * the fuzzer reaches them without having to build a valid file around
+ * them. The first byte picks the decoder; the next few its parameters.
+ *
+ *   0  Thrift compact: a struct walked field by field with the typed
+ *      readers must consume exactly the bytes, and give the same verdict,
+ *      as skipping it whole (skipping does not range-check integers).
+ *   1  Snappy: a block decodes to exactly the length it announces or is
+ *      refused; and any bytes compressed by the test writer's compressor
+ *      decode back to themselves.
+ *   2  RLE / bit-packed hybrid: every value fits its bit width; reading in
+ *      pieces gives what reading at once gives.
+ *   3  bit-packed (MSB first, the deprecated level encoding): values fit.
+ *   4  DELTA_BINARY_PACKED: at most cap values, `used` within the input,
+ *      32-bit columns wrap at 32 bits.
+ *   5  ULEB128 varints: the position only moves forward, within the input.
+ */
+#include "fuzz.h"
+
+#include "format/parquet_decode.h"
+#include "format/snappy.h"
+#include "format/thrift.h"
+#include "parquet_writer.h"
+
+#include <string.h>
+
+static void walk(lc_thrift *t, int type, const uint8_t *start, const uint8_t *end);
+
+static void walk_struct(lc_thrift *t, const uint8_t *start, const uint8_t *end)
+{
+    if (!lc_thrift_begin(t))
+        return;
+    int16_t last = 0, id;
+    int type;
+    while (lc_thrift_field(t, &last, &id, &type))
+        walk(t, type, start, end);
+    lc_thrift_end(t);
+}
+
+static void walk(lc_thrift *t, int type, const uint8_t *start, const uint8_t *end)
+{
+    switch (type) {
+    case LC_THRIFT_TRUE:
+    case LC_THRIFT_FALSE:
+        (void)lc_thrift_bool(t, type);
+        return;
+    case LC_THRIFT_BYTE:
+    case LC_THRIFT_I16:
+    case LC_THRIFT_I32:
+    case LC_THRIFT_I64:
+        (void)lc_thrift_int(t, type);
+        return;
+    case LC_THRIFT_BINARY: {
+        const uint8_t *p = NULL;
+        size_t n = 0;
+        if (lc_thrift_binary(t, type, &p, &n))
+            FUZZ_CHECK(p >= start && p <= end && n <= (size_t)(end - p));
+        return;
+    }
+    case LC_THRIFT_STRUCT:
+        walk_struct(t, start, end);
+        return;
+    case LC_THRIFT_LIST:
+    case LC_THRIFT_SET: {
+        int et;
+        size_t n;
+        if (!lc_thrift_list(t, type, &et, &n))
+            return;
+        FUZZ_CHECK(n <= (size_t)(end - start));
+        if (!lc_thrift_begin(t))
+            return;
+        for (size_t i = 0; i < n && lc_thrift_ok(t); i++) {
+            if (et == LC_THRIFT_TRUE || et == LC_THRIFT_FALSE)
+                (void)lc_thrift_int(t, LC_THRIFT_BYTE); /* a bool element is a byte */
+            else
+                walk(t, et, start, end);
+        }
+        lc_thrift_end(t);
+        return;
+    }
+    default:
+        lc_thrift_skip(t, type);
+        return;
+    }
+}
+
+static void thrift(const uint8_t *p, size_t n)
+{
+    lc_thrift a, b;
+    lc_thrift_init(&a, p, n);
+    lc_thrift_init(&b, p, n);
+    walk_struct(&a, p, p + n);
+    lc_thrift_skip(&b, LC_THRIFT_STRUCT);
+    FUZZ_CHECK(lc_thrift_pos(&a) <= n && lc_thrift_pos(&b) <= n);
+    if (lc_thrift_ok(&a)) {
+        FUZZ_CHECK(lc_thrift_ok(&b) && lc_thrift_pos(&a) == lc_thrift_pos(&b));
+    } else {
+        FUZZ_CHECK(lc_thrift_error(&a) != NULL && a.error_at <= n);
+        /* Skipping does not check that an integer fits its declared type;
+         * that is the only thing reading may refuse and skipping accept. */
+        if (lc_thrift_ok(&b))
+            FUZZ_CHECK(!strcmp(lc_thrift_error(&a), "integer out of range for its type"));
+    }
+}
+
+static void snappy(const uint8_t *p, size_t n)
+{
+    size_t len = 0;
+    lc_error err = {0};
+    if (lc_snappy_uncompressed_length(p, n, &len, &err) == 0 && len <= ((size_t)1 << 20)) {
+        uint8_t *out = malloc(len ? len : 1);
+        if (lc_snappy_decompress(p, n, out, len, &err) < 0)
+            FUZZ_CHECK(err.msg[0] != '\0');
+        /* One byte short of the announced length is always refused. */
+        if (len > 0)
+            FUZZ_CHECK(lc_snappy_decompress(p, n, out, len - 1, &err) < 0);
+        free(out);
+    }
+    /* Round trip through the test writer's compressor. */
+    uint8_t *z = malloc(pqw_snappy_bound(n));
+    size_t zn = pqw_snappy_compress(p, n, z);
+    FUZZ_CHECK(lc_snappy_uncompressed_length(z, zn, &len, &err) == 0 && len == n);
+    uint8_t *back = malloc(n ? n : 1);
+    FUZZ_CHECK(lc_snappy_decompress(z, zn, back, n, &err) == 0);
+    FUZZ_CHECK(memcmp(back, p, n) == 0);
+    free(back);
+    free(z);
+}
+
+static void hybrid(fuzz_input *in)
+{
+    int bw = fuzz_u8(in) % 33;
+    size_t want = fuzz_u32(in) % 4096;
+    size_t piece = 1 + fuzz_u8(in) % 64;
+    uint32_t *all = calloc(want + 1, sizeof *all), *pieces = calloc(want + 1, sizeof *pieces);
+    lc_pq_hybrid h;
+    const char *why = NULL;
+    lc_pq_hybrid_init(&h, in->p, in->n, bw);
+    int rc_all = lc_pq_hybrid_get(&h, all, want, &why);
+    FUZZ_CHECK(rc_all == 0 || why != NULL);
+    lc_pq_hybrid_init(&h, in->p, in->n, bw);
+    size_t got = 0;
+    int rc = 0;
+    while (got < want && rc == 0) {
+        size_t k = want - got < piece ? want - got : piece;
+        why = NULL;
+        rc = lc_pq_hybrid_get(&h, pieces + got, k, &why);
+        if (rc == 0)
+            got += k;
+    }
+    if (rc_all == 0) {
+        FUZZ_CHECK(rc == 0);
+        FUZZ_CHECK(memcmp(all, pieces, want * sizeof *all) == 0);
+        for (size_t i = 0; i < want; i++)
+            FUZZ_CHECK(bw == 32 || all[i] < (1ull << bw));
+    } else {
+        /* Pieces may get further than one call that wants it all, never
+         * to the end. */
+        FUZZ_CHECK(rc != 0);
+    }
+    free(all);
+    free(pieces);
+}
+
+static void bit_packed(fuzz_input *in)
+{
+    int bw = 1 + fuzz_u8(in) % 32;
+    size_t first = fuzz_u8(in), count = fuzz_u32(in) % 2048;
+    uint32_t *out = malloc((count + 1) * sizeof *out);
+    lc_pq_bit_packed_msb(in->p, in->n, bw, first, out, count);
+    for (size_t i = 0; i < count; i++)
+        FUZZ_CHECK(bw == 32 || out[i] < (1ull << bw));
+    free(out);
+}
+
+static void delta(fuzz_input *in)
+{
+    bool is32 = fuzz_u8(in) & 1;
+    size_t cap = fuzz_u32(in) % 8192;
+    int64_t *out = malloc((cap + 1) * sizeof *out);
+    size_t count = 0, used = 0;
+    const char *why = NULL;
+    int rc = lc_pq_delta_binary(in->p, in->n, is32, out, cap, &count, &used, &why);
+    if (rc == 0) {
+        FUZZ_CHECK(count <= cap && used <= in->n);
+        for (size_t i = 0; is32 && i < count; i++)
+            FUZZ_CHECK(out[i] >= INT32_MIN && out[i] <= INT32_MAX);
+    } else {
+        FUZZ_CHECK(why != NULL);
+    }
+    free(out);
+}
+
+static void varints(const uint8_t *p, size_t n)
+{
+    size_t pos = 0;
+    uint64_t v;
+    while (pos < n) {
+        size_t before = pos;
+        if (!lc_pq_varint(p, n, &pos, &v))
+            break;
+        FUZZ_CHECK(pos > before && pos <= n && pos - before <= 10);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_input in = {data, size};
+    switch (fuzz_u8(&in) % 6) {
+    case 0:
+        thrift(in.p, in.n);
+        break;
+    case 1:
+        snappy(in.p, in.n);
+        break;
+    case 2:
+        hybrid(&in);
+        break;
+    case 3:
+        bit_packed(&in);
+        break;
+    case 4:
+        delta(&in);
+        break;
+    case 5:
+        varints(in.p, in.n);
+        break;
+    }
+    return 0;
+}
