@@ -462,7 +462,7 @@ static void *server_main(void *arg)
                 drop_client(s, i, NULL); /* gone: nobody to answer */
                 continue;
             }
-            if ((re & (POLLIN | POLLHUP)) && !c->closing && !recv_client(c, &why)) {
+            if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->closing && !recv_client(c, &why)) {
                 drop_client(s, i, why);
                 continue;
             }
