@@ -30,7 +30,17 @@ static void one(const uint8_t *in, size_t n)
     if (lc_inflate_backend_available(LC_INFLATE_LIBDEFLATE)) {
         int rb = lc_gunzip(in, n, LC_INFLATE_LIBDEFLATE, &b, &b_len, &eb);
         FUZZ_CHECK(rb < 0 ? (b == NULL && b_len == 0 && eb.msg[0]) : (b != NULL));
-        if ((ra < 0) != (rb < 0) || (ra < 0 && ra != rb)) {
+        /* The one known difference: libdeflate decodes the codes RFC 1951
+         * reserves (literal/length 286-287, distances 30-31, code counts
+         * past 286 and 30), which never occur in a stream an encoder wrote,
+         * where zlib refuses them. Its output still passed the member's
+         * CRC-32 and length, so it is the bytes that were compressed.
+         * docs/fuzzing.md says more. */
+        bool reserved = ra == LC_EGZIP && rb == 0 &&
+                        (strstr(ea.msg, "invalid literal/length code") ||
+                         strstr(ea.msg, "invalid distance code") ||
+                         strstr(ea.msg, "too many length or distance symbols"));
+        if (!reserved && ((ra < 0) != (rb < 0) || (ra < 0 && ra != rb))) {
             fprintf(stderr, "zlib: %d %s\nlibdeflate: %d %s\n", ra, ra < 0 ? ea.msg : "ok", rb,
                     rb < 0 ? eb.msg : "ok");
             FUZZ_CHECK(!"the two inflate paths disagree on the verdict");
