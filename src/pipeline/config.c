@@ -97,7 +97,8 @@ typedef struct yaml_log {
     size_t n;
 } yaml_log;
 
-static void yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+__attribute__((format(printf, 3, 0))) static void yaml_log_fn(cyaml_log_t level, void *ctx,
+                                                              const char *fmt, va_list args)
 {
     if (level < CYAML_LOG_ERROR)
         return;
