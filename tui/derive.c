@@ -4,7 +4,7 @@
 #include "tui/derive.h"
 
 #include "core/text.h"
-#include "pipeline/metrics_proto.h"
+#include "monitor/snapshot.h"
 
 #include <math.h>
 #include <stdio.h>

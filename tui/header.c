@@ -10,8 +10,7 @@
  */
 #include "tui/screen.h"
 
-#include "pipeline/metrics_proto.h"
-#include "pipeline/status.h"
+#include "monitor/snapshot.h"
 #include "tui/derive.h"
 #include "tui/widgets.h"
 

@@ -11,7 +11,7 @@
 #include "tui/screen.h"
 
 #include "core/clock.h"
-#include "pipeline/status.h"
+#include "monitor/snapshot.h"
 #include "tui/derive.h"
 #include "tui/widgets.h"
 

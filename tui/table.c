@@ -25,8 +25,7 @@
  */
 #include "tui/screen.h"
 
-#include "pipeline/metrics_proto.h"
-#include "pipeline/status.h"
+#include "monitor/snapshot.h"
 #include "tui/derive.h"
 #include "tui/widgets.h"
 
@@ -630,7 +629,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     tui_put_right(w, y, c->x_pct, c->pct, fill ? TUI_VALUE : TUI_DIM, pct);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, q->get_count), false);
     if (c->unit)
-        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_item_unit(q->item_type));
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_queue_unit(q));
     if (qa) {
         put_count(w, y, c->x_total, c->total, (double)qa->get_count, false);
         put_count(w, y, c->x_drop, c->drop, (double)qa->drop_count, true);

@@ -50,7 +50,9 @@ void lc_metrics_add_queue(lc_stage_metrics *m, const char *name, lc_queue *q)
     lc_queue_counters c;
     lc_queue_flush_counters(q, &c);
     lc_metric_queue *mq = FIND_OR_ADD(m->queue, m->n_queue, LC_METRICS_MAX_QUEUE, name, "queue");
-    snprintf(mq->item_type, sizeof mq->item_type, "%s", lc_queue_item_type(q)->name);
+    const lc_item_type *t = lc_queue_item_type(q);
+    snprintf(mq->item_type, sizeof mq->item_type, "%s", t->name);
+    snprintf(mq->item_unit, sizeof mq->item_unit, "%s", t->unit ? t->unit : "items");
     mq->put += c.put;
     mq->get += c.get;
     mq->drop += c.drop;
@@ -92,6 +94,7 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
         lc_metric_queue *d =
             FIND_OR_ADD(dst->queue, dst->n_queue, LC_METRICS_MAX_QUEUE, s->name, "queue");
         memcpy(d->item_type, s->item_type, sizeof d->item_type);
+        memcpy(d->item_unit, s->item_unit, sizeof d->item_unit);
         d->put += s->put;
         d->get += s->get;
         d->drop += s->drop;

@@ -40,6 +40,7 @@ typedef struct lc_metric_load {
 typedef struct lc_metric_queue {
     char name[LC_METRIC_NAME_MAX];
     char item_type[LC_METRIC_NAME_MAX];
+    char item_unit[LC_METRIC_NAME_MAX]; /* plural, for people */
     uint64_t put, get, drop;
     lc_stats fullness;
     uint64_t capacity;

@@ -40,6 +40,7 @@ typedef struct lc_item_type {
     const char *name;                /* "chunk", "frame", ... */
     size_t size;                     /* bytes per item */
     void (*dispose)(void *item);     /* frees an item's heap data; may be NULL */
+    const char *unit;                /* plural, for people: "chunks", "sources" */
 } lc_item_type;
 
 typedef enum lc_overflow {

@@ -7,8 +7,7 @@
 
 #include "monitor/json.h"
 #include "monitor/remote.h"
-#include "pipeline/metrics_proto.h"
-#include "pipeline/status.h"
+#include "monitor/snapshot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

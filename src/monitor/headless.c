@@ -8,13 +8,13 @@
  */
 #include "monitor/headless.h"
 
-#include "pipeline/metrics_proto.h"
+#include "monitor/snapshot.h"
 
 #include "core/clock.h"
 #include "core/log.h"
 #include "monitor/json.h"
+#include "monitor/local.h"
 #include "monitor/server.h"
-#include "pipeline/status.h"
 
 #include <errno.h>
 #include <poll.h>

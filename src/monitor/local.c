@@ -12,11 +12,10 @@
  * restart from a stored anchor does. A pipeline that failed to build keeps
  * the anchors of the last one that ran.
  */
-#include "monitor/monitor.h"
+#include "monitor/local.h"
 
 #include "core/error.h"
 #include "core/thread.h"
-#include "pipeline/pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * last second or all time), carries out control requests (ControlRequest:
  * pipeline stop and start, stage pause and resume, anchors), and reads the
  * loader's log. The screen never touches stages or the pipeline directly, so
- * the same screen shows a loader in this process (lc_monitor_local_new) or in
+ * the same screen shows a loader in this process (monitor/local.h) or in
  * another one over its socket.
  *
  * Threads: a monitor is used by one thread at a time (the screen's).
@@ -16,8 +16,6 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "pipeline/config.h"
-#include "pipeline/pipeline.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -82,20 +80,5 @@ int lc_monitor_pause(lc_monitor *m, const char *stage, bool pause, lc_error *err
 int lc_monitor_pipeline(lc_monitor *m, bool start, lc_error *err);
 int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor,
                       int64_t *count, lc_error *err);
-
-/* The loader in this process: builds the pipeline `cfg` describes (the
- * config must outlive the monitor) and starts it. A pipeline stop request
- * stops it; a start request builds a fresh pipeline from the same config.
- * A pipeline that fails to build or start is reported in the snapshots
- * (state FAILED, with the error), not here. on_end (may be NULL) is given
- * to each pipeline it builds (lc_pipeline_on_end): called from the
- * pipeline's metrics thread when a pipeline finishes by itself. */
-lc_monitor *lc_monitor_local_new(const lc_config *cfg, lc_pipeline_end_fn on_end, void *ctx);
-
-/* A local monitor for a configuration that did not load: no pipeline, the
- * state FAILED with a one-line summary of `errors` (one problem a line),
- * and each problem logged as an error, so that the screen shows them in its
- * header and log pane. Start requests fail with the same summary. */
-lc_monitor *lc_monitor_failed_new(const char *errors);
 
 #endif

@@ -32,7 +32,7 @@
 #include "core/thread.h"
 #include "lc_config.h"
 #include "monitor/wire.h"
-#include "stages/stage.h"
+#include "pipeline/describe.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -149,34 +149,13 @@ static void build_hello(lc_server *s, const lc_config *cfg)
     hello.lcmon_version = (char *)LC_VERSION;
     hello.has_pid = true;
     hello.pid = (uint32_t)getpid();
-    Lcmon__StageDescription *descs = lc_xcalloc(cfg->n_stages, sizeof *descs);
-    Lcmon__StageDescription **ptrs = lc_xcalloc(cfg->n_stages, sizeof *ptrs);
-    char **queue_names = lc_xcalloc(cfg->n_stages, sizeof *queue_names);
-    for (unsigned i = 0; i < cfg->n_stages; i++) {
-        const lc_stage_config *sc = &cfg->stages[i];
-        Lcmon__StageDescription *d = &descs[i];
-        lcmon__stage_description__init(d);
-        d->name = sc->name;
-        d->stage_type = (char *)sc->cls->type_name;
-        d->input = sc->input;
-        if (sc->cls->output) {
-            queue_names[i] = lc_xasprintf("%s.out", sc->name);
-            d->queue_name = queue_names[i];
-            d->has_queue_capacity = true;
-            d->queue_capacity = sc->capacity;
-            d->item_type = (char *)sc->cls->output->name;
-        }
-        ptrs[i] = d;
-    }
-    hello.n_stages = cfg->n_stages;
-    hello.stages = ptrs;
+    size_t n = 0;
+    Lcmon__StageDescription **stages = lc_config_describe(cfg, &n);
+    hello.n_stages = n;
+    hello.stages = stages;
     msg.hello = &hello;
     lc_wire_put_server(&s->hello, &msg);
-    for (unsigned i = 0; i < cfg->n_stages; i++)
-        free(queue_names[i]);
-    free(queue_names);
-    free(ptrs);
-    free(descs);
+    lc_config_describe_free(stages, n);
 }
 
 static void drop_client(lc_server *s, size_t i, const char *why)

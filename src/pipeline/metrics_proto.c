@@ -1,7 +1,8 @@
 /*
  * metrics_proto: turns the C metric structs into protobuf-c messages. Every
  * part of the tree is malloc'd, so the default allocator's free_unpacked
- * frees a built message exactly like an unpacked one.
+ * frees a built message exactly like an unpacked one. Reading snapshots is
+ * monitor/snapshot.c's.
  */
 #include "pipeline/metrics_proto.h"
 
@@ -68,6 +69,10 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         p->detail = lc_xstrdup(m->detail);
     if (m->warning[0])
         p->warning = lc_xstrdup(m->warning);
+    /* What items_out counts: the output's items, a sink's input's. */
+    const lc_stage_class *cls = m->type[0] ? lc_stage_class_find(m->type) : NULL;
+    const lc_item_type *t = !cls ? NULL : cls->output ? cls->output : cls->input;
+    p->item_unit = lc_xstrdup(t && t->unit ? t->unit : "items");
 
     p->n_load_metrics = (size_t)m->n_load;
     NEW_ARRAY(p->load_metrics, m->n_load);
@@ -89,6 +94,7 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         lcmon__queue_metric_proto__init(qp);
         qp->name = lc_xstrdup(q->name);
         qp->item_type = lc_xstrdup(q->item_type);
+        qp->item_unit = lc_xstrdup(q->item_unit);
         qp->has_put_count = qp->has_get_count = qp->has_drop_count = true;
         qp->put_count = q->put;
         qp->get_count = q->get;
@@ -132,59 +138,4 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         p->statistics_metrics[i] = s;
     }
     return p;
-}
-
-const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,
-                                                   const char *name)
-{
-    for (size_t i = 0; i < s->n_count_metrics; i++)
-        if (s->count_metrics[i]->name && strcmp(s->count_metrics[i]->name, name) == 0)
-            return s->count_metrics[i];
-    return NULL;
-}
-
-const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
-                                                   const char *name)
-{
-    for (size_t i = 0; i < s->n_gauge_metrics; i++)
-        if (s->gauge_metrics[i]->name && strcmp(s->gauge_metrics[i]->name, name) == 0)
-            return s->gauge_metrics[i];
-    return NULL;
-}
-
-const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
-                                                   const char *name)
-{
-    for (size_t i = 0; i < m->n_stage_metrics; i++)
-        if (m->stage_metrics[i]->name && strcmp(m->stage_metrics[i]->name, name) == 0)
-            return m->stage_metrics[i];
-    return NULL;
-}
-
-uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name)
-{
-    const Lcmon__CountMetricProto *c = s ? lc_proto_find_count(s, name) : NULL;
-    return c ? c->count : 0;
-}
-
-const char *lc_proto_item_unit(const char *item_type)
-{
-    static const char *const units[][2] = {
-        {"path", "paths"},   {"chunk_source", "sources"}, {"chunk", "chunks"},
-        {"frame", "frames"}, {"batch", "batches"},        {"game", "games"},
-    };
-    for (size_t i = 0; item_type && i < sizeof units / sizeof units[0]; i++)
-        if (strcmp(item_type, units[i][0]) == 0)
-            return units[i][1];
-    return "items";
-}
-
-const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s)
-{
-    const lc_stage_class *cls = s->stage_type ? lc_stage_class_find(s->stage_type) : NULL;
-    if (!cls)
-        return "items";
-    return lc_proto_item_unit(cls->output  ? cls->output->name
-                              : cls->input ? cls->input->name
-                                           : NULL);
 }

@@ -163,7 +163,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
         if (sc->input_index >= 0)
             s->input = p->stages[sc->input_index].output;
         if (s->cls->output) {
-            s->output_name = lc_xasprintf("%s.out", s->name);
+            s->output_name = lc_stage_queue_name(s->name);
             s->output = lc_queue_new(s->output_name, s->cls->output, sc->capacity, sc->overflow);
         }
         s->priv = lc_xcalloc(1, s->cls->priv_size ? s->cls->priv_size : 1);

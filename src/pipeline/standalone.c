@@ -33,7 +33,7 @@ int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *y
     s->input = input;
     lc_run_state_init(&s->run);
     if (cls->output) {
-        s->output_name = lc_xasprintf("%s.out", name);
+        s->output_name = lc_stage_queue_name(name);
         s->output = lc_queue_new(s->output_name, cls->output, out_capacity ? out_capacity : 16,
                                  LC_OVERFLOW_BLOCK);
     }

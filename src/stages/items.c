@@ -17,8 +17,9 @@ static void dispose_source(void *p)
     lc_chunk_source_unref(((lc_source_item *)p)->source);
 }
 
-const lc_item_type lc_item_path = {"path", sizeof(lc_path_item), dispose_path};
-const lc_item_type lc_item_source = {"chunk_source", sizeof(lc_source_item), dispose_source};
+const lc_item_type lc_item_path = {"path", sizeof(lc_path_item), dispose_path, "paths"};
+const lc_item_type lc_item_source = {"chunk_source", sizeof(lc_source_item), dispose_source,
+                                     "sources"};
 
 static void dispose_chunk(void *p)
 {
@@ -38,13 +39,13 @@ static void dispose_batch(void *p)
     lc_batch_free(((lc_batch_item *)p)->batch);
 }
 
-const lc_item_type lc_item_chunk = {"chunk", sizeof(lc_chunk_item), dispose_chunk};
-const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame), dispose_frame};
-const lc_item_type lc_item_batch = {"batch", sizeof(lc_batch_item), dispose_batch};
+const lc_item_type lc_item_chunk = {"chunk", sizeof(lc_chunk_item), dispose_chunk, "chunks"};
+const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame), dispose_frame, "frames"};
+const lc_item_type lc_item_batch = {"batch", sizeof(lc_batch_item), dispose_batch, "batches"};
 
 static void dispose_game(void *p)
 {
     free(((lc_game_item *)p)->mem);
 }
 
-const lc_item_type lc_item_game = {"game", sizeof(lc_game_item), dispose_game};
+const lc_item_type lc_item_game = {"game", sizeof(lc_game_item), dispose_game, "games"};

@@ -93,6 +93,11 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m)
     lc_metrics_add_load(m, p->name, busy, total, p->n);
 }
 
+char *lc_stage_queue_name(const char *stage)
+{
+    return lc_xasprintf("%s.out", stage);
+}
+
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter)
 {
     int rc = lc_queue_put(s->output, item, meter);

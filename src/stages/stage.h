@@ -143,6 +143,10 @@ int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned
  * ranks agree on it whatever order they discover the data in. */
 uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world);
 
+/* The name of a stage's output queue ("pool.out"), as metrics, the screen
+ * and the monitor's hello show it; malloc'd. */
+char *lc_stage_queue_name(const char *stage);
+
 /* Put an item on the stage's output, counting it. 0 or LC_ECLOSED (the
  * caller still owns the item and should dispose of it and return). */
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter);

@@ -27,7 +27,7 @@ typedef struct pitem {
     uint32_t seq;
 } pitem;
 
-static const lc_item_type pitem_type = {"pitem", sizeof(pitem), NULL};
+static const lc_item_type pitem_type = {"pitem", sizeof(pitem), NULL, "pitems"};
 
 /* An item that owns heap memory: its disposer frees it and records which item
  * it disposed of, so the tests can tell which item a policy dropped. */
@@ -50,7 +50,7 @@ static void hitem_dispose(void *p)
         atomic_store(&disposed_ids[i], h->id);
 }
 
-static const lc_item_type hitem_type = {"hitem", sizeof(hitem), hitem_dispose};
+static const lc_item_type hitem_type = {"hitem", sizeof(hitem), hitem_dispose, "hitems"};
 
 static hitem make_hitem(uint32_t id)
 {

@@ -19,7 +19,7 @@
 #include "fuzz.h"
 
 #include "core/clock.h"
-#include "monitor/monitor.h"
+#include "monitor/local.h"
 #include "monitor/server.h"
 #include "monitor/wire.h"
 #include "pipeline/config.h"

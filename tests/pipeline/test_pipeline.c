@@ -12,7 +12,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "pipeline/config.h"
-#include "pipeline/metrics_proto.h"
+#include "monitor/snapshot.h"
 #include "pipeline/pipeline.h"
 
 #include <dirent.h>

@@ -7,9 +7,9 @@
  */
 #include "check.h"
 
-#include "pipeline/metrics_proto.h"
-#include "pipeline/status.h"
+#include "monitor/snapshot.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static Lcmon__StageMetricProto stage(const char *name, Lcmon__CountMetricProto **counts, size_t n)

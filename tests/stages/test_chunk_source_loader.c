@@ -18,7 +18,7 @@
 #include "format/chunk_source.h"
 #include "format/tar.h"
 #include "pipeline/config.h"
-#include "pipeline/metrics_proto.h"
+#include "monitor/snapshot.h"
 #include "pipeline/pipeline.h"
 #include "stages/items.h"
 

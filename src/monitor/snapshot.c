@@ -1,12 +1,60 @@
-#include "pipeline/status.h"
+/*
+ * snapshot: see snapshot.h.
+ */
+#include "monitor/snapshot.h"
 
 #include "core/text.h"
-
-#include "pipeline/metrics_proto.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* --- lookups ----------------------------------------------------------- */
+
+const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < s->n_count_metrics; i++)
+        if (s->count_metrics[i]->name && strcmp(s->count_metrics[i]->name, name) == 0)
+            return s->count_metrics[i];
+    return NULL;
+}
+
+const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < s->n_gauge_metrics; i++)
+        if (s->gauge_metrics[i]->name && strcmp(s->gauge_metrics[i]->name, name) == 0)
+            return s->gauge_metrics[i];
+    return NULL;
+}
+
+const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < m->n_stage_metrics; i++)
+        if (m->stage_metrics[i]->name && strcmp(m->stage_metrics[i]->name, name) == 0)
+            return m->stage_metrics[i];
+    return NULL;
+}
+
+uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name)
+{
+    const Lcmon__CountMetricProto *c = s ? lc_proto_find_count(s, name) : NULL;
+    return c ? c->count : 0;
+}
+
+const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s)
+{
+    return s && s->item_unit && s->item_unit[0] ? s->item_unit : "items";
+}
+
+const char *lc_proto_queue_unit(const Lcmon__QueueMetricProto *q)
+{
+    return q && q->item_unit && q->item_unit[0] ? q->item_unit : "items";
+}
+
+/* --- names and the status line ------------------------------------------ */
 
 const char *lc_pipeline_state_name(Lcmon__PipelineState s)
 {

@@ -1,0 +1,29 @@
+/*
+ * local: the monitor of a loader in this process (see monitor.h), which
+ * builds, starts, stops and restarts the pipeline a configuration
+ * describes. The one monitor that needs the pipeline's API; the screen and
+ * the server see only monitor.h.
+ */
+#ifndef LC_MONITOR_LOCAL_H
+#define LC_MONITOR_LOCAL_H
+
+#include "monitor/monitor.h"
+#include "pipeline/config.h"
+#include "pipeline/pipeline.h"
+
+/* The loader in this process: builds the pipeline `cfg` describes (the
+ * config must outlive the monitor) and starts it. A pipeline stop request
+ * stops it; a start request builds a fresh pipeline from the same config.
+ * A pipeline that fails to build or start is reported in the snapshots
+ * (state FAILED, with the error), not here. on_end (may be NULL) is given
+ * to each pipeline it builds (lc_pipeline_on_end): called from the
+ * pipeline's metrics thread when a pipeline finishes by itself. */
+lc_monitor *lc_monitor_local_new(const lc_config *cfg, lc_pipeline_end_fn on_end, void *ctx);
+
+/* A local monitor for a configuration that did not load: no pipeline, the
+ * state FAILED with a one-line summary of `errors` (one problem a line),
+ * and each problem logged as an error, so that the screen shows them in its
+ * header and log pane. Start requests fail with the same summary. */
+lc_monitor *lc_monitor_failed_new(const char *errors);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * snapshot: reading a metrics snapshot (DataLoaderMetricsProto), in one
+ * place for everyone who shows one: the screen, the headless status line,
+ * `lcmon ctl` and the tests. Lookups by name, the units and state names
+ * people read, and the one-line summaries. Depends on core and the protos
+ * only, so that a reader of snapshots needs nothing of the pipeline.
+ */
+#ifndef LC_MONITOR_SNAPSHOT_H
+#define LC_MONITOR_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "training_metrics.pb-c.h"
+
+const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
+                                                   const char *name);
+const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,
+                                                   const char *name);
+const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
+                                                   const char *name);
+/* The count of that name, 0 when absent (s may be NULL). */
+uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name);
+
+/* What a stage's items_out counts, plural ("chunks", "frames", "batches"; a
+ * sink counts what it delivers, so its input's), and what a queue holds;
+ * "items" when the snapshot does not say. */
+const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s);
+const char *lc_proto_queue_unit(const Lcmon__QueueMetricProto *q);
+
+/* "[running] 71.8k pos/s | queues files 0/256 ... | pool: chunks_in_window
+ * 43/50000, anchor '-' +43 | sampler: reservoir_size 20000/20000 | reader
+ * connected" */
+void lc_status_line(const Lcmon__DataLoaderMetricsProto *last_second, char *buf, size_t len);
+/* The short form headless runs print, at most `width` columns (120): state,
+ * rate, full queues, the pool's window and anchor count, the reservoir, the
+ * reader, bad input and the first stage warning. */
+void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *last_second, size_t width,
+                            char *buf, size_t len);
+/* Positions per second over the snapshot's window (-1 when no stage packs
+ * or writes positions). */
+double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m);
+const char *lc_pipeline_state_name(Lcmon__PipelineState s);
+const char *lc_stage_state_name(Lcmon__StageState s);
+
+#endif
