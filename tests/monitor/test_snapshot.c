@@ -1,5 +1,5 @@
 /*
- * test_status: the numbers the status line, the screen's header and the
+ * test_snapshot: the numbers the status line, the screen's header and the
  * exit summary share. pos/s counts positions wherever a stage counts them
  * (the tensor generator, or the tokenizer, whose rows are samples: in
  * decoder mode a sample is a whole game), and falls back on the writer's
