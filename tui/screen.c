@@ -80,17 +80,22 @@ const Lcmon__StageMetricProto *tui_screen_selected(const tui_screen *s)
 
 /* ---- snapshots ---- */
 
-static Lcmon__DataLoaderMetricsProto *empty_snapshot(void)
+static lc_snapshot *empty_snapshot(void)
 {
     Lcmon__DataLoaderMetricsProto *p = lc_xmalloc(sizeof *p);
     lcmon__data_loader_metrics_proto__init(p);
-    return p;
+    return lc_snapshot_wrap(p);
 }
 
-static void free_snapshot(Lcmon__DataLoaderMetricsProto *p)
+/* Draw from last and all from now on (the screen's references). */
+static void keep_snapshots(tui_screen *s, lc_snapshot *last, lc_snapshot *all)
 {
-    if (p)
-        lcmon__data_loader_metrics_proto__free_unpacked(p, NULL);
+    lc_snapshot_unref(s->last_snap);
+    lc_snapshot_unref(s->all_snap);
+    s->last_snap = last;
+    s->all_snap = all;
+    s->last = lc_snapshot_msg(last);
+    s->all = lc_snapshot_msg(all);
 }
 
 /* The pipeline's error goes to the log pane once, unless the loader's own
@@ -112,17 +117,14 @@ static void note_failure(tui_screen *s)
 
 void tui_screen_fetch(tui_screen *s)
 {
-    Lcmon__DataLoaderMetricsProto *last = lc_monitor_metrics(s->mon, false);
-    Lcmon__DataLoaderMetricsProto *all = last ? lc_monitor_metrics(s->mon, true) : NULL;
+    lc_snapshot *last = lc_monitor_metrics(s->mon, false);
+    lc_snapshot *all = last ? lc_monitor_metrics(s->mon, true) : NULL;
     if (last && all) {
-        free_snapshot(s->last);
-        free_snapshot(s->all);
-        s->last = last;
-        s->all = all;
+        keep_snapshots(s, last, all);
         s->disconnected = false;
     } else {
-        free_snapshot(last);
-        free_snapshot(all);
+        lc_snapshot_unref(last);
+        lc_snapshot_unref(all);
         /* A loader that answered before and no longer does went away: say
          * so once, and the header says it while the old numbers stay. */
         if (s->last->has_state && !s->disconnected) {
@@ -454,8 +456,7 @@ int tui_run(lc_monitor *m, const tui_options *o)
     s->show_log = true;
     s->hist = tui_history_new();
     s->log = tui_logpane_new();
-    s->last = empty_snapshot();
-    s->all = empty_snapshot();
+    keep_snapshots(s, empty_snapshot(), empty_snapshot());
 
     char msg[256];
     tui_crt_options co = {.ascii = o->ascii, .no_colour = o->no_colour};
@@ -477,8 +478,8 @@ int tui_run(lc_monitor *m, const tui_options *o)
     }
     int rc = s->exit_code;
     close(sfd);
-    free_snapshot(s->last);
-    free_snapshot(s->all);
+    lc_snapshot_unref(s->last_snap);
+    lc_snapshot_unref(s->all_snap);
     tui_history_free(s->hist);
     tui_logpane_free(s->log);
     free(s);

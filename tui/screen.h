@@ -36,8 +36,10 @@ typedef struct tui_screen {
     tui_options opt;
 
     /* The snapshots drawn: the last second and all time (never NULL once
-     * the loop runs; a monitor that returns none leaves the old ones). */
-    Lcmon__DataLoaderMetricsProto *last, *all;
+     * the loop runs; a monitor that returns none leaves the old ones).
+     * last and all are the messages of the shared last_snap and all_snap. */
+    lc_snapshot *last_snap, *all_snap;
+    const Lcmon__DataLoaderMetricsProto *last, *all;
     tui_history *hist;
     tui_logpane *log;
 

@@ -128,11 +128,13 @@ int lc_ctl_main(int argc, char **argv)
     if (strcmp(cmd, "stages") == 0) {
         print_stages(lc_monitor_remote_hello(m));
     } else if (metrics) {
-        Lcmon__DataLoaderMetricsProto *last = NULL, *all = NULL;
+        lc_snapshot *last_snap = NULL, *all_snap = NULL;
         if (lc_monitor_remote_wait_snapshot(m, 10)) {
-            last = lc_monitor_metrics(m, false);
-            all = lc_monitor_metrics(m, true);
+            last_snap = lc_monitor_metrics(m, false);
+            all_snap = lc_monitor_metrics(m, true);
         }
+        const Lcmon__DataLoaderMetricsProto *last = last_snap ? lc_snapshot_msg(last_snap) : NULL;
+        const Lcmon__DataLoaderMetricsProto *all = all_snap ? lc_snapshot_msg(all_snap) : NULL;
         if (!last || !all) {
             fprintf(stderr, "lcmon ctl: %s: no metrics from the loader\n", path);
             status = 3;
@@ -148,10 +150,8 @@ int lc_ctl_main(int argc, char **argv)
         } else {
             print_metrics_text(last, all);
         }
-        if (last)
-            lcmon__data_loader_metrics_proto__free_unpacked(last, NULL);
-        if (all)
-            lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
+        lc_snapshot_unref(last_snap);
+        lc_snapshot_unref(all_snap);
     } else if (strcmp(cmd, "anchor") == 0) {
         char *anchor = NULL;
         int64_t count = 0;

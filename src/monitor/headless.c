@@ -30,8 +30,10 @@
 
 static void append_metrics_log(FILE *f, lc_monitor *m)
 {
-    Lcmon__DataLoaderMetricsProto *last = lc_monitor_metrics(m, false);
-    Lcmon__DataLoaderMetricsProto *all = lc_monitor_metrics(m, true);
+    lc_snapshot *last_snap = lc_monitor_metrics(m, false);
+    lc_snapshot *all_snap = lc_monitor_metrics(m, true);
+    const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(last_snap);
+    const Lcmon__DataLoaderMetricsProto *all = lc_snapshot_msg(all_snap);
     lc_wire_buf out = {0};
     char head[64];
     snprintf(head, sizeof head, "{\"time\":%.3f,\"last_second\":", lc_wall_seconds());
@@ -43,13 +45,14 @@ static void append_metrics_log(FILE *f, lc_monitor *m)
     if (fwrite(out.data, 1, out.len, f) != out.len || fflush(f) != 0)
         LC_WARN("metrics log: write failed: %s", strerror(errno));
     lc_wire_buf_fini(&out);
-    lcmon__data_loader_metrics_proto__free_unpacked(last, NULL);
-    lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
+    lc_snapshot_unref(last_snap);
+    lc_snapshot_unref(all_snap);
 }
 
 static void summary(lc_monitor *m)
 {
-    Lcmon__DataLoaderMetricsProto *total = lc_monitor_metrics(m, true);
+    lc_snapshot *snap = lc_monitor_metrics(m, true);
+    const Lcmon__DataLoaderMetricsProto *total = lc_snapshot_msg(snap);
     char items[1024];
     size_t used = 0;
     items[0] = '\0';
@@ -65,7 +68,7 @@ static void summary(lc_monitor *m)
     LC_INFO("%s after %.1f s; out:%s; peak RSS %.1f MB",
             lc_pipeline_state_name(total->state), total->uptime_seconds, items,
             (double)ru.ru_maxrss / 1024.0);
-    lcmon__data_loader_metrics_proto__free_unpacked(total, NULL);
+    lc_snapshot_unref(snap);
 }
 
 /* The pipeline's end hook (its metrics thread): wake the main loop. */
@@ -128,11 +131,12 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     }
     lc_monitor *m = lc_monitor_local_new(cfg, wake_on_end, &efd);
     {
-        Lcmon__DataLoaderMetricsProto *first = lc_monitor_metrics(m, false);
+        lc_snapshot *snap = lc_monitor_metrics(m, false);
+        const Lcmon__DataLoaderMetricsProto *first = lc_snapshot_msg(snap);
         bool failed = first->state == LCMON__PIPELINE_STATE__PIPELINE_FAILED;
         if (failed)
             fprintf(stderr, "lcmon: %s\n", first->error ? first->error : "the pipeline failed");
-        lcmon__data_loader_metrics_proto__free_unpacked(first, NULL);
+        lc_snapshot_unref(snap);
         if (failed) {
             lc_monitor_free(m);
             if (mlog)
@@ -181,7 +185,8 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             break;
         }
         now = lc_now_seconds();
-        Lcmon__DataLoaderMetricsProto *last = lc_monitor_metrics(m, false);
+        lc_snapshot *snap = lc_monitor_metrics(m, false);
+        const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(snap);
         Lcmon__PipelineState st = last->state;
         if (status && now >= next_status) {
             char line[2048];
@@ -194,7 +199,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             if (next_status < now)
                 next_status = now + o->status_interval;
         }
-        lcmon__data_loader_metrics_proto__free_unpacked(last, NULL);
+        lc_snapshot_unref(snap);
         if (mlog && now >= next_log) {
             append_metrics_log(mlog, m);
             next_log += 1.0;

@@ -128,23 +128,23 @@ static void build_and_start(local_monitor *lm)
         snprintf(lm->error, sizeof lm->error, "%s", err.msg);
 }
 
-static Lcmon__DataLoaderMetricsProto *local_metrics(lc_monitor *m, bool all_time)
+static lc_snapshot *local_metrics(lc_monitor *m, bool all_time)
 {
     local_monitor *lm = (local_monitor *)m;
     lc_mutex_lock(&lm->mu);
-    Lcmon__DataLoaderMetricsProto *p;
+    lc_snapshot *snap;
     if (lm->pipeline) {
-        p = lc_pipeline_metrics(lm->pipeline, all_time);
-        lc_mutex_unlock(&lm->mu);
-        return p;
+        snap = lc_pipeline_snapshot(lm->pipeline, all_time); /* the one published */
+    } else {
+        Lcmon__DataLoaderMetricsProto *p = lc_xmalloc(sizeof *p);
+        lcmon__data_loader_metrics_proto__init(p);
+        p->has_state = true;
+        p->state = LCMON__PIPELINE_STATE__PIPELINE_FAILED;
+        p->error = lc_xstrdup(lm->error);
+        snap = lc_snapshot_wrap(p);
     }
-    p = lc_xmalloc(sizeof *p);
-    lcmon__data_loader_metrics_proto__init(p);
-    p->has_state = true;
-    p->state = LCMON__PIPELINE_STATE__PIPELINE_FAILED;
-    p->error = lc_xstrdup(lm->error);
     lc_mutex_unlock(&lm->mu);
-    return p;
+    return snap;
 }
 
 static Lcmon__ControlResponse *new_response(void)

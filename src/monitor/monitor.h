@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "monitor/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,9 +28,10 @@
 typedef struct lc_monitor lc_monitor;
 
 typedef struct lc_monitor_ops {
-    /* A snapshot, or NULL when none is available (a remote loader that went
-     * away). Free with lcmon__data_loader_metrics_proto__free_unpacked. */
-    Lcmon__DataLoaderMetricsProto *(*metrics)(lc_monitor *m, bool all_time);
+    /* A reference to the latest snapshot (shared, immutable), or NULL when
+     * none is available (a remote loader that went away). Drop it with
+     * lc_snapshot_unref. */
+    lc_snapshot *(*metrics)(lc_monitor *m, bool all_time);
     /* *resp is malloc'd; free with lcmon__control_response__free_unpacked. */
     void (*control)(lc_monitor *m, const Lcmon__ControlRequest *req,
                     Lcmon__ControlResponse **resp);
@@ -45,7 +47,7 @@ struct lc_monitor {
     const lc_monitor_ops *ops;
 };
 
-static inline Lcmon__DataLoaderMetricsProto *lc_monitor_metrics(lc_monitor *m, bool all_time)
+static inline lc_snapshot *lc_monitor_metrics(lc_monitor *m, bool all_time)
 {
     return m->ops->metrics(m, all_time);
 }

@@ -27,13 +27,21 @@ typedef struct remote_monitor {
     bool lost;
     lc_wire_buf in;
     Lcmon__Hello *hello;
-    Lcmon__ServerMessage *last; /* newest snapshot message */
+    lc_snapshot *snap[2]; /* the newest snapshots, [all_time]; shared with readers */
     bool subscribed;            /* snapshots come at an interval */
     uint64_t next_request;
     lc_log_entry logs[LOG_KEEP];
     uint64_t log_last; /* seq of the newest line kept */
     char where[300];
 } remote_monitor;
+
+static void forget_snapshots(remote_monitor *r)
+{
+    for (int k = 0; k < 2; k++) {
+        lc_snapshot_unref(r->snap[k]);
+        r->snap[k] = NULL;
+    }
+}
 
 static void keep_logs(remote_monitor *r, const Lcmon__ServerMessage *m)
 {
@@ -67,19 +75,18 @@ static Lcmon__ServerMessage *take(remote_monitor *r, Lcmon__ServerMessage *m, ui
         if (want && m->has_request_id && m->request_id == want) {
             /* Snapshots that came before the reply predate the request's
              * effect: forget them, the server sends a fresh one next. */
-            if (r->last)
-                lcmon__server_message__free_unpacked(r->last, NULL);
-            r->last = NULL;
+            forget_snapshots(r);
             return m;
         }
         lcmon__server_message__free_unpacked(m, NULL);
         return NULL;
     }
-    if (m->last_second || m->all_time) {
-        if (r->last)
-            lcmon__server_message__free_unpacked(r->last, NULL);
-        r->last = m;
-        return NULL;
+    if (m->last_second && m->all_time) {
+        /* Take both over: each reader shares them until the next arrive. */
+        forget_snapshots(r);
+        r->snap[0] = lc_snapshot_wrap(m->last_second);
+        r->snap[1] = lc_snapshot_wrap(m->all_time);
+        m->last_second = m->all_time = NULL;
     }
     lcmon__server_message__free_unpacked(m, NULL);
     return NULL;
@@ -131,25 +138,13 @@ static Lcmon__ServerMessage *pump(remote_monitor *r, uint64_t want, uint64_t dea
     return NULL;
 }
 
-static Lcmon__DataLoaderMetricsProto *copy_metrics(const Lcmon__DataLoaderMetricsProto *m)
-{
-    if (!m)
-        return NULL;
-    size_t len = lcmon__data_loader_metrics_proto__get_packed_size(m);
-    uint8_t *buf = lc_xmalloc(len ? len : 1);
-    lcmon__data_loader_metrics_proto__pack(m, buf);
-    Lcmon__DataLoaderMetricsProto *copy = lcmon__data_loader_metrics_proto__unpack(NULL, len, buf);
-    free(buf);
-    return copy;
-}
-
-static Lcmon__DataLoaderMetricsProto *remote_metrics(lc_monitor *m, bool all_time)
+static lc_snapshot *remote_metrics(lc_monitor *m, bool all_time)
 {
     remote_monitor *r = (remote_monitor *)m;
     pump(r, 0, 0);
-    if (r->lost || !r->last)
+    if (r->lost)
         return NULL;
-    return copy_metrics(all_time ? r->last->all_time : r->last->last_second);
+    return lc_snapshot_ref(r->snap[all_time]);
 }
 
 static void remote_control(lc_monitor *m, const Lcmon__ControlRequest *req,
@@ -224,8 +219,7 @@ static void remote_free(lc_monitor *m)
     if (r->fd >= 0)
         close(r->fd);
     lc_wire_buf_fini(&r->in);
-    if (r->last)
-        lcmon__server_message__free_unpacked(r->last, NULL);
+    forget_snapshots(r);
     if (r->hello)
         lcmon__hello__free_unpacked(r->hello, NULL);
     free(r->path);
@@ -303,10 +297,10 @@ bool lc_monitor_remote_wait_snapshot(lc_monitor *m, double seconds)
 {
     remote_monitor *r = (remote_monitor *)m;
     uint64_t deadline = lc_now_ns() + (uint64_t)(seconds * 1e9);
-    while (!r->last && !r->lost && lc_now_ns() < deadline) {
+    while (!r->snap[0] && !r->lost && lc_now_ns() < deadline) {
         struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
         poll(&pfd, 1, 50);
         pump(r, 0, 0);
     }
-    return r->last != NULL;
+    return r->snap[0] != NULL;
 }

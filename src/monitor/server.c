@@ -340,11 +340,14 @@ static void feed_clients(lc_server *s)
                 }
                 if (!snap.len) {
                     Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
-                    m.last_second = lc_monitor_metrics(s->monitor, false);
-                    m.all_time = lc_monitor_metrics(s->monitor, true);
+                    lc_snapshot *last = lc_monitor_metrics(s->monitor, false);
+                    lc_snapshot *all = lc_monitor_metrics(s->monitor, true);
+                    /* Packing only reads the shared messages. */
+                    m.last_second = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(last);
+                    m.all_time = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(all);
                     lc_wire_put_server(&snap, &m);
-                    lcmon__data_loader_metrics_proto__free_unpacked(m.last_second, NULL);
-                    lcmon__data_loader_metrics_proto__free_unpacked(m.all_time, NULL);
+                    lc_snapshot_unref(last);
+                    lc_snapshot_unref(all);
                 }
                 lc_wire_buf_append(&c->out, snap.data, snap.len);
             }

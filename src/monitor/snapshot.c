@@ -9,6 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+static void destroy_message(void *m)
+{
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+}
+
+lc_snapshot *lc_snapshot_wrap(Lcmon__DataLoaderMetricsProto *m)
+{
+    return lc_shared_new(m, destroy_message);
+}
+
 /* --- lookups ----------------------------------------------------------- */
 
 const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,

@@ -8,10 +8,33 @@
 #ifndef LC_MONITOR_SNAPSHOT_H
 #define LC_MONITOR_SNAPSHOT_H
 
+#include "core/shared.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "training_metrics.pb-c.h"
+
+/* A metrics snapshot as monitors hand it out: an immutable
+ * DataLoaderMetricsProto shared by reference (core/shared.h), so that the
+ * screen, the status line and every socket client read the one the
+ * pipeline published instead of each building a copy. */
+typedef lc_shared lc_snapshot;
+
+static inline const Lcmon__DataLoaderMetricsProto *lc_snapshot_msg(const lc_snapshot *s)
+{
+    return lc_shared_get(s);
+}
+static inline lc_snapshot *lc_snapshot_ref(lc_snapshot *s)
+{
+    return lc_shared_ref(s);
+}
+static inline void lc_snapshot_unref(lc_snapshot *s)
+{
+    lc_shared_unref(s);
+}
+/* Share m (taken over: freed with the last reference). */
+lc_snapshot *lc_snapshot_wrap(Lcmon__DataLoaderMetricsProto *m);
 
 const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
                                                    const char *name);

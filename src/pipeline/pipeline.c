@@ -5,13 +5,19 @@
  * lc_stage_metrics (generic part here, the class fills the rest). Each flush
  * is folded into the all-time aggregate and stored in a ring that holds the
  * flushes of the last second; the last-second view is the merge of the ring.
- * Aggregates live under `metrics_mu`; protobuf messages are built only when a
- * reader asks for a snapshot.
+ * Aggregates live under `metrics_mu`.
+ *
+ * Snapshots. After each flush, and at once after a start, a stop, a control
+ * request and the end, the two snapshots (the last second, all time) are
+ * built once and published as shared immutable messages (core/shared.h):
+ * the screen, the status line and every socket client read the same ones by
+ * reference, instead of each building its own.
  */
 #include "pipeline/pipeline.h"
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/shared.h"
 #include "core/thread.h"
 #include "pipeline/metrics_proto.h"
 #include "stages/registry.h"
@@ -55,7 +61,12 @@ struct lc_pipeline {
     size_t ring_len, ring_head, ring_count;
     atomic_int state;
     char error[LC_ERROR_MSG_MAX];
+
+    pthread_mutex_t publish_mu;
+    lc_shared *published[2]; /* [all_time]: the snapshots readers share */
 };
+
+static void publish(lc_pipeline *p);
 
 /* A stage's last worker ran out of input, or the drain thread read the last
  * item: wake the metrics thread to see whether the whole pipeline ended. */
@@ -138,6 +149,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     }
     lc_mutex_init(&p->control_mu);
     lc_mutex_init(&p->metrics_mu);
+    lc_mutex_init(&p->publish_mu);
     lc_cond_init(&p->metrics_cond);
     lc_load_init(&p->drain_meter);
     p->n = cfg->n_stages;
@@ -240,6 +252,7 @@ void lc_pipeline_flush_metrics(lc_pipeline *p)
     p->sequence++;
     lc_mutex_unlock(&p->metrics_mu);
     free(fresh);
+    publish(p);
 }
 
 static bool all_finished(lc_pipeline *p)
@@ -281,6 +294,7 @@ static void *metrics_main(void *arg)
         }
         if (ended) {
             atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
+            publish(p);
             LC_INFO("pipeline finished: every stage ran out of input");
             if (p->on_end)
                 p->on_end(p->on_end_ctx);
@@ -337,12 +351,14 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
             lc_mutex_unlock(&p->control_mu);
             lc_pipeline_stop(p);
             atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FAILED);
+            publish(p);
             return lc_error_set(err, rc, "%s", p->error);
         }
     }
     if (p->drain_input && !p->output_taken)
         lc_thread_start(&p->drain_thread, "lc-drain", drain_main, p);
     atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_RUNNING);
+    publish(p);
     lc_thread_start(&p->metrics_thread, "lc-metrics", metrics_main, p);
     lc_mutex_unlock(&p->control_mu);
     LC_INFO("pipeline started: %zu stages", p->n);
@@ -382,6 +398,7 @@ void lc_pipeline_stop(lc_pipeline *p)
                                 : (prev == LCMON__PIPELINE_STATE__PIPELINE_FINISHED
                                        ? LCMON__PIPELINE_STATE__PIPELINE_FINISHED
                                        : LCMON__PIPELINE_STATE__PIPELINE_STOPPED));
+    publish(p);
     lc_mutex_unlock(&p->control_mu);
     LC_INFO("pipeline stopped");
 }
@@ -439,6 +456,9 @@ void lc_pipeline_free(lc_pipeline *p)
         lc_run_state_fini(&s->run);
     }
     free(p->stages);
+    lc_shared_unref(p->published[0]);
+    lc_shared_unref(p->published[1]);
+    lc_mutex_destroy(&p->publish_mu);
     free(p->all_time);
     free(p->ring);
     free(p->ring_time);
@@ -545,13 +565,36 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
     return m;
 }
 
-void lc_pipeline_snapshot(lc_pipeline *p, bool all_time, uint8_t **buf, size_t *len)
+static void destroy_message(void *m)
 {
-    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, all_time);
-    *len = lcmon__data_loader_metrics_proto__get_packed_size(m);
-    *buf = lc_xmalloc(*len);
-    lcmon__data_loader_metrics_proto__pack(m, *buf);
     lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+}
+
+/* Build both snapshots now and make them the ones readers get. */
+static void publish(lc_pipeline *p)
+{
+    lc_shared *fresh[2];
+    for (int k = 0; k < 2; k++)
+        fresh[k] = lc_shared_new(lc_pipeline_metrics(p, k == 1), destroy_message);
+    lc_mutex_lock(&p->publish_mu);
+    lc_shared *old[2] = {p->published[0], p->published[1]};
+    p->published[0] = fresh[0];
+    p->published[1] = fresh[1];
+    lc_mutex_unlock(&p->publish_mu);
+    lc_shared_unref(old[0]);
+    lc_shared_unref(old[1]);
+}
+
+lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time)
+{
+    for (;;) {
+        lc_mutex_lock(&p->publish_mu);
+        lc_shared *s = lc_shared_ref(p->published[all_time]);
+        lc_mutex_unlock(&p->publish_mu);
+        if (s)
+            return s;
+        publish(p); /* before the first start: nothing published yet */
+    }
 }
 
 static Lcmon__StageControlResponse *new_stage_response(const char *stage)
@@ -645,6 +688,8 @@ void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
         handled = true;
     }
     lc_mutex_unlock(&p->control_mu);
+    if (handled)
+        publish(p); /* what readers see next already shows the request */
     if (!handled)
         respond_error(resp, "%s%s%s understands this request", target ? "stage '" : "no stage",
                       target ? target : "", target ? "' never" : "");

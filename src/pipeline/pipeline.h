@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/shared.h"
+
 #include "stage_control.pb-c.h"
 #include "training_metrics.pb-c.h"
 
@@ -66,10 +68,14 @@ uint64_t lc_pipeline_drained(lc_pipeline *p);
 /* Flush every stage's metrics now (the metrics thread does this at the
  * configured interval; tests call it to avoid waiting). */
 void lc_pipeline_flush_metrics(lc_pipeline *p);
-/* A packed DataLoaderMetricsProto: the last second, or everything since
- * start. *buf is malloc'd. */
-void lc_pipeline_snapshot(lc_pipeline *p, bool all_time, uint8_t **buf, size_t *len);
-/* The same, unpacked; free with lcmon__data_loader_metrics_proto__free_unpacked. */
+/* The snapshot published last (after each metrics interval, and at once
+ * after a start, a stop, a control request and the end): the last second,
+ * or everything since start. A reference to an immutable
+ * Lcmon__DataLoaderMetricsProto (lc_shared_get) that every reader shares;
+ * drop it with lc_shared_unref. */
+lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time);
+/* A message built now, the caller's own (tests, and what publishing
+ * builds); free with lcmon__data_loader_metrics_proto__free_unpacked. */
 Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time);
 
 /* Fan a request out: to the stage it names, or to every stage that

@@ -146,10 +146,17 @@ static void test_sample_data_metrics(void)
     CHECK_EQ_INT(all->world_size, 1);
     lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
 
-    /* A packed snapshot unpacks to the same message. */
-    uint8_t *buf;
-    size_t len;
-    lc_pipeline_snapshot(p, true, &buf, &len);
+    /* Readers share the published snapshot until the next flush publishes
+     * another; it packs and unpacks to the same message. */
+    lc_shared *a = lc_pipeline_snapshot(p, true), *b = lc_pipeline_snapshot(p, true);
+    CHECK(a == b);
+    lc_pipeline_flush_metrics(p);
+    lc_shared *c = lc_pipeline_snapshot(p, true);
+    CHECK(c != a);
+    const Lcmon__DataLoaderMetricsProto *shared = lc_shared_get(a);
+    size_t len = lcmon__data_loader_metrics_proto__get_packed_size(shared);
+    uint8_t *buf = malloc(len);
+    lcmon__data_loader_metrics_proto__pack(shared, buf);
     Lcmon__DataLoaderMetricsProto *round = lcmon__data_loader_metrics_proto__unpack(NULL, len, buf);
     CHECK(round != NULL);
     if (round) {
@@ -158,6 +165,9 @@ static void test_sample_data_metrics(void)
         lcmon__data_loader_metrics_proto__free_unpacked(round, NULL);
     }
     free(buf);
+    lc_shared_unref(a);
+    lc_shared_unref(b);
+    lc_shared_unref(c); /* the pipeline still holds its own */
     lc_pipeline_free(p);
     lc_config_free(cfg);
 }
