@@ -5,12 +5,12 @@
  * may be shared by threads (the screen or the status line, and the socket
  * server): one lock serialises its calls, so a restart never races a read.
  *
- * Anchors outlive a restart: an anchor set or reset at run time is what the
- * trainer counts from, so before the old pipeline goes, each chunk pool's
- * anchor is queried and kept, and the new pipeline's pools get it (a "set"
- * request) before they start, so their initial load counts from it, as a
- * restart from a stored anchor does. A pipeline that failed to build keeps
- * the anchors of the last one that ran.
+ * What a stage keeps across a restart (lc_pipeline_carry: a chunk pool's
+ * anchor, set or reset at run time, is what the trainer counts from) is
+ * taken from the old pipeline before it goes and given to the new one
+ * before it starts, so that its initial load counts from it, as a restart
+ * from a stored anchor does. A pipeline that failed to build keeps what the
+ * last one that ran carried.
  */
 #include "monitor/local.h"
 
@@ -22,91 +22,24 @@
 #include <string.h>
 
 /* A chunk pool's anchor, kept across a restart. */
-typedef struct kept_anchor {
-    char *stage, *anchor;
-} kept_anchor;
-
 typedef struct local_monitor {
     lc_monitor base;
     pthread_mutex_t mu;
     const lc_config *cfg;
     lc_pipeline *pipeline; /* NULL when it failed to build */
     char error[LC_ERROR_MSG_MAX];
-    kept_anchor *anchors; /* the chunk pools' anchors, kept across a restart */
-    size_t n_anchors;
+    lc_pipeline_carry *carried; /* what the stopped pipeline hands the next */
     char *config_error; /* lc_monitor_failed_new: why there is no config */
     lc_pipeline_end_fn on_end;
     void *on_end_ctx;
 } local_monitor;
 
-static void forget_anchors(local_monitor *lm)
-{
-    for (size_t i = 0; i < lm->n_anchors; i++) {
-        free(lm->anchors[i].stage);
-        free(lm->anchors[i].anchor);
-    }
-    free(lm->anchors);
-    lm->anchors = NULL;
-    lm->n_anchors = 0;
-}
-
-/* Ask every stage that has an anchor for it (a query changes nothing). */
-static void keep_anchors(local_monitor *lm)
-{
-    if (!lm->pipeline)
-        return;
-    Lcmon__ShufflingChunkPoolControlRequest pool =
-        LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
-    pool.has_query_chunk_anchor = true;
-    pool.query_chunk_anchor = true;
-    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
-    req.chunk_pool_request = &pool;
-    Lcmon__ControlResponse *resp = NULL;
-    lc_pipeline_control(lm->pipeline, &req, &resp);
-    forget_anchors(lm);
-    if (resp && resp->ok && resp->n_stage_responses) {
-        lm->anchors = lc_xcalloc(resp->n_stage_responses, sizeof *lm->anchors);
-        for (size_t i = 0; i < resp->n_stage_responses; i++) {
-            const Lcmon__StageControlResponse *r = resp->stage_responses[i];
-            const Lcmon__ShufflingChunkPoolControlResponse *a = r->chunk_pool_response;
-            /* No anchor ("") stays no anchor: nothing to carry. */
-            if (!r->ok || !r->stage || !a || !a->chunk_anchor || !a->chunk_anchor[0])
-                continue;
-            lm->anchors[lm->n_anchors].stage = lc_xstrdup(r->stage);
-            lm->anchors[lm->n_anchors].anchor = lc_xstrdup(a->chunk_anchor);
-            lm->n_anchors++;
-        }
-    }
-    if (resp)
-        lcmon__control_response__free_unpacked(resp, NULL);
-}
-
-/* Give the new pipeline's pools the kept anchors, before it starts. */
-static void restore_anchors(local_monitor *lm)
-{
-    for (size_t i = 0; i < lm->n_anchors; i++) {
-        Lcmon__ShufflingChunkPoolControlRequest pool =
-            LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
-        pool.set_chunk_anchor = lm->anchors[i].anchor;
-        Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
-        req.chunk_pool_request = &pool;
-        req.stage = lm->anchors[i].stage;
-        Lcmon__ControlResponse *resp = NULL;
-        lc_pipeline_control(lm->pipeline, &req, &resp);
-        if (resp && resp->ok)
-            LC_INFO("%s: the anchor '%s' is kept across the restart", lm->anchors[i].stage,
-                    lm->anchors[i].anchor);
-        else
-            LC_WARN("%s: cannot keep the anchor '%s' across the restart: %s", lm->anchors[i].stage,
-                    lm->anchors[i].anchor, resp && resp->error ? resp->error : "no answer");
-        if (resp)
-            lcmon__control_response__free_unpacked(resp, NULL);
-    }
-}
-
 static void build_and_start(local_monitor *lm)
 {
-    keep_anchors(lm);
+    if (lm->pipeline) {
+        lc_pipeline_carry_free(lm->carried);
+        lm->carried = lc_pipeline_carry_out(lm->pipeline);
+    }
     lc_pipeline_free(lm->pipeline);
     lm->pipeline = NULL;
     lm->error[0] = '\0';
@@ -121,7 +54,7 @@ static void build_and_start(local_monitor *lm)
         LC_ERROR("pipeline: %s", err.msg);
         return;
     }
-    restore_anchors(lm);
+    lc_pipeline_carry_in(lm->pipeline, lm->carried);
     lc_pipeline_on_end(lm->pipeline, lm->on_end, lm->on_end_ctx);
     lc_error_clear(&err);
     if (lc_pipeline_start(lm->pipeline, &err) != 0)
@@ -215,7 +148,7 @@ static void local_free(lc_monitor *m)
 {
     local_monitor *lm = (local_monitor *)m;
     lc_pipeline_free(lm->pipeline);
-    forget_anchors(lm);
+    lc_pipeline_carry_free(lm->carried);
     free(lm->config_error);
     lc_mutex_destroy(&lm->mu);
     free(lm);

@@ -694,3 +694,60 @@ void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
         respond_error(resp, "%s%s%s understands this request", target ? "stage '" : "no stage",
                       target ? target : "", target ? "' never" : "");
 }
+
+/* ---- restarts ---- */
+
+struct lc_pipeline_carry {
+    size_t n;
+    char **stage, **carried;
+};
+
+lc_pipeline_carry *lc_pipeline_carry_out(lc_pipeline *p)
+{
+    lc_pipeline_carry *c = NULL;
+    for (size_t i = 0; i < p->n; i++) {
+        lc_stage *s = &p->stages[i];
+        char *carried = s->cls->carry_out && s->priv ? s->cls->carry_out(s) : NULL;
+        if (!carried)
+            continue;
+        if (!c) {
+            c = lc_xcalloc(1, sizeof *c);
+            c->stage = lc_xcalloc(p->n, sizeof *c->stage);
+            c->carried = lc_xcalloc(p->n, sizeof *c->carried);
+        }
+        c->stage[c->n] = lc_xstrdup(s->name);
+        c->carried[c->n++] = carried;
+    }
+    return c;
+}
+
+void lc_pipeline_carry_in(lc_pipeline *p, const lc_pipeline_carry *c)
+{
+    for (size_t k = 0; c && k < c->n; k++) {
+        lc_stage *s = NULL;
+        for (size_t i = 0; i < p->n && !s; i++)
+            if (strcmp(p->stages[i].name, c->stage[k]) == 0)
+                s = &p->stages[i];
+        lc_error err;
+        lc_error_clear(&err);
+        if (!s || !s->cls->carry_in)
+            LC_WARN("%s: the new pipeline has no such stage to take '%s' over", c->stage[k],
+                    c->carried[k]);
+        else if (s->cls->carry_in(s, c->carried[k], &err) != 0)
+            LC_WARN("%s: cannot keep '%s' across the restart: %s", s->name, c->carried[k],
+                    err.msg);
+    }
+}
+
+void lc_pipeline_carry_free(lc_pipeline_carry *c)
+{
+    if (!c)
+        return;
+    for (size_t k = 0; k < c->n; k++) {
+        free(c->stage[k]);
+        free(c->carried[k]);
+    }
+    free(c->stage);
+    free(c->carried);
+    free(c);
+}

@@ -78,6 +78,16 @@ lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time);
  * builds); free with lcmon__data_loader_metrics_proto__free_unpacked. */
 Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time);
 
+/* What a restart carries from a stopped pipeline to the next one built from
+ * the same configuration (each stage's carry_out, by stage name). */
+typedef struct lc_pipeline_carry lc_pipeline_carry;
+/* NULL when no stage carries anything. */
+lc_pipeline_carry *lc_pipeline_carry_out(lc_pipeline *p);
+/* Give a new pipeline, before its start, what the old one carried; each
+ * stage that takes it or cannot is logged. c may be NULL. */
+void lc_pipeline_carry_in(lc_pipeline *p, const lc_pipeline_carry *c);
+void lc_pipeline_carry_free(lc_pipeline_carry *c);
+
 /* Fan a request out: to the stage it names, or to every stage that
  * understands it. *resp is malloc'd (free with
  * lcmon__control_response__free_unpacked); on failure it says why. */

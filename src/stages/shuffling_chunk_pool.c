@@ -930,6 +930,29 @@ static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
     return 1;
 }
 
+/* Across a restart the anchor is kept (the count starts again). No anchor
+ * ("") stays no anchor: nothing to carry. */
+static char *pool_carry_out(lc_stage *s)
+{
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    char *a = p->anchor && p->anchor[0] ? lc_xstrdup(p->anchor) : NULL;
+    lc_mutex_unlock(&p->mu);
+    return a;
+}
+
+static int pool_carry_in(lc_stage *s, const char *carried, lc_error *err)
+{
+    (void)err;
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    free(p->anchor);
+    p->anchor = lc_xstrdup(carried);
+    lc_mutex_unlock(&p->mu);
+    LC_INFO("%s: the anchor '%s' is kept across the restart", s->name, carried);
+    return 0;
+}
+
 const lc_stage_class lc_shuffling_chunk_pool_class = {
     .type_name = "shuffling_chunk_pool",
     .summary = "keeps a shuffled window of the newest chunks; anchors count new games",
@@ -945,4 +968,6 @@ const lc_stage_class lc_shuffling_chunk_pool_class = {
     .stop = pool_stop,
     .flush_metrics = pool_flush,
     .control = pool_control,
+    .carry_out = pool_carry_out,
+    .carry_in = pool_carry_in,
 };

@@ -87,6 +87,13 @@ typedef struct lc_stage_class {
      * negative code with err set. May be NULL. */
     int (*control)(lc_stage *s, const Lcmon__StageControlRequest *req,
                    Lcmon__StageControlResponse *resp, lc_error *err);
+    /* What a restart of the pipeline (a stop, then a start) carries from
+     * this stage to the stage of the same name in the new pipeline: a
+     * malloc'd string, NULL for nothing (called on the stopped stage), and
+     * taking it in (before start; 0, or a negative code with err set). The
+     * shuffling chunk pool carries its anchor. Both may be NULL. */
+    char *(*carry_out)(lc_stage *s);
+    int (*carry_in)(lc_stage *s, const char *carried, lc_error *err);
 } lc_stage_class;
 
 struct lc_stage {
