@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A chunk pool's anchor, kept across a restart. */
 typedef struct local_monitor {
     lc_monitor base;
     pthread_mutex_t mu;
