@@ -167,29 +167,16 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     for (size_t i = 0; i < p->n; i++) {
         const lc_stage_config *sc = &cfg->stages[i];
         lc_stage *s = &p->stages[i];
-        s->cls = sc->cls;
-        s->name = lc_xstrdup(sc->name);
-        s->config = sc->block;
-        s->env = &p->env;
-        lc_run_state_init(&s->run);
-        if (sc->input_index >= 0)
-            s->input = p->stages[sc->input_index].output;
-        if (s->cls->output) {
-            s->output_name = lc_stage_queue_name(s->name);
-            s->output = lc_queue_new(s->output_name, s->cls->output, sc->capacity, sc->overflow);
-        }
-        s->priv = lc_xcalloc(1, s->cls->priv_size ? s->cls->priv_size : 1);
+        lc_queue *input = sc->input_index >= 0 ? p->stages[sc->input_index].output : NULL;
         lc_error serr;
         lc_error_clear(&serr);
-        rc = s->cls->init ? s->cls->init(s, &serr) : 0;
+        rc = lc_stage_init(s, sc->cls, sc->name, sc->block, &p->env, input, sc->capacity,
+                           sc->overflow, &serr);
         if (rc != 0) {
-            lc_error_set(err, rc, "stage '%s' (%s): %s", s->name, s->cls->type_name,
+            lc_error_set(err, rc, "stage '%s' (%s): %s", sc->name, sc->cls->type_name,
                          serr.msg[0] ? serr.msg : lc_strerror(rc));
             /* Stages before this one were initialised; fini them. */
-            free(s->priv);
-            s->priv = NULL;
-            p->n = i + 1;
-            s->cls = NULL;
+            p->n = i;
             lc_pipeline_free(p);
             return rc;
         }
@@ -203,29 +190,9 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     return 0;
 }
 
-static int stage_state(lc_stage *s)
-{
-    if (atomic_load(&s->finished))
-        return LCMON__STAGE_STATE__STAGE_FINISHED;
-    if (lc_run_state_stopping(&s->run))
-        return LCMON__STAGE_STATE__STAGE_STOPPED;
-    if (lc_run_state_paused(&s->run))
-        return LCMON__STAGE_STATE__STAGE_PAUSED;
-    return LCMON__STAGE_STATE__STAGE_RUNNING;
-}
-
 static void flush_stage(lc_pipeline *p, size_t i, lc_stage_metrics *m)
 {
-    lc_stage *s = &p->stages[i];
-    lc_stage_metrics_clear(m);
-    snprintf(m->name, sizeof m->name, "%s", s->name);
-    snprintf(m->type, sizeof m->type, "%s", s->cls->type_name);
-    m->state = stage_state(s);
-    m->items_out = atomic_exchange(&s->items_out, 0);
-    if (s->output)
-        lc_metrics_add_queue(m, s->output_name, s->output);
-    if (s->cls->flush_metrics)
-        s->cls->flush_metrics(s, m);
+    lc_stage_flush(&p->stages[i], m);
     if (p->drain_input && !p->output_taken && i == p->n - 1) {
         double busy, total;
         lc_load_flush(&p->drain_meter, &busy, &total);
@@ -342,7 +309,7 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
         lc_stage *s = &p->stages[k];
         lc_error serr;
         lc_error_clear(&serr);
-        int rc = s->cls->start ? s->cls->start(s, &serr) : 0;
+        int rc = lc_stage_start(s, &serr);
         if (rc != 0) {
             snprintf(p->error, sizeof p->error, "stage '%s' (%s) failed to start: %s", s->name,
                      s->cls->type_name, serr.msg[0] ? serr.msg : lc_strerror(rc));
@@ -384,8 +351,7 @@ void lc_pipeline_stop(lc_pipeline *p)
         if (p->stages[i].output)
             lc_queue_close(p->stages[i].output);
     for (size_t i = 0; i < p->n; i++)
-        if (p->stages[i].cls->stop)
-            p->stages[i].cls->stop(&p->stages[i]);
+        lc_stage_stop(&p->stages[i]);
     lc_thread_join(&p->drain_thread);
     lc_mutex_lock(&p->metrics_mu);
     p->metrics_quit = true;
@@ -442,19 +408,17 @@ void lc_pipeline_free(lc_pipeline *p)
     if (!p)
         return;
     lc_pipeline_stop(p);
+    /* Every class's fini first: a stage may hold items of its input's type
+     * (in its own buffers) until then, and the queues go after. */
     for (size_t i = 0; i < p->n; i++) {
         lc_stage *s = &p->stages[i];
-        if (s->cls && s->cls->fini && s->priv)
+        if (s->cls->fini && s->priv)
             s->cls->fini(s);
-    }
-    for (size_t i = 0; i < p->n; i++) {
-        lc_stage *s = &p->stages[i];
-        lc_queue_free(s->output);
-        free(s->output_name);
         free(s->priv);
-        free(s->name);
-        lc_run_state_fini(&s->run);
+        s->priv = NULL;
     }
+    for (size_t i = 0; i < p->n; i++)
+        lc_stage_fini(&p->stages[i]);
     free(p->stages);
     lc_shared_unref(p->published[0]);
     lc_shared_unref(p->published[1]);
@@ -543,7 +507,7 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
             snprintf(agg[i].name, sizeof agg[i].name, "%s", p->stages[i].name);
             snprintf(agg[i].type, sizeof agg[i].type, "%s", p->stages[i].cls->type_name);
         }
-        agg[i].state = stage_state(&p->stages[i]);
+        agg[i].state = lc_stage_state(&p->stages[i]);
         m->stage_metrics[i] = lc_stage_metrics_to_proto(&agg[i]);
     }
     free(agg);

@@ -25,7 +25,6 @@ static const cyaml_schema_field_t reader_fields[] = {
 };
 
 typedef struct reader {
-    lc_worker_pool pool;
     atomic_uint_fast64_t n_chunks, n_bad, n_sources;
 } reader;
 
@@ -74,38 +73,9 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
 }
 
-static int reader_init(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    reader *r = s->priv;
-    lc_worker_pool_init(&r->pool, "reader", 1);
-    return 0;
-}
-
-static int reader_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    reader *r = s->priv;
-    lc_worker_pool_start(&r->pool, s, reader_worker);
-    return 0;
-}
-
-static void reader_stop(lc_stage *s)
-{
-    reader *r = s->priv;
-    lc_worker_pool_join(&r->pool);
-}
-
-static void reader_fini(lc_stage *s)
-{
-    reader *r = s->priv;
-    lc_worker_pool_fini(&r->pool);
-}
-
 static void reader_flush(lc_stage *s, lc_stage_metrics *m)
 {
     reader *r = s->priv;
-    lc_worker_pool_flush(&r->pool, m);
     lc_metrics_add_count(m, "sources", atomic_exchange(&r->n_sources, 0));
     lc_metrics_add_count(m, "chunks", atomic_exchange(&r->n_chunks, 0));
     uint64_t bad = atomic_exchange(&r->n_bad, 0);
@@ -119,12 +89,10 @@ const lc_stage_class lc_chunk_reader_class = {
     .input = &lc_item_source,
     .output = &lc_item_chunk,
     .priv_size = sizeof(reader),
+    .worker = reader_worker,
+    .workers = "reader",
     .config_fields = reader_fields,
     .config_size = sizeof(reader_config),
     .config_check = NULL,
-    .init = reader_init,
-    .fini = reader_fini,
-    .start = reader_start,
-    .stop = reader_stop,
     .flush_metrics = reader_flush,
 };

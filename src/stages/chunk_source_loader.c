@@ -45,7 +45,6 @@ static int csl_config_check(void *p, lc_error *err)
 }
 
 typedef struct csl {
-    lc_worker_pool pool;
     pthread_mutex_t mu;
     pthread_cond_t cond;
     uint64_t initial_done;     /* initial files finished (under mu) */
@@ -188,18 +187,8 @@ static int csl_init(lc_stage *s, lc_error *err)
 {
     (void)err;
     csl *c = s->priv;
-    const csl_config *cfg = s->config;
     lc_mutex_init(&c->mu);
     lc_cond_init(&c->cond);
-    lc_worker_pool_init(&c->pool, "loaders", cfg->threads);
-    return 0;
-}
-
-static int csl_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    csl *c = s->priv;
-    lc_worker_pool_start(&c->pool, s, csl_worker);
     return 0;
 }
 
@@ -209,13 +198,11 @@ static void csl_stop(lc_stage *s)
     lc_mutex_lock(&c->mu);
     lc_cond_broadcast(&c->cond);
     lc_mutex_unlock(&c->mu);
-    lc_worker_pool_join(&c->pool);
 }
 
 static void csl_fini(lc_stage *s)
 {
     csl *c = s->priv;
-    lc_worker_pool_fini(&c->pool);
     lc_cond_destroy(&c->cond);
     lc_mutex_destroy(&c->mu);
 }
@@ -223,7 +210,6 @@ static void csl_fini(lc_stage *s)
 static void csl_flush(lc_stage *s, lc_stage_metrics *m)
 {
     csl *c = s->priv;
-    lc_worker_pool_flush(&c->pool, m);
     lc_metrics_add_count(m, "sources", atomic_exchange(&c->n_sources, 0));
     lc_metrics_add_count(m, "tar_sources", atomic_exchange(&c->n_tars, 0));
     lc_metrics_add_count(m, "chunks", atomic_exchange(&c->n_chunks, 0));
@@ -244,18 +230,25 @@ static void csl_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "tar_other_entries", atomic_exchange(&c->n_tar_other, 0));
 }
 
+static unsigned csl_threads(const void *config)
+{
+    return ((const csl_config *)config)->threads;
+}
+
 const lc_stage_class lc_chunk_source_loader_class = {
     .type_name = "chunk_source_loader",
     .summary = "opens .gz and .tar files as chunk sources (tar archives are indexed)",
     .input = &lc_item_path,
     .output = &lc_item_source,
     .priv_size = sizeof(csl),
+    .worker = csl_worker,
+    .threads = csl_threads,
+    .workers = "loaders",
     .config_fields = csl_fields,
     .config_size = sizeof(csl_config),
     .config_check = csl_config_check,
     .init = csl_init,
     .fini = csl_fini,
-    .start = csl_start,
     .stop = csl_stop,
     .flush_metrics = csl_flush,
 };

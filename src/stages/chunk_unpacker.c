@@ -124,7 +124,6 @@ static int unpacker_config_check(void *p, lc_error *err)
 }
 
 typedef struct unpacker {
-    lc_worker_pool pool;
     atomic_uint_fast64_t n_chunks, n_frames, n_bad_records;
 } unpacker;
 
@@ -278,44 +277,19 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     free(picks);
 }
 
-static int unpacker_init(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    unpacker *u = s->priv;
-    const unpacker_config *cfg = s->config;
-    lc_worker_pool_init(&u->pool, "workers", cfg->threads);
-    return 0;
-}
-
-static int unpacker_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    unpacker *u = s->priv;
-    lc_worker_pool_start(&u->pool, s, unpacker_worker);
-    return 0;
-}
-
-static void unpacker_stop(lc_stage *s)
-{
-    unpacker *u = s->priv;
-    lc_worker_pool_join(&u->pool);
-}
-
-static void unpacker_fini(lc_stage *s)
-{
-    unpacker *u = s->priv;
-    lc_worker_pool_fini(&u->pool);
-}
-
 static void unpacker_flush(lc_stage *s, lc_stage_metrics *m)
 {
     unpacker *u = s->priv;
-    lc_worker_pool_flush(&u->pool, m);
     lc_metrics_add_count(m, "chunks", atomic_exchange(&u->n_chunks, 0));
     lc_metrics_add_count(m, "frames", atomic_exchange(&u->n_frames, 0));
     uint64_t bad = atomic_exchange(&u->n_bad_records, 0);
     lc_metrics_add_count(m, "bad_records", bad);
     m->dropped += bad;
+}
+
+static unsigned unpacker_threads(const void *config)
+{
+    return ((const unpacker_config *)config)->threads;
 }
 
 const lc_stage_class lc_chunk_unpacker_class = {
@@ -324,12 +298,11 @@ const lc_stage_class lc_chunk_unpacker_class = {
     .input = &lc_item_chunk,
     .output = &lc_item_frame,
     .priv_size = sizeof(unpacker),
+    .worker = unpacker_worker,
+    .threads = unpacker_threads,
+    .workers = "workers",
     .config_fields = unpacker_fields,
     .config_size = sizeof(unpacker_config),
     .config_check = unpacker_config_check,
-    .init = unpacker_init,
-    .fini = unpacker_fini,
-    .start = unpacker_start,
-    .stop = unpacker_stop,
     .flush_metrics = unpacker_flush,
 };

@@ -39,7 +39,6 @@ static int validator_config_check(void *p, lc_error *err)
 #define N_REASONS LC_RECORD_CHECK_REASONS
 
 typedef struct validator {
-    lc_worker_pool pool;
     atomic_uint_fast64_t n_ok, n_checked_upstream, n_bad[N_REASONS + 1];
 } validator;
 
@@ -85,39 +84,9 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
 }
 
-static int validator_init(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    validator *v = s->priv;
-    const validator_config *c = s->config;
-    lc_worker_pool_init(&v->pool, "workers", c->threads);
-    return 0;
-}
-
-static int validator_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    validator *v = s->priv;
-    lc_worker_pool_start(&v->pool, s, validator_worker);
-    return 0;
-}
-
-static void validator_stop(lc_stage *s)
-{
-    validator *v = s->priv;
-    lc_worker_pool_join(&v->pool);
-}
-
-static void validator_fini(lc_stage *s)
-{
-    validator *v = s->priv;
-    lc_worker_pool_fini(&v->pool);
-}
-
 static void validator_flush(lc_stage *s, lc_stage_metrics *m)
 {
     validator *v = s->priv;
-    lc_worker_pool_flush(&v->pool, m);
     lc_metrics_add_count(m, "valid_chunks", atomic_exchange(&v->n_ok, 0));
     lc_metrics_add_count(m, "checked_upstream", atomic_exchange(&v->n_checked_upstream, 0));
     for (size_t i = 0; i <= N_REASONS; i++) {
@@ -129,18 +98,22 @@ static void validator_flush(lc_stage *s, lc_stage_metrics *m)
     }
 }
 
+static unsigned validator_threads(const void *config)
+{
+    return ((const validator_config *)config)->threads;
+}
+
 const lc_stage_class lc_chunk_validator_class = {
     .type_name = "chunk_validator",
     .summary = "drops chunks with malformed records, counting each reason",
     .input = &lc_item_chunk,
     .output = &lc_item_chunk,
     .priv_size = sizeof(validator),
+    .worker = validator_worker,
+    .threads = validator_threads,
+    .workers = "workers",
     .config_fields = validator_fields,
     .config_size = sizeof(validator_config),
     .config_check = validator_config_check,
-    .init = validator_init,
-    .fini = validator_fini,
-    .start = validator_start,
-    .stop = validator_stop,
     .flush_metrics = validator_flush,
 };

@@ -133,7 +133,6 @@ typedef struct held_batch {
 } held_batch;
 
 typedef struct fw {
-    lc_worker_pool pool;
     int wake_fd;
     /* The rest up to the metrics belongs to the worker thread (and to start
      * before, fini after it). */
@@ -670,7 +669,6 @@ static int fw_init(lc_stage *s, lc_error *err)
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
-    lc_worker_pool_init(&f->pool, "writer", 1);
     return 0;
 }
 
@@ -744,7 +742,6 @@ static int fw_start(lc_stage *s, lc_error *err)
     int rc = open_target(s, f, err);
     if (rc != 0)
         return rc;
-    lc_worker_pool_start(&f->pool, s, fw_worker);
     return 0;
 }
 
@@ -754,13 +751,11 @@ static void fw_stop(lc_stage *s)
     uint64_t one = 1;
     if (f->wake_fd >= 0 && write(f->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
         LC_WARN("%s: cannot wake the writer: %s", s->name, strerror(errno));
-    lc_worker_pool_join(&f->pool);
 }
 
 static void fw_fini(lc_stage *s)
 {
     fw *f = s->priv;
-    lc_worker_pool_fini(&f->pool);
     /* Close first: batches spliced into the pipe are only unmapped after. */
     if (f->fd >= 0)
         close(f->fd);
@@ -781,7 +776,6 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
     if (atomic_load(&f->g_waiting))
         snprintf(m->warning, sizeof m->warning, "no reader: start one with  python3 -m lcmon %s",
                  c->path);
-    lc_worker_pool_flush(&f->pool, m);
     lc_metrics_add_count(m, "batches", atomic_exchange(&f->n_batches, 0));
     lc_metrics_add_count(m, "rows", atomic_exchange(&f->n_rows, 0));
     lc_metrics_add_count(m, "bytes", atomic_exchange(&f->n_bytes, 0));
@@ -841,6 +835,8 @@ const lc_stage_class lc_fifo_writer_class = {
     .input = &lc_item_batch,
     .output = NULL,
     .priv_size = sizeof(fw),
+    .worker = fw_worker,
+    .workers = "writer",
     .config_fields = fw_fields,
     .config_size = sizeof(fw_config),
     .config_check = fw_config_check,

@@ -91,7 +91,6 @@ typedef struct pending_file {
 } pending_file;
 
 typedef struct fpp {
-    lc_worker_pool pool;
     int inotify_fd;
     int wake_fd;
     watch_dir *dirs;
@@ -512,15 +511,6 @@ static int fpp_init(lc_stage *s, lc_error *err)
                                 strerror(e));
         }
     }
-    lc_worker_pool_init(&f->pool, "scanner", 1);
-    return 0;
-}
-
-static int fpp_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    fpp *f = s->priv;
-    lc_worker_pool_start(&f->pool, s, fpp_worker);
     return 0;
 }
 
@@ -530,13 +520,11 @@ static void fpp_stop(lc_stage *s)
     uint64_t one = 1;
     if (f->wake_fd >= 0 && write(f->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
         LC_WARN("%s: cannot wake the watcher: %s", s->name, strerror(errno));
-    lc_worker_pool_join(&f->pool);
 }
 
 static void fpp_fini(lc_stage *s)
 {
     fpp *f = s->priv;
-    lc_worker_pool_fini(&f->pool);
     for (size_t i = 0; i < f->n_dirs; i++)
         free(f->dirs[i].path);
     free(f->dirs);
@@ -559,7 +547,6 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
         snprintf(m->warning, sizeof m->warning, "waiting for %s to exist", c->directory);
     else if (warn == WARN_NO_FILES)
         snprintf(m->warning, sizeof m->warning, "no .gz or .tar files in %s", c->directory);
-    lc_worker_pool_flush(&f->pool, m);
     lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
     lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));
     lc_metrics_add_count(m, "watch_events", atomic_exchange(&f->n_watch_events, 0));
@@ -594,13 +581,14 @@ const lc_stage_class lc_file_path_provider_class = {
     .input = NULL,
     .output = &lc_item_path,
     .priv_size = sizeof(fpp),
+    .worker = fpp_worker,
+    .workers = "scanner",
     .config_fields = fpp_fields,
     .config_size = sizeof(fpp_config),
     .config_check = fpp_config_check,
     .preflight = fpp_preflight,
     .init = fpp_init,
     .fini = fpp_fini,
-    .start = fpp_start,
     .stop = fpp_stop,
     .flush_metrics = fpp_flush,
 };

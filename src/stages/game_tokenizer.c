@@ -156,7 +156,6 @@ _Static_assert(LC_CHESS_VOCAB_SIZE <= UINT16_MAX + 1, "token ids fit in uint16_t
 #define LOG_FIRST 5
 
 typedef struct tokenizer {
-    lc_worker_pool pool;
     lc_batch_layout layout;
     lc_batch_sink sink;
     atomic_uint_fast64_t n_games, n_positions, n_bad_oov, n_bad_fen, n_bad_missing, n_logged;
@@ -407,28 +406,12 @@ static int tok_init(lc_stage *s, lc_error *err)
         lc_batch_layout_add(&t->layout, "target", LC_DTYPE_I64, 0, NULL);
     }
     lc_batch_sink_init(&t->sink, &t->layout, c->threads);
-    lc_worker_pool_init(&t->pool, "workers", c->threads);
     return 0;
-}
-
-static int tok_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    tokenizer *t = s->priv;
-    lc_worker_pool_start(&t->pool, s, tok_worker);
-    return 0;
-}
-
-static void tok_stop(lc_stage *s)
-{
-    tokenizer *t = s->priv;
-    lc_worker_pool_join(&t->pool);
 }
 
 static void tok_fini(lc_stage *s)
 {
     tokenizer *t = s->priv;
-    lc_worker_pool_fini(&t->pool);
     lc_batch_sink_fini(&t->sink);
     free_buffers(t, ((const tok_config *)s->config)->threads);
 }
@@ -437,7 +420,6 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
 {
     tokenizer *t = s->priv;
     const tok_config *c = s->config;
-    lc_worker_pool_flush(&t->pool, m);
     lc_batch_sink_flush(&t->sink, m, "samples");
     lc_metrics_add_count(m, "games", atomic_exchange(&t->n_games, 0));
     lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_positions, 0));
@@ -458,18 +440,24 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", dec ? "decoder" : "encoder");
 }
 
+static unsigned tok_threads(const void *config)
+{
+    return ((const tok_config *)config)->threads;
+}
+
 const lc_stage_class lc_game_tokenizer_class = {
     .type_name = "game_tokenizer",
     .summary = "tokenizes games into decoder (whole-game) or encoder (one position) batches",
     .input = &lc_item_game,
     .output = &lc_item_batch,
     .priv_size = sizeof(tokenizer),
+    .worker = tok_worker,
+    .threads = tok_threads,
+    .workers = "workers",
     .config_fields = tok_fields,
     .config_size = sizeof(tok_config),
     .config_check = tok_config_check,
     .init = tok_init,
     .fini = tok_fini,
-    .start = tok_start,
-    .stop = tok_stop,
     .flush_metrics = tok_flush,
 };

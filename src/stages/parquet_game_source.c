@@ -167,7 +167,6 @@ typedef struct pq_unit {
 } pq_unit;
 
 typedef struct pgs {
-    lc_worker_pool pool;
     pthread_mutex_t mu;
     pthread_cond_t cond;
     /* Under mu. */
@@ -1202,16 +1201,13 @@ static int pgs_init(lc_stage *s, lc_error *err)
 {
     (void)err;
     pgs *g = s->priv;
-    const pgs_config *c = s->config;
     lc_mutex_init(&g->mu);
     lc_cond_init(&g->cond);
-    lc_worker_pool_init(&g->pool, "readers", c->threads);
     return 0;
 }
 
 static int pgs_start(lc_stage *s, lc_error *err)
 {
-    pgs *g = s->priv;
     const pgs_config *c = s->config;
     struct stat st;
     if (stat(c->path, &st) != 0)
@@ -1224,7 +1220,6 @@ static int pgs_start(lc_stage *s, lc_error *err)
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     if (world > 1)
         LC_INFO("%s: reading the games of share %u of %u", s->name, s->env->rank, world);
-    lc_worker_pool_start(&g->pool, s, pgs_worker);
     return 0;
 }
 
@@ -1234,13 +1229,11 @@ static void pgs_stop(lc_stage *s)
     lc_mutex_lock(&g->mu);
     lc_cond_broadcast(&g->cond);
     lc_mutex_unlock(&g->mu);
-    lc_worker_pool_join(&g->pool);
 }
 
 static void pgs_fini(lc_stage *s)
 {
     pgs *g = s->priv;
-    lc_worker_pool_fini(&g->pool);
     /* Row groups not read (a stop): release their files. */
     for (size_t i = g->head_unit; i < g->n_units; i++) {
         pq_file *f = g->units[i].f;
@@ -1267,7 +1260,6 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
 {
     pgs *g = s->priv;
     const pgs_config *c = s->config;
-    lc_worker_pool_flush(&g->pool, m);
     lc_metrics_add_count(m, "files", atomic_exchange(&g->n_files, 0));
     lc_metrics_add_count(m, "row_groups", atomic_exchange(&g->n_rg_read, 0));
     lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
@@ -1307,6 +1299,11 @@ static int pgs_preflight(const void *config, lc_error *err)
     return 0;
 }
 
+static unsigned pgs_threads(const void *config)
+{
+    return ((const pgs_config *)config)->threads;
+}
+
 const lc_stage_class lc_parquet_game_source_class = {
     .type_name = "parquet_game_source",
     .summary = "reads games from Parquet tables (shuffled per epoch, split between threads "
@@ -1314,6 +1311,9 @@ const lc_stage_class lc_parquet_game_source_class = {
     .input = NULL,
     .output = &lc_item_game,
     .priv_size = sizeof(pgs),
+    .worker = pgs_worker,
+    .threads = pgs_threads,
+    .workers = "readers",
     .config_fields = pgs_fields,
     .config_size = sizeof(pgs_config),
     .config_check = pgs_config_check,

@@ -187,7 +187,6 @@ typedef struct pool_source {
 typedef struct pool {
     lc_thread ingest_thread;
     lc_load_meter ingest_meter;
-    lc_worker_pool loaders;
 
     pthread_mutex_t mu;
     pthread_cond_t cond;
@@ -803,7 +802,6 @@ static int pool_init(lc_stage *s, lc_error *err)
     lc_cond_init(&p->cond);
     lc_load_init(&p->ingest_meter);
     lc_deque_init(&p->sources, sizeof(pool_source));
-    lc_worker_pool_init(&p->loaders, "loading", c->threads);
     if (c->anchor && c->anchor[0])
         p->anchor = lc_xstrdup(c->anchor);
     lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
@@ -821,7 +819,6 @@ static int pool_start(lc_stage *s, lc_error *err)
     char name[32];
     snprintf(name, sizeof name, "%s-in", s->name);
     lc_thread_start(&p->ingest_thread, name, ingest_main, s);
-    lc_worker_pool_start(&p->loaders, s, loader_worker);
     return 0;
 }
 
@@ -832,13 +829,11 @@ static void pool_stop(lc_stage *s)
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
     lc_thread_join(&p->ingest_thread);
-    lc_worker_pool_join(&p->loaders);
 }
 
 static void pool_fini(lc_stage *s)
 {
     pool *p = s->priv;
-    lc_worker_pool_fini(&p->loaders);
     lc_load_fini(&p->ingest_meter);
     for (size_t i = 0; i < lc_deque_len(&p->sources); i++)
         free_entry(p, ring_at(p, i));
@@ -858,7 +853,6 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     double busy, total;
     lc_load_flush(&p->ingest_meter, &busy, &total);
     lc_metrics_add_load(m, "ingestion", busy, total, 1);
-    lc_worker_pool_flush(&p->loaders, m);
     uint64_t dropped = atomic_exchange(&p->n_dropped, 0);
     lc_metrics_add_count(m, "chunks_emitted", atomic_exchange(&p->n_emitted, 0));
     lc_metrics_add_count(m, "dropped_chunks", dropped);
@@ -953,12 +947,20 @@ static int pool_carry_in(lc_stage *s, const char *carried, lc_error *err)
     return 0;
 }
 
+static unsigned pool_threads(const void *config)
+{
+    return ((const pool_config *)config)->threads;
+}
+
 const lc_stage_class lc_shuffling_chunk_pool_class = {
     .type_name = "shuffling_chunk_pool",
     .summary = "keeps a shuffled window of the newest chunks; anchors count new games",
     .input = &lc_item_source,
     .output = &lc_item_chunk,
     .priv_size = sizeof(pool),
+    .worker = loader_worker,
+    .threads = pool_threads,
+    .workers = "loading",
     .config_fields = pool_fields,
     .config_size = sizeof(pool_config),
     .config_check = pool_config_check,

@@ -42,7 +42,6 @@ static int sampler_config_check(void *p, lc_error *err)
 }
 
 typedef struct sampler {
-    lc_worker_pool pool;
     lc_reservoir res;
     atomic_uint_fast64_t fill; /* res.fill, for the gauge */
     atomic_uint_fast64_t n_in, n_out;
@@ -97,7 +96,6 @@ static int sampler_init(lc_stage *s, lc_error *err)
                             "reservoir_size: cannot reserve %zu MB for %llu frames (lower it)",
                             (size_t)(c->reservoir_size * sizeof(lc_frame)) >> 20,
                             (unsigned long long)c->reservoir_size);
-    lc_worker_pool_init(&sm->pool, "sampler", 1);
     return 0;
 }
 
@@ -106,20 +104,12 @@ static int sampler_start(lc_stage *s, lc_error *err)
     (void)err;
     sampler *sm = s->priv;
     sm->fill_started = lc_now_seconds();
-    lc_worker_pool_start(&sm->pool, s, sampler_worker);
     return 0;
-}
-
-static void sampler_stop(lc_stage *s)
-{
-    sampler *sm = s->priv;
-    lc_worker_pool_join(&sm->pool);
 }
 
 static void sampler_fini(lc_stage *s)
 {
     sampler *sm = s->priv;
-    lc_worker_pool_fini(&sm->pool);
     lc_frame *held = (lc_frame *)sm->res.slots;
     for (uint64_t i = 0; i < sm->res.fill; i++)
         lc_frame_fini(&held[i]);
@@ -130,7 +120,6 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
 {
     sampler *sm = s->priv;
     const sampler_config *c = s->config;
-    lc_worker_pool_flush(&sm->pool, m);
     lc_metrics_add_count(m, "frames_in", atomic_exchange(&sm->n_in, 0));
     lc_metrics_add_count(m, "frames_out", atomic_exchange(&sm->n_out, 0));
     lc_metrics_set_gauge(m, "reservoir_size", (int64_t)atomic_load(&sm->fill),
@@ -143,12 +132,13 @@ const lc_stage_class lc_shuffling_frame_sampler_class = {
     .input = &lc_item_frame,
     .output = &lc_item_frame,
     .priv_size = sizeof(sampler),
+    .worker = sampler_worker,
+    .workers = "sampler",
     .config_fields = sampler_fields,
     .config_size = sizeof(sampler_config),
     .config_check = sampler_config_check,
     .init = sampler_init,
     .fini = sampler_fini,
     .start = sampler_start,
-    .stop = sampler_stop,
     .flush_metrics = sampler_flush,
 };

@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "training_metrics.pb-c.h"
 
 void lc_worker_pool_init(lc_worker_pool *p, const char *name, unsigned n)
 {
@@ -91,6 +94,97 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m)
         total += t;
     }
     lc_metrics_add_load(m, p->name, busy, total, p->n);
+}
+
+/* --- a stage's life ------------------------------------------------------ */
+
+int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, const void *config,
+                  const lc_stage_env *env, lc_queue *input, size_t capacity,
+                  lc_overflow overflow, lc_error *err)
+{
+    s->cls = cls;
+    s->name = lc_xstrdup(name);
+    s->config = config;
+    s->env = env;
+    s->input = input;
+    lc_run_state_init(&s->run);
+    if (cls->output) {
+        s->output_name = lc_stage_queue_name(name);
+        s->output = lc_queue_new(s->output_name, cls->output, capacity, overflow);
+    }
+    s->priv = lc_xcalloc(1, cls->priv_size ? cls->priv_size : 1);
+    int rc = cls->init ? cls->init(s, err) : 0;
+    if (rc != 0) {
+        free(s->priv);
+        s->priv = NULL; /* no fini for a stage whose init failed */
+        lc_stage_fini(s);
+        return rc;
+    }
+    if (cls->worker)
+        lc_worker_pool_init(&s->pool, cls->workers ? cls->workers : "workers",
+                            cls->threads ? cls->threads(config) : 1);
+    return 0;
+}
+
+int lc_stage_start(lc_stage *s, lc_error *err)
+{
+    int rc = s->cls->start ? s->cls->start(s, err) : 0;
+    if (rc != 0)
+        return rc;
+    if (s->cls->worker)
+        lc_worker_pool_start(&s->pool, s, s->cls->worker);
+    s->started = true;
+    return 0;
+}
+
+void lc_stage_stop(lc_stage *s)
+{
+    if (!s->started)
+        return;
+    s->started = false;
+    if (s->cls->stop)
+        s->cls->stop(s);
+    lc_worker_pool_join(&s->pool);
+}
+
+void lc_stage_fini(lc_stage *s)
+{
+    if (s->priv && s->cls->fini)
+        s->cls->fini(s);
+    lc_worker_pool_fini(&s->pool);
+    free(s->priv);
+    lc_queue_free(s->output);
+    free(s->output_name);
+    free(s->name);
+    lc_run_state_fini(&s->run);
+    memset(s, 0, sizeof *s);
+}
+
+int lc_stage_state(lc_stage *s)
+{
+    if (atomic_load(&s->finished))
+        return LCMON__STAGE_STATE__STAGE_FINISHED;
+    if (lc_run_state_stopping(&s->run))
+        return LCMON__STAGE_STATE__STAGE_STOPPED;
+    if (lc_run_state_paused(&s->run))
+        return LCMON__STAGE_STATE__STAGE_PAUSED;
+    return LCMON__STAGE_STATE__STAGE_RUNNING;
+}
+
+void lc_stage_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    lc_stage_metrics_clear(m);
+    snprintf(m->name, sizeof m->name, "%s", s->name);
+    snprintf(m->type, sizeof m->type, "%s", s->cls->type_name);
+    m->state = lc_stage_state(s);
+    m->items_out = atomic_exchange(&s->items_out, 0);
+    if (s->output)
+        lc_metrics_add_queue(m, s->output_name, s->output);
+    /* The class's own loads (a private thread's) come before its workers'. */
+    if (s->cls->flush_metrics)
+        s->cls->flush_metrics(s, m);
+    if (s->pool.threads)
+        lc_worker_pool_flush(&s->pool, m);
 }
 
 char *lc_stage_queue_name(const char *stage)

@@ -10,14 +10,18 @@
  * started by `start` run concurrently, and they talk to the rest of the
  * pipeline only through queues.
  *
- * Life cycle: config_check (defaults and ranges, at load time) -> init
- * (allocate, no threads) -> start (threads run) -> [pause/resume, control,
- * flush_metrics from the metrics thread] -> stop (request stop, wake every
- * wait, join) -> fini. Pausing is generic: workers call
- * lc_run_state_check() between items. Stopping is generic too: the
- * orchestrator sets the run state to stopping and closes the stage's input
- * and output queues, which wakes every blocked put and get; the class's
- * `stop` then wakes whatever else it waits on (inotify, a pipe) and joins.
+ * Life cycle, run by this file (lc_stage_init ... lc_stage_fini) for the
+ * pipeline and the tests alike: config_check (defaults and ranges, at load
+ * time) -> init (allocate, no threads) -> start (the class's own set-up,
+ * then its worker pool) -> [pause/resume, control, flush from the metrics
+ * thread] -> stop -> fini. A class names its worker function and how many
+ * threads run it; stage.c owns the pool (starting, joining, its load
+ * metrics). Pausing is generic: workers call lc_run_state_check() between
+ * items. Stopping is generic too: the orchestrator sets the run state to
+ * stopping and closes the stage's input and output queues, which wakes
+ * every blocked put and get; the class's `stop` then wakes whatever else it
+ * waits on (inotify, a pipe) and joins its own threads, and the pool is
+ * joined last.
  *
  * A worker that runs out of input (input closed and drained) finishes: the
  * output queue closes when the last worker is done (queue producers), and the
@@ -73,14 +77,25 @@ typedef struct lc_stage_class {
      * config_check, one per line. May be NULL. */
     int (*preflight)(const void *config, lc_error *err);
 
+    /* The worker pool: `threads` workers (from the checked config block;
+     * NULL means one) each run worker(s, index, meter) until it returns;
+     * `workers` names the pool's load metric. */
+    void (*worker)(lc_stage *s, unsigned index, lc_load_meter *meter);
+    unsigned (*threads)(const void *config);
+    const char *workers;
+
+    /* Each of these may be NULL. init allocates private state (no
+     * threads); start does what must happen before the workers run (open a
+     * pipe, start a private thread); stop is called once the run state says
+     * stopping and the queues are closed, to wake private waits and join
+     * private threads (the pool is joined after it); fini frees. */
     int (*init)(lc_stage *s, lc_error *err);
     void (*fini)(lc_stage *s);
     int (*start)(lc_stage *s, lc_error *err);
-    /* Called after the run state says stopping and the queues are closed:
-     * wake private waits, join threads. */
     void (*stop)(lc_stage *s);
-    /* Fill loads, counts and gauges since the previous flush. The generic
-     * part (name, type, state, output queue) is filled by the caller. */
+    /* Counts and gauges since the previous flush. The generic part (name,
+     * type, state, items out, output queue, the pool's load) is filled
+     * by lc_stage_flush. */
     void (*flush_metrics)(lc_stage *s, lc_stage_metrics *m);
     /* Answer a request meant for this stage type: return 1 and fill resp
      * when handled, 0 when the request does not concern the stage, or a
@@ -96,6 +111,18 @@ typedef struct lc_stage_class {
     int (*carry_in)(lc_stage *s, const char *carried, lc_error *err);
 } lc_stage_class;
 
+/* A pool of identical worker threads, each with its own load meter. */
+typedef struct lc_worker_pool lc_worker_pool;
+struct lc_worker_pool {
+    const char *name; /* metric name of the pool, e.g. "workers" */
+    unsigned n;
+    lc_thread *threads;
+    lc_load_meter *meters;
+    lc_stage *stage;
+    void (*fn)(lc_stage *s, unsigned index, lc_load_meter *meter);
+    atomic_uint live; /* workers that have not returned */
+};
+
 struct lc_stage {
     const lc_stage_class *cls;
     char *name;
@@ -108,18 +135,31 @@ struct lc_stage {
     void *priv;
     atomic_uint_fast64_t items_out; /* items put on the output (a sink: items it delivered) */
     atomic_int finished;            /* every worker ran out of input */
+    lc_worker_pool pool;            /* the class's workers (stage.c's) */
+    bool started;
 };
 
-/* A pool of identical worker threads, each with its own load meter. */
-typedef struct lc_worker_pool {
-    const char *name; /* metric name of the pool, e.g. "workers" */
-    unsigned n;
-    lc_thread *threads;
-    lc_load_meter *meters;
-    lc_stage *stage;
-    void (*fn)(lc_stage *s, unsigned index, lc_load_meter *meter);
-    atomic_uint live; /* workers that have not returned */
-} lc_worker_pool;
+/*
+ * A stage's life (see the top of this file), the same for a pipeline and a
+ * stage run alone. lc_stage_init fills a zeroed *s: its output queue
+ * (capacity, overflow; none for a sink), private state, the class's init
+ * and its worker pool; on failure nothing is left and err holds the
+ * class's message. lc_stage_start runs the class's start, then the
+ * workers. lc_stage_stop (after lc_run_state_stop and closing the queues)
+ * runs the class's stop and joins the workers; a stage never started is
+ * left alone. lc_stage_fini frees everything but config and env.
+ */
+int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, const void *config,
+                  const lc_stage_env *env, lc_queue *input, size_t capacity,
+                  lc_overflow overflow, lc_error *err);
+int lc_stage_start(lc_stage *s, lc_error *err);
+void lc_stage_stop(lc_stage *s);
+void lc_stage_fini(lc_stage *s);
+/* One metrics flush into m: the generic part, the class's, the pool's load. */
+void lc_stage_flush(lc_stage *s, lc_stage_metrics *m);
+/* STAGE_RUNNING, PAUSED, STOPPED or FINISHED (an Lcmon__StageState). */
+int lc_stage_state(lc_stage *s);
+
 
 /* Threads are named "<stage>-<index>" (truncated to 15 bytes). If the stage
  * has an output, each worker is registered as one of its producers, so the

@@ -58,7 +58,6 @@ static int tensor_config_check(void *p, lc_error *err)
 }
 
 typedef struct tensor_gen {
-    lc_worker_pool pool;
     lc_batch_layout layout;
     lc_batch_sink sink;
 } tensor_gen;
@@ -120,36 +119,24 @@ static int tensor_init(lc_stage *s, lc_error *err)
         lc_batch_layout_add(&t->layout, "plies_left", LC_DTYPE_F32, 0, NULL);
     }
     lc_batch_sink_init(&t->sink, &t->layout, c->threads);
-    lc_worker_pool_init(&t->pool, "workers", c->threads);
     return 0;
-}
-
-static int tensor_start(lc_stage *s, lc_error *err)
-{
-    (void)err;
-    tensor_gen *t = s->priv;
-    lc_worker_pool_start(&t->pool, s, tensor_worker);
-    return 0;
-}
-
-static void tensor_stop(lc_stage *s)
-{
-    tensor_gen *t = s->priv;
-    lc_worker_pool_join(&t->pool);
 }
 
 static void tensor_fini(lc_stage *s)
 {
     tensor_gen *t = s->priv;
-    lc_worker_pool_fini(&t->pool);
     lc_batch_sink_fini(&t->sink);
 }
 
 static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
 {
     tensor_gen *t = s->priv;
-    lc_worker_pool_flush(&t->pool, m);
     lc_batch_sink_flush(&t->sink, m, "positions");
+}
+
+static unsigned tensor_threads(const void *config)
+{
+    return ((const tensor_config *)config)->threads;
 }
 
 const lc_stage_class lc_tensor_generator_class = {
@@ -158,12 +145,13 @@ const lc_stage_class lc_tensor_generator_class = {
     .input = &lc_item_frame,
     .output = &lc_item_batch,
     .priv_size = sizeof(tensor_gen),
+    .worker = tensor_worker,
+    .threads = tensor_threads,
+    .workers = "workers",
     .config_fields = tensor_fields,
     .config_size = sizeof(tensor_config),
     .config_check = tensor_config_check,
     .init = tensor_init,
     .fini = tensor_fini,
-    .start = tensor_start,
-    .stop = tensor_stop,
     .flush_metrics = tensor_flush,
 };

@@ -25,7 +25,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "format/batch.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 
 #include <stdio.h>

@@ -35,7 +35,7 @@
 #include "core/thread.h"
 #include "format/chunk_source.h"
 #include "format/packed_chunk.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 

@@ -12,7 +12,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "format/packed_chunk.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 

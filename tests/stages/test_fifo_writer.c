@@ -32,7 +32,7 @@
 #include "core/metrics.h"
 #include "format/batch.h"
 #include "format/batch_stream.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 
 #include <poll.h>

@@ -10,7 +10,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "format/frame.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 

@@ -20,7 +20,7 @@
 #include "format/batch.h"
 #include "format/chess_tokens.h"
 #include "pipeline/config.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 

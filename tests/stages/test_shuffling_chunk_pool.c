@@ -15,7 +15,7 @@
 #include "core/text.h"
 #include "format/chunk_source.h"
 #include "format/record.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 

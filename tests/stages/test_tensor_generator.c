@@ -17,7 +17,7 @@
 #include "core/thread.h"
 #include "format/batch.h"
 #include "format/frame.h"
-#include "pipeline/standalone.h"
+#include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 

@@ -1,10 +1,12 @@
 /*
- * standalone: one stage outside any pipeline, for tests and tools. The caller
- * owns the input queue (it puts items and closes it) and reads the output
- * queue. Configuration is the YAML text of the stage-type block.
+ * standalone: one stage outside any pipeline, for the tests (the test
+ * harness, not part of lcmon). The stage lives as in a pipeline
+ * (stages/stage.h's lc_stage_init ... lc_stage_fini); the caller owns the
+ * input queue (it puts items and closes it) and reads the output queue.
+ * Configuration is the YAML text of the stage-type block.
  */
-#ifndef LC_PIPELINE_STANDALONE_H
-#define LC_PIPELINE_STANDALONE_H
+#ifndef LC_TESTS_STANDALONE_H
+#define LC_TESTS_STANDALONE_H
 
 #include "core/error.h"
 #include "stages/stage.h"

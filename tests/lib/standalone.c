@@ -1,0 +1,80 @@
+/*
+ * standalone: see standalone.h.
+ */
+#include "standalone.h"
+
+#include "pipeline/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct standalone {
+    lc_stage stage; /* first: the stage is the harness */
+    lc_stage_env env;
+} standalone;
+
+int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *yaml_block,
+                      lc_queue *input, size_t out_capacity, const lc_stage_env *env,
+                      lc_stage **out, lc_error *err)
+{
+    *out = NULL;
+    void *block = NULL;
+    int rc = lc_config_parse_block(cls, yaml_block, &block, err);
+    if (rc != 0)
+        return rc;
+    standalone *sa = lc_xcalloc(1, sizeof *sa);
+    if (env)
+        sa->env = *env;
+    else
+        sa->env = (lc_stage_env){.seed = 0, .rank = 0, .world_size = 1, .rank_source = "default"};
+    rc = lc_stage_init(&sa->stage, cls, name, block, &sa->env, input,
+                       out_capacity ? out_capacity : 16, LC_OVERFLOW_BLOCK, err);
+    if (rc != 0) {
+        lc_config_free_block(cls, block);
+        free(sa);
+        return rc;
+    }
+    *out = &sa->stage;
+    return 0;
+}
+
+int lc_standalone_start(lc_stage *s, lc_error *err)
+{
+    return lc_stage_start(s, err);
+}
+
+void lc_standalone_stop(lc_stage *s)
+{
+    if (!s->started)
+        return;
+    lc_run_state_stop(&s->run);
+    /* As in a pipeline stop: closing both queues wakes every wait on them. */
+    if (s->input)
+        lc_queue_close(s->input);
+    if (s->output)
+        lc_queue_close(s->output);
+    lc_stage_stop(s);
+}
+
+void lc_standalone_free(lc_stage *s)
+{
+    if (!s)
+        return;
+    lc_standalone_stop(s);
+    const lc_stage_class *cls = s->cls;
+    void *block = (void *)s->config;
+    lc_stage_fini(s);
+    lc_config_free_block(cls, block);
+    free((standalone *)s);
+}
+
+void lc_standalone_flush(lc_stage *s, lc_stage_metrics *m)
+{
+    lc_stage_flush(s, m);
+}
+
+int lc_standalone_control(lc_stage *s, const Lcmon__StageControlRequest *req,
+                          Lcmon__StageControlResponse *resp, lc_error *err)
+{
+    return s->cls->control ? s->cls->control(s, req, resp, err) : 0;
+}
