@@ -29,28 +29,9 @@ double tui_load_fraction(const Lcmon__LoadMetricProto *l)
     return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
-static bool has_prefix(const char *s, const char *p)
-{
-    return strncmp(s, p, strlen(p)) == 0;
-}
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 uint64_t tui_stage_bad(const Lcmon__StageMetricProto *s)
 {
-    uint64_t bad = 0;
-    for (size_t i = 0; i < s->n_count_metrics; i++) {
-        const Lcmon__CountMetricProto *c = s->count_metrics[i];
-        const char *n = c->name ? c->name : "";
-        if (has_prefix(n, "bad_") || has_suffix(n, "_errors") || has_prefix(n, "unreadable_") ||
-            has_prefix(n, "truncated_"))
-            bad += c->count;
-    }
-    return bad;
+    return lc_proto_bad_input(s);
 }
 
 uint64_t tui_stage_dropped(const Lcmon__StageMetricProto *s)

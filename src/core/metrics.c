@@ -60,10 +60,21 @@ void lc_metrics_add_queue(lc_stage_metrics *m, const char *name, lc_queue *q)
     mq->capacity = c.capacity;
 }
 
-void lc_metrics_add_count(lc_stage_metrics *m, const char *name, uint64_t n)
+static void add_count(lc_stage_metrics *m, const char *name, uint64_t n, lc_count_kind kind)
 {
     lc_metric_count *c = FIND_OR_ADD(m->count, m->n_count, LC_METRICS_MAX_COUNT, name, "count");
     c->count += n;
+    c->kind = kind;
+}
+
+void lc_metrics_add_count(lc_stage_metrics *m, const char *name, uint64_t n)
+{
+    add_count(m, name, n, LC_COUNT_WORK);
+}
+
+void lc_metrics_add_bad(lc_stage_metrics *m, const char *name, uint64_t n)
+{
+    add_count(m, name, n, LC_COUNT_BAD_INPUT);
 }
 
 void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, int64_t capacity,
@@ -102,7 +113,7 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
         d->capacity = s->capacity;
     }
     for (int i = 0; i < src->n_count; i++)
-        lc_metrics_add_count(dst, src->count[i].name, src->count[i].count);
+        add_count(dst, src->count[i].name, src->count[i].count, src->count[i].kind);
     for (int i = 0; i < src->n_gauge; i++)
         lc_metrics_set_gauge(dst, src->gauge[i].name, src->gauge[i].value,
                              src->gauge[i].capacity, src->gauge[i].has_capacity);

@@ -46,9 +46,16 @@ typedef struct lc_metric_queue {
     uint64_t capacity;
 } lc_metric_queue;
 
+/* What a count counts, so that readers (the screen's BAD column, the status
+ * line) need not guess from its name: work done, or bad input refused (a
+ * record, chunk, file, row group or game). The values are the proto's
+ * CountKind. */
+typedef enum lc_count_kind { LC_COUNT_WORK = 0, LC_COUNT_BAD_INPUT = 1 } lc_count_kind;
+
 typedef struct lc_metric_count {
     char name[LC_METRIC_NAME_MAX];
     uint64_t count;
+    lc_count_kind kind;
 } lc_metric_count;
 
 typedef struct lc_metric_gauge {
@@ -95,6 +102,8 @@ void lc_metrics_add_load(lc_stage_metrics *m, const char *name, double busy, dou
 void lc_metrics_add_queue(lc_stage_metrics *m, const char *name, struct lc_queue *q);
 /* Adds n to the count of that name (creating it at 0). */
 void lc_metrics_add_count(lc_stage_metrics *m, const char *name, uint64_t n);
+/* A count of bad input (LC_COUNT_BAD_INPUT). */
+void lc_metrics_add_bad(lc_stage_metrics *m, const char *name, uint64_t n);
 void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, int64_t capacity,
                           bool has_capacity);
 void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *s);

@@ -54,6 +54,15 @@ uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name)
     return c ? c->count : 0;
 }
 
+uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; s && i < s->n_count_metrics; i++)
+        if (s->count_metrics[i]->kind == LCMON__COUNT_KIND__COUNT_BAD_INPUT)
+            bad += s->count_metrics[i]->count;
+    return bad;
+}
+
 const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s)
 {
     return s && s->item_unit && s->item_unit[0] ? s->item_unit : "items";

@@ -44,6 +44,8 @@ const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto
                                                    const char *name);
 /* The count of that name, 0 when absent (s may be NULL). */
 uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name);
+/* The sum of a stage's counts of bad input (kind COUNT_BAD_INPUT). */
+uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s);
 
 /* What a stage's items_out counts, plural ("chunks", "frames", "batches"; a
  * sink counts what it delivers, so its input's), and what a queue holds;

@@ -113,6 +113,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         c->name = lc_xstrdup(m->count[i].name);
         c->has_count = true;
         c->count = m->count[i].count;
+        c->has_kind = m->count[i].kind != LC_COUNT_WORK;
+        c->kind = (Lcmon__CountKind)m->count[i].kind;
         p->count_metrics[i] = c;
     }
     p->n_gauge_metrics = (size_t)m->n_gauge;

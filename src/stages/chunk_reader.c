@@ -79,7 +79,7 @@ static void reader_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "sources", atomic_exchange(&r->n_sources, 0));
     lc_metrics_add_count(m, "chunks", atomic_exchange(&r->n_chunks, 0));
     uint64_t bad = atomic_exchange(&r->n_bad, 0);
-    lc_metrics_add_count(m, "bad_chunks", bad);
+    lc_metrics_add_bad(m, "bad_chunks", bad);
     m->dropped += bad;
 }
 

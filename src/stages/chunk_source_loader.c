@@ -217,11 +217,11 @@ static void csl_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "skipped_files", skipped);
     m->skipped_files += skipped;
     uint64_t bad = atomic_exchange(&c->n_unreadable, 0);
-    lc_metrics_add_count(m, "unreadable_files", bad);
+    lc_metrics_add_bad(m, "unreadable_files", bad);
     m->dropped += bad;
     lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
-    lc_metrics_add_count(m, "bad_empty_archives", atomic_exchange(&c->n_empty, 0));
-    lc_metrics_add_count(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
+    lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&c->n_empty, 0));
+    lc_metrics_add_bad(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
     /* Benign tar entries: not named bad_*, the screen must not show them as errors. */
     lc_metrics_add_count(m, "tar_directories", atomic_exchange(&c->n_tar_dirs, 0));
     lc_metrics_add_count(m, "tar_pax_headers", atomic_exchange(&c->n_tar_pax, 0));

@@ -128,7 +128,7 @@ void lc_chunk_store_flush(lc_chunk_store *st, lc_stage_metrics *m)
         char name[LC_METRIC_NAME_MAX];
         snprintf(name, sizeof name, "bad_%s",
                  i < LC_RECORD_CHECK_REASONS ? lc_record_check_reasons[i] : "other");
-        lc_metrics_add_count(m, name, n);
+        lc_metrics_add_bad(m, name, n);
     }
     uint64_t used = atomic_load(&st->used), positions = atomic_load(&st->positions);
     lc_metrics_set_gauge(m, "store_bytes", (int64_t)used, (int64_t)st->budget, true);

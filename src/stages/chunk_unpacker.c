@@ -283,7 +283,7 @@ static void unpacker_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "chunks", atomic_exchange(&u->n_chunks, 0));
     lc_metrics_add_count(m, "frames", atomic_exchange(&u->n_frames, 0));
     uint64_t bad = atomic_exchange(&u->n_bad_records, 0);
-    lc_metrics_add_count(m, "bad_records", bad);
+    lc_metrics_add_bad(m, "bad_records", bad);
     m->dropped += bad;
 }
 

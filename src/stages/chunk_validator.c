@@ -93,7 +93,7 @@ static void validator_flush(lc_stage *s, lc_stage_metrics *m)
         uint64_t n = atomic_exchange(&v->n_bad[i], 0);
         char name[LC_METRIC_NAME_MAX];
         snprintf(name, sizeof name, "bad_%s", i < N_REASONS ? lc_record_check_reasons[i] : "other");
-        lc_metrics_add_count(m, name, n);
+        lc_metrics_add_bad(m, name, n);
         m->dropped += n;
     }
 }

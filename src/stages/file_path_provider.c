@@ -550,7 +550,7 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
     lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));
     lc_metrics_add_count(m, "watch_events", atomic_exchange(&f->n_watch_events, 0));
-    lc_metrics_add_count(m, "scan_errors", atomic_exchange(&f->n_scan_errors, 0));
+    lc_metrics_add_bad(m, "scan_errors", atomic_exchange(&f->n_scan_errors, 0));
     lc_metrics_add_count(m, "inotify_overflows", atomic_exchange(&f->n_overflows, 0));
     lc_metrics_set_gauge(m, "watched_dirs", atomic_load(&f->g_dirs), 0, false);
     lc_metrics_set_gauge(m, "pending_files", atomic_load(&f->g_pending), 0, false);

@@ -424,11 +424,11 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "games", atomic_exchange(&t->n_games, 0));
     lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_positions, 0));
     bool dec = c->mode == MODE_DECODER;
-    lc_metrics_add_count(m, dec ? "bad_games_out_of_vocabulary" : "bad_positions_out_of_vocabulary",
+    lc_metrics_add_bad(m, dec ? "bad_games_out_of_vocabulary" : "bad_positions_out_of_vocabulary",
                          atomic_exchange(&t->n_bad_oov, 0));
-    lc_metrics_add_count(m, dec ? "bad_games_fen" : "bad_positions_fen",
+    lc_metrics_add_bad(m, dec ? "bad_games_fen" : "bad_positions_fen",
                          atomic_exchange(&t->n_bad_fen, 0));
-    lc_metrics_add_count(m, dec ? "bad_games_missing_values" : "bad_positions_missing_values",
+    lc_metrics_add_bad(m, dec ? "bad_games_missing_values" : "bad_positions_missing_values",
                          atomic_exchange(&t->n_bad_missing, 0));
     if (t->fill) {
         uint64_t fill = 0;

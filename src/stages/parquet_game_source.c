@@ -1264,10 +1264,10 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "row_groups", atomic_exchange(&g->n_rg_read, 0));
     lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
     lc_metrics_add_count(m, "rows", atomic_exchange(&g->n_rows, 0));
-    lc_metrics_add_count(m, "bad_files", atomic_exchange(&g->n_bad_files, 0));
-    lc_metrics_add_count(m, "bad_row_groups", atomic_exchange(&g->n_bad_rg, 0));
-    lc_metrics_add_count(m, "bad_games_near_damage", atomic_exchange(&g->n_dropped, 0));
-    lc_metrics_add_count(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
+    lc_metrics_add_bad(m, "bad_files", atomic_exchange(&g->n_bad_files, 0));
+    lc_metrics_add_bad(m, "bad_row_groups", atomic_exchange(&g->n_bad_rg, 0));
+    lc_metrics_add_bad(m, "bad_games_near_damage", atomic_exchange(&g->n_dropped, 0));
+    lc_metrics_add_bad(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
     lc_metrics_add_count(m, "other_rank_games", atomic_exchange(&g->n_other_rank, 0));
     /* With several ranks: the rows of this rank's games and of all ranks'
      * (its share is the ratio: 1/world within a game's size). */

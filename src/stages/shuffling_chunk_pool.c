@@ -858,7 +858,7 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "dropped_chunks", dropped);
     /* Chunks that could not be read or inflated: bad input, for the BAD
      * column (those that fail the checks count as bad_<reason>). */
-    lc_metrics_add_count(m, "bad_unreadable_chunks", atomic_exchange(&p->n_unreadable, 0));
+    lc_metrics_add_bad(m, "bad_unreadable_chunks", atomic_exchange(&p->n_unreadable, 0));
     m->dropped += dropped;
     lc_metrics_add_count(m, "reshuffles", atomic_exchange(&p->n_reshuffles, 0));
     lc_metrics_add_count(m, "sources_added", atomic_exchange(&p->n_sources_added, 0));

@@ -46,13 +46,15 @@ static void test_formats(void)
     CHECK_EQ_STR(b, "> 9 days");
 }
 
-static Lcmon__CountMetricProto *count(const char *name, uint64_t v)
+static Lcmon__CountMetricProto *count(const char *name, uint64_t v, bool bad)
 {
     Lcmon__CountMetricProto *c = calloc(1, sizeof *c);
     lcmon__count_metric_proto__init(c);
     c->name = strdup(name);
     c->has_count = true;
     c->count = v;
+    c->has_kind = bad;
+    c->kind = bad ? LCMON__COUNT_KIND__COUNT_BAD_INPUT : LCMON__COUNT_KIND__COUNT_WORK;
     return c;
 }
 
@@ -61,12 +63,14 @@ static void test_stage_numbers(void)
     Lcmon__StageMetricProto *s = calloc(1, sizeof *s);
     lcmon__stage_metric_proto__init(s);
     s->name = strdup("writer");
-    s->n_count_metrics = 4;
-    s->count_metrics = calloc(4, sizeof *s->count_metrics);
-    s->count_metrics[0] = count("batches", 149);
-    s->count_metrics[1] = count("bad_probability", 2);
-    s->count_metrics[2] = count("scan_errors", 1);
-    s->count_metrics[3] = count("unreadable_files", 3);
+    /* Bad input is what the counts say they count, whatever their names. */
+    s->n_count_metrics = 5;
+    s->count_metrics = calloc(5, sizeof *s->count_metrics);
+    s->count_metrics[0] = count("batches", 149, false);
+    s->count_metrics[1] = count("bad_probability", 2, true);
+    s->count_metrics[2] = count("scan_errors", 1, true);
+    s->count_metrics[3] = count("unreadable_files", 3, true);
+    s->count_metrics[4] = count("bad_looking_but_work", 40, false);
     s->has_dropped = true;
     s->dropped = 5;
     /* A sink's items are its items out (the writer counts its batches
