@@ -150,11 +150,6 @@ bool tui_logpane_contains(const tui_logpane *lp, const char *text)
     return false;
 }
 
-size_t tui_logpane_count(const tui_logpane *lp)
-{
-    return lp->count;
-}
-
 size_t tui_logpane_errors(const tui_logpane *lp)
 {
     return lp->errors;

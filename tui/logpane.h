@@ -37,7 +37,6 @@ void tui_logpane_add(tui_logpane *lp, lc_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* True when a kept line contains text. */
 bool tui_logpane_contains(const tui_logpane *lp, const char *text);
-size_t tui_logpane_count(const tui_logpane *lp);
 /* Error lines kept (warnings separately). */
 size_t tui_logpane_errors(const tui_logpane *lp);
 size_t tui_logpane_warnings(const tui_logpane *lp);

@@ -9,6 +9,7 @@
 #ifndef LC_CORE_RNG_H
 #define LC_CORE_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct lc_rng {
@@ -23,5 +24,9 @@ uint64_t lc_rng_below(lc_rng *r, uint64_t n);
 double lc_rng_double(lc_rng *r);
 /* One splitmix64 step: a good 64-bit mix of x (stateless hash). */
 uint64_t lc_mix64(uint64_t x);
+/* FNV-1a of n bytes: a stable hash of a key (a file's sort key, a game id)
+ * that the same input gives on every machine and run; mix it (lc_mix64)
+ * before taking bits of it. */
+uint64_t lc_fnv1a(const void *p, size_t n);
 
 #endif

@@ -140,11 +140,6 @@ void lc_batch_pool_unref(lc_batch_pool *p)
     free(p);
 }
 
-const lc_batch_layout *lc_batch_pool_layout(const lc_batch_pool *p)
-{
-    return &p->layout;
-}
-
 lc_batch *lc_batch_pool_get(lc_batch_pool *p)
 {
     lc_batch *b = NULL;

@@ -83,7 +83,6 @@ typedef struct lc_batch_pool lc_batch_pool;
 /* Keeps up to max_free idle buffers. The layout is copied. */
 lc_batch_pool *lc_batch_pool_new(const lc_batch_layout *l, size_t max_free);
 void lc_batch_pool_unref(lc_batch_pool *p);
-const lc_batch_layout *lc_batch_pool_layout(const lc_batch_pool *p);
 /* A batch of rows = batch size, contents undefined. */
 lc_batch *lc_batch_pool_get(lc_batch_pool *p);
 /* Pointer to tensor i's first byte. */

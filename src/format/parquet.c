@@ -677,11 +677,6 @@ void lc_parquet_close(lc_parquet_file *f)
     free(f);
 }
 
-const char *lc_parquet_path(const lc_parquet_file *f)
-{
-    return f->path;
-}
-
 int64_t lc_parquet_num_rows(const lc_parquet_file *f)
 {
     return f->num_rows;

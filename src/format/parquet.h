@@ -149,7 +149,6 @@ int lc_parquet_open(const char *path, lc_parquet_file **out, lc_error *err);
 /* Close and free; accepts NULL. */
 void lc_parquet_close(lc_parquet_file *f);
 
-const char *lc_parquet_path(const lc_parquet_file *f);
 /* Total rows as the footer states them. */
 int64_t lc_parquet_num_rows(const lc_parquet_file *f);
 size_t lc_parquet_num_row_groups(const lc_parquet_file *f);

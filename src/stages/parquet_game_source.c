@@ -303,10 +303,7 @@ static void shuffle(void *base, size_t n, size_t size, lc_rng *rng)
 
 static uint64_t text_hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return lc_mix64(h);
+    return lc_mix64(lc_fnv1a(s, n));
 }
 
 /* Under mu: list the files of the next epoch. */

@@ -44,11 +44,3 @@ const lc_stage_class *lc_stage_class_find(const char *type_name)
             return lc_stage_registry[i];
     return NULL;
 }
-
-int lc_stage_class_index(const lc_stage_class *cls)
-{
-    for (size_t i = 0; lc_stage_registry[i]; i++)
-        if (lc_stage_registry[i] == cls)
-            return (int)i;
-    return -1;
-}

@@ -15,7 +15,5 @@ extern const lc_stage_class *const lc_stage_registry[];
 
 size_t lc_stage_registry_count(void);
 const lc_stage_class *lc_stage_class_find(const char *type_name);
-/* Index of a class in lc_stage_registry, or -1. */
-int lc_stage_class_index(const lc_stage_class *cls);
 
 #endif

@@ -202,10 +202,7 @@ int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter)
 
 uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world)
 {
-    uint64_t h = 1469598103934665603u;
-    for (const unsigned char *k = (const unsigned char *)key; *k; k++)
-        h = (h ^ *k) * 1099511628211u;
-    return (uint32_t)(lc_mix64(h ^ lc_mix64(index)) % world);
+    return (uint32_t)(lc_mix64(lc_fnv1a(key, strlen(key)) ^ lc_mix64(index)) % world);
 }
 
 int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err)
