@@ -16,6 +16,12 @@
  *       position, microseconds a position to pack, and a position
  *       delivered to decode. One line per block size.
  *
+ *   lcmon_bench chess
+ *       the chess tokenizer's costs, one thread: nanoseconds to tokenise a
+ *       FEN (four positions of an opening, a middle game and an ending, in
+ *       turn) and microseconds for one decoder sample of an 80-row game
+ *       (max_seq_len 256, skip_board_prob 0.2).
+ *
  *   lcmon_bench copy FILE PIPE
  *       copies a recorded batch stream into a named pipe as fast as the
  *       kernel allows (splice from the page cache, 1 MiB pipe buffer, the
@@ -25,7 +31,9 @@
  */
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/rng.h"
 #include "core/text.h"
+#include "format/chess_tokens.h"
 #include "format/chunk.h"
 #include "format/chunk_source.h"
 #include "format/gzip.h"
@@ -230,9 +238,62 @@ static int pack_main(const char *dir, int n_blocks, char **block_args)
     return 0;
 }
 
+static int chess_main(void)
+{
+    static const char *const fens[4] = {
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+        "r3k2r/pp3ppp/2n1bn2/q1bpp3/4P3/2NP1N2/PPPBBPPP/R2Q1RK1 b kq - 3 9",
+        "8/5pk1/6p1/8/3R4/6P1/5PKP/8 w - - 0 41",
+    };
+    size_t lens[4];
+    for (int i = 0; i < 4; i++)
+        lens[i] = strlen(fens[i]);
+    int64_t t[LC_CHESS_POS_TOKENS];
+    int64_t sink = 0;
+    const int iters = 2000000;
+    double t0 = lc_now_seconds();
+    for (int i = 0; i < iters; i++) {
+        lc_chess_fen_tokens(fens[i & 3], lens[i & 3], t, NULL);
+        sink += t[66];
+    }
+    double fen_ns = (lc_now_seconds() - t0) * 1e9 / iters;
+
+    /* A game of 80 rows: the four positions in turn, random moves. */
+    static lc_chess_row rows[80];
+    lc_rng r;
+    lc_rng_seed(&r, 1, 99);
+    for (size_t i = 0; i < 80; i++) {
+        const char *played = lc_chess_token_name((int)lc_rng_below(&r, LC_CHESS_N_MOVES));
+        const char *best = lc_chess_token_name((int)lc_rng_below(&r, LC_CHESS_N_MOVES));
+        rows[i] = (lc_chess_row){.fen = fens[i & 3], .fen_len = lens[i & 3],
+                                 .played = played, .played_len = strlen(played),
+                                 .best = best, .best_len = strlen(best),
+                                 .win = 0.3, .draw = 0.4, .loss = 0.3,
+                                 .has_win = true, .has_draw = true, .has_loss = true};
+    }
+    enum { L = 256 };
+    static int64_t in[L], tg[L];
+    static float wdl[3 * L];
+    static uint8_t mask[L];
+    lc_chess_decoder_out out = {in, tg, wdl, mask, NULL};
+    lc_chess_decoder *d = lc_chess_decoder_new(L, 0.2, NULL);
+    const int games = 20000;
+    t0 = lc_now_seconds();
+    for (int i = 0; i < games; i++)
+        lc_chess_decoder_sample(d, rows, 80, &r, &out, NULL);
+    double game_us = (lc_now_seconds() - t0) * 1e6 / games;
+    lc_chess_decoder_free(d);
+    printf("chess fen_ns=%.1f decoder_game_us=%.2f decoder_row_ns=%.1f sink=%lld\n", fen_ns,
+           game_us, game_us * 1e3 / 80, (long long)sink);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
+    if (argc == 2 && strcmp(argv[1], "chess") == 0)
+        return chess_main();
     if (argc == 4 && strcmp(argv[1], "copy") == 0)
         return copy_main(argv[2], argv[3]);
     if (argc >= 4 && strcmp(argv[1], "pack") == 0)
@@ -240,6 +301,7 @@ int main(int argc, char **argv)
     if (argc != 5 || strcmp(argv[1], "inflate") != 0) {
         fprintf(stderr, "usage: lcmon_bench inflate DIR THREADS PASSES\n"
                         "       lcmon_bench pack DIR BLOCK...\n"
+                        "       lcmon_bench chess\n"
                         "       lcmon_bench copy FILE PIPE\n");
         return 2;
     }

@@ -893,54 +893,6 @@ static void test_random_start(void)
     lc_chess_decoder_free(d);
 }
 
-/* ---- timing ---- */
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static void test_timing(void)
-{
-    const char *fens[] = {
-        START_FEN,
-        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
-        "r3k2r/pp3ppp/2n1bn2/q1bpp3/4P3/2NP1N2/PPPBBPPP/R2Q1RK1 b kq - 3 9",
-        "8/5pk1/6p1/8/3R4/6P1/5PKP/8 w - - 0 41",
-    };
-    size_t lens[4];
-    for (int i = 0; i < 4; i++)
-        lens[i] = strlen(fens[i]);
-    int64_t t[68];
-    int64_t sink = 0;
-    const int iters = 2000000;
-    double t0 = now_ns();
-    for (int i = 0; i < iters; i++) {
-        lc_chess_fen_tokens(fens[i & 3], lens[i & 3], t, NULL);
-        sink += t[66];
-    }
-    double per = (now_ns() - t0) / iters;
-    printf("FEN tokenization: %.1f ns per position (sink %lld)\n", per, (long long)sink);
-
-    static lc_chess_row rows[80];
-    size_t n = long_game(rows, 80, 1);
-    lc_chess_decoder *d = lc_chess_decoder_new(256, 0.2, NULL);
-    static sample s;
-    lc_chess_decoder_out out = {s.in, s.tg, s.wdl, s.mask, NULL};
-    lc_rng r;
-    lc_rng_seed(&r, 1, 2);
-    const int games = 20000;
-    t0 = now_ns();
-    for (int i = 0; i < games; i++)
-        lc_chess_decoder_sample(d, rows, n, &r, &out, NULL);
-    double ns = now_ns() - t0;
-    printf("decoder: %.2f us per 80-row game, %.1f ns per row\n", ns / games / 1e3,
-           ns / games / 80);
-    lc_chess_decoder_free(d);
-}
-
 int main(void)
 {
     test_check_values();
@@ -958,6 +910,5 @@ int main(void)
     test_decoder_errors();
     test_decoder_model();
     test_random_start();
-    test_timing();
     return check_finish();
 }
