@@ -81,8 +81,36 @@ struct lc_server {
 
 /* --- the socket file -------------------------------------------------- */
 
+/* The socket's directory must be one nobody else can write to, or one with
+ * the sticky bit (as /tmp has): otherwise another user could replace the
+ * socket with theirs and take the requests of our clients. */
+static int check_directory(const char *path, lc_error *err)
+{
+    char *copy = lc_xstrdup(path);
+    char *slash = strrchr(copy, '/');
+    const char *dir = !slash ? "." : slash == copy ? "/" : (*slash = '\0', copy);
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) != 0) {
+        rc = lc_error_set(err, -errno, "%s: the socket's directory %s: %s", path, dir,
+                          strerror(errno));
+    } else if (!(st.st_mode & S_ISVTX) &&
+               ((st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_uid != getuid() && st.st_uid != 0))) {
+        rc = lc_error_set(err, -EPERM,
+                          "%s: other users can write to the directory %s (mode %04o, owner "
+                          "uid %u), so they could replace the socket; choose a directory only "
+                          "you can write to, or one with the sticky bit such as /tmp",
+                          path, dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+    }
+    free(copy);
+    return rc;
+}
+
 static int prepare_path(const char *path, lc_error *err)
 {
+    int rc = check_directory(path, err);
+    if (rc != 0)
+        return rc;
     struct stat st;
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? 0
@@ -95,8 +123,8 @@ static int prepare_path(const char *path, lc_error *err)
     if (fd >= 0) {
         close(fd);
         return lc_error_set(err, -EADDRINUSE,
-                            "%s: another lcmon is serving this socket (stop it, or choose "
-                            "another path)",
+                            "%s: a program is already listening on this socket (another "
+                            "lcmon? stop it, or choose another path)",
                             path);
     }
     LC_INFO("replacing the stale socket %s", path);
@@ -219,6 +247,12 @@ static bool recv_client(client *c, const char **why)
             continue;
         if (errno == EAGAIN)
             break;
+        if (errno == ECONNRESET) { /* it hung up with our bytes unread: a disconnect */
+            c->closing = true;
+            c->interval_ms = 0;
+            c->logs = false;
+            return true;
+        }
         *why = strerror(errno);
         return false;
     }
@@ -283,8 +317,9 @@ static bool flush_client(client *c, const char **why)
             continue;
         if (n < 0 && errno == EAGAIN)
             break;
-        /* One that said EOF and then went away is not misbehaving. */
-        *why = c->closing ? NULL : n < 0 ? strerror(errno) : "short write";
+        /* One that hung up (said EOF, or reset) is not misbehaving. */
+        bool gone = c->closing || (n < 0 && (errno == EPIPE || errno == ECONNRESET));
+        *why = gone ? NULL : n < 0 ? strerror(errno) : "short write";
         return false;
     }
     if (c->out.len > HARD_OUT_LIMIT) {

@@ -153,10 +153,11 @@ typedef struct fw {
     bool torn;          /* stopped in the middle of a batch */
     uint64_t connections; /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */
+    uint64_t full_since;          /* the pipe has been full since then (0: it is not) */
 
     atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
-        blocked_ns;
-    atomic_int_fast64_t g_connected, g_waiting, g_pipe_full;
+        blocked_ns, n_stalls;
+    atomic_int_fast64_t g_connected, g_waiting, g_pipe_full, g_stalled;
 } fw;
 
 static held_batch *held_at(fw *f, size_t i)
@@ -204,7 +205,11 @@ static void drain_sigpipe(void)
 /* Payload pieces at least this large are spliced rather than copied. */
 #define FW_SPLICE_MIN (64 * 1024)
 
-static void wait_writable(fw *f, lc_load_meter *meter)
+/* A reader that has not read for this long (stopped, or stuck) is logged
+ * once, and the stage shows a warning until it reads again. */
+#define FW_STALL_NS 10000000000ull
+
+static void wait_writable(lc_stage *s, fw *f, lc_load_meter *meter)
 {
     struct pollfd fds[2] = {{.fd = f->fd, .events = POLLOUT}, {.fd = f->wake_fd, .events = POLLIN}};
     atomic_store(&f->g_pipe_full, 1);
@@ -218,9 +223,26 @@ static void wait_writable(fw *f, lc_load_meter *meter)
         nfds = 1;
         ms = t0 < f->grace_end ? (int)((f->grace_end - t0) / 1000000u) + 1 : 0;
     }
+    if (!f->full_since)
+        f->full_since = t0;
     if (poll(fds, (nfds_t)nfds, ms) < 0 && errno != EINTR)
         LC_WARN("poll on the batch pipe failed: %s", strerror(errno));
-    atomic_fetch_add(&f->blocked_ns, lc_now_ns() - t0);
+    uint64_t now = lc_now_ns();
+    atomic_fetch_add(&f->blocked_ns, now - t0);
+    const fw_config *c = s->config;
+    if (fds[0].revents) { /* room again (or the reader went: the write says) */
+        if (atomic_load(&f->g_stalled))
+            LC_INFO("%s: the reader of %s reads again after %.0f s", s->name, c->path,
+                    (double)(now - f->full_since) / 1e9);
+        atomic_store(&f->g_stalled, 0);
+        f->full_since = 0;
+    } else if (now - f->full_since >= FW_STALL_NS && !atomic_load(&f->g_stalled)) {
+        LC_WARN("%s: the reader of %s has read nothing for %.0f s (stopped, or busy?); "
+                "batches wait for it",
+                s->name, c->path, (double)(now - f->full_since) / 1e9);
+        atomic_store(&f->g_stalled, 1);
+        atomic_fetch_add(&f->n_stalls, 1);
+    }
     lc_load_busy(meter);
     atomic_store(&f->g_pipe_full, 0);
 }
@@ -279,7 +301,7 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN) {
-            wait_writable(f, meter);
+            wait_writable(s, f, meter);
             continue;
         }
         int e = n < 0 ? errno : EIO;
@@ -442,6 +464,8 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
     atomic_fetch_add(&f->n_readers, 1);
     f->connections++;
     atomic_store(&f->g_connected, 1);
+    f->full_since = 0; /* a new reader has not stalled */
+    atomic_store(&f->g_stalled, 0);
     LC_INFO("%s: reader connected to %s (connection %llu)", s->name, c->path,
             (unsigned long long)f->connections);
     return true;
@@ -776,11 +800,15 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
     if (atomic_load(&f->g_waiting))
         snprintf(m->warning, sizeof m->warning, "no reader: start one with  python3 -m lcmon %s",
                  c->path);
+    else if (atomic_load(&f->g_stalled))
+        snprintf(m->warning, sizeof m->warning,
+                 "the reader of %s is not reading (stopped, or busy?)", c->path);
     lc_metrics_add_count(m, "batches", atomic_exchange(&f->n_batches, 0));
     lc_metrics_add_count(m, "rows", atomic_exchange(&f->n_rows, 0));
     lc_metrics_add_count(m, "bytes", atomic_exchange(&f->n_bytes, 0));
     lc_metrics_add_count(m, "readers", atomic_exchange(&f->n_readers, 0));
     lc_metrics_add_count(m, "disconnects", atomic_exchange(&f->n_disconnects, 0));
+    lc_metrics_add_count(m, "reader_stalls", atomic_exchange(&f->n_stalls, 0));
     lc_metrics_add_count(m, "resent_batches", atomic_exchange(&f->n_resent, 0));
     uint64_t dropped = atomic_exchange(&f->n_dropped, 0);
     lc_metrics_add_count(m, "dropped_batches", dropped);

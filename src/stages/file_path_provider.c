@@ -108,7 +108,8 @@ typedef struct fpp {
 
 /* Problems that last, shown on the screen while they do and logged again
  * every WARN_AGAIN_S. */
-enum { WARN_NONE, WARN_NO_DIRECTORY, WARN_NO_FILES };
+enum { WARN_NONE, WARN_NO_DIRECTORY, WARN_NO_FILES, WARN_DIR_GONE, WARN_DIR_NOT_DIR,
+       WARN_DIR_REPLACED };
 #define WARN_AGAIN_S 60.0
 
 static bool ignored_name(const char *name)
@@ -338,6 +339,33 @@ static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
     return ok;
 }
 
+/* The data directory itself went (its watch said so): say what is at its
+ * path now, and again whenever that changes (a file put there after the
+ * directory was moved away). The chunks already loaded go on; no new file
+ * is found. */
+static void note_directory_gone(fpp *f, lc_stage *s)
+{
+    const fpp_config *c = s->config;
+    struct stat st;
+    int warn = stat(c->directory, &st) != 0 ? WARN_DIR_GONE
+               : !S_ISDIR(st.st_mode)       ? WARN_DIR_NOT_DIR
+                                            : WARN_DIR_REPLACED;
+    if (atomic_exchange(&f->warn, warn) == warn)
+        return;
+    LC_WARN("%s: data directory %s %s; new files are not found (the chunks loaded go on; "
+            "restart lcmon once the directory is back)",
+            s->name, c->directory,
+            warn == WARN_DIR_GONE      ? "was deleted or moved away"
+            : warn == WARN_DIR_NOT_DIR ? "is not a directory any more (replaced by a file?)"
+                                       : "was replaced by another directory");
+}
+
+static bool directory_gone(const fpp *f)
+{
+    int w = atomic_load(&f->warn);
+    return w == WARN_DIR_GONE || w == WARN_DIR_NOT_DIR || w == WARN_DIR_REPLACED;
+}
+
 static bool handle_event(fpp *f, lc_stage *s, const struct inotify_event *ev, lc_load_meter *meter)
 {
     atomic_fetch_add(&f->n_watch_events, 1);
@@ -348,6 +376,13 @@ static bool handle_event(fpp *f, lc_stage *s, const struct inotify_event *ev, lc
         return true;
     }
     if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+        const char *gone = watch_path(f, ev->wd);
+        const fpp_config *c = s->config;
+        if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && gone &&
+            strcmp(gone, c->directory) == 0) {
+            atomic_fetch_add(&f->n_scan_errors, 1);
+            note_directory_gone(f, s);
+        }
         if (ev->mask & IN_IGNORED)
             forget_watch(f, ev->wd);
         return true;
@@ -408,6 +443,8 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
         }
         if (f->n_pending && !check_pending(f, s, meter))
             return false;
+        if (directory_gone(f))
+            note_directory_gone(f, s);
         if (atomic_load(&f->warn) == WARN_NO_FILES) {
             if (f->seq > 0) {
                 atomic_store(&f->warn, WARN_NONE);
@@ -547,6 +584,14 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
         snprintf(m->warning, sizeof m->warning, "waiting for %s to exist", c->directory);
     else if (warn == WARN_NO_FILES)
         snprintf(m->warning, sizeof m->warning, "no .gz or .tar files in %s", c->directory);
+    else if (warn == WARN_DIR_GONE)
+        snprintf(m->warning, sizeof m->warning, "%s was deleted or moved: restart lcmon",
+                 c->directory);
+    else if (warn == WARN_DIR_NOT_DIR)
+        snprintf(m->warning, sizeof m->warning, "%s is not a directory any more", c->directory);
+    else if (warn == WARN_DIR_REPLACED)
+        snprintf(m->warning, sizeof m->warning, "%s was replaced: restart lcmon to watch it",
+                 c->directory);
     lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
     lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));
     lc_metrics_add_count(m, "watch_events", atomic_exchange(&f->n_watch_events, 0));

@@ -633,7 +633,7 @@ class Monitor(unittest.TestCase):
                      LCMON_PIPE=os.path.join(self.tmp.name, "other.pipe")),
         )
         self.assertEqual(r.returncode, 1)
-        self.assertIn("another lcmon is serving", r.stderr)
+        self.assertIn("is already listening on this socket", r.stderr)
         self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
 
 
