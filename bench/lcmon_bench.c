@@ -33,11 +33,11 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/text.h"
-#include "format/chess_tokens.h"
-#include "format/chunk.h"
-#include "format/chunk_source.h"
+#include "format/chess/chess_tokens.h"
+#include "format/lc0/chunk.h"
+#include "format/lc0/chunk_source.h"
 #include "format/gzip.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/packed_chunk.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -38,7 +38,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/rng.h"
-#include "format/parquet.h"
+#include "format/parquet/parquet.h"
 #include "lc_config.h"
 #include "parquet_writer.h"
 

@@ -11,8 +11,8 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
-#include "format/chunk.h"
-#include "format/chunk_source.h"
+#include "format/lc0/chunk.h"
+#include "format/lc0/chunk_source.h"
 #include "format/gzip.h"
 #include "stages/items.h"
 

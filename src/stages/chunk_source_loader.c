@@ -20,7 +20,7 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
-#include "format/chunk_source.h"
+#include "format/lc0/chunk_source.h"
 #include "stages/items.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
  * chunk_store: the accounting of the shuffling chunk pool's store of packed
- * chunks (format/packed_chunk.h): its budget, what it holds, its counters
+ * chunks (format/lc0/packed_chunk.h): its budget, what it holds, its counters
  * and metrics, and the one warning it gives when full. The pool keeps the
  * packed chunks themselves, one slot per chunk of its window, and asks the
  * store before it packs or keeps one (see shuffling_chunk_pool.c for how
@@ -14,8 +14,8 @@
 #define LC_STAGES_CHUNK_STORE_H
 
 #include "core/metrics.h"
-#include "format/frame.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/frame.h"
+#include "format/lc0/packed_chunk.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

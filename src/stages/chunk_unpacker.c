@@ -55,9 +55,9 @@
 
 #include "core/log.h"
 #include "core/rng.h"
-#include "format/chunk_source.h"
-#include "format/frame.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/frame.h"
+#include "format/lc0/packed_chunk.h"
 #include "stages/items.h"
 
 #include <math.h>

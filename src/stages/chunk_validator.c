@@ -1,7 +1,7 @@
 /*
  * chunk_validator: drops chunks whose records are malformed.
  *
- * N worker threads check every record of every chunk (format/frame.h,
+ * N worker threads check every record of every chunk (format/lc0/frame.h,
  * lc_record_check): a known version and input format, finite probabilities
  * within [-1, 1], best and played indices inside the policy and pointing at
  * legal moves. A chunk with any bad record is dropped whole, logged once with
@@ -12,8 +12,8 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
-#include "format/chunk_source.h"
-#include "format/frame.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/frame.h"
 #include "stages/items.h"
 
 #include <stdio.h>

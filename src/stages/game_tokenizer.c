@@ -1,7 +1,7 @@
 /*
  * game_tokenizer: turns games (parquet_game_source) into token batches for
  * chess transformers, exactly as docs/chess-transformer-data.md says
- * (format/chess_tokens.h does the tokens).
+ * (format/chess/chess_tokens.h does the tokens).
  *
  *   decoder: one sample per game, the whole game as one sequence with
  *            skip_board_prob, a random start and truncation or padding to
@@ -50,7 +50,7 @@
 #include "core/reservoir.h"
 #include "core/rng.h"
 #include "format/batch.h"
-#include "format/chess_tokens.h"
+#include "format/chess/chess_tokens.h"
 #include "stages/batcher.h"
 #include "stages/items.h"
 

@@ -1,9 +1,9 @@
 #include "stages/items.h"
 
 #include "format/batch.h"
-#include "format/chunk_source.h"
-#include "format/frame.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/frame.h"
+#include "format/lc0/packed_chunk.h"
 
 #include <stdlib.h>
 

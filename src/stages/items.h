@@ -39,7 +39,7 @@ typedef struct lc_source_item {
 
 /* "chunk": one chunk (game) with its identity in the pool: its records as
  * inflated (data), or, from a pool with a chunk store, its packed form
- * (format/packed_chunk.h), one of the two. */
+ * (format/lc0/packed_chunk.h), one of the two. */
 typedef struct lc_chunk_item {
     uint8_t *data; /* owned: n_records * record_size bytes; NULL with packed */
     struct lc_packed_chunk *packed; /* one reference, owned; NULL with data */
@@ -53,7 +53,7 @@ typedef struct lc_chunk_item {
     uint32_t flags;         /* LC_ITEM_* */
 } lc_chunk_item;
 
-/* "frame": one position in compact form (format/frame.h), by value. */
+/* "frame": one position in compact form (format/lc0/frame.h), by value. */
 struct lc_frame;
 
 /* "batch": a batch of tensors (format/batch.h). */

@@ -56,8 +56,8 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/text.h"
-#include "format/chess_tokens.h"
-#include "format/parquet.h"
+#include "format/chess/chess_tokens.h"
+#include "format/parquet/parquet.h"
 #include "stages/items.h"
 
 #include <dirent.h>

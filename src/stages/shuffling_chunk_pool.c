@@ -32,7 +32,7 @@
  * its life in the window: the loading thread that first draws it checks
  * every record by the validator's rules (a chunk that fails is dropped for
  * good and counted by reason, as a chunk_validator would) and packs it
- * (format/packed_chunk.h: about 128 bytes a position against gzip's 169);
+ * (format/lc0/packed_chunk.h: about 128 bytes a position against gzip's 169);
  * every later draw hands out a reference to the packed form, and the
  * unpacker decodes only the blocks that hold the positions the use picks.
  * Items from the store carry LC_ITEM_CHECKED, so a chunk_validator passes
@@ -91,10 +91,10 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/text.h"
-#include "format/chunk.h"
-#include "format/chunk_source.h"
+#include "format/lc0/chunk.h"
+#include "format/lc0/chunk_source.h"
 #include "format/gzip.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/packed_chunk.h"
 #include "stages/chunk_store.h"
 #include "stages/items.h"
 

@@ -6,7 +6,7 @@
  * that comes in, a uniformly random slot is emitted and refilled with it.
  * When the input ends, what is left is emitted in random order, so nothing is
  * lost (core/reservoir.h). Frames are held in the compact form of
- * format/frame.h (about 1.4 KB each); the slots are reserved at init but
+ * format/lc0/frame.h (about 1.4 KB each); the slots are reserved at init but
  * their pages are only touched as the reservoir fills, so resident memory
  * tracks the fill.
  */
@@ -16,7 +16,7 @@
 #include "core/log.h"
 #include "core/reservoir.h"
 #include "core/rng.h"
-#include "format/frame.h"
+#include "format/lc0/frame.h"
 #include "stages/items.h"
 
 #include <errno.h>

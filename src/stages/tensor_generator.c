@@ -15,7 +15,7 @@
 
 #include "core/log.h"
 #include "format/batch.h"
-#include "format/frame.h"
+#include "format/lc0/frame.h"
 #include "stages/batcher.h"
 #include "stages/items.h"
 

@@ -9,8 +9,8 @@
 #include "check.h"
 
 #include "core/rng.h"
-#include "format/chess_tokens.h"
-#include "format/chess_vocab.h"
+#include "format/chess/chess_tokens.h"
+#include "format/chess/chess_vocab.h"
 
 #include <stdint.h>
 #include <stdlib.h>

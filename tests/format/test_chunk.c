@@ -8,8 +8,8 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "format/chunk.h"
-#include "format/record.h"
+#include "format/lc0/chunk.h"
+#include "format/lc0/record.h"
 #include "lc_config.h"
 
 /* n bytes of records of record_size with version v in each record. */

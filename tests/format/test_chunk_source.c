@@ -10,8 +10,8 @@
 #include "check.h"
 #include "core/log.h"
 #include "testutil.h"
-#include "format/chunk_source.h"
-#include "format/record.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/record.h"
 #include "lc_config.h"
 
 static const lc_inflate_backend backends[] = {

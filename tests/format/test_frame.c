@@ -1,5 +1,5 @@
 /*
- * test_frame: the compact frame (format/frame.h).
+ * test_frame: the compact frame (format/lc0/frame.h).
  *
  * Records are built by hand at the documented offsets (docs/lc0-training-data.md),
  * placed at odd addresses in buffers of exactly the record's size (so that the
@@ -16,8 +16,8 @@
 #include "check.h"
 #include "testutil.h"
 #include "frames.h"
-#include "format/chunk_source.h"
-#include "format/frame.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/frame.h"
 
 #define NPLANE_FLOATS (LC_INPUT_PLANES * 64)
 

@@ -25,8 +25,8 @@
 #include "testutil.h"
 
 #include "core/rng.h"
-#include "format/chunk_source.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/packed_chunk.h"
 
 static const unsigned blocks[] = {1, 3, 8, 64};
 #define N_BLOCKS (sizeof blocks / sizeof blocks[0])

@@ -26,10 +26,10 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "format/parquet.h"
-#include "format/parquet_decode.h"
-#include "format/snappy.h"
-#include "format/thrift.h"
+#include "format/parquet/parquet.h"
+#include "format/parquet/parquet_decode.h"
+#include "format/parquet/snappy.h"
+#include "format/parquet/thrift.h"
 #include "tsv.h"
 
 #define ENC(x) (1u << LC_PARQUET_ENC_##x)

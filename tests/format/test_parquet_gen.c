@@ -28,7 +28,7 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "format/parquet.h"
+#include "format/parquet/parquet.h"
 
 static char fixtures_dir[4096];
 static const char *gen;

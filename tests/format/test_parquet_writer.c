@@ -1,6 +1,6 @@
 /*
  * test_parquet_writer: the test-side Parquet writer (tests/lib/parquet_writer)
- * read back with the project's reader (src/format/parquet.h).
+ * read back with the project's reader (src/format/parquet/parquet.h).
  *
  * For every codec (UNCOMPRESSED, SNAPPY, ZSTD) and encoding (dictionary,
  * plain) a table of seven nullable columns (strings, INT64, DOUBLE; few
@@ -15,7 +15,7 @@
  * back partway. A table with pyarrow's default limits (1 MiB dictionary)
  * shows the same fallback at full size. Write errors are reported.
  *
- * The Snappy compressor against the decoder (src/format/snappy.c): empty,
+ * The Snappy compressor against the decoder (src/format/parquet/snappy.c): empty,
  * tiny, random (incompressible), repetitive (runs, a short period, text,
  * overlapping copies) and mixed inputs, across the 64 KiB fragment size;
  * every output within the bound, decoding to the input; repetitive inputs
@@ -29,8 +29,8 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "format/parquet.h"
-#include "format/snappy.h"
+#include "format/parquet/parquet.h"
+#include "format/parquet/snappy.h"
 #include "parquet_writer.h"
 
 #define ENC(x) (1u << LC_PARQUET_ENC_##x)

@@ -11,8 +11,8 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "format/chunk_source.h"
-#include "format/record.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/record.h"
 
 #define OFF6(f, o) CHECK_EQ_U64(offsetof(lc_v6_record, f), o)
 #define OFF7(f, o) CHECK_EQ_U64(offsetof(lc_v7_record, f), o)

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "format/tar.h"
+#include "format/lc0/tar.h"
 
 /* ---- archives in memory ---- */
 

@@ -16,8 +16,8 @@
  */
 #include "fuzz.h"
 
-#include "format/chess_tokens.h"
-#include "format/chess_vocab.h"
+#include "format/chess/chess_tokens.h"
+#include "format/chess/chess_vocab.h"
 
 #include <math.h>
 #include <string.h>

@@ -17,11 +17,11 @@
  */
 #include "fuzz.h"
 
-#include "format/chunk.h"
-#include "format/frame.h"
+#include "format/lc0/chunk.h"
+#include "format/lc0/frame.h"
 #include "format/gzip.h"
-#include "format/packed_chunk.h"
-#include "format/record.h"
+#include "format/lc0/packed_chunk.h"
+#include "format/lc0/record.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
  * fuzz_monitor: bytes from any local client of the monitoring socket.
  *
  * Once per process: a real headless set-up, as `lcmon --no-ui` makes it: the
- * default pipeline on an empty scratch data directory (so that it idles),
+ * default chain (small) on an empty scratch data directory (so that it idles),
  * its local monitor, and the server on a scratch socket. Each input is one
  * client: it connects, sends the bytes, shuts down its sending side and
  * reads until the server closes. The first input byte says how the rest is
@@ -60,10 +60,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(pipe, sizeof pipe, "%s/pipe", dir);
     snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
     mkdir(data, 0700);
-    setenv("LCMON_DATA", data, 1);
-    setenv("LCMON_PIPE", pipe, 1);
+    /* The default chain, small: a start or stop request builds or tears
+     * down the whole pipeline, so its reservoir and pool are kept tiny. */
+    char yaml[2048];
+    int n = snprintf(yaml, sizeof yaml,
+                     "stages:\n"
+                     "  - {name: files, file_path_provider: {directory: '%s'}}\n"
+                     "  - {name: sources, input: files, chunk_source_loader: {threads: 1}}\n"
+                     "  - {name: pool, input: sources,\n"
+                     "     shuffling_chunk_pool: {chunk_pool_size: 16, threads: 1}}\n"
+                     "  - {name: validator, input: pool, chunk_validator: {}}\n"
+                     "  - {name: unpacker, input: validator, chunk_unpacker: {}}\n"
+                     "  - {name: sampler, input: unpacker,\n"
+                     "     shuffling_frame_sampler: {reservoir_size: 16}}\n"
+                     "  - {name: tensors, input: sampler, tensor_generator: {batch_size: 4}}\n"
+                     "  - {name: writer, input: tensors, fifo_writer: {path: '%s'}}\n",
+                     data, pipe);
     lc_error err = {0};
-    if (lc_config_load_default(&cfg, &err) < 0 || !(monitor = lc_monitor_local_new(cfg, NULL, NULL)) ||
+    if (lc_config_load_string(yaml, (size_t)n, "fuzz_monitor", &cfg, &err) < 0 ||
+        !(monitor = lc_monitor_local_new(cfg, NULL, NULL)) ||
         lc_server_start(sock_path, monitor, cfg, &server, &err) < 0) {
         fprintf(stderr, "fuzz_monitor: cannot set up: %s\n", err.msg);
         abort();

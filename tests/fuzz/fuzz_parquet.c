@@ -13,7 +13,7 @@
  */
 #include "fuzz.h"
 
-#include "format/parquet.h"
+#include "format/parquet/parquet.h"
 
 #include <string.h>
 

@@ -18,9 +18,9 @@
  */
 #include "fuzz.h"
 
-#include "format/parquet_decode.h"
-#include "format/snappy.h"
-#include "format/thrift.h"
+#include "format/parquet/parquet_decode.h"
+#include "format/parquet/snappy.h"
+#include "format/parquet/thrift.h"
 #include "parquet_writer.h"
 
 #include <string.h>

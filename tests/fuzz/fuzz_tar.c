@@ -13,10 +13,10 @@
  */
 #include "fuzz.h"
 
-#include "format/chunk.h"
-#include "format/chunk_source.h"
+#include "format/lc0/chunk.h"
+#include "format/lc0/chunk_source.h"
 #include "format/gzip.h"
-#include "format/tar.h"
+#include "format/lc0/tar.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "format/frame.h"
-#include "format/record.h"
+#include "format/lc0/frame.h"
+#include "format/lc0/record.h"
 
 static inline uint32_t tf_bits(float v)
 {

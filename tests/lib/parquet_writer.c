@@ -12,8 +12,8 @@
  */
 #include "parquet_writer.h"
 
-#include "format/parquet.h"
-#include "format/thrift.h" /* the compact protocol's type codes */
+#include "format/parquet/parquet.h"
+#include "format/parquet/thrift.h" /* the compact protocol's type codes */
 
 #include <errno.h>
 #include <stdio.h>

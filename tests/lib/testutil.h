@@ -23,8 +23,8 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "format/chunk_source.h"
-#include "format/parquet.h"
+#include "format/lc0/chunk_source.h"
+#include "format/parquet/parquet.h"
 
 extern char **environ;
 

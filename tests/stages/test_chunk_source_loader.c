@@ -15,8 +15,8 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "format/chunk_source.h"
-#include "format/tar.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/tar.h"
 #include "pipeline/config.h"
 #include "monitor/snapshot.h"
 #include "pipeline/pipeline.h"

@@ -11,7 +11,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "format/packed_chunk.h"
+#include "format/lc0/packed_chunk.h"
 #include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"

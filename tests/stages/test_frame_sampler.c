@@ -9,7 +9,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "format/frame.h"
+#include "format/lc0/frame.h"
 #include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"

@@ -18,7 +18,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "format/batch.h"
-#include "format/chess_tokens.h"
+#include "format/chess/chess_tokens.h"
 #include "pipeline/config.h"
 #include "standalone.h"
 #include "stages/items.h"

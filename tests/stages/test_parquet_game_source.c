@@ -21,7 +21,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "format/batch.h"
-#include "format/chess_tokens.h"
+#include "format/chess/chess_tokens.h"
 #include "pipeline/config.h"
 #include "standalone.h"
 #include "stages/items.h"
@@ -641,7 +641,7 @@ static void test_bad_files(void)
  * played_move, best_move (OPTIONAL BYTE_ARRAY, UTF8) and ply (OPTIONAL
  * INT64), no win, draw or loss; uncompressed v1 data pages of PLAIN values,
  * the definition levels in the RLE/bit-packed hybrid. */
-#include "format/parquet.h"
+#include "format/parquet/parquet.h"
 #include "parquet_writer.h"
 
 typedef struct null_row {

@@ -16,7 +16,7 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "format/batch.h"
-#include "format/frame.h"
+#include "format/lc0/frame.h"
 #include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"

@@ -4,7 +4,7 @@
  * 64-bit little-endian window; near the end of a buffer the window is filled
  * byte by byte so that nothing past the buffer is ever touched.
  */
-#include "format/parquet_decode.h"
+#include "format/parquet/parquet_decode.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * live in the field header's type; a list header holds the size (high nibble,
  * 15 meaning a varint size follows) and the element type.
  */
-#include "format/thrift.h"
+#include "format/parquet/thrift.h"
 
 #include <string.h>
 

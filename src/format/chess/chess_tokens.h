@@ -24,7 +24,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "format/chess_vocab.h"
+#include "format/chess/chess_vocab.h"
 
 #include <stdbool.h>
 #include <stddef.h>

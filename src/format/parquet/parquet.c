@@ -21,7 +21,7 @@
  * or in the caller's lc_parquet_column, so reads of one file from several
  * threads do not interact.
  */
-#include "format/parquet.h"
+#include "format/parquet/parquet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +34,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "format/parquet_decode.h"
-#include "format/snappy.h"
-#include "format/thrift.h"
+#include "format/parquet/parquet_decode.h"
+#include "format/parquet/snappy.h"
+#include "format/parquet/thrift.h"
 
 /* ---- names -------------------------------------------------------------- */
 

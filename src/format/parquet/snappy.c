@@ -11,7 +11,7 @@
  * A copy may overlap its own output (offset < length), which repeats a
  * pattern; that case is copied byte by byte.
  */
-#include "format/snappy.h"
+#include "format/parquet/snappy.h"
 
 #include <string.h>
 

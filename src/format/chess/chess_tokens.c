@@ -15,7 +15,7 @@
  * parses every FEN, inside the window or not, so that a malformed one makes
  * the game invalid whatever the draws were.
  */
-#include "format/chess_tokens.h"
+#include "format/chess/chess_tokens.h"
 
 #include <stdlib.h>
 #include <string.h>

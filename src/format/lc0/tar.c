@@ -9,7 +9,7 @@
  * its name onto the file after it. The index is built by the calling thread
  * alone; afterwards it is read-only.
  */
-#include "format/tar.h"
+#include "format/lc0/tar.h"
 
 #include <errno.h>
 #include <stdlib.h>

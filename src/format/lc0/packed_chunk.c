@@ -12,7 +12,7 @@
  * encoder needs: it only looks for the one that predicts best, and the
  * decoder applies the same one.
  */
-#include "format/packed_chunk.h"
+#include "format/lc0/packed_chunk.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -7,7 +7,7 @@
  * plain move's id (or -1), and the id of the queen promotion of that
  * from/to pair (or -1), the rook and bishop promotions following it.
  */
-#include "format/chess_vocab.h"
+#include "format/chess/chess_vocab.h"
 
 #include "core/error.h"
 

@@ -46,7 +46,7 @@
  * and, when it fails, leaves nothing to free. lc_frame_copy overwrites *dst
  * without finishing what it held. lc_frame_fini may be called twice.
  */
-#include "format/frame.h"
+#include "format/lc0/frame.h"
 
 #include <math.h>
 #include <stdlib.h>

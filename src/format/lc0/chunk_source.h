@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "format/chunk.h"
+#include "format/lc0/chunk.h"
 #include "format/gzip.h"
 
 typedef enum { LC_SOURCE_GZ, LC_SOURCE_TAR } lc_source_kind;

@@ -56,7 +56,7 @@
 #define LC_FORMAT_PACKED_CHUNK_H
 
 #include "core/error.h"
-#include "format/frame.h"
+#include "format/lc0/frame.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * descriptors are a scarce resource. The reference count is the only field
  * that changes after open.
  */
-#include "format/chunk_source.h"
+#include "format/lc0/chunk_source.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "format/tar.h"
+#include "format/lc0/tar.h"
 
 struct lc_chunk_source {
     atomic_size_t refs;

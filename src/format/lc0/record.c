@@ -2,7 +2,7 @@
  * record: see record.h. The layout checks are compile-time; this file holds
  * the version table. Pure functions, callable from any thread.
  */
-#include "format/record.h"
+#include "format/lc0/record.h"
 
 size_t lc_record_size_for_version(uint32_t version)
 {

@@ -3,12 +3,12 @@
  * chunk is one game written by one lc0 binary, and the unpacker checks each
  * record it emits anyway. Pure functions, callable from any thread.
  */
-#include "format/chunk.h"
+#include "format/lc0/chunk.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/record.h"
+#include "format/lc0/record.h"
 
 int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, lc_chunk_data *out,
                     lc_error *err)

@@ -29,7 +29,7 @@
 #define LC_FORMAT_FRAME_H
 
 #include "core/error.h"
-#include "format/record.h"
+#include "format/lc0/record.h"
 
 #include <stdbool.h>
 #include <stddef.h>
