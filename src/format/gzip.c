@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -288,4 +289,47 @@ int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint
         return gunzip_libdeflate(in, in_len, max, out, out_len, err);
 #endif
     return gunzip_zlib(in, in_len, max, out, out_len, err);
+}
+
+int lc_inflate_exact(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+                     lc_error *err)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    /* 15 + 32: a gzip stream (as Parquet says) or a zlib one (as some
+     * writers write). */
+    if (inflateInit2(&zs, 15 + 32) != Z_OK)
+        lc_fatal("zlib: cannot initialise an inflate stream");
+    zs.next_in = (Bytef *)in; /* zlib's API is not const-correct; it never writes */
+    zs.next_out = out;
+    size_t in_left = in_len, out_left = out_len;
+    int zr = Z_OK;
+    for (;;) {
+        uInt ai = in_left > 0x40000000 ? 0x40000000 : (uInt)in_left;
+        uInt ao = out_left > 0x40000000 ? 0x40000000 : (uInt)out_left;
+        zs.avail_in = ai;
+        zs.avail_out = ao;
+        zr = inflate(&zs, Z_NO_FLUSH);
+        in_left -= ai - zs.avail_in;
+        out_left -= ao - zs.avail_out;
+        if (zr == Z_STREAM_END) {
+            /* Concatenated members: go on while input remains. */
+            if (in_left == 0 || out_left == 0)
+                break;
+            if (inflateReset(&zs) != Z_OK)
+                break;
+            continue;
+        }
+        if (zr != Z_OK || (ai == zs.avail_in && ao == zs.avail_out))
+            break;
+    }
+    char zmsg[128];
+    snprintf(zmsg, sizeof zmsg, "%s", zs.msg ? zs.msg : "error");
+    inflateEnd(&zs);
+    if (zr != Z_STREAM_END && zr != Z_OK && zr != Z_BUF_ERROR)
+        return lc_error_set(err, LC_EFORMAT, "is corrupt (zlib: %s)", zmsg);
+    if (out_left != 0 || zr != Z_STREAM_END)
+        return lc_error_set(err, LC_EFORMAT, "decompresses to %s bytes, the header says %zu",
+                            out_left != 0 ? "fewer" : "more", out_len);
+    return 0;
 }

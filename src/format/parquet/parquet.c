@@ -23,6 +23,8 @@
  */
 #include "format/parquet/parquet.h"
 
+#include "format/gzip.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -31,7 +33,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "format/parquet/parquet_decode.h"
@@ -936,43 +937,10 @@ static int decompress(pq_read *r, const uint8_t *in, size_t in_len, size_t out_l
         return 0;
     }
     case LC_PARQUET_CODEC_GZIP: {
-        z_stream zs;
-        memset(&zs, 0, sizeof zs);
-        /* 15 + 32: a gzip (as the format says) or zlib stream. */
-        if (inflateInit2(&zs, 15 + 32) != Z_OK)
-            lc_fatal("zlib: cannot initialise an inflate stream");
-        zs.next_in = (Bytef *)in;
-        zs.next_out = r->page;
-        size_t in_left = in_len, out_left = out_len;
-        int zr = Z_OK;
-        for (;;) {
-            uInt ai = in_left > 0x40000000 ? 0x40000000 : (uInt)in_left;
-            uInt ao = out_left > 0x40000000 ? 0x40000000 : (uInt)out_left;
-            zs.avail_in = ai;
-            zs.avail_out = ao;
-            zr = inflate(&zs, Z_NO_FLUSH);
-            in_left -= ai - zs.avail_in;
-            out_left -= ao - zs.avail_out;
-            if (zr == Z_STREAM_END) {
-                /* Concatenated members: go on while input remains. */
-                if (in_left == 0 || out_left == 0)
-                    break;
-                if (inflateReset(&zs) != Z_OK)
-                    break;
-                continue;
-            }
-            if (zr != Z_OK || (ai == zs.avail_in && ao == zs.avail_out))
-                break;
-        }
-        char zmsg[128];
-        snprintf(zmsg, sizeof zmsg, "%s", zs.msg ? zs.msg : "error");
-        inflateEnd(&zs);
-        if (zr != Z_STREAM_END && zr != Z_OK && zr != Z_BUF_ERROR)
-            return read_fail(r, LC_EFORMAT, "corrupt GZIP page (zlib: %s)", zmsg);
-        if (out_left != 0 || zr != Z_STREAM_END)
-            return read_fail(r, LC_EFORMAT,
-                             "GZIP page decompresses to %s bytes, the header says %zu",
-                             out_left != 0 ? "fewer" : "more", out_len);
+        lc_error e;
+        lc_error_clear(&e);
+        if (lc_inflate_exact(in, in_len, r->page, out_len, &e) < 0)
+            return read_fail(r, LC_EFORMAT, "GZIP page %s", e.msg);
         return 0;
     }
     case LC_PARQUET_CODEC_ZSTD: {
