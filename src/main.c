@@ -38,6 +38,7 @@ typedef struct options {
     const char *config_path;
     const char *check_path;
     bool print_default;
+    bool print_schema;
     double max_seconds; /* 0: run until stopped or finished */
     double status_interval;
     bool status_interval_given;
@@ -73,6 +74,7 @@ static void usage(FILE *f)
             "  --config FILE           the pipeline to run\n"
             "  --check-config FILE     validate FILE, explain every error, and exit\n"
             "  --print-default-config  print the embedded default pipeline and exit\n"
+            "  --print-schema          print every key a configuration may hold and exit\n"
             "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
             "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
@@ -123,6 +125,7 @@ static int parse_args(int argc, char **argv, options *o)
         OPT_CONFIG,
         OPT_CHECK,
         OPT_PRINT_DEFAULT,
+        OPT_PRINT_SCHEMA,
         OPT_MAX_SECONDS,
         OPT_STATUS_INTERVAL,
         OPT_LOG_LEVEL,
@@ -142,6 +145,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"config", required_argument, NULL, OPT_CONFIG},
         {"check-config", required_argument, NULL, OPT_CHECK},
         {"print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT},
+        {"print-schema", no_argument, NULL, OPT_PRINT_SCHEMA},
         {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
         {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
@@ -175,6 +179,9 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case OPT_PRINT_DEFAULT:
             o->print_default = true;
+            break;
+        case OPT_PRINT_SCHEMA:
+            o->print_schema = true;
             break;
         case OPT_MAX_SECONDS:
             o->max_seconds = strtod(optarg, &end);
@@ -277,7 +284,7 @@ static int parse_args(int argc, char **argv, options *o)
  * the screen's with --no-ui, the headless ones without it. */
 static int check_mode(const options *o, bool attach)
 {
-    if (o->check_path || o->print_default)
+    if (o->check_path || o->print_default || o->print_schema)
         return 0;
     const char *screen = o->theme ? "--theme"
                          : o->no_color ? "--no-color"
@@ -488,6 +495,10 @@ int main(int argc, char **argv)
     default_data_dir();
     if (o.print_default) {
         fputs(lc_default_config_yaml, stdout);
+        return 0;
+    }
+    if (o.print_schema) {
+        lc_config_print_schema(stdout);
         return 0;
     }
     if (o.check_path)

@@ -90,6 +90,12 @@ static void build_schema(void)
     };
 }
 
+const cyaml_schema_value_t *lc_config_schema(void)
+{
+    pthread_once(&schema_once, build_schema);
+    return &top_schema;
+}
+
 /* Collects libcyaml's error lines. */
 #define YAML_LOG_LINES 24
 typedef struct yaml_log {

@@ -1,7 +1,7 @@
 /*
  * config: the pipeline configuration, read from YAML with libcyaml.
  *
- * The YAML mirrors DataLoaderConfig in proto/data_loader_config.proto:
+ * The YAML (`lcmon --print-schema` lists every key):
  *
  *   seed: 42                     # optional global settings
  *   metrics_interval_ms: 100
@@ -28,7 +28,9 @@
 #include "core/queue.h"
 
 #include <stdbool.h>
+#include <cyaml/cyaml.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct lc_stage_class;
@@ -93,6 +95,13 @@ void lc_config_free_block(const struct lc_stage_class *cls, void *block);
  * absent, ...), every problem with its line, as loading reports them. 0
  * when all is well, else LC_ECONFIG. */
 int lc_config_preflight(const lc_config *cfg, lc_error *err);
+
+/* The libcyaml schema of the whole file, assembled from the stage registry
+ * (the single description of the YAML; lc_config_print_schema prints it). */
+const cyaml_schema_value_t *lc_config_schema(void);
+/* `lcmon --print-schema`: every key the configuration may hold, its type
+ * and range, and each stage type with its summary and fields. */
+void lc_config_print_schema(FILE *out);
 
 /* Find a stage config by name; NULL when absent. */
 const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name);

@@ -1,7 +1,7 @@
 /*
  * registry: the stage types lcmon knows, looked up by their YAML key.
  * Adding a stage type is one file exporting its class table, one line in
- * registry.c, a block in proto/data_loader_config.proto, and tests.
+ * registry.c, and tests (its YAML block comes from its class table).
  */
 #ifndef LC_STAGES_REGISTRY_H
 #define LC_STAGES_REGISTRY_H

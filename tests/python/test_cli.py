@@ -109,6 +109,15 @@ class Cli(unittest.TestCase):
             self.assertIn(stage, r.stdout)
         r = run("--no-such-option")
         self.assertEqual(r.returncode, 2)
+        # Every key of the default pipeline is in the printed schema.
+        r = run("--print-schema")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = yaml.safe_load(run("--print-default-config").stdout)
+        for stage in doc["stages"]:
+            for key, block in stage.items():
+                self.assertIn("\n    %s:" % key, r.stdout)
+                for field in (block or {}) if isinstance(block, dict) and key != "output" else ():
+                    self.assertIn("\n      %s: " % field, r.stdout)
 
     def test_default_config_is_valid_yaml_and_checks(self):
         r = run("--print-default-config")
