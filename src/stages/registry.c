@@ -1,33 +1,30 @@
+/*
+ * registry: see registry.h. One line a stage type, in the order --help and
+ * --print-schema list them: the class table lc_<type>_class that the
+ * type's file exports.
+ */
 #include "stages/registry.h"
 
 #include <string.h>
 
-extern const lc_stage_class lc_file_path_provider_class;
-extern const lc_stage_class lc_chunk_source_loader_class;
-extern const lc_stage_class lc_shuffling_chunk_pool_class;
-extern const lc_stage_class lc_chunk_reader_class;
-extern const lc_stage_class lc_chunk_validator_class;
-extern const lc_stage_class lc_chunk_unpacker_class;
-extern const lc_stage_class lc_shuffling_frame_sampler_class;
-extern const lc_stage_class lc_tensor_generator_class;
-extern const lc_stage_class lc_fifo_writer_class;
-extern const lc_stage_class lc_parquet_game_source_class;
-extern const lc_stage_class lc_game_tokenizer_class;
+#define LC_STAGE_TYPES(X)                                                                  \
+    X(file_path_provider)                                                                  \
+    X(chunk_source_loader)                                                                 \
+    X(shuffling_chunk_pool)                                                                \
+    X(chunk_reader)                                                                        \
+    X(chunk_validator)                                                                     \
+    X(chunk_unpacker)                                                                      \
+    X(shuffling_frame_sampler)                                                             \
+    X(tensor_generator)                                                                    \
+    X(fifo_writer)                                                                         \
+    X(parquet_game_source)                                                                 \
+    X(game_tokenizer)
 
-const lc_stage_class *const lc_stage_registry[] = {
-    &lc_file_path_provider_class,
-    &lc_chunk_source_loader_class,
-    &lc_shuffling_chunk_pool_class,
-    &lc_chunk_reader_class,
-    &lc_chunk_validator_class,
-    &lc_chunk_unpacker_class,
-    &lc_shuffling_frame_sampler_class,
-    &lc_tensor_generator_class,
-    &lc_fifo_writer_class,
-    &lc_parquet_game_source_class,
-    &lc_game_tokenizer_class,
-    NULL,
-};
+#define DECLARE(type) extern const lc_stage_class lc_##type##_class;
+LC_STAGE_TYPES(DECLARE)
+
+#define ENTRY(type) &lc_##type##_class,
+const lc_stage_class *const lc_stage_registry[] = {LC_STAGE_TYPES(ENTRY) NULL};
 
 size_t lc_stage_registry_count(void)
 {
