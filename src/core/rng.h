@@ -16,7 +16,17 @@ typedef struct lc_rng {
     uint64_t s[4];
 } lc_rng;
 
+/* Seed r from the run's seed and a stream: generators seeded with the same
+ * seed and different streams draw independent sequences, so that each use
+ * of randomness stays the same when another use changes. The streams of the
+ * stages are named below (their values spell the use in ASCII, so that no
+ * two collide by accident); per-item streams (a chunk's index, a worker's
+ * number) are passed as they are. */
 void lc_rng_seed(lc_rng *r, uint64_t seed, uint64_t stream);
+#define LC_RNG_STREAM_POOL 0x706f6f6cu                  /* "pool": the chunk pool's draws */
+#define LC_RNG_STREAM_SAMPLER 0x73616d70u               /* "samp": the reservoir's swaps */
+#define LC_RNG_SEED_TOKENIZER 0x746f6b656e697a65u       /* "tokenize", xored into the seed */
+#define LC_RNG_STREAM_GAMES 2u /* a Parquet file's games, in their shuffled order */
 uint64_t lc_rng_next(lc_rng *r);
 /* Uniform in [0, n), without modulo bias (Lemire's method); n > 0. */
 uint64_t lc_rng_below(lc_rng *r, uint64_t n);

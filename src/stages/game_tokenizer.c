@@ -354,7 +354,7 @@ static void tok_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_batcher bt;
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
     lc_rng rng;
-    lc_rng_seed(&rng, s->env->seed ^ 0x746f6b656e697a65u, index);
+    lc_rng_seed(&rng, s->env->seed ^ LC_RNG_SEED_TOKENIZER, index); /* a stream a worker */
     if (c->mode == MODE_DECODER)
         decoder_worker(s, t, &bt, &rng, meter);
     else

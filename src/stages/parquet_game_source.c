@@ -1041,7 +1041,9 @@ static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
 
     if (c->shuffle) {
         lc_rng rng;
-        lc_rng_seed(&rng, f->seed, 2);
+        /* The file's own seed (the run's, its name's and the epoch's): the
+         * same games come in the same order whatever the thread or rank. */
+        lc_rng_seed(&rng, f->seed, LC_RNG_STREAM_GAMES);
         shuffle(games, n_games, sizeof *games, &rng);
     } else {
         qsort(games, n_games, sizeof *games, compare_first_rows);

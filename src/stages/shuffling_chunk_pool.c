@@ -440,7 +440,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     p->count_from = p->anchor ? lc_xstrdup(p->anchor) : NULL;
     p->initial_done = true;
     p->initial_done_ns = lc_now_ns();
-    lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
+    lc_rng_seed(&p->rng, s->env->seed, LC_RNG_STREAM_POOL);
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
     free(anchor_then);
@@ -804,7 +804,7 @@ static int pool_init(lc_stage *s, lc_error *err)
     lc_deque_init(&p->sources, sizeof(pool_source));
     if (c->anchor && c->anchor[0])
         p->anchor = lc_xstrdup(c->anchor);
-    lc_rng_seed(&p->rng, s->env->seed, 0x706f6f6cu);
+    lc_rng_seed(&p->rng, s->env->seed, LC_RNG_STREAM_POOL);
     lc_chunk_store_init(&p->store, c->store_auto, c->store_limit);
     return 0;
 }

@@ -54,7 +54,7 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     sampler *sm = s->priv;
     const sampler_config *c = s->config;
     lc_rng rng;
-    lc_rng_seed(&rng, s->env->seed, 0x73616d70u);
+    lc_rng_seed(&rng, s->env->seed, LC_RNG_STREAM_SAMPLER);
     lc_frame in, out;
     bool told = false;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {

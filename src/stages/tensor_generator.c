@@ -69,7 +69,7 @@ static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc
     lc_frame_input_planes(f, planes);
     lc_frame_policy(f, policy);
     if (c->layout == LAYOUT_CURRENT) {
-        lc_frame_values(f, (float *)lc_batch_tensor(b, 2) + row * 18);
+        lc_frame_values(f, (float *)lc_batch_tensor(b, 2) + row * LC_FRAME_VALUES);
     } else {
         float *winner = (float *)lc_batch_tensor(b, 2) + row * 3;
         float *best_q = (float *)lc_batch_tensor(b, 3) + row * 3;

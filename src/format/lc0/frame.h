@@ -79,7 +79,8 @@ void lc_frame_input_planes(const lc_frame *f, float *out /* 112*64 */);
 /* The 1858 policy floats: stored entries, -1 elsewhere. */
 void lc_frame_policy(const lc_frame *f, float *out /* 1858 */);
 /* current layout: values [6][3] rows result, best, played, orig, root, st. */
-void lc_frame_values(const lc_frame *f, float *out /* 18 */);
+#define LC_FRAME_VALUES (6 * 3)
+void lc_frame_values(const lc_frame *f, float *out /* LC_FRAME_VALUES */);
 /* legacy layout: winner, best_q as WDL; plies_left with the fallback. */
 void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3],
                              float *plies_left);
