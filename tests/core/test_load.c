@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "coretest.h"
+#include "testutil.h"
 #include "core/clock.h"
 #include "core/load.h"
 #include "core/queue.h"
@@ -61,7 +61,7 @@ static void test_half_busy(void)
     CHECK(load >= 0.2 && load <= 0.8);
 
     /* The flush reset the meter, and a stopped meter counts no more time. */
-    ct_sleep_ms(20);
+    tu_sleep_ms(20);
     lc_load_flush(&h.meter, &busy, &total);
     CHECK_EQ_INT(busy == 0.0, 1);
     CHECK_EQ_INT(total == 0.0, 1);
@@ -79,13 +79,13 @@ static void test_flush_splits_intervals(void)
     CHECK_EQ_INT(busy == 0.0, 1);
 
     lc_load_start(&m);
-    ct_sleep_ms(30);
+    tu_sleep_ms(30);
     lc_load_flush(&m, &busy, &total);
     CHECK(total >= 0.03);
     CHECK(busy == total);
-    ct_sleep_ms(30);
+    tu_sleep_ms(30);
     lc_load_idle(&m);
-    ct_sleep_ms(30);
+    tu_sleep_ms(30);
     lc_load_flush(&m, &busy, &total);
     CHECK(total >= 0.06);
     CHECK(busy >= 0.03 && busy < total);
@@ -134,10 +134,10 @@ static void check_blocked_is_idle(bool put)
     memset(&t, 0, sizeof t);
     lc_thread_start(&t, put ? "lc-test-lput" : "lc-test-lget", block_in_queue, &b);
 
-    CHECK(ct_wait_meter_idle(&b.meter));
+    CHECK(tu_wait_meter_idle(&b.meter));
     double busy, total;
     lc_load_flush(&b.meter, &busy, &total); /* drop the start-up interval */
-    ct_sleep_ms(200);
+    tu_sleep_ms(200);
     lc_load_flush(&b.meter, &busy, &total);
     CHECK(total >= 0.19);
     if (!(busy <= 0.2 * total))
@@ -150,7 +150,7 @@ static void check_blocked_is_idle(bool put)
         CHECK_OK(lc_queue_get(b.q, &v, NULL));
     else
         CHECK_OK(lc_queue_put(b.q, &v, NULL));
-    CHECK(ct_wait_ge(&b.done, 1));
+    CHECK(tu_wait_ge(&b.done, 1));
     if (!atomic_load(&b.done)) {
         fprintf(stderr, "test_load: blocked thread was not released\n");
         exit(check_finish());

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "coretest.h"
+#include "testutil.h"
 #include "core/log.h"
 #include "core/thread.h"
 
@@ -303,7 +303,7 @@ static void test_concurrent(void)
 
     /* A bigger burst than the ring: the count still adds up, and the ring
      * holds the newest 1000 lines without a gap. */
-    const int big = CT_SANITIZED ? 1000 : 5000;
+    const int big = TU_SANITIZED ? 1000 : 5000;
     base = lc_log_last_seq();
     run_burst(big, &go, t, args);
     uint64_t last = lc_log_last_seq();

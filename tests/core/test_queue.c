@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "coretest.h"
+#include "testutil.h"
 #include "core/error.h"
 #include "core/load.h"
 #include "core/queue.h"
@@ -70,7 +70,7 @@ static void reset_disposed(void)
 
 #define MP_PRODUCERS 4
 #define MP_CONSUMERS 4
-#define MP_PER_PRODUCER (CT_SANITIZED ? 20000u : 50000u)
+#define MP_PER_PRODUCER (TU_SANITIZED ? 20000u : 50000u)
 #define MP_CAPACITY 8
 
 typedef struct mpmc {
@@ -236,7 +236,7 @@ static void bail_out_if(bool hung, const char *what)
 {
     if (hung) {
         fprintf(stderr, "test_queue: %s: threads still blocked after %.0f s\n", what,
-                CT_PATIENCE_S);
+                TU_PATIENCE_S);
         CHECK(!hung);
         exit(check_finish());
     }
@@ -262,13 +262,13 @@ static void test_close_wakes_every_waiter(void)
 
     /* Every thread is about to call; after a pause it is surely waiting (if
      * one is not yet, the close below still has to turn it away). */
-    bail_out_if(!ct_wait_ge(&w.entering, n), "starting waiters");
-    ct_sleep_ms(100);
+    bail_out_if(!tu_wait_ge(&w.entering, n), "starting waiters");
+    tu_sleep_ms(100);
     CHECK_EQ_INT(atomic_load(&w.returned), 0);
 
     lc_queue_close(w.empty);
     lc_queue_close(w.full);
-    bail_out_if(!ct_wait_ge(&w.returned, n), "after close");
+    bail_out_if(!tu_wait_ge(&w.returned, n), "after close");
     for (int i = 0; i < n; i++)
         lc_thread_join(&t[i]);
     CHECK_EQ_INT(atomic_load(&w.rc_closed), n);
@@ -297,8 +297,8 @@ static void test_get_admits_blocked_putters(void)
     memset(t, 0, sizeof t);
     for (int i = 0; i < N_WAITERS; i++)
         lc_thread_start(&t[i], "lc-test-put", blocked_putter, &w);
-    bail_out_if(!ct_wait_ge(&w.entering, N_WAITERS), "starting putters");
-    ct_sleep_ms(50);
+    bail_out_if(!tu_wait_ge(&w.entering, N_WAITERS), "starting putters");
+    tu_sleep_ms(50);
     CHECK_EQ_INT(atomic_load(&w.returned), 0);
 
     /* Each get makes room for one putter; blocking gets collect them all. */
@@ -309,7 +309,7 @@ static void test_get_admits_blocked_putters(void)
         got_filler += it.seq == 7;
         got_putters += it.seq == 99;
     }
-    bail_out_if(!ct_wait_ge(&w.returned, N_WAITERS), "after gets");
+    bail_out_if(!tu_wait_ge(&w.returned, N_WAITERS), "after gets");
     for (int i = 0; i < N_WAITERS; i++)
         lc_thread_join(&t[i]);
     CHECK_EQ_INT(got_filler, 1);
@@ -563,7 +563,7 @@ static void test_try_and_timeout(void)
     uint64_t t0 = lc_now_ns();
     CHECK_EQ_INT(lc_queue_get_until(q, &it, NULL, 0), -ETIMEDOUT);
     CHECK_EQ_INT(lc_queue_get_until(q, &it, NULL, t0 - 1000000ull), -ETIMEDOUT);
-    CHECK(ct_since(t0) < 5.0);
+    CHECK(tu_since(t0) < 5.0);
     lc_queue_free(q);
 }
 
@@ -571,7 +571,7 @@ static void test_try_and_timeout(void)
 static void *late_putter(void *arg)
 {
     lc_queue *q = arg;
-    ct_sleep_ms(30);
+    tu_sleep_ms(30);
     pitem it = {5, 5};
     lc_queue_put(q, &it, NULL);
     return NULL;
@@ -586,7 +586,7 @@ static void test_get_until_woken_by_put(void)
     uint64_t t0 = lc_now_ns();
     CHECK_OK(lc_queue_get_until(q, &it, NULL, t0 + 60000000000ull));
     CHECK_EQ_INT(it.seq, 5);
-    CHECK(ct_since(t0) < 30.0);
+    CHECK(tu_since(t0) < 30.0);
     lc_thread_join(&t);
     lc_queue_free(q);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "coretest.h"
+#include "testutil.h"
 #include "core/clock.h"
 #include "core/load.h"
 #include "core/log.h"
@@ -94,9 +94,9 @@ static bool wait_iterations_above(worker *w, int n)
 {
     uint64_t t0 = lc_now_ns();
     while (atomic_load(&w->iterations) <= n) {
-        if (ct_since(t0) > CT_PATIENCE_S)
+        if (tu_since(t0) > TU_PATIENCE_S)
             return false;
-        ct_sleep_ms(1);
+        tu_sleep_ms(1);
     }
     return true;
 }
@@ -123,11 +123,11 @@ static void test_run_state_pause_resume_stop(void)
     /* Paused: the worker goes idle in check and makes no progress. */
     lc_run_state_pause(&rs, true);
     CHECK(lc_run_state_paused(&rs));
-    CHECK(ct_wait_meter_idle(&w.meter));
+    CHECK(tu_wait_meter_idle(&w.meter));
     int frozen = atomic_load(&w.iterations);
-    ct_sleep_ms(100);
+    tu_sleep_ms(100);
     CHECK_EQ_INT(atomic_load(&w.iterations), frozen);
-    CHECK(ct_meter_idle(&w.meter));
+    CHECK(tu_meter_idle(&w.meter));
     CHECK(!atomic_load(&w.exited));
 
     /* Resumed: progress again. */
@@ -136,12 +136,12 @@ static void test_run_state_pause_resume_stop(void)
 
     /* Paused again, then stopped: the paused worker wakes and exits. */
     lc_run_state_pause(&rs, true);
-    CHECK(ct_wait_meter_idle(&w.meter));
-    ct_sleep_ms(20);
+    CHECK(tu_wait_meter_idle(&w.meter));
+    tu_sleep_ms(20);
     uint64_t stop_ns = lc_now_ns();
     lc_run_state_stop(&rs);
     CHECK(lc_run_state_stopping(&rs));
-    CHECK(ct_wait_ge(&w.exited, 1));
+    CHECK(tu_wait_ge(&w.exited, 1));
     if (atomic_load(&w.exited)) {
         lc_thread_join(&t);
         uint64_t exit_ns = atomic_load(&w.exit_ns);
@@ -197,8 +197,8 @@ static void test_run_state_sleep(void)
     /* Without a stop the full time passes and the answer is true. */
     uint64_t t0 = lc_now_ns();
     CHECK(lc_run_state_sleep(&rs, 0.05, NULL));
-    CHECK(ct_since(t0) >= 0.05);
-    CHECK(ct_since(t0) < 5.0);
+    CHECK(tu_since(t0) >= 0.05);
+    CHECK(tu_since(t0) < 5.0);
 
     /* A stop ends a 60 s sleep early with false. */
     sleeper s;
@@ -209,11 +209,11 @@ static void test_run_state_sleep(void)
     lc_thread t;
     memset(&t, 0, sizeof t);
     lc_thread_start(&t, "lc-test-sleep", sleep_once, &s);
-    CHECK(ct_wait_meter_idle(&s.meter));
-    ct_sleep_ms(20);
+    CHECK(tu_wait_meter_idle(&s.meter));
+    tu_sleep_ms(20);
     uint64_t stop_ns = lc_now_ns();
     lc_run_state_stop(&rs);
-    CHECK(ct_wait_ge(&s.result, 1));
+    CHECK(tu_wait_ge(&s.result, 1));
     if (atomic_load(&s.result) == 0) {
         fprintf(stderr, "test_thread: stop did not end lc_run_state_sleep\n");
         exit(check_finish());
@@ -225,7 +225,7 @@ static void test_run_state_sleep(void)
     /* Once stopped, sleeping returns false at once. */
     t0 = lc_now_ns();
     CHECK(!lc_run_state_sleep(&rs, 60.0, NULL));
-    CHECK(ct_since(t0) < 5.0);
+    CHECK(tu_since(t0) < 5.0);
 
     lc_load_fini(&s.meter);
     lc_run_state_fini(&rs);
@@ -242,7 +242,7 @@ typedef struct signaller {
 static void *set_flag_later(void *arg)
 {
     signaller *s = arg;
-    ct_sleep_ms(20);
+    tu_sleep_ms(20);
     lc_mutex_lock(&s->mu);
     s->flag = true;
     lc_cond_signal(&s->cond);
@@ -283,7 +283,7 @@ static void test_cond_wait_until(void)
     lc_mutex_unlock(&s.mu);
     CHECK(flag);
     CHECK(in_time);
-    CHECK(ct_since(t0) < 30.0);
+    CHECK(tu_since(t0) < 30.0);
     lc_thread_join(&t);
 
     lc_cond_destroy(&s.cond);

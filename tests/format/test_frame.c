@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "records.h"
 #include "testutil.h"
 #include "frames.h"
 #include "format/lc0/chunk_source.h"
@@ -22,26 +23,6 @@
 #define NPLANE_FLOATS (LC_INPUT_PLANES * 64)
 
 /* ---- writing records ---- */
-
-static void put_u32(uint8_t *rec, size_t off, uint32_t v)
-{
-    memcpy(rec + off, &v, 4);
-}
-
-static void put_u16(uint8_t *rec, size_t off, uint16_t v)
-{
-    memcpy(rec + off, &v, 2);
-}
-
-static void put_f32(uint8_t *rec, size_t off, float v)
-{
-    memcpy(rec + off, &v, 4);
-}
-
-static void put_u64(uint8_t *rec, size_t off, uint64_t v)
-{
-    memcpy(rec + off, &v, 8);
-}
 
 static uint32_t f32_bits(float v)
 {
@@ -74,11 +55,11 @@ static void rec_free(uint8_t *rec)
 static void put_policy_default(uint8_t *rec, size_t off)
 {
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
-        put_f32(rec, off + 4 * i, -1.0f);
-    put_f32(rec, off + 4 * 0, 0.25f);
-    put_f32(rec, off + 4 * 100, 0.5f);
-    put_f32(rec, off + 4 * 101, 0.0f);
-    put_f32(rec, off + 4 * 1857, 0.25f);
+        rec_put_f32(rec, off + 4 * i, -1.0f);
+    rec_put_f32(rec, off + 4 * 0, 0.25f);
+    rec_put_f32(rec, off + 4 * 100, 0.5f);
+    rec_put_f32(rec, off + 4 * 101, 0.0f);
+    rec_put_f32(rec, off + 4 * 1857, 0.25f);
 }
 
 /* A valid V6 (or V7) record with distinct values in every field the frame
@@ -87,11 +68,11 @@ static uint8_t *make_v6(uint32_t version, uint32_t fmt)
 {
     size_t size = version == 7 ? LC_V7_RECORD_SIZE : LC_V6_RECORD_SIZE;
     uint8_t *rec = rec_alloc(size);
-    put_u32(rec, 0, version);
-    put_u32(rec, 4, fmt);
+    rec_put_u32(rec, 0, version);
+    rec_put_u32(rec, 4, fmt);
     put_policy_default(rec, 8);
     for (unsigned p = 0; p < 104; p++)
-        put_u64(rec, 7440 + 8 * p, 0x9E3779B97F4A7C15ULL * (p + 1) >> (p % 17));
+        rec_put_u64(rec, 7440 + 8 * p, 0x9E3779B97F4A7C15ULL * (p + 1) >> (p % 17));
     rec[8272] = 1;
     rec[8273] = 0;
     rec[8274] = 1;
@@ -100,26 +81,26 @@ static uint8_t *make_v6(uint32_t version, uint32_t fmt)
     rec[8277] = 50;
     rec[8278] = 0x85;
     rec[8279] = 0;
-    put_f32(rec, 8280, 0.1f);     /* root_q */
-    put_f32(rec, 8284, -0.5f);    /* best_q */
-    put_f32(rec, 8288, 0.3f);     /* root_d */
-    put_f32(rec, 8292, 0.25f);    /* best_d */
-    put_f32(rec, 8296, 33.5f);    /* root_m */
-    put_f32(rec, 8300, 31.0f);    /* best_m */
-    put_f32(rec, 8304, 42.0f);    /* plies_left */
-    put_f32(rec, 8308, 0.25f);    /* result_q */
-    put_f32(rec, 8312, 0.5f);     /* result_d */
-    put_f32(rec, 8316, 0.2f);     /* played_q */
-    put_f32(rec, 8320, 0.35f);    /* played_d */
-    put_f32(rec, 8324, 30.0f);    /* played_m */
-    put_f32(rec, 8328, NAN);      /* orig_q */
-    put_f32(rec, 8332, 0.45f);    /* orig_d */
-    put_f32(rec, 8336, 29.0f);    /* orig_m */
-    put_u16(rec, 8344, 100);      /* played_idx */
-    put_u16(rec, 8346, 1857);     /* best_idx */
-    put_f32(rec, 8352, -0.0625f); /* q_st */
+    rec_put_f32(rec, 8280, 0.1f);     /* root_q */
+    rec_put_f32(rec, 8284, -0.5f);    /* best_q */
+    rec_put_f32(rec, 8288, 0.3f);     /* root_d */
+    rec_put_f32(rec, 8292, 0.25f);    /* best_d */
+    rec_put_f32(rec, 8296, 33.5f);    /* root_m */
+    rec_put_f32(rec, 8300, 31.0f);    /* best_m */
+    rec_put_f32(rec, 8304, 42.0f);    /* plies_left */
+    rec_put_f32(rec, 8308, 0.25f);    /* result_q */
+    rec_put_f32(rec, 8312, 0.5f);     /* result_d */
+    rec_put_f32(rec, 8316, 0.2f);     /* played_q */
+    rec_put_f32(rec, 8320, 0.35f);    /* played_d */
+    rec_put_f32(rec, 8324, 30.0f);    /* played_m */
+    rec_put_f32(rec, 8328, NAN);      /* orig_q */
+    rec_put_f32(rec, 8332, 0.45f);    /* orig_d */
+    rec_put_f32(rec, 8336, 29.0f);    /* orig_m */
+    rec_put_u16(rec, 8344, 100);      /* played_idx */
+    rec_put_u16(rec, 8346, 1857);     /* best_idx */
+    rec_put_f32(rec, 8352, -0.0625f); /* q_st */
     if (version == 7)
-        put_f32(rec, 8356, 0.125f); /* d_st */
+        rec_put_f32(rec, 8356, 0.125f); /* d_st */
     return rec;
 }
 
@@ -197,7 +178,7 @@ static void test_input_formats(void)
             planes[50] = 0x0123456789abcdefULL;
             planes[103] = sq(0) | sq(63);
             for (unsigned p = 0; p < 104; p++)
-                put_u64(rec, 7440 + 8 * p, planes[p]);
+                rec_put_u64(rec, 7440 + 8 * p, planes[p]);
             uint8_t castling[4], stm;
             if (fmt == 1) {
                 castling[0] = 1, castling[1] = 0, castling[2] = 1, castling[3] = 1;
@@ -315,13 +296,13 @@ static void test_policy(void)
 {
     uint8_t *rec = make_v6(6, 1);
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
-        put_f32(rec, 8 + 4 * i, -1.0f);
+        rec_put_f32(rec, 8 + 4 * i, -1.0f);
     const unsigned idx[] = {0, 3, 4, 77, 500, 1000, 1856, 1857};
     const float val[] = {0.0f, -0.0f, 1e-30f, 1.4e-45f /* denormal */, 0.5f, 1.0f, NAN, -0.5f};
     for (size_t k = 0; k < 8; k++)
-        put_f32(rec, 8 + 4 * idx[k], val[k]);
-    put_u16(rec, 8344, 500);
-    put_u16(rec, 8346, 1000);
+        rec_put_f32(rec, 8 + 4 * idx[k], val[k]);
+    rec_put_u16(rec, 8344, 500);
+    rec_put_u16(rec, 8346, 1000);
     lc_frame f;
     CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
     CHECK_EQ_U64(f.n_policy, 8);
@@ -339,7 +320,7 @@ static void test_policy(void)
     /* 300 entries: the overflow path (the first 80 inline, the rest in the
      * heap arrays). */
     for (unsigned i = 0; i < 300; i++)
-        put_f32(rec, 8 + 4 * (i * 6 + 1), (float)i / 1000.0f);
+        rec_put_f32(rec, 8 + 4 * (i * 6 + 1), (float)i / 1000.0f);
     CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
     unsigned n_expected = 0;
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++) {
@@ -375,7 +356,7 @@ static void test_policy(void)
 
     /* Every entry kept (no -1 at all). */
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
-        put_f32(rec, 8 + 4 * i, 0.0f);
+        rec_put_f32(rec, 8 + 4 * i, 0.0f);
     CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
     CHECK_EQ_U64(f.n_policy, LC_POLICY_SIZE);
     lc_frame_policy(&f, pol);
@@ -383,9 +364,9 @@ static void test_policy(void)
     lc_frame_fini(&f);
 
     /* A copy of an inline frame has no heap arrays either. */
-    put_f32(rec, 8 + 4 * 3, -1.0f);
+    rec_put_f32(rec, 8 + 4 * 3, -1.0f);
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
-        put_f32(rec, 8 + 4 * i, i % 25 ? -1.0f : 0.01f);
+        rec_put_f32(rec, 8 + 4 * i, i % 25 ? -1.0f : 0.01f);
     CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
     CHECK_EQ_U64(f.n_policy, 75);
     CHECK(f.overflow_idx == NULL);
@@ -449,7 +430,7 @@ static void test_v6_v7(void)
         check_round_trip(&f);
 
         /* In V6+ a zero plies_left stays zero (no fallback). */
-        put_f32(rec, 8304, 0.0f);
+        rec_put_f32(rec, 8304, 0.0f);
         lc_frame g;
         CHECK_OK(lc_frame_from_record(rec, version, &g, NULL));
         lc_frame_legacy_targets(&g, winner, best_q, &plies);
@@ -501,11 +482,11 @@ static void check_v6_fields_unknown(const lc_frame *f)
 static void test_v5(void)
 {
     uint8_t *rec = rec_alloc(LC_V5_RECORD_SIZE);
-    put_u32(rec, 0, 5);
-    put_u32(rec, 4, 3);
+    rec_put_u32(rec, 0, 5);
+    rec_put_u32(rec, 4, 3);
     put_policy_default(rec, 8);
-    put_u64(rec, 7440, sq(8) | sq(9));
-    put_u64(rec, 7440 + 8 * 103, 0xF0F0ULL);
+    rec_put_u64(rec, 7440, sq(8) | sq(9));
+    rec_put_u64(rec, 7440 + 8 * 103, 0xF0F0ULL);
     rec[8272] = 0x01;
     rec[8273] = 0x80;
     rec[8274] = 0x00;
@@ -514,13 +495,13 @@ static void test_v5(void)
     rec[8277] = 9;
     rec[8278] = 37;   /* invariance byte: the plies_left fallback */
     rec[8279] = 0xFF; /* result -1 */
-    put_f32(rec, 8280, 0.1f);
-    put_f32(rec, 8284, 0.2f);
-    put_f32(rec, 8288, 0.3f);
-    put_f32(rec, 8292, 0.4f);
-    put_f32(rec, 8296, 5.0f);
-    put_f32(rec, 8300, 6.0f);
-    put_f32(rec, 8304, 0.0f);
+    rec_put_f32(rec, 8280, 0.1f);
+    rec_put_f32(rec, 8284, 0.2f);
+    rec_put_f32(rec, 8288, 0.3f);
+    rec_put_f32(rec, 8292, 0.4f);
+    rec_put_f32(rec, 8296, 5.0f);
+    rec_put_f32(rec, 8300, 6.0f);
+    rec_put_f32(rec, 8304, 0.0f);
     CHECK_EQ_INT(lc_record_check(rec, 5, NULL), 0);
 
     lc_frame f;
@@ -562,7 +543,7 @@ static void test_v5(void)
     lc_frame_fini(&f);
 
     /* A plies_left that is there is used as it is. */
-    put_f32(rec, 8304, 17.0f);
+    rec_put_f32(rec, 8304, 17.0f);
     rec[8279] = 0; /* a draw */
     CHECK_OK(lc_frame_from_record(rec, 5, &f, NULL));
     lc_frame_legacy_targets(&f, winner, best_q, &plies);
@@ -573,7 +554,7 @@ static void test_v5(void)
     lc_frame_fini(&f);
 
     /* V5 has an input_format: an unknown one is rejected. */
-    put_u32(rec, 4, 9);
+    rec_put_u32(rec, 4, 9);
     const char *reason = NULL;
     CHECK(lc_record_check(rec, 5, &reason) < 0);
     CHECK_EQ_STR(reason, "unknown_input_format");
@@ -589,11 +570,11 @@ static uint8_t *make_v4(uint32_t version, int8_t result, uint8_t move_count)
 {
     size_t size = version == 4 ? LC_V4_RECORD_SIZE : LC_V3_RECORD_SIZE;
     uint8_t *rec = rec_alloc(size);
-    put_u32(rec, 0, version);
+    rec_put_u32(rec, 0, version);
     put_policy_default(rec, 4);
-    put_u64(rec, 7436, sq(8) | sq(15));
-    put_u64(rec, 7436 + 8 * 5, 0x08);
-    put_u64(rec, 7436 + 8 * 103, 0x8000000000000001ULL);
+    rec_put_u64(rec, 7436, sq(8) | sq(15));
+    rec_put_u64(rec, 7436 + 8 * 5, 0x08);
+    rec_put_u64(rec, 7436 + 8 * 103, 0x8000000000000001ULL);
     rec[8268] = 1; /* us_ooo */
     rec[8269] = 1; /* us_oo */
     rec[8270] = 0; /* them_ooo */
@@ -603,10 +584,10 @@ static uint8_t *make_v4(uint32_t version, int8_t result, uint8_t move_count)
     rec[8274] = move_count;
     rec[8275] = (uint8_t)result;
     if (version == 4) {
-        put_f32(rec, 8276, 0.5f);
-        put_f32(rec, 8280, -0.25f);
-        put_f32(rec, 8284, 0.125f);
-        put_f32(rec, 8288, 0.75f);
+        rec_put_f32(rec, 8276, 0.5f);
+        rec_put_f32(rec, 8280, -0.25f);
+        rec_put_f32(rec, 8284, 0.125f);
+        rec_put_f32(rec, 8288, 0.75f);
     }
     return rec;
 }
@@ -677,7 +658,7 @@ static void test_v4_v3(void)
             lc_frame_fini(&f);
 
             /* A bad probability is caught at V4's offsets. */
-            put_f32(rec, 4 + 4 * 7, 2.0f);
+            rec_put_f32(rec, 4 + 4 * 7, 2.0f);
             CHECK(lc_record_check(rec, version, &reason) < 0);
             CHECK_EQ_STR(reason, "bad_probability");
             rec_free(rec);
@@ -715,19 +696,19 @@ static void test_record_check(void)
         expect_reason(rec, version, want);                                                         \
     } while (0)
 
-        MUTATE(put_u32(rec, 0, 8), "unknown_version");
-        MUTATE(put_u32(rec, 0, version == 6 ? 7 : 6), "unknown_version");
-        MUTATE(put_u32(rec, 4, 6), "unknown_input_format");
-        MUTATE(put_u32(rec, 4, 0), "unknown_input_format");
-        MUTATE(put_f32(rec, 8 + 4 * 33, NAN), "bad_probability");
-        MUTATE(put_f32(rec, 8 + 4 * 33, 1.5f), "bad_probability");
-        MUTATE(put_f32(rec, 8 + 4 * 1857, -1.5f), "bad_probability");
-        MUTATE(put_f32(rec, 8, INFINITY), "bad_probability");
-        MUTATE(put_u16(rec, 8344, 1858), "played_idx_out_of_range");
-        MUTATE(put_u16(rec, 8344, 0xFFFF), "played_idx_out_of_range");
-        MUTATE(put_u16(rec, 8346, 1858), "best_idx_out_of_range");
-        MUTATE(put_u16(rec, 8344, 5), "played_idx_illegal"); /* entry 5 is -1 */
-        MUTATE(put_u16(rec, 8346, 1856), "best_idx_illegal");
+        MUTATE(rec_put_u32(rec, 0, 8), "unknown_version");
+        MUTATE(rec_put_u32(rec, 0, version == 6 ? 7 : 6), "unknown_version");
+        MUTATE(rec_put_u32(rec, 4, 6), "unknown_input_format");
+        MUTATE(rec_put_u32(rec, 4, 0), "unknown_input_format");
+        MUTATE(rec_put_f32(rec, 8 + 4 * 33, NAN), "bad_probability");
+        MUTATE(rec_put_f32(rec, 8 + 4 * 33, 1.5f), "bad_probability");
+        MUTATE(rec_put_f32(rec, 8 + 4 * 1857, -1.5f), "bad_probability");
+        MUTATE(rec_put_f32(rec, 8, INFINITY), "bad_probability");
+        MUTATE(rec_put_u16(rec, 8344, 1858), "played_idx_out_of_range");
+        MUTATE(rec_put_u16(rec, 8344, 0xFFFF), "played_idx_out_of_range");
+        MUTATE(rec_put_u16(rec, 8346, 1858), "best_idx_out_of_range");
+        MUTATE(rec_put_u16(rec, 8344, 5), "played_idx_illegal"); /* entry 5 is -1 */
+        MUTATE(rec_put_u16(rec, 8346, 1856), "best_idx_illegal");
 #undef MUTATE
         /* The chunk's version must be a known one. */
         expect_reason(good, 8, "unknown_version");
@@ -736,13 +717,13 @@ static void test_record_check(void)
         static const uint32_t fmts[] = {2, 3, 4, 5, 132, 133};
         for (size_t k = 0; k < 6; k++) {
             memcpy(rec, good, size);
-            put_u32(rec, 4, fmts[k]);
+            rec_put_u32(rec, 4, fmts[k]);
             CHECK_EQ_INT(lc_record_check(rec, version, NULL), 0);
         }
         /* Zero and one are legal probabilities, as are indices at a zero. */
         memcpy(rec, good, size);
-        put_u16(rec, 8344, 101); /* probability 0 */
-        put_f32(rec, 8 + 4 * 1857, 1.0f);
+        rec_put_u16(rec, 8344, 101); /* probability 0 */
+        rec_put_f32(rec, 8 + 4 * 1857, 1.0f);
         CHECK_EQ_INT(lc_record_check(rec, version, NULL), 0);
         rec_free(rec);
         rec_free(good);
@@ -886,10 +867,10 @@ static void test_legacy_wdl_rounding(void)
         if (wf == wd && lf == ld)
             continue;
         tested++;
-        put_f32(rec, 8284, q); /* best_q */
-        put_f32(rec, 8292, d); /* best_d */
-        put_f32(rec, 8308, q); /* result_q */
-        put_f32(rec, 8312, d); /* result_d */
+        rec_put_f32(rec, 8284, q); /* best_q */
+        rec_put_f32(rec, 8292, d); /* best_d */
+        rec_put_f32(rec, 8308, q); /* result_q */
+        rec_put_f32(rec, 8312, d); /* result_d */
         lc_frame f;
         CHECK_OK(lc_frame_from_record(rec, 6, &f, NULL));
         float winner[3], best_q[3], plies;

@@ -1,13 +1,15 @@
 /*
  * testutil: helpers shared by the tests: a temporary directory
  * removed at exit, whole-file I/O, gzip compression with zlib, running a
- * program (GNU tar) without a shell, and the locations of the sample data.
+ * program (GNU tar) without a shell, the locations of the sample data, and
+ * waiting for threads with a patience that sanitizers cannot exhaust.
  * Single-threaded use only (each test's main thread).
  */
 #ifndef LC_TEST_TESTUTIL_H
 #define LC_TEST_TESTUTIL_H
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <spawn.h>
@@ -21,7 +23,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/clock.h"
 #include "core/error.h"
+#include "core/load.h"
+#include "core/thread.h"
 #include "core/log.h"
 #include "format/lc0/chunk_source.h"
 #include "format/parquet/parquet.h"
@@ -249,6 +254,76 @@ static inline lc_parquet_file *tu_parquet_open(const char *path)
         return NULL;
     }
     return f;
+}
+
+/* ---- waiting for threads ----
+ *
+ * The tests never assert that something happens within a short time: they
+ * wait for it with a generous bound (TU_PATIENCE_S), which only a hung or
+ * broken implementation reaches, so that they pass on a loaded two-core
+ * machine and under sanitizers that slow threads down 5-20x. To know that a
+ * worker has reached a blocking wait, a test watches the worker's load
+ * meter: every blocking call in the core marks the meter idle just before
+ * it waits and busy again once it returns.
+ */
+
+/* Sanitized builds run slower: tests shrink their bulk loops there. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+#ifndef TU_SANITIZED
+#define TU_SANITIZED 0
+#endif
+
+/* How long to wait for something that should happen promptly. */
+#define TU_PATIENCE_S 10.0
+
+static inline void tu_sleep_ms(double ms)
+{
+    lc_sleep_seconds(ms / 1000.0);
+}
+
+/* Seconds elapsed since the monotonic time t0. */
+static inline double tu_since(uint64_t t0)
+{
+    return (double)(lc_now_ns() - t0) * 1e-9;
+}
+
+/* Poll until *v >= want; false when TU_PATIENCE_S passed first. */
+static inline bool tu_wait_ge(atomic_int *v, int want)
+{
+    uint64_t t0 = lc_now_ns();
+    while (atomic_load(v) < want) {
+        if (tu_since(t0) > TU_PATIENCE_S)
+            return false;
+        tu_sleep_ms(1);
+    }
+    return true;
+}
+
+/* Whether the meter's owner is in an idle (waiting) interval. */
+static inline bool tu_meter_idle(lc_load_meter *m)
+{
+    lc_mutex_lock(&m->mu);
+    bool idle = m->running && !m->busy;
+    lc_mutex_unlock(&m->mu);
+    return idle;
+}
+
+/* Poll until the meter's owner has started a wait; false on patience. */
+static inline bool tu_wait_meter_idle(lc_load_meter *m)
+{
+    uint64_t t0 = lc_now_ns();
+    while (!tu_meter_idle(m)) {
+        if (tu_since(t0) > TU_PATIENCE_S)
+            return false;
+        tu_sleep_ms(1);
+    }
+    return true;
 }
 
 #endif

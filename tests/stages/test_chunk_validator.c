@@ -7,6 +7,7 @@
  * it) passes unchecked, packed or not, counted as checked_upstream.
  */
 #include "check.h"
+#include "records.h"
 #include "testutil.h"
 
 #include "core/clock.h"
@@ -34,37 +35,22 @@
 #define OFF_PLAYED_IDX 8344
 #define OFF_BEST_IDX 8346
 
-static void put_u16(uint8_t *r, size_t off, uint16_t v)
-{
-    memcpy(r + off, &v, 2);
-}
-
-static void put_u32(uint8_t *r, size_t off, uint32_t v)
-{
-    memcpy(r + off, &v, 4);
-}
-
-static void put_prob(uint8_t *r, unsigned i, float v)
-{
-    memcpy(r + OFF_PROBS + 4 * i, &v, 4);
-}
-
 /* A well-formed record: legal moves at 100..119 (119 has 0 visits, still
  * legal), best = 100, played = 119; probabilities -1, 0, 1 and in between. */
 static void make_record(uint8_t *r, uint32_t version, uint32_t fmt, uint64_t tag)
 {
     memset(r, 0, version == 7 ? V7_SIZE : V6_SIZE);
-    put_u32(r, OFF_VERSION, version);
-    put_u32(r, OFF_INPUT_FORMAT, fmt);
+    rec_put_u32(r, OFF_VERSION, version);
+    rec_put_u32(r, OFF_INPUT_FORMAT, fmt);
     for (unsigned i = 0; i < POLICY; i++)
-        put_prob(r, i, -1.0f);
-    put_prob(r, 100, 1.0f);
+        rec_put_prob(r, i, -1.0f);
+    rec_put_prob(r, 100, 1.0f);
     for (unsigned i = 101; i < 119; i++)
-        put_prob(r, i, 0.0f);
-    put_prob(r, 119, 0.0f);
-    put_prob(r, 1857, 0.5f);
-    put_u16(r, OFF_PLAYED_IDX, 119);
-    put_u16(r, OFF_BEST_IDX, 100);
+        rec_put_prob(r, i, 0.0f);
+    rec_put_prob(r, 119, 0.0f);
+    rec_put_prob(r, 1857, 0.5f);
+    rec_put_u16(r, OFF_PLAYED_IDX, 119);
+    rec_put_u16(r, OFF_BEST_IDX, 100);
     memcpy(r + 7440, &tag, sizeof tag); /* first plane word: tells chunks apart */
 }
 
@@ -132,44 +118,44 @@ static void spoil(lc_chunk_item *c, bad_kind kind, uint32_t at)
     case BAD_NONE:
         break;
     case BAD_FORMAT_9:
-        put_u32(r, OFF_INPUT_FORMAT, 9);
+        rec_put_u32(r, OFF_INPUT_FORMAT, 9);
         break;
     case BAD_FORMAT_0:
-        put_u32(r, OFF_INPUT_FORMAT, 0);
+        rec_put_u32(r, OFF_INPUT_FORMAT, 0);
         break;
     case BAD_PROB_NAN:
-        put_prob(r, 500, NAN);
+        rec_put_prob(r, 500, NAN);
         break;
     case BAD_PROB_1_5:
-        put_prob(r, 110, 1.5f);
+        rec_put_prob(r, 110, 1.5f);
         break;
     case BAD_PROB_MINUS_1_5:
-        put_prob(r, 3, -1.5f);
+        rec_put_prob(r, 3, -1.5f);
         break;
     case BAD_PROB_INF:
-        put_prob(r, 1857, INFINITY);
+        rec_put_prob(r, 1857, INFINITY);
         break;
     case BAD_PLAYED_2000:
-        put_u16(r, OFF_PLAYED_IDX, 2000);
+        rec_put_u16(r, OFF_PLAYED_IDX, 2000);
         break;
     case BAD_BEST_1858:
-        put_u16(r, OFF_BEST_IDX, 1858);
+        rec_put_u16(r, OFF_BEST_IDX, 1858);
         break;
     case BAD_BEST_ILLEGAL:
-        put_u16(r, OFF_BEST_IDX, 7); /* probability -1 */
+        rec_put_u16(r, OFF_BEST_IDX, 7); /* probability -1 */
         break;
     case BAD_PLAYED_ILLEGAL:
-        put_u16(r, OFF_PLAYED_IDX, 1000); /* probability -1 */
+        rec_put_u16(r, OFF_PLAYED_IDX, 1000); /* probability -1 */
         break;
     case BAD_VERSION_FIELD:
-        put_u32(r, OFF_VERSION, c->version == 6 ? 7 : 6); /* not the chunk's version */
+        rec_put_u32(r, OFF_VERSION, c->version == 6 ? 7 : 6); /* not the chunk's version */
         break;
     case BAD_CHUNK_VERSION:
         /* A chunk claiming a version no record layout has, every record
          * saying so too. */
         c->version = 9;
         for (uint32_t i = 0; i < c->n_records; i++)
-            put_u32(rec_at(c, i), OFF_VERSION, 9);
+            rec_put_u32(rec_at(c, i), OFF_VERSION, 9);
         break;
     }
 }

@@ -10,6 +10,7 @@
  * over before freeing them (the pool must hand them back fully rewritten).
  */
 #include "check.h"
+#include "records.h"
 #include "testutil.h"
 
 #include "core/clock.h"
@@ -33,31 +34,6 @@
 #define GET_TIMEOUT_NS (10ull * 1000000000ull)
 
 /* ---- hand-built records, at the offsets of the doc ---- */
-
-static void put_u8(uint8_t *r, size_t off, uint8_t v)
-{
-    r[off] = v;
-}
-
-static void put_u16(uint8_t *r, size_t off, uint16_t v)
-{
-    memcpy(r + off, &v, 2);
-}
-
-static void put_u32(uint8_t *r, size_t off, uint32_t v)
-{
-    memcpy(r + off, &v, 4);
-}
-
-static void put_u64(uint8_t *r, size_t off, uint64_t v)
-{
-    memcpy(r + off, &v, 8);
-}
-
-static void put_f32(uint8_t *r, size_t off, float v)
-{
-    memcpy(r + off, &v, 4);
-}
 
 static uint8_t get_u8(const uint8_t *r, size_t off)
 {
@@ -116,62 +92,62 @@ static void make_record(uint8_t *r, int k)
     uint32_t version = version_of(k);
     memset(r, 0, size_of_version(version));
     uint32_t fmt = formats[k % 7];
-    put_u32(r, 0, version);
-    put_u32(r, 4, fmt);
+    rec_put_u32(r, 0, version);
+    rec_put_u32(r, 4, fmt);
     for (unsigned i = 0; i < POLICY; i++)
-        put_f32(r, 8 + 4 * i, -1.0f);
+        rec_put_f32(r, 8 + 4 * i, -1.0f);
     unsigned n_legal = k == 3 ? 100 : 20 + (unsigned)k % 50;
     unsigned first = 0;
     for (unsigned j = 0; j < n_legal; j++) {
         unsigned idx = ((unsigned)k * 37 + j * 29) % POLICY; /* distinct: 29 is odd, not 929 */
         if (j == 0)
             first = idx;
-        put_f32(r, 8 + 4 * idx, (float)(k * 1000 + (int)j + 1) / 1048576.0f);
+        rec_put_f32(r, 8 + 4 * idx, (float)(k * 1000 + (int)j + 1) / 1048576.0f);
     }
     for (unsigned p = 0; p < 104; p++)
-        put_u64(r, 7440 + 8 * p, splitmix((uint64_t)k * 104 + p));
+        rec_put_u64(r, 7440 + 8 * p, splitmix((uint64_t)k * 104 + p));
     if (fmt == 1) {
-        put_u8(r, 8272, (uint8_t)(k & 1));
-        put_u8(r, 8273, (uint8_t)((k >> 1) & 1));
-        put_u8(r, 8274, (uint8_t)((k >> 2) & 1));
-        put_u8(r, 8275, (uint8_t)((k >> 3) & 1));
+        rec_put_u8(r, 8272, (uint8_t)(k & 1));
+        rec_put_u8(r, 8273, (uint8_t)((k >> 1) & 1));
+        rec_put_u8(r, 8274, (uint8_t)((k >> 2) & 1));
+        rec_put_u8(r, 8275, (uint8_t)((k >> 3) & 1));
     } else {
-        put_u8(r, 8272, (uint8_t)(1u << (k % 8)));
-        put_u8(r, 8273, (uint8_t)(0x80u >> (k % 8)));
-        put_u8(r, 8274, (uint8_t)((k * 13) & 0xff));
-        put_u8(r, 8275, (uint8_t)((k * 71) & 0xff));
+        rec_put_u8(r, 8272, (uint8_t)(1u << (k % 8)));
+        rec_put_u8(r, 8273, (uint8_t)(0x80u >> (k % 8)));
+        rec_put_u8(r, 8274, (uint8_t)((k * 13) & 0xff));
+        rec_put_u8(r, 8275, (uint8_t)((k * 71) & 0xff));
     }
-    put_u8(r, 8276, fmt <= 2 ? (uint8_t)(k & 1) : (uint8_t)(1u << ((k / 7) % 8)));
-    put_u8(r, 8277, (uint8_t)(k % 100));
-    put_u8(r, 8278, (uint8_t)(((k / 7) % 2 ? 0x80 : 0) | (k & 7)));
+    rec_put_u8(r, 8276, fmt <= 2 ? (uint8_t)(k & 1) : (uint8_t)(1u << ((k / 7) % 8)));
+    rec_put_u8(r, 8277, (uint8_t)(k % 100));
+    rec_put_u8(r, 8278, (uint8_t)(((k / 7) % 2 ? 0x80 : 0) | (k & 7)));
     float base = (float)k / 256.0f;
-    put_f32(r, 8280, 0.01f + base);                    /* root_q */
-    put_f32(r, 8284, 0.02f + base);                    /* best_q */
-    put_f32(r, 8288, 0.03f + base);                    /* root_d */
-    put_f32(r, 8292, 0.04f + base);                    /* best_d */
-    put_f32(r, 8296, 5.0f + base);                     /* root_m */
-    put_f32(r, 8300, 6.0f + base);                     /* best_m */
-    put_f32(r, 8304, 7.0f + base);                     /* plies_left */
-    put_f32(r, 8308, 0.08f + base);                    /* result_q */
-    put_f32(r, 8312, 0.09f + base);                    /* result_d */
-    put_f32(r, 8316, 0.10f + base);                    /* played_q */
-    put_f32(r, 8320, 0.11f + base);                    /* played_d */
-    put_f32(r, 8324, 12.0f + base);                    /* played_m */
-    put_f32(r, 8328, k % 5 == 4 ? NAN : 0.13f + base); /* orig_q, NaN when unknown */
-    put_f32(r, 8332, 0.14f + base);                    /* orig_d */
-    put_f32(r, 8336, 15.0f + base);                    /* orig_m */
-    put_u32(r, 8340, 800 + (uint32_t)k);
-    put_u16(r, 8344, (uint16_t)first);
-    put_u16(r, 8346, (uint16_t)first);
-    put_f32(r, 8348, 0.5f);
-    put_f32(r, 8352, 0.17f + base); /* q_st */
+    rec_put_f32(r, 8280, 0.01f + base);                    /* root_q */
+    rec_put_f32(r, 8284, 0.02f + base);                    /* best_q */
+    rec_put_f32(r, 8288, 0.03f + base);                    /* root_d */
+    rec_put_f32(r, 8292, 0.04f + base);                    /* best_d */
+    rec_put_f32(r, 8296, 5.0f + base);                     /* root_m */
+    rec_put_f32(r, 8300, 6.0f + base);                     /* best_m */
+    rec_put_f32(r, 8304, 7.0f + base);                     /* plies_left */
+    rec_put_f32(r, 8308, 0.08f + base);                    /* result_q */
+    rec_put_f32(r, 8312, 0.09f + base);                    /* result_d */
+    rec_put_f32(r, 8316, 0.10f + base);                    /* played_q */
+    rec_put_f32(r, 8320, 0.11f + base);                    /* played_d */
+    rec_put_f32(r, 8324, 12.0f + base);                    /* played_m */
+    rec_put_f32(r, 8328, k % 5 == 4 ? NAN : 0.13f + base); /* orig_q, NaN when unknown */
+    rec_put_f32(r, 8332, 0.14f + base);                    /* orig_d */
+    rec_put_f32(r, 8336, 15.0f + base);                    /* orig_m */
+    rec_put_u32(r, 8340, 800 + (uint32_t)k);
+    rec_put_u16(r, 8344, (uint16_t)first);
+    rec_put_u16(r, 8346, (uint16_t)first);
+    rec_put_f32(r, 8348, 0.5f);
+    rec_put_f32(r, 8352, 0.17f + base); /* q_st */
     if (version == 7)
-        put_f32(r, 8356, 0.18f + base); /* d_st */
+        rec_put_f32(r, 8356, 0.18f + base); /* d_st */
     if (k == 0) {
-        put_f32(r, 8308, 0.25f); /* result_q */
-        put_f32(r, 8312, 0.5f);  /* result_d */
-        put_f32(r, 8284, -0.5f); /* best_q */
-        put_f32(r, 8292, 0.25f); /* best_d */
+        rec_put_f32(r, 8308, 0.25f); /* result_q */
+        rec_put_f32(r, 8312, 0.5f);  /* result_d */
+        rec_put_f32(r, 8284, -0.5f); /* best_q */
+        rec_put_f32(r, 8292, 0.25f); /* best_d */
     }
 }
 
