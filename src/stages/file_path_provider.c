@@ -26,6 +26,7 @@
 #include "stages/stage.h"
 
 #include "core/clock.h"
+#include "core/dirwalk.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "stages/items.h"
@@ -172,48 +173,52 @@ typedef struct file_list {
     size_t n, cap;
 } file_list;
 
-/* Walk `dir`, watching each directory before listing it. */
+/* The scan: every directory watched before it is listed, every regular
+ * file found, problems logged and counted. */
+typedef struct scan_ctx {
+    fpp *f;
+    lc_stage *s;
+    file_list *out;
+} scan_ctx;
+
+static void scan_dir(void *ctx, const char *path)
+{
+    add_watch(((scan_ctx *)ctx)->f, path);
+}
+
+static void scan_file(void *ctx, char *path, const char *name)
+{
+    file_list *out = ((scan_ctx *)ctx)->out;
+    (void)name;
+    if (out->n == out->cap) {
+        out->cap = out->cap ? 2 * out->cap : 256;
+        out->v = lc_xrealloc(out->v, out->cap * sizeof *out->v);
+    }
+    out->v[out->n].path = path;
+    out->v[out->n].key = lc_basename(path);
+    out->n++;
+}
+
+static void scan_error(void *ctx, const char *path, int err, bool listing)
+{
+    /* A symlink loop, a permission problem: worth a word. */
+    if (listing)
+        LC_WARN("cannot list %s: %s", path, strerror(err));
+    else
+        LC_WARN("cannot read %s: %s (skipped)", path, strerror(err));
+    atomic_fetch_add(&((scan_ctx *)ctx)->f->n_scan_errors, 1);
+}
+
+static bool scan_stop(void *ctx)
+{
+    return lc_run_state_stopping(&((scan_ctx *)ctx)->s->run);
+}
+
 static void scan_tree(fpp *f, lc_stage *s, const char *dir, file_list *out)
 {
-    add_watch(f, dir);
-    DIR *d = opendir(dir);
-    if (!d) {
-        LC_WARN("cannot list %s: %s", dir, strerror(errno));
-        atomic_fetch_add(&f->n_scan_errors, 1);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && !lc_run_state_stopping(&s->run)) {
-        if (ignored_name(e->d_name))
-            continue;
-        char *path = lc_xasprintf("%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0) {
-            /* Vanished between readdir and stat: nothing to emit. Anything
-             * else (a symlink loop, a permission problem) is worth a word. */
-            if (errno != ENOENT) {
-                LC_WARN("cannot read %s: %s (skipped)", path, strerror(errno));
-                atomic_fetch_add(&f->n_scan_errors, 1);
-            }
-            free(path);
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            scan_tree(f, s, path, out);
-            free(path);
-        } else if (S_ISREG(st.st_mode)) {
-            if (out->n == out->cap) {
-                out->cap = out->cap ? 2 * out->cap : 256;
-                out->v = lc_xrealloc(out->v, out->cap * sizeof *out->v);
-            }
-            out->v[out->n].path = path;
-            out->v[out->n].key = lc_basename(path);
-            out->n++;
-        } else {
-            free(path);
-        }
-    }
-    closedir(d);
+    static const lc_walk_ops ops = {scan_dir, scan_file, scan_error, scan_stop};
+    scan_ctx ctx = {f, s, out};
+    lc_walk_tree(dir, &ops, &ctx);
 }
 
 static int compare_found(const void *a, const void *b)

@@ -54,6 +54,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/dirwalk.h"
 #include "core/rng.h"
 #include "core/text.h"
 #include "format/chess/chess_tokens.h"
@@ -252,33 +253,25 @@ static void list_add(name_list *l, char *s)
     l->v[l->n++] = s;
 }
 
+static void list_parquet(void *ctx, char *path, const char *name)
+{
+    if (lc_has_suffix(name, ".parquet"))
+        list_add(ctx, path);
+    else
+        free(path);
+}
+
+static void list_error(void *ctx, const char *path, int err, bool listing)
+{
+    (void)ctx;
+    if (listing)
+        LC_WARN("cannot list %s: %s", path, strerror(err));
+}
+
 static void list_tree(const char *dir, name_list *out)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        LC_WARN("cannot list %s: %s", dir, strerror(errno));
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *p = lc_xasprintf("%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(p, &st) != 0) {
-            free(p);
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            list_tree(p, out);
-            free(p);
-        } else if (S_ISREG(st.st_mode) && lc_has_suffix(e->d_name, ".parquet")) {
-            list_add(out, p);
-        } else {
-            free(p);
-        }
-    }
-    closedir(d);
+    static const lc_walk_ops ops = {.file = list_parquet, .error = list_error};
+    lc_walk_tree(dir, &ops, out);
 }
 
 /* By basename (the sort key), the full path breaking ties. */

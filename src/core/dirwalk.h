@@ -1,0 +1,27 @@
+/*
+ * dirwalk: the depth-first walk of a directory tree that the stages which
+ * find data files share (file_path_provider's scan, parquet_game_source's
+ * epoch listing). Names starting with '.' are skipped (editors' and
+ * writers' temporary files); symbolic links are followed (stat).
+ */
+#ifndef LC_CORE_DIRWALK_H
+#define LC_CORE_DIRWALK_H
+
+#include <stdbool.h>
+
+typedef struct lc_walk_ops {
+    /* A directory, before it is listed (to watch it). May be NULL. */
+    void (*dir)(void *ctx, const char *path);
+    /* A regular file: path is malloc'd and the callee's. */
+    void (*file)(void *ctx, char *path, const char *name);
+    /* A directory that cannot be listed (listing true), or an entry that
+     * cannot be stat'ed for another reason than having just vanished:
+     * errno in err. May be NULL. */
+    void (*error)(void *ctx, const char *path, int err, bool listing);
+    /* Checked between entries: true ends the walk early. May be NULL. */
+    bool (*stop)(void *ctx);
+} lc_walk_ops;
+
+void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx);
+
+#endif
