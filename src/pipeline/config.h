@@ -103,6 +103,10 @@ const cyaml_schema_value_t *lc_config_schema(void);
  * and range, and each stage type with its summary and fields. */
 void lc_config_print_schema(FILE *out);
 
+/* Resolve and check a parsed configuration (config_validate.c): 0, or
+ * LC_ECONFIG with every problem in err, one a line. Loading calls it. */
+int lc_config_validate(lc_config *cfg, lc_error *err);
+
 /* Find a stage config by name; NULL when absent. */
 const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name);
 

@@ -1,0 +1,254 @@
+/*
+ * config_validate: everything that can be checked in a parsed configuration
+ * without starting anything (see config.h): names, one type block a stage,
+ * each class's own checks, queues, the wiring of inputs and outputs, and
+ * the global settings. Every problem is reported, one a line, each naming
+ * the stage and the field and saying what to do; config.c places them on
+ * their lines.
+ */
+#include "pipeline/config.h"
+
+#include "stages/registry.h"
+#include "stages/stage.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends one problem to err, one per line. */
+static void problem(lc_error *err, int *count, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void problem(lc_error *err, int *count, const char *fmt, ...)
+{
+    char line[LC_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (err) {
+        size_t len = strlen(err->msg);
+        if (*count == 0)
+            len = 0;
+        snprintf(err->msg + len, sizeof err->msg - len, "%s%s", len ? "\n" : "", line);
+        err->code = LC_ECONFIG;
+    }
+    (*count)++;
+}
+
+static bool valid_name(const char *s)
+{
+    if (!*s || strlen(s) > 40)
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static void type_list(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; lc_stage_registry[i]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", lc_stage_registry[i]->type_name);
+    }
+}
+
+/* Checks and resolves one stage's own settings (type block, name, queue). */
+static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count)
+{
+    lc_stage_config *s = &cfg->stages[i];
+    char label[96];
+    s->input_index = -1;
+    int nblocks = 0;
+    const char *first = NULL, *second = NULL;
+    for (size_t k = 0; lc_stage_registry[k]; k++) {
+        if (s->blocks[k]) {
+            nblocks++;
+            if (!first) {
+                first = lc_stage_registry[k]->type_name;
+                s->cls = lc_stage_registry[k];
+                s->block = s->blocks[k];
+            } else if (!second) {
+                second = lc_stage_registry[k]->type_name;
+            }
+        }
+    }
+    if (s->name && valid_name(s->name))
+        snprintf(label, sizeof label, "stage '%s'", s->name);
+    else
+        snprintf(label, sizeof label, "stage #%u%s%s%s", i + 1, first ? " (" : "",
+                 first ? first : "", first ? ")" : "");
+
+    if (!s->name)
+        problem(err, count, "%s: name: missing (give every stage a unique name)", label);
+    else if (!valid_name(s->name))
+        problem(err, count,
+                "%s: name: '%s' is not a valid name (use 1 to 40 letters, digits, '_' or '-')",
+                label, s->name);
+    else {
+        for (unsigned j = 0; j < i; j++) {
+            if (cfg->stages[j].name && strcmp(cfg->stages[j].name, s->name) == 0) {
+                problem(err, count,
+                        "%s: name: duplicate, stage #%u has the same name (names must be "
+                        "unique)",
+                        label, j + 1);
+                break;
+            }
+        }
+    }
+    if (nblocks == 0) {
+        char types[512];
+        type_list(types, sizeof types);
+        problem(err, count, "%s: stage type: missing (add exactly one of: %s)", label, types);
+        s->cls = NULL;
+    } else if (nblocks > 1) {
+        problem(err, count,
+                "%s: stage type: %d given (%s, %s%s); give exactly one type block per stage",
+                label, nblocks, first, second, nblocks > 2 ? ", ..." : "");
+        s->cls = NULL;
+    }
+    if (s->cls) {
+        lc_error cerr;
+        lc_error_clear(&cerr);
+        if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0) {
+            /* One problem per line: a check reports all it finds. */
+            for (char *line = cerr.msg, *next; line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                    *next++ = '\0';
+                problem(err, count, "%s: %s.%s", label, s->cls->type_name, line);
+            }
+        }
+    }
+
+    s->capacity = 16;
+    s->overflow = LC_OVERFLOW_BLOCK;
+    if (s->output) {
+        if (s->cls && !s->cls->output)
+            problem(err, count, "%s: output: %s has no output queue (remove the output block)",
+                    label, s->cls->type_name);
+        if (s->output->capacity_opt) {
+            int64_t c = *s->output->capacity_opt;
+            if (c < 1 || c > LC_QUEUE_CAPACITY_MAX)
+                problem(err, count, "%s: output.capacity: %lld is out of range (use 1 to %u)",
+                        label, (long long)c, LC_QUEUE_CAPACITY_MAX);
+            else
+                s->capacity = (size_t)c;
+        }
+        if (s->output->overflow_opt)
+            s->overflow = (lc_overflow)*s->output->overflow_opt;
+    }
+}
+
+/* Checks how the stages connect: inputs exist, come earlier, carry the
+ * right items, and every output but the last is read by exactly one stage. */
+static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
+{
+    int *readers = lc_xcalloc(cfg->n_stages, sizeof *readers);
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        lc_stage_config *s = &cfg->stages[i];
+        if (!s->cls || !s->name)
+            continue;
+        const lc_stage_class *cls = s->cls;
+        if (!cls->input) {
+            if (s->input)
+                problem(err, count,
+                        "stage '%s': input: %s reads no input (remove 'input: %s')", s->name,
+                        cls->type_name, s->input);
+            continue;
+        }
+        if (!s->input) {
+            problem(err, count,
+                    "stage '%s': input: missing (%s reads '%s' items; name the earlier stage "
+                    "that produces them)",
+                    s->name, cls->type_name, cls->input->name);
+            continue;
+        }
+        int found = -1;
+        for (unsigned j = 0; j < cfg->n_stages; j++)
+            if (cfg->stages[j].name && strcmp(cfg->stages[j].name, s->input) == 0)
+                found = (int)j;
+        if (found < 0) {
+            problem(err, count, "stage '%s': input: no stage is named '%s'", s->name, s->input);
+            continue;
+        }
+        if (found == (int)i) {
+            problem(err, count, "stage '%s': input: a stage cannot read its own output",
+                    s->name);
+            continue;
+        }
+        if (found > (int)i) {
+            problem(err, count,
+                    "stage '%s': input: stage '%s' comes later in the list; an input must "
+                    "name an earlier stage (reorder the stages)",
+                    s->name, s->input);
+            continue;
+        }
+        const lc_stage_config *up = &cfg->stages[found];
+        if (readers[found]++) {
+            problem(err, count,
+                    "stage '%s': input: stage '%s' already feeds another stage (each output "
+                    "feeds one stage)",
+                    s->name, s->input);
+            continue;
+        }
+        if (up->cls && !up->cls->output) {
+            problem(err, count, "stage '%s': input: stage '%s' (%s) has no output", s->name,
+                    s->input, up->cls->type_name);
+            continue;
+        }
+        if (up->cls && strcmp(up->cls->output->name, cls->input->name) != 0) {
+            problem(err, count,
+                    "stage '%s': input: stage '%s' (%s) produces '%s' items but %s reads '%s' "
+                    "items",
+                    s->name, s->input, up->cls->type_name, up->cls->output->name,
+                    cls->type_name, cls->input->name);
+            continue;
+        }
+        s->input_index = found;
+    }
+    for (unsigned i = 0; i + 1 < cfg->n_stages; i++) {
+        const lc_stage_config *s = &cfg->stages[i];
+        if (s->cls && s->cls->output && s->name && !readers[i])
+            problem(err, count,
+                    "stage '%s': output: no stage reads it, so it would fill up and stall "
+                    "(only the last stage's output may be left unread)",
+                    s->name);
+    }
+    free(readers);
+}
+
+int lc_config_validate(lc_config *cfg, lc_error *err)
+{
+    int count = 0;
+    if (err)
+        lc_error_clear(err);
+    if (cfg->n_stages == 0)
+        problem(err, &count, "stages: empty (list at least one stage)");
+    for (unsigned i = 0; i < cfg->n_stages; i++)
+        validate_stage(cfg, i, err, &count);
+    if (count == 0)
+        validate_wiring(cfg, err, &count);
+
+    cfg->seed = cfg->seed_opt ? *cfg->seed_opt : 0;
+    cfg->metrics_interval_ms = cfg->metrics_interval_opt ? *cfg->metrics_interval_opt : 100;
+    if (cfg->metrics_interval_ms < 10 || cfg->metrics_interval_ms > 10000)
+        problem(err, &count, "metrics_interval_ms: %u is out of range (use 10 to 10000)",
+                cfg->metrics_interval_ms);
+    cfg->world_size = cfg->world_size_opt ? *cfg->world_size_opt : -1;
+    cfg->rank = cfg->rank_opt ? *cfg->rank_opt : -1;
+    if (cfg->world_size_opt && (cfg->world_size < 1 || cfg->world_size > 65536))
+        problem(err, &count, "world_size: %lld is out of range (use 1 to 65536)",
+                (long long)cfg->world_size);
+    if (cfg->rank_opt && cfg->rank < 0)
+        problem(err, &count, "rank: %lld is negative", (long long)cfg->rank);
+    if (cfg->rank_opt && cfg->world_size_opt && cfg->rank >= cfg->world_size)
+        problem(err, &count, "rank: %lld must be below world_size %lld", (long long)cfg->rank,
+                (long long)cfg->world_size);
+    return count ? LC_ECONFIG : 0;
+}
