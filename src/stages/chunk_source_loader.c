@@ -158,7 +158,7 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_mutex_unlock(&c->mu);
             lc_load_busy(meter);
             lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
-            if (lc_stage_emit(s, &marker, meter) != 0)
+            if (lc_stage_emit_marker(s, &marker, meter) != 0)
                 return;
             LC_INFO("%s: initial scan loaded: %llu sources", s->name,
                     (unsigned long long)emitted);

@@ -518,7 +518,7 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
     uint64_t initial = f->seq;
     lc_path_item marker = {.path = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = initial};
-    if (lc_stage_emit(s, &marker, meter) != 0)
+    if (lc_stage_emit_marker(s, &marker, meter) != 0)
         return;
     atomic_store(&f->scan_done, true);
     LC_INFO("%s: initial scan found %llu files in %.2f s%s", s->name, (unsigned long long)initial,

@@ -192,6 +192,11 @@ char *lc_stage_queue_name(const char *stage)
     return lc_xasprintf("%s.out", stage);
 }
 
+int lc_stage_emit_marker(lc_stage *s, const void *item, lc_load_meter *meter)
+{
+    return lc_queue_put(s->output, item, meter);
+}
+
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter)
 {
     int rc = lc_queue_put(s->output, item, meter);

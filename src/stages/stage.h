@@ -194,6 +194,11 @@ uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world);
  * and the monitor's hello show it; malloc'd. */
 char *lc_stage_queue_name(const char *stage);
 
+/* Put a marker (LC_ITEM_SCAN_DONE: the end of the initial scan) on the
+ * stage's output: like lc_stage_emit, but not counted in items_out, which
+ * counts the things a stage made (files, sources), as people read it. */
+int lc_stage_emit_marker(lc_stage *s, const void *item, lc_load_meter *meter);
+
 /* Put an item on the stage's output, counting it. 0 or LC_ECLOSED (the
  * caller still owns the item and should dispose of it and return). */
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter);
