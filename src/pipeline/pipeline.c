@@ -485,13 +485,21 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
         memcpy(agg, p->all_time, p->n * sizeof *agg);
         duration = p->started ? now - p->start_time : 0;
     } else {
-        /* Oldest first, so gauges end at the newest value. */
+        /* The flushes of the last second only: on a loaded machine the
+         * metrics thread runs late and the ring spans more than a second.
+         * Always the newest one. Oldest first, so gauges end at the newest
+         * value. */
         double oldest = now;
-        for (size_t k = 0; k < p->ring_count; k++) {
+        size_t first = 0;
+        while (first + 1 < p->ring_count &&
+               p->ring_time[(p->ring_head + p->ring_len - p->ring_count + first) % p->ring_len] <
+                   now - 1.0)
+            first++;
+        for (size_t k = first; k < p->ring_count; k++) {
             size_t slot = (p->ring_head + p->ring_len - p->ring_count + k) % p->ring_len;
             for (size_t i = 0; i < p->n; i++)
                 lc_stage_metrics_merge(&agg[i], &p->ring[slot * p->n + i]);
-            if (k == 0)
+            if (k == first)
                 oldest = p->ring_time[slot] - (double)p->cfg->metrics_interval_ms * 1e-3;
         }
         duration = p->ring_count ? now - oldest : 0;
