@@ -796,7 +796,11 @@ class Screen(unittest.TestCase):
         loader, sock = self.start_headless()
 
         p = Pane(self, 160, 45, config="", reader=False, command="%s attach %s" % (LCMON, sock))
-        text = p.wait_rows()
+        p.wait_rows()
+        # Attached right after the loader started: wait for its initial load
+        # (the pool's window filled) before comparing numbers with ctl.
+        text = p.wait_for("the pool's window", lambda t: re.search(r"\b[1-9]\d*/\d+\b",
+                                                                     row(t, "pool")))
         self.assertIn(sock, text.split("\n")[0])
         # q detaches here, and the key bar and the help say so.
         self.assertRegex(p.lines()[-1], r"q detach")
