@@ -40,6 +40,12 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
     printf("uptime %.1f s, rank %u of %u\n", all->uptime_seconds, all->rank, all->world_size);
     if (all->error)
         printf("error: %s\n", all->error);
+    if (all->monitor_socket)
+        printf("monitor socket: %u clients, %llu connections, %llu refused (every place "
+               "taken), %llu closed for misbehaving\n",
+               all->monitor_socket->clients, (unsigned long long)all->monitor_socket->connections,
+               (unsigned long long)all->monitor_socket->refused,
+               (unsigned long long)all->monitor_socket->closed);
     for (size_t i = 0; i < all->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = all->stage_metrics[i];
         const Lcmon__StageMetricProto *l = lc_proto_find_stage(last, s->name);

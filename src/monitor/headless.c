@@ -28,12 +28,16 @@
 #include <time.h>
 #include <unistd.h>
 
-static void append_metrics_log(FILE *f, lc_monitor *m)
+/* One line of the metrics log; `sock` (the socket server's counts, as the
+ * snapshots it serves carry them) may be NULL. */
+static void append_metrics_log(FILE *f, lc_monitor *m, Lcmon__MonitorSocketMetricsProto *sock)
 {
     lc_snapshot *last_snap = lc_monitor_metrics(m, false);
     lc_snapshot *all_snap = lc_monitor_metrics(m, true);
     const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(last_snap);
-    const Lcmon__DataLoaderMetricsProto *all = lc_snapshot_msg(all_snap);
+    Lcmon__DataLoaderMetricsProto all_copy = *lc_snapshot_msg(all_snap); /* shallow: read only */
+    all_copy.monitor_socket = sock;
+    const Lcmon__DataLoaderMetricsProto *all = &all_copy;
     lc_wire_buf out = {0};
     char head[64];
     snprintf(head, sizeof head, "{\"time\":%.3f,\"last_second\":", lc_wall_seconds());
@@ -161,6 +165,8 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
         }
     }
 
+    /* The server's counts, for the metrics log. */
+    Lcmon__MonitorSocketMetricsProto sock = LCMON__MONITOR_SOCKET_METRICS_PROTO__INIT;
     double start = lc_now_seconds();
     bool status = !o->quiet && o->status_interval > 0;
     double next_status = start + (status ? o->status_interval : 0);
@@ -201,7 +207,9 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
         }
         lc_snapshot_unref(snap);
         if (mlog && now >= next_log) {
-            append_metrics_log(mlog, m);
+            if (server)
+                lc_server_metrics(server, &sock);
+            append_metrics_log(mlog, m, server ? &sock : NULL);
             next_log += 1.0;
             if (next_log < now)
                 next_log = now + 1.0;
@@ -219,10 +227,13 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             break;
         }
     }
+    bool served = server != NULL;
+    if (server)
+        lc_server_metrics(server, &sock); /* the last counts, for the last line */
     lc_server_stop(server);
     lc_monitor_pipeline(m, false, NULL);
     if (mlog) {
-        append_metrics_log(mlog, m);
+        append_metrics_log(mlog, m, served ? &sock : NULL);
         fclose(mlog);
     }
     summary(m);

@@ -6,8 +6,9 @@
  * input buffer (frames are parsed as they complete) and an output buffer.
  *
  * The loader is never at a client's mercy:
- *   - a frame announcing more than LC_WIRE_MAX_FRAME bytes, or bytes that do
- *     not parse as a ClientMessage, close that client (logged);
+ *   - a frame announcing more than LC_WIRE_MAX_FRAME bytes, bytes that do
+ *     not parse as a ClientMessage, a frame left unfinished for 10 s or cut
+ *     short by a hang-up, close that client (logged, with its pid);
  *   - snapshots and log lines are only queued for a client whose output
  *     buffer is nearly empty, so a client that stops reading misses them
  *     instead of growing our memory; a client whose buffer still passes a
@@ -15,6 +16,8 @@
  *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused, and a client
  *     that sends nothing within 10 s of connecting is closed, so idle
  *     connections cannot hold every place;
+ *   - what it refused and closed is counted (lc_server_metrics), in the
+ *     all-time snapshots it serves;
  *   - the pipeline itself never waits for this thread: snapshots are built
  *     from the metrics aggregates, and control goes through the monitor.
  *
@@ -51,10 +54,12 @@
 #define LOG_BATCH 200
 #define FRAMES_PER_TURN 64
 #define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
+#define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
 
 typedef struct client {
     int fd;
     unsigned id;
+    char who[24]; /* " (pid N)" for the log, or "" when the peer's pid is unknown */
     lc_wire_buf in, out;
     uint32_t interval_ms;
     uint64_t next_due_ns;
@@ -62,6 +67,7 @@ typedef struct client {
     uint64_t log_after;
     uint64_t skipped; /* snapshots missed because the client was not reading */
     uint64_t hush_deadline_ns; /* closed if it has said nothing by then; 0 once it spoke */
+    uint64_t unfinished_since_ns; /* `in` has held the start of a frame since then (0: no) */
     bool more;                 /* whole frames wait in `in` for the next turn */
     bool closing; /* it sent EOF: answer what it asked, flush, then close */
 } client;
@@ -76,14 +82,15 @@ struct lc_server {
     size_t n_clients;
     unsigned next_id;
     lc_wire_buf hello;
-    atomic_uint_fast64_t n_connections, n_dropped_clients;
+    atomic_uint_fast64_t n_connections, n_refused, n_dropped_clients, g_clients;
 };
 
 /* --- the socket file -------------------------------------------------- */
 
 /* The socket's directory must be one nobody else can write to, or one with
  * the sticky bit (as /tmp has): otherwise another user could replace the
- * socket with theirs and take the requests of our clients. */
+ * socket with theirs and take the requests of our clients. Its owner must be
+ * us or root either way, since the sticky bit does not hold back the owner. */
 static int check_directory(const char *path, lc_error *err)
 {
     char *copy = lc_xstrdup(path);
@@ -94,12 +101,13 @@ static int check_directory(const char *path, lc_error *err)
     if (stat(dir, &st) != 0) {
         rc = lc_error_set(err, -errno, "%s: the socket's directory %s: %s", path, dir,
                           strerror(errno));
-    } else if (!(st.st_mode & S_ISVTX) &&
-               ((st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_uid != getuid() && st.st_uid != 0))) {
+    } else if ((st.st_uid != getuid() && st.st_uid != 0) ||
+               (!(st.st_mode & S_ISVTX) && (st.st_mode & (S_IWGRP | S_IWOTH)))) {
         rc = lc_error_set(err, -EPERM,
                           "%s: other users can write to the directory %s (mode %04o, owner "
                           "uid %u), so they could replace the socket; choose a directory only "
-                          "you can write to, or one with the sticky bit such as /tmp",
+                          "you can write to, or one of yours or root's with the sticky bit "
+                          "such as /tmp",
                           path, dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
     }
     free(copy);
@@ -190,15 +198,19 @@ static void drop_client(lc_server *s, size_t i, const char *why)
 {
     client *c = &s->clients[i];
     if (why) {
-        LC_WARN("monitor client %u closed: %s", c->id, why);
+        LC_WARN("monitor client %u%s closed: %s", c->id, c->who, why);
         atomic_fetch_add(&s->n_dropped_clients, 1);
+    } else if (c->out.len) { /* hung up in the middle of our replies */
+        LC_DEBUG("monitor client %u%s disconnected with %zu bytes unsent", c->id, c->who,
+                 c->out.len);
     } else {
-        LC_DEBUG("monitor client %u disconnected", c->id);
+        LC_DEBUG("monitor client %u%s disconnected", c->id, c->who);
     }
     close(c->fd);
     lc_wire_buf_fini(&c->in);
     lc_wire_buf_fini(&c->out);
     s->clients[i] = s->clients[--s->n_clients];
+    atomic_store(&s->g_clients, s->n_clients);
 }
 
 static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *m)
@@ -259,6 +271,29 @@ static bool recv_client(client *c, const char **why)
     return true;
 }
 
+/* Why a client that hung up counts as misbehaving, or NULL (a plain
+ * disconnect): it cut its last frame short. What it sent before it hung up
+ * is taken in first, as it may still wait in the socket. */
+static const char *hangup_why(client *c)
+{
+    const char *ignored;
+    if (!c->closing && !recv_client(c, &ignored))
+        return NULL;
+    if (!c->closing || c->in.len == 0)
+        return NULL; /* nothing left over, or its end is not in sight (a frame's worth waits) */
+    for (size_t off = 0;;) {
+        lc_wire_buf rest = {.data = c->in.data + off, .len = c->in.len - off};
+        const uint8_t *frame;
+        size_t len;
+        int rc = lc_wire_peek_frame(&rest, &frame, &len);
+        if (rc < 0)
+            return "it announced a frame over the size limit";
+        if (rc == 0)
+            return off < c->in.len ? "it hung up in the middle of a frame" : NULL;
+        off += 4 + len;
+    }
+}
+
 /* Answer up to FRAMES_PER_TURN whole frames of the client's input, so that
  * one client's burst never keeps the others waiting; c->more says whether
  * whole frames are left. False to close the client. */
@@ -302,6 +337,12 @@ static bool serve_client(lc_server *s, client *c, const char **why)
         }
     }
     lc_wire_buf_consume(&c->in, off); /* once: no memmove per frame */
+    /* What is left is the start of a frame: since this turn when it follows
+     * a whole one, else since it began to arrive. */
+    if (c->in.len == 0 || c->more)
+        c->unfinished_since_ns = 0;
+    else if (off > 0 || !c->unfinished_since_ns)
+        c->unfinished_since_ns = lc_now_ns();
     return ok;
 }
 
@@ -317,9 +358,10 @@ static bool flush_client(client *c, const char **why)
             continue;
         if (n < 0 && errno == EAGAIN)
             break;
-        /* One that hung up (said EOF, or reset) is not misbehaving. */
+        /* One that hung up (said EOF, or reset) is not misbehaving, unless
+         * it cut a frame short. */
         bool gone = c->closing || (n < 0 && (errno == EPIPE || errno == ECONNRESET));
-        *why = gone ? NULL : n < 0 ? strerror(errno) : "short write";
+        *why = gone ? hangup_why(c) : n < 0 ? strerror(errno) : "short write";
         return false;
     }
     if (c->out.len > HARD_OUT_LIMIT) {
@@ -329,6 +371,16 @@ static bool flush_client(client *c, const char **why)
     return true;
 }
 
+/* " (pid N)" of the process at the other end, for the log; "" if unknown. */
+static void peer_who(int fd, char *who, size_t size)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    who[0] = '\0';
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
+        snprintf(who, size, " (pid %ld)", (long)cred.pid);
+}
+
 static void accept_clients(lc_server *s)
 {
     for (;;) {
@@ -336,8 +388,11 @@ static void accept_clients(lc_server *s)
         if (fd < 0)
             return;
         if (s->n_clients == LC_SERVER_MAX_CLIENTS) {
-            LC_WARN("monitor socket: refusing a client (already %d connected)",
+            char who[24];
+            peer_who(fd, who, sizeof who);
+            LC_WARN("monitor socket: refusing a client%s: already %d connected", who,
                     LC_SERVER_MAX_CLIENTS);
+            atomic_fetch_add(&s->n_refused, 1);
             close(fd);
             continue;
         }
@@ -345,11 +400,13 @@ static void accept_clients(lc_server *s)
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->id = ++s->next_id;
+        peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
         c->hush_deadline_ns = lc_now_ns() + SILENT_LIMIT_NS;
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
-        LC_DEBUG("monitor client %u connected", c->id);
+        atomic_store(&s->g_clients, s->n_clients);
+        LC_DEBUG("monitor client %u%s connected", c->id, c->who);
     }
 }
 
@@ -377,9 +434,14 @@ static void feed_clients(lc_server *s)
                     Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
                     lc_snapshot *last = lc_monitor_metrics(s->monitor, false);
                     lc_snapshot *all = lc_monitor_metrics(s->monitor, true);
-                    /* Packing only reads the shared messages. */
+                    /* Packing only reads the shared messages; the all-time
+                     * one goes out as a shallow copy with our own counts. */
+                    Lcmon__DataLoaderMetricsProto all_time = *lc_snapshot_msg(all);
+                    Lcmon__MonitorSocketMetricsProto counts;
+                    lc_server_metrics(s, &counts);
+                    all_time.monitor_socket = &counts;
                     m.last_second = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(last);
-                    m.all_time = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(all);
+                    m.all_time = &all_time;
                     lc_wire_put_server(&snap, &m);
                     lc_snapshot_unref(last);
                     lc_snapshot_unref(all);
@@ -427,7 +489,14 @@ static void *server_main(void *arg)
             const char *why = NULL;
             client *c = &s->clients[i];
             if (c->hush_deadline_ns && start > c->hush_deadline_ns) {
-                drop_client(s, i, "it sent nothing in the 10 s after connecting");
+                drop_client(s, i,
+                            c->in.len ? "it sent no whole message in the 10 s after connecting"
+                                      : "it sent nothing in the 10 s after connecting");
+                continue;
+            }
+            if (c->unfinished_since_ns && !c->closing &&
+                start - c->unfinished_since_ns > UNFINISHED_LIMIT_NS) {
+                drop_client(s, i, "it left a frame unfinished for 10 s");
                 continue;
             }
             if (!flush_client(c, &why)) {
@@ -435,7 +504,8 @@ static void *server_main(void *arg)
                 continue;
             }
             if (c->closing && !c->more && c->out.len == 0) {
-                drop_client(s, i, NULL); /* answered, as it asked before its EOF */
+                /* answered, as it asked before its EOF */
+                drop_client(s, i, hangup_why(c));
                 continue;
             }
             i++;
@@ -476,7 +546,7 @@ static void *server_main(void *arg)
                 continue;
             const char *why = NULL;
             if ((re & POLLHUP) && c->closing) {
-                drop_client(s, i, NULL); /* gone: nobody to answer */
+                drop_client(s, i, hangup_why(c)); /* gone: nobody to answer */
                 continue;
             }
             if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->closing && !recv_client(c, &why)) {
@@ -521,6 +591,16 @@ int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
     LC_INFO("serving metrics and control on %s", path);
     *out = s;
     return 0;
+}
+
+void lc_server_metrics(lc_server *s, Lcmon__MonitorSocketMetricsProto *out)
+{
+    lcmon__monitor_socket_metrics_proto__init(out);
+    out->has_clients = out->has_connections = out->has_refused = out->has_closed = true;
+    out->clients = (uint32_t)atomic_load(&s->g_clients);
+    out->connections = atomic_load(&s->n_connections);
+    out->refused = atomic_load(&s->n_refused);
+    out->closed = atomic_load(&s->n_dropped_clients);
 }
 
 void lc_server_stop(lc_server *s)

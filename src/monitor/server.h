@@ -18,6 +18,9 @@ typedef struct lc_server lc_server;
  * hello. */
 int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
                     lc_server **out, lc_error *err);
+/* The server's counts: clients connected now, connections accepted, clients
+ * refused (every place taken) and closed for misbehaving. Any thread. */
+void lc_server_metrics(lc_server *s, Lcmon__MonitorSocketMetricsProto *out);
 /* Close every client, remove the socket file. NULL is fine. */
 void lc_server_stop(lc_server *s);
 

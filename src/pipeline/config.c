@@ -483,15 +483,30 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
     return result;
 }
 
+/* A configuration is a page or two of YAML; a file past this is the wrong
+ * file (refused before it is read when its size says so). */
+#define CONFIG_MAX_BYTES (16u << 20)
+
+static int config_too_large(const char *path, lc_error *err)
+{
+    return lc_error_set(err, LC_ECONFIG,
+                        "%s: config larger than 16 MiB: a configuration is a small YAML file; "
+                        "is this the right path? (lcmon --print-default-config prints one)",
+                        path);
+}
+
 int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
 {
     *out = NULL;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    bool known = stat(path, &st) == 0;
+    if (known && S_ISDIR(st.st_mode))
         return lc_error_set(err, LC_ECONFIG,
                             "%s: is a directory, not a configuration file (give a YAML file, such "
                             "as config/default.yaml; lcmon --print-default-config prints one)",
                             path);
+    if (known && S_ISREG(st.st_mode) && st.st_size >= (off_t)CONFIG_MAX_BYTES)
+        return config_too_large(path, err);
     FILE *f = fopen(path, "rb");
     if (!f)
         return lc_error_set(err, -errno, "%s: cannot open config: %s", path, strerror(errno));
@@ -501,10 +516,10 @@ int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
     while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
         len += n;
         if (len == cap) {
-            if (cap >= (16u << 20)) {
+            if (cap >= CONFIG_MAX_BYTES) { /* a pipe or a device that does not end */
                 fclose(f);
                 free(buf);
-                return lc_error_set(err, LC_ECONFIG, "%s: config larger than 16 MiB", path);
+                return config_too_large(path, err);
             }
             cap *= 2;
             buf = lc_xrealloc(buf, cap);

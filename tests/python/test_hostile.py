@@ -8,13 +8,17 @@ read; the data directory replaced by a file; a configuration path that is
 a directory or a 100 MB file; a socket path another program listens on; a
 socket directory other users can write to. Each time lcmon either goes on
 (still delivering batches, its memory flat, the log and the metrics saying
-what happened) or refuses clearly at start.
+what happened) or refuses clearly at start. The monitor's clients are
+counted in the all-time metrics (`monitor_socket`) and named in the log by
+their pid (this process's).
 
 Environment: LCMON, LC_TEST_DATA, LCMON_TEST_SLOW, PYTHONPATH (python/).
 """
 
+import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -27,7 +31,8 @@ import threading
 import time
 import unittest
 
-from test_monitor import DATA, LCMON, SLOW, SMALL_CONFIG, Loader, client_frame, ctl, subscribe
+from test_monitor import (DATA, LCMON, SLOW, SMALL_CONFIG, Loader, client_frame, ctl, subscribe,
+                          varint)
 
 PYTHON = sys.executable
 
@@ -60,12 +65,34 @@ def closed_by_server(s, seconds):
         got += chunk
 
 
+def socket_counts(loader):
+    """The monitoring socket's counts in the all-time metrics: clients now,
+    connections, refused, closed for misbehaving."""
+    return loader.metrics()["all_time"]["monitor_socket"]
+
+
+def wait_for_counts(loader, **want):
+    """Wait until the socket's counts are `want` (the ctl asking is the one
+    client connected when clients=1 is wanted); the last counts."""
+    last = [None]
+
+    def match():
+        last[0] = socket_counts(loader)
+        return all(last[0].get(k) == v for k, v in want.items())
+    try:
+        wait_for("the socket's counts %s" % want, match, 20)
+    except AssertionError:
+        raise AssertionError("the socket's counts are %s, not %s" % (last[0], want))
+    return last[0]
+
+
 class Clients(unittest.TestCase):
     """Monitor clients that misbehave, against a loader delivering batches."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
-        self.loader = Loader(self.tmp.name)
+        # At debug level the log also says when a client connects and goes.
+        self.loader = Loader(self.tmp.name, extra=("--log-level", "debug"))
         self.assertTrue(self.loader.batches_flow())
 
     def tearDown(self):
@@ -107,12 +134,29 @@ class Clients(unittest.TestCase):
         self.assertTrue(L.batches_flow(), "no batches with every place taken")
         for s in socks:
             s.close()
-        # Places free again: a client is served.
-        wait_for("ctl to be served again", lambda: ctl(L.sock, "anchor", "get").returncode == 0, 20)
+        # Places free again: a client is served (the ctl may be refused
+        # while the server has yet to see the others go).
+        refused_ctl = [0]
+
+        def served():
+            ok = ctl(L.sock, "anchor", "get").returncode == 0
+            refused_ctl[0] += not ok
+            return ok
+        wait_for("ctl to be served again", served, 20)
+        # The metrics count the refused, and every place is free again (the
+        # one client is the ctl asking); nobody misbehaved.
+        counts = wait_for_counts(L, clients=1, refused=6 + refused_ctl[0], closed=0)
+        self.assertGreaterEqual(counts["connections"], 64 + 2)
         self.assertLess(L.rss() - first, 32 * 1024 * MEM_SCALE)
         rc, err = L.close()
         self.assertEqual(rc, 0, err)
-        self.assertIn("refusing a client (already 64 connected)", err)
+        # The log names the process it turned away (this one).
+        self.assertEqual(err.count("monitor socket: refusing a client (pid %d): already 64 "
+                                   "connected" % os.getpid()), 6, err[-3000:])
+        # The metrics log's last line (written at exit) has the same counts.
+        with open(L.log) as f:
+            last = json.loads(f.read().splitlines()[-1])
+        self.assertEqual(last["all_time"]["monitor_socket"]["refused"], 6 + refused_ctl[0])
 
     def fast_client(self):
         """One client that subscribes and unsubscribes as fast as the socket
@@ -144,6 +188,12 @@ class Clients(unittest.TestCase):
     def test_hostile_bytes_and_fast_clients(self):
         L = self.loader
         first = L.rss()
+        # A client that says hello properly, then starts a 4 MiB frame, sends
+        # a quarter of it and stops there: it is closed after 10 s, while the
+        # rest of this test runs.
+        stalled_at = time.monotonic()
+        stalled = self.connect()
+        stalled.sendall(subscribe(0) + struct.pack("<I", 4 << 20) + b"\x0a" * (1 << 20))
         # A 4 GiB length prefix, a frame cut short, random bytes: each is
         # closed after the hello, and the loader goes on.
         rng = random.Random(13)
@@ -166,6 +216,7 @@ class Clients(unittest.TestCase):
         s = self.connect()
         s.sendall(subscribe(50)[:5])  # a frame cut short, then gone
         s.close()
+        wait_for("the cut frame to be counted", lambda: socket_counts(L)["closed"] == 4, 20)
         # Subscribe and unsubscribe as fast as it can, for two seconds, twice:
         # the first flood brings the server's buffers for a client to their
         # bounds (4 MiB of input, 8 MiB of replies at most); the second must
@@ -181,15 +232,59 @@ class Clients(unittest.TestCase):
             s.settimeout(10 * SLOW)
             s.recv(100)  # part of the hello or of a snapshot
             s.close()
-        # Still delivering, still answering, memory flat.
+        # The unfinished frame: closed 10 s after it stopped coming.
+        closed_by_server(stalled, 10 + 10)
+        self.assertGreaterEqual(time.monotonic() - stalled_at, 10)
+        stalled.close()
+        # Still delivering, still answering, memory flat; the five bad
+        # clients counted (hang-ups, even with replies unread, are not).
         self.assertIsNone(L.proc.poll())
         self.assertTrue(L.batches_flow())
         self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
+        wait_for_counts(L, clients=1, refused=0, closed=5)
         self.assertLess(L.rss() - first, 64 * 1024 * MEM_SCALE)
         rc, err = L.close()
         self.assertEqual(rc, 0, err)
-        self.assertIn("it announced a frame over the size limit", err)
-        self.assertIn("it sent bytes that are not a monitor message", err)
+        me = "monitor client \\d+ \\(pid %d\\) closed: " % os.getpid()
+        for why, n in (("it announced a frame over the size limit", 2),  # 4 GiB, random
+                       ("it sent bytes that are not a monitor message", 1),
+                       ("it hung up in the middle of a frame", 1),
+                       ("it left a frame unfinished for 10 s", 1)):
+            self.assertEqual(len(re.findall(me + why, err)), n, why)
+
+    def test_hang_up_in_the_middle_of_replies(self):
+        """A client asks for about 600 kB of replies, reads the first and
+        hangs up: the server is still sending (the socket holds less), drops
+        the rest, frees the place and counts no misbehaviour."""
+        L = self.loader
+        first = L.rss()
+        s = self.connect()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        # ClientMessage{control{stage_request{stage: NAME}}, request_id}: no
+        # such stage, so each reply is an error of about 2 kB that names it.
+        name = b"x" * 2000
+        inner = b"\x12" + varint(len(name)) + name
+        ctrl = b"\x12" + varint(len(inner)) + inner
+        s.sendall(b"".join(client_frame(b"\x12" + varint(len(ctrl)) + ctrl + b"\x18" +
+                                        varint(i + 1)) for i in range(300)))
+        # The hello and the first few replies, then gone.
+        s.settimeout(20 * SLOW)
+        got = 0
+        while got < 10000:
+            chunk = s.recv(4096)
+            self.assertTrue(chunk, "the server closed the connection")
+            got += len(chunk)
+        s.close()
+        wait_for_counts(L, clients=1, closed=0)
+        self.assertIsNone(L.proc.poll())
+        self.assertTrue(L.batches_flow())
+        self.assertLess(L.rss() - first, 32 * 1024 * MEM_SCALE)
+        rc, err = L.close()
+        self.assertEqual(rc, 0, err)
+        unsent = re.findall(r"monitor client \d+ \(pid %d\) disconnected with (\d+) bytes "
+                            r"unsent" % os.getpid(), err)
+        self.assertEqual(len(unsent), 1, err[-3000:])
+        self.assertGreater(int(unsent[0]), 100000)  # it hung up mid-reply, not after
 
 
 READER = r"""
@@ -238,17 +333,19 @@ class StoppedReader(unittest.TestCase):
                     r = ctl(sock, "metrics", "--json")
                     if r.returncode != 0:
                         return None
-                    import json
                     m = json.loads(r.stdout)
                     return [s for s in m["all_time"]["stage_metrics"] if s["name"] == "writer"][0]
 
                 reader.send_signal(signal.SIGSTOP)
                 stopped_at = time.monotonic()
-                time.sleep(3)  # the pipe and the queues fill
-                full = rss()
+                # The writer says so once the reader has read nothing for
+                # 10 s; by then the pipe and every queue are full, and the
+                # memory must stay where it is until the end of the 30 s.
                 w = wait_for("the writer's warning", lambda: (lambda w: w if w and "is not reading"
                              in w.get("warning", "") else None)(writer()), 20)
                 self.assertIn(pipe, w["warning"])
+                self.assertGreater(time.monotonic() - stopped_at, 9.5)
+                full = rss()
                 time.sleep(max(0.0, 30 - (time.monotonic() - stopped_at)))
                 self.assertIsNone(lc.poll(), "lcmon ended while the reader was stopped")
                 self.assertLess(rss() - full, 16 * 1024 * MEM_SCALE,
@@ -360,6 +457,10 @@ class BadData(unittest.TestCase):
                              "directory any more" in s.get("warning", "") else None)(
                                  L.stage(L.metrics(), "files")), 30)
                 self.assertIn(data, m["warning"])
+                # Counted once, as bad input (the BAD column).
+                bad = {c["name"]: (int(c.get("count", 0)), c.get("kind"))
+                       for c in m["count_metrics"]}
+                self.assertEqual(bad.get("scan_errors"), (1, "COUNT_BAD_INPUT"))
                 self.assertIsNone(L.proc.poll())
                 self.assertLess(L.rss() - first, 32 * 1024 * MEM_SCALE)
             finally:
@@ -380,15 +481,17 @@ class RefusedAtStart(unittest.TestCase):
             self.assertIn("%s: is a directory, not a configuration file" % tmp, r.stderr)
             r = self.run_lcmon("--no-ui", "--config", tmp)
             self.assertEqual(r.returncode, 1)
-            self.assertIn("is a directory", r.stderr)
+            self.assertIn("%s: is a directory, not a configuration file" % tmp, r.stderr)
             big = os.path.join(tmp, "big.yaml")
             with open(big, "wb") as f:
                 f.write(b"# " + b"a" * (100 << 20) + b"\n")
-            t0 = time.monotonic()
-            r = self.run_lcmon("--no-ui", "--config", big)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("%s: config larger than 16 MiB" % big, r.stderr)
-            self.assertLess(time.monotonic() - t0, 10 * SLOW, "it read the 100 MB before refusing")
+            for args in (("--no-ui", "--config", big), ("--check-config", big)):
+                t0 = time.monotonic()
+                r = self.run_lcmon(*args)
+                self.assertEqual(r.returncode, 1)
+                self.assertIn("%s: config larger than 16 MiB: a configuration is a small YAML "
+                              "file; is this the right path?" % big, r.stderr)
+                self.assertLess(time.monotonic() - t0, 5 * SLOW, "it read the 100 MB first")
 
     def test_socket_held_by_another_program(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -408,20 +511,32 @@ class RefusedAtStart(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             open_dir = os.path.join(tmp, "open")
             os.mkdir(open_dir)
-            os.chmod(open_dir, 0o777)
             env = dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=os.path.join(tmp, "p.pipe"))
             path = os.path.join(open_dir, "lcmon.sock")
-            r = self.run_lcmon("--no-ui", "--status-interval", "0", "--socket", path,
-                               "--max-seconds", "5", env=env)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("%s: other users can write to the directory %s" % (path, open_dir),
-                          r.stderr)
-            self.assertFalse(os.path.exists(path))
+
+            def refused(mode):
+                r = self.run_lcmon("--no-ui", "--status-interval", "0", "--socket", path,
+                                   "--max-seconds", "5", env=env)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("%s: other users can write to the directory %s (mode %04o"
+                              % (path, open_dir, mode), r.stderr)
+                self.assertFalse(os.path.exists(path))
+            # Everybody, or the group, may write there: refused.
+            for mode in (0o777, 0o770):
+                os.chmod(open_dir, mode)
+                refused(mode)
             # With the sticky bit (as /tmp has), others cannot replace it.
             os.chmod(open_dir, 0o1777)
             r = self.run_lcmon("--no-ui", "--status-interval", "0", "--socket", path,
                                "--max-seconds", "1", env=env)
             self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("serving metrics and control on %s" % path, r.stderr)
+            self.assertFalse(os.path.exists(path))  # removed at exit
+            # Unless the directory is another user's: the sticky bit does not
+            # hold back its owner. (Only root can give it away to show that.)
+            if os.geteuid() == 0:
+                os.chown(open_dir, 65534, 65534)
+                refused(0o1777)
 
 
 if __name__ == "__main__":
