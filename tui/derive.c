@@ -29,25 +29,20 @@ double tui_load_fraction(const Lcmon__LoadMetricProto *l)
     return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
-uint64_t tui_stage_bad(const Lcmon__StageMetricProto *s)
+const Lcmon__StageDescription *tui_describe_stage(const Lcmon__Hello *h, const char *name)
 {
-    return lc_proto_bad_input(s);
+    for (size_t i = 0; h && name && i < h->n_stages; i++)
+        if (h->stages[i]->name && strcmp(h->stages[i]->name, name) == 0)
+            return h->stages[i];
+    return NULL;
 }
 
-uint64_t tui_stage_dropped(const Lcmon__StageMetricProto *s)
+const Lcmon__MetricDisplay *tui_eta_fill(const Lcmon__StageDescription *d)
 {
-    uint64_t d = s->dropped;
-    for (size_t i = 0; i < s->n_queue_metrics; i++)
-        d += s->queue_metrics[i]->drop_count;
-    return d;
-}
-
-const Lcmon__StageMetricProto *tui_find_stage_type(const Lcmon__DataLoaderMetricsProto *m,
-                                                   const char *type)
-{
-    for (size_t i = 0; m && i < m->n_stage_metrics; i++)
-        if (m->stage_metrics[i]->stage_type && strcmp(m->stage_metrics[i]->stage_type, type) == 0)
-            return m->stage_metrics[i];
+    for (size_t k = 0; d && k < d->n_details; k++)
+        if (d->details[k]->as == LCMON__METRIC_DISPLAY__AS__FILL && d->details[k]->eta &&
+            d->details[k]->metric)
+            return d->details[k];
     return NULL;
 }
 

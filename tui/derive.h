@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "monitor.pb-c.h"
 #include "training_metrics.pb-c.h"
 
 /* Items a stage handled in the snapshot's window: its items out (for a
@@ -22,16 +23,10 @@ uint64_t tui_stage_items(const Lcmon__StageMetricProto *s);
 double tui_per_second(const Lcmon__DataLoaderMetricsProto *m, uint64_t count);
 /* Busy fraction of a thread pool, 0..1 (0 when it covers no time). */
 double tui_load_fraction(const Lcmon__LoadMetricProto *l);
-/* Malformed input a stage met: every count named bad_* or *_errors, and
- * unreadable or truncated files. */
-uint64_t tui_stage_bad(const Lcmon__StageMetricProto *s);
-/* Items a stage discarded, for any reason (a bad chunk, a batch no reader
- * took, a full drop_newest queue): its `dropped` and its queue's drops.
- * Files skipped for their name are not counted here. */
-uint64_t tui_stage_dropped(const Lcmon__StageMetricProto *s);
-/* The stage of that type, or NULL. */
-const Lcmon__StageMetricProto *tui_find_stage_type(const Lcmon__DataLoaderMetricsProto *m,
-                                                   const char *type);
+/* How the loader describes the stage of that name (its hello), or NULL. */
+const Lcmon__StageDescription *tui_describe_stage(const Lcmon__Hello *h, const char *name);
+/* The stage's fill that says how long until full (the reservoir's), or NULL. */
+const Lcmon__MetricDisplay *tui_eta_fill(const Lcmon__StageDescription *d);
 /* The writer (the stage with reader_connected), or NULL. */
 const Lcmon__StageMetricProto *tui_find_writer(const Lcmon__DataLoaderMetricsProto *m);
 /* The latest fullness of a queue. */

@@ -121,12 +121,13 @@ static void act_restart(tui_screen *s)
 /* The prompt's prefill: the pool's newest chunk key. */
 static void act_anchor_set(tui_screen *s)
 {
-    const Lcmon__StageMetricProto *pool = tui_find_stage_type(s->last, "shuffling_chunk_pool");
+    lc_proto_anchor an;
+    const Lcmon__StageMetricProto *pool = lc_proto_find_anchor(s->last, &an);
     if (!pool) {
         tui_screen_message(s, true, "no shuffling_chunk_pool in this pipeline: no anchor to set");
         return;
     }
-    snprintf(s->input, sizeof s->input, "%s", pool->last_chunk_key ? pool->last_chunk_key : "");
+    snprintf(s->input, sizeof s->input, "%s", an.newest);
     s->prompting = true;
 }
 
@@ -441,7 +442,7 @@ static const char *const legend[] = {
     "PER SECOND items out over the last second, in the row's unit: paths, sources,",
     "          chunks, frames, batches (a queue row: items taken)",
     "TOTAL     items since the pipeline started",
-    "BAD       malformed input met; DROP: items discarded",
+    "BAD       malformed input met; DROP: items discarded besides it",
     "LAST 60 s items/s, one mark per second, scaled to the stage's peak",
     NULL,
 };

@@ -152,15 +152,16 @@ void tui_screen_fetch(tui_screen *s)
         snprintf(s->selected_name, sizeof s->selected_name, "%s", name ? name : "");
     }
 
-    /* Fill levels, for the reservoir's time left. */
+    /* Fill levels, for the time left of the fills that say it (the
+     * reservoir's). */
     double now = lc_now_seconds();
+    const Lcmon__Hello *hello = lc_monitor_hello(s->mon);
     for (size_t i = 0; i < n; i++) {
         const Lcmon__StageMetricProto *st = s->last->stage_metrics[i];
-        for (size_t k = 0; st->name && k < st->n_gauge_metrics; k++) {
-            const Lcmon__GaugeMetricProto *g = st->gauge_metrics[k];
-            if (g->has_capacity && g->name && strcmp(g->name, "reservoir_size") == 0)
-                tui_history_fill(s->hist, st->name, g->value, now);
-        }
+        const Lcmon__MetricDisplay *e = tui_eta_fill(tui_describe_stage(hello, st->name));
+        const Lcmon__GaugeMetricProto *g = e ? lc_proto_find_gauge(st, e->metric) : NULL;
+        if (g && g->has_capacity)
+            tui_history_fill(s->hist, st->name, g->value, now);
     }
 }
 

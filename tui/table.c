@@ -12,12 +12,13 @@
  * busy bar (a stage with several thread pools gets a row per pool under it,
  * named), its items per second over the last second, its totals since
  * start, its bad and dropped counts, the sparkline of its items/s, and
- * details that depend on its type (the pool's window and anchor, the
- * reservoir's fill and time left, the writer's bytes/s and time blocked on
- * the reader). The chunk pool's loading row shows its chunk store: the fill
- * against the budget, the hit rate, the bytes a position. A queue row: the
- * item type it carries, its fullness bar, items taken per second, and
- * drops.
+ * its details: its warning, what it talks to, then the metrics its class
+ * lists for the screen (the hello's MetricDisplay, in its order: the pool's
+ * window and anchor, the reservoir's fill and time left, the writer's
+ * bytes/s and time blocked on the reader). A pool row shows what the stage
+ * lists for it (the chunk pool's loading row: its chunk store). Nothing here
+ * knows a stage type. A queue row: the item type it carries, its fullness
+ * bar, items taken per second, and drops.
  *
  * Columns are planned for the width: the details always get a share, the
  * sparkline goes first when space is short, then the type, then the bad and
@@ -301,86 +302,12 @@ static void fill_segment_as(segs *ss, const Lcmon__GaugeMetricProto *g, const ch
     }
 }
 
-static void fill_segment(segs *ss, const Lcmon__GaugeMetricProto *g, const char *what)
+/* The fill of a gauge that fills towards its capacity (the reservoir), and
+ * while it fills, how long until full at the recent rate. */
+static void fill_with_eta(const tui_screen *s, segs *ss, const Lcmon__GaugeMetricProto *g,
+                          const char *what, const Lcmon__StageMetricProto *st)
 {
     fill_segment_as(ss, g, what, false);
-}
-
-static void details_pool(const tui_screen *s, segs *ss, const Lcmon__StageMetricProto *l,
-                         const Lcmon__StageMetricProto *a)
-{
-    (void)s;
-    char text[160], brief[80], n[16];
-    const Lcmon__GaugeMetricProto *win = lc_proto_find_gauge(l, "chunks_in_window");
-    if (win)
-        fill_segment(ss, win, "in window");
-
-    fmt(n, sizeof n, (double)l->chunks_since_anchor);
-    /* The count runs from the anchor of the initial load or of the last
-     * reset; `a` (set) moves the anchor, not the count: then say both. */
-    const char *anchor = l->anchor ? l->anchor : "";
-    const char *from = l->count_from ? l->count_from : anchor;
-    if (strcmp(from, anchor) != 0) {
-        snprintf(text, sizeof text, "%s since %s; anchor %s (counts from the next reset)", n,
-                 from[0] ? from : "start", anchor[0] ? anchor : "-");
-        snprintf(brief, sizeof brief, "+%s since %s, anchor %s", n, from[0] ? from : "start",
-                 anchor[0] ? anchor : "-");
-    } else if (anchor[0]) {
-        snprintf(text, sizeof text, "%s since anchor %s", n, anchor);
-        snprintf(brief, sizeof brief, "+%s since %s", n, anchor);
-    } else {
-        snprintf(text, sizeof text, "%s since start (no anchor)", n);
-        snprintf(brief, sizeof brief, "+%s since start", n);
-    }
-    add(ss, TUI_VALUE, text, brief);
-    const Lcmon__GaugeMetricProto *src = lc_proto_find_gauge(l, "chunk_sources");
-    if (src) {
-        snprintf(text, sizeof text, "%lld sources", (long long)src->value);
-        snprintf(brief, sizeof brief, "%lld src", (long long)src->value);
-        add(ss, TUI_DIM, text, brief);
-    }
-    uint64_t passes = lc_proto_count(a, "reshuffles");
-    if (passes) {
-        fmt(n, sizeof n, (double)passes);
-        snprintf(text, sizeof text, "%s passes", n);
-        add(ss, TUI_DIM, text, "");
-    }
-}
-
-/* The pool's loading row: its chunk store, which the loading threads fill
- * and serve: the fill against the budget, the share of the last second's
- * uses it served, the chunks packed per second while it fills. */
-static void details_pool_loading(const tui_screen *s, segs *ss, const Lcmon__StageMetricProto *l)
-{
-    const Lcmon__GaugeMetricProto *store = lc_proto_find_gauge(l, "store_bytes");
-    if (!store || !store->has_capacity)
-        return;
-    fill_segment_as(ss, store, "in store", true);
-    char text[64];
-    uint64_t hits = lc_proto_count(l, "store_hits"), misses = lc_proto_count(l, "store_misses");
-    if (hits + misses) {
-        snprintf(text, sizeof text, "%.0f%% hits", 100.0 * (double)hits / (double)(hits + misses));
-        add(ss, TUI_VALUE, text, text);
-    }
-    uint64_t packed = lc_proto_count(l, "store_transcodes");
-    if (packed) {
-        char n[16], brief[32];
-        tui_fmt_count(n, sizeof n, tui_per_second(s->last, packed));
-        snprintf(text, sizeof text, "%s packed/s", n);
-        snprintf(brief, sizeof brief, "%s/s", n);
-        add(ss, TUI_VALUE, text, brief);
-    }
-    const Lcmon__GaugeMetricProto *per = lc_proto_find_gauge(l, "store_bytes_per_position");
-    if (per && per->value) {
-        snprintf(text, sizeof text, "%lld B/position", (long long)per->value);
-        add(ss, TUI_DIM, text, "");
-    }
-}
-
-static void details_reservoir(const tui_screen *s, segs *ss, const Lcmon__GaugeMetricProto *g,
-                              const Lcmon__StageMetricProto *st)
-{
-    fill_segment(ss, g, "in reservoir");
     char text[96];
     if (g->capacity > 0 && g->value >= g->capacity) {
         add(ss, TUI_DIM, "full", "full");
@@ -401,61 +328,160 @@ static void details_reservoir(const tui_screen *s, segs *ss, const Lcmon__GaugeM
     add(ss, TUI_WARN, text, text + 8);
 }
 
-static void details_writer(const tui_screen *s, segs *ss, const Lcmon__StageMetricProto *l,
-                           const Lcmon__StageMetricProto *a)
+/* The count since the anchor: it runs from the anchor of the initial load
+ * or of the last reset; `a` (set) moves the anchor, not the count: then
+ * say both. */
+static void since_anchor(segs *ss, const Lcmon__StageMetricProto *l)
 {
-    char text[96], brief[48], v[24];
-    const Lcmon__GaugeMetricProto *wait = lc_proto_find_gauge(l, "waiting_for_reader");
-    if (wait && wait->value) {
-        /* No reader: its warning (first in the row) says what to run; the
-         * rates would only say 0. */
-        if (!l->warning || !l->warning[0])
-            add(ss, TUI_WARN, "waiting for a reader", "no reader");
-        tui_fmt_bytes(v, sizeof v, (double)lc_proto_count(a, "bytes"));
-        snprintf(text, sizeof text, "%s written", v);
-        add(ss, TUI_DIM, text, "");
+    lc_proto_anchor an;
+    if (!lc_proto_stage_anchor(l, &an))
         return;
+    char text[160], brief[80], n[16];
+    fmt(n, sizeof n, (double)an.since);
+    const char *anchor = an.anchor, *from = an.count_from;
+    if (strcmp(from, anchor) != 0) {
+        snprintf(text, sizeof text, "%s since %s; anchor %s (counts from the next reset)", n,
+                 from[0] ? from : "start", anchor[0] ? anchor : "-");
+        snprintf(brief, sizeof brief, "+%s since %s, anchor %s", n, from[0] ? from : "start",
+                 anchor[0] ? anchor : "-");
+    } else if (anchor[0]) {
+        snprintf(text, sizeof text, "%s since anchor %s", n, anchor);
+        snprintf(brief, sizeof brief, "+%s since %s", n, anchor);
+    } else {
+        snprintf(text, sizeof text, "%s since start (no anchor)", n);
+        snprintf(brief, sizeof brief, "+%s since start", n);
     }
-    tui_fmt_bytes(v, sizeof v, tui_per_second(s->last, lc_proto_count(l, "bytes")));
-    snprintf(text, sizeof text, "%s/s", v);
-    add(ss, TUI_VALUE, text, text);
-    double blocked = s->last->duration_seconds > 0 ? (double)lc_proto_count(l, "blocked_ms") /
-                                                         1000.0 / s->last->duration_seconds
-                                                   : 0;
-    if (blocked > 1)
-        blocked = 1;
-    snprintf(text, sizeof text, "blocked on the reader %.0f%%", 100 * blocked);
-    snprintf(brief, sizeof brief, "blocked %.0f%%", 100 * blocked);
-    /* Waiting on the reader is the loader keeping ahead of the trainer:
-     * information, not a warning. */
     add(ss, TUI_VALUE, text, brief);
-    char total[24];
-    tui_fmt_eta(total, sizeof total, (double)lc_proto_count(a, "blocked_ms") / 1000.0);
-    tui_fmt_bytes(v, sizeof v, (double)lc_proto_count(a, "bytes"));
-    snprintf(text, sizeof text, "%s written, %s blocked", v, total);
-    add(ss, TUI_DIM, text, "");
 }
 
-static void details_generic_gauges(segs *ss, const Lcmon__StageMetricProto *l)
+/* "12.3k files", "1.20 GB/s": a number in its unit, then the label (no
+ * space before one that starts with '/'); "" when the label is. */
+static void number_label(char *buf, size_t len, double v, const char *unit, const char *label)
 {
-    for (size_t k = 0; k < l->n_gauge_metrics; k++) {
-        const Lcmon__GaugeMetricProto *g = l->gauge_metrics[k];
-        if (g->has_capacity && g->name)
-            fill_segment(ss, g, g->name);
+    char n[24];
+    if (lc_proto_is_bytes(unit))
+        tui_fmt_bytes(n, sizeof n, v);
+    else
+        fmt(n, sizeof n, v);
+    if (!label || !label[0])
+        snprintf(buf, len, "%s", label ? "" : n);
+    else
+        snprintf(buf, len, "%s%s%s", n, label[0] == '/' ? "" : " ", label);
+}
+
+/* One metric as its stage describes it (MetricDisplay in
+ * proto/monitor.proto): l is the last second's view of the stage, at the
+ * all-time one. Nothing when the metric is absent (a gauge, a text) or
+ * hidden at 0; an absent count is 0. */
+static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDisplay *e,
+                        const Lcmon__StageMetricProto *l, const Lcmon__StageMetricProto *at)
+{
+    if (!e->metric)
+        return;
+    const char *label = e->label ? e->label : "";
+    const char *bl = e->brief ? e->brief : label; /* "": not shown on a narrow row */
+    tui_elem style = e->warn ? TUI_WARN : e->dim ? TUI_DIM : TUI_VALUE;
+    const Lcmon__CountMetricProto *cm = lc_proto_find_count(l, e->metric);
+    const Lcmon__GaugeMetricProto *g = lc_proto_find_gauge(l, e->metric);
+    const char *unit = cm ? cm->unit : g ? g->unit : NULL;
+    char text[160], brief[96];
+    switch (e->as) {
+    case LCMON__METRIC_DISPLAY__AS__TOTAL:
+    case LCMON__METRIC_DISPLAY__AS__RATE: {
+        bool total = e->as == LCMON__METRIC_DISPLAY__AS__TOTAL;
+        const Lcmon__StageMetricProto *from = total ? at : l;
+        const Lcmon__CountMetricProto *c = lc_proto_find_count(from, e->metric);
+        uint64_t v = c ? c->count : 0;
+        if (e->nonzero_only && !v)
+            return;
+        double shown = total ? (double)v : tui_per_second(s->last, v);
+        number_label(text, sizeof text, shown, c ? c->unit : unit, label);
+        if (bl[0])
+            number_label(brief, sizeof brief, shown, c ? c->unit : unit, bl);
+        else
+            brief[0] = '\0';
+        add(ss, style, text, brief);
+        return;
+    }
+    case LCMON__METRIC_DISPLAY__AS__FILL:
+        if (!g || !g->has_capacity || (e->nonzero_only && !g->value))
+            return;
+        if (e->eta)
+            fill_with_eta(s, ss, g, label, l);
+        else
+            fill_segment_as(ss, g, label, lc_proto_is_bytes(g->unit));
+        return;
+    case LCMON__METRIC_DISPLAY__AS__VALUE:
+        if (!g || (e->nonzero_only && !g->value))
+            return;
+        number_label(text, sizeof text, (double)g->value, g->unit, label);
+        if (bl[0])
+            number_label(brief, sizeof brief, (double)g->value, g->unit, bl);
+        else
+            brief[0] = '\0';
+        add(ss, style, text, brief);
+        return;
+    case LCMON__METRIC_DISPLAY__AS__FLAG:
+        /* A warning of the stage's own says it better. */
+        if (g && g->value && !(l->warning && l->warning[0]))
+            add(ss, style, label, bl);
+        return;
+    case LCMON__METRIC_DISPLAY__AS__TEXT: {
+        const char *t = lc_proto_find_text(l, e->metric);
+        if (t && t[0])
+            add(ss, style, t, e->brief && !e->brief[0] ? "" : t);
+        return;
+    }
+    case LCMON__METRIC_DISPLAY__AS__SHARE_OF_TIME: {
+        double ms = (double)lc_proto_count(l, e->metric);
+        double share = s->last->duration_seconds > 0 ? ms / 1000.0 / s->last->duration_seconds : 0;
+        share = share > 1 ? 1 : share;
+        snprintf(text, sizeof text, "%s %.0f%%", label, 100 * share);
+        snprintf(brief, sizeof brief, "%s %.0f%%", bl, 100 * share);
+        add(ss, style, text, bl[0] ? brief : "");
+        return;
+    }
+    case LCMON__METRIC_DISPLAY__AS__PERCENT: {
+        uint64_t v = lc_proto_count(l, e->metric), o = e->of ? lc_proto_count(l, e->of) : 0;
+        if (v + o == 0)
+            return;
+        snprintf(text, sizeof text, "%.0f%% %s", 100.0 * (double)v / (double)(v + o), label);
+        snprintf(brief, sizeof brief, "%.0f%% %s", 100.0 * (double)v / (double)(v + o), bl);
+        add(ss, style, text, bl[0] ? brief : "");
+        return;
+    }
+    case LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR:
+        since_anchor(ss, l);
+        return;
+    default:
+        return;
+    }
+}
+
+/* The metrics a stage describes for the row `on` (NULL: the stage's own
+ * row; a load metric's name: that pool's row), in its order. */
+static void described(const tui_screen *s, segs *ss, const Lcmon__StageMetricProto *l,
+                      const Lcmon__StageMetricProto *at, const char *on)
+{
+    const Lcmon__StageDescription *d = tui_describe_stage(lc_monitor_hello(s->mon), l->name);
+    for (size_t k = 0; d && k < d->n_details; k++) {
+        const Lcmon__MetricDisplay *e = d->details[k];
+        bool on_row = on ? e->row && strcmp(e->row, on) == 0 : !e->row;
+        if (on_row)
+            show_metric(s, ss, e, l, at);
     }
 }
 
 static void details(const tui_screen *s, const cols *c, segs *ss, const Lcmon__StageMetricProto *l,
                     const Lcmon__StageMetricProto *a)
 {
-    char text[160], brief[80], n[16];
-    const char *type = l->stage_type ? l->stage_type : "";
+    char text[160], n[16];
     /* A problem the stage is in now comes first, as a warning. */
     if (l->warning && l->warning[0])
         add(ss, TUI_WARN, l->warning, l->warning);
     /* Bad and dropped counts move here when their columns do not fit. */
     if (!c->bad && a) {
-        uint64_t bad = tui_stage_bad(a), drop = tui_stage_dropped(a);
+        uint64_t bad = lc_proto_bad_input(a), drop = lc_proto_dropped(a);
         if (bad) {
             fmt(n, sizeof n, (double)bad);
             snprintf(text, sizeof text, "%s bad", n);
@@ -467,75 +493,11 @@ static void details(const tui_screen *s, const cols *c, segs *ss, const Lcmon__S
             add(ss, TUI_WARN, text, text);
         }
     }
-    const Lcmon__StageMetricProto *at = a ? a : l;
-    if (strcmp(type, "file_path_provider") == 0) {
-        if (l->detail)
-            add(ss, TUI_VALUE, l->detail, l->detail);
-        fmt(n, sizeof n, (double)lc_proto_count(at, "files"));
-        snprintf(text, sizeof text, "%s files", n);
-        add(ss, TUI_VALUE, text, text);
-        const Lcmon__GaugeMetricProto *pend = lc_proto_find_gauge(l, "pending_files");
-        if (pend && pend->value) {
-            snprintf(text, sizeof text, "%lld settling", (long long)pend->value);
-            add(ss, TUI_DIM, text, text);
-        }
-        const Lcmon__GaugeMetricProto *done = lc_proto_find_gauge(l, "initial_scan_done");
-        const Lcmon__GaugeMetricProto *dirs = lc_proto_find_gauge(l, "watched_dirs");
-        if (l->warning && l->warning[0])
-            ; /* said first */
-        else if (done && !done->value && l->state == LCMON__STAGE_STATE__STAGE_RUNNING)
-            add(ss, TUI_DIM, "scanning", "scanning");
-        else if (dirs) {
-            snprintf(text, sizeof text, "watching %lld dirs", (long long)dirs->value);
-            add(ss, TUI_DIM, text, "");
-        }
-    } else if (strcmp(type, "chunk_source_loader") == 0) {
-        fmt(n, sizeof n, (double)lc_proto_count(at, "sources"));
-        snprintf(text, sizeof text, "%s sources", n);
-        snprintf(brief, sizeof brief, "%s src", n);
-        add(ss, TUI_VALUE, text, brief);
-        fmt(n, sizeof n, (double)lc_proto_count(at, "chunks"));
-        snprintf(text, sizeof text, "%s chunks", n);
-        add(ss, TUI_VALUE, text, text);
-        uint64_t skipped = lc_proto_count(at, "skipped_files");
-        if (skipped) {
-            fmt(n, sizeof n, (double)skipped);
-            snprintf(text, sizeof text, "%s files skipped", n);
-            snprintf(brief, sizeof brief, "%s skipped", n);
-            add(ss, TUI_DIM, text, brief);
-        }
-    } else if (strcmp(type, "shuffling_chunk_pool") == 0) {
-        details_pool(s, ss, l, at);
-    } else if (strcmp(type, "chunk_validator") == 0) {
-        uint64_t upstream = lc_proto_count(at, "checked_upstream");
-        fmt(n, sizeof n, (double)(lc_proto_count(at, "valid_chunks") + upstream));
-        snprintf(text, sizeof text, "%s valid chunks", n);
-        snprintf(brief, sizeof brief, "%s valid", n);
-        add(ss, TUI_VALUE, text, brief);
-        if (upstream) {
-            fmt(n, sizeof n, (double)upstream);
-            snprintf(text, sizeof text, "%s checked by the pool's store", n);
-            snprintf(brief, sizeof brief, "%s by the store", n);
-            add(ss, TUI_DIM, text, brief);
-        }
-    } else if (strcmp(type, "chunk_unpacker") == 0) {
-        fmt(n, sizeof n, tui_per_second(s->last, lc_proto_count(l, "chunks")));
-        snprintf(text, sizeof text, "%s chunks/s in", n);
-        add(ss, TUI_VALUE, text, text);
-    } else if (strcmp(type, "shuffling_frame_sampler") == 0) {
-        const Lcmon__GaugeMetricProto *g = lc_proto_find_gauge(l, "reservoir_size");
-        if (g && g->has_capacity)
-            details_reservoir(s, ss, g, l);
-    } else if (strcmp(type, "tensor_generator") == 0) {
-        fmt(n, sizeof n, tui_per_second(s->last, lc_proto_count(l, "positions")));
-        snprintf(text, sizeof text, "%s positions/s", n);
-        snprintf(brief, sizeof brief, "%s pos/s", n);
-        add(ss, TUI_VALUE, text, brief);
-    } else if (strcmp(type, "fifo_writer") == 0) {
-        details_writer(s, ss, l, at);
-    } else {
-        details_generic_gauges(ss, l);
-    }
+    /* What the stage talks to (its directory, its pipe; not on a narrow
+     * row, where its numbers come first), then its metrics. */
+    if (l->detail && l->detail[0])
+        add(ss, TUI_VALUE, l->detail, "");
+    described(s, ss, l, a ? a : l, NULL);
 }
 
 /* ---- cells ---- */
@@ -594,8 +556,8 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
         tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_stage_unit(l));
     if (a) {
         put_count(w, y, c->x_total, c->total, (double)tui_stage_items(a), false);
-        put_count(w, y, c->x_bad, c->bad, (double)tui_stage_bad(a), true);
-        put_count(w, y, c->x_drop, c->drop, (double)tui_stage_dropped(a), true);
+        put_count(w, y, c->x_bad, c->bad, (double)lc_proto_bad_input(a), true);
+        put_count(w, y, c->x_drop, c->drop, (double)lc_proto_dropped(a), true);
     }
     if (c->spark && l->name) {
         double v[TUI_HISTORY_SECONDS], peak;
@@ -723,11 +685,14 @@ void tui_table_draw(tui_screen *s, WINDOW *w)
             pool_label(st, rw->sub, label, sizeof label);
             tui_put(w, y, c.x_name, c.name + 1 + c.state, TUI_DIM, label);
             put_load(w, y, &c, st, rw->sub);
+            /* What the stage shows on this pool's row (the pool's chunk
+             * store, on its loading row). */
             const char *pool = st->load_metrics[rw->sub]->name;
-            if (st->stage_type && strcmp(st->stage_type, "shuffling_chunk_pool") == 0 && pool &&
-                strcmp(pool, "loading") == 0) {
+            if (pool) {
+                const Lcmon__StageMetricProto *at =
+                    st->name ? lc_proto_find_stage(s->all, st->name) : NULL;
                 segs ss = {.n = 0};
-                details_pool_loading(s, &ss, st);
+                described(s, &ss, st, at ? at : st, pool);
                 draw_segs(w, y, c.x_detail, c.detail, &ss);
             }
             break;

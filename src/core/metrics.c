@@ -18,6 +18,7 @@ _Static_assert(offsetof(lc_metric_queue, name) == 0, "name first");
 _Static_assert(offsetof(lc_metric_count, name) == 0, "name first");
 _Static_assert(offsetof(lc_metric_gauge, name) == 0, "name first");
 _Static_assert(offsetof(lc_metric_stat, name) == 0, "name first");
+_Static_assert(offsetof(lc_metric_text, name) == 0, "name first");
 static void *find_or_add(void *arr, int *n, int max, size_t elem, const char *key, const char *kind)
 {
     char *base = arr;
@@ -77,6 +78,11 @@ void lc_metrics_add_bad(lc_stage_metrics *m, const char *name, uint64_t n)
     add_count(m, name, n, LC_COUNT_BAD_INPUT);
 }
 
+void lc_metrics_add_drop(lc_stage_metrics *m, const char *name, uint64_t n)
+{
+    add_count(m, name, n, LC_COUNT_DROP);
+}
+
 void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, int64_t capacity,
                           bool has_capacity)
 {
@@ -90,6 +96,12 @@ void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *
 {
     lc_metric_stat *st = FIND_OR_ADD(m->stat, m->n_stat, LC_METRICS_MAX_STAT, name, "statistics");
     lc_stats_merge(&st->stats, s);
+}
+
+void lc_metrics_set_text(lc_stage_metrics *m, const char *name, const char *value)
+{
+    lc_metric_text *t = FIND_OR_ADD(m->text, m->n_text, LC_METRICS_MAX_TEXT, name, "text");
+    snprintf(t->value, sizeof t->value, "%s", value ? value : "");
 }
 
 void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
@@ -119,17 +131,9 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
                              src->gauge[i].capacity, src->gauge[i].has_capacity);
     for (int i = 0; i < src->n_stat; i++)
         lc_metrics_add_stat(dst, src->stat[i].name, &src->stat[i].stats);
-    dst->dropped += src->dropped;
-    dst->skipped_files += src->skipped_files;
+    for (int i = 0; i < src->n_text; i++)
+        lc_metrics_set_text(dst, src->text[i].name, src->text[i].value);
     dst->items_out += src->items_out;
-    if (src->has_anchor) {
-        dst->has_anchor = true;
-        dst->chunks_since_anchor = src->chunks_since_anchor;
-        memcpy(dst->anchor, src->anchor, sizeof dst->anchor);
-        memcpy(dst->count_from, src->count_from, sizeof dst->count_from);
-    }
-    if (src->last_chunk_key[0])
-        memcpy(dst->last_chunk_key, src->last_chunk_key, sizeof dst->last_chunk_key);
     if (src->detail[0])
         memcpy(dst->detail, src->detail, sizeof dst->detail);
     memcpy(dst->warning, src->warning, sizeof dst->warning);
@@ -148,5 +152,21 @@ const lc_metric_gauge *lc_metrics_find_gauge(const lc_stage_metrics *m, const ch
     for (int i = 0; i < m->n_gauge; i++)
         if (strncmp(m->gauge[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
             return &m->gauge[i];
+    return NULL;
+}
+
+const char *lc_metrics_find_text(const lc_stage_metrics *m, const char *name)
+{
+    for (int i = 0; i < m->n_text; i++)
+        if (strncmp(m->text[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
+            return m->text[i].value;
+    return NULL;
+}
+
+const lc_metric_info *lc_metric_info_find(const lc_metric_info *table, const char *name)
+{
+    for (const lc_metric_info *i = table; i && i->name; i++)
+        if (strcmp(i->name, name) == 0)
+            return i;
     return NULL;
 }

@@ -53,8 +53,11 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
                lc_stage_state_name(s->state), (unsigned long long)s->items_out,
                l && last->duration_seconds > 0 ? (double)l->items_out / last->duration_seconds
                                                : 0.0);
-        if (s->dropped)
-            printf(" dropped %llu", (unsigned long long)s->dropped);
+        uint64_t bad = lc_proto_bad_input(s), dropped = lc_proto_dropped(s);
+        if (bad)
+            printf(" bad %llu", (unsigned long long)bad);
+        if (dropped)
+            printf(" dropped %llu", (unsigned long long)dropped);
         printf("\n");
         for (size_t k = 0; k < s->n_count_metrics; k++)
             if (s->count_metrics[k]->count)
@@ -68,9 +71,9 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
             else
                 printf("    %s %lld\n", g->name, (long long)g->value);
         }
-        if (s->anchor)
-            printf("    anchor '%s', %llu chunks since\n", s->anchor,
-                   (unsigned long long)s->chunks_since_anchor);
+        for (size_t k = 0; k < s->n_text_metrics; k++)
+            printf("    %s '%s'\n", s->text_metrics[k]->name,
+                   s->text_metrics[k]->value ? s->text_metrics[k]->value : "");
     }
 }
 

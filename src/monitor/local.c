@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/thread.h"
+#include "pipeline/describe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ typedef struct local_monitor {
     char *config_error; /* lc_monitor_failed_new: why there is no config */
     lc_pipeline_end_fn on_end;
     void *on_end_ctx;
+    Lcmon__Hello hello; /* its stages, described once from the config */
 } local_monitor;
 
 static void build_and_start(local_monitor *lm)
@@ -143,9 +145,15 @@ static const char *local_where(lc_monitor *m)
     return "in-process";
 }
 
+static const Lcmon__Hello *local_hello(lc_monitor *m)
+{
+    return &((local_monitor *)m)->hello;
+}
+
 static void local_free(lc_monitor *m)
 {
     local_monitor *lm = (local_monitor *)m;
+    lc_config_describe_free(lm->hello.stages, lm->hello.n_stages);
     lc_pipeline_free(lm->pipeline);
     lc_pipeline_carry_free(lm->carried);
     free(lm->config_error);
@@ -158,6 +166,7 @@ static const lc_monitor_ops local_ops = {
     .control = local_control,
     .read_log = local_read_log,
     .where = local_where,
+    .hello = local_hello,
     .free = local_free,
 };
 
@@ -166,6 +175,8 @@ lc_monitor *lc_monitor_local_new(const lc_config *cfg, lc_pipeline_end_fn on_end
     local_monitor *lm = lc_xcalloc(1, sizeof *lm);
     lm->base.ops = &local_ops;
     lm->cfg = cfg;
+    lcmon__hello__init(&lm->hello);
+    lm->hello.stages = lc_config_describe(cfg, &lm->hello.n_stages);
     lm->on_end = on_end;
     lm->on_end_ctx = ctx;
     lc_mutex_init(&lm->mu);
@@ -177,6 +188,7 @@ lc_monitor *lc_monitor_failed_new(const char *errors)
 {
     local_monitor *lm = lc_xcalloc(1, sizeof *lm);
     lm->base.ops = &local_ops;
+    lcmon__hello__init(&lm->hello);
     lc_mutex_init(&lm->mu);
     size_t n = 0;
     const char *first_end = strchr(errors, '\n');

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "monitor.pb-c.h"
 #include "stage_control.pb-c.h"
 #include "training_metrics.pb-c.h"
 
@@ -40,6 +41,10 @@ typedef struct lc_monitor_ops {
                        uint64_t *next_after);
     /* Where the loader is, for the header: "in-process", a socket path. */
     const char *(*where)(lc_monitor *m);
+    /* What the loader says of itself (its stages, and how to show each
+     * one's metrics), as a socket's hello carries it; NULL when unknown.
+     * Owned by the monitor; lives as long as it. */
+    const Lcmon__Hello *(*hello)(lc_monitor *m);
     void (*free)(lc_monitor *m);
 } lc_monitor_ops;
 
@@ -67,6 +72,11 @@ static inline size_t lc_monitor_read_log(lc_monitor *m, uint64_t after, lc_log_e
 static inline const char *lc_monitor_where(lc_monitor *m)
 {
     return m->ops->where(m);
+}
+
+static inline const Lcmon__Hello *lc_monitor_hello(lc_monitor *m)
+{
+    return m->ops->hello(m);
 }
 
 static inline void lc_monitor_free(lc_monitor *m)

@@ -231,6 +231,7 @@ static const lc_monitor_ops remote_ops = {
     .control = remote_control,
     .read_log = remote_read_log,
     .where = remote_where,
+    .hello = lc_monitor_remote_hello,
     .free = remote_free,
 };
 

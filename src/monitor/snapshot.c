@@ -39,6 +39,14 @@ const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto
     return NULL;
 }
 
+const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *name)
+{
+    for (size_t i = 0; s && i < s->n_text_metrics; i++)
+        if (s->text_metrics[i]->name && strcmp(s->text_metrics[i]->name, name) == 0)
+            return s->text_metrics[i]->value ? s->text_metrics[i]->value : "";
+    return NULL;
+}
+
 const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
                                                    const char *name)
 {
@@ -61,6 +69,48 @@ uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s)
         if (s->count_metrics[i]->kind == LCMON__COUNT_KIND__COUNT_BAD_INPUT)
             bad += s->count_metrics[i]->count;
     return bad;
+}
+
+uint64_t lc_proto_dropped(const Lcmon__StageMetricProto *s)
+{
+    uint64_t d = 0;
+    for (size_t i = 0; s && i < s->n_count_metrics; i++)
+        if (s->count_metrics[i]->kind == LCMON__COUNT_KIND__COUNT_DROP)
+            d += s->count_metrics[i]->count;
+    for (size_t i = 0; s && i < s->n_queue_metrics; i++)
+        d += s->queue_metrics[i]->drop_count;
+    return d;
+}
+
+bool lc_proto_is_bytes(const char *unit)
+{
+    return unit && strcmp(unit, "bytes") == 0;
+}
+
+bool lc_proto_stage_anchor(const Lcmon__StageMetricProto *s, lc_proto_anchor *a)
+{
+    const Lcmon__GaugeMetricProto *g = s ? lc_proto_find_gauge(s, "chunks_since_anchor") : NULL;
+    if (!g)
+        return false;
+    if (a) {
+        const char *anchor = lc_proto_find_text(s, "anchor");
+        const char *from = lc_proto_find_text(s, "count_from");
+        const char *newest = lc_proto_find_text(s, "last_chunk_key");
+        a->since = g->value > 0 ? (uint64_t)g->value : 0;
+        a->anchor = anchor ? anchor : "";
+        a->count_from = from ? from : a->anchor;
+        a->newest = newest ? newest : "";
+    }
+    return true;
+}
+
+const Lcmon__StageMetricProto *lc_proto_find_anchor(const Lcmon__DataLoaderMetricsProto *m,
+                                                    lc_proto_anchor *a)
+{
+    for (size_t i = 0; m && i < m->n_stage_metrics; i++)
+        if (lc_proto_stage_anchor(m->stage_metrics[i], a))
+            return m->stage_metrics[i];
+    return NULL;
 }
 
 const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s)
@@ -187,7 +237,7 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
     uint64_t bad = 0;
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        bad += s->dropped;
+        bad += lc_proto_bad_input(s);
         bool named = false;
         /* Fills against a capacity (the pool's window, the reservoir) and
          * the anchor, under the stage's name. */
@@ -197,7 +247,7 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
                 continue;
             if (!named)
                 append(buf, len, &used, " | %s:", s->name);
-            if (lc_has_suffix(g->name, "_bytes")) {
+            if (lc_proto_is_bytes(g->unit)) {
                 char v[32], c[32];
                 lc_format_bytes(v, sizeof v, (double)g->value);
                 lc_format_bytes(c, sizeof c, (double)g->capacity);
@@ -208,14 +258,15 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
             }
             named = true;
         }
-        if (s->anchor) {
+        lc_proto_anchor a;
+        if (lc_proto_stage_anchor(s, &a)) {
             if (!named)
                 append(buf, len, &used, " | %s:", s->name);
             append(buf, len, &used, "%s anchor '%s' +%llu", named ? "," : "",
-                   s->anchor[0] ? s->anchor : "-", (unsigned long long)s->chunks_since_anchor);
+                   a.anchor[0] ? a.anchor : "-", (unsigned long long)a.since);
             /* After a set, the count still runs from the earlier key. */
-            if (s->count_from && strcmp(s->count_from, s->anchor) != 0)
-                append(buf, len, &used, " since '%s'", s->count_from[0] ? s->count_from : "start");
+            if (strcmp(a.count_from, a.anchor) != 0)
+                append(buf, len, &used, " since '%s'", a.count_from[0] ? a.count_from : "start");
         }
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(buf, len, &used, " | %s PAUSED", s->name);
@@ -274,13 +325,14 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
     uint64_t bad = 0;
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        bad += s->dropped;
+        bad += lc_proto_bad_input(s);
         const Lcmon__GaugeMetricProto *win = lc_proto_find_gauge(s, "chunks_in_window");
         if (win)
             append(line, sizeof line, &used, " | window %lld/%lld", (long long)win->value,
                    (long long)win->capacity);
-        if (s->anchor)
-            append(line, sizeof line, &used, " +%llu", (unsigned long long)s->chunks_since_anchor);
+        lc_proto_anchor a;
+        if (lc_proto_stage_anchor(s, &a))
+            append(line, sizeof line, &used, " +%llu", (unsigned long long)a.since);
         const Lcmon__GaugeMetricProto *res = lc_proto_find_gauge(s, "reservoir_size");
         if (res && res->capacity > 0)
             append(line, sizeof line, &used, " | reservoir %.0f%%",

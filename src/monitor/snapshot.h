@@ -10,6 +10,7 @@
 
 #include "core/shared.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,10 +43,31 @@ const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto
                                                    const char *name);
 const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
                                                    const char *name);
+/* The text of that name, NULL when absent (s may be NULL). */
+const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *name);
 /* The count of that name, 0 when absent (s may be NULL). */
 uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name);
 /* The sum of a stage's counts of bad input (kind COUNT_BAD_INPUT). */
 uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s);
+/* Good items a stage dropped: its counts of kind COUNT_DROP and what its
+ * queues dropped. */
+uint64_t lc_proto_dropped(const Lcmon__StageMetricProto *s);
+/* Whether a count's or gauge's unit is bytes (shown as "1.20 GB"). */
+bool lc_proto_is_bytes(const char *unit);
+
+/* Whether a stage keeps an anchor (it has a chunks_since_anchor gauge, as
+ * the shuffling chunk pool does), and the first stage of a snapshot that
+ * does (or NULL); *a (may be NULL) gets its count,
+ * its anchor ("" for none), the key the count runs from (the anchor unless
+ * a `set` moved it since the last reset) and the newest chunk's key. The
+ * strings point into the snapshot. */
+typedef struct lc_proto_anchor {
+    uint64_t since;
+    const char *anchor, *count_from, *newest;
+} lc_proto_anchor;
+bool lc_proto_stage_anchor(const Lcmon__StageMetricProto *s, lc_proto_anchor *a);
+const Lcmon__StageMetricProto *lc_proto_find_anchor(const Lcmon__DataLoaderMetricsProto *m,
+                                                    lc_proto_anchor *a);
 
 /* What a stage's items_out counts, plural ("chunks", "frames", "batches"; a
  * sink counts what it delivers, so its input's), and what a queue holds;

@@ -15,7 +15,7 @@
 #include "monitor.pb-c.h"
 
 #define LC_WIRE_MAX_FRAME (4u << 20)
-#define LC_PROTOCOL_VERSION 1u
+#define LC_PROTOCOL_VERSION 2u
 
 typedef struct lc_wire_buf {
     uint8_t *data;

@@ -10,6 +10,41 @@
 
 #include <stdlib.h>
 
+_Static_assert((int)LC_SHOW_SINCE_ANCHOR == (int)LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR,
+               "lc_show_as follows MetricDisplay.As");
+
+static char *dup_or_null(const char *s)
+{
+    return s ? lc_xstrdup(s) : NULL;
+}
+
+/* The metrics a class lists with a way to show them, in its order. */
+static void describe_details(Lcmon__StageDescription *s, const lc_metric_info *table)
+{
+    size_t n = 0;
+    for (const lc_metric_info *i = table; i && i->name; i++)
+        n += i->show != LC_SHOW_NONE;
+    s->details = n ? lc_xcalloc(n, sizeof *s->details) : NULL;
+    for (const lc_metric_info *i = table; i && i->name; i++) {
+        if (i->show == LC_SHOW_NONE)
+            continue;
+        Lcmon__MetricDisplay *d = lc_xmalloc(sizeof *d);
+        lcmon__metric_display__init(d);
+        d->metric = lc_xstrdup(i->name);
+        d->has_as = true;
+        d->as = (Lcmon__MetricDisplay__As)i->show;
+        d->label = dup_or_null(i->label);
+        d->brief = dup_or_null(i->brief);
+        d->has_dim = d->dim = (i->flags & LC_SHOW_DIM) != 0;
+        d->has_warn = d->warn = (i->flags & LC_SHOW_WARN) != 0;
+        d->has_nonzero_only = d->nonzero_only = (i->flags & LC_SHOW_NONZERO) != 0;
+        d->has_eta = d->eta = (i->flags & LC_SHOW_ETA) != 0;
+        d->of = dup_or_null(i->of);
+        d->row = dup_or_null(i->row);
+        s->details[s->n_details++] = d;
+    }
+}
+
 Lcmon__StageDescription **lc_config_describe(const lc_config *cfg, size_t *n)
 {
     *n = cfg->n_stages;
@@ -28,6 +63,7 @@ Lcmon__StageDescription **lc_config_describe(const lc_config *cfg, size_t *n)
             s->queue_capacity = sc->capacity;
             s->item_type = lc_xstrdup(sc->cls->output->name);
         }
+        describe_details(s, sc->cls->metrics);
         d[i] = s;
     }
     return d;

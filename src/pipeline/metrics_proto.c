@@ -41,6 +41,19 @@ static void set_stats_int(Lcmon__StatisticsProtoInt64 *p, const lc_stats *s)
     }
 }
 
+/* A metric's unit: as its stage's class lists it, or, for the count the
+ * pipeline adds to the last stage when it drains that stage's output
+ * itself ("drained"), the output's; NULL when neither says. */
+static const char *metric_unit(const lc_stage_class *cls, const char *name)
+{
+    const lc_metric_info *info = cls ? lc_metric_info_find(cls->metrics, name) : NULL;
+    if (info)
+        return info->unit && info->unit[0] ? info->unit : NULL;
+    if (cls && cls->output && strcmp(name, "drained") == 0)
+        return cls->output->unit;
+    return NULL;
+}
+
 #define NEW_ARRAY(ptr, n) ((ptr) = (n) ? lc_xcalloc((size_t)(n), sizeof *(ptr)) : NULL)
 
 Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
@@ -53,18 +66,6 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
     p->state = (Lcmon__StageState)m->state;
     p->has_items_out = true;
     p->items_out = m->items_out;
-    p->has_dropped = true;
-    p->dropped = m->dropped;
-    p->has_skipped_files_count = true;
-    p->skipped_files_count = m->skipped_files;
-    if (m->has_anchor) {
-        p->anchor = lc_xstrdup(m->anchor);
-        p->count_from = lc_xstrdup(m->count_from);
-        p->has_chunks_since_anchor = true;
-        p->chunks_since_anchor = m->chunks_since_anchor;
-    }
-    if (m->last_chunk_key[0])
-        p->last_chunk_key = lc_xstrdup(m->last_chunk_key);
     if (m->detail[0])
         p->detail = lc_xstrdup(m->detail);
     if (m->warning[0])
@@ -115,6 +116,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         c->count = m->count[i].count;
         c->has_kind = m->count[i].kind != LC_COUNT_WORK;
         c->kind = (Lcmon__CountKind)m->count[i].kind;
+        const char *unit = metric_unit(cls, c->name);
+        c->unit = unit ? lc_xstrdup(unit) : NULL;
         p->count_metrics[i] = c;
     }
     p->n_gauge_metrics = (size_t)m->n_gauge;
@@ -127,7 +130,18 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         g->value = m->gauge[i].value;
         g->has_capacity = m->gauge[i].has_capacity;
         g->capacity = m->gauge[i].capacity;
+        const char *unit = metric_unit(cls, g->name);
+        g->unit = unit ? lc_xstrdup(unit) : NULL;
         p->gauge_metrics[i] = g;
+    }
+    p->n_text_metrics = (size_t)m->n_text;
+    NEW_ARRAY(p->text_metrics, m->n_text);
+    for (int i = 0; i < m->n_text; i++) {
+        Lcmon__TextMetricProto *tx = lc_xmalloc(sizeof *tx);
+        lcmon__text_metric_proto__init(tx);
+        tx->name = lc_xstrdup(m->text[i].name);
+        tx->value = lc_xstrdup(m->text[i].value);
+        p->text_metrics[i] = tx;
     }
     p->n_statistics_metrics = (size_t)m->n_stat;
     NEW_ARRAY(p->statistics_metrics, m->n_stat);

@@ -80,8 +80,14 @@ static void reader_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "chunks", atomic_exchange(&r->n_chunks, 0));
     uint64_t bad = atomic_exchange(&r->n_bad, 0);
     lc_metrics_add_bad(m, "bad_chunks", bad);
-    m->dropped += bad;
 }
+
+static const lc_metric_info reader_metrics[] = {
+    {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
+    {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
+    {"bad_chunks", "chunks"},
+    {0},
+};
 
 const lc_stage_class lc_chunk_reader_class = {
     .type_name = "chunk_reader",
@@ -95,4 +101,5 @@ const lc_stage_class lc_chunk_reader_class = {
     .config_size = sizeof(reader_config),
     .config_check = NULL,
     .flush_metrics = reader_flush,
+    .metrics = reader_metrics,
 };

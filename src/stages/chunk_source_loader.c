@@ -215,20 +215,35 @@ static void csl_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "chunks", atomic_exchange(&c->n_chunks, 0));
     uint64_t skipped = atomic_exchange(&c->n_skipped, 0);
     lc_metrics_add_count(m, "skipped_files", skipped);
-    m->skipped_files += skipped;
-    uint64_t bad = atomic_exchange(&c->n_unreadable, 0);
-    lc_metrics_add_bad(m, "unreadable_files", bad);
-    m->dropped += bad;
+    lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&c->n_unreadable, 0));
     lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
     lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&c->n_empty, 0));
     lc_metrics_add_bad(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
-    /* Benign tar entries: not named bad_*, the screen must not show them as errors. */
+    /* Benign tar entries: work, not bad input. */
     lc_metrics_add_count(m, "tar_directories", atomic_exchange(&c->n_tar_dirs, 0));
     lc_metrics_add_count(m, "tar_pax_headers", atomic_exchange(&c->n_tar_pax, 0));
     lc_metrics_add_count(m, "tar_long_names", atomic_exchange(&c->n_tar_long_names, 0));
     lc_metrics_add_count(m, "tar_long_links", atomic_exchange(&c->n_tar_long_links, 0));
     lc_metrics_add_count(m, "tar_other_entries", atomic_exchange(&c->n_tar_other, 0));
 }
+
+static const lc_metric_info csl_metrics[] = {
+    {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
+    {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
+    {"skipped_files", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "files skipped",
+     "skipped"},
+    {"tar_sources", "archives"},
+    {"unreadable_files", "files"},
+    {"non_gzip_members", "members"},
+    {"bad_empty_archives", "archives"},
+    {"truncated_archives", "archives"},
+    {"tar_directories", "entries"},
+    {"tar_pax_headers", "entries"},
+    {"tar_long_names", "entries"},
+    {"tar_long_links", "entries"},
+    {"tar_other_entries", "entries"},
+    {0},
+};
 
 static unsigned csl_threads(const void *config)
 {
@@ -251,4 +266,5 @@ const lc_stage_class lc_chunk_source_loader_class = {
     .fini = csl_fini,
     .stop = csl_stop,
     .flush_metrics = csl_flush,
+    .metrics = csl_metrics,
 };

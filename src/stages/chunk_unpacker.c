@@ -284,8 +284,14 @@ static void unpacker_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "frames", atomic_exchange(&u->n_frames, 0));
     uint64_t bad = atomic_exchange(&u->n_bad_records, 0);
     lc_metrics_add_bad(m, "bad_records", bad);
-    m->dropped += bad;
 }
+
+static const lc_metric_info unpacker_metrics[] = {
+    {"chunks", "chunks", LC_SHOW_RATE, 0, "chunks/s in"},
+    {"frames", "frames"},
+    {"bad_records", "records"},
+    {0},
+};
 
 static unsigned unpacker_threads(const void *config)
 {
@@ -305,4 +311,5 @@ const lc_stage_class lc_chunk_unpacker_class = {
     .config_size = sizeof(unpacker_config),
     .config_check = unpacker_config_check,
     .flush_metrics = unpacker_flush,
+    .metrics = unpacker_metrics,
 };

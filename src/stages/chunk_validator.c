@@ -94,9 +94,18 @@ static void validator_flush(lc_stage *s, lc_stage_metrics *m)
         char name[LC_METRIC_NAME_MAX];
         snprintf(name, sizeof name, "bad_%s", i < N_REASONS ? lc_record_check_reasons[i] : "other");
         lc_metrics_add_bad(m, name, n);
-        m->dropped += n;
     }
 }
+
+#define BAD_REASON(r) {"bad_" #r, "chunks"},
+static const lc_metric_info validator_metrics[] = {
+    {"valid_chunks", "chunks", LC_SHOW_TOTAL, 0, "valid chunks", "valid"},
+    {"checked_upstream", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+     "checked by the pool's store", "by the store"},
+    LC_RECORD_CHECK_REASON_LIST(BAD_REASON){"bad_other", "chunks"},
+    {0},
+};
+#undef BAD_REASON
 
 static unsigned validator_threads(const void *config)
 {
@@ -116,4 +125,5 @@ const lc_stage_class lc_chunk_validator_class = {
     .config_size = sizeof(validator_config),
     .config_check = validator_config_check,
     .flush_metrics = validator_flush,
+    .metrics = validator_metrics,
 };

@@ -811,8 +811,7 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "reader_stalls", atomic_exchange(&f->n_stalls, 0));
     lc_metrics_add_count(m, "resent_batches", atomic_exchange(&f->n_resent, 0));
     uint64_t dropped = atomic_exchange(&f->n_dropped, 0);
-    lc_metrics_add_count(m, "dropped_batches", dropped);
-    m->dropped += dropped;
+    lc_metrics_add_drop(m, "dropped_batches", dropped);
     /* Milliseconds from a nanosecond total, carrying the remainder over. */
     uint64_t ms = atomic_load(&f->blocked_ns) / 1000000u;
     lc_metrics_add_count(m, "blocked_ms", ms - f->blocked_ms_reported);
@@ -821,6 +820,25 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "waiting_for_reader", atomic_load(&f->g_waiting), 0, false);
     lc_metrics_set_gauge(m, "pipe_full", atomic_load(&f->g_pipe_full), 0, false);
 }
+
+/* Waiting for a reader, the warning (first in the row) says what to run. */
+static const lc_metric_info fw_metrics[] = {
+    {"waiting_for_reader", "", LC_SHOW_FLAG, LC_SHOW_WARN, "waiting for a reader", "no reader"},
+    {"bytes", "bytes", LC_SHOW_RATE, 0, "/s"},
+    /* Waiting on the reader is the loader keeping ahead of the trainer:
+     * information, not a warning. */
+    {"blocked_ms", "ms", LC_SHOW_SHARE_OF_TIME, 0, "blocked on the reader", "blocked"},
+    {"batches", "batches"},
+    {"rows", "rows"},
+    {"readers", "readers"},
+    {"disconnects", "readers"},
+    {"reader_stalls", "stalls"},
+    {"resent_batches", "batches"},
+    {"dropped_batches", "batches"},
+    {"reader_connected", ""},
+    {"pipe_full", ""},
+    {0},
+};
 
 /* --check-config: the path is a named pipe (or a regular file with
  * regular_file), or absent in a directory where it can be made. */
@@ -874,4 +892,5 @@ const lc_stage_class lc_fifo_writer_class = {
     .start = fw_start,
     .stop = fw_stop,
     .flush_metrics = fw_flush,
+    .metrics = fw_metrics,
 };

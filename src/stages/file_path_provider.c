@@ -25,6 +25,8 @@
  */
 #include "stages/stage.h"
 
+#include "training_metrics.pb-c.h"
+
 #include "core/clock.h"
 #include "core/dirwalk.h"
 #include "core/log.h"
@@ -605,7 +607,30 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "watched_dirs", atomic_load(&f->g_dirs), 0, false);
     lc_metrics_set_gauge(m, "pending_files", atomic_load(&f->g_pending), 0, false);
     lc_metrics_set_gauge(m, "initial_scan_done", atomic_load(&f->scan_done), 0, false);
+    /* What it is doing, for people, unless a warning says more. */
+    if (m->warning[0])
+        ;
+    else if (!atomic_load(&f->scan_done) && m->state == LCMON__STAGE_STATE__STAGE_RUNNING)
+        lc_metrics_set_text(m, "activity", "scanning");
+    else if (atomic_load(&f->g_dirs)) {
+        char text[64];
+        snprintf(text, sizeof text, "watching %lld dirs", (long long)atomic_load(&f->g_dirs));
+        lc_metrics_set_text(m, "activity", text);
+    }
 }
+
+static const lc_metric_info fpp_metrics[] = {
+    {"files", "files", LC_SHOW_TOTAL, 0, "files"},
+    {"pending_files", "files", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO, "settling"},
+    {"activity", "", LC_SHOW_TEXT, LC_SHOW_DIM, NULL, ""},
+    {"initial_files", "files"},
+    {"watch_events", "events"},
+    {"scan_errors", "errors"},
+    {"inotify_overflows", "overflows"},
+    {"watched_dirs", "directories"},
+    {"initial_scan_done", ""},
+    {0},
+};
 
 /* --check-config: the directory is there and can be listed. */
 static int fpp_preflight(const void *config, lc_error *err)
@@ -641,4 +666,5 @@ const lc_stage_class lc_file_path_provider_class = {
     .fini = fpp_fini,
     .stop = fpp_stop,
     .flush_metrics = fpp_flush,
+    .metrics = fpp_metrics,
 };

@@ -440,6 +440,21 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", dec ? "decoder" : "encoder");
 }
 
+static const lc_metric_info tok_metrics[] = {
+    {"games", "games", LC_SHOW_RATE, 0, "games/s"},
+    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s"},
+    {"shuffle_buffer", "samples", LC_SHOW_FILL, 0, "in shuffle buffer"},
+    {"batches", "batches"},
+    {"samples", "samples"},
+    {"bad_games_out_of_vocabulary", "games"},
+    {"bad_games_fen", "games"},
+    {"bad_games_missing_values", "games"},
+    {"bad_positions_out_of_vocabulary", "positions"},
+    {"bad_positions_fen", "positions"},
+    {"bad_positions_missing_values", "positions"},
+    {0},
+};
+
 static unsigned tok_threads(const void *config)
 {
     return ((const tok_config *)config)->threads;
@@ -460,4 +475,5 @@ const lc_stage_class lc_game_tokenizer_class = {
     .init = tok_init,
     .fini = tok_fini,
     .flush_metrics = tok_flush,
+    .metrics = tok_metrics,
 };

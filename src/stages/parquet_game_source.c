@@ -1273,6 +1273,24 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
 }
 
+static const lc_metric_info pgs_metrics[] = {
+    {"files", "files", LC_SHOW_TOTAL, 0, "files"},
+    {"games", "games", LC_SHOW_RATE, 0, "games/s"},
+    {"files_planned", "files", LC_SHOW_FILL, 0, "files this epoch"},
+    {"epoch", "epochs", LC_SHOW_FILL, LC_SHOW_DIM, "epochs"},
+    {"row_groups", "row groups"},
+    {"rows", "rows"},
+    {"bad_files", "files"},
+    {"bad_row_groups", "row groups"},
+    {"bad_games_near_damage", "games"},
+    {"bad_rows_without_game_id", "rows"},
+    {"other_rank_games", "games"},
+    {"rank_rows", "rows"},
+    {"all_ranks_rows", "rows"},
+    {"rows_held", "rows"},
+    {0},
+};
+
 /* --check-config: the path is a directory or a file that can be read. */
 static int pgs_preflight(const void *config, lc_error *err)
 {
@@ -1315,4 +1333,5 @@ const lc_stage_class lc_parquet_game_source_class = {
     .start = pgs_start,
     .stop = pgs_stop,
     .flush_metrics = pgs_flush,
+    .metrics = pgs_metrics,
 };

@@ -93,6 +93,7 @@
 #include "core/text.h"
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
+#include "format/lc0/frame.h"
 #include "format/gzip.h"
 #include "format/lc0/packed_chunk.h"
 #include "stages/chunk_store.h"
@@ -855,11 +856,10 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_load(m, "ingestion", busy, total, 1);
     uint64_t dropped = atomic_exchange(&p->n_dropped, 0);
     lc_metrics_add_count(m, "chunks_emitted", atomic_exchange(&p->n_emitted, 0));
-    lc_metrics_add_count(m, "dropped_chunks", dropped);
+    lc_metrics_add_drop(m, "dropped_chunks", dropped);
     /* Chunks that could not be read or inflated: bad input, for the BAD
      * column (those that fail the checks count as bad_<reason>). */
     lc_metrics_add_bad(m, "bad_unreadable_chunks", atomic_exchange(&p->n_unreadable, 0));
-    m->dropped += dropped;
     lc_metrics_add_count(m, "reshuffles", atomic_exchange(&p->n_reshuffles, 0));
     lc_metrics_add_count(m, "sources_added", atomic_exchange(&p->n_sources_added, 0));
     lc_metrics_add_count(m, "sources_evicted", atomic_exchange(&p->n_evicted, 0));
@@ -879,14 +879,48 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "initial_load_done", p->initial_done, 0, false);
     lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->since_anchor, 0, false);
     lc_chunk_store_flush(&p->store, m);
-    m->has_anchor = true;
-    m->chunks_since_anchor = p->since_anchor;
-    snprintf(m->anchor, sizeof m->anchor, "%s", p->anchor ? p->anchor : "");
-    snprintf(m->count_from, sizeof m->count_from, "%s", p->count_from ? p->count_from : "");
-    snprintf(m->last_chunk_key, sizeof m->last_chunk_key, "%s",
-             p->newest_key ? p->newest_key : "");
+    lc_metrics_set_text(m, "anchor", p->anchor);
+    lc_metrics_set_text(m, "count_from", p->count_from);
+    lc_metrics_set_text(m, "last_chunk_key", p->newest_key);
     lc_mutex_unlock(&p->mu);
 }
+
+/* The pool's row: the window, the count since the anchor; its loading
+ * row: the chunk store (when it has a budget). */
+#define BAD_REASON(r) {"bad_" #r, "chunks"},
+static const lc_metric_info pool_metrics[] = {
+    {"chunks_in_window", "chunks", LC_SHOW_FILL, 0, "in window"},
+    {"chunks_since_anchor", "chunks", LC_SHOW_SINCE_ANCHOR},
+    {"chunk_sources", "sources", LC_SHOW_VALUE, LC_SHOW_DIM, "sources", "src"},
+    {"reshuffles", "passes", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "passes", ""},
+    {"store_bytes", "bytes", LC_SHOW_FILL, 0, "in store", .row = "loading"},
+    {"store_hits", "chunks", LC_SHOW_PERCENT, 0, "hits", .of = "store_misses", .row = "loading"},
+    {"store_transcodes", "chunks", LC_SHOW_RATE, LC_SHOW_NONZERO, "packed/s", "/s",
+     .row = "loading"},
+    {"store_bytes_per_position", "bytes/position", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO,
+     "B/position", "", .row = "loading"},
+    {"anchor", ""},
+    {"count_from", ""},
+    {"last_chunk_key", ""},
+    {"chunks_emitted", "chunks"},
+    {"dropped_chunks", "chunks"},
+    {"bad_unreadable_chunks", "chunks"},
+    {"sources_added", "sources"},
+    {"sources_evicted", "sources"},
+    {"sources_not_kept", "sources"},
+    {"stale_draws", "draws"},
+    {"other_rank_chunks", "chunks"},
+    {"chunks_held", "chunks"},
+    {"chunks_total", "chunks"},
+    {"initial_load_done", ""},
+    {"store_misses", "chunks"},
+    {"store_over_budget", "chunks"},
+    {"store_chunks", "chunks"},
+    {"store_positions", "positions"},
+    LC_RECORD_CHECK_REASON_LIST(BAD_REASON){"bad_other", "chunks"},
+    {0},
+};
+#undef BAD_REASON
 
 static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
                         Lcmon__StageControlResponse *resp, lc_error *err)
@@ -969,6 +1003,7 @@ const lc_stage_class lc_shuffling_chunk_pool_class = {
     .start = pool_start,
     .stop = pool_stop,
     .flush_metrics = pool_flush,
+    .metrics = pool_metrics,
     .control = pool_control,
     .carry_out = pool_carry_out,
     .carry_in = pool_carry_in,

@@ -126,6 +126,13 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
                          (int64_t)c->reservoir_size, true);
 }
 
+static const lc_metric_info sampler_metrics[] = {
+    {"reservoir_size", "frames", LC_SHOW_FILL, LC_SHOW_ETA, "in reservoir"},
+    {"frames_in", "frames"},
+    {"frames_out", "frames"},
+    {0},
+};
+
 const lc_stage_class lc_shuffling_frame_sampler_class = {
     .type_name = "shuffling_frame_sampler",
     .summary = "shuffles positions through a reservoir of compact frames",
@@ -141,4 +148,5 @@ const lc_stage_class lc_shuffling_frame_sampler_class = {
     .fini = sampler_fini,
     .start = sampler_start,
     .flush_metrics = sampler_flush,
+    .metrics = sampler_metrics,
 };

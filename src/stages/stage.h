@@ -97,6 +97,10 @@ typedef struct lc_stage_class {
      * type, state, items out, output queue, the pool's load) is filled
      * by lc_stage_flush. */
     void (*flush_metrics)(lc_stage *s, lc_stage_metrics *m);
+    /* The counts, gauges and texts flush_metrics fills: each one's unit,
+     * and how a screen shows it (core/metrics.h). Ended by a NULL name; a
+     * test checks that every metric a stage reports is listed. */
+    const lc_metric_info *metrics;
     /* Answer a request meant for this stage type: return 1 and fill resp
      * when handled, 0 when the request does not concern the stage, or a
      * negative code with err set. May be NULL. */

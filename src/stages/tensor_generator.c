@@ -134,6 +134,12 @@ static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
     lc_batch_sink_flush(&t->sink, m, "positions");
 }
 
+static const lc_metric_info tensor_metrics[] = {
+    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s"},
+    {"batches", "batches"},
+    {0},
+};
+
 static unsigned tensor_threads(const void *config)
 {
     return ((const tensor_config *)config)->threads;
@@ -154,4 +160,5 @@ const lc_stage_class lc_tensor_generator_class = {
     .init = tensor_init,
     .fini = tensor_fini,
     .flush_metrics = tensor_flush,
+    .metrics = tensor_metrics,
 };

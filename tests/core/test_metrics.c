@@ -152,13 +152,11 @@ static void test_merge(void)
     lc_stats_reset(&dst.queue[0].fullness);
     lc_stats_add(&dst.queue[0].fullness, 2.0);
     dst.n_queue = 1;
-    dst.dropped = 1;
-    dst.skipped_files = 2;
+    lc_metrics_add_drop(&dst, "dropped", 1);
+    lc_metrics_add_bad(&dst, "bad", 2);
     dst.items_out = 100;
-    dst.has_anchor = true;
-    dst.chunks_since_anchor = 7;
-    snprintf(dst.anchor, sizeof dst.anchor, "old-anchor");
-    snprintf(dst.last_chunk_key, sizeof dst.last_chunk_key, "old-key");
+    lc_metrics_set_text(&dst, "anchor", "old-anchor");
+    lc_metrics_set_text(&dst, "key", "old-key");
 
     snprintf(src.name, sizeof src.name, "stage");
     snprintf(src.type, sizeof src.type, "chunk_source_loader");
@@ -178,11 +176,10 @@ static void test_merge(void)
     lc_stats_reset(&src.queue[0].fullness);
     lc_stats_add(&src.queue[0].fullness, 12.0);
     src.n_queue = 1;
-    src.dropped = 3;
-    src.skipped_files = 1;
+    lc_metrics_add_drop(&src, "dropped", 3);
+    lc_metrics_add_bad(&src, "bad", 1);
     src.items_out = 50;
-    src.has_anchor = false;    /* no anchor in this flush: dst keeps its own */
-    src.last_chunk_key[0] = 0; /* no key either */
+    /* No texts in this flush: dst keeps its own. */
 
     lc_stage_metrics_merge(&dst, &src);
 
@@ -249,25 +246,23 @@ static void test_merge(void)
         CHECK_NEAR(lc_stats_mean(&q->fullness), 7.0, 1e-12);
     }
 
-    CHECK_EQ_U64(dst.dropped, 4);
-    CHECK_EQ_U64(dst.skipped_files, 3);
+    /* Counts keep their kind as they add up. */
+    c = lc_metrics_find_count(&dst, "dropped");
+    CHECK(c != NULL && c->count == 4 && c->kind == LC_COUNT_DROP);
+    c = lc_metrics_find_count(&dst, "bad");
+    CHECK(c != NULL && c->count == 3 && c->kind == LC_COUNT_BAD_INPUT);
     CHECK_EQ_U64(dst.items_out, 150);
-    CHECK(dst.has_anchor);
-    CHECK_EQ_U64(dst.chunks_since_anchor, 7);
-    CHECK_EQ_STR(dst.anchor, "old-anchor");
-    CHECK_EQ_STR(dst.last_chunk_key, "old-key");
+    CHECK_EQ_STR(lc_metrics_find_text(&dst, "anchor"), "old-anchor");
+    CHECK_EQ_STR(lc_metrics_find_text(&dst, "key"), "old-key");
+    CHECK(lc_metrics_find_text(&dst, "none") == NULL);
 
-    /* A flush with an anchor and a key replaces them. */
+    /* A flush with texts replaces them; an empty text is a value too. */
     lc_stage_metrics_clear(&src);
-    src.has_anchor = true;
-    src.chunks_since_anchor = 2;
-    snprintf(src.anchor, sizeof src.anchor, "new-anchor");
-    snprintf(src.last_chunk_key, sizeof src.last_chunk_key, "new-key");
+    lc_metrics_set_text(&src, "anchor", "new-anchor");
+    lc_metrics_set_text(&src, "key", NULL);
     lc_stage_metrics_merge(&dst, &src);
-    CHECK(dst.has_anchor);
-    CHECK_EQ_U64(dst.chunks_since_anchor, 2);
-    CHECK_EQ_STR(dst.anchor, "new-anchor");
-    CHECK_EQ_STR(dst.last_chunk_key, "new-key");
+    CHECK_EQ_STR(lc_metrics_find_text(&dst, "anchor"), "new-anchor");
+    CHECK_EQ_STR(lc_metrics_find_text(&dst, "key"), "");
     /* An empty flush leaves the sums alone. */
     CHECK_EQ_U64(dst.items_out, 150);
     c = lc_metrics_find_count(&dst, "files");
@@ -283,7 +278,8 @@ static void test_merge(void)
     CHECK_EQ_INT(fresh.n_queue, dst.n_queue);
     CHECK_EQ_INT(fresh.n_stat, dst.n_stat);
     CHECK_EQ_U64(fresh.items_out, 150);
-    CHECK_EQ_STR(fresh.anchor, "new-anchor");
+    CHECK_EQ_INT(fresh.n_text, dst.n_text);
+    CHECK_EQ_STR(lc_metrics_find_text(&fresh, "anchor"), "new-anchor");
     q = find_queue(&fresh, "out");
     CHECK(q != NULL && q->put == 15 && q->fullness.count == 2 && q->fullness.min == 2.0);
 }

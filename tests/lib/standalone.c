@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct standalone {
     lc_stage stage; /* first: the stage is the harness */
@@ -77,4 +78,16 @@ int lc_standalone_control(lc_stage *s, const Lcmon__StageControlRequest *req,
                           Lcmon__StageControlResponse *resp, lc_error *err)
 {
     return s->cls->control ? s->cls->control(s, req, resp, err) : 0;
+}
+
+lc_config *lc_test_config(const char *yaml)
+{
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_load_string(yaml, strlen(yaml), "test", &cfg, &err) != 0) {
+        fprintf(stderr, "config: %s\n", err.msg);
+        exit(2);
+    }
+    return cfg;
 }

@@ -11,6 +11,12 @@
 #include "core/error.h"
 #include "stages/stage.h"
 
+struct lc_config;
+
+/* A whole configuration from YAML text; on a mistake, says it and exits
+ * with 2 (a broken test, not a failed check). */
+struct lc_config *lc_test_config(const char *yaml);
+
 /* env may be NULL (seed 0, rank 0 of 1). out_capacity sizes the output
  * queue (ignored for sinks). */
 int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *yaml_block,

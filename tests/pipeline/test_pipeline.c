@@ -7,6 +7,7 @@
  * finite run is seen at once, not at the next metrics tick.
  */
 #include "check.h"
+#include "standalone.h"
 #include "testutil.h"
 
 #include "core/clock.h"
@@ -21,18 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static lc_config *load(const char *yaml)
-{
-    lc_config *cfg = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_config_load_string(yaml, strlen(yaml), "test", &cfg, &err) != 0) {
-        fprintf(stderr, "config: %s\n", err.msg);
-        exit(2);
-    }
-    return cfg;
-}
 
 /* Count .gz and .tar files under dir, as the loader will see them. */
 static void count_sources(const char *dir, size_t *gz, size_t *tar, size_t *other)
@@ -74,7 +63,7 @@ static lc_config *files_and_sources(const char *dir, unsigned interval_ms, bool 
              "    input: files\n"
              "    chunk_source_loader: {threads: 2}\n",
              interval_ms, dir, watch ? "true" : "false");
-    return load(yaml);
+    return lc_test_config(yaml);
 }
 
 static void test_sample_data_metrics(void)
@@ -193,7 +182,7 @@ static void test_prompt_stop_with_full_queues(void)
              "    chunk_source_loader: {threads: 2}\n"
              "    output: {capacity: 1}\n",
              dir);
-    lc_config *cfg = load(yaml);
+    lc_config *cfg = lc_test_config(yaml);
     lc_pipeline *p = NULL;
     CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
     lc_queue *out = lc_pipeline_take_output(p); /* never read */
@@ -216,7 +205,7 @@ static void test_control_errors(void)
              "  - name: files\n"
              "    file_path_provider: {directory: '%s', watch: false}\n",
              tu_test_data());
-    lc_config *cfg = load(yaml);
+    lc_config *cfg = lc_test_config(yaml);
     lc_pipeline *p = NULL;
     CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
     Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
@@ -271,7 +260,7 @@ static void test_rank_from_environment(void)
              "  - name: files\n"
              "    file_path_provider: {directory: '%s', watch: false}\n",
              tu_test_data());
-    lc_config *cfg = load(yaml);
+    lc_config *cfg = lc_test_config(yaml);
     lc_pipeline *p = NULL;
     setenv("RANK", "2", 1);
     setenv("LOCAL_RANK", "1", 1);

@@ -385,7 +385,9 @@ class Monitor(unittest.TestCase):
         deadline = time.monotonic() + 10 * SLOW
         anchor = None
         while anchor is None and time.monotonic() < deadline:
-            anchor = L.stage(L.metrics(), "pool").get("anchor")
+            texts = {t["name"]: t.get("value", "")
+                     for t in L.stage(L.metrics(), "pool").get("text_metrics", [])}
+            anchor = texts.get("anchor")
             time.sleep(0.1)
         self.assertEqual(anchor, newest)
         L.new_reader()
@@ -519,7 +521,7 @@ class Monitor(unittest.TestCase):
         r = ctl(L.sock, "stages")
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = r.stdout.rstrip("\n").split("\n")
-        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 1$" % L.proc.pid)
+        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 2$" % L.proc.pid)
         rows = [l.split("\t") for l in lines[1:]]
         names = [x[0] for x in rows]
         with open(L.config) as f:

@@ -11,6 +11,7 @@
  * entries) add up to what the tar index saw.
  */
 #include "check.h"
+#include "standalone.h"
 #include "testutil.h"
 
 #include "core/clock.h"
@@ -42,14 +43,7 @@ static lc_config *make_config(const char *dir, unsigned threads)
              "    chunk_source_loader: {threads: %u}\n"
              "    output: {capacity: 1000}\n",
              dir, threads);
-    lc_config *cfg = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_config_load_string(yaml, strlen(yaml), "test", &cfg, &err) != 0) {
-        fprintf(stderr, "config: %s\n", err.msg);
-        exit(2);
-    }
-    return cfg;
+    return lc_test_config(yaml);
 }
 
 static void old_file(const char *path, const void *data, size_t len)
@@ -191,7 +185,14 @@ static void test_loader(unsigned threads)
         CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), 2);
         CHECK_EQ_U64(lc_proto_count(src, "chunks"), 9);
         CHECK_EQ_U64(lc_proto_count(src, "skipped_files"), 1);
-        CHECK_EQ_U64(src->skipped_files_count, 1);
+        /* Skipped by name is work, not bad input; unreadable, empty and
+         * truncated files are. */
+        CHECK_EQ_INT(lc_proto_find_count(src, "skipped_files")->kind,
+                     LCMON__COUNT_KIND__COUNT_WORK);
+        CHECK_EQ_U64(lc_proto_bad_input(src), lc_proto_count(src, "unreadable_files") +
+                                                  lc_proto_count(src, "bad_empty_archives") +
+                                                  lc_proto_count(src, "truncated_archives"));
+        CHECK_EQ_STR(lc_proto_find_count(src, "skipped_files")->unit, "files");
         CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 2); /* gone.gz, x.gz */
         CHECK_EQ_U64(lc_proto_count(src, "bad_empty_archives"), 1);
         CHECK_EQ_U64(lc_proto_count(src, "non_gzip_members"), 1);
@@ -444,7 +445,8 @@ static void test_tar_formats(void)
         /* Benign: nothing dropped, nothing unreadable or truncated. */
         CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 0);
         CHECK_EQ_U64(lc_proto_count(src, "truncated_archives"), 0);
-        CHECK_EQ_U64(src->dropped, 0);
+        CHECK_EQ_U64(lc_proto_dropped(src), 0);
+        CHECK_EQ_U64(lc_proto_bad_input(src), 0);
         CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_FINISHED);
     }
     lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);

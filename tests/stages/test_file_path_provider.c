@@ -7,6 +7,7 @@
  * exist yet, then one without files, are warning states until files come.
  */
 #include "check.h"
+#include "standalone.h"
 #include "testutil.h"
 
 #include "core/clock.h"
@@ -32,14 +33,7 @@ static lc_config *make_config(const char *dir, bool watch, double settle)
              "    file_path_provider: {directory: '%s', watch: %s, settle_seconds: %g}\n"
              "    output: {capacity: 64}\n",
              dir, watch ? "true" : "false", settle);
-    lc_config *cfg = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_config_load_string(yaml, strlen(yaml), "test", &cfg, &err) != 0) {
-        fprintf(stderr, "config: %s\n", err.msg);
-        exit(2);
-    }
-    return cfg;
+    return lc_test_config(yaml);
 }
 
 /* Next item within `seconds`, or false. */

@@ -5,6 +5,7 @@
  */
 #include "check.h"
 
+#include "monitor/snapshot.h"
 #include "tui/derive.h"
 #include "tui/history.h"
 
@@ -46,15 +47,15 @@ static void test_formats(void)
     CHECK_EQ_STR(b, "> 9 days");
 }
 
-static Lcmon__CountMetricProto *count(const char *name, uint64_t v, bool bad)
+static Lcmon__CountMetricProto *count(const char *name, uint64_t v, Lcmon__CountKind kind)
 {
     Lcmon__CountMetricProto *c = calloc(1, sizeof *c);
     lcmon__count_metric_proto__init(c);
     c->name = strdup(name);
     c->has_count = true;
     c->count = v;
-    c->has_kind = bad;
-    c->kind = bad ? LCMON__COUNT_KIND__COUNT_BAD_INPUT : LCMON__COUNT_KIND__COUNT_WORK;
+    c->has_kind = kind != LCMON__COUNT_KIND__COUNT_WORK;
+    c->kind = kind;
     return c;
 }
 
@@ -63,21 +64,30 @@ static void test_stage_numbers(void)
     Lcmon__StageMetricProto *s = calloc(1, sizeof *s);
     lcmon__stage_metric_proto__init(s);
     s->name = strdup("writer");
-    /* Bad input is what the counts say they count, whatever their names. */
-    s->n_count_metrics = 5;
-    s->count_metrics = calloc(5, sizeof *s->count_metrics);
-    s->count_metrics[0] = count("batches", 149, false);
-    s->count_metrics[1] = count("bad_probability", 2, true);
-    s->count_metrics[2] = count("scan_errors", 1, true);
-    s->count_metrics[3] = count("unreadable_files", 3, true);
-    s->count_metrics[4] = count("bad_looking_but_work", 40, false);
-    s->has_dropped = true;
-    s->dropped = 5;
+    /* Bad input and drops are what the counts say they count, whatever
+     * their names; a queue's drops are the stage's too. */
+    const Lcmon__CountKind W = LCMON__COUNT_KIND__COUNT_WORK, B = LCMON__COUNT_KIND__COUNT_BAD_INPUT,
+                           D = LCMON__COUNT_KIND__COUNT_DROP;
+    s->n_count_metrics = 7;
+    s->count_metrics = calloc(7, sizeof *s->count_metrics);
+    s->count_metrics[0] = count("batches", 149, W);
+    s->count_metrics[1] = count("bad_probability", 2, B);
+    s->count_metrics[2] = count("scan_errors", 1, B);
+    s->count_metrics[3] = count("unreadable_files", 3, B);
+    s->count_metrics[4] = count("bad_looking_but_work", 40, W);
+    s->count_metrics[5] = count("dropped_batches", 4, D);
+    s->count_metrics[6] = count("also_dropped", 1, D);
+    s->n_queue_metrics = 1;
+    s->queue_metrics = calloc(1, sizeof *s->queue_metrics);
+    s->queue_metrics[0] = calloc(1, sizeof *s->queue_metrics[0]);
+    lcmon__queue_metric_proto__init(s->queue_metrics[0]);
+    s->queue_metrics[0]->has_drop_count = true;
+    s->queue_metrics[0]->drop_count = 2;
     /* A sink's items are its items out (the writer counts its batches
      * there), the same number ctl and the exit summary give. */
     CHECK_EQ_U64(tui_stage_items(s), 0);
-    CHECK_EQ_U64(tui_stage_bad(s), 6);
-    CHECK_EQ_U64(tui_stage_dropped(s), 5);
+    CHECK_EQ_U64(lc_proto_bad_input(s), 6);
+    CHECK_EQ_U64(lc_proto_dropped(s), 7);
     s->has_items_out = true;
     s->items_out = 7;
     CHECK_EQ_U64(tui_stage_items(s), 7);

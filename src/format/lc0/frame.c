@@ -560,11 +560,10 @@ static int reject(const char **reason, const char *why, int code)
     return code;
 }
 
+#define REASON_NAME(r) #r,
 const char *const lc_record_check_reasons[LC_RECORD_CHECK_REASONS] = {
-    "unknown_version",         "unknown_input_format", "bad_probability",
-    "played_idx_out_of_range", "best_idx_out_of_range", "played_idx_illegal",
-    "best_idx_illegal",
-};
+    LC_RECORD_CHECK_REASON_LIST(REASON_NAME)};
+#undef REASON_NAME
 
 size_t lc_record_check_reason_index(const char *reason)
 {

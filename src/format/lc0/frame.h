@@ -96,6 +96,16 @@ int lc_record_check(const uint8_t *rec, uint32_t version, const char **reason);
  * index of one in that list (LC_RECORD_CHECK_REASONS for anything else):
  * the stages that check count each reason on its own. */
 #define LC_RECORD_CHECK_REASONS 7
+/* The same list for X-macros (X(reason) each), so that tables of the
+ * stages' "bad_<reason>" counts cannot drift from it. */
+#define LC_RECORD_CHECK_REASON_LIST(X)                                                             \
+    X(unknown_version)                                                                             \
+    X(unknown_input_format)                                                                        \
+    X(bad_probability)                                                                             \
+    X(played_idx_out_of_range)                                                                     \
+    X(best_idx_out_of_range)                                                                       \
+    X(played_idx_illegal)                                                                          \
+    X(best_idx_illegal)
 extern const char *const lc_record_check_reasons[LC_RECORD_CHECK_REASONS];
 size_t lc_record_check_reason_index(const char *reason);
 
