@@ -141,14 +141,8 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
         if (failed)
             fprintf(stderr, "lcmon: %s\n", first->error ? first->error : "the pipeline failed");
         lc_snapshot_unref(snap);
-        if (failed) {
-            lc_monitor_free(m);
-            if (mlog)
-                fclose(mlog);
-            close(sfd);
-            close(efd);
-            return 1;
-        }
+        if (failed)
+            goto refused;
     }
     lc_server *server = NULL;
     if (o->socket_path) {
@@ -156,12 +150,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
         lc_error_clear(&err);
         if (lc_server_start(o->socket_path, m, cfg, &server, &err) != 0) {
             fprintf(stderr, "lcmon: --socket: %s\n", err.msg);
-            lc_monitor_free(m);
-            if (mlog)
-                fclose(mlog);
-            close(sfd);
-            close(efd);
-            return 1;
+            goto refused;
         }
     }
 
@@ -241,4 +230,12 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     close(sfd);
     close(efd);
     return exit_code;
+
+refused: /* it did not start: nothing to stop, summarise or log */
+    lc_monitor_free(m);
+    if (mlog)
+        fclose(mlog);
+    close(sfd);
+    close(efd);
+    return 1;
 }

@@ -11,6 +11,8 @@
 #include "testutil.h"
 
 #include "core/clock.h"
+#include "core/dirwalk.h"
+#include "core/text.h"
 #include "core/log.h"
 #include "pipeline/config.h"
 #include "monitor/snapshot.h"
@@ -23,31 +25,30 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Count .gz and .tar files under dir, as the loader will see them. */
+/* Count .gz and .tar files under dir, walked as the loader walks it. */
+typedef struct source_counts {
+    size_t gz, tar, other;
+} source_counts;
+
+static void count_file(void *ctx, char *path, const char *name)
+{
+    source_counts *n = ctx;
+    if (lc_has_suffix(name, ".gz"))
+        n->gz++;
+    else if (lc_has_suffix(name, ".tar"))
+        n->tar++;
+    else
+        n->other++;
+    free(path);
+}
+
 static void count_sources(const char *dir, size_t *gz, size_t *tar, size_t *other)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            count_sources(path, gz, tar, other);
-        else if (tu_contains(e->d_name, ".gz") && strlen(strstr(e->d_name, ".gz")) == 3)
-            (*gz)++;
-        else if (tu_contains(e->d_name, ".tar") && strlen(strstr(e->d_name, ".tar")) == 4)
-            (*tar)++;
-        else
-            (*other)++;
-    }
-    closedir(d);
+    source_counts n = {0};
+    lc_walk_tree(dir, &(lc_walk_ops){.file = count_file}, &n);
+    *gz = n.gz;
+    *tar = n.tar;
+    *other = n.other;
 }
 
 /* Files found in dir, and a loader of two threads reading them. */
