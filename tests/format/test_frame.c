@@ -732,27 +732,10 @@ static void test_record_check(void)
 
 /* ---- real lc0 games ---- */
 
-static char *first_gz(const char *dir)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0)
-        return NULL;
-    char *found = NULL;
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(names[i]->d_name);
-        if (!found && len > 3 && strcmp(names[i]->d_name + len - 3, ".gz") == 0)
-            found = lc_xasprintf("%s/%s", dir, names[i]->d_name);
-        free(names[i]);
-    }
-    free(names);
-    return found;
-}
-
 static void test_real_game(const char *folder, uint32_t want_format)
 {
     char *dir = lc_xasprintf("%s/%s", tu_test_data(), folder);
-    char *path = first_gz(dir);
+    char *path = tu_first_gz(dir);
     CHECK(path != NULL);
     free(dir);
     if (!path)

@@ -121,24 +121,6 @@ static void test_unaligned_get(void)
     free(buf);
 }
 
-/* First .gz (by name) in dir, as a malloc'd path, or NULL. */
-static char *first_gz(const char *dir)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0)
-        return NULL;
-    char *found = NULL;
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(names[i]->d_name);
-        if (!found && len > 3 && strcmp(names[i]->d_name + len - 3, ".gz") == 0)
-            found = lc_xasprintf("%s/%s", dir, names[i]->d_name);
-        free(names[i]);
-    }
-    free(names);
-    return found;
-}
-
 static void test_real_records(void)
 {
     const char *samples = getenv("LCMON_SAMPLES");
@@ -152,7 +134,7 @@ static void test_real_records(void)
     }
     if (!dir)
         dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", tu_test_data());
-    char *path = first_gz(dir);
+    char *path = tu_first_gz(dir);
     CHECK(path != NULL);
     if (!path) {
         fprintf(stderr, "no .gz in %s\n", dir);

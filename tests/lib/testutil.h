@@ -8,6 +8,7 @@
 #ifndef LC_TEST_TESTUTIL_H
 #define LC_TEST_TESTUTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
@@ -216,6 +217,24 @@ static inline const char *tu_test_data(void)
 {
     const char *d = getenv("LC_TEST_DATA");
     return d && *d ? d : "tests/data";
+}
+
+/* The first .gz (by name) in dir, as a malloc'd path, or NULL. */
+static inline char *tu_first_gz(const char *dir)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    if (n < 0)
+        return NULL;
+    char *found = NULL;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names[i]->d_name);
+        if (!found && len > 3 && strcmp(names[i]->d_name + len - 3, ".gz") == 0)
+            found = lc_xasprintf("%s/%s", dir, names[i]->d_name);
+        free(names[i]);
+    }
+    free(names);
+    return found;
 }
 
 static inline bool tu_is_dir(const char *path)
