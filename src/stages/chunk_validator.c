@@ -99,7 +99,9 @@ static void validator_flush(lc_stage *s, lc_stage_metrics *m)
 
 #define BAD_REASON(r) {"bad_" #r, "chunks"},
 static const lc_metric_info validator_metrics[] = {
-    {"valid_chunks", "chunks", LC_SHOW_TOTAL, 0, "valid chunks", "valid"},
+    /* With the pool's store, every chunk comes checked: then only the
+     * second shows. */
+    {"valid_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "valid chunks", "valid"},
     {"checked_upstream", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
      "checked by the pool's store", "by the store"},
     LC_RECORD_CHECK_REASON_LIST(BAD_REASON){"bad_other", "chunks"},
