@@ -4,6 +4,8 @@
 #include "core/dirwalk.h"
 
 #include "core/error.h"
+#include "core/log.h"
+#include "core/text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,4 +44,59 @@ void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx)
         }
     }
     closedir(d);
+}
+
+typedef struct file_list {
+    const char *suffix;
+    char **v;
+    size_t n, cap;
+} file_list;
+
+static void list_add(file_list *l, char *path)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = lc_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = path;
+}
+
+static void list_file(void *ctx, char *path, const char *name)
+{
+    file_list *l = ctx;
+    if (lc_has_suffix(name, l->suffix))
+        list_add(l, path);
+    else
+        free(path);
+}
+
+static void list_error(void *ctx, const char *path, int err, bool listing)
+{
+    (void)ctx;
+    if (listing)
+        LC_WARN("cannot list %s: %s", path, strerror(err));
+}
+
+/* By base name, the full path breaking ties. */
+static int compare_paths(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    int c = strcmp(lc_basename(x), lc_basename(y));
+    return c ? c : strcmp(x, y);
+}
+
+char **lc_list_files(const char *path, const char *suffix, size_t *n)
+{
+    file_list l = {.suffix = suffix};
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        list_add(&l, lc_xstrdup(path));
+    } else {
+        static const lc_walk_ops ops = {.file = list_file, .error = list_error};
+        lc_walk_tree(path, &ops, &l);
+    }
+    if (l.n > 1)
+        qsort(l.v, l.n, sizeof *l.v, compare_paths);
+    *n = l.n;
+    return l.v;
 }

@@ -8,6 +8,7 @@
 #define LC_CORE_DIRWALK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct lc_walk_ops {
     /* A directory, before it is listed (to watch it). May be NULL. */
@@ -23,5 +24,11 @@ typedef struct lc_walk_ops {
 } lc_walk_ops;
 
 void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx);
+
+/* The files named *suffix under `path` (a tree, walked as above), or path
+ * itself when it is a file; sorted by base name, the full path breaking
+ * ties (the sort key of data files). A directory that cannot be listed is
+ * logged. A malloc'd array of *n malloc'd paths (NULL when none). */
+char **lc_list_files(const char *path, const char *suffix, size_t *n);
 
 #endif

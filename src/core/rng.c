@@ -1,5 +1,7 @@
 #include "core/rng.h"
 
+#include <string.h>
+
 uint64_t lc_mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15u;
@@ -63,4 +65,15 @@ uint64_t lc_fnv1a(const void *p, size_t n)
     for (const unsigned char *b = p, *end = b + n; b < end; b++)
         h = (h ^ *b) * 1099511628211u;
     return h;
+}
+
+void lc_rng_shuffle(lc_rng *r, void *base, size_t n, size_t size)
+{
+    char t[64], *v = base;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)lc_rng_below(r, i);
+        memcpy(t, v + (i - 1) * size, size);
+        memcpy(v + (i - 1) * size, v + j * size, size);
+        memcpy(v + j * size, t, size);
+    }
 }

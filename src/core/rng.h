@@ -32,6 +32,8 @@ uint64_t lc_rng_next(lc_rng *r);
 uint64_t lc_rng_below(lc_rng *r, uint64_t n);
 /* Uniform double in [0, 1). */
 double lc_rng_double(lc_rng *r);
+/* Fisher-Yates over n elements of `size` bytes (at most 64), from the end. */
+void lc_rng_shuffle(lc_rng *r, void *base, size_t n, size_t size);
 /* One splitmix64 step: a good 64-bit mix of x (stateless hash). */
 uint64_t lc_mix64(uint64_t x);
 /* FNV-1a of n bytes: a stable hash of a key (a file's sort key, a game id)

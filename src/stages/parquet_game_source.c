@@ -10,24 +10,15 @@
  * mutex-protected list: "plan the next file" and "read this row group".
  *
  * A file's row groups are read in parallel, each exactly once and one at a
- * time per thread (the reader streams a column chunk at a time). The decoded
- * columns of a row group are kept as they are, with a small reference per
- * row (id hash, ply, row). When the file's last row group is read, its rows
- * are grouped by game_id (a sort of the references), each game sorted by
- * ply, and the games are emitted in one random permutation of the whole
- * file (with `shuffle`; else in the order of their first row), each game as
- * one allocation. So a game's rows may lie anywhere in the file, in any
- * order and across row groups. Memory: the decoded rows of the files being
- * read or emitted, at most `threads` files at a time (150 to 180 bytes a row
- * for typical FEN tables).
- *
- * Sharding (world > 1). Planning a file reads its game_id column, one row
- * group at a time, and splits the games, in the order of their first rows,
- * into `world` runs of about equal rows (plan_shares): every rank works out
- * the same split from the file alone, each game is read by exactly one
- * rank, and the ranks are in balance within a game's size whatever the
- * layout. A rank reads only the row groups that hold rows of its games.
- * With one rank there is no planning pass.
+ * time per thread (the reader streams a column chunk at a time). When the
+ * file's last row group is read, its rows are grouped into games and the
+ * games emitted in one random permutation of the whole file (with
+ * `shuffle`; else in the order of their first row), each game as one
+ * allocation. How rows become games, and how the ranks share a file's
+ * games (world > 1: planning reads the game_id column first), is
+ * format/parquet/games.h. Memory: the decoded rows of the files being read
+ * or emitted, at most `threads` files at a time (150 to 180 bytes a row for
+ * typical FEN tables).
  *
  * Bad input. Rows with a null fen, played_move or best_move are passed on
  * with that string NULL (the row's presence flag): whether they spoil the
@@ -58,6 +49,7 @@
 #include "core/rng.h"
 #include "core/text.h"
 #include "format/chess/chess_tokens.h"
+#include "format/parquet/games.h"
 #include "format/parquet/parquet.h"
 #include "stages/items.h"
 
@@ -103,33 +95,10 @@ static int pgs_config_check(void *p, lc_error *err)
     return rc;
 }
 
-/* The columns, by the names of the doc. win, draw and loss may be absent
- * (then every value counts as missing); the others are required. */
-enum { C_ID, C_PLY, C_FEN, C_PLAYED, C_BEST, C_WIN, C_DRAW, C_LOSS, N_COLS };
-static const char *const col_names[N_COLS] = {"game_id",   "ply", "fen",  "played_move",
-                                              "best_move", "win", "draw", "loss"};
-#define N_REQUIRED 5
-
-/* One row kept from a row group: where it lives and how it sorts. */
-typedef struct pq_ref {
-    uint64_t hash; /* of the game id */
-    int64_t ply;
-    uint64_t row; /* in the file */
-    struct pq_chunk *chunk;
-    uint32_t i; /* row in the chunk's columns */
-    uint8_t ply_null;
-} pq_ref;
-
-/* A row group read: its decoded columns, kept as the reader made them (no
- * value is copied), and the rows this rank keeps, in row order. Chunks are
- * recycled through the stage's spare list, buffers and all: first touches
- * of fresh memory cost more than decoding on some machines. */
-typedef struct pq_chunk {
-    lc_parquet_column cols[N_COLS];
-    pq_ref *refs;
-    size_t n_refs, cap_refs;
-    struct pq_chunk *next;
-} pq_chunk;
+/* Row groups read are lc_game_chunk (format/parquet/games.h), recycled
+ * through the stage's spare list, buffers and all: first touches of fresh
+ * memory cost more than decoding on some machines. */
+typedef lc_game_chunk pq_chunk;
 
 /* A file this big (rows this rank holds) is logged with its memory, at
  * about BYTES_PER_ROW a row (decoded columns and references of typical FEN
@@ -140,22 +109,16 @@ typedef struct pq_chunk {
 /* Spare chunks kept for reuse, at most (beyond that they are freed). */
 #define MAX_SPARE_CHUNKS 64
 
-/* An open-addressing set of 64-bit hashes. */
-typedef struct hash_set {
-    uint64_t *v;
-    size_t cap, n;
-} hash_set;
-
 typedef struct pq_file {
     char *path;
     const char *base; /* inside path */
     lc_parquet_file *pf;
-    int col[N_COLS]; /* -1 when absent */
+    int col[LC_GAME_COLS]; /* < 0 when absent */
     size_t n_rg;
     uint64_t *rg_first; /* first row of each row group; [n_rg] = rows */
     uint64_t seed;      /* for the order of its games */
     bool sharded;       /* world > 1: keep only the games in mine */
-    hash_set mine;      /* id hashes of this rank's games (read-only once planned) */
+    lc_hash_set mine;   /* id hashes of this rank's games (read-only once planned) */
     /* Under the stage lock. */
     size_t pending;   /* row groups not yet read */
     pq_chunk *chunks; /* row groups read */
@@ -237,68 +200,6 @@ static bool first_report(pgs *g, const char *path)
             LC_WARN(__VA_ARGS__);                                                                  \
     } while (0)
 
-/* ---- listing ---------------------------------------------------------- */
-
-typedef struct name_list {
-    char **v;
-    size_t n, cap;
-} name_list;
-
-static void list_add(name_list *l, char *s)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 64;
-        l->v = lc_xrealloc(l->v, l->cap * sizeof *l->v);
-    }
-    l->v[l->n++] = s;
-}
-
-static void list_parquet(void *ctx, char *path, const char *name)
-{
-    if (lc_has_suffix(name, ".parquet"))
-        list_add(ctx, path);
-    else
-        free(path);
-}
-
-static void list_error(void *ctx, const char *path, int err, bool listing)
-{
-    (void)ctx;
-    if (listing)
-        LC_WARN("cannot list %s: %s", path, strerror(err));
-}
-
-static void list_tree(const char *dir, name_list *out)
-{
-    static const lc_walk_ops ops = {.file = list_parquet, .error = list_error};
-    lc_walk_tree(dir, &ops, out);
-}
-
-/* By basename (the sort key), the full path breaking ties. */
-static int compare_paths(const void *a, const void *b)
-{
-    const char *x = *(char *const *)a, *y = *(char *const *)b;
-    int c = strcmp(lc_basename(x), lc_basename(y));
-    return c ? c : strcmp(x, y);
-}
-
-/* Fisher-Yates over n elements of `size` bytes (at most 64). */
-static void shuffle(void *base, size_t n, size_t size, lc_rng *rng)
-{
-    char t[64], *v = base;
-    for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)lc_rng_below(rng, i);
-        memcpy(t, v + (i - 1) * size, size);
-        memcpy(v + (i - 1) * size, v + j * size, size);
-        memcpy(v + j * size, t, size);
-    }
-}
-
-static uint64_t text_hash(const char *s, size_t n)
-{
-    return lc_mix64(lc_fnv1a(s, n));
-}
-
 /* Under mu: list the files of the next epoch. */
 static void start_epoch(lc_stage *s, pgs *g)
 {
@@ -306,18 +207,15 @@ static void start_epoch(lc_stage *s, pgs *g)
     for (size_t i = 0; i < g->n_paths; i++)
         free(g->paths[i]);
     free(g->paths);
-    name_list l = {0};
-    struct stat st;
-    if (stat(c->path, &st) == 0 && S_ISREG(st.st_mode))
-        list_add(&l, lc_xstrdup(c->path));
-    else
-        list_tree(c->path, &l);
-    if (l.n)
-        qsort(l.v, l.n, sizeof *l.v, compare_paths);
+    struct {
+        char **v;
+        size_t n;
+    } l;
+    l.v = lc_list_files(c->path, ".parquet", &l.n);
     if (c->shuffle && l.n > 1) {
         lc_rng rng;
-        lc_rng_seed(&rng, s->env->seed ^ text_hash(s->name, strlen(s->name)), g->epoch);
-        shuffle(l.v, l.n, sizeof *l.v, &rng);
+        lc_rng_seed(&rng, s->env->seed ^ lc_game_text_hash(s->name, strlen(s->name)), g->epoch);
+        lc_rng_shuffle(&rng, l.v, l.n, sizeof *l.v);
     }
     g->paths = l.v;
     g->n_paths = l.n;
@@ -341,98 +239,6 @@ static void start_epoch(lc_stage *s, pgs *g)
     }
 }
 
-/* ---- game ids ----------------------------------------------------------- */
-
-/* The hash of row i's game id (the row is not null). Integer and float ids
- * hash their value; the same function serves planning and reading, so the
- * ranks agree. */
-static uint64_t id_hash(const lc_parquet_column *c, size_t i)
-{
-    if (c->kind == LC_PARQUET_KIND_STRING) {
-        size_t n;
-        const char *p = lc_parquet_string(c, i, &n);
-        return text_hash(p, n);
-    }
-    uint64_t bits;
-    if (c->kind == LC_PARQUET_KIND_INT64) {
-        bits = (uint64_t)c->i64[i];
-    } else {
-        double v = c->f64[i] == 0.0 ? 0.0 : c->f64[i]; /* -0 and 0 are one id */
-        memcpy(&bits, &v, sizeof bits);
-    }
-    return lc_mix64(bits ^ 0x67616d655f696400u);
-}
-
-/* Compare the ids of two rows (of the same file, so of one kind). */
-static int compare_ids(const lc_parquet_column *a, size_t i, const lc_parquet_column *b, size_t j)
-{
-    if (a->kind == LC_PARQUET_KIND_STRING) {
-        size_t n, m;
-        const char *p = lc_parquet_string(a, i, &n), *q = lc_parquet_string(b, j, &m);
-        if (n != m)
-            return n < m ? -1 : 1;
-        return memcmp(p, q, n);
-    }
-    if (a->kind == LC_PARQUET_KIND_INT64)
-        return (a->i64[i] > b->i64[j]) - (a->i64[i] < b->i64[j]);
-    return (a->f64[i] > b->f64[j]) - (a->f64[i] < b->f64[j]);
-}
-
-/* Row i's game id as text into buf (at least 32 bytes), or a pointer into
- * the column for a string; *len its length. */
-static const char *id_text(const lc_parquet_column *c, size_t i, char *buf, size_t *len)
-{
-    if (c->kind == LC_PARQUET_KIND_STRING)
-        return lc_parquet_string(c, i, len);
-    int n = c->kind == LC_PARQUET_KIND_INT64 ? snprintf(buf, 32, "%lld", (long long)c->i64[i])
-                                             : snprintf(buf, 32, "%.17g", c->f64[i]);
-    *len = (size_t)n;
-    return buf;
-}
-
-/* true when h was in the set already (then nothing changes). */
-static bool set_insert(hash_set *s, uint64_t h)
-{
-    if (h == 0)
-        h = 1; /* 0 marks a free slot */
-    if (2 * (s->n + 1) > s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        uint64_t *v = lc_xcalloc(cap, sizeof *v);
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->v[i])
-                continue;
-            size_t j = s->v[i] & (cap - 1);
-            while (v[j])
-                j = (j + 1) & (cap - 1);
-            v[j] = s->v[i];
-        }
-        free(s->v);
-        s->v = v;
-        s->cap = cap;
-    }
-    size_t j = h & (s->cap - 1);
-    while (s->v[j]) {
-        if (s->v[j] == h)
-            return true;
-        j = (j + 1) & (s->cap - 1);
-    }
-    s->v[j] = h;
-    s->n++;
-    return false;
-}
-
-static bool set_has(const hash_set *s, uint64_t h)
-{
-    if (h == 0)
-        h = 1;
-    if (!s->cap)
-        return false;
-    for (size_t j = h & (s->cap - 1); s->v[j]; j = (j + 1) & (s->cap - 1))
-        if (s->v[j] == h)
-            return true;
-    return false;
-}
-
 /* ---- planning a file -------------------------------------------------- */
 
 /* Under mu. */
@@ -446,14 +252,6 @@ static void push_unit(pgs *g, const pq_unit *u)
         g->units = lc_xrealloc(g->units, g->cap_units * sizeof *g->units);
     }
     g->units[g->n_units++] = *u;
-}
-
-static void chunk_free(pq_chunk *ch)
-{
-    for (int k = 0; k < N_COLS; k++)
-        lc_parquet_column_fini(&ch->cols[k]);
-    free(ch->refs);
-    free(ch);
 }
 
 /* A chunk to read into: a spare one (its buffers warm) or a new one. */
@@ -484,7 +282,7 @@ static void chunk_put(pgs *g, pq_chunk *ch)
     }
     lc_mutex_unlock(&g->mu);
     if (!keep)
-        chunk_free(ch);
+        lc_game_chunk_free(ch);
 }
 
 static void file_free(pgs *g, pq_file *f)
@@ -497,149 +295,41 @@ static void file_free(pgs *g, pq_file *f)
         f->chunks = next;
     }
     lc_parquet_close(f->pf);
-    free(f->mine.v);
+    lc_hash_set_fini(&f->mine);
     free(f->damaged);
     free(f->rg_first);
     free(f->path);
     free(f);
 }
 
-/* A map from game id hash to the index of the game in first-appearance
- * order, for planning. */
-typedef struct game_map {
-    uint64_t *keys; /* 0: free */
-    uint32_t *vals;
-    size_t cap, n;
-} game_map;
-
-static uint32_t *map_slot(game_map *m, uint64_t h, bool *added)
-{
-    if (2 * (m->n + 1) > m->cap) {
-        game_map g = {.cap = m->cap ? 2 * m->cap : 1024};
-        g.keys = lc_xcalloc(g.cap, sizeof *g.keys);
-        g.vals = lc_xmalloc(g.cap * sizeof *g.vals);
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = m->keys[i] & (g.cap - 1);
-            while (g.keys[j])
-                j = (j + 1) & (g.cap - 1);
-            g.keys[j] = m->keys[i];
-            g.vals[j] = m->vals[i];
-        }
-        g.n = m->n;
-        free(m->keys);
-        free(m->vals);
-        *m = g;
-    }
-    size_t j = h & (m->cap - 1);
-    while (m->keys[j] && m->keys[j] != h)
-        j = (j + 1) & (m->cap - 1);
-    *added = !m->keys[j];
-    if (*added) {
-        m->keys[j] = h;
-        m->n++;
-    }
-    return &m->vals[j];
-}
-
-/*
- * world > 1: share the file's games between the ranks, every rank working
- * out the same split from the game_id column alone. Games are taken in the
- * order of their first row and cut into `world` runs of about equal rows
- * (a game goes to the rank whose share its middle row falls in), so every
- * rank gets its part within a game's size whatever the layout: games in
- * contiguous rows or shuffled across the file, many row groups or one.
- * Each game goes to exactly one rank. This rank's games go into f->mine,
- * and the row groups that hold rows of them are flagged in need (with
- * contiguous games a rank reads about 1/world of the file; shuffled rows
- * make every rank read all of it, and keep its share).
- */
+/* world > 1: this rank's share of the file's games (f->mine), and the row
+ * groups that hold rows of them (need); see format/parquet/games.h. */
 static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, uint8_t *need,
                        lc_error *err)
 {
+    lc_game_shares sh;
     uint32_t world = s->env->world_size, rank = s->env->rank;
-    uint64_t total = f->rg_first[f->n_rg];
-    uint64_t *row_hash = lc_xmalloc((total ? total : 1) * sizeof *row_hash); /* 0: no id */
-    game_map map = {0};
-    uint64_t *rows = NULL, *first = NULL; /* per game, in first-appearance order */
-    size_t n_games = 0, cap_games = 0;
-    uint64_t no_id = 0;
-    int rc = 0;
-    for (size_t rg = 0; rg < f->n_rg && rc == 0; rg++) {
-        rc = lc_parquet_read_column(f->pf, rg, (size_t)f->col[C_ID], col, err);
-        if (rc != 0)
-            break;
-        uint64_t base = f->rg_first[rg];
-        for (size_t i = 0; i < col->n && base + i < total; i++) {
-            if (!col->valid[i]) {
-                row_hash[base + i] = 0;
-                no_id++;
-                continue;
-            }
-            uint64_t h = id_hash(col, i);
-            h = h ? h : 1;
-            row_hash[base + i] = h;
-            bool added;
-            uint32_t *slot = map_slot(&map, h, &added);
-            if (added) {
-                if (n_games == cap_games) {
-                    cap_games = cap_games ? 2 * cap_games : 1024;
-                    rows = lc_xrealloc(rows, cap_games * sizeof *rows);
-                    first = lc_xrealloc(first, cap_games * sizeof *first);
-                }
-                *slot = (uint32_t)n_games;
-                rows[n_games] = 0;
-                first[n_games] = h;
-                n_games++;
-            }
-            rows[*slot]++;
-        }
-    }
-    uint64_t with_id = total - no_id, cum = 0, mine_rows = 0, others = 0;
-    uint64_t per_rank[16] = {0};
-    for (size_t k = 0; rc == 0 && k < n_games; k++) {
-        uint64_t r = with_id ? (cum + rows[k] / 2) * world / with_id : 0;
-        if (r >= world)
-            r = world - 1;
-        cum += rows[k];
-        if (r < 16)
-            per_rank[r] += rows[k];
-        if (r == rank) {
-            set_insert(&f->mine, first[k]);
-            mine_rows += rows[k];
-        } else {
-            others++;
-        }
-    }
-    for (size_t rg = 0; rc == 0 && rg < f->n_rg; rg++)
-        for (uint64_t i = f->rg_first[rg]; i < f->rg_first[rg + 1] && !need[rg]; i++)
-            if (row_hash[i] && set_has(&f->mine, row_hash[i]))
-                need[rg] = 1;
-    if (rc == 0 && world <= 16) {
+    int rc = lc_game_plan_shares(f->pf, f->col[LC_GCOL_ID], f->rg_first, f->n_rg, world, rank,
+                                 col, &f->mine, need, &sh, err);
+    if (rc != 0)
+        return rc;
+    if (world <= 16) {
         char list[16 * 24] = "";
         size_t used = 0;
         for (uint32_t r = 0; r < world && used < sizeof list; r++) {
             int w = snprintf(list + used, sizeof list - used, "%s%llu", r ? "/" : "",
-                             (unsigned long long)per_rank[r]);
+                             (unsigned long long)sh.per_rank[r]);
             if (w > 0)
                 used += (size_t)w;
         }
-        LC_DEBUG("%s: %s: %zu games; rows per rank %s", s->name, f->base, n_games, list);
+        LC_DEBUG("%s: %s: %zu games; rows per rank %s", s->name, f->base, sh.n_games, list);
     }
-    free(row_hash);
-    free(map.keys);
-    free(map.vals);
-    free(rows);
-    free(first);
-    if (rc == 0) {
-        if (no_id && rank == 0) /* counted by one rank */
-            atomic_fetch_add(&g->n_rows_no_id, no_id);
-        atomic_fetch_add(&g->n_other_rank, others);
-        atomic_fetch_add(&g->n_share_rows, mine_rows);
-        atomic_fetch_add(&g->n_all_rows, with_id);
-    }
-    return rc;
+    if (sh.no_id && rank == 0) /* counted by one rank */
+        atomic_fetch_add(&g->n_rows_no_id, sh.no_id);
+    atomic_fetch_add(&g->n_other_rank, sh.other_games);
+    atomic_fetch_add(&g->n_share_rows, sh.mine_rows);
+    atomic_fetch_add(&g->n_all_rows, sh.with_id);
+    return 0;
 }
 
 /* Under no lock; takes path. Opens the file, works out which of its row
@@ -657,29 +347,9 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
         SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
         goto bad;
     }
-    for (int k = 0; k < N_COLS; k++) {
-        f->col[k] = lc_parquet_find_column(f->pf, col_names[k]);
-        if (f->col[k] < 0 && (k < N_REQUIRED || f->col[k] != -ENOENT)) {
-            SKIP_WARN(s, g, path,
-                      "%s: skipping %s: column '%s' %s (the game columns are game_id, ply, fen, "
-                      "played_move, best_move and optionally win, draw, loss)",
-                      s->name, path, col_names[k],
-                      f->col[k] == -ENOENT ? "is missing" : "has a type that cannot be read");
-            goto bad;
-        }
-        /* The kind each column must have: text for the FEN and the moves,
-         * numbers for ply and the outcome; game_id may be either. */
-        if (f->col[k] >= 0 && k != C_ID) {
-            lc_parquet_kind kind = lc_parquet_column_at(f->pf, (size_t)f->col[k])->kind;
-            bool text = k == C_FEN || k == C_PLAYED || k == C_BEST;
-            if (text != (kind == LC_PARQUET_KIND_STRING)) {
-                SKIP_WARN(s, g, path, "%s: skipping %s: column '%s' holds %s, not %s", s->name,
-                          path, col_names[k],
-                          kind == LC_PARQUET_KIND_STRING ? "strings" : "numbers",
-                          text ? "strings" : "numbers");
-                goto bad;
-            }
-        }
+    if (lc_game_columns(f->pf, path, f->col, &err) != 0) {
+        SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
+        goto bad;
     }
     f->n_rg = lc_parquet_num_row_groups(f->pf);
     f->rg_first = lc_xmalloc((f->n_rg + 1) * sizeof *f->rg_first);
@@ -690,7 +360,8 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
     }
     f->rg_first[f->n_rg] = rows;
     f->seed =
-        s->env->seed ^ lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ text_hash(f->base, strlen(f->base)));
+        s->env->seed ^
+        lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ lc_game_text_hash(f->base, strlen(f->base)));
     need = lc_xcalloc(f->n_rg ? f->n_rg : 1, 1);
     f->sharded = s->env->world_size > 1;
     if (f->sharded) {
@@ -746,119 +417,25 @@ bad:
 
 /* ---- reading a row group ------------------------------------------------ */
 
-static double number_at(const lc_parquet_column *c, size_t i, bool *has)
-{
-    *has = c->n > i && c->valid[i];
-    if (!*has)
-        return 0.0;
-    return c->kind == LC_PARQUET_KIND_DOUBLE ? c->f64[i] : (double)c->i64[i];
-}
-
 /* Read row group rg of f into a chunk (*out; NULL when it keeps no row). */
 static int read_row_group(pgs *g, pq_file *f, size_t rg, pq_chunk **out, lc_error *err)
 {
     *out = NULL;
     pq_chunk *ch = chunk_get(g);
-    for (int k = 0; k < N_COLS; k++) {
-        if (f->col[k] < 0) {
-            ch->cols[k].n = 0;
-            continue;
-        }
-        int rc = lc_parquet_read_column(f->pf, rg, (size_t)f->col[k], &ch->cols[k], err);
-        if (rc != 0) {
-            chunk_put(g, ch);
-            return rc;
-        }
-    }
-    const lc_parquet_column *id = &ch->cols[C_ID], *ply = &ch->cols[C_PLY];
-    if (id->n > ch->cap_refs) {
-        free(ch->refs);
-        ch->cap_refs = id->n;
-        ch->refs = lc_xmalloc(ch->cap_refs * sizeof *ch->refs);
-    }
     uint64_t no_id = 0;
-    for (size_t i = 0; i < id->n; i++) {
-        if (!id->valid[i]) {
-            no_id++;
-            continue;
-        }
-        uint64_t h = id_hash(id, i);
-        if (f->sharded && !set_has(&f->mine, h))
-            continue;
-        pq_ref *r = &ch->refs[ch->n_refs++];
-        bool has_ply;
-        double p = number_at(ply, i, &has_ply);
-        *r = (pq_ref){.hash = h,
-                      .ply =
-                          has_ply && ply->kind == LC_PARQUET_KIND_INT64 ? ply->i64[i] : (int64_t)p,
-                      .row = f->rg_first[rg] + i,
-                      .chunk = ch,
-                      .i = (uint32_t)i,
-                      .ply_null = !has_ply};
-    }
+    int rc = lc_game_read_row_group(f->pf, f->col, rg, f->rg_first[rg],
+                                    f->sharded ? &f->mine : NULL, ch, &no_id, err);
     if (no_id && !f->sharded) /* sharded: counted when planned */
         atomic_fetch_add(&g->n_rows_no_id, no_id);
-    if (!ch->n_refs) {
+    if (rc != 0 || !ch->n_refs) {
         chunk_put(g, ch);
-        return 0;
+        return rc;
     }
     *out = ch;
     return 0;
 }
 
 /* ---- emitting a file's games ------------------------------------------- */
-
-static int compare_refs(const void *a, const void *b)
-{
-    const pq_ref *x = a, *y = b;
-    if (x->hash != y->hash)
-        return x->hash < y->hash ? -1 : 1;
-    int c = compare_ids(&x->chunk->cols[C_ID], x->i, &y->chunk->cols[C_ID], y->i);
-    if (c)
-        return c;
-    if (x->ply_null != y->ply_null)
-        return x->ply_null ? 1 : -1;
-    if (x->ply != y->ply)
-        return x->ply < y->ply ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
-/* Rows in order within one game (same id): by ply, nulls last, then row. */
-static int compare_plies(const pq_ref *x, const pq_ref *y)
-{
-    if (x->ply_null != y->ply_null)
-        return x->ply_null ? 1 : -1;
-    if (x->ply != y->ply)
-        return x->ply < y->ply ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
-/* A run of consecutive kept rows of one chunk with the same id hash: most
- * often a whole game, already in ply order. Grouping sorts these, not
- * rows. */
-typedef struct pq_seg {
-    const pq_ref *refs;
-    uint32_t n;
-    bool sorted; /* its rows are in ply order */
-} pq_seg;
-
-static int compare_segs(const void *a, const void *b)
-{
-    const pq_seg *x = a, *y = b;
-    return compare_refs(x->refs, y->refs);
-}
-
-/* A game: segments [a, b) of the sorted segments; its first and last row. */
-typedef struct pq_game {
-    size_t a, b;
-    uint64_t first, last;
-} pq_game;
-
-static int compare_first_rows(const void *a, const void *b)
-{
-    const pq_game *x = a, *y = b;
-    return (x->first > y->first) - (x->first < y->first);
-}
 
 /* Copy a string cell (or NULL for a null value) to *p. */
 static void copy_cell(const lc_parquet_column *c, size_t i, char **p, const char **out,
@@ -880,18 +457,18 @@ static size_t cell_len(const lc_parquet_column *c, size_t i)
     return c->valid[i] ? (size_t)(c->offsets[i + 1] - c->offsets[i]) : 0;
 }
 
-static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const pq_ref *refs, size_t n,
+static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *refs, size_t n,
                       lc_load_meter *meter)
 {
     char num[32];
     size_t id_len;
-    const char *id = id_text(&refs[0].chunk->cols[C_ID], refs[0].i, num, &id_len);
+    const char *id = lc_game_id_text(&refs[0].chunk->cols[LC_GCOL_ID], refs[0].i, num, &id_len);
     size_t base_len = strlen(f->base) + 1;
     size_t bytes = n * sizeof(lc_chess_row) + base_len + id_len + 1;
     for (size_t k = 0; k < n; k++) {
         const lc_parquet_column *c = refs[k].chunk->cols;
         size_t i = refs[k].i;
-        bytes += cell_len(&c[C_FEN], i) + cell_len(&c[C_PLAYED], i) + cell_len(&c[C_BEST], i);
+        bytes += cell_len(&c[LC_GCOL_FEN], i) + cell_len(&c[LC_GCOL_PLAYED], i) + cell_len(&c[LC_GCOL_BEST], i);
     }
     char *mem = lc_xmalloc(bytes);
     lc_chess_row *rows = (lc_chess_row *)mem;
@@ -900,12 +477,12 @@ static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const pq_ref *refs,
         const lc_parquet_column *c = refs[k].chunk->cols;
         size_t i = refs[k].i;
         lc_chess_row *o = &rows[k];
-        copy_cell(&c[C_FEN], i, &p, &o->fen, &o->fen_len);
-        copy_cell(&c[C_PLAYED], i, &p, &o->played, &o->played_len);
-        copy_cell(&c[C_BEST], i, &p, &o->best, &o->best_len);
-        o->win = number_at(&c[C_WIN], i, &o->has_win);
-        o->draw = number_at(&c[C_DRAW], i, &o->has_draw);
-        o->loss = number_at(&c[C_LOSS], i, &o->has_loss);
+        copy_cell(&c[LC_GCOL_FEN], i, &p, &o->fen, &o->fen_len);
+        copy_cell(&c[LC_GCOL_PLAYED], i, &p, &o->played, &o->played_len);
+        copy_cell(&c[LC_GCOL_BEST], i, &p, &o->best, &o->best_len);
+        o->win = lc_game_number(&c[LC_GCOL_WIN], i, &o->has_win);
+        o->draw = lc_game_number(&c[LC_GCOL_DRAW], i, &o->has_draw);
+        o->loss = lc_game_number(&c[LC_GCOL_LOSS], i, &o->has_loss);
     }
     lc_game_item item = {.rows = rows, .n_rows = (uint32_t)n, .mem = mem};
     memcpy(p, f->base, base_len);
@@ -924,134 +501,27 @@ static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const pq_ref *refs,
     return true;
 }
 
-/* True when the game may have rows in a damaged row group: its rows reach
- * the row just before or after one, or span one. */
-static bool near_damage(const pq_file *f, const pq_game *gm)
-{
-    if (!f->damaged)
-        return false;
-    for (size_t rg = 0; rg < f->n_rg; rg++)
-        if (f->damaged[rg] && gm->first <= f->rg_first[rg + 1] && gm->last + 1 >= f->rg_first[rg])
-            return true;
-    return false;
-}
-
-/* The rows of game gm in ply order: its one sorted segment where it can,
- * else gathered into *tmp and sorted. */
-static const pq_ref *game_rows(const pq_seg *segs, const pq_game *gm, pq_ref **tmp, size_t *cap,
-                               size_t *n)
-{
-    const pq_seg *first = &segs[gm->a];
-    if (gm->b == gm->a + 1 && first->sorted) {
-        *n = first->n;
-        return first->refs;
-    }
-    size_t total = 0;
-    for (size_t k = gm->a; k < gm->b; k++)
-        total += segs[k].n;
-    if (total > *cap) {
-        *cap = total;
-        free(*tmp);
-        *tmp = lc_xmalloc(total * sizeof **tmp);
-    }
-    size_t m = 0;
-    bool sorted = true;
-    for (size_t k = gm->a; k < gm->b; k++) {
-        sorted = sorted && segs[k].sorted &&
-                 (m == 0 || compare_plies(&(*tmp)[m - 1], segs[k].refs) <= 0);
-        memcpy(*tmp + m, segs[k].refs, segs[k].n * sizeof **tmp);
-        m += segs[k].n;
-    }
-    if (!sorted)
-        qsort(*tmp, m, sizeof **tmp, compare_refs);
-    *n = m;
-    return *tmp;
-}
-
 /* Every row group of f is read: group its rows into games and emit them in
  * one permutation of the file. false when the output closed or the stage
  * stops. */
 static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
 {
     const pgs_config *c = s->config;
-    /* The segments: runs of one id within a chunk. */
-    size_t n_segs = 0, cap_segs = 256;
-    pq_seg *segs = lc_xmalloc(cap_segs * sizeof *segs);
-    for (const pq_chunk *ch = f->chunks; ch; ch = ch->next) {
-        for (size_t i = 0; i < ch->n_refs;) {
-            size_t j = i + 1;
-            bool sorted = true;
-            while (j < ch->n_refs && ch->refs[j].hash == ch->refs[i].hash &&
-                   compare_ids(&ch->cols[C_ID], ch->refs[j].i, &ch->cols[C_ID], ch->refs[i].i) ==
-                       0) {
-                sorted = sorted && compare_plies(&ch->refs[j - 1], &ch->refs[j]) <= 0;
-                j++;
-            }
-            if (n_segs == cap_segs) {
-                cap_segs *= 2;
-                segs = lc_xrealloc(segs, cap_segs * sizeof *segs);
-            }
-            segs[n_segs++] =
-                (pq_seg){.refs = ch->refs + i, .n = (uint32_t)(j - i), .sorted = sorted};
-            i = j;
-        }
-    }
-    qsort(segs, n_segs, sizeof *segs, compare_segs);
-
-    /* Games: runs of segments with the same id (sorted by hash, then id, so
-     * two ids that share a hash stay apart). */
-    size_t n_games = 0, cap = 64;
-    pq_game *games = lc_xmalloc(cap * sizeof *games);
-    for (size_t k = 0; k < n_segs; k++) {
-        const pq_ref *r = segs[k].refs;
-        bool start = k == 0 || r->hash != segs[k - 1].refs->hash ||
-                     compare_ids(&r->chunk->cols[C_ID], r->i, &segs[k - 1].refs->chunk->cols[C_ID],
-                                 segs[k - 1].refs->i) != 0;
-        if (start) {
-            if (n_games == cap) {
-                cap *= 2;
-                games = lc_xrealloc(games, cap * sizeof *games);
-            }
-            games[n_games++] = (pq_game){.a = k, .first = UINT64_MAX};
-        }
-        pq_game *gm = &games[n_games - 1];
-        gm->b = k + 1;
-        for (uint32_t i = 0; i < segs[k].n; i++) {
-            if (r[i].row < gm->first)
-                gm->first = r[i].row;
-            if (r[i].row > gm->last)
-                gm->last = r[i].row;
-        }
-    }
-    /* Games next to a damaged row group may be incomplete. */
-    size_t kept = 0;
-    for (size_t i = 0; i < n_games; i++)
-        if (!near_damage(f, &games[i]))
-            games[kept++] = games[i];
-    if (kept < n_games)
-        atomic_fetch_add(&g->n_dropped, n_games - kept);
-    n_games = kept;
-
-    if (c->shuffle) {
-        lc_rng rng;
-        /* The file's own seed (the run's, its name's and the epoch's): the
-         * same games come in the same order whatever the thread or rank. */
-        lc_rng_seed(&rng, f->seed, LC_RNG_STREAM_GAMES);
-        shuffle(games, n_games, sizeof *games, &rng);
-    } else {
-        qsort(games, n_games, sizeof *games, compare_first_rows);
-    }
+    lc_game_groups gg;
+    size_t left_out;
+    /* The file's own seed (the run's, its name's and the epoch's): the same
+     * games come in the same order whatever the thread or rank. */
+    lc_game_group(&gg, f->chunks, f->damaged, f->rg_first, f->n_rg, c->shuffle, f->seed,
+                  &left_out);
+    if (left_out)
+        atomic_fetch_add(&g->n_dropped, left_out);
     bool ok = true;
-    pq_ref *tmp = NULL;
-    size_t cap_tmp = 0;
-    for (size_t i = 0; i < n_games && ok; i++) {
+    for (size_t i = 0; i < gg.n_games && ok; i++) {
         size_t n;
-        const pq_ref *rows = game_rows(segs, &games[i], &tmp, &cap_tmp, &n);
+        const lc_game_ref *rows = lc_game_rows(&gg, i, &n);
         ok = lc_run_state_check(&s->run, meter) && emit_game(s, g, f, rows, n, meter);
     }
-    free(tmp);
-    free(games);
-    free(segs);
+    lc_game_groups_fini(&gg);
     return ok;
 }
 
@@ -1234,7 +704,7 @@ static void pgs_fini(lc_stage *s)
     }
     while (g->spare) {
         pq_chunk *next = g->spare->next;
-        chunk_free(g->spare);
+        lc_game_chunk_free(g->spare);
         g->spare = next;
     }
     free(g->units);
