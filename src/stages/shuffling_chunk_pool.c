@@ -10,21 +10,14 @@
  *
  * Window. Until the initial scan is complete nothing is emitted: sources are
  * collected, sorted by key, and the newest are kept until they hold at least
- * chunk_pool_size chunks; kept chunks get global indices oldest first. Later
- * sources are appended at the current upper bound. The window is
- * [upper - chunk_pool_size, upper); a source whose chunks all fall below it is
- * evicted whole (the source's memory and file handle go with it).
- *
- * Draws. Indices are drawn uniformly without replacement from the window: a
- * pass keeps the indices not yet drawn in an array, and a draw swaps a random
- * entry to the end and pops it (Fisher-Yates, one step at a time). New
- * indices join the current pass; indices that left the window are skipped
- * when drawn; when the array runs empty a new pass starts over the window
- * (counted as a reshuffle). Each chunk keeps a use count, which travels with
- * the chunk so that the unpacker picks different positions on each use. A
- * chunk that fails to load is dropped for good, and so is one that a stage
- * downstream marked bad on its source (lc_chunk_source_mark_bad: the
- * validator does), at its next draw.
+ * chunk_pool_size chunks. The window itself (global indices, eviction of
+ * whole sources, draws without replacement in passes, use counts, the
+ * sharding of chunks between ranks, the anchor's count) is a data structure
+ * of its own, stages/chunk_window.h. A chunk that fails to load is dropped
+ * for good, and so is one that a stage downstream marked bad on its source
+ * (lc_chunk_source_mark_bad: the validator does), at its next draw; new
+ * indices join the current pass, and an empty pass starts a new one over
+ * the window (counted as a reshuffle).
  *
  * The chunk store. With `store_bytes` above 0 (the default: a quarter of
  * the memory the machine, or its control group, gives the process, shared
@@ -64,10 +57,9 @@
  * never stored and cannot be read is dropped, as before.
  *
  * Sharding. With world size N > 1, rank r keeps only the chunks whose
- * identity hash (source key and member index) is r modulo N. The decision
- * depends on nothing but the chunk, so ranks agree whatever order they find
- * files in, and together they cover every chunk exactly once. The window
- * size counts this rank's chunks.
+ * identity hash is r modulo N (chunk_window.h): ranks agree whatever order
+ * they find files in, and together they cover every chunk exactly once. The
+ * window size counts this rank's chunks.
  *
  * Anchor. chunks_since_anchor counts the chunks (of every rank: all ranks see
  * the same files and report the same number) of sources newer than the
@@ -97,13 +89,13 @@
 #include "format/gzip.h"
 #include "format/lc0/packed_chunk.h"
 #include "stages/chunk_store.h"
+#include "stages/chunk_window.h"
 #include "stages/items.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DROPPED UINT32_MAX
 
 typedef struct pool_config {
     uint64_t chunk_pool_size;
@@ -171,20 +163,6 @@ static int pool_config_check(void *p, lc_error *err)
     return rc;
 }
 
-typedef struct pool_source {
-    lc_chunk_source *src;
-    uint64_t base;     /* global index of its first kept chunk */
-    uint32_t n;        /* kept chunks */
-    uint32_t *members; /* kept member indices; NULL: all, in order */
-    uint32_t *uses;    /* per kept chunk; DROPPED when bad */
-    lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
-    uint8_t *unfit;    /* per kept chunk: did not fit in the store when first used */
-    uint32_t released; /* leading chunks below the window whose stored form is gone */
-    uint32_t n_dropped;      /* kept chunks found bad */
-    bool since_counted;      /* its chunks were counted in since_anchor ... */
-    uint64_t anchor_gen;     /* ... before this many resets */
-} pool_source;
-
 typedef struct pool {
     lc_thread ingest_thread;
     lc_load_meter ingest_meter;
@@ -193,20 +171,7 @@ typedef struct pool {
     pthread_cond_t cond;
     bool initial_done;
     bool input_closed;
-    /* Sources of the window (pool_source), oldest first. */
-    lc_deque sources;
-    uint64_t upper;     /* next global index */
-    uint64_t in_window; /* kept chunks of the sources in the ring */
-    /* Undrawn indices of the current pass. */
-    uint64_t *pending;
-    size_t n_pending, cap_pending;
-    lc_rng rng;
-    char *anchor;
-    char *newest_key;
-    uint64_t since_anchor;
-    uint64_t anchor_gen;   /* anchor resets so far */
-    char *count_from;      /* the key since_anchor counts from (NULL: the start) */
-    uint64_t dropped_held; /* chunks found bad in the held sources */
+    lc_chunk_window win; /* the sources, the pass, the anchor's count */
 
     atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
     atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted,
@@ -217,164 +182,15 @@ typedef struct pool {
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
 } pool;
 
-static pool_source *ring_at(pool *p, size_t i)
-{
-    return lc_deque_at(&p->sources, i);
-}
-
-static uint64_t window_lower(const pool *p, const pool_config *c)
-{
-    return p->upper > c->chunk_pool_size ? p->upper - c->chunk_pool_size : 0;
-}
-
-static void pending_push(pool *p, uint64_t idx)
-{
-    if (p->n_pending == p->cap_pending) {
-        p->cap_pending = p->cap_pending ? 2 * p->cap_pending : 1024;
-        p->pending = lc_xrealloc(p->pending, p->cap_pending * sizeof *p->pending);
-    }
-    p->pending[p->n_pending++] = idx;
-}
-
-/* Build the entry for a source: which of its chunks are ours. Returns false
- * (and unrefs) when none are. */
-static bool make_entry(lc_stage *s, lc_chunk_source *src, pool_source *e)
+/* The entry for a source, counting the chunks of other ranks. */
+static bool make_entry(lc_stage *s, lc_chunk_source *src, lc_window_source *e)
 {
     pool *p = s->priv;
-    memset(e, 0, sizeof *e);
-    size_t total = lc_chunk_source_count(src);
+    uint64_t other = 0;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
-    if (world > 1) {
-        const char *key = lc_chunk_source_key(src);
-        e->members = lc_xmalloc((total ? total : 1) * sizeof *e->members);
-        for (size_t m = 0; m < total; m++) {
-            if (lc_share_of(key, m, world) == s->env->rank)
-                e->members[e->n++] = (uint32_t)m;
-        }
-        atomic_fetch_add(&p->n_other_rank, total - e->n);
-    } else {
-        e->n = (uint32_t)total;
-    }
-    if (e->n == 0) {
-        free(e->members);
-        lc_chunk_source_unref(src);
-        return false;
-    }
-    e->src = src;
-    e->uses = lc_xcalloc(e->n, sizeof *e->uses);
-    if (lc_chunk_store_on(&p->store)) {
-        e->packed = lc_xcalloc(e->n, sizeof *e->packed);
-        e->unfit = lc_xcalloc(e->n, sizeof *e->unfit);
-    }
-    return true;
-}
-
-/* Let chunk pos of a source leave the store. Caller holds mu (or owns e). */
-static void unstore(pool *p, pool_source *e, uint32_t pos)
-{
-    if (e->packed && e->packed[pos]) {
-        lc_chunk_store_release(&p->store, e->packed[pos]);
-        e->packed[pos] = NULL;
-    }
-}
-
-static void free_entry(pool *p, pool_source *e)
-{
-    for (uint32_t i = 0; e->packed && i < e->n; i++)
-        unstore(p, e, i);
-    lc_chunk_source_unref(e->src);
-    free(e->members);
-    free(e->uses);
-    free(e->packed);
-    free(e->unfit);
-}
-
-/* Append a kept source at the upper bound. Caller holds mu. */
-static void append_locked(pool *p, pool_source *e)
-{
-    e->base = p->upper;
-    *(pool_source *)lc_deque_push_back(&p->sources) = *e;
-    for (uint32_t i = 0; i < e->n; i++)
-        pending_push(p, p->upper + i);
-    p->upper += e->n;
-    p->in_window += e->n;
-}
-
-/* Note a source's key: the newest is the largest seen. Caller holds mu. */
-static void note_key_locked(pool *p, const char *key)
-{
-    if (p->newest_key && lc_source_key_compare(key, p->newest_key) <= 0)
-        return;
-    free(p->newest_key);
-    p->newest_key = lc_xstrdup(key);
-}
-
-/* Drop whole sources that fell out of the window. Caller holds mu. */
-static void evict_locked(lc_stage *s)
-{
-    pool *p = s->priv;
-    uint64_t lower = window_lower(p, s->config);
-    while (lc_deque_len(&p->sources) > 1) {
-        pool_source *front = ring_at(p, 0);
-        if (front->base + front->n > lower)
-            break;
-        p->in_window -= front->n;
-        p->dropped_held -= front->n_dropped;
-        free_entry(p, front);
-        lc_deque_pop_front(&p->sources);
-        atomic_fetch_add(&p->n_evicted, 1);
-    }
-    /* A source of many chunks (a tar) straddling the lower bound: its chunks
-     * below the window leave the store now, not when the whole source goes. */
-    if (lc_deque_len(&p->sources) && lc_chunk_store_on(&p->store)) {
-        pool_source *front = ring_at(p, 0);
-        for (; front->released < front->n && front->base + front->released < lower;
-             front->released++)
-            unstore(p, front, front->released);
-    }
-    /* Keep the pass array from filling with evicted indices. */
-    if (p->n_pending > 2 * p->in_window + 1024) {
-        size_t k = 0;
-        uint64_t first = lc_deque_len(&p->sources) ? ring_at(p, 0)->base : p->upper;
-        for (size_t i = 0; i < p->n_pending; i++)
-            if (p->pending[i] >= first && p->pending[i] >= lower)
-                p->pending[k++] = p->pending[i];
-        p->n_pending = k;
-    }
-}
-
-/* Chunk pos of a held source is bad: dropped for good, out of the store,
- * out of the window's count and, when it was counted there, out of the
- * anchor's count (a trainer waits for good games). Caller holds mu. */
-static void drop_locked(pool *p, pool_source *e, uint32_t pos)
-{
-    if (e->uses[pos] == DROPPED)
-        return;
-    e->uses[pos] = DROPPED;
-    unstore(p, e, pos);
-    e->n_dropped++;
-    p->dropped_held++;
-    if (e->since_counted && e->anchor_gen == p->anchor_gen && p->since_anchor > 0)
-        p->since_anchor--;
-}
-
-/* Find the source holding global index idx; NULL when evicted. */
-static pool_source *find_locked(pool *p, uint64_t idx, uint32_t *pos)
-{
-    size_t lo = 0, hi = lc_deque_len(&p->sources);
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        pool_source *e = ring_at(p, mid);
-        if (idx < e->base)
-            hi = mid;
-        else if (idx >= e->base + e->n)
-            lo = mid + 1;
-        else {
-            *pos = (uint32_t)(idx - e->base);
-            return e;
-        }
-    }
-    return NULL;
+    bool ours = lc_window_entry(&p->win, src, world, s->env->rank, e, &other);
+    atomic_fetch_add(&p->n_other_rank, other);
+    return ours;
 }
 
 static int compare_sources(const void *a, const void *b)
@@ -402,15 +218,15 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         const char *key = lc_chunk_source_key(srcs[i - 1]);
         size_t count = lc_chunk_source_count(srcs[i - 1]);
         all_ranks += count;
-        if (!p->anchor || lc_source_key_compare(key, p->anchor) > 0)
+        if (!p->win.anchor || lc_source_key_compare(key, p->win.anchor) > 0)
             since += count;
         since_from = i - 1;
     }
-    char *anchor_then = p->anchor ? lc_xstrdup(p->anchor) : NULL;
+    char *anchor_then = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
     if (n) /* the newest source, whichever rank keeps its chunks */
-        note_key_locked(p, lc_chunk_source_key(srcs[n - 1]));
+        lc_window_note_key(&p->win, lc_chunk_source_key(srcs[n - 1]));
     lc_mutex_unlock(&p->mu);
-    pool_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
+    lc_window_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
     size_t first = n;
     uint64_t kept = 0;
     while (first > 0 && kept < c->chunk_pool_size) {
@@ -432,16 +248,16 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
             i >= since_from &&
             (!anchor_then ||
              lc_source_key_compare(lc_chunk_source_key(entries[i].src), anchor_then) > 0);
-        entries[i].anchor_gen = p->anchor_gen;
-        append_locked(p, &entries[i]);
+        entries[i].anchor_gen = p->win.anchor_gen;
+        lc_window_append(&p->win, &entries[i]);
         atomic_fetch_add(&p->n_sources_added, 1);
     }
-    p->since_anchor += since;
-    free(p->count_from);
-    p->count_from = p->anchor ? lc_xstrdup(p->anchor) : NULL;
+    p->win.since_anchor += since;
+    free(p->win.count_from);
+    p->win.count_from = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
     p->initial_done = true;
     p->initial_done_ns = lc_now_ns();
-    lc_rng_seed(&p->rng, s->env->seed, LC_RNG_STREAM_POOL);
+    lc_rng_seed(&p->win.rng, s->env->seed, LC_RNG_STREAM_POOL);
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
     free(anchor_then);
@@ -485,17 +301,17 @@ static void *ingest_main(void *arg)
         }
         size_t total = lc_chunk_source_count(in.source);
         char *key = lc_xstrdup(lc_chunk_source_key(in.source)); /* make_entry may unref */
-        pool_source e;
+        lc_window_source e;
         bool ours = make_entry(s, in.source, &e);
         lc_mutex_lock(&p->mu);
-        p->since_anchor += total;
-        note_key_locked(p, key);
+        p->win.since_anchor += total;
+        lc_window_note_key(&p->win, key);
         free(key);
         if (ours) {
             e.since_counted = true;
-            e.anchor_gen = p->anchor_gen;
-            append_locked(p, &e);
-            evict_locked(s);
+            e.anchor_gen = p->win.anchor_gen;
+            lc_window_append(&p->win, &e);
+            atomic_fetch_add(&p->n_evicted, lc_window_evict(&p->win));
             atomic_fetch_add(&p->n_sources_added, 1);
             lc_cond_broadcast(&p->cond);
         }
@@ -547,43 +363,35 @@ typedef struct draw {
 /* Draw the next chunk to load; false when stopping. Caller holds mu. */
 static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
 {
-    const pool_config *c = s->config;
     for (;;) {
         if (lc_run_state_stopping(&s->run))
             return false;
-        if (!p->initial_done || p->in_window == 0) {
-            if (p->input_closed && p->initial_done && p->in_window == 0)
+        if (!p->initial_done || p->win.in_window == 0) {
+            if (p->input_closed && p->initial_done && p->win.in_window == 0)
                 return false; /* nothing will ever come */
             lc_load_idle(meter);
             lc_cond_wait(&p->cond, &p->mu);
             lc_load_busy(meter);
             continue;
         }
-        if (p->n_pending == 0) {
+        if (p->win.n_pending == 0) {
             if (p->passes++ == 0)
                 log_first_pass(s, p);
-            uint64_t lower = window_lower(p, c);
-            uint64_t first = ring_at(p, 0)->base;
-            if (first < lower)
-                first = lower;
-            for (uint64_t i = first; i < p->upper; i++)
-                pending_push(p, i);
+            lc_window_new_pass(&p->win);
             atomic_fetch_add(&p->n_reshuffles, 1);
-            if (p->n_pending == 0)
+            if (p->win.n_pending == 0)
                 continue;
         }
-        size_t r = (size_t)lc_rng_below(&p->rng, p->n_pending);
-        uint64_t idx = p->pending[r];
-        p->pending[r] = p->pending[--p->n_pending];
+        uint64_t idx = lc_window_take(&p->win);
         uint32_t pos;
-        pool_source *e = idx >= window_lower(p, c) ? find_locked(p, idx, &pos) : NULL;
-        if (!e || e->uses[pos] == DROPPED) {
+        lc_window_source *e = idx >= lc_window_lower(&p->win) ? lc_window_find(&p->win, idx, &pos) : NULL;
+        if (!e || e->uses[pos] == LC_WINDOW_DROPPED) {
             atomic_fetch_add(&p->n_stale_draws, 1);
             continue;
         }
         uint32_t m = e->members ? e->members[pos] : pos;
         if (lc_chunk_source_is_bad(e->src, m)) { /* rejected downstream */
-            drop_locked(p, e, pos);
+            lc_window_drop(&p->win, e, pos);
             atomic_fetch_add(&p->n_dropped, 1);
             continue;
         }
@@ -594,7 +402,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         d->use = e->uses[pos]++;
         d->packed = e->packed && e->packed[pos] ? lc_packed_chunk_ref(e->packed[pos]) : NULL;
         d->unfit = e->unfit && e->unfit[pos];
-        if (e->uses[pos] == DROPPED) /* wrapped after 4 billion uses */
+        if (e->uses[pos] == LC_WINDOW_DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;
     }
@@ -608,12 +416,12 @@ static bool mark_dropped(pool *p, uint64_t idx)
 {
     lc_mutex_lock(&p->mu);
     uint32_t pos;
-    pool_source *e = find_locked(p, idx, &pos);
+    lc_window_source *e = lc_window_find(&p->win, idx, &pos);
     if (e && e->packed && e->packed[pos])
         e = NULL;
-    bool first = e && e->uses[pos] != DROPPED;
+    bool first = e && e->uses[pos] != LC_WINDOW_DROPPED;
     if (first)
-        drop_locked(p, e, pos);
+        lc_window_drop(&p->win, e, pos);
     lc_mutex_unlock(&p->mu);
     return first;
 }
@@ -626,7 +434,7 @@ static void store_full(lc_stage *s)
     uint64_t held = 0;
     if (!atomic_load(&p->store.full_logged)) {
         lc_mutex_lock(&p->mu);
-        held = p->in_window;
+        held = p->win.in_window;
         lc_mutex_unlock(&p->mu);
     }
     lc_chunk_store_full(&p->store, s->name, held);
@@ -640,7 +448,7 @@ static void note_unfit(lc_stage *s, uint64_t global)
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
     uint32_t pos;
-    pool_source *e = global >= window_lower(p, s->config) ? find_locked(p, global, &pos) : NULL;
+    lc_window_source *e = global >= lc_window_lower(&p->win) ? lc_window_find(&p->win, global, &pos) : NULL;
     if (e && e->unfit)
         e->unfit[pos] = 1;
     lc_mutex_unlock(&p->mu);
@@ -656,8 +464,8 @@ static void store_put(lc_stage *s, uint64_t global, lc_packed_chunk *pk)
     bool unfit = false;
     lc_mutex_lock(&p->mu);
     uint32_t pos;
-    pool_source *e = global >= window_lower(p, s->config) ? find_locked(p, global, &pos) : NULL;
-    if (e && e->packed && !e->packed[pos] && e->uses[pos] != DROPPED) {
+    lc_window_source *e = global >= lc_window_lower(&p->win) ? lc_window_find(&p->win, global, &pos) : NULL;
+    if (e && e->packed && !e->packed[pos] && e->uses[pos] != LC_WINDOW_DROPPED) {
         if (lc_chunk_store_admit(&p->store, pk)) {
             e->packed[pos] = lc_packed_chunk_ref(pk);
             lc_chunk_store_hold(&p->store, pk);
@@ -802,11 +610,8 @@ static int pool_init(lc_stage *s, lc_error *err)
     lc_mutex_init(&p->mu);
     lc_cond_init(&p->cond);
     lc_load_init(&p->ingest_meter);
-    lc_deque_init(&p->sources, sizeof(pool_source));
-    if (c->anchor && c->anchor[0])
-        p->anchor = lc_xstrdup(c->anchor);
-    lc_rng_seed(&p->rng, s->env->seed, LC_RNG_STREAM_POOL);
     lc_chunk_store_init(&p->store, c->store_auto, c->store_limit);
+    lc_window_init(&p->win, c->chunk_pool_size, &p->store, c->anchor, s->env->seed);
     return 0;
 }
 
@@ -836,13 +641,7 @@ static void pool_fini(lc_stage *s)
 {
     pool *p = s->priv;
     lc_load_fini(&p->ingest_meter);
-    for (size_t i = 0; i < lc_deque_len(&p->sources); i++)
-        free_entry(p, ring_at(p, i));
-    lc_deque_fini(&p->sources);
-    free(p->pending);
-    free(p->anchor);
-    free(p->newest_key);
-    free(p->count_from);
+    lc_window_fini(&p->win);
     lc_cond_destroy(&p->cond);
     lc_mutex_destroy(&p->mu);
 }
@@ -867,21 +666,21 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
     lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
     lc_mutex_lock(&p->mu);
-    lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->sources), 0, false);
+    lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->win.sources), 0, false);
     /* Whole sources are held, so the oldest may reach below the window:
      * the window itself holds at most chunk_pool_size of them. */
-    uint64_t good = p->in_window - p->dropped_held;
+    uint64_t good = p->win.in_window - p->win.dropped_held;
     uint64_t in_window = good < c->chunk_pool_size ? good : c->chunk_pool_size;
     lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)in_window, (int64_t)c->chunk_pool_size,
                          true);
-    lc_metrics_set_gauge(m, "chunks_held", (int64_t)p->in_window, 0, false);
-    lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->upper, 0, false);
+    lc_metrics_set_gauge(m, "chunks_held", (int64_t)p->win.in_window, 0, false);
+    lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->win.upper, 0, false);
     lc_metrics_set_gauge(m, "initial_load_done", p->initial_done, 0, false);
-    lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->since_anchor, 0, false);
+    lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->win.since_anchor, 0, false);
     lc_chunk_store_flush(&p->store, m);
-    lc_metrics_set_text(m, "anchor", p->anchor);
-    lc_metrics_set_text(m, "count_from", p->count_from);
-    lc_metrics_set_text(m, "last_chunk_key", p->newest_key);
+    lc_metrics_set_text(m, "anchor", p->win.anchor);
+    lc_metrics_set_text(m, "count_from", p->win.count_from);
+    lc_metrics_set_text(m, "last_chunk_key", p->win.newest_key);
     lc_mutex_unlock(&p->mu);
 }
 
@@ -932,25 +731,19 @@ static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
     if (r->set_chunk_anchor) {
-        free(p->anchor);
-        p->anchor = lc_xstrdup(r->set_chunk_anchor);
-        LC_INFO("%s: anchor set to '%s' (count stays %llu)", s->name, p->anchor,
-                (unsigned long long)p->since_anchor);
+        lc_window_set_anchor(&p->win, r->set_chunk_anchor);
+        LC_INFO("%s: anchor set to '%s' (count stays %llu)", s->name, p->win.anchor,
+                (unsigned long long)p->win.since_anchor);
     }
-    uint64_t count = p->since_anchor;
+    uint64_t count = p->win.since_anchor;
     if (r->has_reset_chunk_anchor && r->reset_chunk_anchor) {
-        free(p->anchor);
-        p->anchor = lc_xstrdup(p->newest_key ? p->newest_key : "");
-        p->since_anchor = 0;
-        p->anchor_gen++;
-        free(p->count_from);
-        p->count_from = lc_xstrdup(p->anchor);
-        LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->anchor,
+        lc_window_reset_anchor(&p->win);
+        LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->win.anchor,
                 (unsigned long long)count);
     }
     Lcmon__ShufflingChunkPoolControlResponse *out = lc_xmalloc(sizeof *out);
     lcmon__shuffling_chunk_pool_control_response__init(out);
-    out->chunk_anchor = lc_xstrdup(p->anchor ? p->anchor : "");
+    out->chunk_anchor = lc_xstrdup(p->win.anchor ? p->win.anchor : "");
     out->has_chunks_since_anchor = true;
     out->chunks_since_anchor = (int64_t)count;
     lc_mutex_unlock(&p->mu);
@@ -964,7 +757,7 @@ static char *pool_carry_out(lc_stage *s)
 {
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    char *a = p->anchor && p->anchor[0] ? lc_xstrdup(p->anchor) : NULL;
+    char *a = p->win.anchor && p->win.anchor[0] ? lc_xstrdup(p->win.anchor) : NULL;
     lc_mutex_unlock(&p->mu);
     return a;
 }
@@ -974,8 +767,7 @@ static int pool_carry_in(lc_stage *s, const char *carried, lc_error *err)
     (void)err;
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    free(p->anchor);
-    p->anchor = lc_xstrdup(carried);
+    lc_window_set_anchor(&p->win, carried);
     lc_mutex_unlock(&p->mu);
     LC_INFO("%s: the anchor '%s' is kept across the restart", s->name, carried);
     return 0;

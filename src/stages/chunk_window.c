@@ -1,0 +1,220 @@
+/*
+ * chunk_window: see chunk_window.h.
+ */
+#include "stages/chunk_window.h"
+
+#include "core/error.h"
+#include "stages/stage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store,
+                    const char *anchor, uint64_t seed)
+{
+    memset(w, 0, sizeof *w);
+    w->size = size;
+    w->store = store;
+    lc_deque_init(&w->sources, sizeof(lc_window_source));
+    if (anchor && anchor[0])
+        w->anchor = lc_xstrdup(anchor);
+    lc_rng_seed(&w->rng, seed, LC_RNG_STREAM_POOL);
+}
+
+void lc_window_fini(lc_chunk_window *w)
+{
+    for (size_t i = 0; i < lc_deque_len(&w->sources); i++)
+        lc_window_entry_free(w, lc_window_at(w, i));
+    lc_deque_fini(&w->sources);
+    free(w->pending);
+    free(w->anchor);
+    free(w->newest_key);
+    free(w->count_from);
+    memset(w, 0, sizeof *w);
+}
+
+lc_window_source *lc_window_at(lc_chunk_window *w, size_t i)
+{
+    return lc_deque_at(&w->sources, i);
+}
+
+uint64_t lc_window_lower(const lc_chunk_window *w)
+{
+    return w->upper > w->size ? w->upper - w->size : 0;
+}
+
+static void pending_push(lc_chunk_window *w, uint64_t idx)
+{
+    if (w->n_pending == w->cap_pending) {
+        w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 1024;
+        w->pending = lc_xrealloc(w->pending, w->cap_pending * sizeof *w->pending);
+    }
+    w->pending[w->n_pending++] = idx;
+}
+
+bool lc_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, uint32_t rank,
+                     lc_window_source *e, uint64_t *other_rank)
+{
+    memset(e, 0, sizeof *e);
+    *other_rank = 0;
+    size_t total = lc_chunk_source_count(src);
+    if (world > 1) {
+        const char *key = lc_chunk_source_key(src);
+        e->members = lc_xmalloc((total ? total : 1) * sizeof *e->members);
+        for (size_t m = 0; m < total; m++) {
+            if (lc_share_of(key, m, world) == rank)
+                e->members[e->n++] = (uint32_t)m;
+        }
+        *other_rank = total - e->n;
+    } else {
+        e->n = (uint32_t)total;
+    }
+    if (e->n == 0) {
+        free(e->members);
+        lc_chunk_source_unref(src);
+        return false;
+    }
+    e->src = src;
+    e->uses = lc_xcalloc(e->n, sizeof *e->uses);
+    if (lc_chunk_store_on(w->store)) {
+        e->packed = lc_xcalloc(e->n, sizeof *e->packed);
+        e->unfit = lc_xcalloc(e->n, sizeof *e->unfit);
+    }
+    return true;
+}
+
+void lc_window_unstore(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
+{
+    if (e->packed && e->packed[pos]) {
+        lc_chunk_store_release(w->store, e->packed[pos]);
+        e->packed[pos] = NULL;
+    }
+}
+
+void lc_window_entry_free(lc_chunk_window *w, lc_window_source *e)
+{
+    for (uint32_t i = 0; e->packed && i < e->n; i++)
+        lc_window_unstore(w, e, i);
+    lc_chunk_source_unref(e->src);
+    free(e->members);
+    free(e->uses);
+    free(e->packed);
+    free(e->unfit);
+}
+
+void lc_window_append(lc_chunk_window *w, lc_window_source *e)
+{
+    e->base = w->upper;
+    *(lc_window_source *)lc_deque_push_back(&w->sources) = *e;
+    for (uint32_t i = 0; i < e->n; i++)
+        pending_push(w, w->upper + i);
+    w->upper += e->n;
+    w->in_window += e->n;
+}
+
+void lc_window_note_key(lc_chunk_window *w, const char *key)
+{
+    if (w->newest_key && lc_source_key_compare(key, w->newest_key) <= 0)
+        return;
+    free(w->newest_key);
+    w->newest_key = lc_xstrdup(key);
+}
+
+size_t lc_window_evict(lc_chunk_window *w)
+{
+    uint64_t lower = lc_window_lower(w);
+    size_t evicted = 0;
+    while (lc_deque_len(&w->sources) > 1) {
+        lc_window_source *front = lc_window_at(w, 0);
+        if (front->base + front->n > lower)
+            break;
+        w->in_window -= front->n;
+        w->dropped_held -= front->n_dropped;
+        lc_window_entry_free(w, front);
+        lc_deque_pop_front(&w->sources);
+        evicted++;
+    }
+    /* A source of many chunks (a tar) straddling the lower bound: its chunks
+     * below the window leave the store now, not when the whole source goes. */
+    if (lc_deque_len(&w->sources) && lc_chunk_store_on(w->store)) {
+        lc_window_source *front = lc_window_at(w, 0);
+        for (; front->released < front->n && front->base + front->released < lower;
+             front->released++)
+            lc_window_unstore(w, front, front->released);
+    }
+    /* Keep the pass array from filling with evicted indices. */
+    if (w->n_pending > 2 * w->in_window + 1024) {
+        size_t k = 0;
+        uint64_t first = lc_deque_len(&w->sources) ? lc_window_at(w, 0)->base : w->upper;
+        for (size_t i = 0; i < w->n_pending; i++)
+            if (w->pending[i] >= first && w->pending[i] >= lower)
+                w->pending[k++] = w->pending[i];
+        w->n_pending = k;
+    }
+    return evicted;
+}
+
+void lc_window_drop(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
+{
+    if (e->uses[pos] == LC_WINDOW_DROPPED)
+        return;
+    e->uses[pos] = LC_WINDOW_DROPPED;
+    lc_window_unstore(w, e, pos);
+    e->n_dropped++;
+    w->dropped_held++;
+    if (e->since_counted && e->anchor_gen == w->anchor_gen && w->since_anchor > 0)
+        w->since_anchor--;
+}
+
+lc_window_source *lc_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos)
+{
+    size_t lo = 0, hi = lc_deque_len(&w->sources);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        lc_window_source *e = lc_window_at(w, mid);
+        if (idx < e->base)
+            hi = mid;
+        else if (idx >= e->base + e->n)
+            lo = mid + 1;
+        else {
+            *pos = (uint32_t)(idx - e->base);
+            return e;
+        }
+    }
+    return NULL;
+}
+
+void lc_window_new_pass(lc_chunk_window *w)
+{
+    uint64_t lower = lc_window_lower(w);
+    uint64_t first = lc_deque_len(&w->sources) ? lc_window_at(w, 0)->base : w->upper;
+    if (first < lower)
+        first = lower;
+    for (uint64_t i = first; i < w->upper; i++)
+        pending_push(w, i);
+}
+
+uint64_t lc_window_take(lc_chunk_window *w)
+{
+    size_t r = (size_t)lc_rng_below(&w->rng, w->n_pending);
+    uint64_t idx = w->pending[r];
+    w->pending[r] = w->pending[--w->n_pending];
+    return idx;
+}
+
+void lc_window_set_anchor(lc_chunk_window *w, const char *key)
+{
+    free(w->anchor);
+    w->anchor = lc_xstrdup(key);
+}
+
+uint64_t lc_window_reset_anchor(lc_chunk_window *w)
+{
+    uint64_t count = w->since_anchor;
+    lc_window_set_anchor(w, w->newest_key ? w->newest_key : "");
+    w->since_anchor = 0;
+    w->anchor_gen++;
+    free(w->count_from);
+    w->count_from = lc_xstrdup(w->anchor);
+    return count;
+}
