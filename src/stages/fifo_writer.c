@@ -67,6 +67,7 @@
 
 #include "core/clock.h"
 #include "core/deque.h"
+#include "core/fifo.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "format/batch.h"
@@ -81,9 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -187,18 +186,6 @@ static void held_clear(fw *f)
     while (held_count(f))
         held_drop_front(f);
     f->n_sent = 0;
-}
-
-/* A SIGPIPE raised by our failed write is pending on this thread (it is
- * blocked here); consume it so that it never reaches anyone. */
-static void drain_sigpipe(void)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&set, NULL, &zero) == SIGPIPE) {
-    }
 }
 
 /* Wait until the pipe has room or stop is signalled; counted idle. */
@@ -306,7 +293,7 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
         }
         int e = n < 0 ? errno : EIO;
         if (e == EPIPE)
-            drain_sigpipe();
+            lc_fifo_drain_sigpipe();
         return -e;
     }
     return 0;
@@ -348,11 +335,9 @@ static bool header_needed(fw *f, const lc_batch_layout *l)
 static void disconnect(lc_stage *s, fw *f, const char *why, uint64_t partial)
 {
     const fw_config *c = s->config;
-    int unread = 0;
-    uint64_t consumed;
-    if (ioctl(f->fd, FIONREAD, &unread) == 0 && unread >= 0)
-        consumed =
-            f->conn_bytes - ((uint64_t)unread < f->conn_bytes ? (uint64_t)unread : f->conn_bytes);
+    uint64_t unread, consumed;
+    if (lc_fifo_unread(f->fd, &unread))
+        consumed = f->conn_bytes - (unread < f->conn_bytes ? unread : f->conn_bytes);
     else
         consumed = 0; /* unknown: send again everything that may be unread */
     while (f->n_sent > 0 && held_at(f, 0)->end <= consumed) {
@@ -402,46 +387,36 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
     for (;;) {
         if (lc_run_state_stopping(&s->run))
             break;
-        int fd = open(c->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        if (fd >= 0) {
-            struct stat st;
-            int unread = 0;
-            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-                (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0)) {
-                f->fd = fd;
-                break;
-            }
-            if (S_ISFIFO(st.st_mode)) {
-                /* An earlier writer's bytes are still in the pipe (the end
-                 * of a run, or a torn batch): let the reader drain them and
-                 * meet the end of file before anything of this run. */
-                close(fd);
-                if (!told_wait)
-                    LC_INFO("%s: the reader of %s is still reading an earlier run; waiting",
-                            s->name, c->path);
-                told_wait = true;
-                if (!lc_run_state_sleep(&s->run, FW_RETRY_SECONDS, meter))
-                    break;
-                continue;
-            }
-            close(fd);
-            if (!told_problem)
-                LC_ERROR("%s: %s is no longer a named pipe; waiting until it is one again "
-                         "(remove it: it is recreated when create is on)",
-                         s->name, c->path);
-            told_problem = true;
-        } else if (errno == ENOENT && c->create) {
-            if (mkfifo(c->path, 0600) == 0 || errno == EEXIST)
-                continue;
-            if (!told_problem)
-                LC_ERROR("%s: cannot create the named pipe %s: %s", s->name, c->path,
-                         strerror(errno));
-            told_problem = true;
-        } else if (errno != ENXIO && errno != EINTR) {
-            if (!told_problem)
-                LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path, strerror(errno));
-            told_problem = true;
+        int fd;
+        lc_fifo_open o = lc_fifo_try_open(c->path, c->create, &fd);
+        if (o == LC_FIFO_OPENED) {
+            f->fd = fd;
+            break;
         }
+        if (o == LC_FIFO_MADE)
+            continue;
+        if (o == LC_FIFO_UNREAD) {
+            /* An earlier writer's bytes are still in the pipe (the end of a
+             * run, or a torn batch): let the reader drain them and meet the
+             * end of file before anything of this run. */
+            if (!told_wait)
+                LC_INFO("%s: the reader of %s is still reading an earlier run; waiting", s->name,
+                        c->path);
+            told_wait = true;
+            if (!lc_run_state_sleep(&s->run, FW_RETRY_SECONDS, meter))
+                break;
+            continue;
+        }
+        if (o == LC_FIFO_NOT_FIFO && !told_problem)
+            LC_ERROR("%s: %s is no longer a named pipe; waiting until it is one again "
+                     "(remove it: it is recreated when create is on)",
+                     s->name, c->path);
+        else if (o == LC_FIFO_NOT_MADE && !told_problem)
+            LC_ERROR("%s: cannot create the named pipe %s: %s", s->name, c->path,
+                     strerror(errno));
+        else if (o == LC_FIFO_FAILED && !told_problem)
+            LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path, strerror(errno));
+        told_problem = told_problem || (o != LC_FIFO_NO_READER);
         if (!told_wait)
             LC_INFO("%s: waiting for a reader on %s", s->name, c->path);
         told_wait = true;
@@ -451,11 +426,7 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
     atomic_store(&f->g_waiting, 0);
     if (f->fd < 0)
         return false;
-    /* Raising the buffer fails when the system limit is lower; then the
-     * default serves, in more writes. */
-    (void)fcntl(f->fd, F_SETPIPE_SZ, FW_PIPE_BYTES);
-    int size = fcntl(f->fd, F_GETPIPE_SZ);
-    f->pipe_bytes = size > 0 ? (uint64_t)size : FW_PIPE_BYTES;
+    f->pipe_bytes = lc_fifo_grow(f->fd, FW_PIPE_BYTES);
     f->conn_bytes = 0;
     f->conn_batches = 0;
     f->conn_header_sent = false;
@@ -537,8 +508,8 @@ static int done_record(fw *f, uint32_t reason, uint8_t done[LC_STREAM_DONE_BYTES
 static int wait_drained(lc_stage *s, fw *f, lc_load_meter *meter)
 {
     for (;;) {
-        int unread = 0;
-        if (ioctl(f->fd, FIONREAD, &unread) != 0 || unread <= 0)
+        uint64_t unread;
+        if (!lc_fifo_unread(f->fd, &unread) || unread == 0)
             return 1;
         /* No event says "the pipe is empty": look again every 20 ms. A
          * reader leaving shows as POLLERR at once. */
@@ -549,7 +520,7 @@ static int wait_drained(lc_stage *s, fw *f, lc_load_meter *meter)
         if (lc_run_state_stopping(&s->run))
             return -1;
         if (n > 0 && (fds[0].revents & (POLLERR | POLLHUP))) {
-            if (ioctl(f->fd, FIONREAD, &unread) != 0 || unread <= 0)
+            if (!lc_fifo_unread(f->fd, &unread) || unread == 0)
                 return 1;
             disconnect(s, f, "pipe closed before the end of the stream", 0);
             return 0;
@@ -700,47 +671,20 @@ static int fw_init(lc_stage *s, lc_error *err)
 static int open_target(lc_stage *s, fw *f, lc_error *err)
 {
     const fw_config *c = s->config;
-    struct stat st;
-    bool exists = stat(c->path, &st) == 0;
-    if (!exists && errno != ENOENT)
-        return lc_error_set(err, -errno, "path: cannot use %s: %s", c->path, strerror(errno));
-    if (c->regular_file) {
-        if (exists && !S_ISREG(st.st_mode))
-            return lc_error_set(err, -EEXIST,
-                                "path: %s exists and is not a regular file (regular_file is "
-                                "set: remove it, or point path elsewhere)",
-                                c->path);
-        if (!exists && !c->create)
-            return lc_error_set(
-                err, -ENOENT, "path: %s does not exist (create it, or set create: true)", c->path);
-        f->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (f->fd < 0)
-            return lc_error_set(err, -errno, "path: cannot open %s for writing: %s", c->path,
-                                strerror(errno));
-        f->pipe_bytes = 0;
-        f->conn_bytes = 0;
-        f->conn_batches = 0;
-        f->conn_header_sent = false;
-        f->conn_done_sent = false;
-        atomic_fetch_add(&f->n_readers, 1);
-        atomic_store(&f->g_connected, 1);
-        return 0;
-    }
-    if (exists && !S_ISFIFO(st.st_mode))
-        return lc_error_set(err, -EEXIST,
-                            "path: %s exists and is not a named pipe (remove it, choose another "
-                            "path, or set regular_file: true to write a file)",
-                            c->path);
-    if (!exists) {
-        if (!c->create)
-            return lc_error_set(err, -ENOENT,
-                                "path: the named pipe %s does not exist (create it with mkfifo, "
-                                "or set create: true)",
-                                c->path);
-        if (mkfifo(c->path, 0600) != 0 && errno != EEXIST)
-            return lc_error_set(err, -errno, "path: cannot create the named pipe %s: %s", c->path,
-                                strerror(errno));
-    }
+    int rc = lc_fifo_check(c->path, c->regular_file, c->create, true, 0, err);
+    if (rc != 0 || !c->regular_file)
+        return rc;
+    f->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0)
+        return lc_error_set(err, -errno, "path: cannot open %s for writing: %s", c->path,
+                            strerror(errno));
+    f->pipe_bytes = 0;
+    f->conn_bytes = 0;
+    f->conn_batches = 0;
+    f->conn_header_sent = false;
+    f->conn_done_sent = false;
+    atomic_fetch_add(&f->n_readers, 1);
+    atomic_store(&f->g_connected, 1);
     return 0;
 }
 
@@ -845,34 +789,11 @@ static const lc_metric_info fw_metrics[] = {
 static int fw_preflight(const void *config, lc_error *err)
 {
     const fw_config *c = config;
-    struct stat st;
-    if (stat(c->path, &st) == 0) {
-        if (!c->regular_file && !S_ISFIFO(st.st_mode))
-            return lc_error_add(err, LC_ECONFIG,
-                                "path: %s exists and is not a named pipe (remove it, choose "
-                                "another path, or set regular_file: true to write a file)",
-                                c->path);
-        if (c->regular_file && !S_ISREG(st.st_mode))
-            return lc_error_add(err, LC_ECONFIG,
-                                "path: %s exists and is not a regular file (regular_file is set)",
-                                c->path);
+    lc_error one;
+    lc_error_clear(&one);
+    if (lc_fifo_check(c->path, c->regular_file, c->create, false, LC_ECONFIG, &one) == 0)
         return 0;
-    }
-    if (errno != ENOENT)
-        return lc_error_add(err, LC_ECONFIG, "path: %s: %s", c->path, strerror(errno));
-    if (!c->create)
-        return lc_error_add(err, LC_ECONFIG,
-                            "path: %s does not exist (create it with mkfifo, or set create: true)",
-                            c->path);
-    char *dir = lc_xstrdup(c->path);
-    char *slash = strrchr(dir, '/');
-    const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
-    int rc = 0;
-    if (access(parent, W_OK | X_OK) != 0)
-        rc = lc_error_add(err, LC_ECONFIG, "path: cannot make %s: %s: %s", c->path, parent,
-                          strerror(errno));
-    free(dir);
-    return rc;
+    return lc_error_add(err, LC_ECONFIG, "%s", one.msg);
 }
 
 const lc_stage_class lc_fifo_writer_class = {

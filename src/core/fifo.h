@@ -1,0 +1,48 @@
+/*
+ * fifo: the named pipe a sink writes batches to, as the operating system
+ * sees it: checking or making the path, opening it for writing without
+ * blocking while nobody reads, growing its buffer, asking how much of what
+ * was written is still unread, and swallowing the SIGPIPE of a write to a
+ * pipe whose reader left. fifo_writer (stages/) decides what to do with
+ * each outcome; this file only says what happened.
+ */
+#ifndef LC_CORE_FIFO_H
+#define LC_CORE_FIFO_H
+
+#include "core/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Check `path` for a sink: a named pipe, or with regular_file a regular
+ * file; when absent and `create` is set, make the pipe (make) or check that
+ * its directory would let us (not make: --check-config). Errors name the
+ * path and say what to do ("path: ..."), with `code` (or -errno). */
+int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, int code,
+                  lc_error *err);
+
+typedef enum lc_fifo_open {
+    LC_FIFO_OPENED,    /* a reader is there: *fd is the write end */
+    LC_FIFO_NO_READER, /* nobody reads yet (or EINTR): try again later */
+    LC_FIFO_UNREAD,    /* an earlier writer's bytes are still in the pipe */
+    LC_FIFO_NOT_FIFO,  /* the path is something else now */
+    LC_FIFO_MADE,      /* the pipe was missing and was made: try again */
+    LC_FIFO_NOT_MADE,  /* it was missing and could not be made (errno set) */
+    LC_FIFO_FAILED     /* it could not be opened (errno set) */
+} lc_fifo_open;
+
+/* One attempt to open the pipe for writing without blocking (O_NONBLOCK
+ * fails with ENXIO while nobody reads); with `create`, a missing pipe is
+ * made (mode 0600). */
+lc_fifo_open lc_fifo_try_open(const char *path, bool create, int *fd);
+/* Ask for a buffer of `want` bytes (refused above the system's limit);
+ * the capacity the pipe has (want when it cannot say). */
+uint64_t lc_fifo_grow(int fd, int want);
+/* Bytes written and not yet read into *n; false when the pipe cannot say
+ * (not a pipe, or an error). */
+bool lc_fifo_unread(int fd, uint64_t *n);
+/* A SIGPIPE raised by this thread's failed write (it is blocked here) is
+ * consumed, so that it never reaches anyone. */
+void lc_fifo_drain_sigpipe(void);
+
+#endif
