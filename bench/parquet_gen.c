@@ -30,8 +30,8 @@
  * limits.
  *
  * Streaming: the source games are held in memory (they are meant to be a
- * small fixture); the output is written page by page by the test-side
- * Parquet writer (tests/lib/parquet_writer.c). Per row group only a map from
+ * small fixture); the output is written page by page by the shared
+ * Parquet writer (gen/parquet_writer.c). Per row group only a map from
  * output rows to source rows (16 bytes a row) is built, then each column
  * chunk is produced from it.
  */

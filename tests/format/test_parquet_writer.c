@@ -1,5 +1,5 @@
 /*
- * test_parquet_writer: the test-side Parquet writer (tests/lib/parquet_writer)
+ * test_parquet_writer: the Parquet writer the tests and benchmarks share (gen/parquet_writer)
  * read back with the project's reader (src/format/parquet/parquet.h).
  *
  * For every codec (UNCOMPRESSED, SNAPPY, ZSTD) and encoding (dictionary,

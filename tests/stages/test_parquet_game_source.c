@@ -10,7 +10,7 @@
  * while the good ones are read; rows with a null fen or move are passed on
  * with a NULL string and, through game_tokenizer, spoil only their position
  * in encoder mode but the whole game in decoder mode (a table written with
- * the test-side writer, tests/lib/parquet_writer.h, as no fixture has such
+ * the Parquet writer of gen/ (gen/parquet_writer.h), as no fixture has such
  * nulls).
  */
 #include "check.h"
@@ -636,8 +636,8 @@ static void test_bad_files(void)
 
 /* ---- a tiny table with null values ------------------------------------- */
 
-/* What no fixture has, written by the test-side Parquet writer
- * (tests/lib/parquet_writer.h): one row group; columns game_id, fen,
+/* What no fixture has, written by the Parquet writer
+ * (gen/parquet_writer.h): one row group; columns game_id, fen,
  * played_move, best_move (OPTIONAL BYTE_ARRAY, UTF8) and ply (OPTIONAL
  * INT64), no win, draw or loss; uncompressed v1 data pages of PLAIN values,
  * the definition levels in the RLE/bit-packed hybrid. */
