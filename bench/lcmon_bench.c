@@ -30,6 +30,7 @@
  * It prints one line of key=value pairs.
  */
 #include "core/clock.h"
+#include "core/dirwalk.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/text.h"
@@ -39,7 +40,6 @@
 #include "format/gzip.h"
 #include "format/lc0/packed_chunk.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -49,7 +49,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct chunk_ref {
     lc_chunk_source *src;
@@ -81,24 +80,18 @@ static void add_file(const char *path)
     lc_chunk_source_unref(src);
 }
 
+/* Every .gz and .tar under dir, walked as the loader walks it. */
+static void walk_file(void *ctx, char *path, const char *name)
+{
+    (void)ctx;
+    (void)name;
+    add_file(path);
+    free(path);
+}
+
 static void walk(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *path = lc_xasprintf("%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            walk(path);
-        else if (S_ISREG(st.st_mode))
-            add_file(path);
-        free(path);
-    }
-    closedir(d);
+    lc_walk_tree(dir, &(lc_walk_ops){.file = walk_file}, NULL);
 }
 
 static void *inflate_worker(void *arg)
