@@ -365,8 +365,11 @@ static int check_config(const char *path)
         printf("  %-16s %-24s", s->name, s->cls->type_name);
         if (s->input)
             printf(" <- %s", s->input);
-        if (s->cls->output)
-            printf("  [%s queue %zu, %s]", s->cls->output->name, s->capacity,
+        for (unsigned r = 0; s->inputs && r < s->n_inputs_given; r++)
+            printf("%s%s", r ? ", " : " <- ", s->inputs[r]);
+        for (unsigned k = 0; k < s->n_out; k++)
+            printf("  [%s%s%s queue %zu, %s]", s->out_names[k] ? s->out_names[k] : "",
+                   s->out_names[k] ? ": " : "", s->out_type->name, s->capacity,
                    lc_overflow_name(s->overflow));
         printf("\n");
     }

@@ -102,9 +102,15 @@ static void pool_label(const Lcmon__StageMetricProto *st, size_t k, char *buf, s
     snprintf(buf, len, "  %s%s", l->name ? l->name : "pool", t);
 }
 
+/* " ↓ chunk", or for a named output ("split.train") " ↓ train: chunk_source". */
 static void queue_label(const Lcmon__QueueMetricProto *q, char *buf, size_t len)
 {
-    snprintf(buf, len, " %s %s", tui_glyph()->flow, q->item_type ? q->item_type : "queue");
+    const char *dot = q->name ? strrchr(q->name, '.') : NULL;
+    const char *type = q->item_type ? q->item_type : "queue";
+    if (dot && strcmp(dot, ".out") != 0)
+        snprintf(buf, len, " %s %s: %s", tui_glyph()->flow, dot + 1, type);
+    else
+        snprintf(buf, len, " %s %s", tui_glyph()->flow, type);
 }
 
 static int clamp(int v, int lo, int hi)

@@ -61,7 +61,7 @@ double lc_rng_double(lc_rng *r)
 
 uint64_t lc_fnv1a(const void *p, size_t n)
 {
-    uint64_t h = 1469598103934665603u; /* the offset basis and prime of FNV-1a */
+    uint64_t h = 14695981039346656037u; /* the offset basis and prime of FNV-1a */
     for (const unsigned char *b = p, *end = b + n; b < end; b++)
         h = (h ^ *b) * 1099511628211u;
     return h;

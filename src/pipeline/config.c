@@ -34,7 +34,11 @@ static const cyaml_schema_field_t queue_fields[] = {
     CYAML_FIELD_END,
 };
 
-static cyaml_schema_field_t stage_fields[4 + LC_MAX_STAGE_TYPES];
+static const cyaml_schema_value_t input_name_schema = {
+    CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 0, CYAML_UNLIMITED),
+};
+
+static cyaml_schema_field_t stage_fields[5 + LC_MAX_STAGE_TYPES];
 static cyaml_schema_value_t stage_schema;
 static cyaml_schema_field_t top_fields[6];
 static cyaml_schema_value_t top_schema;
@@ -49,6 +53,9 @@ static void build_schema(void)
     stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_STRING_PTR(
         "input", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, input, 0,
         CYAML_UNLIMITED);
+    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_SEQUENCE_COUNT(
+        "inputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, inputs,
+        n_inputs_given, &input_name_schema, 1, LC_STAGE_MAX_INPUTS);
     stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_MAPPING_PTR(
         "output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, output,
         queue_fields);

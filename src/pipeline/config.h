@@ -13,12 +13,17 @@
  *       input: files
  *       chunk_source_loader: {threads: 2}
  *
+ * A stage with named outputs (chunk_source_splitter) is read as
+ * `input: split.train`; a stage that reads several (join) lists them
+ * under `inputs:`.
+ *
  * The schema of the stage mapping is assembled at run time from the stage
  * registry: every registered class contributes its YAML key and the libcyaml
  * fields of its block. Loading checks everything that can be checked without
  * starting anything (lc_config_validate): exactly one type block per stage,
  * unique names, inputs that exist, come earlier and carry the right item
- * type, queue settings, and each class's own field ranges. Every error names
+ * type, every output read by exactly one stage (the last stage's one
+ * output may be left to the pipeline), queue settings, and each class's own field ranges. Every error names
  * the stage and the field and says what to do.
  */
 #ifndef LC_PIPELINE_CONFIG_H
@@ -26,6 +31,7 @@
 
 #include "core/error.h"
 #include "core/queue.h"
+#include "stages/stage.h"
 
 #include <stdbool.h>
 #include <cyaml/cyaml.h>
@@ -43,15 +49,28 @@ typedef struct lc_queue_config {
     int *overflow_opt; /* lc_overflow */
 } lc_queue_config;
 
+/* Where a stage reads from: an earlier stage's output. */
+typedef struct lc_stage_input {
+    int stage;       /* index of the stage */
+    unsigned output; /* which of its outputs */
+} lc_stage_input;
+
 typedef struct lc_stage_config {
     char *name;
-    char *input;
-    lc_queue_config *output;
+    char *input;       /* "stage" or "stage.output" */
+    char **inputs;     /* several of them (a join) */
+    unsigned n_inputs_given;
+    lc_queue_config *output; /* settings of every output queue */
     void *blocks[LC_MAX_STAGE_TYPES]; /* by registry index; one is set */
     /* Resolved by validation. */
     const struct lc_stage_class *cls;
     void *block;
-    int input_index; /* index of the input stage, -1 for producers */
+    int input_index; /* index of the (first) input stage, -1 for producers */
+    lc_stage_input in[LC_STAGE_MAX_INPUTS];
+    unsigned n_in;
+    const char *out_names[LC_STAGE_MAX_OUTPUTS]; /* NULL: the default "out" */
+    unsigned n_out;
+    const lc_item_type *out_type; /* what every output carries; NULL for a sink */
     size_t capacity;
     lc_overflow overflow;
 } lc_stage_config;

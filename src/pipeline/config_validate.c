@@ -9,6 +9,7 @@
 #include "pipeline/config.h"
 
 #include "stages/registry.h"
+#include "stages/items.h"
 #include "stages/stage.h"
 
 #include <stdarg.h>
@@ -145,80 +146,179 @@ static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
     }
 }
 
+/* The name a reference gives an output: "out" for the default one. */
+static const char *output_label(const lc_stage_config *s, unsigned k)
+{
+    return s->out_names[k] ? s->out_names[k] : "out";
+}
+
+/* "a, b, c": the outputs of s, for messages. */
+static void output_list(const lc_stage_config *s, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (unsigned k = 0; k < s->n_out; k++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s.%s", k ? ", " : "", s->name, output_label(s, k));
+    }
+}
+
+/* Resolves one reference ("stage" or "stage.output") of stage i into *in:
+ * false, with the problem told, when it names nothing that stage may read. */
+static bool resolve_input(lc_config *cfg, unsigned i, const char *ref, lc_stage_input *in,
+                          lc_error *err, int *count)
+{
+    const lc_stage_config *s = &cfg->stages[i];
+    const char *dot = strrchr(ref, '.');
+    size_t len = dot ? (size_t)(dot - ref) : strlen(ref);
+    int found = -1;
+    for (unsigned j = 0; j < cfg->n_stages; j++)
+        if (cfg->stages[j].name && strlen(cfg->stages[j].name) == len &&
+            strncmp(cfg->stages[j].name, ref, len) == 0)
+            found = (int)j;
+    if (found < 0) {
+        problem(err, count, "stage '%s': input: no stage is named '%.*s'", s->name, (int)len,
+                ref);
+        return false;
+    }
+    if (found == (int)i) {
+        problem(err, count, "stage '%s': input: a stage cannot read its own output", s->name);
+        return false;
+    }
+    if (found > (int)i) {
+        problem(err, count,
+                "stage '%s': input: stage '%.*s' comes later in the list; an input must "
+                "name an earlier stage (reorder the stages)",
+                s->name, (int)len, ref);
+        return false;
+    }
+    const lc_stage_config *up = &cfg->stages[found];
+    if (up->n_out == 0) {
+        problem(err, count, "stage '%s': input: stage '%s' (%s) has no output", s->name,
+                up->name, up->cls->type_name);
+        return false;
+    }
+    char outs[256];
+    output_list(up, outs, sizeof outs);
+    unsigned k = 0;
+    if (dot) {
+        for (k = 0; k < up->n_out && strcmp(output_label(up, k), dot + 1) != 0; k++)
+            ;
+        if (k == up->n_out) {
+            problem(err, count, "stage '%s': input: stage '%s' has no output '%s' (read one of: %s)",
+                    s->name, up->name, dot + 1, outs);
+            return false;
+        }
+    } else if (up->n_out > 1) {
+        problem(err, count,
+                "stage '%s': input: stage '%s' has %u outputs; name the one to read (one of: %s)",
+                s->name, up->name, up->n_out, outs);
+        return false;
+    }
+    in->stage = found;
+    in->output = k;
+    return true;
+}
+
 /* Checks how the stages connect: inputs exist, come earlier, carry the
- * right items, and every output but the last is read by exactly one stage. */
+ * right items, and every output but the last stage's one is read by
+ * exactly one stage. */
 static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
 {
-    int *readers = lc_xcalloc(cfg->n_stages, sizeof *readers);
+    unsigned (*readers)[LC_STAGE_MAX_OUTPUTS] = lc_xcalloc(cfg->n_stages, sizeof *readers);
     for (unsigned i = 0; i < cfg->n_stages; i++) {
         lc_stage_config *s = &cfg->stages[i];
-        if (!s->cls || !s->name)
-            continue;
+        s->n_out = lc_stage_class_outputs(s->cls, s->block, s->out_names);
+        s->out_type = s->cls->output;
+        s->n_in = 0;
+    }
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        lc_stage_config *s = &cfg->stages[i];
         const lc_stage_class *cls = s->cls;
-        if (!cls->input) {
-            if (s->input)
-                problem(err, count,
-                        "stage '%s': input: %s reads no input (remove 'input: %s')", s->name,
-                        cls->type_name, s->input);
+        char *one[1] = {s->input};
+        char **refs = s->inputs ? s->inputs : one;
+        unsigned n_refs = s->inputs ? s->n_inputs_given : (s->input ? 1 : 0);
+        if (s->input && s->inputs) {
+            problem(err, count,
+                    "stage '%s': inputs: give 'input' (one) or 'inputs' (a list), not both",
+                    s->name);
             continue;
         }
-        if (!s->input) {
+        if (!cls->input) {
+            if (n_refs)
+                problem(err, count,
+                        "stage '%s': input: %s reads no input (remove 'input: %s')", s->name,
+                        cls->type_name, refs[0]);
+            continue;
+        }
+        if (!n_refs) {
             problem(err, count,
                     "stage '%s': input: missing (%s reads '%s' items; name the earlier stage "
                     "that produces them)",
                     s->name, cls->type_name, cls->input->name);
             continue;
         }
-        int found = -1;
-        for (unsigned j = 0; j < cfg->n_stages; j++)
-            if (cfg->stages[j].name && strcmp(cfg->stages[j].name, s->input) == 0)
-                found = (int)j;
-        if (found < 0) {
-            problem(err, count, "stage '%s': input: no stage is named '%s'", s->name, s->input);
-            continue;
-        }
-        if (found == (int)i) {
-            problem(err, count, "stage '%s': input: a stage cannot read its own output",
-                    s->name);
-            continue;
-        }
-        if (found > (int)i) {
+        unsigned max = cls->max_inputs ? cls->max_inputs : 1;
+        if (n_refs > max) {
             problem(err, count,
-                    "stage '%s': input: stage '%s' comes later in the list; an input must "
-                    "name an earlier stage (reorder the stages)",
-                    s->name, s->input);
+                    "stage '%s': inputs: %s reads %u input%s, %u given (a join stage merges "
+                    "several)",
+                    s->name, cls->type_name, max, max == 1 ? "" : "s at most", n_refs);
             continue;
         }
-        const lc_stage_config *up = &cfg->stages[found];
-        if (readers[found]++) {
-            problem(err, count,
-                    "stage '%s': input: stage '%s' already feeds another stage (each output "
-                    "feeds one stage)",
-                    s->name, s->input);
+        bool ok = true;
+        for (unsigned r = 0; r < n_refs && ok; r++) {
+            lc_stage_input in;
+            if (!resolve_input(cfg, i, refs[r], &in, err, count)) {
+                ok = false;
+                break;
+            }
+            const lc_stage_config *up = &cfg->stages[in.stage];
+            if (readers[in.stage][in.output]++) {
+                problem(err, count,
+                        "stage '%s': input: %s '%s' already feeds another stage (each output "
+                        "feeds one stage)",
+                        s->name, strchr(refs[r], '.') ? "output" : "stage", refs[r]);
+                ok = false;
+                break;
+            }
+            const lc_item_type *want = cls->input == &lc_item_any
+                                           ? (r ? cfg->stages[s->in[0].stage].out_type : NULL)
+                                           : cls->input;
+            if (want && up->out_type && strcmp(up->out_type->name, want->name) != 0) {
+                if (cls->input == &lc_item_any)
+                    problem(err, count,
+                            "stage '%s': inputs: %s carries '%s' items but %s carries '%s' "
+                            "(every input of %s carries the same type)",
+                            s->name, refs[r], up->out_type->name, refs[0], want->name,
+                            cls->type_name);
+                else
+                    problem(err, count,
+                            "stage '%s': input: stage '%s' (%s) produces '%s' items but %s "
+                            "reads '%s' items",
+                            s->name, up->name, up->cls->type_name, up->out_type->name,
+                            cls->type_name, want->name);
+                ok = false;
+                break;
+            }
+            s->in[s->n_in++] = in;
+        }
+        if (!ok) {
+            s->n_in = 0;
             continue;
         }
-        if (up->cls && !up->cls->output) {
-            problem(err, count, "stage '%s': input: stage '%s' (%s) has no output", s->name,
-                    s->input, up->cls->type_name);
-            continue;
-        }
-        if (up->cls && strcmp(up->cls->output->name, cls->input->name) != 0) {
-            problem(err, count,
-                    "stage '%s': input: stage '%s' (%s) produces '%s' items but %s reads '%s' "
-                    "items",
-                    s->name, s->input, up->cls->type_name, up->cls->output->name,
-                    cls->type_name, cls->input->name);
-            continue;
-        }
-        s->input_index = found;
+        s->input_index = s->in[0].stage;
+        if (cls->output == &lc_item_any)
+            s->out_type = cfg->stages[s->in[0].stage].out_type;
     }
-    for (unsigned i = 0; i + 1 < cfg->n_stages; i++) {
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
         const lc_stage_config *s = &cfg->stages[i];
-        if (s->cls && s->cls->output && s->name && !readers[i])
-            problem(err, count,
-                    "stage '%s': output: no stage reads it, so it would fill up and stall "
-                    "(only the last stage's output may be left unread)",
-                    s->name);
+        bool last = i + 1 == cfg->n_stages && s->n_out == 1;
+        for (unsigned k = 0; k < s->n_out && !last; k++)
+            if (!readers[i][k])
+                problem(err, count,
+                        "stage '%s': output%s%s: no stage reads it, so it would fill up and "
+                        "stall (only the last stage's one output may be left unread)",
+                        s->name, s->n_out > 1 ? " " : "", s->n_out > 1 ? output_label(s, k) : "");
     }
     free(readers);
 }

@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "stages/stage.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 _Static_assert((int)LC_SHOW_SINCE_ANCHOR == (int)LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR,
                "lc_show_as follows MetricDisplay.As");
@@ -16,6 +18,19 @@ _Static_assert((int)LC_SHOW_SINCE_ANCHOR == (int)LCMON__METRIC_DISPLAY__AS__SINC
 static char *dup_or_null(const char *s)
 {
     return s ? lc_xstrdup(s) : NULL;
+}
+
+/* "a,b,c" */
+static char *join(char *const *parts, unsigned n)
+{
+    size_t len = 1;
+    for (unsigned i = 0; i < n; i++)
+        len += strlen(parts[i]) + 1;
+    char *out = lc_xmalloc(len), *p = out;
+    for (unsigned i = 0; i < n; i++)
+        p += sprintf(p, "%s%s", i ? "," : "", parts[i]);
+    *p = '\0';
+    return out;
 }
 
 /* The metrics a class lists with a way to show them, in its order. */
@@ -57,11 +72,18 @@ Lcmon__StageDescription **lc_config_describe(const lc_config *cfg, size_t *n)
         s->stage_type = lc_xstrdup(sc->cls->type_name);
         if (sc->input)
             s->input = lc_xstrdup(sc->input);
-        if (sc->cls->output) {
-            s->queue_name = lc_stage_queue_name(sc->name);
+        else if (sc->inputs)
+            s->input = join(sc->inputs, sc->n_inputs_given);
+        if (sc->n_out) {
+            char *names[LC_STAGE_MAX_OUTPUTS];
+            for (unsigned k = 0; k < sc->n_out; k++)
+                names[k] = lc_stage_output_queue_name(sc->name, sc->out_names[k]);
+            s->queue_name = join(names, sc->n_out);
+            for (unsigned k = 0; k < sc->n_out; k++)
+                free(names[k]);
             s->has_queue_capacity = true;
             s->queue_capacity = sc->capacity;
-            s->item_type = lc_xstrdup(sc->cls->output->name);
+            s->item_type = lc_xstrdup(sc->out_type->name);
         }
         describe_details(s, sc->cls->metrics);
         d[i] = s;

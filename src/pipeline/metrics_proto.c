@@ -73,7 +73,10 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
     /* What items_out counts: the output's items, a sink's input's. */
     const lc_stage_class *cls = m->type[0] ? lc_stage_class_find(m->type) : NULL;
     const lc_item_type *t = !cls ? NULL : cls->output ? cls->output : cls->input;
-    p->item_unit = lc_xstrdup(t && t->unit ? t->unit : "items");
+    if (m->n_queue && m->queue[0].item_unit[0]) /* a join writes what it reads */
+        p->item_unit = lc_xstrdup(m->queue[0].item_unit);
+    else
+        p->item_unit = lc_xstrdup(t && t->unit ? t->unit : "items");
 
     p->n_load_metrics = (size_t)m->n_load;
     NEW_ARRAY(p->load_metrics, m->n_load);

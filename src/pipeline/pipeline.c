@@ -167,11 +167,13 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     for (size_t i = 0; i < p->n; i++) {
         const lc_stage_config *sc = &cfg->stages[i];
         lc_stage *s = &p->stages[i];
-        lc_queue *input = sc->input_index >= 0 ? p->stages[sc->input_index].output : NULL;
+        lc_queue *inputs[LC_STAGE_MAX_INPUTS];
+        for (unsigned r = 0; r < sc->n_in; r++)
+            inputs[r] = p->stages[sc->in[r].stage].outputs[sc->in[r].output];
         lc_error serr;
         lc_error_clear(&serr);
-        rc = lc_stage_init(s, sc->cls, sc->name, sc->block, &p->env, input, sc->capacity,
-                           sc->overflow, &serr);
+        rc = lc_stage_init_inputs(s, sc->cls, sc->name, sc->block, &p->env, inputs, sc->n_in,
+                                  sc->capacity, sc->overflow, &serr);
         if (rc != 0) {
             lc_error_set(err, rc, "stage '%s' (%s): %s", sc->name, sc->cls->type_name,
                          serr.msg[0] ? serr.msg : lc_strerror(rc));
@@ -184,7 +186,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
         snprintf(p->all_time[i].type, sizeof p->all_time[i].type, "%s", s->cls->type_name);
     }
     lc_stage *last = &p->stages[p->n - 1];
-    if (last->output)
+    if (last->n_outputs == 1)
         p->drain_input = last->output;
     *out = p;
     return 0;
@@ -348,8 +350,7 @@ void lc_pipeline_stop(lc_pipeline *p)
     for (size_t i = 0; i < p->n; i++)
         lc_run_state_stop(&p->stages[i].run);
     for (size_t i = 0; i < p->n; i++)
-        if (p->stages[i].output)
-            lc_queue_close(p->stages[i].output);
+        lc_stage_close_outputs(&p->stages[i]);
     for (size_t i = 0; i < p->n; i++)
         lc_stage_stop(&p->stages[i]);
     lc_thread_join(&p->drain_thread);

@@ -5,6 +5,7 @@
  */
 #include "pipeline/config.h"
 
+#include "stages/items.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
 
@@ -21,13 +22,27 @@ static void print_fields(FILE *out, const cyaml_schema_field_t *f, int depth)
         if (cls) {
             fprintf(out, "  # stage type: %s (reads %s, writes %s)\n", cls->summary,
                     cls->input ? cls->input->unit : "nothing",
-                    cls->output ? cls->output->unit : "to a pipe or a file");
+                    cls->output == &lc_item_any ? "what it reads"
+                    : cls->output               ? cls->output->unit
+                                                : "to a pipe or a file");
             print_value(out, &f->value, depth + 1);
             continue;
         }
         if (f->value.type == CYAML_MAPPING) {
             fprintf(out, "%s\n", optional ? "  # optional" : "");
             print_value(out, &f->value, depth + 1);
+            continue;
+        }
+        if (depth == 2 && !strcmp(f->key, "inputs")) {
+            fprintf(out, " a list of inputs as for input, for a stage that reads several "
+                         "(join)\n");
+            continue;
+        }
+        if ((f->value.type == CYAML_SEQUENCE || f->value.type == CYAML_SEQUENCE_FIXED) &&
+            f->value.sequence.entry->type != CYAML_MAPPING) {
+            fprintf(out, " a list of: ");
+            print_value(out, f->value.sequence.entry, depth);
+            fprintf(out, "%s\n", optional ? " (optional)" : "");
             continue;
         }
         if (f->value.type == CYAML_SEQUENCE || f->value.type == CYAML_SEQUENCE_FIXED) {
@@ -42,7 +57,8 @@ static void print_fields(FILE *out, const cyaml_schema_field_t *f, int depth)
             continue;
         }
         if (depth == 2 && !strcmp(f->key, "input")) {
-            fprintf(out, " the name of an earlier stage (none for a producer)\n");
+            fprintf(out, " an earlier stage's name, or stage.output for a named output "
+                         "(none for a producer)\n");
             continue;
         }
         fputc(' ', out);

@@ -62,7 +62,9 @@ bool lc_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, u
         const char *key = lc_chunk_source_key(src);
         e->members = lc_xmalloc((total ? total : 1) * sizeof *e->members);
         for (size_t m = 0; m < total; m++) {
-            if (lc_share_of(key, m, world) == rank)
+            /* By the member's index in its file: a view (a splitter's
+             * output) shards as the file would. */
+            if (lc_share_of(key, lc_chunk_source_member(src, m), world) == rank)
                 e->members[e->n++] = (uint32_t)m;
         }
         *other_rank = total - e->n;

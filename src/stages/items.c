@@ -49,3 +49,5 @@ static void dispose_game(void *p)
 }
 
 const lc_item_type lc_item_game = {"game", sizeof(lc_game_item), dispose_game, "games"};
+
+const lc_item_type lc_item_any = {"any", 0, NULL, "items"};

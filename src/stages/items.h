@@ -91,5 +91,7 @@ extern const lc_item_type lc_item_chunk;
 extern const lc_item_type lc_item_frame;
 extern const lc_item_type lc_item_batch;
 extern const lc_item_type lc_item_game;
+/* Not an item: in a class table, "any type" (see lc_stage_class). */
+extern const lc_item_type lc_item_any;
 
 #endif

@@ -10,8 +10,10 @@
 #define LC_STAGE_TYPES(X)                                                                  \
     X(file_path_provider)                                                                  \
     X(chunk_source_loader)                                                                 \
+    X(chunk_source_splitter)                                                               \
     X(shuffling_chunk_pool)                                                                \
     X(chunk_reader)                                                                        \
+    X(join)                                                                                \
     X(chunk_validator)                                                                     \
     X(chunk_unpacker)                                                                      \
     X(shuffling_frame_sampler)                                                             \

@@ -2,7 +2,9 @@
 
 #include "core/rng.h"
 #include "core/text.h"
+#include "stages/items.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +41,8 @@ static void *worker_main(void *p)
     bool finished = last && !lc_run_state_stopping(&s->run);
     if (finished)
         atomic_store(&s->finished, 1);
-    if (s->output)
-        lc_queue_producer_done(s->output);
+    for (unsigned k = 0; k < s->n_outputs; k++)
+        lc_queue_producer_done(s->outputs[k]);
     if (finished && s->env && s->env->stage_finished)
         s->env->stage_finished(s->env->stage_finished_ctx);
     return NULL;
@@ -52,10 +54,9 @@ void lc_worker_pool_start(lc_worker_pool *p, lc_stage *s,
     p->stage = s;
     p->fn = fn;
     atomic_store(&p->live, p->n);
-    if (s->output) {
+    for (unsigned k = 0; k < s->n_outputs; k++)
         for (unsigned i = 0; i < p->n; i++)
-            lc_queue_add_producer(s->output);
-    }
+            lc_queue_add_producer(s->outputs[k]);
     for (unsigned i = 0; i < p->n; i++) {
         struct worker_arg *a = lc_xmalloc(sizeof *a);
         a->pool = p;
@@ -98,20 +99,60 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m)
 
 /* --- a stage's life ------------------------------------------------------ */
 
+unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config,
+                                const char **names)
+{
+    if (!cls->output)
+        return 0;
+    if (cls->outputs)
+        return cls->outputs(config, names);
+    names[0] = NULL;
+    return 1;
+}
+
 int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, const void *config,
                   const lc_stage_env *env, lc_queue *input, size_t capacity,
                   lc_overflow overflow, lc_error *err)
 {
+    return lc_stage_init_inputs(s, cls, name, config, env, &input, input ? 1 : 0, capacity,
+                                overflow, err);
+}
+
+int lc_stage_init_inputs(lc_stage *s, const lc_stage_class *cls, const char *name,
+                         const void *config, const lc_stage_env *env, lc_queue *const *inputs,
+                         unsigned n_inputs, size_t capacity, lc_overflow overflow,
+                         lc_error *err)
+{
+    unsigned max_in = cls->input ? (cls->max_inputs ? cls->max_inputs : 1) : 0;
+    if (n_inputs > max_in || n_inputs > LC_STAGE_MAX_INPUTS)
+        return lc_error_set(err, -EINVAL, "%s reads at most %u inputs, given %u",
+                            cls->type_name, max_in, n_inputs);
     s->cls = cls;
     s->name = lc_xstrdup(name);
     s->config = config;
     s->env = env;
-    s->input = input;
+    for (unsigned i = 0; i < n_inputs; i++)
+        s->inputs[i] = inputs[i];
+    s->n_inputs = n_inputs;
+    s->input = n_inputs ? inputs[0] : NULL;
     lc_run_state_init(&s->run);
-    if (cls->output) {
-        s->output_name = lc_stage_queue_name(name);
-        s->output = lc_queue_new(s->output_name, cls->output, capacity, overflow);
+    const char *names[LC_STAGE_MAX_OUTPUTS];
+    s->n_outputs = lc_stage_class_outputs(cls, config, names);
+    /* A class that writes what it reads writes its first input's type. */
+    const lc_item_type *type = cls->output;
+    if (type == &lc_item_any)
+        type = s->input ? lc_queue_item_type(s->input) : NULL;
+    if (s->n_outputs && !type) {
+        lc_stage_fini(s);
+        return lc_error_set(err, -EINVAL, "%s writes the type it reads, and has no input",
+                            cls->type_name);
     }
+    for (unsigned k = 0; k < s->n_outputs; k++) {
+        s->output_names[k] = lc_stage_output_queue_name(name, names[k]);
+        s->outputs[k] = lc_queue_new(s->output_names[k], type, capacity, overflow);
+    }
+    s->output = s->n_outputs ? s->outputs[0] : NULL;
+    s->output_name = s->n_outputs ? s->output_names[0] : NULL;
     s->priv = lc_xcalloc(1, cls->priv_size ? cls->priv_size : 1);
     int rc = cls->init ? cls->init(s, err) : 0;
     if (rc != 0) {
@@ -124,6 +165,12 @@ int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, cons
         lc_worker_pool_init(&s->pool, cls->workers ? cls->workers : "workers",
                             cls->threads ? cls->threads(config) : 1);
     return 0;
+}
+
+void lc_stage_close_outputs(lc_stage *s)
+{
+    for (unsigned k = 0; k < s->n_outputs; k++)
+        lc_queue_close(s->outputs[k]);
 }
 
 int lc_stage_start(lc_stage *s, lc_error *err)
@@ -153,8 +200,10 @@ void lc_stage_fini(lc_stage *s)
         s->cls->fini(s);
     lc_worker_pool_fini(&s->pool);
     free(s->priv);
-    lc_queue_free(s->output);
-    free(s->output_name);
+    for (unsigned k = 0; k < s->n_outputs; k++) {
+        lc_queue_free(s->outputs[k]);
+        free(s->output_names[k]);
+    }
     free(s->name);
     lc_run_state_fini(&s->run);
     memset(s, 0, sizeof *s);
@@ -178,8 +227,8 @@ void lc_stage_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->type, sizeof m->type, "%s", s->cls->type_name);
     m->state = lc_stage_state(s);
     m->items_out = atomic_exchange(&s->items_out, 0);
-    if (s->output)
-        lc_metrics_add_queue(m, s->output_name, s->output);
+    for (unsigned k = 0; k < s->n_outputs; k++)
+        lc_metrics_add_queue(m, s->output_names[k], s->outputs[k]);
     /* The class's own loads (a private thread's) come before its workers'. */
     if (s->cls->flush_metrics)
         s->cls->flush_metrics(s, m);
@@ -189,7 +238,12 @@ void lc_stage_flush(lc_stage *s, lc_stage_metrics *m)
 
 char *lc_stage_queue_name(const char *stage)
 {
-    return lc_xasprintf("%s.out", stage);
+    return lc_stage_output_queue_name(stage, NULL);
+}
+
+char *lc_stage_output_queue_name(const char *stage, const char *output)
+{
+    return lc_xasprintf("%s.%s", stage, output ? output : "out");
 }
 
 int lc_stage_emit_marker(lc_stage *s, const void *item, lc_load_meter *meter)
@@ -199,7 +253,12 @@ int lc_stage_emit_marker(lc_stage *s, const void *item, lc_load_meter *meter)
 
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter)
 {
-    int rc = lc_queue_put(s->output, item, meter);
+    return lc_stage_emit_to(s, 0, item, meter);
+}
+
+int lc_stage_emit_to(lc_stage *s, unsigned k, const void *item, lc_load_meter *meter)
+{
+    int rc = lc_queue_put(s->outputs[k], item, meter);
     if (rc == 0)
         atomic_fetch_add(&s->items_out, 1);
     return rc;

@@ -58,11 +58,26 @@ typedef struct lc_stage_env {
     void *stage_finished_ctx;
 } lc_stage_env;
 
+/* The most inputs and named outputs one stage may have. */
+#define LC_STAGE_MAX_INPUTS 16
+#define LC_STAGE_MAX_OUTPUTS 8
+
 typedef struct lc_stage_class {
     const char *type_name;         /* YAML key, e.g. "chunk_source_loader" */
     const char *summary;           /* one line for --help and the docs */
-    const lc_item_type *input;     /* NULL for producers */
-    const lc_item_type *output;    /* NULL for sinks */
+    /* Item types read and written; NULL for producers (input) and sinks
+     * (output). lc_item_any as input accepts any type (every input the
+     * same); as output it writes the type it reads (a join). */
+    const lc_item_type *input;
+    const lc_item_type *output;
+    /* Several inputs: at most this many (0: one). A stage with several
+     * reads them through s->inputs. */
+    unsigned max_inputs;
+    /* Named outputs, from the checked config block: fills names (at most
+     * LC_STAGE_MAX_OUTPUTS, each a valid stage name, pointing into the
+     * block) and returns how many. NULL: one output, named "out". A stage
+     * with several writes them through s->outputs, in this order. */
+    unsigned (*outputs)(const void *config, const char **names);
     size_t priv_size;              /* bytes of private state, zeroed at init */
 
     /* The configuration block: libcyaml fields of a struct of config_size
@@ -132,9 +147,16 @@ struct lc_stage {
     char *name;
     const void *config;      /* the class's config block, owned by the config */
     const lc_stage_env *env; /* owned by the pipeline */
-    lc_queue *input;         /* the upstream stage's output; not owned */
-    lc_queue *output;        /* owned; NULL for sinks */
-    char *output_name;       /* "<stage>.out" */
+    lc_queue *input;         /* the upstream stage's output; not owned (inputs[0]) */
+    lc_queue *output;        /* owned; NULL for sinks (outputs[0]) */
+    char *output_name;       /* "<stage>.out" (output_names[0]) */
+    /* Every input (not owned) and every output (owned) with its queue name
+     * ("<stage>.out", or "<stage>.<name>" for a named output). */
+    lc_queue *inputs[LC_STAGE_MAX_INPUTS];
+    unsigned n_inputs;
+    lc_queue *outputs[LC_STAGE_MAX_OUTPUTS];
+    char *output_names[LC_STAGE_MAX_OUTPUTS];
+    unsigned n_outputs;
     lc_run_state run;
     void *priv;
     atomic_uint_fast64_t items_out; /* items put on the output (a sink: items it delivered) */
@@ -156,6 +178,15 @@ struct lc_stage {
 int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, const void *config,
                   const lc_stage_env *env, lc_queue *input, size_t capacity,
                   lc_overflow overflow, lc_error *err);
+/* The same for a stage with n_inputs inputs (0 for a producer; at most
+ * the class's max_inputs); its outputs come from the class and config, and
+ * each gets a queue of `capacity` with `overflow`. */
+int lc_stage_init_inputs(lc_stage *s, const lc_stage_class *cls, const char *name,
+                         const void *config, const lc_stage_env *env, lc_queue *const *inputs,
+                         unsigned n_inputs, size_t capacity, lc_overflow overflow,
+                         lc_error *err);
+/* Close every output queue (a stop closes them all). */
+void lc_stage_close_outputs(lc_stage *s);
 int lc_stage_start(lc_stage *s, lc_error *err);
 void lc_stage_stop(lc_stage *s);
 void lc_stage_fini(lc_stage *s);
@@ -195,8 +226,21 @@ int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned
 uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world);
 
 /* The name of a stage's output queue ("pool.out"), as metrics, the screen
- * and the monitor's hello show it; malloc'd. */
+ * and the monitor's hello show it; malloc'd. With an output name
+ * ("train"): "split.train". lc_stage_queue_name(stage) is the same as
+ * lc_stage_output_queue_name(stage, NULL). */
 char *lc_stage_queue_name(const char *stage);
+char *lc_stage_output_queue_name(const char *stage, const char *output);
+
+/* The outputs a class has with this (checked) config block: their names
+ * in names (NULL for the one default output), the count returned (0 for
+ * a sink). */
+unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config,
+                                const char **names);
+
+/* Put an item on output k (0 .. n_outputs - 1), counting it, as
+ * lc_stage_emit does for the first. */
+int lc_stage_emit_to(lc_stage *s, unsigned k, const void *item, lc_load_meter *meter);
 
 /* Put a marker (LC_ITEM_SCAN_DONE: the end of the initial scan) on the
  * stage's output: like lc_stage_emit, but not counted in items_out, which

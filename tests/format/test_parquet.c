@@ -619,7 +619,7 @@ typedef struct reader_arg {
 
 static uint64_t checksum_column(const lc_parquet_column *c)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 14695981039346656037ull;
     for (size_t i = 0; i < c->n; i++) {
         uint64_t v = 0;
         if (c->valid[i]) {

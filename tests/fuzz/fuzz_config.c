@@ -33,12 +33,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(s->cls && s->block);
         FUZZ_CHECK(lc_config_stage(cfg, s->name) == s);
         FUZZ_CHECK(s->capacity >= 1 && s->capacity <= LC_QUEUE_CAPACITY_MAX);
-        if (s->input_index >= 0) {
-            FUZZ_CHECK((unsigned)s->input_index < i);
-            FUZZ_CHECK(s->input && !strcmp(cfg->stages[s->input_index].name, s->input));
-        } else {
-            FUZZ_CHECK(s->input == NULL);
+        /* Every input is an earlier stage's output, named as written. */
+        FUZZ_CHECK(s->n_in == (s->inputs ? s->n_inputs_given : s->input ? 1u : 0u));
+        FUZZ_CHECK(s->input_index == (s->n_in ? s->in[0].stage : -1));
+        for (unsigned r = 0; r < s->n_in; r++) {
+            const lc_stage_config *up = &cfg->stages[s->in[r].stage];
+            const char *ref = s->inputs ? s->inputs[r] : s->input;
+            size_t len = strlen(up->name);
+            FUZZ_CHECK((unsigned)s->in[r].stage < i && s->in[r].output < up->n_out);
+            FUZZ_CHECK(!strncmp(ref, up->name, len) && (ref[len] == '\0' || ref[len] == '.'));
         }
+        FUZZ_CHECK(!s->n_out || s->out_type);
         unsigned blocks = 0;
         for (unsigned k = 0; k < LC_MAX_STAGE_TYPES; k++)
             blocks += s->blocks[k] != NULL;

@@ -18,6 +18,15 @@ int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *y
                       lc_queue *input, size_t out_capacity, const lc_stage_env *env,
                       lc_stage **out, lc_error *err)
 {
+    return lc_standalone_new_inputs(cls, name, yaml_block, &input, input ? 1 : 0, out_capacity,
+                                    env, out, err);
+}
+
+int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name,
+                             const char *yaml_block, lc_queue *const *inputs, unsigned n_inputs,
+                             size_t out_capacity, const lc_stage_env *env, lc_stage **out,
+                             lc_error *err)
+{
     *out = NULL;
     void *block = NULL;
     int rc = lc_config_parse_block(cls, yaml_block, &block, err);
@@ -28,8 +37,8 @@ int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *y
         sa->env = *env;
     else
         sa->env = (lc_stage_env){.seed = 0, .rank = 0, .world_size = 1, .rank_source = "default"};
-    rc = lc_stage_init(&sa->stage, cls, name, block, &sa->env, input,
-                       out_capacity ? out_capacity : 16, LC_OVERFLOW_BLOCK, err);
+    rc = lc_stage_init_inputs(&sa->stage, cls, name, block, &sa->env, inputs, n_inputs,
+                              out_capacity ? out_capacity : 16, LC_OVERFLOW_BLOCK, err);
     if (rc != 0) {
         lc_config_free_block(cls, block);
         free(sa);
@@ -50,10 +59,9 @@ void lc_standalone_stop(lc_stage *s)
         return;
     lc_run_state_stop(&s->run);
     /* As in a pipeline stop: closing both queues wakes every wait on them. */
-    if (s->input)
-        lc_queue_close(s->input);
-    if (s->output)
-        lc_queue_close(s->output);
+    for (unsigned i = 0; i < s->n_inputs; i++)
+        lc_queue_close(s->inputs[i]);
+    lc_stage_close_outputs(s);
     lc_stage_stop(s);
 }
 

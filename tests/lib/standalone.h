@@ -22,8 +22,14 @@ struct lc_config *lc_test_config(const char *yaml);
 int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *yaml_block,
                       lc_queue *input, size_t out_capacity, const lc_stage_env *env,
                       lc_stage **out, lc_error *err);
+/* The same with several inputs (a join) or none (a producer); every
+ * output the class names from its config is made (s->outputs). */
+int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name,
+                             const char *yaml_block, lc_queue *const *inputs, unsigned n_inputs,
+                             size_t out_capacity, const lc_stage_env *env, lc_stage **out,
+                             lc_error *err);
 int lc_standalone_start(lc_stage *s, lc_error *err);
-/* Stop: marks stopping, closes the input and output queues (as a pipeline
+/* Stop: marks stopping, closes every input and output queue (as a pipeline
  * stop does), wakes and joins. */
 void lc_standalone_stop(lc_stage *s);
 /* Stops if needed and frees the stage, its output queue and its config. */

@@ -30,6 +30,10 @@ struct lc_chunk_source {
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
     atomic_uchar *bad; /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
+    /* A view (lc_chunk_source_view): chunk i is chunk map[i] of parent,
+     * which is never a view itself; n_chunks counts the view's. */
+    lc_chunk_source *parent;
+    uint32_t *map;
 };
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -40,9 +44,11 @@ static bool has_suffix(const char *s, const char *suffix)
 
 static void source_free(lc_chunk_source *s)
 {
+    lc_chunk_source_unref(s->parent);
+    free(s->map);
     if (s->fd >= 0)
         close(s->fd);
-    for (size_t i = 0; i < s->n_chunks; i++)
+    for (size_t i = 0; s->chunks && i < s->n_chunks; i++)
         free(s->chunks[i].name);
     free(s->chunks);
     free((void *)s->bad);
@@ -211,14 +217,38 @@ lc_source_kind lc_chunk_source_kind(const lc_chunk_source *s)
 
 size_t lc_chunk_source_count(const lc_chunk_source *s)
 {
-    return s->kind == LC_SOURCE_GZ ? 1 : s->n_chunks;
+    return s->kind == LC_SOURCE_GZ && !s->parent ? 1 : s->n_chunks;
 }
 
 const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i)
 {
     if (i >= lc_chunk_source_count(s))
         return NULL;
+    if (s->parent)
+        return lc_chunk_source_chunk_name(s->parent, s->map[i]);
     return s->kind == LC_SOURCE_GZ ? s->key : s->chunks[i].name;
+}
+
+lc_chunk_source *lc_chunk_source_view(lc_chunk_source *src, const uint32_t *members, size_t n)
+{
+    lc_chunk_source *v = lc_xcalloc(1, sizeof *v);
+    atomic_init(&v->refs, 1);
+    v->parent = lc_chunk_source_ref(src->parent ? src->parent : src);
+    v->map = lc_xmalloc((n ? n : 1) * sizeof *v->map);
+    for (size_t i = 0; i < n; i++) /* a view of a view views the file */
+        v->map[i] = src->parent ? src->map[members[i]] : members[i];
+    v->n_chunks = n;
+    v->path = lc_xstrdup(src->path);
+    v->key = v->path + (src->key - src->path);
+    v->kind = src->kind;
+    v->fd = -1;
+    v->bad = lc_xcalloc(n ? n : 1, sizeof *v->bad);
+    return v;
+}
+
+size_t lc_chunk_source_member(const lc_chunk_source *s, size_t i)
+{
+    return s->parent && i < s->n_chunks ? s->map[i] : i;
 }
 
 size_t lc_chunk_source_non_gzip(const lc_chunk_source *s)
@@ -295,6 +325,8 @@ int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size
     if (i >= lc_chunk_source_count(s))
         return lc_error_set(err, -EINVAL, "%s: chunk %zu out of range (%zu chunks)", s->path, i,
                             lc_chunk_source_count(s));
+    if (s->parent)
+        return lc_chunk_source_read(s->parent, s->map[i], buf, len, err);
     size_t max = atomic_load_explicit(&lc_gunzip_max_output, memory_order_relaxed);
     if (max == 0)
         max = LC_GUNZIP_MAX_OUTPUT_DEFAULT;
@@ -328,7 +360,8 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
     free(gz);
     if (rc < 0) {
         if (s->kind == LC_SOURCE_TAR)
-            lc_error_prefix(err, "%s: member '%s': ", s->path, s->chunks[i].name);
+            lc_error_prefix(err, "%s: member '%s': ", s->path,
+                            lc_chunk_source_chunk_name(s, i));
         else
             lc_error_prefix(err, "%s: ", s->path);
     }

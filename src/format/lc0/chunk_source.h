@@ -72,6 +72,17 @@ typedef struct lc_tar_entry_counts {
 lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s);
 
 /*
+ * A view: the chunks of src at members[0 .. n-1] (indices into src, each
+ * below its count), as a source of their own, with src's path, key and
+ * kind; chunk i of the view reads chunk members[i] of src. It holds a
+ * reference to the file's source (a view of a view views the file), and
+ * has its own bad marks. The chunk_source_splitter stage makes them.
+ */
+lc_chunk_source *lc_chunk_source_view(lc_chunk_source *src, const uint32_t *members, size_t n);
+/* Chunk i's index in its file: for a view, the member it views; else i. */
+size_t lc_chunk_source_member(const lc_chunk_source *s, size_t i);
+
+/*
  * Chunk i was found bad after it was read (a stage downstream of the pool,
  * such as chunk_validator, rejected its records): the pool that holds the
  * source drops it for good at its next draw instead of drawing it again.
