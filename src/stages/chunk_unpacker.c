@@ -49,6 +49,12 @@
  * the blocks that hold the positions picked are decoded (each once per use,
  * in any order). The pick is the same either way.
  *
+ * Short-term targets. With `st_targets: compute`, a V6 chunk's positions get
+ * q_st, d_st, opp_played_idx and next_played_idx computed over the game
+ * (format/lc0/st_targets.h) from the first position picked to the end, the
+ * only ones they depend on; V7 chunks keep their own, older versions have
+ * none. From a stored chunk this decodes the blocks from the first pick on.
+ *
  * N worker threads; each converts records to compact frames and emits them.
  */
 #include "stages/stage.h"
@@ -58,9 +64,11 @@
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/packed_chunk.h"
+#include "format/lc0/st_targets.h"
 #include "stages/items.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,12 +82,22 @@ typedef struct unpacker_config {
     uint64_t *per_chunk_opt;
     unsigned *threads_opt;
     bool *shuffle_opt;
+    int *st_opt;
+    double *st_theta_opt;
+    bool st_compute;      /* st_targets: compute */
+    double st_theta;
     double rate;          /* 0 when positions_per_chunk is used */
     uint64_t per_chunk;   /* 0 when the rate is used */
     unsigned threads;
     bool shuffle;
     uint64_t rate_fixed;  /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
 } unpacker_config;
+
+enum { ST_KEEP = 0, ST_COMPUTE = 1 };
+static const cyaml_strval_t st_strings[] = {
+    {"keep", ST_KEEP},
+    {"compute", ST_COMPUTE},
+};
 
 static const cyaml_schema_field_t unpacker_fields[] = {
     CYAML_FIELD_FLOAT_PTR("sampling_rate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
@@ -90,6 +108,10 @@ static const cyaml_schema_field_t unpacker_fields[] = {
                          threads_opt),
     CYAML_FIELD_BOOL_PTR("shuffle", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
                          shuffle_opt),
+    CYAML_FIELD_ENUM_PTR("st_targets", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
+                         st_opt, st_strings, CYAML_ARRAY_LEN(st_strings)),
+    CYAML_FIELD_FLOAT_PTR("st_theta", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
+                          st_theta_opt),
     CYAML_FIELD_END,
 };
 
@@ -102,6 +124,16 @@ static int unpacker_config_check(void *p, lc_error *err)
                           "sampling_rate: give either sampling_rate or positions_per_chunk, "
                           "not both");
     c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
+    c->st_compute = c->st_opt && *c->st_opt == ST_COMPUTE;
+    c->st_theta = c->st_theta_opt ? *c->st_theta_opt : LC_ST_THETA_DEFAULT;
+    if (!(c->st_theta >= 0 && c->st_theta < 1))
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "st_theta: %g is out of range (use a value in [0, 1); 5/6 by default)",
+                          c->st_theta);
+    if (c->st_theta_opt && !c->st_compute)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "st_theta: only used with st_targets: compute (add it, or remove "
+                          "st_theta)");
     if (c->per_chunk_opt) {
         c->per_chunk = *c->per_chunk_opt;
         if (c->per_chunk < 1 || c->per_chunk > 100000)
@@ -124,8 +156,29 @@ static int unpacker_config_check(void *p, lc_error *err)
 }
 
 typedef struct unpacker {
-    atomic_uint_fast64_t n_chunks, n_frames, n_bad_records;
+    atomic_uint_fast64_t n_chunks, n_frames, n_bad_records, n_st;
 } unpacker;
+
+/* A worker's scratch space for the st targets of one chunk's positions
+ * from `first` on. */
+typedef struct st_scratch {
+    float *root_q, *root_d, *q_st, *d_st;
+    uint16_t *played, *opp, *next;
+    size_t cap;
+    uint32_t first; /* positions before it have no targets computed */
+    bool valid;
+} st_scratch;
+
+static void st_scratch_fini(st_scratch *st)
+{
+    free(st->root_q);
+    free(st->root_d);
+    free(st->q_st);
+    free(st->d_st);
+    free(st->played);
+    free(st->opp);
+    free(st->next);
+}
 
 /*
  * The stretch of the endless order that use k of a chunk of n positions takes
@@ -230,6 +283,56 @@ static bool position_frame(const lc_chunk_item *c, uint32_t i, lc_unpack_ctx **u
     return false;
 }
 
+/* The st targets of chunk c's positions from the first one picked on
+ * (they depend only on the positions after them), for a V6 chunk with
+ * st_targets: compute; st->valid says whether they were computed. */
+static void compute_st(const unpacker_config *cfg, const lc_chunk_item *c, const uint32_t *picks,
+                       uint32_t k, lc_unpack_ctx **uctx, st_scratch *st)
+{
+    st->valid = false;
+    if (!cfg->st_compute || c->version != 6 || k == 0)
+        return;
+    uint32_t first = picks[0];
+    for (uint32_t j = 1; j < k; j++)
+        first = picks[j] < first ? picks[j] : first;
+    uint32_t n = c->n_records - first;
+    if (n > st->cap) {
+        st->cap = n;
+        st->root_q = lc_xrealloc(st->root_q, n * sizeof *st->root_q);
+        st->root_d = lc_xrealloc(st->root_d, n * sizeof *st->root_d);
+        st->q_st = lc_xrealloc(st->q_st, n * sizeof *st->q_st);
+        st->d_st = lc_xrealloc(st->d_st, n * sizeof *st->d_st);
+        st->played = lc_xrealloc(st->played, n * sizeof *st->played);
+        st->opp = lc_xrealloc(st->opp, n * sizeof *st->opp);
+        st->next = lc_xrealloc(st->next, n * sizeof *st->next);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!c->packed) {
+            const uint8_t *rec = c->data + (size_t)(first + i) * c->record_size;
+            memcpy(&st->root_q[i], rec + offsetof(lc_v6_record, root_q), sizeof(float));
+            memcpy(&st->root_d[i], rec + offsetof(lc_v6_record, root_d), sizeof(float));
+            memcpy(&st->played[i], rec + offsetof(lc_v6_record, played_idx), sizeof(uint16_t));
+            continue;
+        }
+        /* A stored chunk: its positions from `first` on are decoded (the
+         * blocks the picks need are among them). */
+        lc_frame f;
+        lc_error err;
+        if (!*uctx)
+            *uctx = lc_unpack_ctx_new();
+        if (lc_packed_chunk_frame(c->packed, *uctx, first + i, &f, &err) != 0)
+            return; /* the position's own decode reports it */
+        st->root_q[i] = f.root_q;
+        st->root_d[i] = f.root_d;
+        st->played[i] = f.played_idx;
+        lc_frame_fini(&f);
+    }
+    lc_st_targets(st->root_q, st->root_d, st->played, n, cfg->st_theta, st->q_st, st->d_st,
+                  st->opp, st->next);
+    st->first = first;
+    st->valid = true;
+}
+
 static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -238,6 +341,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     uint32_t *order = NULL, *picks = NULL;
     size_t cap = 0;
     lc_unpack_ctx *uctx = NULL; /* made at the first stored chunk */
+    st_scratch st = {0};
     lc_chunk_item c;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
         if (c.n_records > cap) {
@@ -246,6 +350,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             picks = lc_xrealloc(picks, cap * sizeof *picks);
         }
         uint32_t k = pick_positions(cfg, s->env->seed, &c, order, picks);
+        compute_st(cfg, &c, picks, k, &uctx, &st);
         bool closed = false;
         uint32_t bad = 0;
         const char *why = NULL;
@@ -254,6 +359,14 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             if (!position_frame(&c, picks[j], &uctx, &f, &why)) {
                 bad++;
                 continue;
+            }
+            if (st.valid) {
+                uint32_t i = picks[j] - st.first;
+                f.q_st = st.q_st[i];
+                f.d_st = st.d_st[i];
+                f.opp_played_idx = st.opp[i];
+                f.next_played_idx = st.next[i];
+                atomic_fetch_add(&u->n_st, 1);
             }
             if (lc_stage_emit(s, &f, meter) != 0) {
                 lc_frame_fini(&f);
@@ -273,6 +386,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             break;
     }
     lc_unpack_ctx_free(uctx);
+    st_scratch_fini(&st);
     free(order);
     free(picks);
 }
@@ -284,12 +398,15 @@ static void unpacker_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "frames", atomic_exchange(&u->n_frames, 0));
     uint64_t bad = atomic_exchange(&u->n_bad_records, 0);
     lc_metrics_add_bad(m, "bad_records", bad);
+    lc_metrics_add_count(m, "st_targets", atomic_exchange(&u->n_st, 0));
 }
 
 static const lc_metric_info unpacker_metrics[] = {
     {"chunks", "chunks", LC_SHOW_RATE, 0, "chunks/s in"},
     {"frames", "frames"},
     {"bad_records", "records"},
+    {"st_targets", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "st targets computed",
+     ""},
     {0},
 };
 

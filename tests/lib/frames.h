@@ -54,6 +54,8 @@ static inline void tf_check_same_fields(const lc_frame *a, const lc_frame *b, bo
     CHECK(memcmp(fa, fb, sizeof fa) == 0);
     CHECK_EQ_U64(a->played_idx, b->played_idx);
     CHECK_EQ_U64(a->best_idx, b->best_idx);
+    CHECK_EQ_U64(a->opp_played_idx, b->opp_played_idx);
+    CHECK_EQ_U64(a->next_played_idx, b->next_played_idx);
     CHECK_EQ_U64(a->n_policy, b->n_policy);
     if (a->n_policy == b->n_policy) {
         size_t n = a->n_policy, in = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;

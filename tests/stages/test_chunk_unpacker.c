@@ -7,7 +7,9 @@
  * holds across the wrap of the use count; positions_per_chunk takes
  * fixed-size disjoint slices; the choice depends only on the run seed and the
  * chunk's global index; file order without shuffling; records of an unknown
- * input format or another version are dropped and counted.
+ * input format or another version are dropped and counted; st targets
+ * computed for a V6 game from its records and from its packed form, kept
+ * from V7 records and from V6 ones without st_targets: compute.
  */
 #include "check.h"
 #include "testutil.h"
@@ -16,7 +18,9 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "format/lc0/frame.h"
+#include "format/lc0/packed_chunk.h"
 #include "format/lc0/record.h"
+#include "frames.h"
 #include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
@@ -359,6 +363,114 @@ static void test_config_errors(void)
     CHECK(tu_contains(err.msg, "sampling_rate"));
 }
 
+/* A 4-ply game (the one of tests/format/test_st_targets.c) as frames of
+ * `version`, with their own st fields set to values the computation never
+ * gives. */
+static void st_game(lc_frame *f, uint32_t version)
+{
+    const float q[4] = {0.5f, -0.2f, 0.3f, 0.8f}, d[4] = {0.2f, 0.4f, 0.1f, 0.0f};
+    for (int t = 0; t < 4; t++) {
+        memset(&f[t], 0, sizeof f[t]);
+        f[t].version = version;
+        f[t].input_format = 1;
+        f[t].root_q = q[t];
+        f[t].root_d = d[t];
+        f[t].plies_left = (float)t; /* the tag */
+        f[t].played_idx = f[t].best_idx = (uint16_t)(10 * (t + 1));
+        f[t].n_policy = 1;
+        f[t].policy_idx[0] = f[t].played_idx;
+        f[t].policy_val[0] = 1.0f;
+        f[t].q_st = 0.777f;
+        f[t].d_st = version == 7 ? 0.555f : NAN;
+        f[t].opp_played_idx = version == 7 ? 7 : 0xFFFF;
+        f[t].next_played_idx = version == 7 ? 8 : 0xFFFF;
+    }
+}
+
+/* The game through an unpacker with this block (as records, or packed as
+ * the pool's store keeps it); the frames by tag into out. */
+static void run_st(const char *yaml, uint32_t version, bool packed, uint32_t use, int want,
+                   lc_frame *out)
+{
+    lc_frame game[4];
+    st_game(game, version);
+    size_t size;
+    uint8_t *recs = tf_records(game, 4, version, &size);
+    lc_chunk_item c = {.version = version, .n_records = 4, .global_index = 9, .use_count = use};
+    if (packed) {
+        lc_pack_ctx *ctx = lc_pack_ctx_new(1, 2); /* blocks of 2: the picks span two */
+        const char *why = NULL;
+        uint32_t bad_at = 0;
+        CHECK_OK(lc_packed_chunk_build(ctx, recs, size, 4, version, &c.packed, &why, &bad_at));
+        lc_pack_ctx_free(ctx);
+        free(recs);
+    } else {
+        c.data = recs;
+        c.record_size = (uint32_t)size;
+    }
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 4, LC_OVERFLOW_BLOCK);
+    lc_stage *s = new_unpacker(yaml, in, 3);
+    CHECK_OK(lc_queue_put(in, &c, NULL));
+    lc_queue_close(in);
+    lc_frame f;
+    int n = 0;
+    while (lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 20000000000ull) == 0) {
+        int t = (int)f.plies_left;
+        CHECK(t >= 0 && t < 4);
+        if (t >= 0 && t < 4)
+            out[t] = f;
+        n++;
+    }
+    CHECK_EQ_INT(n, want);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+}
+
+static void test_st_targets(void)
+{
+    const double q_half[4] = {0.2375, 0.025, -0.25, 0.8}, d_half[4] = {0.2125, 0.225, 0.05, 0};
+    const uint16_t opp[4] = {20, 30, 40, 0xFFFF}, next[4] = {30, 40, 0xFFFF, 0xFFFF};
+    for (int packed = 0; packed < 2; packed++) {
+        lc_frame f[4];
+        run_st("sampling_rate: 1.0\nst_targets: compute\nst_theta: 0.5\n", 6, packed, 0, 4, f);
+        for (int t = 0; t < 4; t++) {
+            CHECK(fabs(f[t].q_st - q_half[t]) < 1e-6);
+            CHECK(fabs(f[t].d_st - d_half[t]) < 1e-6);
+            CHECK_EQ_INT(f[t].opp_played_idx, opp[t]);
+            CHECK_EQ_INT(f[t].next_played_idx, next[t]);
+        }
+        /* A V7 game keeps its own. */
+        run_st("sampling_rate: 1.0\nst_targets: compute\n", 7, packed, 0, 4, f);
+        for (int t = 0; t < 4; t++) {
+            CHECK(f[t].q_st == 0.777f && f[t].d_st == 0.555f);
+            CHECK(f[t].opp_played_idx == 7 && f[t].next_played_idx == 8);
+        }
+        /* Without st_targets: compute, V6 keeps its q_st and has no d_st. */
+        run_st("sampling_rate: 1.0\n", 6, packed, 0, 4, f);
+        for (int t = 0; t < 4; t++)
+            CHECK(f[t].q_st == 0.777f && isnan(f[t].d_st) && f[t].opp_played_idx == 0xFFFF);
+    }
+    /* A use that picks only the last two positions (the second use of two
+     * a game, in file order) computes the same for them, from both forms. */
+    for (int packed = 0; packed < 2; packed++) {
+        lc_frame f[4];
+        run_st("positions_per_chunk: 2\nshuffle: false\nst_targets: compute\nst_theta: 0.5\n",
+               6, packed, 1, 2, f);
+        for (int t = 2; t < 4; t++)
+            CHECK(fabs(f[t].q_st - q_half[t]) < 1e-6 && fabs(f[t].d_st - d_half[t]) < 1e-6);
+    }
+    lc_stage *s = NULL;
+    lc_error err;
+    CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
+                            "sampling_rate: 1.0\nst_theta: 0.5\n", NULL, 4, NULL, &s,
+                            &err) != 0);
+    CHECK(tu_contains(err.msg, "st_theta: only used with st_targets: compute"));
+    CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
+                            "st_targets: compute\nst_theta: 1\n", NULL, 4, NULL, &s,
+                            &err) != 0);
+    CHECK(tu_contains(err.msg, "st_theta: 1 is out of range"));
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
@@ -375,5 +487,6 @@ int main(void)
     test_file_order();
     test_bad_records_dropped();
     test_config_errors();
+    test_st_targets();
     return check_finish();
 }

@@ -258,6 +258,7 @@ static void set_unknown_v6_fields(lc_frame *f)
     f->orig_q = f->orig_d = f->orig_m = NAN;
     f->q_st = f->d_st = NAN;
     f->played_idx = f->best_idx = 0xFFFF;
+    f->opp_played_idx = f->next_played_idx = 0xFFFF;
 }
 
 static void read_v3_v4(const uint8_t *rec, uint32_t version, lc_frame *f)
@@ -309,10 +310,14 @@ static bool read_fields(const uint8_t *rec, uint32_t version, lc_frame *f)
         LC_REC_GET(rec, played_idx, f->played_idx);
         LC_REC_GET(rec, best_idx, f->best_idx);
         LC_REC_GET(rec, q_st, f->q_st);
-        if (version == 7)
+        if (version == 7) {
             LC_REC7_GET(rec, d_st, f->d_st);
-        else
+            LC_REC7_GET(rec, opp_played_idx, f->opp_played_idx);
+            LC_REC7_GET(rec, next_played_idx, f->next_played_idx);
+        } else {
             f->d_st = NAN;
+            f->opp_played_idx = f->next_played_idx = 0xFFFF;
+        }
         break;
     case 5:
         read_v6_common(rec, f);
@@ -403,6 +408,8 @@ void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec)
     PUT(rec, best_idx, f->best_idx);
     PUT(rec, q_st, f->q_st);
     PUT(rec, d_st, f->d_st);
+    PUT(rec, opp_played_idx, f->opp_played_idx);
+    PUT(rec, next_played_idx, f->next_played_idx);
 }
 
 /* ---- tensors ---- */

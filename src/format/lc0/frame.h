@@ -55,6 +55,10 @@ typedef struct lc_frame {
     float orig_q, orig_d, orig_m;
     float q_st, d_st; /* d_st is NaN before V7 */
     uint16_t played_idx, best_idx;
+    /* V7, or computed for V6 (chunk_unpacker's st_targets): the move the
+     * opponent played next, and ours after it; 0xFFFF when unknown (no
+     * such move, or older data). Neither tensor layout carries them. */
+    uint16_t opp_played_idx, next_played_idx;
     uint16_t n_policy;                              /* entries that are not -1 */
     uint16_t policy_idx[LC_FRAME_INLINE_POLICY];    /* ascending */
     float policy_val[LC_FRAME_INLINE_POLICY];

@@ -35,7 +35,7 @@ enum {
     PLANES_BYTES = 8 * LC_HISTORY_PLANES,  /* 832 */
     STEP_PLANES = 13,                      /* planes of one history step */
     MASK_BYTES = LC_HISTORY_PLANES / 8,    /* 13: a bit per plane word */
-    HEAD_BYTES = 85,
+    HEAD_BYTES = 89,
     NO_SYMMETRY = 0xFF,
     INDEX_ESCAPE = 255,
 };
@@ -54,8 +54,10 @@ enum {
     H_PLAYED_IDX = H_FLOATS + 17 * 4,
     H_BEST_IDX = H_PLAYED_IDX + 2,
     H_N_POLICY = H_BEST_IDX + 2,
+    H_OPP_IDX = H_N_POLICY + 2,
+    H_NEXT_IDX = H_OPP_IDX + 2,
 };
-_Static_assert(H_N_POLICY + 2 == HEAD_BYTES, "a head is 85 bytes");
+_Static_assert(H_NEXT_IDX + 2 == HEAD_BYTES, "a head is 89 bytes");
 
 struct lc_packed_chunk {
     atomic_uint refs;
@@ -248,6 +250,8 @@ static void write_head(uint8_t *h, const lc_frame *f, unsigned sym, uint8_t mask
     put_u16(h + H_PLAYED_IDX, f->played_idx);
     put_u16(h + H_BEST_IDX, f->best_idx);
     put_u16(h + H_N_POLICY, f->n_policy);
+    put_u16(h + H_OPP_IDX, f->opp_played_idx);
+    put_u16(h + H_NEXT_IDX, f->next_played_idx);
 }
 
 /* Policy entry k of a frame. */
@@ -623,6 +627,8 @@ static void read_head(const uint8_t *h, lc_frame *f)
     f->played_idx = get_u16(h + H_PLAYED_IDX);
     f->best_idx = get_u16(h + H_BEST_IDX);
     f->n_policy = get_u16(h + H_N_POLICY);
+    f->opp_played_idx = get_u16(h + H_OPP_IDX);
+    f->next_played_idx = get_u16(h + H_NEXT_IDX);
 }
 
 int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t i, lc_frame *out,
