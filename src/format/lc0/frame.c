@@ -257,6 +257,7 @@ static void set_unknown_v6_fields(lc_frame *f)
     f->played_q = f->played_d = f->played_m = NAN;
     f->orig_q = f->orig_d = f->orig_m = NAN;
     f->q_st = f->d_st = NAN;
+    f->policy_kld = NAN;
     f->played_idx = f->best_idx = 0xFFFF;
     f->opp_played_idx = f->next_played_idx = 0xFFFF;
 }
@@ -310,6 +311,7 @@ static bool read_fields(const uint8_t *rec, uint32_t version, lc_frame *f)
         LC_REC_GET(rec, played_idx, f->played_idx);
         LC_REC_GET(rec, best_idx, f->best_idx);
         LC_REC_GET(rec, q_st, f->q_st);
+        LC_REC_GET(rec, policy_kld, f->policy_kld);
         if (version == 7) {
             LC_REC7_GET(rec, d_st, f->d_st);
             LC_REC7_GET(rec, opp_played_idx, f->opp_played_idx);
@@ -407,6 +409,7 @@ void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec)
     PUT(rec, played_idx, f->played_idx);
     PUT(rec, best_idx, f->best_idx);
     PUT(rec, q_st, f->q_st);
+    PUT(rec, policy_kld, f->policy_kld);
     PUT(rec, d_st, f->d_st);
     PUT(rec, opp_played_idx, f->opp_played_idx);
     PUT(rec, next_played_idx, f->next_played_idx);

@@ -54,6 +54,7 @@ typedef struct lc_frame {
     float played_q, played_d, played_m;
     float orig_q, orig_d, orig_m;
     float q_st, d_st; /* d_st is NaN before V7 */
+    float policy_kld; /* V6 and V7 (diff focus); NaN before */
     uint16_t played_idx, best_idx;
     /* V7, or computed for V6 (chunk_unpacker's st_targets): the move the
      * opponent played next, and ours after it; 0xFFFF when unknown (no

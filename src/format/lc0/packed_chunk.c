@@ -35,7 +35,7 @@ enum {
     PLANES_BYTES = 8 * LC_HISTORY_PLANES,  /* 832 */
     STEP_PLANES = 13,                      /* planes of one history step */
     MASK_BYTES = LC_HISTORY_PLANES / 8,    /* 13: a bit per plane word */
-    HEAD_BYTES = 89,
+    HEAD_BYTES = 93,
     NO_SYMMETRY = 0xFF,
     INDEX_ESCAPE = 255,
 };
@@ -50,14 +50,14 @@ enum {
     H_RULE50 = 8,
     H_INVARIANCE = 9,
     H_RESULT = 10,
-    H_FLOATS = 11, /* 17 floats */
-    H_PLAYED_IDX = H_FLOATS + 17 * 4,
+    H_FLOATS = 11, /* 18 floats */
+    H_PLAYED_IDX = H_FLOATS + 18 * 4,
     H_BEST_IDX = H_PLAYED_IDX + 2,
     H_N_POLICY = H_BEST_IDX + 2,
     H_OPP_IDX = H_N_POLICY + 2,
     H_NEXT_IDX = H_OPP_IDX + 2,
 };
-_Static_assert(H_NEXT_IDX + 2 == HEAD_BYTES, "a head is 89 bytes");
+_Static_assert(H_NEXT_IDX + 2 == HEAD_BYTES, "a head is 93 bytes");
 
 struct lc_packed_chunk {
     atomic_uint refs;
@@ -241,10 +241,10 @@ static void write_head(uint8_t *h, const lc_frame *f, unsigned sym, uint8_t mask
     h[H_RULE50] = f->rule50_count;
     h[H_INVARIANCE] = f->invariance_info;
     h[H_RESULT] = (uint8_t)f->result;
-    const float v[17] = {
+    const float v[18] = {
         f->root_q,   f->root_d,   f->root_m,   f->best_q,     f->best_d,   f->best_m,
         f->played_q, f->played_d, f->played_m, f->plies_left, f->result_q, f->result_d,
-        f->orig_q,   f->orig_d,   f->orig_m,   f->q_st,       f->d_st,
+        f->orig_q,   f->orig_d,   f->orig_m,   f->q_st,       f->d_st,     f->policy_kld,
     };
     memcpy(h + H_FLOATS, v, sizeof v);
     put_u16(h + H_PLAYED_IDX, f->played_idx);
@@ -605,7 +605,7 @@ static void read_head(const uint8_t *h, lc_frame *f)
     f->rule50_count = h[H_RULE50];
     f->invariance_info = h[H_INVARIANCE];
     f->result = (int8_t)h[H_RESULT];
-    float v[17];
+    float v[18];
     memcpy(v, h + H_FLOATS, sizeof v);
     f->root_q = v[0];
     f->root_d = v[1];
@@ -624,6 +624,7 @@ static void read_head(const uint8_t *h, lc_frame *f)
     f->orig_m = v[14];
     f->q_st = v[15];
     f->d_st = v[16];
+    f->policy_kld = v[17];
     f->played_idx = get_u16(h + H_PLAYED_IDX);
     f->best_idx = get_u16(h + H_BEST_IDX);
     f->n_policy = get_u16(h + H_N_POLICY);

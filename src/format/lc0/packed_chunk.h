@@ -8,12 +8,12 @@
  * use that needs a few positions of a game decodes only the blocks that hold
  * them. Inside a block, before compression:
  *
- *   heads    89 bytes per position: the predictor (see below), input format,
+ *   heads    93 bytes per position: the predictor (see below), input format,
  *            castling, side to move or en passant, rule 50, invariance and
- *            the int8 result; the 17 floats (root, best and played q/d/m
+ *            the int8 result; the 18 floats (root, best and played q/d/m
  *            side by side, so that a played move that was the best one
  *            repeats 12 bytes zstd finds at once; plies_left, result q/d,
- *            orig q/d/m, q_st, d_st); played_idx, best_idx, n_policy,
+ *            orig q/d/m, q_st, d_st, policy_kld); played_idx, best_idx, n_policy,
  *            opp_played_idx, next_played_idx (u16);
  *   masks    13 bytes per position: a bit for each of the 104 plane words
  *            that is not zero (after prediction);
