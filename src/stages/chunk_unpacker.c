@@ -55,6 +55,13 @@
  * only ones they depend on; V7 chunks keep their own, older versions have
  * none. From a stored chunk this decodes the blocks from the first pick on.
  *
+ * Diff focus (format/lc0/diff_focus.h, docs/pipelines.md). `diff_focus`
+ * keeps each picked position with the legacy chunkparser's probability,
+ * drawn from a hash of (seed, global index, use, position).
+ * `position_weights` (with positions_per_chunk) instead draws the use's
+ * positions in proportion to the current loader's weights; a stored
+ * chunk's weights are computed once and kept with its packed form.
+ *
  * N worker threads; each converts records to compact frames and emits them.
  */
 #include "stages/stage.h"
@@ -66,6 +73,7 @@
 #include "format/lc0/packed_chunk.h"
 #include "format/lc0/st_targets.h"
 #include "stages/items.h"
+#include "stages/weights.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -84,6 +92,8 @@ typedef struct unpacker_config {
     bool *shuffle_opt;
     int *st_opt;
     double *st_theta_opt;
+    lc_diff_focus_config *diff_focus;  /* the legacy keep probability; NULL: off */
+    lc_weights_config *weights;        /* position_weights; NULL: off */
     bool st_compute;      /* st_targets: compute */
     double st_theta;
     double rate;          /* 0 when positions_per_chunk is used */
@@ -112,6 +122,10 @@ static const cyaml_schema_field_t unpacker_fields[] = {
                          st_opt, st_strings, CYAML_ARRAY_LEN(st_strings)),
     CYAML_FIELD_FLOAT_PTR("st_theta", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
                           st_theta_opt),
+    CYAML_FIELD_MAPPING_PTR("diff_focus", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+                            unpacker_config, diff_focus, lc_diff_focus_fields),
+    CYAML_FIELD_MAPPING_PTR("position_weights", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+                            unpacker_config, weights, lc_weights_fields),
     CYAML_FIELD_END,
 };
 
@@ -130,6 +144,14 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: %g is out of range (use a value in [0, 1); 5/6 by default)",
                           c->st_theta);
+    if (lc_diff_focus_config_check(c->diff_focus, "diff_focus", err) != 0)
+        rc = LC_ECONFIG;
+    if (lc_weights_config_check(c->weights, "position_weights", err) != 0)
+        rc = LC_ECONFIG;
+    if (c->weights && !c->per_chunk_opt)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "position_weights: draws positions_per_chunk positions by weight "
+                          "(add positions_per_chunk, or use diff_focus with a sampling rate)");
     if (c->st_theta_opt && !c->st_compute)
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: only used with st_targets: compute (add it, or remove "
@@ -157,7 +179,21 @@ static int unpacker_config_check(void *p, lc_error *err)
 
 typedef struct unpacker {
     atomic_uint_fast64_t n_chunks, n_frames, n_bad_records, n_st;
+    atomic_uint_fast64_t n_focus_kept, n_focus_skipped; /* diff_focus */
+    atomic_uint_fast64_t n_weighted;  /* positions drawn by weight */
+    atomic_uint_fast64_t n_zero_weight; /* chunks with no position of weight above 0 */
 } unpacker;
+
+/* Streams of the diff-focus draws, xored into the seed ("dfoc", "wpos"). */
+#define FOCUS_TAG 0x64666f63u
+#define WEIGHT_TAG 0x77706f73u
+
+/* A uniform double in [0, 1) that depends only on its arguments. */
+static double unit_hash(uint64_t seed, uint64_t global, uint64_t use, uint64_t pos)
+{
+    uint64_t h = lc_mix64(lc_mix64(seed) ^ lc_mix64(global) ^ lc_mix64(use << 32 ^ pos));
+    return (double)(h >> 11) * 0x1p-53;
+}
 
 /* A worker's scratch space for the st targets of one chunk's positions
  * from `first` on. */
@@ -239,6 +275,80 @@ static uint32_t pick_positions(const unpacker_config *cfg, uint64_t seed, const 
             rank = 0;
     }
     return len;
+}
+
+/* The diff-focus weight of every position of chunk c (position_weights):
+ * from the records, or from the stored form, computed there once and kept
+ * with the packed chunk. NULL when a stored position does not decode. */
+static const float *chunk_weights(const unpacker_config *cfg, const lc_chunk_item *c,
+                                  lc_unpack_ctx **uctx, float **scratch, size_t *cap)
+{
+    uint32_t n = c->n_records;
+    if (c->packed) {
+        const float *w = lc_packed_chunk_aux(c->packed);
+        if (w)
+            return w;
+    } else if (n > *cap) {
+        *cap = n;
+        *scratch = lc_xrealloc(*scratch, n * sizeof **scratch);
+    }
+    float *w = c->packed ? lc_xmalloc((n ? n : 1) * sizeof *w) : *scratch;
+    for (uint32_t i = 0; i < n; i++) {
+        float best_q = NAN, orig_q = NAN, kld = NAN;
+        if (!c->packed) {
+            const uint8_t *rec = c->data + (size_t)i * c->record_size;
+            if (c->version >= 6) {
+                memcpy(&best_q, rec + offsetof(lc_v6_record, best_q), sizeof best_q);
+                memcpy(&orig_q, rec + offsetof(lc_v6_record, orig_q), sizeof orig_q);
+                memcpy(&kld, rec + offsetof(lc_v6_record, policy_kld), sizeof kld);
+            }
+        } else {
+            lc_frame f;
+            lc_error err;
+            if (!*uctx)
+                *uctx = lc_unpack_ctx_new();
+            if (lc_packed_chunk_frame(c->packed, *uctx, i, &f, &err) != 0) {
+                free(w);
+                return NULL;
+            }
+            best_q = f.best_q;
+            orig_q = f.orig_q;
+            kld = f.policy_kld;
+            lc_frame_fini(&f);
+        }
+        w[i] = (float)lc_position_weight(best_q, orig_q, kld, &cfg->weights->p);
+    }
+    return c->packed ? lc_packed_chunk_attach_aux(c->packed, w) : w;
+}
+
+/* positions_per_chunk K drawn in proportion to weight (position_weights):
+ * the use's own generator draws a position uniformly and takes it with
+ * probability w / max w (rejection sampling: each take is in proportion to
+ * weight), a position taken already is drawn again, until K are taken (or
+ * every position of weight above 0). Into out; returns how many. `taken`
+ * is scratch space of n entries. */
+static uint32_t weighted_picks(const unpacker_config *cfg, uint64_t seed, const lc_chunk_item *c,
+                               const float *w, uint32_t *taken, uint32_t *out)
+{
+    uint32_t n = c->n_records, positive = 0;
+    double wmax = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        positive += w[i] > 0;
+        wmax = w[i] > wmax ? w[i] : wmax;
+        taken[i] = 0;
+    }
+    uint32_t want = cfg->per_chunk < positive ? (uint32_t)cfg->per_chunk : positive;
+    lc_rng rng;
+    lc_rng_seed(&rng, lc_mix64(seed ^ WEIGHT_TAG) ^ c->use_count, c->global_index);
+    uint32_t k = 0;
+    while (k < want) {
+        uint32_t i = (uint32_t)lc_rng_below(&rng, n);
+        if (!taken[i] && lc_rng_double(&rng) * wmax < w[i]) {
+            taken[i] = 1;
+            out[k++] = i;
+        }
+    }
+    return k;
 }
 
 /* Compact one record into *f; false, with the reason in *why, for a record
@@ -342,6 +452,8 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     size_t cap = 0;
     lc_unpack_ctx *uctx = NULL; /* made at the first stored chunk */
     st_scratch st = {0};
+    float *wscratch = NULL;
+    size_t wcap = 0;
     lc_chunk_item c;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
         if (c.n_records > cap) {
@@ -349,7 +461,16 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             order = lc_xrealloc(order, cap * sizeof *order);
             picks = lc_xrealloc(picks, cap * sizeof *picks);
         }
-        uint32_t k = pick_positions(cfg, s->env->seed, &c, order, picks);
+        uint32_t k;
+        if (cfg->weights) {
+            const float *w = chunk_weights(cfg, &c, &uctx, &wscratch, &wcap);
+            k = w ? weighted_picks(cfg, s->env->seed, &c, w, order, picks) : 0;
+            atomic_fetch_add(&u->n_weighted, k);
+            if (w && k == 0 && c.n_records)
+                atomic_fetch_add(&u->n_zero_weight, 1);
+        } else {
+            k = pick_positions(cfg, s->env->seed, &c, order, picks);
+        }
         compute_st(cfg, &c, picks, k, &uctx, &st);
         bool closed = false;
         uint32_t bad = 0;
@@ -359,6 +480,18 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             if (!position_frame(&c, picks[j], &uctx, &f, &why)) {
                 bad++;
                 continue;
+            }
+            if (cfg->diff_focus) {
+                const lc_diff_focus_config *df = cfg->diff_focus;
+                double keep = lc_diff_keep_probability(f.best_q, f.orig_q, f.policy_kld, df->min,
+                                                       df->slope, df->q_weight, df->pol_scale);
+                if (keep < 1 && unit_hash(s->env->seed ^ FOCUS_TAG, c.global_index,
+                                          c.use_count, picks[j]) >= keep) {
+                    atomic_fetch_add(&u->n_focus_skipped, 1);
+                    lc_frame_fini(&f);
+                    continue;
+                }
+                atomic_fetch_add(&u->n_focus_kept, 1);
             }
             if (st.valid) {
                 uint32_t i = picks[j] - st.first;
@@ -387,6 +520,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
     lc_unpack_ctx_free(uctx);
     st_scratch_fini(&st);
+    free(wscratch);
     free(order);
     free(picks);
 }
@@ -399,6 +533,10 @@ static void unpacker_flush(lc_stage *s, lc_stage_metrics *m)
     uint64_t bad = atomic_exchange(&u->n_bad_records, 0);
     lc_metrics_add_bad(m, "bad_records", bad);
     lc_metrics_add_count(m, "st_targets", atomic_exchange(&u->n_st, 0));
+    lc_metrics_add_count(m, "focus_kept", atomic_exchange(&u->n_focus_kept, 0));
+    lc_metrics_add_count(m, "focus_skipped", atomic_exchange(&u->n_focus_skipped, 0));
+    lc_metrics_add_count(m, "weighted", atomic_exchange(&u->n_weighted, 0));
+    lc_metrics_add_count(m, "zero_weight_chunks", atomic_exchange(&u->n_zero_weight, 0));
 }
 
 static const lc_metric_info unpacker_metrics[] = {
@@ -407,6 +545,12 @@ static const lc_metric_info unpacker_metrics[] = {
     {"bad_records", "records"},
     {"st_targets", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "st targets computed",
      ""},
+    {"focus_kept", "frames", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "diff focus kept", "kept"},
+    {"focus_skipped", "frames", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "skipped", "skipped",
+     "focus_kept"},
+    {"weighted", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "drawn by weight", ""},
+    {"zero_weight_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+     "chunks of weight 0", ""},
     {0},
 };
 

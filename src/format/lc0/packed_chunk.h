@@ -109,6 +109,16 @@ void lc_unpack_ctx_free(lc_unpack_ctx *ctx);
 int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t i, lc_frame *out,
                           lc_error *err);
 
+/*
+ * Floats a reader computes once for each position of a chunk and keeps with
+ * it (chunk_unpacker's diff-focus weights): NULL until attached. Attaching
+ * takes a malloc'd array of `positions` floats; the first attach wins, a
+ * later one frees its array and gets the first. Any thread. The array is
+ * freed with the chunk and is not counted in lc_packed_chunk_bytes.
+ */
+const float *lc_packed_chunk_aux(const lc_packed_chunk *c);
+const float *lc_packed_chunk_attach_aux(lc_packed_chunk *c, float *values);
+
 /* Blocks decoded by ctx so far (for tests and metrics). */
 uint64_t lc_unpack_ctx_blocks_decoded(const lc_unpack_ctx *ctx);
 

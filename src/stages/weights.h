@@ -1,0 +1,39 @@
+/*
+ * weights: the settings blocks of diff-focus sampling, shared by the
+ * stages that use them (chunk_unpacker's `diff_focus` and
+ * `position_weights`, shuffling_chunk_pool's `hanse`), with their
+ * defaults and range checks. The arithmetic is format/lc0/diff_focus.h's.
+ */
+#ifndef LC_STAGES_WEIGHTS_H
+#define LC_STAGES_WEIGHTS_H
+
+#include "core/error.h"
+#include "format/lc0/diff_focus.h"
+
+#include <cyaml/cyaml.h>
+
+/* position_weights: {alpha, beta, gamma, tau, default_weight, q_weight,
+ * pol_scale}, every one optional. */
+typedef struct lc_weights_config {
+    double *alpha_opt, *beta_opt, *gamma_opt, *tau_opt, *default_opt, *q_weight_opt,
+        *pol_scale_opt;
+    lc_weight_params p; /* resolved */
+} lc_weights_config;
+extern const cyaml_schema_field_t lc_weights_fields[];
+
+/* diff_focus: {min, slope, q_weight, pol_scale} (the legacy chunkparser's
+ * diff_focus_min, diff_focus_slope, diff_focus_q_weight,
+ * diff_focus_pol_scale). */
+typedef struct lc_diff_focus_config {
+    double *min_opt, *slope_opt, *q_weight_opt, *pol_scale_opt;
+    double min, slope, q_weight, pol_scale; /* resolved */
+} lc_diff_focus_config;
+extern const cyaml_schema_field_t lc_diff_focus_fields[];
+
+/* Fill the defaults and check the ranges; problems are added to err as
+ * "<field>.<key>: ..." (field names the block, e.g. "position_weights").
+ * A NULL block is left alone. 0 or LC_ECONFIG. */
+int lc_weights_config_check(lc_weights_config *c, const char *field, lc_error *err);
+int lc_diff_focus_config_check(lc_diff_focus_config *c, const char *field, lc_error *err);
+
+#endif
