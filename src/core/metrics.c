@@ -155,6 +155,14 @@ const lc_metric_gauge *lc_metrics_find_gauge(const lc_stage_metrics *m, const ch
     return NULL;
 }
 
+const lc_metric_stat *lc_metrics_find_stat(const lc_stage_metrics *m, const char *name)
+{
+    for (int i = 0; i < m->n_stat; i++)
+        if (strncmp(m->stat[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
+            return &m->stat[i];
+    return NULL;
+}
+
 const char *lc_metrics_find_text(const lc_stage_metrics *m, const char *name)
 {
     for (int i = 0; i < m->n_text; i++)

@@ -168,6 +168,7 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src);
 
 const lc_metric_count *lc_metrics_find_count(const lc_stage_metrics *m, const char *name);
 const lc_metric_gauge *lc_metrics_find_gauge(const lc_stage_metrics *m, const char *name);
+const lc_metric_stat *lc_metrics_find_stat(const lc_stage_metrics *m, const char *name);
 /* The text of that name, or NULL. */
 const char *lc_metrics_find_text(const lc_stage_metrics *m, const char *name);
 

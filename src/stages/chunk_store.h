@@ -3,8 +3,44 @@
  * chunks (format/lc0/packed_chunk.h): its budget, what it holds, its counters
  * and metrics, and the one warning it gives when full. The pool keeps the
  * packed chunks themselves, one slot per chunk of its window, and asks the
- * store before it packs or keeps one (see shuffling_chunk_pool.c for how
- * the two work together).
+ * store before it packs or keeps one (how the two work together follows).
+ *
+ * The chunk store. With `store_bytes` above 0 (the default: a quarter of
+ * the memory the machine, or its control group, gives the process, shared
+ * by the ranks of LOCAL_WORLD_SIZE), each chunk is read and inflated once in
+ * its life in the window: the loading thread that first draws it checks
+ * every record by the validator's rules (a chunk that fails is dropped for
+ * good and counted by reason, as a chunk_validator would) and packs it
+ * (format/lc0/packed_chunk.h: about 128 bytes a position against gzip's 169);
+ * every later draw hands out a reference to the packed form, and the
+ * unpacker decodes only the blocks that hold the positions the use picks.
+ * Items from the store carry LC_ITEM_CHECKED, so a chunk_validator passes
+ * them on. Chunks are transcoded at first use, by the loading thread that
+ * has just inflated them, not in the background at ingestion: the first
+ * use has to inflate the chunk anyway, so transcoding there costs one pack
+ * and no second inflate, and with the check folded into the same pass the
+ * first pass costs about what it did without the store (a background
+ * transcoder would inflate every chunk twice in the first pass, and on a
+ * busy machine it competes with the loaders for the same cores). The first
+ * use already emits the packed form, so the inflated records are freed in
+ * the thread that made them.
+ *
+ * Budget. The stored chunks never hold more than `store_bytes` (admission is
+ * an atomic add against the budget, under `mu`). A chunk that does not fit
+ * when first used is marked so, and for its life in the window it is read
+ * and inflated from disk at every use, as without a store, and never packed
+ * again (counted as store_over_budget; the store logs once that it is
+ * full); the room that eviction frees goes to newer chunks. A chunk that
+ * clearly will not fit (judged by the bytes a position has cost so far) is
+ * not packed at all. Such chunks are still checked by the same rules before
+ * they go out, so with a store on, what is dropped never depends on how full
+ * the store is. Eviction follows the window: a chunk leaves the store when
+ * it falls below the window (for a tar, chunk by chunk; its source goes when
+ * all of them have) or is dropped. Items in flight hold references of their
+ * own, so memory stays within the budget plus what the queues after the
+ * pool hold. A chunk whose file vanished or changed after it was stored is
+ * still served from the store (it was checked when read); one that was
+ * never stored and cannot be read is dropped, as before.
  *
  * Threads: every function may be called from any thread at any time; the
  * numbers are atomics, and a chunk is admitted by an atomic add against the

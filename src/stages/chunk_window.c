@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "stages/stage.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,7 @@ void lc_window_entry_free(lc_chunk_window *w, lc_window_source *e)
         lc_window_unstore(w, e, i);
     lc_chunk_source_unref(e->src);
     free(e->members);
+    free(e->weight);
     free(e->uses);
     free(e->packed);
     free(e->unfit);
@@ -219,4 +221,56 @@ uint64_t lc_window_reset_anchor(lc_chunk_window *w)
     free(w->count_from);
     w->count_from = lc_xstrdup(w->anchor);
     return count;
+}
+
+lc_window_source *lc_window_find_live(lc_chunk_window *w, uint64_t idx, uint32_t *pos)
+{
+    return idx >= lc_window_lower(w) ? lc_window_find(w, idx, pos) : NULL;
+}
+
+bool lc_window_drop_unstored(lc_chunk_window *w, uint64_t idx)
+{
+    uint32_t pos;
+    lc_window_source *e = lc_window_find(w, idx, &pos);
+    if (!e || (e->packed && e->packed[pos]) || e->uses[pos] == LC_WINDOW_DROPPED)
+        return false;
+    lc_window_drop(w, e, pos);
+    return true;
+}
+
+bool lc_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk)
+{
+    uint32_t pos;
+    lc_window_source *e = lc_window_find_live(w, idx, &pos);
+    if (!e || !e->packed || e->packed[pos] || e->uses[pos] == LC_WINDOW_DROPPED)
+        return true;
+    if (!lc_chunk_store_admit(w->store, pk)) {
+        e->unfit[pos] = 1;
+        return false;
+    }
+    e->packed[pos] = lc_packed_chunk_ref(pk);
+    lc_chunk_store_hold(w->store, pk);
+    return true;
+}
+
+void lc_window_note_unfit(lc_chunk_window *w, uint64_t idx)
+{
+    uint32_t pos;
+    lc_window_source *e = lc_window_find_live(w, idx, &pos);
+    if (e && e->unfit)
+        e->unfit[pos] = 1;
+}
+
+void lc_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight)
+{
+    uint32_t pos;
+    lc_window_source *e = lc_window_find_live(w, idx, &pos);
+    if (!e)
+        return;
+    if (!e->weight) {
+        e->weight = lc_xmalloc(e->n * sizeof *e->weight);
+        for (uint32_t i = 0; i < e->n; i++)
+            e->weight[i] = NAN;
+    }
+    e->weight[pos] = (float)weight;
 }

@@ -54,6 +54,7 @@ typedef struct lc_window_source {
     uint32_t *uses;    /* per kept chunk; LC_WINDOW_DROPPED when bad */
     lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
     uint8_t *unfit;    /* per kept chunk: did not fit in the store when first used */
+    float *weight;     /* per kept chunk: its Hanse weight, NaN until weighed; NULL: none */
     uint32_t released; /* leading chunks below the window whose stored form is gone */
     uint32_t n_dropped;      /* kept chunks found bad */
     bool since_counted;      /* its chunks were counted in since_anchor ... */
@@ -105,6 +106,25 @@ size_t lc_window_evict(lc_chunk_window *w);
 void lc_window_drop(lc_chunk_window *w, lc_window_source *e, uint32_t pos);
 /* The source holding global index idx (*pos its chunk), NULL when evicted. */
 lc_window_source *lc_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos);
+
+/* The source holding idx when idx is still inside the window, else NULL. */
+lc_window_source *lc_window_find_live(lc_chunk_window *w, uint64_t idx, uint32_t *pos);
+/* Chunk idx is bad: dropped (lc_window_drop) unless it left the window,
+ * was dropped already or is stored (then it was read and checked: a file
+ * that vanished since does not make it bad). true when this call dropped
+ * it. */
+bool lc_window_drop_unstored(lc_chunk_window *w, uint64_t idx);
+/* Keep pk (a new reference) as chunk idx's stored form, if idx is in the
+ * window, not dropped, not stored yet (two passes can hand one chunk to
+ * two threads) and the store admits it. false when it did not fit (idx
+ * then never tries again: lc_window_note_unfit). */
+bool lc_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk);
+/* Chunk idx does not fit in the store: its later uses read it from disk
+ * without packing it again, for its life in the window. */
+void lc_window_note_unfit(lc_chunk_window *w, uint64_t idx);
+/* Chunk idx's Hanse weight (the pool's stages/hanse.h), kept for its life
+ * in the window (entries' `weight`, NaN until set). */
+void lc_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight);
 
 /* A new pass over the window (when the current one is empty). */
 void lc_window_new_pass(lc_chunk_window *w);

@@ -19,42 +19,16 @@
  * indices join the current pass, and an empty pass starts a new one over
  * the window (counted as a reshuffle).
  *
- * The chunk store. With `store_bytes` above 0 (the default: a quarter of
- * the memory the machine, or its control group, gives the process, shared
- * by the ranks of LOCAL_WORLD_SIZE), each chunk is read and inflated once in
- * its life in the window: the loading thread that first draws it checks
- * every record by the validator's rules (a chunk that fails is dropped for
- * good and counted by reason, as a chunk_validator would) and packs it
- * (format/lc0/packed_chunk.h: about 128 bytes a position against gzip's 169);
- * every later draw hands out a reference to the packed form, and the
- * unpacker decodes only the blocks that hold the positions the use picks.
- * Items from the store carry LC_ITEM_CHECKED, so a chunk_validator passes
- * them on. Chunks are transcoded at first use, by the loading thread that
- * has just inflated them, not in the background at ingestion: the first
- * use has to inflate the chunk anyway, so transcoding there costs one pack
- * and no second inflate, and with the check folded into the same pass the
- * first pass costs about what it did without the store (a background
- * transcoder would inflate every chunk twice in the first pass, and on a
- * busy machine it competes with the loaders for the same cores). The first
- * use already emits the packed form, so the inflated records are freed in
- * the thread that made them.
+ * The chunk store. With `store_bytes` above 0 (the default), each chunk is
+ * read, inflated, checked and packed once in its life in the window, by
+ * the loading thread that first draws it, and later draws hand out its
+ * packed form; stages/chunk_store.h says how and why, and what happens when
+ * the budget is full. The packed forms live in the window's entries.
  *
- * Budget. The stored chunks never hold more than `store_bytes` (admission is
- * an atomic add against the budget, under `mu`). A chunk that does not fit
- * when first used is marked so, and for its life in the window it is read
- * and inflated from disk at every use, as without a store, and never packed
- * again (counted as store_over_budget; the store logs once that it is
- * full); the room that eviction frees goes to newer chunks. A chunk that
- * clearly will not fit (judged by the bytes a position has cost so far) is
- * not packed at all. Such chunks are still checked by the same rules before
- * they go out, so with a store on, what is dropped never depends on how full
- * the store is. Eviction follows the window: a chunk leaves the store when
- * it falls below the window (for a tar, chunk by chunk; its source goes when
- * all of them have) or is dropped. Items in flight hold references of their
- * own, so memory stays within the budget plus what the queues after the
- * pool hold. A chunk whose file vanished or changed after it was stored is
- * still served from the store (it was checked when read); one that was
- * never stored and cannot be read is dropped, as before.
+ * Hanse sampling (`hanse:`, stages/hanse.h). A chunk is weighed when first
+ * read (before it is packed), the weight kept in its window entry; a draw
+ * whose weight is known is accepted or skipped for the pass under `mu`, one
+ * whose weight is not yet known is judged after the read.
  *
  * Sharding. With world size N > 1, rank r keeps only the chunks whose
  * identity hash is r modulo N (chunk_window.h): ranks agree whatever order
@@ -90,9 +64,11 @@
 #include "format/lc0/packed_chunk.h"
 #include "stages/chunk_store.h"
 #include "stages/chunk_window.h"
+#include "stages/hanse.h"
 #include "stages/items.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +85,7 @@ typedef struct pool_config {
     bool store_auto;      /* store_bytes absent or "auto": sized at init */
     uint64_t store_limit; /* the size given; 0: no store */
     unsigned store_block; /* positions per packed block */
+    lc_hanse_config *hanse; /* Hanse sampling; NULL: off */
 } pool_config;
 
 static const cyaml_schema_field_t pool_fields[] = {
@@ -123,6 +100,8 @@ static const cyaml_schema_field_t pool_fields[] = {
                            store_bytes, 0, CYAML_UNLIMITED),
     CYAML_FIELD_UINT_PTR("store_block", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
                          store_block_opt),
+    CYAML_FIELD_MAPPING_PTR("hanse", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config, hanse,
+                            lc_hanse_fields),
     CYAML_FIELD_END,
 };
 
@@ -146,6 +125,8 @@ static int pool_config_check(void *p, lc_error *err)
     if (c->store_block < 1 || c->store_block > LC_PACK_BLOCK_MAX)
         rc = lc_error_add(err, LC_ECONFIG, "store_block: %u is out of range (use 1 to %d)",
                           c->store_block, LC_PACK_BLOCK_MAX);
+    if (c->hanse && lc_hanse_config_check(c->hanse, err) != 0)
+        rc = LC_ECONFIG;
     c->backend = LC_INFLATE_AUTO;
     if (c->inflate) {
         if (strcmp(c->inflate, "zlib") == 0)
@@ -180,6 +161,7 @@ typedef struct pool {
     lc_chunk_store store; /* the accounting; the packed chunks are in `sources` */
     uint64_t passes;          /* passes begun after the first; under mu */
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
+    lc_hanse hanse;           /* Hanse sampling (stages/hanse.h) */
 } pool;
 
 /* The entry for a source, counting the chunks of other ranks. */
@@ -358,6 +340,7 @@ typedef struct draw {
     uint64_t global;
     lc_packed_chunk *packed; /* one reference when stored, else NULL */
     bool unfit;              /* did not fit in the store: do not pack it again */
+    bool weigh;              /* Hanse: weight unknown, judge it once read */
 } draw;
 
 /* Draw the next chunk to load; false when stopping. Caller holds mu. */
@@ -384,7 +367,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         }
         uint64_t idx = lc_window_take(&p->win);
         uint32_t pos;
-        lc_window_source *e = idx >= lc_window_lower(&p->win) ? lc_window_find(&p->win, idx, &pos) : NULL;
+        lc_window_source *e = lc_window_find_live(&p->win, idx, &pos);
         if (!e || e->uses[pos] == LC_WINDOW_DROPPED) {
             atomic_fetch_add(&p->n_stale_draws, 1);
             continue;
@@ -394,6 +377,14 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
             lc_window_drop(&p->win, e, pos);
             atomic_fetch_add(&p->n_dropped, 1);
             continue;
+        }
+        d->weigh = false;
+        if (p->hanse.cfg) {
+            float weight = e->weight ? e->weight[pos] : NAN;
+            if (isnan(weight))
+                d->weigh = true;
+            else if (!lc_hanse_accept(&p->hanse, weight, idx, e->uses[pos], p->passes))
+                continue; /* skipped for the rest of the pass */
         }
         atomic_fetch_add(&p->n_emitted_total, 1);
         d->src = lc_chunk_source_ref(e->src);
@@ -415,13 +406,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
 static bool mark_dropped(pool *p, uint64_t idx)
 {
     lc_mutex_lock(&p->mu);
-    uint32_t pos;
-    lc_window_source *e = lc_window_find(&p->win, idx, &pos);
-    if (e && e->packed && e->packed[pos])
-        e = NULL;
-    bool first = e && e->uses[pos] != LC_WINDOW_DROPPED;
-    if (first)
-        lc_window_drop(&p->win, e, pos);
+    bool first = lc_window_drop_unstored(&p->win, idx);
     lc_mutex_unlock(&p->mu);
     return first;
 }
@@ -447,10 +432,7 @@ static void note_unfit(lc_stage *s, uint64_t global)
 {
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    uint32_t pos;
-    lc_window_source *e = global >= lc_window_lower(&p->win) ? lc_window_find(&p->win, global, &pos) : NULL;
-    if (e && e->unfit)
-        e->unfit[pos] = 1;
+    lc_window_note_unfit(&p->win, global);
     lc_mutex_unlock(&p->mu);
     store_full(s);
 }
@@ -461,22 +443,26 @@ static void note_unfit(lc_stage *s, uint64_t global)
 static void store_put(lc_stage *s, uint64_t global, lc_packed_chunk *pk)
 {
     pool *p = s->priv;
-    bool unfit = false;
     lc_mutex_lock(&p->mu);
-    uint32_t pos;
-    lc_window_source *e = global >= lc_window_lower(&p->win) ? lc_window_find(&p->win, global, &pos) : NULL;
-    if (e && e->packed && !e->packed[pos] && e->uses[pos] != LC_WINDOW_DROPPED) {
-        if (lc_chunk_store_admit(&p->store, pk)) {
-            e->packed[pos] = lc_packed_chunk_ref(pk);
-            lc_chunk_store_hold(&p->store, pk);
-        } else {
-            e->unfit[pos] = 1;
-            unfit = true;
-        }
-    }
+    bool unfit = !lc_window_store(&p->win, global, pk);
     lc_mutex_unlock(&p->mu);
     if (unfit)
         store_full(s);
+}
+
+/* Hanse: weigh a chunk just read (its records), keep the weight with it
+ * for its life in the window, and judge a draw that waited for it. */
+static bool weigh_and_judge(lc_stage *s, const draw *d, const lc_chunk_data *data)
+{
+    pool *p = s->priv;
+    double w = lc_hanse_chunk_weight(&p->hanse, data->data, data->record_size,
+                                     (uint32_t)data->n_records, data->version);
+    lc_mutex_lock(&p->mu);
+    lc_window_set_weight(&p->win, d->global, w);
+    lc_hanse_note(&p->hanse, w);
+    bool yes = !d->weigh || lc_hanse_accept(&p->hanse, w, d->global, d->use, p->passes);
+    lc_mutex_unlock(&p->mu);
+    return yes;
 }
 
 /* Drop a chunk that failed the checks: marked bad on its source, counted by
@@ -499,7 +485,8 @@ static void drop_bad(lc_stage *s, const draw *d, const char *reason, uint32_t ba
  * and pack it, and keep it if it fits. Fills the item's contents (records or
  * packed form); false when the chunk was dropped.
  */
-static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_item *item)
+static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_item *item,
+                       bool *rejected)
 {
     pool *p = s->priv;
     const pool_config *c = s->config;
@@ -518,6 +505,7 @@ static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_i
         return false;
     }
     uint32_t n = (uint32_t)data.n_records;
+    *rejected = p->hanse.cfg && !weigh_and_judge(s, d, &data);
     if (!pack || d->unfit || !lc_chunk_store_has_room(&p->store, n)) {
         if (pack) {
             /* Outside the store, the same rules: with a store on, a bad
@@ -589,9 +577,17 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             item.version = lc_packed_chunk_version(d.packed);
             item.n_records = lc_packed_chunk_positions(d.packed);
             item.flags = LC_ITEM_CHECKED;
-        } else if (!load_chunk(s, pack, &d, &item)) {
-            lc_chunk_source_unref(d.src);
-            continue;
+        } else {
+            bool rejected = false;
+            bool loaded = load_chunk(s, pack, &d, &item, &rejected);
+            if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
+                lc_item_chunk.dispose(&item);
+                continue;
+            }
+            if (!loaded) {
+                lc_chunk_source_unref(d.src);
+                continue;
+            }
         }
         if (lc_stage_emit(s, &item, meter) != 0) {
             lc_item_chunk.dispose(&item);
@@ -611,6 +607,7 @@ static int pool_init(lc_stage *s, lc_error *err)
     lc_cond_init(&p->cond);
     lc_load_init(&p->ingest_meter);
     lc_chunk_store_init(&p->store, c->store_auto, c->store_limit);
+    lc_hanse_init(&p->hanse, c->hanse, s->env->seed);
     lc_window_init(&p->win, c->chunk_pool_size, &p->store, c->anchor, s->env->seed);
     return 0;
 }
@@ -681,6 +678,8 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_text(m, "anchor", p->win.anchor);
     lc_metrics_set_text(m, "count_from", p->win.count_from);
     lc_metrics_set_text(m, "last_chunk_key", p->win.newest_key);
+    if (p->hanse.cfg)
+        lc_hanse_flush(&p->hanse, m);
     lc_mutex_unlock(&p->mu);
 }
 
@@ -702,6 +701,11 @@ static const lc_metric_info pool_metrics[] = {
     {"count_from", ""},
     {"last_chunk_key", ""},
     {"chunks_emitted", "chunks"},
+    {"hanse_accepted", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "Hanse accepted", "accepted"},
+    {"hanse_rejected", "chunks", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "rejected", "rejected",
+     "hanse_accepted"},
+    {"chunk_weight", "weight"},
+    {"max_chunk_weight_milli", "thousandths"},
     {"dropped_chunks", "chunks"},
     {"bad_unreadable_chunks", "chunks"},
     {"sources_added", "sources"},

@@ -1,0 +1,68 @@
+/*
+ * hanse: the shuffling chunk pool's Hanse sampling, the RL mode's way of
+ * spending the one position a chunk use gives on the games that teach
+ * most.
+ *
+ * A chunk's weight is the sum of its positions' diff-focus weights
+ * (format/lc0/diff_focus.h, with the block's `position_weights`), computed
+ * once, when the pool first reads the chunk (with the chunk store: when it
+ * packs it), and kept with the chunk for its life in the window. A drawn
+ * chunk whose weight is known is accepted with probability
+ * (weight / max_weight)^gamma, max_weight being the largest chunk weight
+ * computed so far; a rejected chunk is skipped for the rest of the pass
+ * (its use count does not move). The coin is a hash of (seed, global
+ * index, use count, pass), so a run is reproducible whatever the threads
+ * do, and a chunk rejected in one pass gets a fresh coin in the next. A
+ * chunk drawn before its weight is known is read, weighed, then judged
+ * the same way (a rejected one was read for nothing, once in its life).
+ *
+ * Thread safety: the counters are atomic; max_weight and the statistics
+ * are only touched under the pool's mutex.
+ */
+#ifndef LC_STAGES_HANSE_H
+#define LC_STAGES_HANSE_H
+
+#include "core/metrics.h"
+#include "core/stats.h"
+#include "stages/weights.h"
+
+#include <cyaml/cyaml.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* hanse: {gamma, position_weights: {...}} in the pool's block. */
+typedef struct lc_hanse_config {
+    double *gamma_opt;
+    lc_weights_config *weights;
+    double gamma;
+    lc_weights_config default_weights; /* when position_weights is absent */
+} lc_hanse_config;
+extern const cyaml_schema_field_t lc_hanse_fields[];
+/* Defaults (gamma 1; position_weights' own) and ranges, as "hanse.<key>". */
+int lc_hanse_config_check(lc_hanse_config *c, lc_error *err);
+
+typedef struct lc_hanse {
+    const lc_hanse_config *cfg; /* NULL: Hanse sampling off */
+    uint64_t seed;
+    double max_weight;     /* under the pool's mutex */
+    lc_stats weights;      /* chunk weights computed since the last flush (mutex) */
+    atomic_uint_fast64_t n_accepted, n_rejected;
+} lc_hanse;
+
+void lc_hanse_init(lc_hanse *h, const lc_hanse_config *cfg, uint64_t seed);
+
+/* The weight of a chunk of n records of `version`, record_size apart:
+ * the sum of its positions' weights. */
+double lc_hanse_chunk_weight(const lc_hanse *h, const uint8_t *records, size_t record_size,
+                             uint32_t n, uint32_t version);
+/* A chunk was weighed (caller holds the pool's mutex). */
+void lc_hanse_note(lc_hanse *h, double weight);
+/* Accept chunk `global` of this weight, drawn in pass `pass` at use count
+ * `use`? Counts the answer. Caller holds the pool's mutex (max_weight). */
+bool lc_hanse_accept(lc_hanse *h, double weight, uint64_t global, uint32_t use, uint64_t pass);
+/* accepted, rejected, chunk_weight (statistics), max_chunk_weight
+ * (caller holds the pool's mutex). */
+void lc_hanse_flush(lc_hanse *h, lc_stage_metrics *m);
+
+#endif
