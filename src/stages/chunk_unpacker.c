@@ -57,10 +57,11 @@
  *
  * Diff focus (format/lc0/diff_focus.h, docs/pipelines.md). `diff_focus`
  * keeps each picked position with the legacy chunkparser's probability,
- * drawn from a hash of (seed, global index, use, position).
- * `position_weights` (with positions_per_chunk) instead draws the use's
- * positions in proportion to the current loader's weights; a stored
- * chunk's weights are computed once and kept with its packed form.
+ * drawn from a hash of (seed, global index, use, position), before the
+ * position is decoded. `position_weights` (with positions_per_chunk)
+ * instead draws the use's positions in proportion to the current loader's
+ * weights. A stored chunk's scores (keep probabilities or weights) are
+ * computed once, decoding it whole, and kept with its packed form.
  *
  * N worker threads; each converts records to compact frames and emits them.
  */
@@ -148,6 +149,10 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = LC_ECONFIG;
     if (lc_weights_config_check(c->weights, "position_weights", err) != 0)
         rc = LC_ECONFIG;
+    if (c->weights && c->diff_focus)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "diff_focus: give diff_focus (the legacy keep probability) or "
+                          "position_weights (draws by weight), not both");
     if (c->weights && !c->per_chunk_opt)
         rc = lc_error_add(err, LC_ECONFIG,
                           "position_weights: draws positions_per_chunk positions by weight "
@@ -277,11 +282,23 @@ static uint32_t pick_positions(const unpacker_config *cfg, uint64_t seed, const 
     return len;
 }
 
-/* The diff-focus weight of every position of chunk c (position_weights):
- * from the records, or from the stored form, computed there once and kept
- * with the packed chunk. NULL when a stored position does not decode. */
-static const float *chunk_weights(const unpacker_config *cfg, const lc_chunk_item *c,
-                                  lc_unpack_ctx **uctx, float **scratch, size_t *cap)
+/* The diff-focus score of position (best_q, orig_q, policy_kld): its
+ * weight (position_weights) or its keep probability (diff_focus). */
+static float focus_score(const unpacker_config *cfg, float best_q, float orig_q, float kld)
+{
+    if (cfg->weights)
+        return (float)lc_position_weight(best_q, orig_q, kld, &cfg->weights->p);
+    const lc_diff_focus_config *df = cfg->diff_focus;
+    return (float)lc_diff_keep_probability(best_q, orig_q, kld, df->min, df->slope,
+                                           df->q_weight, df->pol_scale);
+}
+
+/* The diff-focus score of every position of chunk c: from the records, or
+ * from the stored form, computed there once (decoding the chunk whole) and
+ * kept with the packed chunk, so that later uses decide before decoding.
+ * NULL when a stored position does not decode. */
+static const float *chunk_scores(const unpacker_config *cfg, const lc_chunk_item *c,
+                                 lc_unpack_ctx **uctx, float **scratch, size_t *cap)
 {
     uint32_t n = c->n_records;
     if (c->packed) {
@@ -316,7 +333,7 @@ static const float *chunk_weights(const unpacker_config *cfg, const lc_chunk_ite
             kld = f.policy_kld;
             lc_frame_fini(&f);
         }
-        w[i] = (float)lc_position_weight(best_q, orig_q, kld, &cfg->weights->p);
+        w[i] = focus_score(cfg, best_q, orig_q, kld);
     }
     return c->packed ? lc_packed_chunk_attach_aux(c->packed, w) : w;
 }
@@ -462,8 +479,11 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             picks = lc_xrealloc(picks, cap * sizeof *picks);
         }
         uint32_t k;
+        const float *scores = cfg->weights || cfg->diff_focus
+                                  ? chunk_scores(cfg, &c, &uctx, &wscratch, &wcap)
+                                  : NULL;
         if (cfg->weights) {
-            const float *w = chunk_weights(cfg, &c, &uctx, &wscratch, &wcap);
+            const float *w = scores;
             k = w ? weighted_picks(cfg, s->env->seed, &c, w, order, picks) : 0;
             atomic_fetch_add(&u->n_weighted, k);
             if (w && k == 0 && c.n_records)
@@ -476,22 +496,19 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         uint32_t bad = 0;
         const char *why = NULL;
         for (uint32_t j = 0; j < k && !closed; j++) {
+            if (cfg->diff_focus && scores) { /* decided before decoding */
+                double keep = scores[picks[j]];
+                if (keep < 1 && unit_hash(s->env->seed ^ FOCUS_TAG, c.global_index, c.use_count,
+                                          picks[j]) >= keep) {
+                    atomic_fetch_add(&u->n_focus_skipped, 1);
+                    continue;
+                }
+                atomic_fetch_add(&u->n_focus_kept, 1);
+            }
             lc_frame f;
             if (!position_frame(&c, picks[j], &uctx, &f, &why)) {
                 bad++;
                 continue;
-            }
-            if (cfg->diff_focus) {
-                const lc_diff_focus_config *df = cfg->diff_focus;
-                double keep = lc_diff_keep_probability(f.best_q, f.orig_q, f.policy_kld, df->min,
-                                                       df->slope, df->q_weight, df->pol_scale);
-                if (keep < 1 && unit_hash(s->env->seed ^ FOCUS_TAG, c.global_index,
-                                          c.use_count, picks[j]) >= keep) {
-                    atomic_fetch_add(&u->n_focus_skipped, 1);
-                    lc_frame_fini(&f);
-                    continue;
-                }
-                atomic_fetch_add(&u->n_focus_kept, 1);
             }
             if (st.valid) {
                 uint32_t i = picks[j] - st.first;

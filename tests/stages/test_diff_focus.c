@@ -1,9 +1,9 @@
 /*
  * Diff-focus sampling in chunk_unpacker, on records with known fields:
- * - diff_focus (the legacy keep probability): over 200 chunks the share of
+ * - diff_focus (the legacy keep probability): over 2,000 chunks the share of
  *   positions kept matches the formula within 4 standard deviations (seed
  *   fixed), positions with NaN orig_q or zero policy_kld are all kept, and
- *   the counts say so;
+ *   the counts say so, from the records and the packed form alike;
  * - position_weights with positions_per_chunk 1: positions of weights 1, 2,
  *   3 and 4 (and one of unknown orig_q at default_weight 2) come out in
  *   proportion over 20,000 uses, from the records and from the packed
@@ -138,20 +138,29 @@ static void test_keep_probability(void)
                 kld[4] = {0.5f, 0.5f, 0.0f, 2.0f};
     lc_frame f[4];
     make_frames(f, 4, best, orig, kld);
-    feed fd = {.f = f, .n = 4, .chunks = 2000, .uses = 1};
-    uint64_t counts[4] = {0};
-    lc_stage_metrics m;
-    run("sampling_rate: 1.0\ndiff_focus: {min: 0.2, slope: 2}\n", &fd, counts, NULL, 0, &m);
-    double p = lc_diff_keep_probability(0.5f, 0.3f, 0.5f, 0.2, 2.0, 6.0, 3.5);
-    double got = (double)counts[0] / 2000, sd = sqrt(p * (1 - p) / 2000);
-    printf("diff_focus: kept %.4f of position 0, formula %.4f (sd %.4f)\n", got, p, sd);
-    CHECK(fabs(got - p) <= 4 * sd);
-    CHECK_EQ_U64(counts[1], 2000);
-    CHECK_EQ_U64(counts[2], 2000);
-    CHECK_EQ_U64(counts[3], 2000);
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "focus_kept")->count,
-                 counts[0] + counts[1] + counts[2] + counts[3]);
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "focus_skipped")->count, 2000 - counts[0]);
+    uint64_t first[4] = {0};
+    for (int packed = 0; packed < 2; packed++) {
+        feed fd = {.f = f, .n = 4, .chunks = 2000, .uses = 1, .packed = packed};
+        uint64_t counts[4] = {0};
+        lc_stage_metrics m;
+        run("sampling_rate: 1.0\ndiff_focus: {min: 0.2, slope: 2}\n", &fd, counts, NULL, 0, &m);
+        double p = lc_diff_keep_probability(0.5f, 0.3f, 0.5f, 0.2, 2.0, 6.0, 3.5);
+        double got = (double)counts[0] / 2000, sd = sqrt(p * (1 - p) / 2000);
+        printf("diff_focus (%s): kept %.4f of position 0, formula %.4f (sd %.4f)\n",
+               packed ? "packed" : "records", got, p, sd);
+        CHECK(fabs(got - p) <= 4 * sd);
+        CHECK_EQ_U64(counts[1], 2000);
+        CHECK_EQ_U64(counts[2], 2000);
+        CHECK_EQ_U64(counts[3], 2000);
+        CHECK_EQ_U64(lc_metrics_find_count(&m, "focus_kept")->count,
+                     counts[0] + counts[1] + counts[2] + counts[3]);
+        CHECK_EQ_U64(lc_metrics_find_count(&m, "focus_skipped")->count, 2000 - counts[0]);
+        /* The same coins from both forms. */
+        if (packed)
+            CHECK(memcmp(first, counts, sizeof first) == 0);
+        else
+            memcpy(first, counts, sizeof first);
+    }
 }
 
 static void test_weights(void)
@@ -199,6 +208,10 @@ static void test_config(void)
     CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
                             "diff_focus: {min: 1.5}\n", NULL, 4, NULL, &s, &err) != 0);
     CHECK(tu_contains(err.msg, "diff_focus.min: 1.5 is out of range"));
+    CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
+                            "positions_per_chunk: 1\ndiff_focus: {}\nposition_weights: {}\n",
+                            NULL, 4, NULL, &s, &err) != 0);
+    CHECK(tu_contains(err.msg, "not both"));
 }
 
 int main(void)
