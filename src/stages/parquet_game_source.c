@@ -3,11 +3,11 @@
  * (docs/chess-transformer-data.md) and emits one "game" item per game: its
  * rows sorted by ply.
  *
- * Work. An epoch lists the *.parquet files under `path` (recursively, names
- * starting with '.' ignored, sorted by name) and, with `shuffle`, puts them
- * in a random order drawn from the run seed and the epoch number, the same
- * on every rank. N worker threads share the epoch's work through one
- * mutex-protected list: "plan the next file" and "read this row group".
+ * Work. An epoch lists the *.parquet files under `path` and, with
+ * `shuffle`, puts them in a random order drawn from the run seed and the
+ * epoch number, the same on every rank (stages/epoch_files.h). N worker
+ * threads share the epoch's work through one mutex-protected list: "plan
+ * the next file" and "read this row group".
  *
  * A file's row groups are read in parallel, each exactly once and one at a
  * time per thread (the reader streams a column chunk at a time). When the
@@ -39,6 +39,11 @@
  * The first epoch is logged at info level, later ones at most once a
  * minute (the rest at debug level).
  *
+ * Watching. With `watch` (the default) and a directory, a thread watches
+ * the tree with inotify: a .parquet file closed after writing or moved in
+ * joins the current epoch at once (after the files listed), unless the
+ * epoch already has it; later epochs list it anyway.
+ *
  * `epochs` epochs are read (0: without end); then the output closes.
  */
 #include "stages/stage.h"
@@ -51,6 +56,7 @@
 #include "format/chess/chess_tokens.h"
 #include "format/parquet/games.h"
 #include "format/parquet/parquet.h"
+#include "stages/epoch_files.h"
 #include "stages/items.h"
 
 #include <dirent.h>
@@ -66,10 +72,12 @@ typedef struct pgs_config {
     unsigned *threads_opt;
     uint64_t *epochs_opt;
     bool *shuffle_opt;
+    bool *watch_opt;
     /* Resolved by config_check. */
     unsigned threads;
     uint64_t epochs; /* 0: without end */
     bool shuffle;
+    bool watch;
 } pgs_config;
 
 static const cyaml_schema_field_t pgs_fields[] = {
@@ -80,6 +88,8 @@ static const cyaml_schema_field_t pgs_fields[] = {
                          epochs_opt),
     CYAML_FIELD_BOOL_PTR("shuffle", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
                          shuffle_opt),
+    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
+                         watch_opt),
     CYAML_FIELD_END,
 };
 
@@ -92,6 +102,7 @@ static int pgs_config_check(void *p, lc_error *err)
         rc = LC_ECONFIG;
     c->epochs = c->epochs_opt ? *c->epochs_opt : 0;
     c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
+    c->watch = c->watch_opt ? *c->watch_opt : true;
     return rc;
 }
 
@@ -134,18 +145,15 @@ typedef struct pgs {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     /* Under mu. */
-    char **paths;
-    size_t n_paths, next_path;
+    lc_epoch_files files; /* the epoch's files (its own thread watches) */
     pq_unit *units;
     size_t n_units, head_unit, cap_units;
     unsigned busy;       /* workers planning a file, reading a row group or emitting */
     unsigned files_open; /* planned and not yet emitted */
     uint64_t epoch;      /* epochs started */
     bool done;           /* the last epoch is read */
-    bool warned_empty;
     uint64_t epoch_good;      /* files of this epoch that opened and planned */
     double backoff;           /* seconds to wait after an epoch with nothing readable */
-    uint64_t epoch_logged_ns; /* when an epoch was last logged at info level */
     struct reported *reported; /* bad files already logged */
     size_t n_reported, cap_reported;
     pq_chunk *spare; /* recycled chunks */
@@ -153,7 +161,7 @@ typedef struct pgs {
     atomic_uint_fast64_t seq;
     atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
         n_other_rank, n_dropped, n_share_rows, n_all_rows;
-    atomic_uint_fast64_t epoch_gauge, files_done_gauge, files_total_gauge, held_gauge;
+    atomic_uint_fast64_t epoch_gauge, files_done_gauge, held_gauge;
 } pgs;
 
 /* ---- bad files, logged once ------------------------------------------- */
@@ -204,39 +212,12 @@ static bool first_report(pgs *g, const char *path)
 static void start_epoch(lc_stage *s, pgs *g)
 {
     const pgs_config *c = s->config;
-    for (size_t i = 0; i < g->n_paths; i++)
-        free(g->paths[i]);
-    free(g->paths);
-    struct {
-        char **v;
-        size_t n;
-    } l;
-    l.v = lc_list_files(c->path, ".parquet", &l.n);
-    if (c->shuffle && l.n > 1) {
-        lc_rng rng;
-        lc_rng_seed(&rng, s->env->seed ^ lc_game_text_hash(s->name, strlen(s->name)), g->epoch);
-        lc_rng_shuffle(&rng, l.v, l.n, sizeof *l.v);
-    }
-    g->paths = l.v;
-    g->n_paths = l.n;
-    g->next_path = 0;
     g->epoch++;
+    lc_epoch_files_list(&g->files, c->shuffle,
+                        s->env->seed ^ lc_game_text_hash(s->name, strlen(s->name)), g->epoch);
     g->epoch_good = 0;
     atomic_store(&g->epoch_gauge, g->epoch);
-    atomic_store(&g->files_total_gauge, l.n);
     atomic_store(&g->files_done_gauge, 0);
-    if (l.n) {
-        uint64_t now = lc_now_ns();
-        bool info = g->epoch_logged_ns == 0 || now - g->epoch_logged_ns >= 60000000000ull;
-        if (info)
-            g->epoch_logged_ns = now;
-        lc_log(info ? LC_LOG_INFO : LC_LOG_DEBUG, "%s: epoch %llu: %zu Parquet files under %s",
-               s->name, (unsigned long long)g->epoch, l.n, c->path);
-        g->warned_empty = false;
-    } else if (!g->warned_empty) {
-        LC_WARN("%s: no .parquet files under %s; looking again every second", s->name, c->path);
-        g->warned_empty = true;
-    }
 }
 
 /* ---- planning a file -------------------------------------------------- */
@@ -593,9 +574,8 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 break;
             continue;
         }
-        if (g->next_path < g->n_paths && g->files_open < c->threads) {
-            char *path = g->paths[g->next_path];
-            g->paths[g->next_path++] = NULL;
+        if (lc_epoch_files_left(&g->files) && g->files_open < c->threads) {
+            char *path = lc_epoch_files_next(&g->files);
             uint64_t epoch = g->epoch;
             g->busy++;
             g->files_open++;
@@ -612,19 +592,20 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_mutex_unlock(&g->mu);
             break;
         }
-        if (g->busy == 0 && g->next_path == g->n_paths) {
+        if (g->busy == 0 && !lc_epoch_files_left(&g->files)) {
             /* The epoch is read. */
             if (c->epochs && g->epoch >= c->epochs) {
                 g->done = true;
+                g->files.closed = true;
                 lc_cond_broadcast(&g->cond);
                 lc_mutex_unlock(&g->mu);
                 LC_INFO("%s: %llu epoch%s read", s->name, (unsigned long long)g->epoch,
                         g->epoch == 1 ? "" : "s");
                 break;
             }
-            bool was_empty = g->epoch > 0 && g->n_paths == 0;
+            bool was_empty = g->epoch > 0 && g->files.n == 0;
             /* Files, none readable: wait longer each time, up to a minute. */
-            bool unreadable = g->epoch > 0 && g->n_paths > 0 && g->epoch_good == 0;
+            bool unreadable = g->epoch > 0 && g->files.n > 0 && g->epoch_good == 0;
             double wait = was_empty ? 1.0 : 0.0;
             if (unreadable) {
                 g->backoff = g->backoff > 0 ? g->backoff * 2 : 1.0;
@@ -634,7 +615,7 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                     LC_WARN("%s: none of the %zu .parquet files under %s could be read (each is "
                             "named above); looking again in 1 s, then less and less often, up "
                             "to once a minute",
-                            s->name, g->n_paths, c->path);
+                            s->name, g->files.n, c->path);
                 wait = g->backoff;
             } else if (g->epoch_good > 0) {
                 g->backoff = 0;
@@ -643,7 +624,7 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             if (wait > 0 && !lc_run_state_sleep(&s->run, wait, meter))
                 break;
             lc_mutex_lock(&g->mu);
-            if (g->busy == 0 && g->head_unit == g->n_units && g->next_path == g->n_paths &&
+            if (g->busy == 0 && g->head_unit == g->n_units && !lc_epoch_files_left(&g->files) &&
                 !g->done)
                 start_epoch(s, g);
             lc_cond_broadcast(&g->cond);
@@ -659,30 +640,30 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_parquet_column_fini(&ids);
 }
 
+static int pgs_preflight(const void *config, lc_error *err);
+
 static int pgs_init(lc_stage *s, lc_error *err)
 {
     (void)err;
     pgs *g = s->priv;
     lc_mutex_init(&g->mu);
     lc_cond_init(&g->cond);
+    const pgs_config *c = s->config;
+    lc_epoch_files_init(&g->files, s->name, c->path, &g->mu, &g->cond);
     return 0;
 }
 
 static int pgs_start(lc_stage *s, lc_error *err)
 {
     const pgs_config *c = s->config;
-    struct stat st;
-    if (stat(c->path, &st) != 0)
-        return lc_error_set(err, -errno,
-                            "path: %s: %s (give a directory of .parquet files or "
-                            "one file)",
-                            c->path, strerror(errno));
-    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-        return lc_error_set(err, LC_ECONFIG, "path: %s is neither a directory nor a file", c->path);
+    pgs *g = s->priv;
+    lc_error_clear(err);
+    if (pgs_preflight(c, err) != 0)
+        return err->code;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     if (world > 1)
         LC_INFO("%s: reading the games of share %u of %u", s->name, s->env->rank, world);
-    return 0;
+    return c->watch ? lc_epoch_files_watch(&g->files, &s->run, err) : 0;
 }
 
 static void pgs_stop(lc_stage *s)
@@ -691,6 +672,7 @@ static void pgs_stop(lc_stage *s)
     lc_mutex_lock(&g->mu);
     lc_cond_broadcast(&g->cond);
     lc_mutex_unlock(&g->mu);
+    lc_epoch_files_stop(&g->files);
 }
 
 static void pgs_fini(lc_stage *s)
@@ -708,12 +690,11 @@ static void pgs_fini(lc_stage *s)
         g->spare = next;
     }
     free(g->units);
-    for (size_t i = 0; i < g->n_paths; i++)
-        free(g->paths[i]);
-    free(g->paths);
+    lc_epoch_files_fini(&g->files);
     for (size_t i = 0; i < g->n_reported; i++)
         free(g->reported[i].path);
     free(g->reported);
+
     lc_cond_destroy(&g->cond);
     lc_mutex_destroy(&g->mu);
 }
@@ -735,11 +716,13 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
      * (its share is the ratio: 1/world within a game's size). */
     lc_metrics_add_count(m, "rank_rows", atomic_exchange(&g->n_share_rows, 0));
     lc_metrics_add_count(m, "all_ranks_rows", atomic_exchange(&g->n_all_rows, 0));
+    lc_metrics_add_count(m, "files_noticed", atomic_exchange(&g->files.n_noticed, 0));
+    lc_metrics_add_count(m, "watch_overflows", atomic_exchange(&g->files.n_overflows, 0));
     lc_metrics_set_gauge(m, "rows_held", (int64_t)atomic_load(&g->held_gauge), 0, false);
     lc_metrics_set_gauge(m, "epoch", (int64_t)atomic_load(&g->epoch_gauge), (int64_t)c->epochs,
                          c->epochs > 0);
     lc_metrics_set_gauge(m, "files_planned", (int64_t)atomic_load(&g->files_done_gauge),
-                         (int64_t)atomic_load(&g->files_total_gauge), true);
+                         (int64_t)atomic_load(&g->files.total), true);
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
 }
 
@@ -758,6 +741,9 @@ static const lc_metric_info pgs_metrics[] = {
     {"rank_rows", "rows"},
     {"all_ranks_rows", "rows"},
     {"rows_held", "rows"},
+    {"files_noticed", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "new files seen",
+     "new"},
+    {"watch_overflows", "overflows"},
     {0},
 };
 

@@ -436,6 +436,63 @@ static void test_ranks_in_balance(void)
     }
 }
 
+/* ---- watching for new files ------------------------------------------- */
+
+/* With one epoch, a file moved in while the first is being read joins that
+ * epoch (the stage is held at a full output queue until the file is seen,
+ * so the epoch cannot end first); with watch: false it would not. */
+static void test_watch_joins_epoch(void)
+{
+    char *dir = lc_xasprintf("%s/watched", tu_tmpdir());
+    tu_mkdirs(dir);
+    char *first = lc_xasprintf("%s/a.parquet", dir);
+    uint64_t rows_a = write_rank_table(first, 40, 2, false);
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', threads: 1, epochs: 1, shuffle: false}", dir);
+    lc_stage_env env = {.seed = 7, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL, 2,
+                               &env, &s, &err));
+    if (!s)
+        return;
+    CHECK_OK(lc_standalone_start(s, &err));
+    /* The epoch is listed once a's games come out. */
+    uint64_t listed = lc_now_ns() + (uint64_t)(20e9 * tu_slow());
+    while (lc_queue_size(s->output) == 0 && lc_now_ns() < listed)
+        tu_sleep_ms(5);
+    CHECK(lc_queue_size(s->output) > 0);
+    /* Written under a hidden name, then renamed into place (IN_MOVED_TO). */
+    char *tmp = lc_xasprintf("%s/.b.parquet.tmp", dir), *second = lc_xasprintf("%s/b.parquet", dir);
+    uint64_t rows_b = write_rank_table(tmp, 30, 1, false);
+    CHECK(rename(tmp, second) == 0);
+    lc_stage_metrics m;
+    uint64_t noticed = 0, deadline = lc_now_ns() + (uint64_t)(20e9 * tu_slow());
+    while (noticed == 0 && lc_now_ns() < deadline) {
+        lc_standalone_flush(s, &m);
+        noticed += count(&m, "files_noticed");
+        if (!noticed)
+            tu_sleep_ms(20);
+    }
+    CHECK_EQ_U64(noticed, 1);
+    lc_game_item it;
+    uint64_t games = 0, rows = 0;
+    while (lc_queue_get_until(s->output, &it, NULL, lc_now_ns() + 60000000000ull) == 0) {
+        games++;
+        rows += it.n_rows;
+        free(it.mem);
+    }
+    CHECK(lc_queue_closed(s->output));
+    CHECK_EQ_U64(games, 70);
+    CHECK_EQ_U64(rows, rows_a + rows_b);
+    lc_standalone_free(s);
+    free(dir);
+    free(first);
+    free(tmp);
+    free(second);
+}
+
 static void test_config_errors(void)
 {
     const lc_stage_class *cls = lc_stage_class_find("parquet_game_source");
@@ -470,6 +527,7 @@ int main(void)
     test_damaged_row_groups();
     test_stop_midway();
     test_ranks_in_balance();
+    test_watch_joins_epoch();
     test_config_errors();
     return check_finish();
 }

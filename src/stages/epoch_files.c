@@ -1,0 +1,156 @@
+/*
+ * epoch_files: see epoch_files.h.
+ */
+#include "stages/epoch_files.h"
+
+#include "core/clock.h"
+#include "core/dirwalk.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/text.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void lc_epoch_files_init(lc_epoch_files *ef, const char *name, const char *path,
+                         pthread_mutex_t *mu, pthread_cond_t *cond)
+{
+    memset(ef, 0, sizeof *ef);
+    ef->name = name;
+    ef->path = path;
+    ef->mu = mu;
+    ef->cond = cond;
+}
+
+static void free_all(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+}
+
+static void push_seen(lc_epoch_files *ef, const char *path)
+{
+    if (ef->n_seen == ef->cap_seen) {
+        ef->cap_seen = ef->cap_seen ? 2 * ef->cap_seen : 64;
+        ef->seen = lc_xrealloc(ef->seen, ef->cap_seen * sizeof *ef->seen);
+    }
+    ef->seen[ef->n_seen++] = lc_xstrdup(path);
+}
+
+void lc_epoch_files_list(lc_epoch_files *ef, bool shuffle, uint64_t seed, uint64_t epoch)
+{
+    free_all(ef->paths, ef->n);
+    free(ef->paths);
+    ef->paths = lc_list_files(ef->path, ".parquet", &ef->n);
+    ef->next = 0;
+    if (shuffle && ef->n > 1) {
+        lc_rng rng;
+        lc_rng_seed(&rng, seed, epoch - 1);
+        lc_rng_shuffle(&rng, ef->paths, ef->n, sizeof *ef->paths);
+    }
+    free_all(ef->seen, ef->n_seen);
+    ef->n_seen = 0;
+    for (size_t i = 0; i < ef->n; i++)
+        push_seen(ef, ef->paths[i]);
+    atomic_store(&ef->total, ef->n);
+    if (ef->n) {
+        /* The first epoch at info level, later ones at most once a minute. */
+        uint64_t now = lc_now_ns();
+        bool info = ef->logged_ns == 0 || now - ef->logged_ns >= 60000000000ull;
+        if (info)
+            ef->logged_ns = now;
+        lc_log(info ? LC_LOG_INFO : LC_LOG_DEBUG, "%s: epoch %llu: %zu Parquet files under %s",
+               ef->name, (unsigned long long)epoch, ef->n, ef->path);
+        ef->warned_empty = false;
+    } else if (!ef->warned_empty) {
+        LC_WARN("%s: no .parquet files under %s; looking again every second", ef->name,
+                ef->path);
+        ef->warned_empty = true;
+    }
+}
+
+char *lc_epoch_files_next(lc_epoch_files *ef)
+{
+    if (ef->next >= ef->n)
+        return NULL;
+    char *path = ef->paths[ef->next];
+    ef->paths[ef->next++] = NULL;
+    return path;
+}
+
+/* A file the watch saw: into the epoch under way, unless it has it. */
+static void noticed(void *ctx, char *path)
+{
+    lc_epoch_files *ef = ctx;
+    if (!lc_has_suffix(path, ".parquet")) {
+        free(path);
+        return;
+    }
+    lc_mutex_lock(ef->mu);
+    bool known = ef->closed;
+    for (size_t i = 0; i < ef->n_seen && !known; i++)
+        known = strcmp(ef->seen[i], path) == 0;
+    if (!known) {
+        push_seen(ef, path);
+        ef->paths = lc_xrealloc(ef->paths, (ef->n + 1) * sizeof *ef->paths);
+        ef->paths[ef->n++] = path;
+        atomic_fetch_add(&ef->total, 1);
+        atomic_fetch_add(&ef->n_noticed, 1);
+        lc_cond_broadcast(ef->cond);
+        LC_DEBUG("%s: new file %s joins the epoch", ef->name, path);
+    } else {
+        free(path);
+    }
+    lc_mutex_unlock(ef->mu);
+}
+
+static void *watch_main(void *arg)
+{
+    lc_epoch_files *ef = arg;
+    while (!lc_run_state_stopping(ef->run)) {
+        bool overflowed;
+        if (lc_dirwatch_wait(ef->watch, 200, noticed, ef, &overflowed) < 0) {
+            LC_ERROR("%s: watching %s failed: %s; new files wait for the next epoch", ef->name,
+                     ef->path, strerror(errno));
+            break;
+        }
+        if (overflowed && atomic_fetch_add(&ef->n_overflows, 1) == 0)
+            LC_WARN("%s: the inotify queue overflowed: new files may wait for the next epoch "
+                    "(raise fs.inotify.max_queued_events)",
+                    ef->name);
+    }
+    return NULL;
+}
+
+int lc_epoch_files_watch(lc_epoch_files *ef, lc_run_state *run, lc_error *err)
+{
+    struct stat st;
+    if (stat(ef->path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    ef->watch = lc_dirwatch_new(ef->path, err);
+    if (!ef->watch)
+        return err->code;
+    ef->run = run;
+    lc_thread_start(&ef->thread, "pq-watch", watch_main, ef);
+    return 0;
+}
+
+void lc_epoch_files_stop(lc_epoch_files *ef)
+{
+    if (ef->watch && ef->run) {
+        lc_thread_join(&ef->thread);
+        ef->run = NULL;
+    }
+}
+
+void lc_epoch_files_fini(lc_epoch_files *ef)
+{
+    lc_epoch_files_stop(ef);
+    lc_dirwatch_free(ef->watch);
+    free_all(ef->paths, ef->n);
+    free(ef->paths);
+    free_all(ef->seen, ef->n_seen);
+    free(ef->seen);
+}
