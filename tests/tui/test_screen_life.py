@@ -153,7 +153,9 @@ class ScreenLife(ScreenCase):
         self.assertRegex(p.lines()[-1], r"q detach")
         self.assertNotIn("quit", p.lines()[-1])
         p.send("?")
-        help_text = p.wait_for("the help", lambda t: "lcmon: keys" in t)
+        # The whole help, drawn to its last line (a sanitized build draws
+        # slowly enough to be caught half way).
+        help_text = p.wait_for("the help", lambda t: "lcmon: keys" in t and "Press any key" in t)
         self.assertIn("detach: leave this screen; the loader keeps running", help_text)
         self.assertNotIn("stop the pipeline cleanly", help_text)
         p.send("Escape")
