@@ -102,15 +102,15 @@ static void pool_label(const Lcmon__StageMetricProto *st, size_t k, char *buf, s
     snprintf(buf, len, "  %s%s", l->name ? l->name : "pool", t);
 }
 
-/* " ↓ chunk", or for a named output ("split.train") " ↓ train: chunk_source". */
+/* " ↓ chunk" (the item type), or for a named output ("split.train") its
+ * name, " ↓ train" (the unit column says what it carries). */
 static void queue_label(const Lcmon__QueueMetricProto *q, char *buf, size_t len)
 {
     const char *dot = q->name ? strrchr(q->name, '.') : NULL;
-    const char *type = q->item_type ? q->item_type : "queue";
-    if (dot && strcmp(dot, ".out") != 0)
-        snprintf(buf, len, " %s %s: %s", tui_glyph()->flow, dot + 1, type);
-    else
-        snprintf(buf, len, " %s %s", tui_glyph()->flow, type);
+    const char *label = dot && strcmp(dot, ".out") != 0 ? dot + 1
+                        : q->item_type                  ? q->item_type
+                                                        : "queue";
+    snprintf(buf, len, " %s %s", tui_glyph()->flow, label);
 }
 
 static int clamp(int v, int lo, int hi)

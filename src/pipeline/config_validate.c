@@ -307,6 +307,12 @@ static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
             continue;
         }
         s->input_index = s->in[0].stage;
+        if (cls->check_inputs) {
+            lc_error cerr;
+            lc_error_clear(&cerr);
+            if (cls->check_inputs(s->block, s->n_in, &cerr) != 0)
+                problem(err, count, "stage '%s': %s.%s", s->name, cls->type_name, cerr.msg);
+        }
         if (cls->output == &lc_item_any)
             s->out_type = cfg->stages[s->in[0].stage].out_type;
     }

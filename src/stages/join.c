@@ -83,15 +83,25 @@ typedef struct join {
     atomic_uint_fast64_t n_waits;
 } join;
 
+static int join_check_inputs(const void *config, unsigned n_inputs, lc_error *err)
+{
+    const join_config *c = config;
+    if (c->n_weights && c->n_weights != n_inputs)
+        return lc_error_add(err, LC_ECONFIG,
+                            "weights: %u given for %u inputs (give one per input, in the order "
+                            "of inputs)",
+                            c->n_weights, n_inputs);
+    return 0;
+}
+
 static int join_init(lc_stage *s, lc_error *err)
 {
     const join_config *c = s->config;
     join *j = s->priv;
-    if (c->n_weights && c->n_weights != s->n_inputs)
-        return lc_error_set(err, LC_ECONFIG,
-                            "join.weights: %u given for %u inputs (give one per input, in the "
-                            "order of inputs)",
-                            c->n_weights, s->n_inputs);
+    if (join_check_inputs(c, s->n_inputs, err) != 0) {
+        lc_error_prefix(err, "join.");
+        return err->code;
+    }
     for (unsigned i = 0; i < s->n_inputs; i++) {
         j->weight[i] = c->n_weights ? c->weights[i] : 1.0;
         j->live[i] = true;
@@ -279,6 +289,7 @@ const lc_stage_class lc_join_class = {
     .input = &lc_item_any,
     .output = &lc_item_any,
     .max_inputs = LC_STAGE_MAX_INPUTS,
+    .check_inputs = join_check_inputs,
     .priv_size = sizeof(join),
     .worker = join_worker,
     .workers = "workers",

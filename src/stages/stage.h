@@ -73,6 +73,10 @@ typedef struct lc_stage_class {
     /* Several inputs: at most this many (0: one). A stage with several
      * reads them through s->inputs. */
     unsigned max_inputs;
+    /* What the block says of the inputs, checked when the stage is wired
+     * (and so by --check-config): 0, or LC_ECONFIG with "field: what is
+     * wrong (what to do)" added to err. May be NULL. */
+    int (*check_inputs)(const void *config, unsigned n_inputs, lc_error *err);
     /* Named outputs, from the checked config block: fills names (at most
      * LC_STAGE_MAX_OUTPUTS, each a valid stage name, pointing into the
      * block) and returns how many. NULL: one output, named "out". A stage

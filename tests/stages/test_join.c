@@ -176,6 +176,12 @@ static void test_bad_weights(void)
     lc_config *cfg;
     CHECK(lc_config_load_string(mixed, strlen(mixed), "mixed.yaml", &cfg, &err) != 0);
     CHECK(tu_contains(err.msg, "inputs: load carries 'chunk_source' items but f1 carries 'path'"));
+    const char *count = "stages:\n"
+                        "  - {name: f1, file_path_provider: {directory: /tmp}}\n"
+                        "  - {name: f2, file_path_provider: {directory: /tmp}}\n"
+                        "  - {name: j, inputs: [f1, f2], join: {weights: [1]}}\n";
+    CHECK(lc_config_load_string(count, strlen(count), "count.yaml", &cfg, &err) != 0);
+    CHECK(tu_contains(err.msg, "stage 'j': join.weights: 1 given for 2 inputs"));
     const char *both = "stages:\n"
                        "  - {name: f1, file_path_provider: {directory: /tmp}}\n"
                        "  - {name: f2, file_path_provider: {directory: /tmp}}\n"

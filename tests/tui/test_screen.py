@@ -43,6 +43,37 @@ class Screen(ScreenCase):
         self.assertRegex(row(text, "writer"), r"blocked")
         check_layout(self, p, text)
 
+    def test_split_and_join_rows(self):
+        # A splitter's named outputs are queue rows of their own, labelled
+        # with the output's name; the split and the join say where their
+        # items went and came from.
+        d = tempfile.mkdtemp(prefix="lcmon-tui-split-")
+        self.addCleanup(shutil.rmtree, d, True)
+        config = """\
+seed: 1
+metrics_interval_ms: 100
+stages:
+  - {name: files, file_path_provider: {directory: '%s'}}
+  - {name: sources, input: files, chunk_source_loader: {}}
+  - name: split
+    input: sources
+    chunk_source_splitter: {outputs: [{name: train, weight: 1}, {name: test, weight: 1}]}
+  - {name: train_pool, input: split.train, shuffling_chunk_pool: {chunk_pool_size: 1000}}
+  - {name: test_pool, input: split.test, shuffling_chunk_pool: {chunk_pool_size: 1000}}
+  - {name: both, inputs: [train_pool, test_pool], join: {weights: [3, 1]}}
+  - {name: unpacker, input: both, chunk_unpacker: {sampling_rate: 0.5}}
+  - {name: tensors, input: unpacker, tensor_generator: {batch_size: 64}}
+  - {name: writer, input: tensors, fifo_writer: {path: '%s/split.pipe'}}
+""" % (DATA, d)
+        p = Pane(self, 160, 45, config=config, reader=False)
+        text = p.wait_for("the split's queues and the join's sources", lambda t: (
+            re.search(r"\n\s+↓ train\s+.*\d+ sources", t)
+            and re.search(r"\n\s+↓ test\s+.*\d+ sources", t)
+            and re.search(r"train \d+ \([\d.]+%\) · test \d+", row(t, "split"))
+            and re.search(r"train_pool \d+ \([\d.]+%\) · test_pool \d+", row(t, "both"))))
+        self.assertIn("chunk_source_splitter", row(text, "split"))
+        self.assertIn("join", row(text, "both"))
+
     def test_pause_and_resume(self):
         p = Pane(self, 160, 45)
         p.wait_rows()
