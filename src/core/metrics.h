@@ -29,7 +29,8 @@
 
 struct lc_queue;
 
-#define LC_METRIC_NAME_MAX 48
+/* Room for a queue's name: a stage's (40) '.' an output's (20). */
+#define LC_METRIC_NAME_MAX 64
 #define LC_METRIC_TEXT_MAX 256
 #define LC_METRICS_MAX_LOAD 4
 #define LC_METRICS_MAX_QUEUE 8

@@ -310,7 +310,10 @@ static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
         if (cls->check_inputs) {
             lc_error cerr;
             lc_error_clear(&cerr);
-            if (cls->check_inputs(s->block, s->n_in, &cerr) != 0)
+            int up[LC_STAGE_MAX_INPUTS];
+            for (unsigned r = 0; r < s->n_in; r++)
+                up[r] = s->in[r].stage;
+            if (cls->check_inputs(s->block, up, s->n_in, &cerr) != 0)
                 problem(err, count, "stage '%s': %s.%s", s->name, cls->type_name, cerr.msg);
         }
         if (cls->output == &lc_item_any)

@@ -89,6 +89,11 @@ static int splitter_config_check(void *p, lc_error *err)
                               "outputs[%u].name: '%s' is not a valid name (use 1 to 20 letters, "
                               "digits, '_' or '-')",
                               i, o->name);
+        if (strcmp(o->name, "out") == 0)
+            rc = lc_error_add(err, LC_ECONFIG,
+                              "outputs[%u].name: 'out' names a stage's one unnamed output "
+                              "(choose another name)",
+                              i);
         for (unsigned j = 0; j < i; j++)
             if (strcmp(c->outputs[j].name, o->name) == 0)
                 rc = lc_error_add(err, LC_ECONFIG,

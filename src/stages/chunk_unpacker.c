@@ -81,6 +81,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* position_weights draws at most this many positions a use (the keys of
+ * the best are kept on the stack). */
+#define LC_WEIGHTED_K_MAX 1024
+
 /* 1.0 in the 32-bit fixed point of sampling rates and phases. */
 #define LC_UNPACK_ONE 4294967296.0
 #define LC_UNPACK_SHIFT 32
@@ -153,6 +157,11 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "diff_focus: give diff_focus (the legacy keep probability) or "
                           "position_weights (draws by weight), not both");
+    if (c->weights && c->per_chunk_opt && *c->per_chunk_opt > LC_WEIGHTED_K_MAX)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "positions_per_chunk: %llu is above %d, the most position_weights "
+                          "draws a use",
+                          (unsigned long long)*c->per_chunk_opt, LC_WEIGHTED_K_MAX);
     if (c->weights && !c->per_chunk_opt)
         rc = lc_error_add(err, LC_ECONFIG,
                           "position_weights: draws positions_per_chunk positions by weight "
@@ -338,31 +347,40 @@ static const float *chunk_scores(const unpacker_config *cfg, const lc_chunk_item
     return c->packed ? lc_packed_chunk_attach_aux(c->packed, w) : w;
 }
 
-/* positions_per_chunk K drawn in proportion to weight (position_weights):
- * the use's own generator draws a position uniformly and takes it with
- * probability w / max w (rejection sampling: each take is in proportion to
- * weight), a position taken already is drawn again, until K are taken (or
- * every position of weight above 0). Into out; returns how many. `taken`
- * is scratch space of n entries. */
+/* positions_per_chunk K drawn in proportion to weight (position_weights),
+ * without replacement: each position of weight w > 0 gets the key
+ * log(u) / w, u uniform from the use's own generator, and the K largest
+ * keys are taken, largest first (Efraimidis and Spirakis: the same as K
+ * successive draws each in proportion to weight among the positions left,
+ * in a bounded time whatever the weights). Into out; returns how many. */
 static uint32_t weighted_picks(const unpacker_config *cfg, uint64_t seed, const lc_chunk_item *c,
-                               const float *w, uint32_t *taken, uint32_t *out)
+                               const float *w, uint32_t *out)
 {
-    uint32_t n = c->n_records, positive = 0;
-    double wmax = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        positive += w[i] > 0;
-        wmax = w[i] > wmax ? w[i] : wmax;
-        taken[i] = 0;
-    }
-    uint32_t want = cfg->per_chunk < positive ? (uint32_t)cfg->per_chunk : positive;
+    uint32_t n = c->n_records;
     lc_rng rng;
     lc_rng_seed(&rng, lc_mix64(seed ^ WEIGHT_TAG) ^ c->use_count, c->global_index);
-    uint32_t k = 0;
-    while (k < want) {
-        uint32_t i = (uint32_t)lc_rng_below(&rng, n);
-        if (!taken[i] && lc_rng_double(&rng) * wmax < w[i]) {
-            taken[i] = 1;
-            out[k++] = i;
+    /* One draw per position, in position order, so that the picks depend
+     * on nothing else. */
+    double best_key[LC_WEIGHTED_K_MAX];
+    uint32_t k = 0, want = cfg->per_chunk < LC_WEIGHTED_K_MAX ? (uint32_t)cfg->per_chunk
+                                                                : LC_WEIGHTED_K_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        double u = lc_rng_double(&rng);
+        if (!(w[i] > 0))
+            continue;
+        double key = log(u > 0 ? u : 0x1p-60) / (double)w[i];
+        /* Insert into the top `want`, kept sorted, largest first. */
+        uint32_t at = k < want ? k++ : want;
+        while (at > 0 && best_key[at - 1] < key) {
+            if (at < want) {
+                best_key[at] = best_key[at - 1];
+                out[at] = out[at - 1];
+            }
+            at--;
+        }
+        if (at < want) {
+            best_key[at] = key;
+            out[at] = i;
         }
     }
     return k;
@@ -484,7 +502,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                                   : NULL;
         if (cfg->weights) {
             const float *w = scores;
-            k = w ? weighted_picks(cfg, s->env->seed, &c, w, order, picks) : 0;
+            k = w ? weighted_picks(cfg, s->env->seed, &c, w, picks) : 0;
             atomic_fetch_add(&u->n_weighted, k);
             if (w && k == 0 && c.n_records)
                 atomic_fetch_add(&u->n_zero_weight, 1);

@@ -45,6 +45,7 @@ void lc_epoch_files_list(lc_epoch_files *ef, bool shuffle, uint64_t seed, uint64
     free(ef->paths);
     ef->paths = lc_list_files(ef->path, ".parquet", &ef->n);
     ef->next = 0;
+    ef->listed = true;
     if (shuffle && ef->n > 1) {
         lc_rng rng;
         lc_rng_seed(&rng, seed, epoch - 1);
@@ -89,7 +90,8 @@ static void noticed(void *ctx, char *path)
         return;
     }
     lc_mutex_lock(ef->mu);
-    bool known = ef->closed;
+    /* Before the first listing, the listing will find it. */
+    bool known = ef->closed || !ef->listed;
     for (size_t i = 0; i < ef->n_seen && !known; i++)
         known = strcmp(ef->seen[i], path) == 0;
     if (!known) {
@@ -130,8 +132,13 @@ int lc_epoch_files_watch(lc_epoch_files *ef, lc_run_state *run, lc_error *err)
     if (stat(ef->path, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
     ef->watch = lc_dirwatch_new(ef->path, err);
-    if (!ef->watch)
-        return err->code;
+    if (!ef->watch) { /* not fatal: new files wait for the next epoch */
+        LC_WARN("%s: cannot watch %s for new files (%s); they will be read from the next "
+                "epoch on",
+                ef->name, ef->path, err->msg);
+        lc_error_clear(err);
+        return 0;
+    }
     ef->run = run;
     lc_thread_start(&ef->thread, "pq-watch", watch_main, ef);
     return 0;

@@ -33,6 +33,7 @@ typedef struct lc_epoch_files {
     char **seen; /* every file of this epoch, to add none twice */
     size_t n_seen, cap_seen;
     bool closed; /* the last epoch is read: the watch adds nothing */
+    bool listed; /* the first epoch is listed: until then the watch adds nothing */
     bool warned_empty;
     uint64_t logged_ns;
     /* The watch. */
@@ -54,7 +55,9 @@ static inline bool lc_epoch_files_left(const lc_epoch_files *ef)
     return ef->next < ef->n;
 }
 /* Start watching the path (a directory; anything else is not watched)
- * until run says stopping. 0, or a negative code with err set. */
+ * until run says stopping. Without an inotify instance it warns and
+ * leaves new files to the next epoch. 0, or a negative code with err
+ * set. */
 int lc_epoch_files_watch(lc_epoch_files *ef, lc_run_state *run, lc_error *err);
 /* After run says stopping: join the watch (it looks every 200 ms). */
 void lc_epoch_files_stop(lc_epoch_files *ef);

@@ -70,8 +70,19 @@ void lc_hanse_note(lc_hanse *h, double weight)
     lc_stats_add(&h->weights, weight);
 }
 
+void lc_hanse_new_pass(lc_hanse *h)
+{
+    if (h->pass_judged)
+        h->max_weight = h->pass_max;
+    h->pass_max = 0;
+    h->pass_judged = 0;
+}
+
 bool lc_hanse_accept(lc_hanse *h, double weight, uint64_t global, uint32_t use, uint64_t pass)
 {
+    if (weight > h->pass_max)
+        h->pass_max = weight;
+    h->pass_judged++;
     double p = h->max_weight > 0 ? pow(weight / h->max_weight, h->cfg->gamma) : 1.0;
     uint64_t x = lc_mix64(lc_mix64(h->seed ^ HANSE_TAG) ^ lc_mix64(global) ^
                           lc_mix64((uint64_t)use << 32 ^ lc_mix64(pass)));

@@ -8,13 +8,17 @@
  * once, when the pool first reads the chunk (with the chunk store: when it
  * packs it), and kept with the chunk for its life in the window. A drawn
  * chunk whose weight is known is accepted with probability
- * (weight / max_weight)^gamma, max_weight being the largest chunk weight
- * computed so far; a rejected chunk is skipped for the rest of the pass
- * (its use count does not move). The coin is a hash of (seed, global
- * index, use count, pass), so a run is reproducible whatever the threads
- * do, and a chunk rejected in one pass gets a fresh coin in the next. A
- * chunk drawn before its weight is known is read, weighed, then judged
- * the same way (a rejected one was read for nothing, once in its life).
+ * (weight / max_weight)^gamma; a rejected chunk is skipped for the rest of
+ * the pass (its use count does not move). max_weight is the largest weight
+ * judged in the previous pass (so it follows the window: an outlier that
+ * left it stops weighing on the others), raised at once by any heavier
+ * chunk weighed; when every weight is 0 everything is accepted. Every pass
+ * thus accepts at least its heaviest chunks. The coin is a hash of (seed,
+ * global index, use count, pass), so a chunk rejected in one pass gets a
+ * fresh coin in the next. A chunk drawn before its weight is known (its
+ * first draw) is read, weighed, then judged the same way, its use count
+ * already counted; those first judgements depend on which chunks were
+ * weighed before, so on thread timing; later ones do not.
  *
  * Thread safety: the counters are atomic; max_weight and the statistics
  * are only touched under the pool's mutex.
@@ -46,6 +50,8 @@ typedef struct lc_hanse {
     const lc_hanse_config *cfg; /* NULL: Hanse sampling off */
     uint64_t seed;
     double max_weight;     /* under the pool's mutex */
+    double pass_max;       /* the largest weight judged in this pass (mutex) */
+    uint64_t pass_judged;  /* weights judged in this pass (mutex) */
     lc_stats weights;      /* chunk weights computed since the last flush (mutex) */
     atomic_uint_fast64_t n_accepted, n_rejected;
 } lc_hanse;
@@ -58,6 +64,9 @@ double lc_hanse_chunk_weight(const lc_hanse *h, const uint8_t *records, size_t r
                              uint32_t n, uint32_t version);
 /* A chunk was weighed (caller holds the pool's mutex). */
 void lc_hanse_note(lc_hanse *h, double weight);
+/* The pool begins a pass (caller holds the pool's mutex): max_weight
+ * becomes the largest weight judged in the pass before. */
+void lc_hanse_new_pass(lc_hanse *h);
 /* Accept chunk `global` of this weight, drawn in pass `pass` at use count
  * `use`? Counts the answer. Caller holds the pool's mutex (max_weight). */
 bool lc_hanse_accept(lc_hanse *h, double weight, uint64_t global, uint32_t use, uint64_t pass);

@@ -14,6 +14,10 @@
  * never waits on one input while another has an item: it takes the turn's
  * input if that has one, else the next in turn that has, and sleeps only
  * when all are empty; proportions then hold while every input keeps up.
+ * Weighted mode refuses two outputs of one stage as inputs (that stage's
+ * worker would block on the side the join is not reading); through stages
+ * that do not buffer the same can happen, so put a pool on each side of a
+ * split, or use mode: available.
  * An input that ends (closed and drained) leaves the turn; the join ends
  * when all have.
  *
@@ -83,7 +87,8 @@ typedef struct join {
     atomic_uint_fast64_t n_waits;
 } join;
 
-static int join_check_inputs(const void *config, unsigned n_inputs, lc_error *err)
+static int join_check_inputs(const void *config, const int *upstream, unsigned n_inputs,
+                             lc_error *err)
 {
     const join_config *c = config;
     if (c->n_weights && c->n_weights != n_inputs)
@@ -91,6 +96,17 @@ static int join_check_inputs(const void *config, unsigned n_inputs, lc_error *er
                             "weights: %u given for %u inputs (give one per input, in the order "
                             "of inputs)",
                             c->n_weights, n_inputs);
+    /* Two outputs of one stage, read in strict turns: the stage's worker
+     * blocks on the output the join is not reading while the join waits on
+     * the other. */
+    for (unsigned i = 0; upstream && c->mode == JOIN_WEIGHTED && i < n_inputs; i++)
+        for (unsigned k = 0; k < i; k++)
+            if (upstream[i] == upstream[k])
+                return lc_error_add(err, LC_ECONFIG,
+                                    "mode: inputs %u and %u are two outputs of one stage; in "
+                                    "mode weighted the join and that stage would wait on each "
+                                    "other (use mode: available, or a pool on each side)",
+                                    k + 1, i + 1);
     return 0;
 }
 
@@ -98,7 +114,7 @@ static int join_init(lc_stage *s, lc_error *err)
 {
     const join_config *c = s->config;
     join *j = s->priv;
-    if (join_check_inputs(c, s->n_inputs, err) != 0) {
+    if (join_check_inputs(c, NULL, s->n_inputs, err) != 0) {
         lc_error_prefix(err, "join.");
         return err->code;
     }

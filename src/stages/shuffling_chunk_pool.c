@@ -346,6 +346,7 @@ typedef struct draw {
 /* Draw the next chunk to load; false when stopping. Caller holds mu. */
 static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
 {
+    unsigned rejected = 0;
     for (;;) {
         if (lc_run_state_stopping(&s->run))
             return false;
@@ -361,6 +362,8 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
             if (p->passes++ == 0)
                 log_first_pass(s, p);
             lc_window_new_pass(&p->win);
+            if (p->hanse.cfg)
+                lc_hanse_new_pass(&p->hanse);
             atomic_fetch_add(&p->n_reshuffles, 1);
             if (p->win.n_pending == 0)
                 continue;
@@ -383,8 +386,15 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
             float weight = e->weight ? e->weight[pos] : NAN;
             if (isnan(weight))
                 d->weigh = true;
-            else if (!lc_hanse_accept(&p->hanse, weight, idx, e->uses[pos], p->passes))
-                continue; /* skipped for the rest of the pass */
+            else if (!lc_hanse_accept(&p->hanse, weight, idx, e->uses[pos], p->passes)) {
+                /* Skipped for the rest of the pass. A long run of these
+                 * lets the ingestion and the metrics take the lock. */
+                if (++rejected % 256 == 0) {
+                    lc_mutex_unlock(&p->mu);
+                    lc_mutex_lock(&p->mu);
+                }
+                continue;
+            }
         }
         atomic_fetch_add(&p->n_emitted_total, 1);
         d->src = lc_chunk_source_ref(e->src);
@@ -505,7 +515,7 @@ static bool load_chunk(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_i
         return false;
     }
     uint32_t n = (uint32_t)data.n_records;
-    *rejected = p->hanse.cfg && !weigh_and_judge(s, d, &data);
+    *rejected = p->hanse.cfg && d->weigh && !weigh_and_judge(s, d, &data);
     if (!pack || d->unfit || !lc_chunk_store_has_room(&p->store, n)) {
         if (pack) {
             /* Outside the store, the same rules: with a store on, a bad

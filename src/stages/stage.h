@@ -74,9 +74,12 @@ typedef struct lc_stage_class {
      * reads them through s->inputs. */
     unsigned max_inputs;
     /* What the block says of the inputs, checked when the stage is wired
-     * (and so by --check-config): 0, or LC_ECONFIG with "field: what is
-     * wrong (what to do)" added to err. May be NULL. */
-    int (*check_inputs)(const void *config, unsigned n_inputs, lc_error *err);
+     * (and so by --check-config): upstream[i] identifies the stage input
+     * i comes from (two inputs from one stage have the same number). 0,
+     * or LC_ECONFIG with "field: what is wrong (what to do)" added to err.
+     * May be NULL. */
+    int (*check_inputs)(const void *config, const int *upstream, unsigned n_inputs,
+                        lc_error *err);
     /* Named outputs, from the checked config block: fills names (at most
      * LC_STAGE_MAX_OUTPUTS, each a valid stage name, pointing into the
      * block) and returns how many. NULL: one output, named "out". A stage

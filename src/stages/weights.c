@@ -65,10 +65,15 @@ int lc_weights_config_check(lc_weights_config *c, const char *field, lc_error *e
     rc |= take(&p->alpha, c->alpha_opt, 1.0, 0, 1e9, field, "alpha", err);
     rc |= take(&p->beta, c->beta_opt, 0.0, -1e9, 1e9, field, "beta", err);
     rc |= take(&p->gamma, c->gamma_opt, 1.0, 0, 100, field, "gamma", err);
-    rc |= take(&p->tau, c->tau_opt, 1e9, 0, 1e9, field, "tau", err);
+    rc |= take(&p->tau, c->tau_opt, 1e9, 1e-9, 1e9, field, "tau", err);
     rc |= take(&p->default_weight, c->default_opt, 1.0, 0, 1e9, field, "default_weight", err);
     rc |= take(&p->q_weight, c->q_weight_opt, 6.0, 0, 1e9, field, "q_weight", err);
     rc |= take(&p->pol_scale, c->pol_scale_opt, 3.5, 0, 1e9, field, "pol_scale", err);
+    if (rc == 0 && !(p->alpha > 0) && !(p->beta > 0))
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "%s.alpha: with alpha %g and beta %g every known position weighs 0 "
+                          "(give alpha or beta above 0)",
+                          field, p->alpha, p->beta);
     return finish(rc, p->q_weight, p->pol_scale, field, err);
 }
 

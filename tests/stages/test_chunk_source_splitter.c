@@ -232,6 +232,7 @@ static void test_bad_blocks(void)
     check_bad_block("outputs: [{name: a}, {name: a}]", "'a' is used twice");
     check_bad_block("outputs: [{name: a, weight: 0}, {name: b}]", "outputs[0].weight");
     check_bad_block("outputs: [{name: 'a.b'}, {name: b}]", "not a valid name");
+    check_bad_block("outputs: [{name: out}, {name: b}]", "'out' names a stage's one unnamed");
 }
 
 /* In a pipeline: each output is addressed as split.<name>, and a bare

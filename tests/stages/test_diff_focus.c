@@ -197,6 +197,24 @@ static void test_weights(void)
     free(seq[1]);
 }
 
+/* K at least the positions of weight above 0, with weights 1e-4 to 1:
+ * every one of them, at once (rejection sampling would take about 10^4
+ * tries for the last); weight 0 never. */
+static void test_take_all_positive(void)
+{
+    const float best[6] = {0, 0, 0, 0, 0, 0}, orig[6] = {0, 0, 0, 0, 0, 0},
+                kld[6] = {1e-4f, 1, 0.5f, 0, 0.01f, 0.2f};
+    lc_frame f[6];
+    make_frames(f, 6, best, orig, kld);
+    feed fd = {.f = f, .n = 6, .chunks = 50, .uses = 2};
+    uint64_t counts[6] = {0};
+    lc_stage_metrics m;
+    run("positions_per_chunk: 6\nposition_weights: {q_weight: 1, pol_scale: 0}\n", &fd, counts,
+        NULL, 0, &m);
+    for (int t = 0; t < 6; t++)
+        CHECK_EQ_U64(counts[t], t == 3 ? 0 : 100);
+}
+
 static void test_config(void)
 {
     lc_stage *s = NULL;
@@ -218,6 +236,7 @@ int main(void)
 {
     test_keep_probability();
     test_weights();
+    test_take_all_positive();
     test_config();
     return check_finish();
 }

@@ -21,15 +21,16 @@
 
 #define GAMES 100
 
-/* Game i: one V6 record, policy_kld = 1 + i % 4 (its weight), best_q =
- * orig_q = 0, played and best index 0 with probability 1. */
-static void write_games(const char *dir)
+/* n games, game i one V6 record with policy_kld = 1 + i % 4 (its weight;
+ * 0 with `zero`), best_q = orig_q = 0, played and best index 0 with
+ * probability 1. */
+static void write_games(const char *dir, int n, bool zero)
 {
     tu_mkdirs(dir);
-    for (int i = 0; i < GAMES; i++) {
+    for (int i = 0; i < n; i++) {
         uint8_t rec[LC_V6_RECORD_SIZE] = {0};
         uint32_t six = 6, fmt = 1;
-        float kld = (float)(1 + i % 4), one = 1.0f;
+        float kld = zero ? 0.0f : (float)(1 + i % 4), one = 1.0f;
         memcpy(rec, &six, 4);
         memcpy(rec + 4, &fmt, 4);
         memcpy(rec + 8, &one, 4);
@@ -137,6 +138,43 @@ static void test_gamma_zero(const char *dir)
         CHECK(n[k] >= 450 && n[k] <= 550);
 }
 
+/* Every weight 0 (policy_kld 0, beta 0): nothing is heavier than anything,
+ * so everything is accepted (no pass of rejections without end). */
+static void test_all_zero(void)
+{
+    char *dir = lc_xasprintf("%s/zero", tu_tmpdir());
+    write_games(dir, 20, true);
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 32, LC_OVERFLOW_BLOCK);
+    lc_stage *s = NULL;
+    lc_error err;
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("shuffling_chunk_pool"), "pool",
+                               "chunk_pool_size: 100\nstore_bytes: 0\n"
+                               "hanse: {position_weights: {q_weight: 1, pol_scale: 0}}\n",
+                               in, 16, NULL, &s, &err));
+    CHECK_OK(lc_standalone_start(s, NULL));
+    for (int i = 0; i < 20; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/game_%06d.gz", dir, i);
+        lc_source_item it = {.source = tu_chunk_source(path)};
+        CHECK_OK(lc_queue_put(in, &it, NULL));
+    }
+    lc_source_item marker = {.flags = LC_ITEM_SCAN_DONE, .seq = 20};
+    CHECK_OK(lc_queue_put(in, &marker, NULL));
+    int got = 0;
+    lc_chunk_item c;
+    while (got < 400 && lc_queue_get_until(s->output, &c, NULL, lc_now_ns() + 30000000000ull) == 0) {
+        lc_item_chunk.dispose(&c);
+        got++;
+    }
+    CHECK_EQ_INT(got, 400);
+    lc_stage_metrics m;
+    lc_standalone_flush(s, &m);
+    CHECK_EQ_U64(lc_metrics_find_count(&m, "hanse_rejected")->count, 0);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+    free(dir);
+}
+
 static void test_config(void)
 {
     lc_stage *s = NULL;
@@ -154,10 +192,11 @@ static void test_config(void)
 int main(void)
 {
     char *dir = lc_xasprintf("%s/games", tu_tmpdir());
-    write_games(dir);
+    write_games(dir, GAMES, false);
     test_proportions(dir, "0");
     test_proportions(dir, "64M");
     test_gamma_zero(dir);
+    test_all_zero();
     test_config();
     free(dir);
     return check_finish();

@@ -176,6 +176,22 @@ static void test_bad_weights(void)
     lc_config *cfg;
     CHECK(lc_config_load_string(mixed, strlen(mixed), "mixed.yaml", &cfg, &err) != 0);
     CHECK(tu_contains(err.msg, "inputs: load carries 'chunk_source' items but f1 carries 'path'"));
+    const char *twin = "stages:\n"
+                       "  - {name: f, file_path_provider: {directory: /tmp}}\n"
+                       "  - {name: l, input: f, chunk_source_loader: {}}\n"
+                       "  - {name: s, input: l, chunk_source_splitter: "
+                       "{outputs: [{name: a}, {name: b}]}}\n"
+                       "  - {name: j, inputs: [s.a, s.b], join: {}}\n";
+    CHECK(lc_config_load_string(twin, strlen(twin), "twin.yaml", &cfg, &err) != 0);
+    CHECK(tu_contains(err.msg, "inputs 1 and 2 are two outputs of one stage"));
+    const char *twin_ok = "stages:\n"
+                          "  - {name: f, file_path_provider: {directory: /tmp}}\n"
+                          "  - {name: l, input: f, chunk_source_loader: {}}\n"
+                          "  - {name: s, input: l, chunk_source_splitter: "
+                          "{outputs: [{name: a}, {name: b}]}}\n"
+                          "  - {name: j, inputs: [s.a, s.b], join: {mode: available}}\n";
+    CHECK_OK(lc_config_load_string(twin_ok, strlen(twin_ok), "twin_ok.yaml", &cfg, &err));
+    lc_config_free(cfg);
     const char *count = "stages:\n"
                         "  - {name: f1, file_path_provider: {directory: /tmp}}\n"
                         "  - {name: f2, file_path_provider: {directory: /tmp}}\n"

@@ -8,8 +8,8 @@
 double lc_diff_total(float best_q, float orig_q, float policy_kld, double q_weight,
                      double pol_scale)
 {
-    if (isnan(orig_q) || isnan(policy_kld))
-        return NAN;
+    if (!isfinite(best_q) || !isfinite(orig_q) || !isfinite(policy_kld))
+        return NAN; /* unknown, or not a number to weigh by */
     return (q_weight * fabs((double)best_q - (double)orig_q) + (double)policy_kld) /
            (q_weight + pol_scale);
 }
@@ -17,9 +17,10 @@ double lc_diff_total(float best_q, float orig_q, float policy_kld, double q_weig
 double lc_diff_keep_probability(float best_q, float orig_q, float policy_kld, double min,
                                 double slope, double q_weight, double pol_scale)
 {
-    if (isnan(orig_q) || isnan(policy_kld) || policy_kld == 0.0f)
+    double total = lc_diff_total(best_q, orig_q, policy_kld, q_weight, pol_scale);
+    if (isnan(total) || policy_kld == 0.0f)
         return 1.0;
-    double p = min + slope * lc_diff_total(best_q, orig_q, policy_kld, q_weight, pol_scale);
+    double p = min + slope * total;
     return p >= 1 ? 1.0 : (p > 0 ? p : 0.0);
 }
 

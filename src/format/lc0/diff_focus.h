@@ -20,7 +20,8 @@
 
 #include <stdbool.h>
 
-/* total, or NaN when orig_q or policy_kld is NaN. */
+/* total, or NaN when orig_q or policy_kld is NaN (or any field is not
+ * finite: a broken record weighs as an unknown one). */
 double lc_diff_total(float best_q, float orig_q, float policy_kld, double q_weight,
                      double pol_scale);
 
