@@ -7,7 +7,6 @@
 #include "core/log.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -24,57 +23,7 @@ struct lc_dirwatch {
     size_t n_dirs, cap_dirs;
 };
 
-static void add_watch(lc_dirwatch *w, const char *dir)
-{
-    int wd = inotify_add_watch(w->fd, dir,
-                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR);
-    if (wd < 0) {
-        LC_WARN("cannot watch %s: %s (files written there will be seen at the next listing)",
-                dir, strerror(errno));
-        return;
-    }
-    for (size_t i = 0; i < w->n_dirs; i++) {
-        if (w->dirs[i].wd == wd) { /* reached again (a link, a rename) */
-            free(w->dirs[i].path);
-            w->dirs[i].path = lc_xstrdup(dir);
-            return;
-        }
-    }
-    if (w->n_dirs == w->cap_dirs) {
-        w->cap_dirs = w->cap_dirs ? 2 * w->cap_dirs : 16;
-        w->dirs = lc_xrealloc(w->dirs, w->cap_dirs * sizeof *w->dirs);
-    }
-    w->dirs[w->n_dirs].wd = wd;
-    w->dirs[w->n_dirs].path = lc_xstrdup(dir);
-    w->n_dirs++;
-}
-
-/* A walk of a new tree: watch its directories, report its files. */
-typedef struct walk_ctx {
-    lc_dirwatch *w;
-    void (*found)(void *ctx, char *path);
-    void *ctx;
-    int n;
-} walk_ctx;
-
-static void walk_dir(void *p, const char *path)
-{
-    add_watch(((walk_ctx *)p)->w, path);
-}
-
-static void walk_file(void *p, char *path, const char *name)
-{
-    (void)name;
-    walk_ctx *c = p;
-    if (c->found) {
-        c->found(c->ctx, path);
-        c->n++;
-    } else {
-        free(path);
-    }
-}
-
-lc_dirwatch *lc_dirwatch_new(const char *dir, lc_error *err)
+lc_dirwatch *lc_dirwatch_new(lc_error *err)
 {
     int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (fd < 0) {
@@ -85,9 +34,6 @@ lc_dirwatch *lc_dirwatch_new(const char *dir, lc_error *err)
     }
     lc_dirwatch *w = lc_xcalloc(1, sizeof *w);
     w->fd = fd;
-    walk_ctx c = {.w = w};
-    lc_walk_ops ops = {.dir = walk_dir, .file = walk_file};
-    lc_walk_tree(dir, &ops, &c);
     return w;
 }
 
@@ -102,9 +48,75 @@ void lc_dirwatch_free(lc_dirwatch *w)
     free(w);
 }
 
+int lc_dirwatch_fd(const lc_dirwatch *w)
+{
+    return w->fd;
+}
+
 size_t lc_dirwatch_dirs(const lc_dirwatch *w)
 {
     return w->n_dirs;
+}
+
+int lc_dirwatch_add(lc_dirwatch *w, const char *dir)
+{
+    int wd = inotify_add_watch(w->fd, dir,
+                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF |
+                                   IN_MOVE_SELF | IN_ONLYDIR);
+    if (wd < 0)
+        return -errno;
+    for (size_t i = 0; i < w->n_dirs; i++) {
+        if (w->dirs[i].wd == wd) { /* the same directory reached again */
+            free(w->dirs[i].path);
+            w->dirs[i].path = lc_xstrdup(dir);
+            return 0;
+        }
+    }
+    if (w->n_dirs == w->cap_dirs) {
+        w->cap_dirs = w->cap_dirs ? 2 * w->cap_dirs : 16;
+        w->dirs = lc_xrealloc(w->dirs, w->cap_dirs * sizeof *w->dirs);
+    }
+    w->dirs[w->n_dirs].wd = wd;
+    w->dirs[w->n_dirs].path = lc_xstrdup(dir);
+    w->n_dirs++;
+    return 0;
+}
+
+typedef struct tree_ctx {
+    lc_dirwatch *w;
+    void (*found)(void *ctx, char *path);
+    void *ctx;
+    size_t n;
+} tree_ctx;
+
+static void tree_dir(void *p, const char *path)
+{
+    tree_ctx *t = p;
+    int rc = lc_dirwatch_add(t->w, path);
+    if (rc < 0)
+        LC_WARN("cannot watch %s: %s (files written there will not be seen)", path,
+                strerror(-rc));
+}
+
+static void tree_file(void *p, char *path, const char *name)
+{
+    (void)name;
+    tree_ctx *t = p;
+    if (t->found) {
+        t->found(t->ctx, path);
+        t->n++;
+    } else {
+        free(path);
+    }
+}
+
+size_t lc_dirwatch_add_tree(lc_dirwatch *w, const char *dir, void (*found)(void *ctx, char *path),
+                            void *ctx)
+{
+    tree_ctx t = {.w = w, .found = found, .ctx = ctx};
+    lc_walk_ops ops = {.dir = tree_dir, .file = tree_file};
+    lc_walk_tree(dir, &ops, &t);
+    return t.n;
 }
 
 static const char *dir_of(const lc_dirwatch *w, int wd)
@@ -126,46 +138,52 @@ static void forget(lc_dirwatch *w, int wd)
     }
 }
 
-int lc_dirwatch_wait(lc_dirwatch *w, int timeout_ms, void (*found)(void *ctx, char *path),
-                     void *ctx, bool *overflowed)
+/* One event; false when a callback said stop. */
+static bool dispatch(lc_dirwatch *w, const struct inotify_event *ev, const lc_dirwatch_ops *ops,
+                     void *ctx)
 {
-    *overflowed = false;
-    struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
-    int n = poll(&pfd, 1, timeout_ms);
-    if (n < 0)
-        return errno == EINTR ? 0 : -1;
-    if (n == 0)
-        return 0;
-    _Alignas(struct inotify_event) char buf[16 * 1024];
-    walk_ctx c = {.w = w, .found = found, .ctx = ctx};
+    if (ev->mask & IN_Q_OVERFLOW) {
+        if (ops->overflow)
+            ops->overflow(ctx);
+        return true;
+    }
+    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+        const char *gone = dir_of(w, ev->wd);
+        if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && gone && ops->gone)
+            ops->gone(ctx, gone);
+        if (ev->mask & IN_IGNORED)
+            forget(w, ev->wd);
+        return true;
+    }
+    const char *dir = dir_of(w, ev->wd);
+    if (!dir || ev->len == 0 || ev->name[0] == '.')
+        return true;
+    char *path = lc_xasprintf("%s/%s", dir, ev->name);
+    if (ev->mask & IN_ISDIR) {
+        if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && ops->dir)
+            return ops->dir(ctx, path);
+        free(path);
+        return true;
+    }
+    if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO))
+        return ops->file(ctx, path);
+    free(path); /* a file created: wait for its close */
+    return true;
+}
+
+long lc_dirwatch_read(lc_dirwatch *w, const lc_dirwatch_ops *ops, void *ctx)
+{
+    _Alignas(struct inotify_event) char buf[64 * 1024];
+    long n = 0;
     ssize_t len;
     while ((len = read(w->fd, buf, sizeof buf)) > 0) {
         for (char *p = buf; p < buf + len;) {
             const struct inotify_event *ev = (const struct inotify_event *)p;
             p += sizeof *ev + ev->len;
-            if (ev->mask & IN_Q_OVERFLOW) {
-                *overflowed = true;
-                continue;
-            }
-            if (ev->mask & IN_IGNORED) {
-                forget(w, ev->wd);
-                continue;
-            }
-            const char *dir = dir_of(w, ev->wd);
-            if (!dir || ev->len == 0 || ev->name[0] == '.')
-                continue;
-            char *path = lc_xasprintf("%s/%s", dir, ev->name);
-            if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
-                lc_walk_ops ops = {.dir = walk_dir, .file = walk_file};
-                lc_walk_tree(path, &ops, &c); /* its files, and watch it */
-                free(path);
-            } else if (!(ev->mask & IN_ISDIR) && (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO))) {
-                found(ctx, path);
-                c.n++;
-            } else {
-                free(path); /* a file created: wait for its close */
-            }
+            n++;
+            if (!dispatch(w, ev, ops, ctx))
+                return -1;
         }
     }
-    return c.n;
+    return n;
 }

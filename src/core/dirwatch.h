@@ -1,17 +1,15 @@
 /*
- * dirwatch: the files that appear in a directory tree, as inotify reports
- * them: a file closed after writing (IN_CLOSE_WRITE) or moved in
- * (IN_MOVED_TO: a writer that renames its finished file into place), and
- * every file of a directory created or moved in, which is watched from then
- * on. Names starting with '.' are ignored, as core/dirwalk.h ignores them.
- * A file is reported when a close after writing or a rename says it is
- * whole; only the files already in a new directory when its watch begins
- * are reported as found (one may still be being written: its close then
- * reports it again). file_path_provider, which also holds back files a
- * scan finds still changing, keeps its own watch.
+ * dirwatch: an inotify instance watching directories, and what its events
+ * say, for the stages that find data files (file_path_provider, and
+ * parquet_game_source through stages/epoch_files.h): a file closed after
+ * writing (IN_CLOSE_WRITE) or moved in (IN_MOVED_TO: a writer that renames
+ * its finished file into place), a directory created or moved in (the
+ * caller decides whether to watch and scan it), a watched directory that
+ * was itself deleted or moved away, and the kernel's queue overflowing.
+ * Names starting with '.' are ignored, as core/dirwalk.h ignores them.
  *
- * One thread uses a watcher; lc_dirwatch_wait returns at least every
- * timeout so that the caller can look at its stop flag.
+ * One thread uses a watcher. It keeps the path of every watch, so that an
+ * event names whole paths.
  */
 #ifndef LC_CORE_DIRWATCH_H
 #define LC_CORE_DIRWATCH_H
@@ -19,23 +17,42 @@
 #include "core/error.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct lc_dirwatch lc_dirwatch;
 
-/* Watch dir and every directory under it; NULL, with err saying why (no
- * inotify instance to be had: raise fs.inotify.max_user_instances). A
- * directory that cannot be watched is logged and left out. */
-lc_dirwatch *lc_dirwatch_new(const char *dir, lc_error *err);
+/* An inotify instance with no watch yet; NULL, with err saying why (raise
+ * fs.inotify.max_user_instances). */
+lc_dirwatch *lc_dirwatch_new(lc_error *err);
 void lc_dirwatch_free(lc_dirwatch *w);
+/* The descriptor to poll for events (readable when some are waiting). */
+int lc_dirwatch_fd(const lc_dirwatch *w);
 /* Directories watched. */
 size_t lc_dirwatch_dirs(const lc_dirwatch *w);
 
-/* Wait up to timeout_ms for events, then call found(ctx, path) for each
- * new file (path malloc'd, the callee's). Returns the files found, or -1
- * when polling failed (errno). *overflowed is set when the kernel's queue
- * overflowed: files written meanwhile may have been missed (a caller that
- * lists the tree again catches up). */
-int lc_dirwatch_wait(lc_dirwatch *w, int timeout_ms, void (*found)(void *ctx, char *path),
-                     void *ctx, bool *overflowed);
+/* Watch one directory (not below it). 0, or a negated errno. */
+int lc_dirwatch_add(lc_dirwatch *w, const char *dir);
+/* Watch dir and every directory below it, passing each file found to
+ * found(ctx, path) (path the callee's; found may be NULL). A directory
+ * that cannot be watched is logged. Returns the files found. */
+size_t lc_dirwatch_add_tree(lc_dirwatch *w, const char *dir, void (*found)(void *ctx, char *path),
+                            void *ctx);
+
+typedef struct lc_dirwatch_ops {
+    /* A file closed after writing or moved in; path the callee's. false
+     * stops the reading (the output closed). */
+    bool (*file)(void *ctx, char *path);
+    /* A directory created or moved in; path the callee's (watch and scan
+     * it). false stops the reading. May be NULL (the path is freed). */
+    bool (*dir)(void *ctx, char *path);
+    /* A watched directory was itself deleted or moved away. May be NULL. */
+    void (*gone)(void *ctx, const char *dir);
+    /* The kernel's queue overflowed: events were lost. May be NULL. */
+    void (*overflow)(void *ctx);
+} lc_dirwatch_ops;
+
+/* Read the events waiting (never blocks) and pass each on. Returns the
+ * events read, or -1 when a callback returned false. */
+long lc_dirwatch_read(lc_dirwatch *w, const lc_dirwatch_ops *ops, void *ctx);
 
 #endif

@@ -10,6 +10,7 @@
 #include "core/text.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,20 +109,45 @@ static void noticed(void *ctx, char *path)
     lc_mutex_unlock(ef->mu);
 }
 
+static bool on_file(void *ctx, char *path)
+{
+    noticed(ctx, path);
+    return true;
+}
+
+/* A new directory: watched, and its files (one may still be being
+ * written: its close reports it again) are noticed. */
+static bool on_dir(void *ctx, char *path)
+{
+    lc_epoch_files *ef = ctx;
+    lc_dirwatch_add_tree(ef->watch, path, noticed, ef);
+    free(path);
+    return true;
+}
+
+static void on_overflow(void *ctx)
+{
+    lc_epoch_files *ef = ctx;
+    if (atomic_fetch_add(&ef->n_overflows, 1) == 0)
+        LC_WARN("%s: the inotify queue overflowed: new files may wait for the next epoch "
+                "(raise fs.inotify.max_queued_events)",
+                ef->name);
+}
+
 static void *watch_main(void *arg)
 {
     lc_epoch_files *ef = arg;
+    static const lc_dirwatch_ops ops = {.file = on_file, .dir = on_dir, .overflow = on_overflow};
+    struct pollfd pfd = {.fd = lc_dirwatch_fd(ef->watch), .events = POLLIN};
     while (!lc_run_state_stopping(ef->run)) {
-        bool overflowed;
-        if (lc_dirwatch_wait(ef->watch, 200, noticed, ef, &overflowed) < 0) {
+        int n = poll(&pfd, 1, 200); /* the stop flag is looked at this often */
+        if (n < 0 && errno != EINTR) {
             LC_ERROR("%s: watching %s failed: %s; new files wait for the next epoch", ef->name,
                      ef->path, strerror(errno));
             break;
         }
-        if (overflowed && atomic_fetch_add(&ef->n_overflows, 1) == 0)
-            LC_WARN("%s: the inotify queue overflowed: new files may wait for the next epoch "
-                    "(raise fs.inotify.max_queued_events)",
-                    ef->name);
+        if (n > 0)
+            lc_dirwatch_read(ef->watch, &ops, ef);
     }
     return NULL;
 }
@@ -131,7 +157,7 @@ int lc_epoch_files_watch(lc_epoch_files *ef, lc_run_state *run, lc_error *err)
     struct stat st;
     if (stat(ef->path, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    ef->watch = lc_dirwatch_new(ef->path, err);
+    ef->watch = lc_dirwatch_new(err);
     if (!ef->watch) { /* not fatal: new files wait for the next epoch */
         LC_WARN("%s: cannot watch %s for new files (%s); they will be read from the next "
                 "epoch on",
@@ -139,6 +165,7 @@ int lc_epoch_files_watch(lc_epoch_files *ef, lc_run_state *run, lc_error *err)
         lc_error_clear(err);
         return 0;
     }
+    lc_dirwatch_add_tree(ef->watch, ef->path, NULL, NULL);
     ef->run = run;
     lc_thread_start(&ef->thread, "pq-watch", watch_main, ef);
     return 0;

@@ -29,6 +29,7 @@
 
 #include "core/clock.h"
 #include "core/dirwalk.h"
+#include "core/dirwatch.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "stages/items.h"
@@ -40,7 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,11 +76,6 @@ static int fpp_config_check(void *p, lc_error *err)
     return rc;
 }
 
-typedef struct watch_dir {
-    int wd;
-    char *path;
-} watch_dir;
-
 typedef struct found_file {
     char *path;
     const char *key; /* points into path */
@@ -94,10 +89,8 @@ typedef struct pending_file {
 } pending_file;
 
 typedef struct fpp {
-    int inotify_fd;
+    lc_dirwatch *watch; /* NULL with watch: false */
     int wake_fd;
-    watch_dir *dirs;
-    size_t n_dirs, cap_dirs;
     pending_file *pending;
     size_t n_pending, cap_pending;
     uint64_t seq;
@@ -115,59 +108,18 @@ enum { WARN_NONE, WARN_NO_DIRECTORY, WARN_NO_FILES, WARN_DIR_GONE, WARN_DIR_NOT_
        WARN_DIR_REPLACED };
 #define WARN_AGAIN_S 60.0
 
-static bool ignored_name(const char *name)
-{
-    return name[0] == '.';
-}
-
 static void add_watch(fpp *f, const char *dir)
 {
-    if (f->inotify_fd < 0)
+    if (!f->watch)
         return;
-    int wd = inotify_add_watch(f->inotify_fd, dir,
-                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF |
-                                   IN_MOVE_SELF | IN_ONLYDIR);
-    if (wd < 0) {
+    int rc = lc_dirwatch_add(f->watch, dir);
+    if (rc < 0) {
         LC_WARN("cannot watch %s: %s (files written there will not be seen)", dir,
-                strerror(errno));
+                strerror(-rc));
         atomic_fetch_add(&f->n_scan_errors, 1);
         return;
     }
-    for (size_t i = 0; i < f->n_dirs; i++) {
-        if (f->dirs[i].wd == wd) { /* the same directory reached again */
-            free(f->dirs[i].path);
-            f->dirs[i].path = lc_xstrdup(dir);
-            return;
-        }
-    }
-    if (f->n_dirs == f->cap_dirs) {
-        f->cap_dirs = f->cap_dirs ? 2 * f->cap_dirs : 16;
-        f->dirs = lc_xrealloc(f->dirs, f->cap_dirs * sizeof *f->dirs);
-    }
-    f->dirs[f->n_dirs].wd = wd;
-    f->dirs[f->n_dirs].path = lc_xstrdup(dir);
-    f->n_dirs++;
-    atomic_store(&f->g_dirs, (int_fast64_t)f->n_dirs);
-}
-
-static const char *watch_path(fpp *f, int wd)
-{
-    for (size_t i = 0; i < f->n_dirs; i++)
-        if (f->dirs[i].wd == wd)
-            return f->dirs[i].path;
-    return NULL;
-}
-
-static void forget_watch(fpp *f, int wd)
-{
-    for (size_t i = 0; i < f->n_dirs; i++) {
-        if (f->dirs[i].wd == wd) {
-            free(f->dirs[i].path);
-            f->dirs[i] = f->dirs[--f->n_dirs];
-            atomic_store(&f->g_dirs, (int_fast64_t)f->n_dirs);
-            return;
-        }
-    }
+    atomic_store(&f->g_dirs, (int_fast64_t)lc_dirwatch_dirs(f->watch));
 }
 
 typedef struct file_list {
@@ -290,7 +242,7 @@ static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_lo
     }
     double age = lc_wall_seconds() -
                  ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec * 1e-9);
-    if (f->inotify_fd >= 0 && age < c->settle_seconds) {
+    if (f->watch && age < c->settle_seconds) {
         add_pending(f, path, &st);
         return true;
     }
@@ -373,57 +325,56 @@ static bool directory_gone(const fpp *f)
     return w == WARN_DIR_GONE || w == WARN_DIR_NOT_DIR || w == WARN_DIR_REPLACED;
 }
 
-static bool handle_event(fpp *f, lc_stage *s, const struct inotify_event *ev, lc_load_meter *meter)
+/* The watch's events (core/dirwatch.h), for the stage's worker. */
+typedef struct watch_ctx {
+    fpp *f;
+    lc_stage *s;
+    lc_load_meter *meter;
+} watch_ctx;
+
+static bool on_file(void *p, char *path)
 {
-    atomic_fetch_add(&f->n_watch_events, 1);
-    if (ev->mask & IN_Q_OVERFLOW) {
-        atomic_fetch_add(&f->n_overflows, 1);
-        LC_WARN("inotify queue overflowed: files written meanwhile may be missed "
-                "(raise fs.inotify.max_queued_events)");
-        return true;
+    watch_ctx *w = p;
+    ssize_t i = find_pending(w->f, path);
+    if (i >= 0)
+        drop_pending(w->f, (size_t)i);
+    return emit_path(w->f, w->s, path, w->f->emit_flags, w->meter);
+}
+
+static bool on_dir(void *p, char *path)
+{
+    watch_ctx *w = p;
+    LC_INFO("watching new directory %s", path);
+    bool ok = scan_and_offer(w->f, w->s, path, w->f->emit_flags, w->meter);
+    free(path);
+    return ok;
+}
+
+static void on_gone(void *p, const char *dir)
+{
+    watch_ctx *w = p;
+    const fpp_config *c = w->s->config;
+    if (strcmp(dir, c->directory) == 0) {
+        atomic_fetch_add(&w->f->n_scan_errors, 1);
+        note_directory_gone(w->f, w->s);
     }
-    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
-        const char *gone = watch_path(f, ev->wd);
-        const fpp_config *c = s->config;
-        if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && gone &&
-            strcmp(gone, c->directory) == 0) {
-            atomic_fetch_add(&f->n_scan_errors, 1);
-            note_directory_gone(f, s);
-        }
-        if (ev->mask & IN_IGNORED)
-            forget_watch(f, ev->wd);
-        return true;
-    }
-    const char *dir = watch_path(f, ev->wd);
-    if (!dir || ev->len == 0 || ignored_name(ev->name))
-        return true;
-    char *path = lc_xasprintf("%s/%s", dir, ev->name);
-    if (ev->mask & IN_ISDIR) {
-        if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
-            LC_INFO("watching new directory %s", path);
-            bool ok = scan_and_offer(f, s, path, f->emit_flags, meter);
-            free(path);
-            return ok;
-        }
-        free(path);
-        return true;
-    }
-    if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
-        ssize_t i = find_pending(f, path);
-        if (i >= 0)
-            drop_pending(f, (size_t)i);
-        return emit_path(f, s, path, f->emit_flags, meter);
-    }
-    free(path); /* IN_CREATE of a file: wait for its close */
-    return true;
+}
+
+static void on_overflow(void *p)
+{
+    watch_ctx *w = p;
+    atomic_fetch_add(&w->f->n_overflows, 1);
+    LC_WARN("inotify queue overflowed: files written meanwhile may be missed "
+            "(raise fs.inotify.max_queued_events)");
 }
 
 /* Watch until stopped; or, with until > 0, until no file is pending or that
  * moment passes (true then). False on a stop or a closed output. */
 static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
 {
-    _Alignas(struct inotify_event) char buf[64 * 1024];
-    struct pollfd fds[2] = {{.fd = f->inotify_fd, .events = POLLIN},
+    static const lc_dirwatch_ops ops = {on_file, on_dir, on_gone, on_overflow};
+    watch_ctx ctx = {f, s, meter};
+    struct pollfd fds[2] = {{.fd = lc_dirwatch_fd(f->watch), .events = POLLIN},
                             {.fd = f->wake_fd, .events = POLLIN}};
     while (lc_run_state_check(&s->run, meter)) {
         if (until > 0 && (f->n_pending == 0 || lc_now_seconds() >= until))
@@ -438,15 +389,11 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
         if (lc_run_state_stopping(&s->run))
             return false;
         if (n > 0 && (fds[0].revents & POLLIN)) {
-            ssize_t len;
-            while ((len = read(f->inotify_fd, buf, sizeof buf)) > 0) {
-                for (char *p = buf; p < buf + len;) {
-                    const struct inotify_event *ev = (const struct inotify_event *)p;
-                    if (!handle_event(f, s, ev, meter))
-                        return false;
-                    p += sizeof *ev + ev->len;
-                }
-            }
+            long events = lc_dirwatch_read(f->watch, &ops, &ctx);
+            atomic_store(&f->g_dirs, (int_fast64_t)lc_dirwatch_dirs(f->watch));
+            if (events < 0)
+                return false;
+            atomic_fetch_add(&f->n_watch_events, (uint_fast64_t)events);
         }
         if (f->n_pending && !check_pending(f, s, meter))
             return false;
@@ -533,7 +480,7 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 c->watch ? "; waiting for some (copy games there, or point directory at them)"
                          : "");
     }
-    if (f->inotify_fd >= 0)
+    if (f->watch)
         watch_loop(f, s, 0, meter);
 }
 
@@ -541,18 +488,15 @@ static int fpp_init(lc_stage *s, lc_error *err)
 {
     fpp *f = s->priv;
     const fpp_config *c = s->config;
-    f->inotify_fd = -1;
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
     if (c->watch) {
-        f->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (f->inotify_fd < 0) {
-            int e = errno;
+        f->watch = lc_dirwatch_new(err);
+        if (!f->watch) {
             close(f->wake_fd);
             f->wake_fd = -1;
-            return lc_error_set(err, -e, "inotify_init1: %s (raise fs.inotify.max_user_instances)",
-                                strerror(e));
+            return err->code;
         }
     }
     return 0;
@@ -569,14 +513,10 @@ static void fpp_stop(lc_stage *s)
 static void fpp_fini(lc_stage *s)
 {
     fpp *f = s->priv;
-    for (size_t i = 0; i < f->n_dirs; i++)
-        free(f->dirs[i].path);
-    free(f->dirs);
     for (size_t i = 0; i < f->n_pending; i++)
         free(f->pending[i].path);
     free(f->pending);
-    if (f->inotify_fd >= 0)
-        close(f->inotify_fd);
+    lc_dirwatch_free(f->watch);
     if (f->wake_fd >= 0)
         close(f->wake_fd);
 }
