@@ -219,6 +219,22 @@ static bool resolve_input(lc_config *cfg, unsigned i, const char *ref, lc_stage_
     return true;
 }
 
+/* Where input stage `at` really comes from (see check_inputs in
+ * stages/stage.h): the nearest stage at or above it with several outputs,
+ * up through stages of one input that do not decouple; else -1 - at. */
+static int fan_out_origin(const lc_config *cfg, int at)
+{
+    int first = at;
+    for (;;) {
+        const lc_stage_config *sc = &cfg->stages[at];
+        if (sc->n_out > 1)
+            return at;
+        if (sc->cls->decouples || sc->n_in != 1)
+            return -1 - first;
+        at = sc->in[0].stage;
+    }
+}
+
 /* Checks how the stages connect: inputs exist, come earlier, carry the
  * right items, and every output but the last stage's one is read by
  * exactly one stage. */
@@ -312,7 +328,7 @@ static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
             lc_error_clear(&cerr);
             int up[LC_STAGE_MAX_INPUTS];
             for (unsigned r = 0; r < s->n_in; r++)
-                up[r] = s->in[r].stage;
+                up[r] = fan_out_origin(cfg, s->in[r].stage);
             if (cls->check_inputs(s->block, up, s->n_in, &cerr) != 0)
                 problem(err, count, "stage '%s': %s.%s", s->name, cls->type_name, cerr.msg);
         }

@@ -14,10 +14,9 @@
  * never waits on one input while another has an item: it takes the turn's
  * input if that has one, else the next in turn that has, and sleeps only
  * when all are empty; proportions then hold while every input keeps up.
- * Weighted mode refuses two outputs of one stage as inputs (that stage's
- * worker would block on the side the join is not reading); through stages
- * that do not buffer the same can happen, so put a pool on each side of a
- * split, or use mode: available.
+ * Weighted mode refuses two inputs fed by one stage's outputs with no pool
+ * between (that stage's worker would block on the side the join is not
+ * reading while the join waits on the other).
  * An input that ends (closed and drained) leaves the turn; the join ends
  * when all have.
  *
@@ -103,9 +102,10 @@ static int join_check_inputs(const void *config, const int *upstream, unsigned n
         for (unsigned k = 0; k < i; k++)
             if (upstream[i] == upstream[k])
                 return lc_error_add(err, LC_ECONFIG,
-                                    "mode: inputs %u and %u are two outputs of one stage; in "
-                                    "mode weighted the join and that stage would wait on each "
-                                    "other (use mode: available, or a pool on each side)",
+                                    "mode: inputs %u and %u both come from one stage's outputs "
+                                    "with no pool between; in mode weighted the join and that "
+                                    "stage would wait on each other (use mode: available, or "
+                                    "a pool on each side)",
                                     k + 1, i + 1);
     return 0;
 }

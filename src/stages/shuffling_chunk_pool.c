@@ -797,6 +797,7 @@ const lc_stage_class lc_shuffling_chunk_pool_class = {
     .summary = "keeps a shuffled window of the newest chunks; anchors count new games",
     .input = &lc_item_source,
     .output = &lc_item_chunk,
+    .decouples = true, /* sources go into the window whatever is drawn */
     .priv_size = sizeof(pool),
     .worker = loader_worker,
     .threads = pool_threads,

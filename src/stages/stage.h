@@ -73,11 +73,15 @@ typedef struct lc_stage_class {
     /* Several inputs: at most this many (0: one). A stage with several
      * reads them through s->inputs. */
     unsigned max_inputs;
+    /* Its input never waits for its output: it takes items in whatever it
+     * emits (the chunk pool's window). Wiring checks use it (below). */
+    bool decouples;
     /* What the block says of the inputs, checked when the stage is wired
-     * (and so by --check-config): upstream[i] identifies the stage input
-     * i comes from (two inputs from one stage have the same number). 0,
-     * or LC_ECONFIG with "field: what is wrong (what to do)" added to err.
-     * May be NULL. */
+     * (and so by --check-config): upstream[i] names where input i really
+     * comes from: the nearest stage above it with several outputs, reached
+     * through stages that do not decouple (two inputs fed by one worker
+     * have the same number), else a number of its own. 0, or LC_ECONFIG
+     * with "field: what is wrong (what to do)" added to err. May be NULL. */
     int (*check_inputs)(const void *config, const int *upstream, unsigned n_inputs,
                         lc_error *err);
     /* Named outputs, from the checked config block: fills names (at most

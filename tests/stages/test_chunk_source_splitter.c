@@ -248,7 +248,7 @@ static void test_wiring(void)
         "    chunk_source_splitter: {outputs: [{name: train, weight: 9}, {name: test}]}\n"
         "  - {name: a, input: split.train, chunk_reader: {}}\n"
         "  - {name: b, input: split.test, chunk_reader: {}}\n"
-        "  - {name: both, inputs: [a, b], join: {}}\n");
+        "  - {name: both, inputs: [a, b], join: {mode: available}}\n");
     const lc_stage_config *a = lc_config_stage(cfg, "a"), *b = lc_config_stage(cfg, "b");
     CHECK_EQ_INT(a->in[0].stage, 2);
     CHECK_EQ_INT(a->in[0].output, 0);

@@ -183,7 +183,29 @@ static void test_bad_weights(void)
                        "{outputs: [{name: a}, {name: b}]}}\n"
                        "  - {name: j, inputs: [s.a, s.b], join: {}}\n";
     CHECK(lc_config_load_string(twin, strlen(twin), "twin.yaml", &cfg, &err) != 0);
-    CHECK(tu_contains(err.msg, "inputs 1 and 2 are two outputs of one stage"));
+    CHECK(tu_contains(err.msg, "inputs 1 and 2 both come from one stage's outputs"));
+    /* Through stages that do not decouple (a reader on each side), too. */
+    const char *through = "stages:\n"
+                          "  - {name: f, file_path_provider: {directory: /tmp}}\n"
+                          "  - {name: l, input: f, chunk_source_loader: {}}\n"
+                          "  - {name: s, input: l, chunk_source_splitter: "
+                          "{outputs: [{name: a}, {name: b}]}}\n"
+                          "  - {name: ra, input: s.a, chunk_reader: {}}\n"
+                          "  - {name: rb, input: s.b, chunk_reader: {}}\n"
+                          "  - {name: j, inputs: [ra, rb], join: {}}\n";
+    CHECK(lc_config_load_string(through, strlen(through), "through.yaml", &cfg, &err) != 0);
+    CHECK(tu_contains(err.msg, "inputs 1 and 2 both come from one stage's outputs"));
+    /* A pool on each side takes its sources in whatever it emits: fine. */
+    const char *pools = "stages:\n"
+                        "  - {name: f, file_path_provider: {directory: /tmp}}\n"
+                        "  - {name: l, input: f, chunk_source_loader: {}}\n"
+                        "  - {name: s, input: l, chunk_source_splitter: "
+                        "{outputs: [{name: a}, {name: b}]}}\n"
+                        "  - {name: pa, input: s.a, shuffling_chunk_pool: {chunk_pool_size: 9}}\n"
+                        "  - {name: pb, input: s.b, shuffling_chunk_pool: {chunk_pool_size: 9}}\n"
+                        "  - {name: j, inputs: [pa, pb], join: {}}\n";
+    CHECK_OK(lc_config_load_string(pools, strlen(pools), "pools.yaml", &cfg, &err));
+    lc_config_free(cfg);
     const char *twin_ok = "stages:\n"
                           "  - {name: f, file_path_provider: {directory: /tmp}}\n"
                           "  - {name: l, input: f, chunk_source_loader: {}}\n"
