@@ -56,7 +56,12 @@ uint64_t lc_rng_below(lc_rng *r, uint64_t n)
 
 double lc_rng_double(lc_rng *r)
 {
-    return (double)(lc_rng_next(r) >> 11) * 0x1.0p-53;
+    return lc_unit(lc_rng_next(r));
+}
+
+double lc_unit(uint64_t h)
+{
+    return (double)(h >> 11) * 0x1.0p-53;
 }
 
 uint64_t lc_fnv1a(const void *p, size_t n)

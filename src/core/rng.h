@@ -34,6 +34,9 @@ uint64_t lc_rng_below(lc_rng *r, uint64_t n);
 double lc_rng_double(lc_rng *r);
 /* Fisher-Yates over n elements of `size` bytes (at most 64), from the end. */
 void lc_rng_shuffle(lc_rng *r, void *base, size_t n, size_t size);
+/* The top 53 bits of h as a double in [0, 1): a hash (lc_mix64) read as a
+ * uniform number, for choices that must depend on their inputs only. */
+double lc_unit(uint64_t h);
 /* One splitmix64 step: a good 64-bit mix of x (stateless hash). */
 uint64_t lc_mix64(uint64_t x);
 /* FNV-1a of n bytes: a stable hash of a key (a file's sort key, a game id)

@@ -164,3 +164,15 @@ const char *lc_closest_word(const char *word, const char *const *words)
     }
     return best;
 }
+
+bool lc_valid_name(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-'))
+            return false;
+    return true;
+}

@@ -16,6 +16,9 @@ char *lc_expand_env(const char *s, char **bad_name);
 /* Pointer to the part after the last '/'. */
 const char *lc_basename(const char *path);
 bool lc_has_suffix(const char *s, const char *suffix);
+/* A name of the configuration (a stage's, an output's): 1 to max letters,
+ * digits, '_' or '-'. */
+bool lc_valid_name(const char *s, size_t max);
 
 /* The edit distance (insertions, deletions, substitutions, and swaps of two
  * neighbours) between a and b, case-insensitive; for "did you mean". Words

@@ -8,6 +8,7 @@
  */
 #include "pipeline/config.h"
 
+#include "core/text.h"
 #include "stages/registry.h"
 #include "stages/items.h"
 #include "stages/stage.h"
@@ -35,19 +36,6 @@ static void problem(lc_error *err, int *count, const char *fmt, ...)
         err->code = LC_ECONFIG;
     }
     (*count)++;
-}
-
-static bool valid_name(const char *s)
-{
-    if (!*s || strlen(s) > 40)
-        return false;
-    for (const char *p = s; *p; p++) {
-        char c = *p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return true;
 }
 
 static void type_list(char *buf, size_t len)
@@ -79,7 +67,7 @@ static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
             }
         }
     }
-    if (s->name && valid_name(s->name))
+    if (s->name && lc_valid_name(s->name, 40))
         snprintf(label, sizeof label, "stage '%s'", s->name);
     else
         snprintf(label, sizeof label, "stage #%u%s%s%s", i + 1, first ? " (" : "",
@@ -87,7 +75,7 @@ static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
 
     if (!s->name)
         problem(err, count, "%s: name: missing (give every stage a unique name)", label);
-    else if (!valid_name(s->name))
+    else if (!lc_valid_name(s->name, 40))
         problem(err, count,
                 "%s: name: '%s' is not a valid name (use 1 to 40 letters, digits, '_' or '-')",
                 label, s->name);

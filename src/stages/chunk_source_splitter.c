@@ -21,6 +21,7 @@
 #include "stages/stage.h"
 
 #include "core/rng.h"
+#include "core/text.h"
 #include "format/lc0/chunk_source.h"
 #include "stages/items.h"
 
@@ -60,18 +61,6 @@ static const cyaml_schema_field_t splitter_fields[] = {
     CYAML_FIELD_END,
 };
 
-static bool valid_output_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 20)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-'))
-            return false;
-    return true;
-}
-
 static int splitter_config_check(void *p, lc_error *err)
 {
     splitter_config *c = p;
@@ -84,7 +73,7 @@ static int splitter_config_check(void *p, lc_error *err)
     double total = 0;
     for (unsigned i = 0; i < c->n_outputs; i++) {
         split_output *o = &c->outputs[i];
-        if (!valid_output_name(o->name))
+        if (!lc_valid_name(o->name, 20))
             rc = lc_error_add(err, LC_ECONFIG,
                               "outputs[%u].name: '%s' is not a valid name (use 1 to 20 letters, "
                               "digits, '_' or '-')",
@@ -127,7 +116,7 @@ static unsigned splitter_outputs(const void *config, const char **names)
 static unsigned pick_output(const splitter_config *c, uint64_t key_hash, uint64_t member)
 {
     uint64_t h = lc_mix64(lc_mix64(key_hash ^ SPLIT_TAG) ^ lc_mix64(member));
-    double u = (double)(h >> 11) * 0x1p-53;
+    double u = lc_unit(h);
     unsigned k = 0;
     while (k + 1 < c->n_outputs && u >= c->bound[k])
         k++;

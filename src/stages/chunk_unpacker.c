@@ -77,7 +77,6 @@
 #include "stages/weights.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,7 +205,7 @@ typedef struct unpacker {
 static double unit_hash(uint64_t seed, uint64_t global, uint64_t use, uint64_t pos)
 {
     uint64_t h = lc_mix64(lc_mix64(seed) ^ lc_mix64(global) ^ lc_mix64(use << 32 ^ pos));
-    return (double)(h >> 11) * 0x1p-53;
+    return lc_unit(h);
 }
 
 /* A worker's scratch space for the st targets of one chunk's positions
@@ -302,10 +301,19 @@ static float focus_score(const unpacker_config *cfg, float best_q, float orig_q,
                                            df->q_weight, df->pol_scale);
 }
 
-/* The diff-focus score of every position of chunk c: from the records, or
- * from the stored form, computed there once (decoding the chunk whole) and
- * kept with the packed chunk, so that later uses decide before decoding.
- * NULL when a stored position does not decode. */
+/* Position i's score, from chunk c's records. */
+static float record_score(const unpacker_config *cfg, const lc_chunk_item *c, uint32_t i)
+{
+    float best_q, orig_q, kld;
+    lc_record_focus_fields(c->data + (size_t)i * c->record_size, c->version, &best_q, &orig_q,
+                           &kld);
+    return focus_score(cfg, best_q, orig_q, kld);
+}
+
+/* The diff-focus score of every position of chunk c: from the records
+ * (into scratch), or from the stored form, computed there once (decoding
+ * the chunk whole) and kept with the packed chunk, so that later uses
+ * decide before decoding. NULL when a stored position does not decode. */
 static const float *chunk_scores(const unpacker_config *cfg, const lc_chunk_item *c,
                                  lc_unpack_ctx **uctx, float **scratch, size_t *cap)
 {
@@ -320,29 +328,20 @@ static const float *chunk_scores(const unpacker_config *cfg, const lc_chunk_item
     }
     float *w = c->packed ? lc_xmalloc((n ? n : 1) * sizeof *w) : *scratch;
     for (uint32_t i = 0; i < n; i++) {
-        float best_q = NAN, orig_q = NAN, kld = NAN;
         if (!c->packed) {
-            const uint8_t *rec = c->data + (size_t)i * c->record_size;
-            if (c->version >= 6) {
-                memcpy(&best_q, rec + offsetof(lc_v6_record, best_q), sizeof best_q);
-                memcpy(&orig_q, rec + offsetof(lc_v6_record, orig_q), sizeof orig_q);
-                memcpy(&kld, rec + offsetof(lc_v6_record, policy_kld), sizeof kld);
-            }
-        } else {
-            lc_frame f;
-            lc_error err;
-            if (!*uctx)
-                *uctx = lc_unpack_ctx_new();
-            if (lc_packed_chunk_frame(c->packed, *uctx, i, &f, &err) != 0) {
-                free(w);
-                return NULL;
-            }
-            best_q = f.best_q;
-            orig_q = f.orig_q;
-            kld = f.policy_kld;
-            lc_frame_fini(&f);
+            w[i] = record_score(cfg, c, i);
+            continue;
         }
-        w[i] = focus_score(cfg, best_q, orig_q, kld);
+        lc_frame f;
+        lc_error err;
+        if (!*uctx)
+            *uctx = lc_unpack_ctx_new();
+        if (lc_packed_chunk_frame(c->packed, *uctx, i, &f, &err) != 0) {
+            free(w);
+            return NULL;
+        }
+        w[i] = focus_score(cfg, f.best_q, f.orig_q, f.policy_kld);
+        lc_frame_fini(&f);
     }
     return c->packed ? lc_packed_chunk_attach_aux(c->packed, w) : w;
 }
@@ -454,9 +453,9 @@ static void compute_st(const unpacker_config *cfg, const lc_chunk_item *c, const
     for (uint32_t i = 0; i < n; i++) {
         if (!c->packed) {
             const uint8_t *rec = c->data + (size_t)(first + i) * c->record_size;
-            memcpy(&st->root_q[i], rec + offsetof(lc_v6_record, root_q), sizeof(float));
-            memcpy(&st->root_d[i], rec + offsetof(lc_v6_record, root_d), sizeof(float));
-            memcpy(&st->played[i], rec + offsetof(lc_v6_record, played_idx), sizeof(uint16_t));
+            LC_REC_GET(rec, root_q, st->root_q[i]);
+            LC_REC_GET(rec, root_d, st->root_d[i]);
+            LC_REC_GET(rec, played_idx, st->played[i]);
             continue;
         }
         /* A stored chunk: its positions from `first` on are decoded (the
@@ -497,7 +496,10 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             picks = lc_xrealloc(picks, cap * sizeof *picks);
         }
         uint32_t k;
-        const float *scores = cfg->weights || cfg->diff_focus
+        /* Every position's score for a weighted draw, or for diff focus on
+         * a stored chunk (kept with it); diff focus on records reads the
+         * picks' own fields only. */
+        const float *scores = cfg->weights || (cfg->diff_focus && c.packed)
                                   ? chunk_scores(cfg, &c, &uctx, &wscratch, &wcap)
                                   : NULL;
         if (cfg->weights) {
@@ -514,8 +516,8 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         uint32_t bad = 0;
         const char *why = NULL;
         for (uint32_t j = 0; j < k && !closed; j++) {
-            if (cfg->diff_focus && scores) { /* decided before decoding */
-                double keep = scores[picks[j]];
+            if (cfg->diff_focus && (scores || !c.packed)) { /* decided before decoding */
+                double keep = scores ? scores[picks[j]] : record_score(cfg, &c, picks[j]);
                 if (keep < 1 && unit_hash(s->env->seed ^ FOCUS_TAG, c.global_index, c.use_count,
                                           picks[j]) >= keep) {
                     atomic_fetch_add(&u->n_focus_skipped, 1);

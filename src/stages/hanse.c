@@ -4,10 +4,8 @@
 #include "stages/hanse.h"
 
 #include "core/rng.h"
-#include "format/lc0/record.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 /* The stream of the acceptance coins, xored into the seed ("hans"). */
@@ -51,13 +49,9 @@ double lc_hanse_chunk_weight(const lc_hanse *h, const uint8_t *records, size_t r
     const lc_weights_config *wc = h->cfg->weights ? h->cfg->weights : &h->cfg->default_weights;
     double sum = 0;
     for (uint32_t i = 0; i < n; i++) {
-        float best_q = NAN, orig_q = NAN, kld = NAN;
-        if (version >= 6) {
-            const uint8_t *rec = records + (size_t)i * record_size;
-            memcpy(&best_q, rec + offsetof(lc_v6_record, best_q), sizeof best_q);
-            memcpy(&orig_q, rec + offsetof(lc_v6_record, orig_q), sizeof orig_q);
-            memcpy(&kld, rec + offsetof(lc_v6_record, policy_kld), sizeof kld);
-        }
+        float best_q, orig_q, kld;
+        lc_record_focus_fields(records + (size_t)i * record_size, version, &best_q, &orig_q,
+                               &kld);
         sum += lc_position_weight(best_q, orig_q, kld, &wc->p);
     }
     return sum;
@@ -86,7 +80,7 @@ bool lc_hanse_accept(lc_hanse *h, double weight, uint64_t global, uint32_t use, 
     double p = h->max_weight > 0 ? pow(weight / h->max_weight, h->cfg->gamma) : 1.0;
     uint64_t x = lc_mix64(lc_mix64(h->seed ^ HANSE_TAG) ^ lc_mix64(global) ^
                           lc_mix64((uint64_t)use << 32 ^ lc_mix64(pass)));
-    bool yes = (double)(x >> 11) * 0x1p-53 < p;
+    bool yes = lc_unit(x) < p;
     atomic_fetch_add(yes ? &h->n_accepted : &h->n_rejected, 1);
     return yes;
 }

@@ -170,16 +170,17 @@ static bool is_marker(const lc_item_type *t, const void *item, uint64_t *seq)
     return false;
 }
 
-/* A marker from input i: the join's own goes out once every live input's
- * has come (or ended). Returns the put's result (0 when nothing to put). */
-static int take_marker(lc_stage *s, join *j, unsigned i, uint64_t seq, lc_load_meter *meter)
+/* The join's own marker goes out, once, when some input sent one and
+ * every live input has. Returns the put's result (0 when nothing to put). */
+static int send_marker_when_ready(lc_stage *s, join *j, lc_load_meter *meter)
 {
-    j->marker_seen[i] = true;
-    j->initial += seq;
-    for (unsigned k = 0; k < s->n_inputs; k++)
+    bool any = false;
+    for (unsigned k = 0; k < s->n_inputs; k++) {
         if (j->live[k] && !j->marker_seen[k])
             return 0;
-    if (j->markers++)
+        any |= j->marker_seen[k];
+    }
+    if (!any || j->markers++)
         return 0;
     const lc_item_type *t = lc_queue_item_type(s->output);
     if (t == &lc_item_path) {
@@ -190,21 +191,20 @@ static int take_marker(lc_stage *s, join *j, unsigned i, uint64_t seq, lc_load_m
     return lc_stage_emit_marker(s, &m, meter);
 }
 
+/* A marker from input i, counting seq initial items. */
+static int take_marker(lc_stage *s, join *j, unsigned i, uint64_t seq, lc_load_meter *meter)
+{
+    j->marker_seen[i] = true;
+    j->initial += seq;
+    return send_marker_when_ready(s, j, meter);
+}
+
 /* Input i ended: it leaves the turn; a marker waiting only for it goes. */
 static int input_ended(lc_stage *s, join *j, unsigned i, lc_load_meter *meter)
 {
     j->live[i] = false;
     j->credit[i] = 0;
-    bool any_marker = false;
-    for (unsigned k = 0; k < s->n_inputs; k++)
-        any_marker |= j->marker_seen[k];
-    if (!any_marker || j->markers)
-        return 0;
-    for (unsigned k = 0; k < s->n_inputs; k++)
-        if (j->live[k] && !j->marker_seen[k])
-            return 0;
-    j->marker_seen[i] = true;
-    return take_marker(s, j, i, 0, meter);
+    return send_marker_when_ready(s, j, meter);
 }
 
 /* One item from the input whose turn it is (weighted), or from the first

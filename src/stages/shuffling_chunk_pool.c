@@ -460,8 +460,8 @@ static void store_put(lc_stage *s, uint64_t global, lc_packed_chunk *pk)
         store_full(s);
 }
 
-/* Hanse: weigh a chunk just read (its records), keep the weight with it
- * for its life in the window, and judge a draw that waited for it. */
+/* Hanse: weigh a chunk read for the first time (its records), keep the
+ * weight with it for its life in the window, and judge the draw. */
 static bool weigh_and_judge(lc_stage *s, const draw *d, const lc_chunk_data *data)
 {
     pool *p = s->priv;
@@ -470,7 +470,7 @@ static bool weigh_and_judge(lc_stage *s, const draw *d, const lc_chunk_data *dat
     lc_mutex_lock(&p->mu);
     lc_window_set_weight(&p->win, d->global, w);
     lc_hanse_note(&p->hanse, w);
-    bool yes = !d->weigh || lc_hanse_accept(&p->hanse, w, d->global, d->use, p->passes);
+    bool yes = lc_hanse_accept(&p->hanse, w, d->global, d->use, p->passes);
     lc_mutex_unlock(&p->mu);
     return yes;
 }

@@ -3,7 +3,21 @@
  */
 #include "format/lc0/diff_focus.h"
 
+#include "format/lc0/record.h"
+
 #include <math.h>
+#include <string.h>
+
+void lc_record_focus_fields(const uint8_t *rec, uint32_t version, float *best_q, float *orig_q,
+                            float *policy_kld)
+{
+    *best_q = *orig_q = *policy_kld = NAN;
+    if (version < 6)
+        return;
+    LC_REC_GET(rec, best_q, *best_q);
+    LC_REC_GET(rec, orig_q, *orig_q);
+    LC_REC_GET(rec, policy_kld, *policy_kld);
+}
 
 double lc_diff_total(float best_q, float orig_q, float policy_kld, double q_weight,
                      double pol_scale)

@@ -19,6 +19,12 @@
 #define LC_FORMAT_DIFF_FOCUS_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+/* A record's best_q, orig_q and policy_kld (version 6 and 7; NaN for
+ * older ones, which have neither orig_q nor policy_kld). */
+void lc_record_focus_fields(const uint8_t *rec, uint32_t version, float *best_q, float *orig_q,
+                            float *policy_kld);
 
 /* total, or NaN when orig_q or policy_kld is NaN (or any field is not
  * finite: a broken record weighs as an unknown one). */
