@@ -20,7 +20,10 @@ size_t lc_dtype_size(lc_dtype t)
     case LC_DTYPE_I64:
         return 8;
     case LC_DTYPE_BOOL:
+    case LC_DTYPE_U8:
         return 1;
+    case LC_DTYPE_U16:
+        return 2;
     }
     return 0;
 }
@@ -36,6 +39,10 @@ const char *lc_dtype_name(lc_dtype t)
         return "bool";
     case LC_DTYPE_I32:
         return "int32";
+    case LC_DTYPE_U8:
+        return "uint8";
+    case LC_DTYPE_U16:
+        return "uint16";
     }
     return "?";
 }
@@ -44,6 +51,12 @@ void lc_batch_layout_init(lc_batch_layout *l, uint64_t batch_size)
 {
     memset(l, 0, sizeof *l);
     l->batch_size = batch_size;
+}
+
+void lc_batch_layout_name(lc_batch_layout *l, const char *name, const char *expand)
+{
+    snprintf(l->name, sizeof l->name, "%s", name ? name : "");
+    snprintf(l->expand, sizeof l->expand, "%s", expand ? expand : "");
 }
 
 void lc_batch_layout_add(lc_batch_layout *l, const char *name, lc_dtype dtype, uint32_t ndim,

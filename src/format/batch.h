@@ -28,7 +28,11 @@ typedef enum lc_dtype {
     LC_DTYPE_I64 = 1,
     LC_DTYPE_BOOL = 2, /* one byte, 0 or 1 */
     LC_DTYPE_I32 = 3,
+    /* Stream version 3 on: the packed layouts' narrow types. */
+    LC_DTYPE_U8 = 4,
+    LC_DTYPE_U16 = 5,
 } lc_dtype;
+#define LC_DTYPE_LAST LC_DTYPE_U16
 
 typedef struct lc_tensor_desc {
     char name[LC_BATCH_NAME_MAX];
@@ -39,7 +43,21 @@ typedef struct lc_tensor_desc {
     uint64_t nbytes;                   /* product of shape x dtype size */
 } lc_tensor_desc;
 
+/*
+ * A layout's name says what its tensors are (for example "lc0-current",
+ * "chess-encoder-packed"), and its expansion how a reader turns them into
+ * the tensors a trainer takes: "" (they are those tensors),
+ * LC_EXPAND_WIDEN (every u8 and u16 tensor becomes int64) or
+ * LC_EXPAND_LC0 (bit planes and a sparse policy; docs/batch-stream.md).
+ * Both travel in the stream header, so a reader never guesses.
+ */
+#define LC_LAYOUT_NAME_MAX 32
+#define LC_EXPAND_WIDEN "widen-int64"
+#define LC_EXPAND_LC0 "lc0-packed-1"
+
 typedef struct lc_batch_layout {
+    char name[LC_LAYOUT_NAME_MAX];
+    char expand[LC_LAYOUT_NAME_MAX];
     uint32_t n_tensors;
     lc_tensor_desc tensors[LC_BATCH_MAX_TENSORS];
     uint64_t batch_size;
@@ -56,11 +74,14 @@ typedef struct lc_batch {
 } lc_batch;
 
 size_t lc_dtype_size(lc_dtype t);
-const char *lc_dtype_name(lc_dtype t); /* numpy names: "float32", "int64", "bool", "int32" */
+/* numpy names: "float32", "int64", "bool", "int32", "uint8", "uint16". */
+const char *lc_dtype_name(lc_dtype t);
 
 /* Build a layout: call add for each tensor (shape without the batch
  * dimension), then the offsets and sizes are final. */
 void lc_batch_layout_init(lc_batch_layout *l, uint64_t batch_size);
+/* Name the layout and its expansion (NULL or "": none). */
+void lc_batch_layout_name(lc_batch_layout *l, const char *name, const char *expand);
 void lc_batch_layout_add(lc_batch_layout *l, const char *name, lc_dtype dtype, uint32_t ndim,
                          const uint64_t *dims);
 int lc_batch_layout_find(const lc_batch_layout *l, const char *name); /* index or -1 */

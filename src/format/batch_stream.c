@@ -55,6 +55,9 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *ru
     for (uint32_t i = 0; i < l->n_tensors; i++)
         need += 2 + strnlen(l->tensors[i].name, LC_BATCH_NAME_MAX) + 1 + 1 +
                 8 * (size_t)l->tensors[i].ndim + 8 + 8;
+    size_t layout_len = strnlen(l->name, LC_LAYOUT_NAME_MAX);
+    size_t expand_len = strnlen(l->expand, LC_LAYOUT_NAME_MAX);
+    need += 2 + layout_len + 2 + expand_len;
     if (need > cap)
         return need;
     uint8_t *p = buf;
@@ -83,6 +86,11 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *ru
         put_u64(p + 8, t->nbytes);
         p += 16;
     }
+    put_u16(p, (uint16_t)layout_len);
+    memcpy(p + 2, l->name, layout_len);
+    p += 2 + layout_len;
+    put_u16(p, (uint16_t)expand_len);
+    memcpy(p + 2, l->expand, expand_len);
     return need;
 }
 
@@ -118,7 +126,7 @@ static bool take(cursor *c, size_t n, const uint8_t **out)
 }
 
 static int decode_tensor(cursor *c, const lc_batch_layout *l, lc_tensor_desc *t, uint32_t index,
-                         lc_error *err)
+                         uint32_t version, lc_error *err)
 {
     const uint8_t *f;
     if (!take(c, 2, &f))
@@ -137,7 +145,7 @@ static int decode_tensor(cursor *c, const lc_batch_layout *l, lc_tensor_desc *t,
                             index);
     if (!take(c, 2, &f))
         goto short_header;
-    if (f[0] > LC_DTYPE_I32)
+    if (f[0] > (version >= 3 ? LC_DTYPE_LAST : LC_DTYPE_I32))
         return lc_error_set(err, LC_EFORMAT, "stream header: tensor '%s': unknown dtype %u",
                             t->name, f[0]);
     t->dtype = (lc_dtype)f[0];
@@ -185,6 +193,25 @@ short_header:
                         "stream header: tensor %u runs past header_bytes (corrupt header)", index);
 }
 
+/* A u16-prefixed name of fewer than LC_LAYOUT_NAME_MAX bytes, without NUL. */
+static int decode_name(cursor *c, char *out, const char *what, lc_error *err)
+{
+    const uint8_t *f;
+    if (!take(c, 2, &f))
+        return lc_error_set(err, LC_EFORMAT, "stream header: the %s runs past header_bytes", what);
+    uint16_t n = get_u16(f);
+    if (n >= LC_LAYOUT_NAME_MAX)
+        return lc_error_set(err, LC_EFORMAT, "stream header: the %s is %u bytes long (at most %d)",
+                            what, n, LC_LAYOUT_NAME_MAX - 1);
+    if (!take(c, n, &f))
+        return lc_error_set(err, LC_EFORMAT, "stream header: the %s runs past header_bytes", what);
+    memcpy(out, f, n);
+    out[n] = '\0';
+    if (memchr(out, '\0', n))
+        return lc_error_set(err, LC_EFORMAT, "stream header: the %s contains a NUL", what);
+    return 0;
+}
+
 int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out,
                             lc_stream_run *run, size_t *consumed, lc_error *err)
 {
@@ -202,11 +229,11 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             "batch stream header: only %zu bytes (at least %d needed)", len,
                             LC_STREAM_HEADER_PREFIX_BYTES);
     uint32_t version = get_u32(buf + 8);
-    if (version != LC_STREAM_VERSION)
+    if (version < LC_STREAM_MIN_VERSION || version > LC_STREAM_VERSION)
         return lc_error_set(err, LC_EVERSION,
                             "batch stream version %u is not supported (this reader knows "
-                            "version %u)",
-                            version, LC_STREAM_VERSION);
+                            "versions %u to %u)",
+                            version, LC_STREAM_MIN_VERSION, LC_STREAM_VERSION);
     uint32_t rest = get_u32(buf + 12);
     if (rest < FIXED_BYTES || rest > LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES)
         return lc_error_set(err, LC_EFORMAT,
@@ -235,12 +262,21 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             LC_BATCH_MAX_TENSORS);
     }
     for (uint32_t i = 0; i < n; i++) {
-        int rc = decode_tensor(&c, out, &out->tensors[i], i, err);
+        int rc = decode_tensor(&c, out, &out->tensors[i], i, version, err);
         if (rc != 0) {
             memset(out, 0, sizeof *out);
             return rc;
         }
         out->n_tensors = i + 1;
+    }
+    if (version >= 3) {
+        int rc = decode_name(&c, out->name, "layout name", err);
+        if (rc == 0)
+            rc = decode_name(&c, out->expand, "expansion", err);
+        if (rc != 0) {
+            memset(out, 0, sizeof *out);
+            return rc;
+        }
     }
     *consumed = total;
     return 0;

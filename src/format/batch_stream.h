@@ -2,16 +2,18 @@
  * batch_stream: the byte stream of tensor batches that the fifo_writer stage
  * writes to a named pipe (or a file) and the lcmon Python package (python/lcmon) reads.
  *
- * Format, version 2. All integers are little-endian and unsigned; there is
- * no padding between fields. (Version 1 had no run fields in the header
- * and a DONE marker whose second word was always 0.)
+ * Format, version 3. All integers are little-endian and unsigned; there is
+ * no padding between fields. (Version 2 had neither the dtypes 4 and 5 nor
+ * the layout name and expansion at the end of the header; version 1 also had
+ * no run fields in the header and a DONE marker whose second word was
+ * always 0.)
  *
  * A stream is a stream header, then any number of batches, then an end
  * marker:
  *
  *   stream header
  *     magic          8 bytes  "LCMONBS\0"
- *     version        u32      2
+ *     version        u32      3
  *     header_bytes   u32      length of the rest of the header, in bytes
  *     n_tensors      u32
  *     batch_size     u64      rows of a full batch
@@ -26,13 +28,23 @@
  *       name_len     u16
  *       name         name_len bytes, no NUL
  *       dtype        u8       0 float32, 1 int64, 2 bool (one byte, 0 or 1),
- *                             3 int32
+ *                             3 int32, 4 uint8, 5 uint16
  *       ndim         u8       1 to 4
  *       shape        u64[ndim]; shape[0] = batch_size
  *       offset       u64      where the tensor starts in the payload, a
  *                             multiple of 64
  *       nbytes       u64      product of shape times the dtype size
- *     Readers ignore bytes after the last tensor up to header_bytes.
+ *     layout_len     u16
+ *     layout         layout_len bytes: the layout's name ("lc0-current",
+ *                    "lc0-legacy-packed", "chess-decoder", ...; may be empty)
+ *     expand_len     u16
+ *     expand         expand_len bytes: how a reader makes the trainer's
+ *                    tensors of these: empty (they are those tensors),
+ *                    "widen-int64" (each uint8 and uint16 tensor becomes
+ *                    int64), "lc0-packed-1" (bit planes and a sparse policy,
+ *                    format/lc0/frame.h and docs/batch-stream.md). A reader
+ *                    that does not know the expansion must stop, not guess.
+ *     Readers ignore bytes after the expansion up to header_bytes.
  *
  *   batch (32 bytes of frame, then the payload)
  *     magic          4 bytes  "BTCH"
@@ -91,7 +103,8 @@
 
 #define LC_STREAM_MAGIC "LCMONBS" /* with its NUL: the 8 magic bytes */
 #define LC_STREAM_MAGIC_BYTES 8
-#define LC_STREAM_VERSION 2u
+#define LC_STREAM_VERSION 3u
+#define LC_STREAM_MIN_VERSION 2u /* the oldest the decoder reads */
 /* magic, version and header_bytes: what a reader needs to learn the rest. */
 #define LC_STREAM_HEADER_PREFIX_BYTES 16
 /* Upper bound of header_bytes accepted by the decoder. */
@@ -126,7 +139,7 @@ void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches);
  * Decode a stream header at the start of buf (len bytes) into out, setting
  * *consumed to the header's size. Errors, with a message in err:
  *   not the magic                                 LC_EFORMAT
- *   a version other than 2                        LC_EVERSION
+ *   a version other than 2 or 3                   LC_EVERSION
  *   buf shorter than the header                   LC_ETRUNC, and *consumed is
  *                                                 the size needed when known
  *                                                 (0 when fewer than 16 bytes)

@@ -54,6 +54,12 @@ lc_batch *lc_batcher_row(lc_batcher *bt, uint64_t *row)
     return bt->b;
 }
 
+lc_batch *lc_batcher_replace(lc_batcher *bt, lc_batch *b)
+{
+    bt->b = b;
+    return b;
+}
+
 bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter)
 {
     if (bt->held) {

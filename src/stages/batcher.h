@@ -49,6 +49,10 @@ typedef struct lc_batcher {
 void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold);
 /* The batch and the index of the next row to fill. */
 lc_batch *lc_batcher_row(lc_batcher *bt, uint64_t *row);
+/* Make b (a batch of another layout holding the rows before the next one)
+ * the batch being filled, in place of the current one, which the caller has
+ * freed. Returns b. */
+lc_batch *lc_batcher_replace(lc_batcher *bt, lc_batch *b);
 /* The row is written: count it, and emit a batch that is due. False when
  * the output closed (the batch is freed; the worker should return). */
 bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter);

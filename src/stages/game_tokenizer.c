@@ -12,6 +12,13 @@
  *              input_ids [B, 68] int64, attention_mask [B, 68] int64,
  *              target [B] int64 (the best move)
  *
+ * With `packed: true` the ids travel as uint16 (the vocabulary has 1,960
+ * tokens) and the encoder's attention mask as uint8, in layouts named
+ * "chess-decoder-packed" and "chess-encoder-packed" with the expansion
+ * "widen-int64": the reader widens each to int64, giving the tensors
+ * above exactly (a quarter of the bytes for the ids, an eighth for the
+ * mask).
+ *
  * The source passes rows with a null fen, played_move or best_move on (the
  * string is NULL); what they spoil depends on the mode. Decoder: a game with
  * any of them null is skipped and counted (bad_games_missing_values).
@@ -73,7 +80,9 @@ typedef struct tok_config {
     unsigned *threads_opt;
     uint64_t *shuffle_buffer_opt;
     bool *uci_spellings_opt;
+    bool *packed_opt;
     /* Resolved by config_check. */
+    bool packed;
     bool uci_spellings; /* map a7a8n and e1g1 to the vocabulary's spellings */
     tok_mode mode;
     uint64_t max_seq_len;
@@ -99,6 +108,8 @@ static const cyaml_schema_field_t tok_fields[] = {
                          shuffle_buffer_opt),
     CYAML_FIELD_BOOL_PTR("uci_spellings", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
                          uci_spellings_opt),
+    CYAML_FIELD_BOOL_PTR("packed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
+                         packed_opt),
     CYAML_FIELD_END,
 };
 
@@ -111,6 +122,7 @@ static int tok_config_check(void *p, lc_error *err)
                           (unsigned long long)c->batch_size);
     c->mode = c->mode_opt ? (tok_mode)*c->mode_opt : MODE_DECODER;
     c->uci_spellings = c->uci_spellings_opt ? *c->uci_spellings_opt : true;
+    c->packed = c->packed_opt ? *c->packed_opt : false;
     c->max_seq_len = c->max_seq_len_opt ? *c->max_seq_len_opt : LC_CHESS_DEFAULT_MAX_SEQ_LEN;
     if (c->max_seq_len < 1 || c->max_seq_len > 65536)
         rc = lc_error_add(err, LC_ECONFIG,
@@ -214,14 +226,16 @@ static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rn
     }
     lc_chess_decoder_set_uci(d, c->uci_spellings);
     const uint64_t L = c->max_seq_len;
+    /* Packed: the sampler writes int64 ids here, narrowed into the batch. */
+    int64_t *wide = c->packed ? lc_xmalloc(2 * L * sizeof *wide) : NULL;
     lc_game_item g;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &g, meter) == 0) {
         atomic_fetch_add(&t->n_games, 1);
         uint64_t row;
         lc_batch *b = lc_batcher_row(bt, &row);
         lc_chess_decoder_out out = {
-            .input_ids = (int64_t *)lc_batch_tensor(b, 0) + row * L,
-            .target_ids = (int64_t *)lc_batch_tensor(b, 1) + row * L,
+            .input_ids = wide ? wide : (int64_t *)lc_batch_tensor(b, 0) + row * L,
+            .target_ids = wide ? wide + L : (int64_t *)lc_batch_tensor(b, 1) + row * L,
             .wdl_targets = (float *)lc_batch_tensor(b, 2) + row * L * 3,
             .wdl_mask = (uint8_t *)lc_batch_tensor(b, 3) + row * L,
         };
@@ -238,9 +252,15 @@ static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rn
         }
         atomic_fetch_add(&t->n_positions, g.n_rows);
         free(g.mem);
+        if (wide)
+            for (uint64_t k = 0; k < L; k++) {
+                ((uint16_t *)lc_batch_tensor(b, 0))[row * L + k] = (uint16_t)wide[k];
+                ((uint16_t *)lc_batch_tensor(b, 1))[row * L + k] = (uint16_t)wide[L + k];
+            }
         if (!lc_batcher_commit(bt, meter))
             break;
     }
+    free(wide);
     lc_chess_decoder_free(d);
 }
 
@@ -250,6 +270,14 @@ static bool put_sample(lc_batcher *bt, const tok_sample *smp, lc_load_meter *met
 {
     uint64_t row;
     lc_batch *b = lc_batcher_row(bt, &row);
+    if (b->layout->tensors[0].dtype == LC_DTYPE_U16) { /* packed */
+        memcpy((uint16_t *)lc_batch_tensor(b, 0) + row * LC_CHESS_POS_TOKENS, smp->input_ids,
+               sizeof smp->input_ids);
+        memset((uint8_t *)lc_batch_tensor(b, 1) + row * LC_CHESS_POS_TOKENS, 1,
+               LC_CHESS_POS_TOKENS);
+        ((uint16_t *)lc_batch_tensor(b, 2))[row] = smp->target;
+        return lc_batcher_commit(bt, meter);
+    }
     int64_t *ids = (int64_t *)lc_batch_tensor(b, 0) + row * LC_CHESS_POS_TOKENS;
     int64_t *mask = (int64_t *)lc_batch_tensor(b, 1) + row * LC_CHESS_POS_TOKENS;
     for (int k = 0; k < LC_CHESS_POS_TOKENS; k++) {
@@ -393,17 +421,24 @@ static int tok_init(lc_stage *s, lc_error *err)
             }
     }
     lc_batch_layout_init(&t->layout, c->batch_size);
+    const lc_dtype id = c->packed ? LC_DTYPE_U16 : LC_DTYPE_I64;
+    const char *expand = c->packed ? LC_EXPAND_WIDEN : NULL;
     if (c->mode == MODE_DECODER) {
         const uint64_t seq[1] = {c->max_seq_len}, wdl[2] = {c->max_seq_len, 3};
-        lc_batch_layout_add(&t->layout, "input_ids", LC_DTYPE_I64, 1, seq);
-        lc_batch_layout_add(&t->layout, "target_ids", LC_DTYPE_I64, 1, seq);
+        lc_batch_layout_name(&t->layout, c->packed ? "chess-decoder-packed" : "chess-decoder",
+                             expand);
+        lc_batch_layout_add(&t->layout, "input_ids", id, 1, seq);
+        lc_batch_layout_add(&t->layout, "target_ids", id, 1, seq);
         lc_batch_layout_add(&t->layout, "wdl_targets", LC_DTYPE_F32, 2, wdl);
         lc_batch_layout_add(&t->layout, "wdl_mask", LC_DTYPE_BOOL, 1, seq);
     } else {
         const uint64_t pos[1] = {LC_CHESS_POS_TOKENS};
-        lc_batch_layout_add(&t->layout, "input_ids", LC_DTYPE_I64, 1, pos);
-        lc_batch_layout_add(&t->layout, "attention_mask", LC_DTYPE_I64, 1, pos);
-        lc_batch_layout_add(&t->layout, "target", LC_DTYPE_I64, 0, NULL);
+        lc_batch_layout_name(&t->layout, c->packed ? "chess-encoder-packed" : "chess-encoder",
+                             expand);
+        lc_batch_layout_add(&t->layout, "input_ids", id, 1, pos);
+        lc_batch_layout_add(&t->layout, "attention_mask", c->packed ? LC_DTYPE_U8 : LC_DTYPE_I64,
+                            1, pos);
+        lc_batch_layout_add(&t->layout, "target", id, 0, NULL);
     }
     lc_batch_sink_init(&t->sink, &t->layout, c->threads);
     return 0;

@@ -7,6 +7,20 @@
  *   legacy:  planes [B,112,8,8], probs [B,1858], winner [B,3], best_q [B,3],
  *            plies_left [B]
  *
+ * With `packed: true` the same positions travel in about 1.4 KB instead of
+ * 36 KB, and the reader expands them (expansion "lc0-packed-1",
+ * docs/batch-stream.md). The planes tensor P ("inputs" or "planes") becomes
+ *   P_bits uint8 [B,112,8]: byte r of plane p's word (lc_frame_packed_planes)
+ *   P_aux  float32 [B,8]:   the value of planes 104..111's set bits
+ * and the policy tensor Q ("policy" or "probs")
+ *   Q_idx uint16 [B,K], Q_val float32 [B,K]: the entries that are not -1,
+ *   then padding that repeats the last one (lc_frame_policy_sparse);
+ * the targets stay as they are. K is `policy_slots` (80). A batch holding a
+ * position with more entries than K is widened, never cut: it goes out with
+ * K the next power of two that holds them (at most 2048), a layout of its
+ * own that the stream announces with a header, and the next batch is back
+ * to K. Self-play positions have 25 entries on average and rarely over 70.
+ *
  * N worker threads each fill their own batch (stages/batcher.h). When the
  * input ends, a partial batch is emitted with `rows` set to the frames it
  * holds, and with one thread the last batch carries LC_ITEM_END_OF_STREAM.
@@ -19,6 +33,8 @@
 #include "stages/batcher.h"
 #include "stages/items.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +45,23 @@ static const cyaml_strval_t layout_strings[] = {
     {"legacy", LAYOUT_LEGACY},
 };
 
+#define DEFAULT_POLICY_SLOTS 80
+/* Widened layouts: K = 2^(WIDE_MIN_SHIFT + i), enough for any policy. */
+#define WIDE_MIN_SHIFT 7
+#define WIDE_LAYOUTS 5
+_Static_assert((1u << (WIDE_MIN_SHIFT + WIDE_LAYOUTS - 1)) >= LC_POLICY_SIZE,
+               "the widest layout holds every policy entry");
+
 typedef struct tensor_config {
     uint64_t batch_size;
     int *layout_opt;
     unsigned *threads_opt;
+    bool *packed_opt;
+    unsigned *policy_slots_opt;
     layout_kind layout;
     unsigned threads;
+    bool packed;
+    unsigned policy_slots;
 } tensor_config;
 
 static const cyaml_schema_field_t tensor_fields[] = {
@@ -43,6 +70,10 @@ static const cyaml_schema_field_t tensor_fields[] = {
                          layout_opt, layout_strings, CYAML_ARRAY_LEN(layout_strings)),
     CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
                          threads_opt),
+    CYAML_FIELD_BOOL_PTR("packed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
+                         packed_opt),
+    CYAML_FIELD_UINT_PTR("policy_slots", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
+                         policy_slots_opt),
     CYAML_FIELD_END,
 };
 
@@ -54,13 +85,41 @@ static int tensor_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
                           (unsigned long long)c->batch_size);
     c->layout = c->layout_opt ? (layout_kind)*c->layout_opt : LAYOUT_CURRENT;
+    c->packed = c->packed_opt ? *c->packed_opt : false;
+    c->policy_slots = c->policy_slots_opt ? *c->policy_slots_opt : DEFAULT_POLICY_SLOTS;
+    if (c->policy_slots < 1 || c->policy_slots > LC_POLICY_SIZE)
+        rc = lc_error_add(err, LC_ECONFIG, "policy_slots: %u is out of range (use 1 to %d)",
+                          c->policy_slots, LC_POLICY_SIZE);
+    else if (c->policy_slots_opt && !c->packed)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "policy_slots: only packed batches have policy slots (add packed: true, "
+                          "or remove policy_slots)");
     return rc;
 }
 
 typedef struct tensor_gen {
     lc_batch_layout layout;
     lc_batch_sink sink;
+    /* packed: the widened layouts, made when first needed */
+    pthread_mutex_t wide_mu;
+    lc_batch_layout wide_layout[WIDE_LAYOUTS];
+    lc_batch_pool *wide_pool[WIDE_LAYOUTS];
+    atomic_uint_fast64_t n_widened;
 } tensor_gen;
+
+/* The tensors after the planes and policy: the targets. */
+static void fill_targets(const tensor_config *c, lc_batch *b, unsigned first, uint64_t row,
+                         const lc_frame *f)
+{
+    if (c->layout == LAYOUT_CURRENT) {
+        lc_frame_values(f, (float *)lc_batch_tensor(b, first) + row * LC_FRAME_VALUES);
+    } else {
+        float *winner = (float *)lc_batch_tensor(b, first) + row * 3;
+        float *best_q = (float *)lc_batch_tensor(b, first + 1) + row * 3;
+        float *plies = (float *)lc_batch_tensor(b, first + 2) + row;
+        lc_frame_legacy_targets(f, winner, best_q, plies);
+    }
+}
 
 static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
 {
@@ -68,14 +127,101 @@ static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc
     float *policy = (float *)lc_batch_tensor(b, 1) + row * LC_POLICY_SIZE;
     lc_frame_input_planes(f, planes);
     lc_frame_policy(f, policy);
-    if (c->layout == LAYOUT_CURRENT) {
-        lc_frame_values(f, (float *)lc_batch_tensor(b, 2) + row * LC_FRAME_VALUES);
+    fill_targets(c, b, 2, row, f);
+}
+
+/* Policy slots of a packed batch: the second dimension of its Q_idx. */
+static unsigned slots_of(const lc_batch *b)
+{
+    return (unsigned)b->layout->tensors[2].shape[1];
+}
+
+static void fill_packed_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
+{
+    unsigned k = slots_of(b);
+    lc_frame_packed_planes(f, (uint8_t *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 8,
+                           (float *)lc_batch_tensor(b, 1) + row * 8);
+    lc_frame_policy_sparse(f, (uint16_t *)lc_batch_tensor(b, 2) + row * k,
+                           (float *)lc_batch_tensor(b, 3) + row * k, k);
+    fill_targets(c, b, 4, row, f);
+}
+
+/* Lay out the tensors of a batch of policy_slots k; packed or dense. */
+static void make_layout(const tensor_config *c, unsigned k, lc_batch_layout *l)
+{
+    static const char *const names[2][2] = {{"inputs", "policy"}, {"planes", "probs"}};
+    const char *planes_name = names[c->layout][0], *policy_name = names[c->layout][1];
+    lc_batch_layout_init(l, c->batch_size);
+    const uint64_t planes[3] = {LC_INPUT_PLANES, 8, 8};
+    const uint64_t policy[1] = {LC_POLICY_SIZE};
+    if (!c->packed) {
+        lc_batch_layout_name(l, c->layout == LAYOUT_CURRENT ? "lc0-current" : "lc0-legacy", NULL);
+        lc_batch_layout_add(l, planes_name, LC_DTYPE_F32, 3, planes);
+        lc_batch_layout_add(l, policy_name, LC_DTYPE_F32, 1, policy);
     } else {
-        float *winner = (float *)lc_batch_tensor(b, 2) + row * 3;
-        float *best_q = (float *)lc_batch_tensor(b, 3) + row * 3;
-        float *plies = (float *)lc_batch_tensor(b, 4) + row;
-        lc_frame_legacy_targets(f, winner, best_q, plies);
+        lc_batch_layout_name(l,
+                             c->layout == LAYOUT_CURRENT ? "lc0-current-packed"
+                                                         : "lc0-legacy-packed",
+                             LC_EXPAND_LC0);
+        char name[LC_BATCH_NAME_MAX];
+        const uint64_t bits[2] = {LC_INPUT_PLANES, 8}, aux[1] = {8}, slots[1] = {k};
+        snprintf(name, sizeof name, "%s_bits", planes_name);
+        lc_batch_layout_add(l, name, LC_DTYPE_U8, 2, bits);
+        snprintf(name, sizeof name, "%s_aux", planes_name);
+        lc_batch_layout_add(l, name, LC_DTYPE_F32, 1, aux);
+        snprintf(name, sizeof name, "%s_idx", policy_name);
+        lc_batch_layout_add(l, name, LC_DTYPE_U16, 1, slots);
+        snprintf(name, sizeof name, "%s_val", policy_name);
+        lc_batch_layout_add(l, name, LC_DTYPE_F32, 1, slots);
     }
+    if (c->layout == LAYOUT_CURRENT) {
+        const uint64_t values[2] = {6, 3};
+        lc_batch_layout_add(l, "values", LC_DTYPE_F32, 2, values);
+    } else {
+        const uint64_t wdl[1] = {3};
+        lc_batch_layout_add(l, "winner", LC_DTYPE_F32, 1, wdl);
+        lc_batch_layout_add(l, "best_q", LC_DTYPE_F32, 1, wdl);
+        lc_batch_layout_add(l, "plies_left", LC_DTYPE_F32, 0, NULL);
+    }
+}
+
+/*
+ * Row `row` of packed batch b needs n policy slots, more than b has: move
+ * rows 0..row-1 to a batch of the widened layout that holds n, make that the
+ * batcher's batch and return it. Rare: a position with more legal moves
+ * than policy_slots.
+ */
+static lc_batch *widen(tensor_gen *t, lc_batcher *bt, lc_batch *b, uint64_t row, unsigned n)
+{
+    unsigned w = 0;
+    while ((1u << (WIDE_MIN_SHIFT + w)) < n || (1u << (WIDE_MIN_SHIFT + w)) <= slots_of(b))
+        w++;
+    lc_mutex_lock(&t->wide_mu);
+    if (!t->wide_pool[w]) {
+        make_layout(bt->stage->config, 1u << (WIDE_MIN_SHIFT + w), &t->wide_layout[w]);
+        t->wide_pool[w] = lc_batch_pool_new(&t->wide_layout[w], 2);
+    }
+    lc_batch *wide = lc_batch_pool_get(t->wide_pool[w]);
+    lc_mutex_unlock(&t->wide_mu);
+    const lc_batch_layout *from = b->layout;
+    unsigned k_from = slots_of(b), k_to = slots_of(wide);
+    for (uint32_t i = 0; i < from->n_tensors; i++) {
+        const uint8_t *src = lc_batch_tensor(b, i);
+        uint8_t *dst = lc_batch_tensor(wide, i);
+        if (i == 2 || i == 3) { /* the policy: rows of k_to slots, padded */
+            size_t e = lc_dtype_size(from->tensors[i].dtype);
+            for (uint64_t r = 0; r < row; r++) {
+                memcpy(dst + r * k_to * e, src + r * k_from * e, k_from * e);
+                for (unsigned j = k_from; j < k_to; j++)
+                    memcpy(dst + (r * k_to + j) * e, src + (r * k_from + k_from - 1) * e, e);
+            }
+        } else {
+            memcpy(dst, src, from->tensors[i].nbytes / from->batch_size * row);
+        }
+    }
+    lc_batch_free(b);
+    atomic_fetch_add(&t->n_widened, 1);
+    return lc_batcher_replace(bt, wide);
 }
 
 static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -89,7 +235,13 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &f, meter) == 0) {
         uint64_t row;
         lc_batch *b = lc_batcher_row(&bt, &row);
-        fill_row(c, b, row, &f);
+        if (!c->packed) {
+            fill_row(c, b, row, &f);
+        } else {
+            if (f.n_policy > slots_of(b))
+                b = widen(t, &bt, b, row, f.n_policy);
+            fill_packed_row(c, b, row, &f);
+        }
         lc_frame_fini(&f);
         if (!lc_batcher_commit(&bt, meter))
             break;
@@ -102,23 +254,10 @@ static int tensor_init(lc_stage *s, lc_error *err)
     (void)err;
     tensor_gen *t = s->priv;
     const tensor_config *c = s->config;
-    lc_batch_layout_init(&t->layout, c->batch_size);
-    const uint64_t planes[3] = {LC_INPUT_PLANES, 8, 8};
-    const uint64_t policy[1] = {LC_POLICY_SIZE};
-    if (c->layout == LAYOUT_CURRENT) {
-        const uint64_t values[2] = {6, 3};
-        lc_batch_layout_add(&t->layout, "inputs", LC_DTYPE_F32, 3, planes);
-        lc_batch_layout_add(&t->layout, "policy", LC_DTYPE_F32, 1, policy);
-        lc_batch_layout_add(&t->layout, "values", LC_DTYPE_F32, 2, values);
-    } else {
-        const uint64_t wdl[1] = {3};
-        lc_batch_layout_add(&t->layout, "planes", LC_DTYPE_F32, 3, planes);
-        lc_batch_layout_add(&t->layout, "probs", LC_DTYPE_F32, 1, policy);
-        lc_batch_layout_add(&t->layout, "winner", LC_DTYPE_F32, 1, wdl);
-        lc_batch_layout_add(&t->layout, "best_q", LC_DTYPE_F32, 1, wdl);
-        lc_batch_layout_add(&t->layout, "plies_left", LC_DTYPE_F32, 0, NULL);
-    }
+    make_layout(c, c->policy_slots, &t->layout);
     lc_batch_sink_init(&t->sink, &t->layout, c->threads);
+    lc_mutex_init(&t->wide_mu);
+    atomic_init(&t->n_widened, 0);
     return 0;
 }
 
@@ -126,17 +265,24 @@ static void tensor_fini(lc_stage *s)
 {
     tensor_gen *t = s->priv;
     lc_batch_sink_fini(&t->sink);
+    for (unsigned w = 0; w < WIDE_LAYOUTS; w++)
+        lc_batch_pool_unref(t->wide_pool[w]); /* batches still out keep theirs */
+    lc_mutex_destroy(&t->wide_mu);
 }
 
 static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
 {
     tensor_gen *t = s->priv;
     lc_batch_sink_flush(&t->sink, m, "positions");
+    if (((const tensor_config *)s->config)->packed)
+        lc_metrics_add_count(m, "widened_batches", atomic_exchange(&t->n_widened, 0));
 }
 
 static const lc_metric_info tensor_metrics[] = {
     {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s"},
     {"batches", "batches"},
+    {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened",
+     "wide"},
     {0},
 };
 
@@ -147,7 +293,7 @@ static unsigned tensor_threads(const void *config)
 
 const lc_stage_class lc_tensor_generator_class = {
     .type_name = "tensor_generator",
-    .summary = "packs positions into float32 tensor batches (current or legacy layout)",
+    .summary = "packs positions into tensor batches (current or legacy layout, dense or packed)",
     .input = &lc_item_frame,
     .output = &lc_item_batch,
     .priv_size = sizeof(tensor_gen),

@@ -661,6 +661,185 @@ static void test_end_flag_on_full_last_batch(void)
     CHECK_EQ_INT(last, LC_ITEM_END_OF_STREAM);
 }
 
+/* ---- packed batches ---- */
+
+/* The dense layout of batch size bs, as check_row reads it. */
+static void dense_layout(layout_kind layout, uint64_t bs, lc_batch_layout *l)
+{
+    const uint64_t planes[3] = {PLANES, 8, 8}, policy[1] = {POLICY}, values[2] = {6, 3},
+                   wdl[1] = {3};
+    lc_batch_layout_init(l, bs);
+    lc_batch_layout_add(l, layout == CURRENT ? "inputs" : "planes", LC_DTYPE_F32, 3, planes);
+    lc_batch_layout_add(l, layout == CURRENT ? "policy" : "probs", LC_DTYPE_F32, 1, policy);
+    if (layout == CURRENT) {
+        lc_batch_layout_add(l, "values", LC_DTYPE_F32, 2, values);
+    } else {
+        lc_batch_layout_add(l, "winner", LC_DTYPE_F32, 1, wdl);
+        lc_batch_layout_add(l, "best_q", LC_DTYPE_F32, 1, wdl);
+        lc_batch_layout_add(l, "plies_left", LC_DTYPE_F32, 0, NULL);
+    }
+}
+
+/* Expand row `row` of packed batch p into row `row` of dense batch d, by the
+ * rule docs/batch-stream.md gives for "lc0-packed-1", written here from the
+ * doc: square 8 * rank + file of plane q is bit 7 - file of byte
+ * bits[q][rank], times aux[q - 104] from plane 104 on; the policy is -1
+ * with val[k] written at idx[k] for every slot. */
+static void expand_row(const lc_batch *p, uint64_t row, lc_batch *d)
+{
+    const lc_batch_layout *l = p->layout;
+    uint64_t k = l->tensors[2].shape[1];
+    const uint8_t *bits = (const uint8_t *)lc_batch_tensor((lc_batch *)p, 0) + row * PLANES * 8;
+    const float *aux = (const float *)lc_batch_tensor((lc_batch *)p, 1) + row * 8;
+    const uint16_t *idx = (const uint16_t *)lc_batch_tensor((lc_batch *)p, 2) + row * k;
+    const float *val = (const float *)lc_batch_tensor((lc_batch *)p, 3) + row * k;
+    float *planes = (float *)lc_batch_tensor(d, 0) + row * PLANES * 64;
+    float *policy = (float *)lc_batch_tensor(d, 1) + row * POLICY;
+    for (unsigned q = 0; q < PLANES; q++)
+        for (unsigned sq = 0; sq < 64; sq++) {
+            float bit = (float)((bits[8 * q + sq / 8] >> (7 - sq % 8)) & 1);
+            planes[64 * q + sq] = q < 104 ? bit : bit * aux[q - 104];
+        }
+    for (unsigned i = 0; i < POLICY; i++)
+        policy[i] = -1.0f;
+    for (uint64_t j = 0; j < k; j++) {
+        CHECK(idx[j] < POLICY);
+        if (idx[j] < POLICY)
+            policy[idx[j]] = val[j];
+    }
+    /* The targets travel as they are. */
+    for (uint32_t t = 4; t < l->n_tensors; t++) {
+        uint64_t row_bytes = l->tensors[t].nbytes / l->batch_size;
+        memcpy((uint8_t *)lc_batch_tensor(d, t - 2) + row * row_bytes,
+               (const uint8_t *)lc_batch_tensor((lc_batch *)p, t) + row * row_bytes, row_bytes);
+    }
+}
+
+/* Names, dtypes and shapes of a packed batch; its policy slots. */
+static uint64_t check_packed_layout(const lc_batch *b, layout_kind layout, uint64_t bs)
+{
+    const lc_batch_layout *l = b->layout;
+    CHECK_EQ_STR(l->name, layout == CURRENT ? "lc0-current-packed" : "lc0-legacy-packed");
+    CHECK_EQ_STR(l->expand, LC_EXPAND_LC0);
+    CHECK_EQ_INT(l->n_tensors, layout == CURRENT ? 5 : 7);
+    if (l->n_tensors < 5)
+        return 0;
+    const char *base = layout == CURRENT ? "inputs" : "planes";
+    const char *pol = layout == CURRENT ? "policy" : "probs";
+    char want[64];
+    snprintf(want, sizeof want, "%s_bits", base);
+    CHECK_EQ_STR(l->tensors[0].name, want);
+    snprintf(want, sizeof want, "%s_aux", base);
+    CHECK_EQ_STR(l->tensors[1].name, want);
+    snprintf(want, sizeof want, "%s_idx", pol);
+    CHECK_EQ_STR(l->tensors[2].name, want);
+    snprintf(want, sizeof want, "%s_val", pol);
+    CHECK_EQ_STR(l->tensors[3].name, want);
+    CHECK_EQ_INT(l->tensors[0].dtype, LC_DTYPE_U8);
+    CHECK_EQ_U64(l->tensors[0].nbytes, bs * PLANES * 8);
+    CHECK_EQ_INT(l->tensors[1].dtype, LC_DTYPE_F32);
+    CHECK_EQ_U64(l->tensors[1].nbytes, bs * 8 * 4);
+    CHECK_EQ_INT(l->tensors[2].dtype, LC_DTYPE_U16);
+    CHECK_EQ_INT(l->tensors[3].dtype, LC_DTYPE_F32);
+    CHECK_EQ_U64(l->tensors[2].shape[1], l->tensors[3].shape[1]);
+    return l->tensors[2].shape[1];
+}
+
+/*
+ * Packed batches, expanded here, equal the dense rows the frames give, for
+ * every input format, V6 and V7, both layouts, through recycled buffers the
+ * consumer scribbles over. policy_slots 48: frames with more entries (up to
+ * 69, and record 3's 100) widen their batch to 128 slots, and the
+ * batch after a wide one is back to 48.
+ */
+static void test_packed(layout_kind layout)
+{
+    const int n = 200;
+    const uint64_t bs = 4;
+    fixture fx;
+    fixture_init(&fx, layout, n);
+    lc_queue *in = lc_queue_new("in", &lc_item_frame, 8, LC_OVERFLOW_BLOCK);
+    char yaml[160];
+    snprintf(yaml, sizeof yaml,
+             "batch_size: %llu\nlayout: %s\nthreads: 1\npacked: true\npolicy_slots: 48\n",
+             (unsigned long long)bs, layout == CURRENT ? "current" : "legacy");
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("tensor_generator"), "tensors", yaml, in, 2,
+                               NULL, &s, &err));
+    if (!s) {
+        fprintf(stderr, "%s\n", err.msg);
+        return;
+    }
+    CHECK_OK(lc_standalone_start(s, NULL));
+    feeder fd = {.in = in, .fx = &fx, .n = n};
+    lc_thread t;
+    lc_thread_start(&t, "test-feeder", feed, &fd);
+    lc_batch_layout dl;
+    dense_layout(layout, bs, &dl);
+    lc_batch *dense = lc_batch_new(&dl);
+    fixture dense_fx = fx; /* check_row reads fx.layout */
+    int k = 0, nb = 0, widened = 0, narrow_after_wide = 0;
+    uint64_t prev_slots = 48;
+    lc_batch_item item;
+    while (get_batch(s, &item) == 0) {
+        uint64_t slots = check_packed_layout(item.batch, layout, bs);
+        unsigned most = 0;
+        for (uint64_t r = 0; r < item.batch->rows && k + (int)r < n; r++)
+            if (fx.frames[k + r].n_policy > most)
+                most = fx.frames[k + r].n_policy;
+        /* 48, or the widened layouts' 128 (the next power of two, at least 128). */
+        CHECK_EQ_U64(slots, most <= 48 ? 48 : 128);
+        widened += slots != 48;
+        narrow_after_wide += slots == 48 && prev_slots != 48;
+        prev_slots = slots;
+        dense->rows = item.batch->rows;
+        for (uint64_t r = 0; r < item.batch->rows && k < n; r++, k++) {
+            expand_row(item.batch, r, dense);
+            CHECK_EQ_INT(check_row(dense, nb, r, &dense_fx, k), 0);
+        }
+        scribble_and_free(item.batch);
+        nb++;
+    }
+    lc_thread_join(&t);
+    CHECK_EQ_INT(k, n);
+    CHECK_EQ_INT(nb, n / (int)bs);
+    CHECK(widened > 0);
+    CHECK(narrow_after_wide > 0);
+    lc_stage_metrics m;
+    lc_standalone_flush(s, &m);
+    const lc_metric_count *w = lc_metrics_find_count(&m, "widened_batches");
+    CHECK(w && w->count == (uint64_t)widened);
+    lc_batch_free(dense);
+    lc_standalone_free(s);
+    lc_queue_free(in);
+    fixture_fini(&fx);
+}
+
+/* policy_slots is checked, and only taken with packed: true. */
+static void test_packed_config(void)
+{
+    const char *bad[] = {
+        "batch_size: 4\npolicy_slots: 48\n",
+        "batch_size: 4\npacked: true\npolicy_slots: 0\n",
+        "batch_size: 4\npacked: true\npolicy_slots: 1859\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lc_stage *s = NULL;
+        lc_error err;
+        lc_error_clear(&err);
+        lc_queue *in = lc_queue_new("in", &lc_item_frame, 8, LC_OVERFLOW_BLOCK);
+        int rc = lc_standalone_new(lc_stage_class_find("tensor_generator"), "tensors", bad[i], in,
+                                   2, NULL, &s, &err);
+        CHECK(rc != 0);
+        CHECK(strstr(err.msg, "policy_slots") != NULL);
+        if (s)
+            lc_standalone_free(s);
+        lc_queue_free(in);
+    }
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
@@ -668,7 +847,9 @@ int main(void)
         test_ten_frames((layout_kind)layout);
         test_partial_batch_recycled((layout_kind)layout);
         test_stream((layout_kind)layout);
+        test_packed((layout_kind)layout);
     }
+    test_packed_config();
     test_end_flag_on_full_last_batch();
     return check_finish();
 }

@@ -480,36 +480,97 @@ bool lc_input_format_known(uint32_t input_format)
     }
 }
 
+/*
+ * Planes 104..111 as plane words and values: plane 104 + i is values[i] on
+ * every square whose bit is set in words[i] and 0 elsewhere. A plane that is
+ * one value everywhere has every bit set (even when the value is 0); a
+ * square mask has the value 1.
+ */
+void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8])
+{
+    const uint64_t all = ~(uint64_t)0;
+    for (unsigned i = 0; i < 8; i++) {
+        words[i] = all;
+        values[i] = 0.0f;
+    }
+    values[7] = 1.0f;
+    const uint32_t fmt = f->input_format;
+    if (!lc_input_format_known(fmt))
+        return;
+    if (fmt == 1) {
+        values[0] = (float)f->castling_us_ooo;
+        values[1] = (float)f->castling_us_oo;
+        values[2] = (float)f->castling_them_ooo;
+        values[3] = (float)f->castling_them_oo;
+    } else {
+        words[0] = edge_ranks_word(f->castling_us_ooo, f->castling_them_ooo);
+        words[1] = edge_ranks_word(f->castling_us_oo, f->castling_them_oo);
+        values[0] = values[1] = 1.0f;
+    }
+    if (fmt <= 2) {
+        values[4] = (float)f->side_to_move_or_enpassant;
+    } else {
+        words[4] = edge_ranks_word(0, f->side_to_move_or_enpassant);
+        values[4] = 1.0f;
+    }
+    values[5] = (float)f->rule50_count / (fmt <= 3 ? 99.0f : 100.0f);
+    bool canonical_flip = (fmt == 132 || fmt == 133) && (f->invariance_info & 0x80);
+    values[6] = canonical_flip ? 1.0f : 0.0f;
+}
+
 void lc_frame_input_planes(const lc_frame *f, float *out)
 {
     for (unsigned p = 0; p < LC_HISTORY_PLANES; p++)
         expand_word(out + 64 * p, f->planes[p]);
-
+    uint64_t words[8];
+    float values[8];
+    lc_frame_aux_planes(f, words, values);
     float *aux = out + 64 * LC_HISTORY_PLANES; /* planes 104..111 */
-    const uint32_t fmt = f->input_format;
-    if (!lc_input_format_known(fmt)) {
-        memset(aux, 0, 7 * 64 * sizeof(float));
-        fill_plane(aux + 7 * 64, 1.0f);
-        return;
+    for (unsigned i = 0; i < 8; i++) {
+        float *plane = aux + 64 * i;
+        if (words[i] == ~(uint64_t)0) {
+            fill_plane(plane, values[i]);
+        } else {
+            expand_word(plane, words[i]); /* a mask: values[i] is 1 */
+            for (unsigned sq = 0; sq < 64 && values[i] != 1.0f; sq++)
+                plane[sq] *= values[i];
+        }
     }
-    if (fmt == 1) {
-        fill_plane(aux + 0 * 64, (float)f->castling_us_ooo);
-        fill_plane(aux + 1 * 64, (float)f->castling_us_oo);
-        fill_plane(aux + 2 * 64, (float)f->castling_them_ooo);
-        fill_plane(aux + 3 * 64, (float)f->castling_them_oo);
-    } else {
-        expand_word(aux + 0 * 64, edge_ranks_word(f->castling_us_ooo, f->castling_them_ooo));
-        expand_word(aux + 1 * 64, edge_ranks_word(f->castling_us_oo, f->castling_them_oo));
-        memset(aux + 2 * 64, 0, 2 * 64 * sizeof(float));
+}
+
+void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits, float *aux)
+{
+    uint64_t words[8];
+    lc_frame_aux_planes(f, words, aux);
+    for (unsigned p = 0; p < LC_INPUT_PLANES; p++) {
+        uint64_t w = p < LC_HISTORY_PLANES ? f->planes[p] : words[p - LC_HISTORY_PLANES];
+        for (unsigned r = 0; r < 8; r++)
+            bits[8 * p + r] = (uint8_t)(w >> (8 * r));
     }
-    if (fmt <= 2)
-        fill_plane(aux + 4 * 64, (float)f->side_to_move_or_enpassant);
-    else
-        expand_word(aux + 4 * 64, edge_ranks_word(0, f->side_to_move_or_enpassant));
-    fill_plane(aux + 5 * 64, (float)f->rule50_count / (fmt <= 3 ? 99.0f : 100.0f));
-    bool canonical_flip = (fmt == 132 || fmt == 133) && (f->invariance_info & 0x80);
-    fill_plane(aux + 6 * 64, canonical_flip ? 1.0f : 0.0f);
-    fill_plane(aux + 7 * 64, 1.0f);
+}
+
+unsigned lc_frame_policy_sparse(const lc_frame *f, uint16_t *idx, float *val, unsigned slots)
+{
+    unsigned m = 0, inline_n = f->n_policy - policy_extra(f);
+    for (unsigned k = 0; k < inline_n && m < slots; k++)
+        if (f->policy_idx[k] < LC_POLICY_SIZE) {
+            idx[m] = f->policy_idx[k];
+            val[m++] = f->policy_val[k];
+        }
+    for (unsigned k = 0; k < policy_extra(f) && f->overflow_idx && m < slots; k++)
+        if (f->overflow_idx[k] < LC_POLICY_SIZE) {
+            idx[m] = f->overflow_idx[k];
+            val[m++] = f->overflow_val[k];
+        }
+    /* Padding repeats the last entry, or writes -1 at index 0: scattering
+     * every slot gives the dense policy whatever the order of the writes. */
+    uint16_t pad_idx = m ? idx[m - 1] : 0;
+    float pad_val = m ? val[m - 1] : -1.0f;
+    for (unsigned k = m; k < slots; k++) {
+        idx[k] = pad_idx;
+        val[k] = pad_val;
+    }
+    return m;
 }
 
 void lc_frame_policy(const lc_frame *f, float *out)

@@ -81,6 +81,21 @@ void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec);
 
 /* The 112 x 8 x 8 input planes as floats, per input_format (see the doc). */
 void lc_frame_input_planes(const lc_frame *f, float *out /* 112*64 */);
+/* Planes 104..111 as words (lc0's bit convention) and values: plane 104 + i
+ * is values[i] where words[i] has a bit set, 0 elsewhere. A plane of one
+ * value has every bit set; a square mask has the value 1. */
+void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8]);
+/* The packed input planes: bits[8 * p + r] is byte r (rank r + 1) of plane
+ * p's word, so that numpy's unpackbits(bitorder="big") gives the 64 squares
+ * in the dense order; aux[i] is the value of plane 104 + i's set bits (the
+ * history planes' is 1). Expanding gives lc_frame_input_planes exactly. */
+void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits /* 112*8 */, float *aux /* 8 */);
+/* The policy's stored entries with an index below 1858 (the dense policy's
+ * non -1 values), at most `slots` of them, in index order; slots past them
+ * repeat the last entry (or hold index 0 and -1 when there is none), so
+ * that -1 everywhere, then val[k] at idx[k] for every k, is the dense
+ * policy. Returns how many entries there are (at most n_policy). */
+unsigned lc_frame_policy_sparse(const lc_frame *f, uint16_t *idx, float *val, unsigned slots);
 /* The 1858 policy floats: stored entries, -1 elsewhere. */
 void lc_frame_policy(const lc_frame *f, float *out /* 1858 */);
 /* current layout: values [6][3] rows result, best, played, orig, root, st. */
