@@ -5,10 +5,13 @@
         for tensors in reader:          # dict: name -> numpy array
             ...
 
-lcmon.torch.BatchDataset wraps the reader as a torch IterableDataset;
-lcmon.lczero gives the tuples lczero-training's trainers take.
+lcmon.expand turns a packed batch into the trainer's tensors (numpy);
+lcmon.torch.BatchDataset wraps the reader as a torch IterableDataset and
+expands packed batches on the trainer's device; lcmon.lczero gives the
+tuples lczero-training's trainers take.
 """
 
+from .expand import Expander, expand
 from .stream import (
     FLAG_LAST,
     MAGIC,
@@ -30,6 +33,8 @@ from .stream import (
 __version__ = "0.2.0"
 
 __all__ = [
+    "expand",
+    "Expander",
     "Batch",
     "BatchReader",
     "Header",

@@ -34,6 +34,11 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--copy", action="store_true", help="copy each batch's arrays")
     ap.add_argument(
+        "--expand",
+        action="store_true",
+        help="expand packed batches into the trainer's tensors (numpy), as a trainer would",
+    )
+    ap.add_argument(
         "--restarts",
         choices=("wait", "end"),
         default="end",
@@ -63,6 +68,7 @@ def main(argv=None) -> int:
             tolerate_truncation=args.tolerate_truncation,
             timeout=args.timeout,
             restarts=args.restarts,
+            expand=args.expand,
         )
         shown = None
         # The rate is timed from the arrival of the first batch after the

@@ -19,6 +19,9 @@ layout:
     for inputs, policy, values in loader_batches("/tmp/lcmon.pipe"):
         ...
 
+Both take packed streams too (`packed: true`): the batches are expanded
+(lcmon.expand) into the same arrays.
+
 The tensors and what each value means: docs/lc0-training-data.md.
 """
 
@@ -26,6 +29,7 @@ from typing import Iterator, Tuple, Union
 
 import numpy as np
 
+from .expand import Expander
 from .stream import BatchReader
 
 __all__ = ["chunkparser_batches", "loader_batches", "LEGACY", "CURRENT"]
@@ -37,11 +41,14 @@ CURRENT = ("inputs", "policy", "values")
 
 def _batches(source, names, layout, reader_kwargs):
     reader = source if isinstance(source, BatchReader) else BatchReader(source, **reader_kwargs)
+    expander = Expander()
     try:
         while True:
             b = reader.read_batch()
             if b is None:
                 return
+            if b.expand:
+                b = b._replace(tensors=expander(b.tensors, b.expand), expand="")
             missing = [n for n in names if n not in b.tensors]
             if missing:
                 raise ValueError(

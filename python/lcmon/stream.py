@@ -1,7 +1,8 @@
 """Read the batch stream that lcmon's fifo_writer stage writes.
 
-The stream (format version 2; docs/batch-stream.md) is a header naming every
-tensor with its dtype, shape and offset and the run that writes it, then one
+The stream (format version 3; docs/batch-stream.md) is a header naming every
+tensor with its dtype, shape and offset, the layout and how to expand it, and
+the run that writes it, then one
 frame per batch followed by the batch payload, and a DONE marker when a run
 ends: "data" when a finite run is complete, "stopped" when the pipeline was
 stopped or restarted. Only the standard library and numpy are needed.
@@ -70,7 +71,7 @@ __all__ = [
 log = logging.getLogger("lcmon")
 
 MAGIC = b"LCMONBS\0"
-VERSION = 2  # versions 1 (no run fields) and 2 are read
+VERSION = 3  # versions 1 (no run fields), 2 and 3 (layout and expansion) are read
 FLAG_LAST = 1  # frame flag: last batch of a finite stream
 END_DATA = 0  # DONE reason: the data ended; nothing more comes
 END_STOPPED = 1  # DONE reason: the run was stopped; another may follow
@@ -87,7 +88,13 @@ _DTYPES = {
     1: np.dtype("<i8"),
     2: np.dtype(np.bool_),
     3: np.dtype("<i4"),
+    4: np.dtype(np.uint8),  # version 3 on
+    5: np.dtype("<u2"),  # version 3 on
 }
+_V2_DTYPES = 4  # codes below this are all versions 1 and 2 have
+# How a reader makes the trainer's tensors of a layout (the header's
+# "expand"): "" they are those tensors already; the others: lcmon.expand.
+EXPANSIONS = ("", "widen-int64", "lc0-packed-1")
 
 
 class StreamError(Exception):
@@ -131,6 +138,8 @@ class Header(NamedTuple):
     tensors: Tuple[TensorSpec, ...]
     run_id: int = 0  # the writing run (0 in version 1)
     run_started_ms: int = 0  # Unix time in ms (0 in version 1)
+    layout: str = ""  # the layout's name ("lc0-current", ...; "" before version 3)
+    expand: str = ""  # how to make the trainer's tensors ("": they are; lcmon.expand)
 
     def same_layout(self, other: Optional["Header"]) -> bool:
         return (
@@ -138,6 +147,8 @@ class Header(NamedTuple):
             and self.batch_size == other.batch_size
             and self.payload_bytes == other.payload_bytes
             and self.tensors == other.tensors
+            and self.layout == other.layout
+            and self.expand == other.expand
         )
 
 
@@ -147,6 +158,7 @@ class Batch(NamedTuple):
     flags: int
     tensors: Dict[str, np.ndarray]
     run_id: int = 0  # the run that wrote it
+    expand: str = ""  # the header's expansion: "" when the tensors are the trainer's
 
     @property
     def last(self) -> bool:
@@ -194,7 +206,7 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
             pos += name_len
             code, ndim = struct.unpack_from("<BB", rest, pos)
             pos += 2
-            if code not in _DTYPES:
+            if code not in _DTYPES or (version < 3 and code >= _V2_DTYPES):
                 raise StreamError("batch stream header: tensor %r: unknown dtype %d" % (name, code))
             if not 1 <= ndim <= 4:
                 raise StreamError("batch stream header: tensor %r: %d dimensions" % (name, ndim))
@@ -219,9 +231,27 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
                     "of the %d-byte payload" % (name, offset, offset + nbytes, payload_bytes)
                 )
             tensors.append(TensorSpec(name, dtype, tuple(shape), offset, nbytes))
+        layout = expand = ""
+        if version >= 3:
+            names = []
+            for _ in range(2):
+                (n,) = struct.unpack_from("<H", rest, pos)
+                if pos + 2 + n > len(rest):
+                    raise struct.error("the layout's names run past header_bytes")
+                names.append(rest[pos + 2 : pos + 2 + n].decode("utf-8"))
+                pos += 2 + n
+            layout, expand = names
     except (struct.error, UnicodeDecodeError) as e:
         raise StreamError("batch stream header: corrupt tensor list (%s)" % e) from None
-    return Header(version, batch_size, payload_bytes, tuple(tensors), run_id, run_started)
+    if expand not in EXPANSIONS:
+        raise StreamVersionError(
+            "batch stream layout %r needs the expansion %r, which this reader does not know "
+            "(it knows %s): install the Python package of the lcmon that writes the stream"
+            % (layout, expand, ", ".join(repr(e) for e in EXPANSIONS[1:]))
+        )
+    return Header(
+        version, batch_size, payload_bytes, tuple(tensors), run_id, run_started, layout, expand
+    )
 
 
 def _lock_holder(st: os.stat_result) -> Optional[int]:
@@ -267,6 +297,10 @@ class BatchReader:
         StreamTruncated.
     resync_attempts, resync_delay: how often and how long apart to reopen a
         pipe that does not start with a stream header.
+    expand: give the trainer's tensors of a packed layout (numpy, into
+        buffers reused from batch to batch, like the views) instead of the
+        packed ones; see lcmon.expand. A dense layout is given as it is
+        either way.
 
     Opening takes the pipe's lock and reads the stream header (so it waits
     for the writer); `header` then describes the tensors. Not thread-safe:
@@ -284,6 +318,7 @@ class BatchReader:
         on_run: Optional[Callable[["BatchReader"], None]] = None,
         resync_attempts: int = 50,
         resync_delay: float = 0.1,
+        expand: bool = False,
     ):
         if restarts not in ("wait", "end"):
             raise ValueError("restarts must be 'wait' or 'end', not %r" % (restarts,))
@@ -294,6 +329,12 @@ class BatchReader:
         self.restarts = restarts
         self.restart_timeout = restart_timeout
         self.on_run = on_run
+        self.expand = expand
+        self._expander = None
+        if expand:
+            from .expand import Expander
+
+            self._expander = Expander(reuse=not copy)
         self.resync_attempts = max(1, resync_attempts)
         self.resync_delay = resync_delay
         self.header: Optional[Header] = None
@@ -313,6 +354,8 @@ class BatchReader:
         self._closed = False
         self._conn_batches = 0
         self._buffer = None
+        # The last batch's whole payload (uint8, valid until the next batch).
+        self.payload: Optional[np.ndarray] = None
         self._views: Dict[str, np.ndarray] = {}
         self._small = bytearray(16)
         try:
@@ -584,6 +627,7 @@ class BatchReader:
                 % (self.path, seq, rows, h.batch_size)
             )
         got = self._fill(memoryview(self._buffer))
+        self.payload = self._buffer
         if got != payload_bytes:
             raise _RunEnded(
                 "torn",
@@ -597,7 +641,9 @@ class BatchReader:
         self.batches_read += 1
         self._conn_batches += 1
         self.rows_read += rows
-        return Batch(seq, rows, flags, tensors, self.run_id)
+        if self.expand and h.expand:
+            tensors = self._expander(tensors, h.expand)
+        return Batch(seq, rows, flags, tensors, self.run_id, "" if self.expand else h.expand)
 
     def batches(self):
         """Iterate over Batch records (seq, rows, flags, tensors, run_id)."""
@@ -629,9 +675,16 @@ class BatchReader:
 def describe(header: Header) -> str:
     """The tensors of a header, one line each, for people."""
     lines = [
-        "stream: batch size %d, %d payload bytes per batch, run %016x"
-        % (header.batch_size, header.payload_bytes, header.run_id)
+        "stream: batch size %d, %d payload bytes per batch (%.0f a row), run %016x"
+        % (header.batch_size, header.payload_bytes, header.payload_bytes / max(header.batch_size, 1),
+           header.run_id)
     ]
+    if header.layout or header.expand:
+        lines.append(
+            "layout %s%s"
+            % (header.layout or "(unnamed)",
+               ", expanded by %s" % header.expand if header.expand else "")
+        )
     for t in header.tensors:
         lines.append("  %s: %s %s" % (t.name, t.dtype.name, list(t.shape)))
     return "\n".join(lines)

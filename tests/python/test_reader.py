@@ -116,7 +116,7 @@ class FileStreams(DemoCase):
         path = self.write_file("s.bin", 5, "--last-rows", 7)
         with BatchReader(path) as r:
             h = r.header
-            self.assertEqual(h.version, 2)
+            self.assertEqual(h.version, 3)
             self.assertNotEqual(h.run_id, 0)
             self.assertGreater(h.run_started_ms, 1700000000000)
             self.assertEqual(h.batch_size, 64)

@@ -262,11 +262,11 @@ class Adapters(unittest.TestCase):
             self.proc.wait(30)
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def run_lcmon(self, layout):
-        pipe = os.path.join(self.dir, "%s.pipe" % layout)
+    def run_lcmon(self, layout, packed=False):
+        pipe = os.path.join(self.dir, "%s%s.pipe" % (layout, "-packed" if packed else ""))
         cfg = os.path.join(self.dir, "%s.yaml" % layout)
         with open(cfg, "w") as f:
-            f.write(CONFIG % (DATA, BATCH, layout, pipe))
+            f.write(CONFIG % (DATA, BATCH, layout + (", packed: true" if packed else ""), pipe))
         self.proc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + WAIT
@@ -281,9 +281,15 @@ class Adapters(unittest.TestCase):
         return self.recs[rows]
 
     def test_chunkparser_tuples(self):
+        self.check_chunkparser_tuples(False)
+
+    def test_chunkparser_tuples_packed(self):
+        self.check_chunkparser_tuples(True)
+
+    def check_chunkparser_tuples(self, packed):
         from lcmon.lczero import chunkparser_batches
 
-        pipe = self.run_lcmon("legacy")
+        pipe = self.run_lcmon("legacy", packed)
         n = 0
         for tup in chunkparser_batches(pipe, timeout=WAIT, restarts="end"):
             self.assertEqual(len(tup), 5)
@@ -301,9 +307,15 @@ class Adapters(unittest.TestCase):
                 break
 
     def test_loader_tuples(self):
+        self.check_loader_tuples(False)
+
+    def test_loader_tuples_packed(self):
+        self.check_loader_tuples(True)
+
+    def check_loader_tuples(self, packed):
         from lcmon.lczero import loader_batches
 
-        pipe = self.run_lcmon("current")
+        pipe = self.run_lcmon("current", packed)
         n = 0
         for inputs, policy, values in loader_batches(pipe, timeout=WAIT, restarts="end"):
             self.assertEqual((inputs.shape, policy.shape, values.shape),
@@ -354,6 +366,48 @@ class Adapters(unittest.TestCase):
         self.assertEqual(b["inputs"].data_ptr(),
                          ds.reader._views["inputs"].ctypes.data)
         del it
+
+    def test_torch_dataset_packed(self):
+        """A packed stream, expanded on the CPU by the dataset (device "cpu",
+        pinned staging where torch can pin) into the rows the doc gives."""
+        import torch
+        from lcmon.torch import BatchDataset
+
+        pipe = self.run_lcmon("current", packed=True)
+        n = 0
+        for batch in BatchDataset(pipe, device="cpu", timeout=WAIT, restarts="end"):
+            self.assertEqual(sorted(batch), ["inputs", "policy", "values"])
+            self.assertEqual(tuple(batch["inputs"].shape), (BATCH, 112, 8, 8))
+            self.assertEqual(tuple(batch["policy"].shape), (BATCH, 1858))
+            self.assertTrue(all(t.dtype == torch.float32 for t in batch.values()))
+            want = expected_current(self.rows_of(batch["policy"].numpy()))
+            for name in ("inputs", "values"):
+                assert_bits_equal(self, batch[name].numpy(), want[name], name)
+            n += 1
+            if n == 3:
+                break
+        self.assertEqual(n, 3)
+
+    def test_torch_on_a_gpu(self):
+        """Packed batches copied to a GPU and expanded there: the same
+        tensors as on the CPU. Runs only where torch sees a GPU."""
+        import torch
+        from lcmon.torch import BatchDataset
+
+        if not torch.cuda.is_available():
+            self.skipTest("no GPU: torch.cuda.is_available() is False")
+        pipe = self.run_lcmon("current", packed=True)
+        n = 0
+        for batch in BatchDataset(pipe, device="cuda", timeout=WAIT, restarts="end"):
+            self.assertTrue(all(t.is_cuda for t in batch.values()))
+            cpu = {k: v.cpu().numpy() for k, v in batch.items()}
+            want = expected_current(self.rows_of(cpu["policy"]))
+            for name in ("inputs", "values"):
+                assert_bits_equal(self, cpu[name], want[name], name)
+            n += 1
+            if n == 5:
+                break
+        self.assertEqual(n, 5)
 
 
 if __name__ == "__main__":

@@ -199,7 +199,7 @@ def in_vocab(rows):
 class TransformerPipelines(LcmonCase):
     FIXTURE = "duckdb_snappy_rowgroups"
 
-    def run_pipeline(self, tokenizer, batch_size):
+    def run_pipeline(self, tokenizer, batch_size, header=None):
         pipe = self.path("lcmon.pipe")
         cfg = self.write_config(
             "seed: 5\n"
@@ -216,6 +216,8 @@ class TransformerPipelines(LcmonCase):
         r = self.open_reader(pipe)
         parts = {t.name: [] for t in r.header.tensors}
         specs = [(t.name, t.dtype.name, t.shape) for t in r.header.tensors]
+        if header is not None:
+            header.append(r.header)
         rows = []
         while True:
             b = r.read_batch()
@@ -312,6 +314,52 @@ class TransformerPipelines(LcmonCase):
 
     def test_decoder_skip_every_later_board(self):
         self.check_decoder(64, 1.0)
+
+    def test_packed_token_layouts(self):
+        """packed: true sends ids as uint16 and the encoder's mask as uint8;
+        widened by lcmon.expand and by lcmon.torch they are the dense
+        batches, bit for bit (the same seed and one thread: the same
+        samples)."""
+        from lcmon import expand
+
+        try:
+            import torch
+            from lcmon.torch import expand as torch_expand
+        except ImportError:
+            torch = None
+        cases = [
+            # (the WDL targets, float32, keep the decoder's share at 17 of 29
+            # bytes a token)
+            ("{mode: encoder, batch_size: 100, shuffle_buffer: 300%s}", 100, "chess-encoder", 0.25,
+             [("input_ids", "uint16", (100, 68)), ("attention_mask", "uint8", (100, 68)),
+              ("target", "uint16", (100,))]),
+            ("{mode: decoder, batch_size: 32, max_seq_len: 100%s}", 32, "chess-decoder", 0.62,
+             [("input_ids", "uint16", (32, 100)), ("target_ids", "uint16", (32, 100)),
+              ("wdl_targets", "float32", (32, 100, 3)), ("wdl_mask", "bool", (32, 100))]),
+        ]
+        for tok, bs, name, share, packed_specs in cases:
+            h = []
+            _, dense = self.run_pipeline(tok % "", bs, h)
+            self.assertEqual((h[0].layout, h[0].expand), (name, ""))
+            self.tearDown()
+            self.setUp()
+            specs, packed = self.run_pipeline(tok % ", packed: true", bs, h)
+            self.assertEqual(specs, packed_specs)
+            self.assertEqual((h[1].layout, h[1].expand), (name + "-packed", "widen-int64"))
+            self.assertLess(h[1].payload_bytes, share * h[0].payload_bytes)
+            widened = expand(packed, "widen-int64")
+            self.assertEqual(sorted(widened), sorted(dense))
+            for n, a in dense.items():
+                self.assertEqual((widened[n].dtype, widened[n].shape), (a.dtype, a.shape), n)
+                self.assertEqual(widened[n].tobytes(), a.tobytes(), "%s: %s" % (name, n))
+            if torch is not None:
+                t = torch_expand({n: torch.from_numpy(a.view(np.int16) if a.dtype == np.uint16
+                                                      else a) for n, a in packed.items()},
+                                 "widen-int64")
+                for n, a in dense.items():
+                    self.assertEqual(t[n].numpy().tobytes(), a.tobytes(), "torch: %s" % n)
+            self.tearDown()
+            self.setUp()
 
     def test_shipped_configs_check(self):
         for name in ("decoder", "encoder"):
