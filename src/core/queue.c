@@ -1,5 +1,6 @@
 #include "core/queue.h"
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/load.h"
 #include "core/thread.h"
@@ -16,6 +17,7 @@ struct lc_queue {
     pthread_mutex_t mu;
     pthread_cond_t not_empty;
     pthread_cond_t not_full;
+    pthread_cond_t batch_ready; /* block getters (lc_queue_get_many) wait here */
     unsigned char *ring; /* capacity * type->size bytes */
     size_t head;         /* index of the oldest item */
     size_t count;
@@ -23,6 +25,8 @@ struct lc_queue {
     int producers;
     int waiting_getters;
     int waiting_putters;
+    int waiting_blocks; /* block getters waiting */
+    size_t block_want;  /* the items they wait for */
     uint64_t puts, gets, drops;
 };
 
@@ -40,6 +44,7 @@ lc_queue *lc_queue_new(const char *name, const lc_item_type *type, size_t capaci
     lc_mutex_init(&q->mu);
     lc_cond_init(&q->not_empty);
     lc_cond_init(&q->not_full);
+    lc_cond_init(&q->batch_ready);
     return q;
 }
 
@@ -58,9 +63,40 @@ void lc_queue_free(lc_queue *q)
     }
     lc_cond_destroy(&q->not_empty);
     lc_cond_destroy(&q->not_full);
+    lc_cond_destroy(&q->batch_ready);
     lc_mutex_destroy(&q->mu);
     free(q->ring);
     free(q);
+}
+
+/*
+ * Wake-ups. A thread woken for every item spends more time switching than
+ * working once items are small and fast (a frame, a chunk at sampling
+ * 1/32), so:
+ * - a block getter (lc_queue_get_many) is woken by the first item and then
+ *   when the items it waits for are there, or the queue is full;
+ * - a putter waiting for room is woken when a quarter of the queue is free
+ *   (or one slot, in queues of fewer than 8 slots), not at every slot.
+ * Plain getters are woken at every item, as before.
+ */
+static inline size_t room_to_wake(const lc_queue *q)
+{
+    return q->capacity >= 8 ? q->capacity / 4 : 1;
+}
+
+static void wake_getters(lc_queue *q, size_t before)
+{
+    if (q->waiting_getters)
+        lc_cond_signal(&q->not_empty);
+    if (q->waiting_blocks &&
+        (before == 0 || q->count >= q->block_want || q->count == q->capacity))
+        lc_cond_signal(&q->batch_ready);
+}
+
+static void wake_putters(lc_queue *q)
+{
+    if (q->waiting_putters && q->capacity - q->count >= room_to_wake(q))
+        lc_cond_signal(&q->not_full);
 }
 
 /* Caller holds the lock and has checked there is room. */
@@ -69,8 +105,7 @@ static void push_locked(lc_queue *q, const void *item)
     memcpy(slot(q, q->count), item, q->type->size);
     q->count++;
     q->puts++;
-    if (q->waiting_getters)
-        lc_cond_signal(&q->not_empty);
+    wake_getters(q, q->count - 1);
 }
 
 static void pop_locked(lc_queue *q, void *out)
@@ -79,8 +114,19 @@ static void pop_locked(lc_queue *q, void *out)
     q->head = (q->head + 1) % q->capacity;
     q->count--;
     q->gets++;
-    if (q->waiting_putters)
-        lc_cond_signal(&q->not_full);
+    wake_putters(q);
+}
+
+/* Wait (the lock held) until the queue has room or closes. */
+static void wait_for_room(lc_queue *q, lc_load_meter *meter)
+{
+    lc_load_idle(meter);
+    while (q->count == q->capacity && !q->closed) {
+        q->waiting_putters++;
+        lc_cond_wait(&q->not_full, &q->mu);
+        q->waiting_putters--;
+    }
+    lc_load_busy(meter);
 }
 
 int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
@@ -112,13 +158,7 @@ int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
         case LC_OVERFLOW_BLOCK:
             break;
         }
-        lc_load_idle(meter);
-        while (q->count == q->capacity && !q->closed) {
-            q->waiting_putters++;
-            lc_cond_wait(&q->not_full, &q->mu);
-            q->waiting_putters--;
-        }
-        lc_load_busy(meter);
+        wait_for_room(q, meter);
         if (q->closed) {
             lc_mutex_unlock(&q->mu);
             return LC_ECLOSED;
@@ -127,6 +167,43 @@ int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
     push_locked(q, item);
     lc_mutex_unlock(&q->mu);
     return 0;
+}
+
+int lc_queue_put_many(lc_queue *q, const void *items, size_t n, size_t *taken,
+                      lc_load_meter *meter)
+{
+    const unsigned char *p = items;
+    size_t done = 0;
+    int rc = 0;
+    if (q->overflow != LC_OVERFLOW_BLOCK) { /* the policies act item by item */
+        for (; done < n && rc == 0; done += rc == 0)
+            rc = lc_queue_put(q, p + done * q->type->size, meter);
+        *taken = done;
+        return rc;
+    }
+    lc_mutex_lock(&q->mu);
+    while (done < n) {
+        if (q->count == q->capacity)
+            wait_for_room(q, meter);
+        if (q->closed) {
+            rc = LC_ECLOSED;
+            break;
+        }
+        size_t before = q->count, k = q->capacity - q->count;
+        if (k > n - done)
+            k = n - done;
+        for (size_t i = 0; i < k; i++)
+            memcpy(slot(q, q->count + i), p + (done + i) * q->type->size, q->type->size);
+        q->count += k;
+        q->puts += k;
+        done += k;
+        if (k > 1 && q->waiting_getters > 1)
+            lc_cond_broadcast(&q->not_empty);
+        wake_getters(q, before);
+    }
+    lc_mutex_unlock(&q->mu);
+    *taken = done;
+    return rc;
 }
 
 int lc_queue_try_put(lc_queue *q, const void *item)
@@ -189,12 +266,56 @@ int lc_queue_get_until(lc_queue *q, void *out, lc_load_meter *meter, uint64_t de
     return get_impl(q, out, meter, true, deadline_ns ? deadline_ns : 1);
 }
 
+int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, lc_load_meter *meter)
+{
+    unsigned char *p = out;
+    /* The block to wait for: max items, at most a quarter of the queue. */
+    size_t want = max < room_to_wake(q) ? max : room_to_wake(q);
+    if (want == 0)
+        want = 1;
+    lc_mutex_lock(&q->mu);
+    uint64_t deadline = 0;
+    if (q->count < want && !q->closed) {
+        lc_load_idle(meter);
+        while (!q->closed && q->count < want) {
+            if (q->count > 0 && deadline && lc_now_ns() >= deadline)
+                break;
+            q->waiting_blocks++;
+            q->block_want = want;
+            if (q->count > 0) {
+                /* Items are there: wait a little for the rest, no longer. */
+                if (!deadline)
+                    deadline = lc_now_ns() + LC_QUEUE_BLOCK_WAIT_NS;
+                lc_cond_wait_until(&q->batch_ready, &q->mu, deadline);
+            } else {
+                lc_cond_wait(&q->batch_ready, &q->mu);
+            }
+            q->waiting_blocks--;
+        }
+        lc_load_busy(meter);
+    }
+    size_t n = q->count < max ? q->count : max;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(p + i * q->type->size, slot(q, 0), q->type->size);
+        q->head = (q->head + 1) % q->capacity;
+        q->count--;
+    }
+    q->gets += n;
+    if (n)
+        wake_putters(q);
+    int rc = n ? 0 : LC_ECLOSED;
+    lc_mutex_unlock(&q->mu);
+    *got = n;
+    return rc;
+}
+
 void lc_queue_close(lc_queue *q)
 {
     lc_mutex_lock(&q->mu);
     q->closed = true;
     lc_cond_broadcast(&q->not_empty);
     lc_cond_broadcast(&q->not_full);
+    lc_cond_broadcast(&q->batch_ready);
     lc_mutex_unlock(&q->mu);
 }
 

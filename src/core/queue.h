@@ -24,6 +24,10 @@
  * reads and resets them; the same call samples the fullness, so one sample is
  * taken per metrics flush.
  *
+ * Wake-ups. Plain getters are woken at every item; block getters
+ * (lc_queue_get_many) at the first item and when a block is there; putters
+ * waiting for room when a quarter of the queue is free (queue.c says why).
+ *
  * Load. Blocking calls take the caller's load meter and count only the time
  * actually spent waiting as idle.
  */
@@ -69,10 +73,24 @@ void lc_queue_free(lc_queue *q);
 /* 0 when the queue took the item (it may have been dropped by the policy),
  * LC_ECLOSED when closed (the caller keeps the item). */
 int lc_queue_put(lc_queue *q, const void *item, struct lc_load_meter *meter);
+/* Put n items (an array of them) under one lock, waiting for room as
+ * lc_queue_put does; *taken says how many the queue took (all of them, or
+ * fewer with LC_ECLOSED: the caller keeps the rest). For the stages that
+ * move many small items: one lock and at most a wake-up or two a block. */
+int lc_queue_put_many(lc_queue *q, const void *items, size_t n, size_t *taken,
+                      struct lc_load_meter *meter);
 /* Non-blocking: -EAGAIN instead of waiting for room (ignores the policy). */
 int lc_queue_try_put(lc_queue *q, const void *item);
 /* 0 with an item in *out, or LC_ECLOSED when closed and drained. */
 int lc_queue_get(lc_queue *q, void *out, struct lc_load_meter *meter);
+/* Up to max items into out (an array), at least one: 0 and *got > 0, or
+ * LC_ECLOSED (*got 0) when closed and drained. It waits for a block (max
+ * items, or a quarter of the queue if less) rather than waking for every
+ * item, but once an item is there, at most LC_QUEUE_BLOCK_WAIT_NS more:
+ * items are never held back longer than that. */
+#define LC_QUEUE_BLOCK_WAIT_NS 2000000ull
+int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got,
+                      struct lc_load_meter *meter);
 /* Non-blocking: -EAGAIN when empty and open. */
 int lc_queue_try_get(lc_queue *q, void *out);
 /* Like lc_queue_get but gives up at the monotonic deadline with -ETIMEDOUT. */

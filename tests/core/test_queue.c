@@ -75,6 +75,8 @@ static void reset_disposed(void)
 
 typedef struct mpmc {
     lc_queue *q;
+    bool blocks; /* odd producers put_many, odd consumers get_many */
+    atomic_int consumer_ids;
     _Atomic uint8_t *seen; /* how often each (producer, seq) was received */
     atomic_int bad_items;
     atomic_int order_errors;
@@ -90,8 +92,17 @@ typedef struct mp_producer {
 static void *mp_produce(void *arg)
 {
     mp_producer *p = arg;
-    for (uint32_t seq = 0; seq < MP_PER_PRODUCER; seq++) {
-        pitem it = {p->id, seq};
+    for (uint32_t seq = 0; seq < MP_PER_PRODUCER;) {
+        if (p->shared->blocks && p->id % 2) {
+            pitem block[7];
+            size_t n = 0, taken = 0;
+            for (; n < 7 && seq < MP_PER_PRODUCER; n++, seq++)
+                block[n] = (pitem){p->id, seq};
+            if (lc_queue_put_many(p->shared->q, block, n, &taken, NULL) != 0 || taken != n)
+                atomic_fetch_add(&p->shared->bad_rc, 1);
+            continue;
+        }
+        pitem it = {p->id, seq++};
         if (lc_queue_put(p->shared->q, &it, NULL) != 0)
             atomic_fetch_add(&p->shared->bad_rc, 1);
     }
@@ -105,10 +116,28 @@ static void *mp_consume(void *arg)
     int64_t last[MP_PRODUCERS];
     for (int i = 0; i < MP_PRODUCERS; i++)
         last[i] = -1;
+    bool blocks = s->blocks && atomic_fetch_add(&s->consumer_ids, 1) % 2;
+    pitem block[5];
+    size_t got = 0, next = 0;
     pitem it;
     int rc;
     int n = 0;
-    while ((rc = lc_queue_get(s->q, &it, NULL)) == 0) {
+    for (;;) {
+        if (!blocks) {
+            rc = lc_queue_get(s->q, &it, NULL);
+        } else {
+            rc = 0;
+            if (next == got) {
+                next = 0;
+                rc = lc_queue_get_many(s->q, block, 5, &got, NULL);
+                if (rc == 0 && (got == 0 || got > 5))
+                    atomic_fetch_add(&s->bad_rc, 1);
+            }
+            if (rc == 0)
+                it = block[next++];
+        }
+        if (rc != 0)
+            break;
         if (it.producer >= MP_PRODUCERS || it.seq >= MP_PER_PRODUCER) {
             atomic_fetch_add(&s->bad_items, 1);
             continue;
@@ -127,11 +156,12 @@ static void *mp_consume(void *arg)
     return NULL;
 }
 
-static void test_many_producers_consumers(void)
+static void test_many_producers_consumers(bool blocks)
 {
     const size_t total = (size_t)MP_PRODUCERS * MP_PER_PRODUCER;
     mpmc s;
     memset(&s, 0, sizeof s);
+    s.blocks = blocks;
     s.q = lc_queue_new("mpmc", &pitem_type, MP_CAPACITY, LC_OVERFLOW_BLOCK);
     s.seen = calloc(total, sizeof *s.seen);
     for (int i = 0; i < MP_PRODUCERS; i++)
@@ -690,6 +720,63 @@ static void test_names(void)
     lc_queue_free(q);
 }
 
+/* ---- (3) blocks: a lone item is not held back; closed queues ---- */
+
+static void *put_one_later(void *arg)
+{
+    lc_sleep_seconds(0.05);
+    pitem it = {1, 1};
+    CHECK_OK(lc_queue_put(arg, &it, NULL));
+    return NULL;
+}
+
+static void test_blocks(void)
+{
+    lc_queue *q = lc_queue_new("blocks", &pitem_type, 64, LC_OVERFLOW_BLOCK);
+    pitem in[10], out[32];
+    for (uint32_t i = 0; i < 10; i++)
+        in[i] = (pitem){0, i};
+    size_t taken = 0, got = 0;
+    CHECK_OK(lc_queue_put_many(q, in, 10, &taken, NULL));
+    CHECK_EQ_U64(taken, 10);
+    /* 10 items there, a block of 16 wanted: they come after the short wait. */
+    uint64_t t0 = lc_now_ns();
+    CHECK_OK(lc_queue_get_many(q, out, 32, &got, NULL));
+    CHECK_EQ_U64(got, 10);
+    CHECK(lc_now_ns() - t0 < 10 * LC_QUEUE_BLOCK_WAIT_NS + TU_PATIENCE_S * 1e9 / 10);
+    for (uint32_t i = 0; i < got; i++)
+        CHECK_EQ_INT(out[i].seq, i);
+    /* An empty queue: a getter waits, and gets a lone item soon after it
+     * comes (the first item wakes it; it waits at most the block wait). */
+    lc_thread t;
+    lc_thread_start(&t, "lc-test-put1", put_one_later, q);
+    CHECK_OK(lc_queue_get_many(q, out, 32, &got, NULL));
+    CHECK_EQ_U64(got, 1);
+    lc_thread_join(&t);
+    /* More than fits: put_many waits for room; a plain getter makes it. */
+    pitem many[100];
+    for (uint32_t i = 0; i < 100; i++)
+        many[i] = (pitem){2, i};
+    CHECK_OK(lc_queue_put_many(q, many, 64, &taken, NULL));
+    CHECK_EQ_U64(taken, 64);
+    pitem one;
+    CHECK_EQ_INT(lc_queue_try_put(q, &many[0]), -EAGAIN);
+    CHECK_OK(lc_queue_get(q, &one, NULL));
+    CHECK_EQ_INT(one.seq, 0);
+    lc_queue_close(q);
+    /* Closed: put_many takes nothing; get_many drains, then says closed. */
+    CHECK_EQ_INT(lc_queue_put_many(q, many, 3, &taken, NULL), LC_ECLOSED);
+    CHECK_EQ_U64(taken, 0);
+    size_t total = 0;
+    while (lc_queue_get_many(q, out, 32, &got, NULL) == 0) {
+        CHECK(got >= 1 && got <= 32);
+        total += got;
+    }
+    CHECK_EQ_U64(total, 63);
+    CHECK_EQ_U64(got, 0);
+    lc_queue_free(q);
+}
+
 int main(void)
 {
     test_names();
@@ -703,6 +790,8 @@ int main(void)
     test_producer_registration();
     test_close_wakes_every_waiter();
     test_get_admits_blocked_putters();
-    test_many_producers_consumers();
+    test_many_producers_consumers(false);
+    test_many_producers_consumers(true);
+    test_blocks();
     return check_finish();
 }
