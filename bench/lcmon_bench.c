@@ -22,6 +22,15 @@
  *       turn) and microseconds for one decoder sample of an 80-row game
  *       (max_seq_len 256, skip_board_prob 0.2).
  *
+ *   lcmon_bench sampler DIR FRAMES RESERVOIR THREADS...
+ *       the shuffling_frame_sampler stage alone, run as in a pipeline: a
+ *       feeder thread puts FRAMES frames (the records under DIR, round and
+ *       round, copied as the unpacker emits them, in blocks of 64) into its
+ *       input queue, a drain thread takes them from its output; frames/s
+ *       from the first frame in to the last frame out, for each THREADS
+ *       value (a reservoir of RESERVOIR frames shared among them). One line
+ *       per value.
+ *
  *   lcmon_bench copy FILE PIPE
  *       copies a recorded batch stream into a named pipe as fast as the
  *       kernel allows (splice from the page cache, 1 MiB pipe buffer, the
@@ -38,7 +47,11 @@
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
 #include "format/gzip.h"
+#include "format/lc0/frame.h"
 #include "format/lc0/packed_chunk.h"
+#include "stages/items.h"
+#include "stages/registry.h"
+#include "standalone.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -282,6 +295,97 @@ static int chess_main(void)
     return 0;
 }
 
+/* ---- the sampler alone ---- */
+
+typedef struct sampler_feed {
+    lc_queue *q;
+    const lc_frame *frames;
+    size_t n_frames;
+    uint64_t total;
+} sampler_feed;
+
+static void *sampler_feeder(void *arg)
+{
+    sampler_feed *fd = arg;
+    lc_frame block[64];
+    uint64_t sent = 0;
+    while (sent < fd->total) {
+        size_t n = fd->total - sent < 64 ? (size_t)(fd->total - sent) : 64, taken;
+        for (size_t i = 0; i < n; i++)
+            lc_frame_copy(&block[i], &fd->frames[(sent + i) % fd->n_frames]);
+        if (lc_queue_put_many(fd->q, block, n, &taken, NULL) != 0)
+            break;
+        sent += n;
+    }
+    lc_queue_close(fd->q);
+    return NULL;
+}
+
+static int sampler_main(const char *dir, uint64_t total, uint64_t reservoir, int n_threads,
+                        char **threads)
+{
+    walk(dir);
+    lc_frame *fr = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < n_chunks; i++) {
+        lc_chunk_data data = {0};
+        if (lc_chunk_source_load(chunks[i].src, chunks[i].member, LC_INFLATE_AUTO, &data, NULL))
+            continue;
+        for (uint32_t r = 0; r < data.n_records; r++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 4096;
+                fr = lc_xrealloc(fr, cap * sizeof *fr);
+            }
+            if (lc_frame_from_record(data.data + (size_t)r * data.record_size, data.version, &fr[n],
+                                     NULL) == 0)
+                n++;
+        }
+        lc_chunk_data_fini(&data);
+    }
+    if (n == 0) {
+        fprintf(stderr, "lcmon_bench: no records under %s\n", dir);
+        return 1;
+    }
+    for (int t = 0; t < n_threads; t++) {
+        char yaml[96];
+        snprintf(yaml, sizeof yaml, "{reservoir_size: %llu, threads: %s}",
+                 (unsigned long long)reservoir, threads[t]);
+        lc_queue *in = lc_queue_new("frames", &lc_item_frame, 4096, LC_OVERFLOW_BLOCK);
+        lc_stage *s = NULL;
+        lc_error err;
+        lc_error_clear(&err);
+        if (lc_standalone_new(lc_stage_class_find("shuffling_frame_sampler"), "sampler", yaml, in,
+                              4096, NULL, &s, &err) != 0 ||
+            lc_standalone_start(s, &err) != 0) {
+            fprintf(stderr, "lcmon_bench: sampler: %s\n", err.msg);
+            return 1;
+        }
+        sampler_feed fd = {.q = in, .frames = fr, .n_frames = n, .total = total};
+        pthread_t feeder;
+        double t0 = lc_now_seconds();
+        pthread_create(&feeder, NULL, sampler_feeder, &fd);
+        uint64_t got = 0;
+        size_t k;
+        lc_frame block[64];
+        while (lc_queue_get_many(s->outputs[0], block, 64, &k, NULL) == 0) {
+            for (size_t i = 0; i < k; i++)
+                lc_frame_fini(&block[i]);
+            got += k;
+        }
+        double dt = lc_now_seconds() - t0;
+        pthread_join(feeder, NULL);
+        printf("sampler threads=%s reservoir=%llu frames=%llu seconds=%.3f frames_per_s=%.0f%s\n",
+               threads[t], (unsigned long long)reservoir, (unsigned long long)got, dt,
+               (double)got / dt, got == total ? "" : " LOST");
+        lc_standalone_free(s);
+        lc_queue_free(in);
+    }
+    for (size_t i = 0; i < n; i++)
+        lc_frame_fini(&fr[i]);
+    free(fr);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -291,9 +395,13 @@ int main(int argc, char **argv)
         return copy_main(argv[2], argv[3]);
     if (argc >= 4 && strcmp(argv[1], "pack") == 0)
         return pack_main(argv[2], argc - 3, argv + 3);
+    if (argc >= 6 && strcmp(argv[1], "sampler") == 0)
+        return sampler_main(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+                            argc - 5, argv + 5);
     if (argc != 5 || strcmp(argv[1], "inflate") != 0) {
         fprintf(stderr, "usage: lcmon_bench inflate DIR THREADS PASSES\n"
                         "       lcmon_bench pack DIR BLOCK...\n"
+                        "       lcmon_bench sampler DIR FRAMES RESERVOIR THREADS...\n"
                         "       lcmon_bench chess\n"
                         "       lcmon_bench copy FILE PIPE\n");
         return 2;

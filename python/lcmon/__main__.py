@@ -1,11 +1,14 @@
 """Command line: look at a batch stream and measure its rate.
 
-    python3 -m lcmon PIPE --batches N
+    python3 -m lcmon PIPE --batches N [--expand | --torch DEVICE]
 
 prints each tensor's name, dtype and shape once, then the rate (batches/s,
 rows/s, MB/s) at the end, timed from the first batch's arrival (or from the
 batch after --skip) and counting the batches after it; --batches 0 reads
 until the end of the stream. Ctrl-C ends it with the same one-line summary.
+--expand expands packed batches with numpy, --torch DEVICE reads through
+lcmon.torch.BatchDataset onto DEVICE ("cpu", "cuda"): the rate a trainer's
+loop would see. MB/s counts the bytes that crossed the pipe.
 """
 
 import argparse
@@ -39,6 +42,12 @@ def main(argv=None) -> int:
         help="expand packed batches into the trainer's tensors (numpy), as a trainer would",
     )
     ap.add_argument(
+        "--torch",
+        metavar="DEVICE",
+        default=None,
+        help="read through lcmon.torch.BatchDataset onto DEVICE (cpu, cuda, ...)",
+    )
+    ap.add_argument(
         "--restarts",
         choices=("wait", "end"),
         default="end",
@@ -62,14 +71,17 @@ def main(argv=None) -> int:
     ended = "stopped after %d batches"
     reader = None
     try:
-        reader = BatchReader(
-            args.path,
+        kwargs = dict(
             copy=args.copy,
             tolerate_truncation=args.tolerate_truncation,
             timeout=args.timeout,
             restarts=args.restarts,
-            expand=args.expand,
         )
+        if args.torch is not None:
+            holder = _TorchReader(args.path, args.torch, kwargs)
+            reader = holder
+        else:
+            reader = BatchReader(args.path, expand=args.expand, **kwargs)
         shown = None
         # The rate is timed from the arrival of the first batch after the
         # skipped ones and counts the batches after it, so that the loader's
@@ -122,6 +134,39 @@ def main(argv=None) -> int:
         flush=True,
     )
     return status
+
+
+class _TorchReader:
+    """BatchDataset behind the few members main() uses of a BatchReader."""
+
+    def __init__(self, path, device, kwargs):
+        from .torch import BatchDataset
+
+        kwargs = dict(kwargs)
+        tolerate = kwargs.pop("tolerate_truncation")
+        self.ds = BatchDataset(path, device=device, tolerate_truncation=tolerate, **kwargs)
+        self.it = iter(self.ds)
+        self.first = next(self.it, None)  # opens the reader: the header is known
+
+    def __getattr__(self, name):  # header, done, stopped, truncated
+        return getattr(self.ds.reader, name)
+
+    def read_batch(self):
+        item, self.first = (self.first, None) if self.first is not None else (next(self.it, None),
+                                                                              None)
+        if item is None:
+            return None
+        rows = next(iter(item.values())).shape[0]
+        return _Rows(rows)
+
+    def close(self):
+        if self.ds.reader is not None:
+            self.ds.reader.close()
+
+
+class _Rows:
+    def __init__(self, rows):
+        self.rows = rows
 
 
 if __name__ == "__main__":

@@ -488,8 +488,13 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     st_scratch st = {0};
     float *wscratch = NULL;
     size_t wcap = 0;
+    /* Chunks and frames move in blocks (stages/stage.h). */
+    lc_stage_inbox ib;
+    lc_stage_outbox ob;
+    lc_stage_inbox_init(&ib, s->input, 8);
+    lc_stage_outbox_init(&ob, s, 64);
     lc_chunk_item c;
-    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
+    while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &c, &ob, meter) == 0) {
         if (c.n_records > cap) {
             cap = c.n_records;
             order = lc_xrealloc(order, cap * sizeof *order);
@@ -538,12 +543,10 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 f.next_played_idx = st.next[i];
                 atomic_fetch_add(&u->n_st, 1);
             }
-            if (lc_stage_emit(s, &f, meter) != 0) {
-                lc_frame_fini(&f);
+            if (lc_stage_outbox_put(&ob, &f, meter) != 0) /* it disposed of f */
                 closed = true;
-            } else {
+            else
                 atomic_fetch_add(&u->n_frames, 1);
-            }
         }
         if (bad) {
             atomic_fetch_add(&u->n_bad_records, bad);
@@ -555,6 +558,10 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (closed)
             break;
     }
+    lc_stage_inbox_fini(&ib);
+    if (!lc_run_state_stopping(&s->run))
+        lc_stage_outbox_flush(&ob, meter);
+    lc_stage_outbox_fini(&ob);
     lc_unpack_ctx_free(uctx);
     st_scratch_fini(&st);
     free(wscratch);

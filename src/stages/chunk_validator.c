@@ -46,14 +46,20 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
     validator *v = s->priv;
+    /* Chunks move in blocks (stages/stage.h): at low sampling rates they
+     * are many and each is little work here. */
+    lc_stage_inbox ib;
+    lc_stage_outbox ob;
+    lc_stage_inbox_init(&ib, s->input, 8);
+    lc_stage_outbox_init(&ob, s, 8);
     lc_chunk_item c;
-    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &c, meter) == 0) {
+    bool open = true;
+    while (open && lc_run_state_check(&s->run, meter) &&
+           lc_stage_inbox_get(&ib, &c, &ob, meter) == 0) {
         if (c.flags & LC_ITEM_CHECKED) {
-            if (lc_stage_emit(s, &c, meter) != 0) {
-                lc_item_chunk.dispose(&c);
-                return;
-            }
-            atomic_fetch_add(&v->n_checked_upstream, 1);
+            open = lc_stage_outbox_put(&ob, &c, meter) == 0;
+            if (open)
+                atomic_fetch_add(&v->n_checked_upstream, 1);
             continue;
         }
         const char *reason = NULL;
@@ -76,12 +82,14 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_item_chunk.dispose(&c);
             continue;
         }
-        if (lc_stage_emit(s, &c, meter) != 0) {
-            lc_item_chunk.dispose(&c);
-            return;
-        }
-        atomic_fetch_add(&v->n_ok, 1);
+        open = lc_stage_outbox_put(&ob, &c, meter) == 0;
+        if (open)
+            atomic_fetch_add(&v->n_ok, 1);
     }
+    lc_stage_inbox_fini(&ib);
+    if (open && !lc_run_state_stopping(&s->run))
+        lc_stage_outbox_flush(&ob, meter);
+    lc_stage_outbox_fini(&ob);
 }
 
 static void validator_flush(lc_stage *s, lc_stage_metrics *m)

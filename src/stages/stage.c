@@ -264,6 +264,78 @@ int lc_stage_emit_to(lc_stage *s, unsigned k, const void *item, lc_load_meter *m
     return rc;
 }
 
+/* ---- blocks of items ---- */
+
+static void dispose_items(const lc_item_type *t, unsigned char *items, size_t n)
+{
+    if (t->dispose)
+        for (size_t i = 0; i < n; i++)
+            t->dispose(items + i * t->size);
+}
+
+void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap)
+{
+    size_t size = lc_queue_item_type(q)->size;
+    *in = (lc_stage_inbox){.q = q, .size = size, .cap = cap ? cap : 1};
+    in->items = lc_xmalloc(in->cap * size);
+}
+
+int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter)
+{
+    if (in->pos == in->n) {
+        if (out && out->n && lc_queue_size(in->q) == 0)
+            lc_stage_outbox_flush(out, meter); /* a closed output shows at its next put */
+        in->pos = in->n = 0;
+        if (lc_queue_get_many(in->q, in->items, in->cap, &in->n, meter) != 0)
+            return LC_ECLOSED;
+    }
+    memcpy(item, in->items + in->pos++ * in->size, in->size);
+    return 0;
+}
+
+void lc_stage_inbox_fini(lc_stage_inbox *in)
+{
+    if (in->items)
+        dispose_items(lc_queue_item_type(in->q), in->items + in->pos * in->size, in->n - in->pos);
+    free(in->items);
+    *in = (lc_stage_inbox){0};
+}
+
+void lc_stage_outbox_init(lc_stage_outbox *out, lc_stage *s, size_t cap)
+{
+    size_t size = lc_queue_item_type(s->outputs[0])->size;
+    *out = (lc_stage_outbox){.s = s, .size = size, .cap = cap ? cap : 1};
+    out->items = lc_xmalloc(out->cap * size);
+}
+
+int lc_stage_outbox_flush(lc_stage_outbox *out, lc_load_meter *meter)
+{
+    if (out->n == 0)
+        return 0;
+    size_t taken = 0;
+    int rc = lc_queue_put_many(out->s->outputs[0], out->items, out->n, &taken, meter);
+    atomic_fetch_add(&out->s->items_out, taken);
+    if (rc != 0)
+        dispose_items(lc_queue_item_type(out->s->outputs[0]), out->items + taken * out->size,
+                      out->n - taken);
+    out->n = 0;
+    return rc;
+}
+
+int lc_stage_outbox_put(lc_stage_outbox *out, const void *item, lc_load_meter *meter)
+{
+    memcpy(out->items + out->n++ * out->size, item, out->size);
+    return out->n == out->cap ? lc_stage_outbox_flush(out, meter) : 0;
+}
+
+void lc_stage_outbox_fini(lc_stage_outbox *out)
+{
+    if (out->items && out->s)
+        dispose_items(lc_queue_item_type(out->s->outputs[0]), out->items, out->n);
+    free(out->items);
+    *out = (lc_stage_outbox){0};
+}
+
 uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world)
 {
     return (uint32_t)(lc_mix64(lc_fnv1a(key, strlen(key)) ^ lc_mix64(index)) % world);

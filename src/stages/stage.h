@@ -262,4 +262,44 @@ int lc_stage_emit_marker(lc_stage *s, const void *item, lc_load_meter *meter);
  * caller still owns the item and should dispose of it and return). */
 int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter);
 
+/*
+ * Blocks of items, for the stages that move many small ones (frames; chunks
+ * at low sampling rates), where a lock and a wake-up per item cost more
+ * than the work: an inbox reads its queue a block at a time
+ * (lc_queue_get_many) and hands the items out one by one; an outbox
+ * collects items and puts them a block at a time (lc_queue_put_many) on the
+ * stage's first output. Both belong to one worker thread.
+ *
+ * A worker reading an inbox and writing an outbox passes the outbox to
+ * lc_stage_inbox_get, which sends what it holds before waiting for input:
+ * nothing waits in an outbox while its stage waits. fini disposes of what
+ * is left (unread input, unsent output: a stop).
+ */
+typedef struct lc_stage_inbox {
+    lc_queue *q;
+    unsigned char *items;
+    size_t size, cap, n, pos; /* item bytes, slots, items read, items handed out */
+} lc_stage_inbox;
+
+typedef struct lc_stage_outbox {
+    lc_stage *s;
+    unsigned char *items;
+    size_t size, cap, n;
+} lc_stage_outbox;
+
+void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap);
+/* The next item: 0, or LC_ECLOSED when the queue is closed and drained
+ * (out then untouched). out (NULL: none) is flushed before any wait. */
+int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter);
+void lc_stage_inbox_fini(lc_stage_inbox *in);
+
+void lc_stage_outbox_init(lc_stage_outbox *out, lc_stage *s, size_t cap);
+/* Take the item (always: the caller no longer owns it) and send the block
+ * when it is full. 0, or LC_ECLOSED when the output is closed (everything
+ * unsent, this item too, is disposed of: the worker should return). */
+int lc_stage_outbox_put(lc_stage_outbox *out, const void *item, lc_load_meter *meter);
+/* Send what it holds: 0 or LC_ECLOSED (as above). */
+int lc_stage_outbox_flush(lc_stage_outbox *out, lc_load_meter *meter);
+void lc_stage_outbox_fini(lc_stage_outbox *out);
+
 #endif

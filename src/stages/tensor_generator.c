@@ -231,8 +231,10 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     const tensor_config *c = s->config;
     lc_batcher bt;
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
+    lc_stage_inbox ib;
+    lc_stage_inbox_init(&ib, s->input, 64); /* frames a block */
     lc_frame f;
-    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &f, meter) == 0) {
+    while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &f, NULL, meter) == 0) {
         uint64_t row;
         lc_batch *b = lc_batcher_row(&bt, &row);
         if (!c->packed) {
@@ -246,6 +248,7 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (!lc_batcher_commit(&bt, meter))
             break;
     }
+    lc_stage_inbox_fini(&ib);
     lc_batcher_finish(&bt, meter);
 }
 
