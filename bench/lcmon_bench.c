@@ -313,8 +313,11 @@ static void *sampler_feeder(void *arg)
         size_t n = fd->total - sent < 64 ? (size_t)(fd->total - sent) : 64, taken;
         for (size_t i = 0; i < n; i++)
             lc_frame_copy(&block[i], &fd->frames[(sent + i) % fd->n_frames]);
-        if (lc_queue_put_many(fd->q, block, n, &taken, NULL) != 0)
+        if (lc_queue_put_many(fd->q, block, n, &taken, NULL) != 0) {
+            for (size_t i = taken; i < n; i++)
+                lc_frame_fini(&block[i]);
             break;
+        }
         sent += n;
     }
     lc_queue_close(fd->q);

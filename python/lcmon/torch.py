@@ -31,8 +31,9 @@ next one read ahead when it is there, as for a GPU). Expanded batches and
 batches on a GPU are new tensors each batch.
 """
 
-import select
+import fcntl
 import sys
+import termios
 from typing import Dict, Iterator, Optional
 
 import numpy as np
@@ -136,15 +137,23 @@ def _auto_collation_of_caller() -> Optional[bool]:
 
 
 def _ready(reader: BatchReader) -> bool:
-    """The reader's next bytes are there already (reading will not wait)."""
+    """A whole next batch is in the pipe already, so that reading it will
+    not wait (not for the loader, nor for the next run after a DONE)."""
     f = reader._f
-    if f is None:
+    h = reader.header
+    if f is None or h is None:
         return False
+    if not reader._fifo:
+        return True  # a file: reading never waits
     try:
-        r, _, _ = select.select([f], [], [], 0)
-    except (OSError, ValueError):
+        buf = bytearray(4)
+        fcntl.ioctl(f.fileno(), termios.FIONREAD, buf)
+        # A full pipe also says the batch is coming: its writer is blocked
+        # on the pipe, not waiting for data.
+        room = fcntl.fcntl(f.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032))
+    except OSError:
         return False
-    return bool(r)
+    return int.from_bytes(buf, "little") >= min(32 + h.payload_bytes, room)
 
 
 class _DeviceFeed:
@@ -278,12 +287,18 @@ class BatchDataset(IterableDataset):
                     pending = feed.send(reader.payload) + (reader.header, b.rows)
                 d, ev, header, rows = pending
                 pending = None
+                failed = None
                 if self.prefetch > 0 and _ready(reader):
-                    b = reader.read_batch()
+                    try:
+                        b = reader.read_batch()
+                    except Exception as e:  # hand out the batch in hand first
+                        failed, b = e, None
                     if b is not None:
                         pending = feed.send(reader.payload) + (reader.header, b.rows)
                 d = feed.receive(d, ev)
                 yield self._finish(_views(d, header, rows), header)
+                if failed is not None:
+                    raise failed
                 if pending is None and reader.done:
                     return
 

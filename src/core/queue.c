@@ -95,8 +95,12 @@ static void wake_getters(lc_queue *q, size_t before)
 
 static void wake_putters(lc_queue *q)
 {
-    if (q->waiting_putters && q->capacity - q->count >= room_to_wake(q))
-        lc_cond_signal(&q->not_full);
+    if (q->waiting_putters && q->capacity - q->count >= room_to_wake(q)) {
+        if (q->waiting_putters > 1)
+            lc_cond_broadcast(&q->not_full); /* a block may have freed room for all */
+        else
+            lc_cond_signal(&q->not_full);
+    }
 }
 
 /* Caller holds the lock and has checked there is room. */
@@ -266,9 +270,34 @@ int lc_queue_get_until(lc_queue *q, void *out, lc_load_meter *meter, uint64_t de
     return get_impl(q, out, meter, true, deadline_ns ? deadline_ns : 1);
 }
 
+/* Take up to max items (the lock held); pass the wake-up on. */
+static size_t take_locked(lc_queue *q, unsigned char *p, size_t max)
+{
+    size_t n = q->count < max ? q->count : max;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(p + i * q->type->size, slot(q, 0), q->type->size);
+        q->head = (q->head + 1) % q->capacity;
+        q->count--;
+    }
+    q->gets += n;
+    if (n)
+        wake_putters(q);
+    if (q->count && q->waiting_blocks) /* items left: another block getter may take them */
+        lc_cond_signal(&q->batch_ready);
+    return n;
+}
+
+int lc_queue_try_get_many(lc_queue *q, void *out, size_t max, size_t *got)
+{
+    lc_mutex_lock(&q->mu);
+    *got = take_locked(q, out, max);
+    int rc = *got ? 0 : q->closed ? LC_ECLOSED : -EAGAIN;
+    lc_mutex_unlock(&q->mu);
+    return rc;
+}
+
 int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, lc_load_meter *meter)
 {
-    unsigned char *p = out;
     /* The block to wait for: max items, at most a quarter of the queue. */
     size_t want = max < room_to_wake(q) ? max : room_to_wake(q);
     if (want == 0)
@@ -294,15 +323,7 @@ int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, lc_load_m
         }
         lc_load_busy(meter);
     }
-    size_t n = q->count < max ? q->count : max;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(p + i * q->type->size, slot(q, 0), q->type->size);
-        q->head = (q->head + 1) % q->capacity;
-        q->count--;
-    }
-    q->gets += n;
-    if (n)
-        wake_putters(q);
+    size_t n = take_locked(q, out, max);
     int rc = n ? 0 : LC_ECLOSED;
     lc_mutex_unlock(&q->mu);
     *got = n;

@@ -91,6 +91,9 @@ int lc_queue_get(lc_queue *q, void *out, struct lc_load_meter *meter);
 #define LC_QUEUE_BLOCK_WAIT_NS 2000000ull
 int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got,
                       struct lc_load_meter *meter);
+/* Non-blocking: what is there, up to max (0 and *got > 0), else -EAGAIN
+ * (open) or LC_ECLOSED (closed and drained). */
+int lc_queue_try_get_many(lc_queue *q, void *out, size_t max, size_t *got);
 /* Non-blocking: -EAGAIN when empty and open. */
 int lc_queue_try_get(lc_queue *q, void *out);
 /* Like lc_queue_get but gives up at the monotonic deadline with -ETIMEDOUT. */

@@ -283,10 +283,18 @@ void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap)
 int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter)
 {
     if (in->pos == in->n) {
-        if (out && out->n && lc_queue_size(in->q) == 0)
-            lc_stage_outbox_flush(out, meter); /* a closed output shows at its next put */
         in->pos = in->n = 0;
-        if (lc_queue_get_many(in->q, in->items, in->cap, &in->n, meter) != 0)
+        int rc = -EAGAIN;
+        if (out && out->n) {
+            /* Send the outbox before any wait: only what is there now is
+             * taken without one (another worker may take what was). */
+            rc = lc_queue_try_get_many(in->q, in->items, in->cap, &in->n);
+            if (rc == -EAGAIN)
+                lc_stage_outbox_flush(out, meter); /* a closed output shows at its next put */
+        }
+        if (rc == -EAGAIN)
+            rc = lc_queue_get_many(in->q, in->items, in->cap, &in->n, meter);
+        if (rc != 0)
             return LC_ECLOSED;
     }
     memcpy(item, in->items + in->pos++ * in->size, in->size);

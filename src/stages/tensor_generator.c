@@ -219,8 +219,9 @@ static lc_batch *widen(tensor_gen *t, lc_batcher *bt, lc_batch *b, uint64_t row,
             memcpy(dst, src, from->tensors[i].nbytes / from->batch_size * row);
         }
     }
+    if (k_from == ((const tensor_config *)bt->stage->config)->policy_slots)
+        atomic_fetch_add(&t->n_widened, 1); /* batches, not widenings */
     lc_batch_free(b);
-    atomic_fetch_add(&t->n_widened, 1);
     return lc_batcher_replace(bt, wide);
 }
 

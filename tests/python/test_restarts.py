@@ -374,19 +374,30 @@ class Adapters(unittest.TestCase):
         from lcmon.torch import BatchDataset
 
         pipe = self.run_lcmon("current", packed=True)
-        n = 0
-        for batch in BatchDataset(pipe, device="cpu", timeout=WAIT, restarts="end"):
-            self.assertEqual(sorted(batch), ["inputs", "policy", "values"])
-            self.assertEqual(tuple(batch["inputs"].shape), (BATCH, 112, 8, 8))
-            self.assertEqual(tuple(batch["policy"].shape), (BATCH, 1858))
-            self.assertTrue(all(t.dtype == torch.float32 for t in batch.values()))
-            want = expected_current(self.rows_of(batch["policy"].numpy()))
-            for name in ("inputs", "values"):
-                assert_bits_equal(self, batch[name].numpy(), want[name], name)
-            n += 1
-            if n == 3:
-                break
-        self.assertEqual(n, 3)
+        # copy=True: whole payloads copied and the next one read ahead when
+        # the pipe holds it (the path a GPU takes); kept batches stay right.
+        for copy in (False, True):
+            it = iter(BatchDataset(pipe, device="cpu", copy=copy, timeout=WAIT, restarts="end"))
+            kept = []
+            for batch in it:
+                self.assertEqual(sorted(batch), ["inputs", "policy", "values"])
+                self.assertEqual(tuple(batch["inputs"].shape), (BATCH, 112, 8, 8))
+                self.assertEqual(tuple(batch["policy"].shape), (BATCH, 1858))
+                self.assertTrue(all(t.dtype == torch.float32 for t in batch.values()))
+                self.check_rows(batch)
+                kept.append(batch)
+                if len(kept) == 6:
+                    break
+            it.close()  # the reader lets go of the pipe
+            self.assertEqual(len(kept), 6)
+            if copy:  # (without, "values" is a view the next batch overwrites)
+                for batch in kept:
+                    self.check_rows(batch)
+
+    def check_rows(self, batch):
+        want = expected_current(self.rows_of(batch["policy"].numpy()))
+        for name in ("inputs", "values"):
+            assert_bits_equal(self, batch[name].numpy(), want[name], name)
 
     def test_torch_on_a_gpu(self):
         """Packed batches copied to a GPU and expanded there: the same
