@@ -570,23 +570,26 @@ static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b
         return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
     reserve(&ctx->buf, &ctx->cap, at + image);
     uint8_t *dst = ctx->buf + at;
-    /* Planes: the non-zero words where the mask says, then the prediction. */
-    uint64_t prev[LC_HISTORY_PLANES], cur[LC_HISTORY_PLANES];
+    /* Planes: the non-zero words where the mask says (visiting the set
+     * bits only: most words are zero), then the prediction from the
+     * position before, decoded in place. */
     for (uint32_t p = 0; p < nb; p++) {
         const uint8_t *m = masks + (size_t)p * MASK_BYTES;
-        for (unsigned i = 0; i < LC_HISTORY_PLANES; i++) {
-            if (m[i / 8] & (1u << (i % 8))) {
-                memcpy(&cur[i], words, 8);
+        uint64_t cur[LC_HISTORY_PLANES];
+        memset(cur, 0, sizeof cur);
+        for (unsigned byte = 0; byte < MASK_BYTES; byte++) {
+            for (unsigned bits = m[byte]; bits; bits &= bits - 1) {
+                memcpy(&cur[8 * byte + (unsigned)__builtin_ctz(bits)], words, 8);
                 words += 8;
-            } else {
-                cur[i] = 0;
             }
         }
         const uint8_t *h = heads + (size_t)p * HEAD_BYTES;
-        if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK])
+        if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK]) {
+            uint64_t prev[LC_HISTORY_PLANES];
+            memcpy(prev, dst + (size_t)(p - 1) * PLANES_BYTES, sizeof prev);
             unpredict_steps(prev, cur, h[H_SYM] & 7u, h[H_MASK]);
+        }
         memcpy(dst + (size_t)p * PLANES_BYTES, cur, sizeof cur);
-        memcpy(prev, cur, sizeof prev);
     }
     size_t fixed_image = (size_t)nb * (PLANES_BYTES + HEAD_BYTES);
     memcpy(dst + (size_t)nb * PLANES_BYTES, heads, (size_t)nb * HEAD_BYTES);
