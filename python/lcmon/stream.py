@@ -297,6 +297,9 @@ class BatchReader:
         StreamTruncated.
     resync_attempts, resync_delay: how often and how long apart to reopen a
         pipe that does not start with a stream header.
+    wait_for_pipe: seconds to wait for the path to appear (a trainer that
+        starts lcmon itself may open the reader first); None: for ever;
+        0 (the default): it must exist now (NotAStream otherwise).
     expand: give the trainer's tensors of a packed layout (numpy, into
         buffers reused from batch to batch, like the views) instead of the
         packed ones; see lcmon.expand. A dense layout is given as it is
@@ -319,6 +322,7 @@ class BatchReader:
         resync_attempts: int = 50,
         resync_delay: float = 0.1,
         expand: bool = False,
+        wait_for_pipe: Optional[float] = 0,
     ):
         if restarts not in ("wait", "end"):
             raise ValueError("restarts must be 'wait' or 'end', not %r" % (restarts,))
@@ -329,6 +333,7 @@ class BatchReader:
         self.restarts = restarts
         self.restart_timeout = restart_timeout
         self.on_run = on_run
+        self.wait_for_pipe = wait_for_pipe
         self.expand = expand
         self._expander = None
         if expand:
@@ -368,13 +373,20 @@ class BatchReader:
     # -- opening ---------------------------------------------------------
 
     def _check_path(self) -> None:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            raise NotAStream(
-                "%s does not exist: start lcmon first (its fifo_writer creates the pipe), or "
-                "check the path" % self.path
-            ) from None
+        wait = self.wait_for_pipe
+        deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+        while True:
+            try:
+                st = os.stat(self.path)
+                break
+            except FileNotFoundError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise NotAStream(
+                        "%s does not exist%s: start lcmon first (its fifo_writer creates the "
+                        "pipe), check the path, or pass wait_for_pipe=SECONDS"
+                        % (self.path, " after %.1f s" % wait if wait else "")
+                    ) from None
+                time.sleep(0.05)
         if stat.S_ISDIR(st.st_mode):
             raise NotAStream("%s is a directory, not a named pipe or a stream file" % self.path)
         if not (stat.S_ISFIFO(st.st_mode) or stat.S_ISREG(st.st_mode)):

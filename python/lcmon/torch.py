@@ -34,6 +34,7 @@ batches on a GPU are new tensors each batch.
 import fcntl
 import sys
 import termios
+import warnings
 from typing import Dict, Iterator, Optional
 
 import numpy as np
@@ -305,7 +306,19 @@ class BatchDataset(IterableDataset):
 
 def loader(path, pin_memory: bool = False, **kwargs) -> DataLoader:
     """A DataLoader over BatchDataset(path, **kwargs) with the right
-    settings: batch_size=None, num_workers=0."""
+    settings: batch_size=None, num_workers=0. pin_memory=True gives the loop
+    batches of its own (copies), pinned where CUDA exists; without CUDA it
+    warns once that it cannot pin and copies all the same."""
+    if pin_memory:
+        kwargs.setdefault("copy", True)
+        if not torch.cuda.is_available():
+            warnings.warn(
+                "lcmon.torch.loader(pin_memory=True): torch sees no CUDA device, so nothing can be "
+                "pinned; the batches are copies of their own all the same",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            pin_memory = False
     return DataLoader(
         BatchDataset(path, **kwargs), batch_size=None, num_workers=0, pin_memory=pin_memory
     )

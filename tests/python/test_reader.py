@@ -186,6 +186,30 @@ class FileStreams(DemoCase):
         with self.assertRaisesRegex(StreamTruncated, "in the stream header"):
             BatchReader(cut)
 
+    def test_wait_for_pipe(self):
+        """A reader opened before its stream exists waits for it
+        (wait_for_pipe), and says how long it waited when it gives up."""
+        src = self.write_file("made.bin", 3)
+        later = self.path("later.bin")
+
+        def appear():
+            time.sleep(0.3)
+            os.rename(src, later)
+
+        t = threading.Thread(target=appear)
+        t.start()
+        try:
+            with BatchReader(later, wait_for_pipe=TIMEOUT) as r:
+                self.assertEqual(len(list(r.batches())), 3)
+        finally:
+            t.join()
+        t0 = time.monotonic()
+        with self.assertRaisesRegex(NotAStream, r"does not exist after 0.2 s.*wait_for_pipe"):
+            BatchReader(self.path("never.pipe"), wait_for_pipe=0.2)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.2)
+        with self.assertRaisesRegex(NotAStream, "does not exist: start lcmon"):
+            BatchReader(self.path("never.pipe"))
+
     def test_not_a_stream(self):
         junk = self.path("junk.bin")
         write_bytes(junk, b"this is not a batch stream at all")

@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import unittest
+import warnings
 
 import numpy as np
 
@@ -345,8 +346,17 @@ class Adapters(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "num_workers=0"):
             next(iter(DataLoader(BatchDataset(pipe), batch_size=None, num_workers=1)))
         n = 0
-        it = iter(loader(pipe, pin_memory=True, timeout=WAIT, restarts="end"))
+        # pin_memory=True: batches of the loop's own; without CUDA it says
+        # it cannot pin.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            it = iter(loader(pipe, pin_memory=True, timeout=WAIT, restarts="end"))
+        if not torch.cuda.is_available():
+            self.assertTrue(any("no CUDA" in str(w.message) for w in caught),
+                            [str(w.message) for w in caught])
+        kept = []
         for batch in it:
+            kept.append(batch)
             self.assertEqual(sorted(batch), ["inputs", "policy", "values"])
             self.assertTrue(all(isinstance(t, torch.Tensor) for t in batch.values()))
             self.assertEqual(tuple(batch["inputs"].shape), (BATCH, 112, 8, 8))
@@ -356,7 +366,10 @@ class Adapters(unittest.TestCase):
             n += 1
             if n == 3:
                 break
-        del it, batch
+        for batch in kept:  # copies: still right after later batches came
+            want = expected_current(self.rows_of(batch["policy"].numpy()))
+            assert_bits_equal(self, batch["inputs"].numpy(), want["inputs"], "inputs (kept)")
+        del it, batch, kept
         gc.collect()  # the reader closes: the pipe is free for the next
         # Zero-copy without pinning: the tensors share the reader's buffer.
         ds = BatchDataset(pipe, timeout=WAIT, restarts="end")
