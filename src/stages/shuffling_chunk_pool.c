@@ -738,12 +738,20 @@ static const lc_metric_info pool_metrics[] = {
 static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
                         Lcmon__StageControlResponse *resp, lc_error *err)
 {
-    (void)err;
     const Lcmon__ShufflingChunkPoolControlRequest *r = req->chunk_pool_request;
     if (!r)
         return 0;
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
+    if (r->has_reset_chunk_anchor && r->reset_chunk_anchor && !p->win.newest_key) {
+        /* Nothing loaded yet: the anchor would be empty, and every game
+         * there is would then count as new. */
+        lc_mutex_unlock(&p->mu);
+        return lc_error_set(err, -EAGAIN,
+                            "anchor reset: no game is loaded yet (the initial load is under "
+                            "way), so there is nothing to anchor at: try again once the pool "
+                            "has loaded, or set an anchor by name");
+    }
     if (r->set_chunk_anchor) {
         lc_window_set_anchor(&p->win, r->set_chunk_anchor);
         LC_INFO("%s: anchor set to '%s' (count stays %llu)", s->name, p->win.anchor,

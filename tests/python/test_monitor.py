@@ -10,6 +10,7 @@ PYTHONPATH (python/, for the batch reader).
 
 import json
 import os
+import shutil
 import socket
 import stat
 import struct
@@ -192,14 +193,14 @@ class Reader(threading.Thread):
 
 
 class Loader:
-    def __init__(self, tmp, extra=()):
+    def __init__(self, tmp, extra=(), data=None):
         self.sock = os.path.join(tmp, "lcmon.sock")
         self.pipe = os.path.join(tmp, "lcmon.pipe")
         self.log = os.path.join(tmp, "metrics.jsonl")
         # The default chain, small enough to flow at once under sanitizers.
         self.config = os.path.join(tmp, "small.yaml")
         with open(self.config, "w") as f:
-            f.write(SMALL_CONFIG % (DATA, self.pipe))
+            f.write(SMALL_CONFIG % (data or DATA, self.pipe))
         env = dict(os.environ)
         # Under AddressSanitizer, freed memory waits in a quarantine (256 MB
         # by default), which would hide our own memory use behind its.
@@ -637,6 +638,40 @@ class Monitor(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("is already listening on this socket", r.stderr)
         self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
+
+
+class AnchorBeforeLoad(unittest.TestCase):
+    def test_reset_refused_until_a_game_is_loaded(self):
+        """`anchor reset` before the pool has loaded anything would anchor at
+        nothing (every game would then count as new): it is refused, saying
+        why, and works once a game is there."""
+        with tempfile.TemporaryDirectory() as tmp:
+            data = os.path.join(tmp, "games")  # does not exist yet
+            L = Loader(tmp, data=data)
+            try:
+                r = ctl(L.sock, "anchor", "reset")
+                self.assertNotEqual(r.returncode, 0, r.stdout)
+                self.assertIn("no game is loaded yet", r.stderr)
+                r = ctl(L.sock, "anchor", "get")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout.rstrip("\n"), "\t0")  # nothing moved
+                os.makedirs(os.path.join(tmp, "incoming"))
+                name = sorted(sample_keys())[0]
+                for root, _, files in os.walk(DATA):
+                    if name in files:
+                        shutil.copy(os.path.join(root, name), os.path.join(tmp, "incoming"))
+                        break
+                os.rename(os.path.join(tmp, "incoming"), data)
+                deadline = time.time() + 30 * SLOW
+                while True:
+                    r = ctl(L.sock, "anchor", "reset")
+                    if r.returncode == 0 or time.time() > deadline:
+                        break
+                    time.sleep(0.1)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout.split("\t")[0], name)
+            finally:
+                L.close()
 
 
 class CtlErrors(unittest.TestCase):
