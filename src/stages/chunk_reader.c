@@ -7,6 +7,11 @@
  * that does not decompress or has the wrong size is logged with its file and
  * member, counted and skipped. The scan marker is passed over: a sequential
  * run ends when its input ends.
+ *
+ * Ranks. With world size N > 1 (RANK and WORLD_SIZE, as torchrun sets them),
+ * rank r reads only the chunks the pool would give it: those whose
+ * lc_share_of(file key, member index, N) is r. The ranks' runs are disjoint
+ * and together cover every chunk once; each keeps file and member order.
  */
 #include "stages/stage.h"
 
@@ -25,13 +30,14 @@ static const cyaml_schema_field_t reader_fields[] = {
 };
 
 typedef struct reader {
-    atomic_uint_fast64_t n_chunks, n_bad, n_sources;
+    atomic_uint_fast64_t n_chunks, n_bad, n_sources, n_other_rank;
 } reader;
 
 static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
     reader *r = s->priv;
+    const uint32_t world = s->env->world_size ? s->env->world_size : 1;
     uint64_t global = 0;
     lc_source_item in;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
@@ -40,7 +46,13 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         atomic_fetch_add(&r->n_sources, 1);
         size_t n = lc_chunk_source_count(in.source);
         bool closed = false;
+        const char *key = lc_chunk_source_key(in.source);
         for (size_t m = 0; m < n && !closed && lc_run_state_check(&s->run, meter); m++) {
+            if (world > 1 &&
+                lc_share_of(key, lc_chunk_source_member(in.source, m), world) != s->env->rank) {
+                atomic_fetch_add(&r->n_other_rank, 1);
+                continue;
+            }
             lc_chunk_data data = {0};
             lc_error err;
             lc_error_clear(&err);
@@ -78,6 +90,7 @@ static void reader_flush(lc_stage *s, lc_stage_metrics *m)
     reader *r = s->priv;
     lc_metrics_add_count(m, "sources", atomic_exchange(&r->n_sources, 0));
     lc_metrics_add_count(m, "chunks", atomic_exchange(&r->n_chunks, 0));
+    lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&r->n_other_rank, 0));
     uint64_t bad = atomic_exchange(&r->n_bad, 0);
     lc_metrics_add_bad(m, "bad_chunks", bad);
 }
@@ -85,6 +98,8 @@ static void reader_flush(lc_stage *s, lc_stage_metrics *m)
 static const lc_metric_info reader_metrics[] = {
     {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
     {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
+    {"other_rank_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+     "for other ranks", "other"},
     {"bad_chunks", "chunks"},
     {0},
 };

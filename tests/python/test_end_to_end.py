@@ -621,6 +621,35 @@ stages:
         self.assertEqual(len(frames), k)
         self.check_frames(frames, n, bs)
 
+    def test_ranks_split_a_sequential_run(self):
+        """Under WORLD_SIZE=2 each rank's sequential run reads its own share
+        of the chunks (as the pool shards them): the two are disjoint, cover
+        every record once, and each keeps file order."""
+        data = self.copy_data(["lc0-v0.31.2-fmt1", "lc0-v0.31.2-fmt3"], True)
+        recs = read_records(data)
+        order = {r.tobytes(): i for i, r in enumerate(recs["probabilities"])}
+        self.assertEqual(len(order), len(recs), "sample policies are distinct")
+        seen = []
+        for rank in (0, 1):
+            out = self.path("rank%d.bin" % rank)
+            cfg = self.write_config(
+                self.config(data, out, 64, "current").replace(
+                    "fifo_writer: {path: '%s'}" % out,
+                    "fifo_writer: {path: '%s', regular_file: true}" % out))
+            self.start(cfg, env=dict(os.environ, RANK=str(rank), WORLD_SIZE="2"))
+            self.wait_exit()
+            self.assertIn("serving share %d of 2" % rank, self.lcmon_log())
+            self.log.close()
+            self.log = None
+            self.proc = None
+            with BatchReader(out) as r:
+                rows = [order[row.tobytes()] for b in r.batches() for row in b.tensors["policy"]]
+            self.assertGreater(len(rows), len(recs) // 4, "rank %d: a fair share" % rank)
+            self.assertEqual(rows, sorted(rows), "rank %d: file order" % rank)
+            seen.append(rows)
+        self.assertEqual(set(seen[0]) & set(seen[1]), set())
+        self.assertEqual(sorted(seen[0] + seen[1]), list(range(len(recs))))
+
     def test_legacy_layout(self):
         bs = 64
         recs, got, frames = self.run_sequential(
