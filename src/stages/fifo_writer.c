@@ -50,8 +50,12 @@
  * Runs. Every start (and restart) of the pipeline is a new run: a random
  * run id in the stream header tells the reader. A stop ends the run at a
  * batch boundary: a batch partly written when the stop comes is finished
- * first if the reader takes it within FW_STOP_GRACE_S (half a second), then DONE with the
- * reason "stopped" goes out, and the pipe is closed. A reader that keeps
+ * first if the reader takes it in time, then DONE with the reason "stopped"
+ * goes out, and the pipe is closed. "In time" follows the reader: the
+ * writer waits as long as the reader has lately gone without reading (twice
+ * the longest recent wait on a full pipe, a trainer's step; at least half a
+ * second), again each time the reader takes bytes, and never longer than
+ * `stop_grace` seconds in all (4 by default). A reader that keeps
  * the pipe open reads every batch written before the stop, then the marker,
  * then waits for the next run's header. (A batch not finished in the grace
  * time is left torn, as a killed writer leaves it: the reader drops it.)
@@ -92,16 +96,20 @@
 #define FW_RETRY_SECONDS 0.05
 /* The pipe buffer we ask for. */
 #define FW_PIPE_BYTES (1 << 20)
-/* How long a stop waits for the reader to take the rest of a batch. */
-#define FW_STOP_GRACE_S 0.5
+/* How long a stop waits for the reader to take bytes at least, and in all
+ * by default (stop_grace). */
+#define FW_STOP_IDLE_MIN_NS 500000000ull
+#define FW_STOP_GRACE_DEFAULT_S 4.0
 
 typedef struct fw_config {
     char *path;
     bool *regular_file_opt;
     bool *create_opt;
+    double *stop_grace_opt;
     /* Resolved by config_check. */
     bool regular_file;
     bool create;
+    double stop_grace;
 } fw_config;
 
 static const cyaml_schema_field_t fw_fields[] = {
@@ -109,6 +117,8 @@ static const cyaml_schema_field_t fw_fields[] = {
     CYAML_FIELD_BOOL_PTR("regular_file", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
                          regular_file_opt),
     CYAML_FIELD_BOOL_PTR("create", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config, create_opt),
+    CYAML_FIELD_FLOAT_PTR("stop_grace", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
+                          stop_grace_opt),
     CYAML_FIELD_END,
 };
 
@@ -120,6 +130,11 @@ static int fw_config_check(void *p, lc_error *err)
         return rc;
     c->regular_file = c->regular_file_opt ? *c->regular_file_opt : false;
     c->create = c->create_opt ? *c->create_opt : true;
+    c->stop_grace = c->stop_grace_opt ? *c->stop_grace_opt : FW_STOP_GRACE_DEFAULT_S;
+    if (!(c->stop_grace >= 0.1 && c->stop_grace <= 600))
+        return lc_error_add(err, LC_ECONFIG,
+                            "stop_grace: %g seconds is out of range (use 0.1 to 600; default %g)",
+                            c->stop_grace, FW_STOP_GRACE_DEFAULT_S);
     return 0;
 }
 
@@ -148,7 +163,9 @@ typedef struct fw {
     bool input_done;
     bool file_failed;
     lc_stream_run run;  /* this start's run, named in every header */
-    uint64_t grace_end; /* while stopping: when to give up on a torn batch */
+    uint64_t grace_end;   /* while stopping: when to give up on a torn batch */
+    uint64_t grace_limit; /* ... and when at the latest (stop_grace after the stop) */
+    uint64_t reader_gap;  /* the longest recent wait on a full pipe (decays) */
     bool torn;          /* stopped in the middle of a batch */
     uint64_t connections; /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */
@@ -188,6 +205,26 @@ static void held_clear(fw *f)
     f->n_sent = 0;
 }
 
+/* How long a stopping writer waits for its reader to take bytes: twice the
+ * longest recent wait on a full pipe, at least FW_STOP_IDLE_MIN_NS. */
+static uint64_t stop_idle_ns(const fw *f)
+{
+    uint64_t idle = 2 * f->reader_gap;
+    return idle > FW_STOP_IDLE_MIN_NS ? idle : FW_STOP_IDLE_MIN_NS;
+}
+
+/* A stop begins to wait for the reader (once). */
+static void grace_begin(const lc_stage *s, fw *f)
+{
+    if (f->grace_end)
+        return;
+    uint64_t now = lc_now_ns();
+    f->grace_limit = now + (uint64_t)(((const fw_config *)s->config)->stop_grace * 1e9);
+    f->grace_end = now + stop_idle_ns(f);
+    if (f->grace_end > f->grace_limit)
+        f->grace_end = f->grace_limit;
+}
+
 /* Wait until the pipe has room or stop is signalled; counted idle. */
 /* Payload pieces at least this large are spliced rather than copied. */
 #define FW_SPLICE_MIN (64 * 1024)
@@ -218,6 +255,16 @@ static void wait_writable(lc_stage *s, fw *f, lc_load_meter *meter)
     atomic_fetch_add(&f->blocked_ns, now - t0);
     const fw_config *c = s->config;
     if (fds[0].revents) { /* room again (or the reader went: the write says) */
+        /* The reader's gap, decaying so that one long pause is forgotten. */
+        uint64_t gap = now - f->full_since;
+        f->reader_gap = f->reader_gap - f->reader_gap / 8;
+        if (gap > f->reader_gap)
+            f->reader_gap = gap;
+        if (f->grace_end) { /* stopping: the reader takes bytes, wait on */
+            f->grace_end = now + stop_idle_ns(f);
+            if (f->grace_end > f->grace_limit)
+                f->grace_end = f->grace_limit;
+        }
         if (atomic_load(&f->g_stalled))
             LC_INFO("%s: the reader of %s reads again after %.0f s", s->name, c->path,
                     (double)(now - f->full_since) / 1e9);
@@ -252,8 +299,7 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
             if ((*written == 0 && !f->grace_end) ||
                 (f->grace_end && lc_now_ns() >= f->grace_end))
                 return LC_ESTOPPED;
-            if (!f->grace_end)
-                f->grace_end = lc_now_ns() + (uint64_t)(FW_STOP_GRACE_S * 1e9);
+            grace_begin(s, f);
         }
         /* Batch payloads go into a pipe by reference (vmsplice), which saves
          * the copy into the pipe buffer: the reader's read() is then the
@@ -577,8 +623,7 @@ static void end_run(lc_stage *s, fw *f, lc_load_meter *meter)
 {
     if (f->torn)
         return;
-    if (!f->grace_end)
-        f->grace_end = lc_now_ns() + (uint64_t)(FW_STOP_GRACE_S * 1e9);
+    grace_begin(s, f);
     uint8_t done[LC_STREAM_DONE_BYTES];
     struct iovec iov[2];
     int n = done_record(f, LC_STREAM_END_STOPPED, done, iov);
@@ -694,6 +739,7 @@ static int fw_start(lc_stage *s, lc_error *err)
     f->input_done = false;
     f->file_failed = false;
     f->grace_end = 0;
+    f->grace_limit = 0;
     f->torn = false;
     f->run.started_ms = (uint64_t)time(NULL) * 1000u;
     struct timespec now;

@@ -23,6 +23,7 @@ import gc
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -210,6 +211,49 @@ class Restarts(unittest.TestCase):
         self.assertLessEqual(t.reader.torn_batches, 1)
         self.assertTrue(any("without its DONE marker" in l for l in self.log.lines),
                         self.log.lines)
+
+
+class SlowTrainer(unittest.TestCase):
+    def test_stop_waits_for_a_slow_trainer(self):
+        """A trainer whose step takes 1.5 s (it reads a batch, then leaves the
+        pipe alone) still sees a clean end of run when lcmon stops: the
+        writer finishes the batch it had begun for as long as the reader
+        keeps taking bytes at its pace (it used to give up after 0.5 s and
+        tear the batch), then DONE; lcmon still exits promptly."""
+        tmp = tempfile.mkdtemp(prefix="lcmon-slow-")
+        try:
+            pipe = os.path.join(tmp, "lcmon.pipe")
+            cfg = os.path.join(tmp, "slow.yaml")
+            # Batches of 64 dense positions (2.3 MB) are larger than the
+            # pipe (1 MiB): a stop always finds one half written.
+            with open(cfg, "w") as f:
+                f.write(CONFIG % (DATA, 64, "legacy", pipe))
+            proc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                r = BatchReader(pipe, timeout=WAIT, restarts="end", wait_for_pipe=WAIT)
+                with r:
+                    for _ in range(4):
+                        self.assertIsNotNone(r.read_batch())
+                        time.sleep(1.5)  # the training step
+                    proc.send_signal(signal.SIGINT)  # the stop comes mid-step
+                    time.sleep(1.5)
+                    n = 0
+                    while r.read_batch() is not None:
+                        n += 1
+                        time.sleep(1.5)
+                    self.assertTrue(r.stopped, "the run did not end with DONE (stopped)")
+                    self.assertEqual(r.torn_batches, 0)
+                    self.assertFalse(r.truncated)
+                t0 = time.monotonic()
+                rc = proc.wait(WAIT)
+                self.assertEqual(rc, 0, proc.stderr.read())
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class Package(unittest.TestCase):
