@@ -49,11 +49,16 @@
  * the blocks that hold the positions picked are decoded (each once per use,
  * in any order). The pick is the same either way.
  *
- * Short-term targets. With `st_targets: compute`, a V6 chunk's positions get
- * q_st, d_st, opp_played_idx and next_played_idx computed over the game
- * (format/lc0/st_targets.h) from the first position picked to the end, the
- * only ones they depend on; V7 chunks keep their own, older versions have
- * none. From a stored chunk this decodes the blocks from the first pick on.
+ * Short-term targets. With `st_targets: compute` (the default), a V6
+ * chunk's positions get q_st, d_st, opp_played_idx and next_played_idx
+ * computed over the game (format/lc0/st_targets.h) from the first position
+ * picked to the end, the only ones they depend on; V7 chunks keep their
+ * own, older versions have none. A stored chunk's targets are computed once,
+ * decoding it whole, and kept with its packed form (LC_AUX_ST: theta, then
+ * q_st, d_st, opp_played_idx and next_played_idx as floats, per position),
+ * so that later uses cost nothing more. `st_targets: keep` passes what the
+ * records hold: for V6, q_st is the 4 bytes before the record's end read
+ * as a float (0.0 in lc0's data, which leaves them zero) and d_st NaN.
  *
  * Diff focus (format/lc0/diff_focus.h, docs/pipelines.md). `diff_focus`
  * keeps each picked position with the legacy chunkparser's probability,
@@ -142,7 +147,7 @@ static int unpacker_config_check(void *p, lc_error *err)
                           "sampling_rate: give either sampling_rate or positions_per_chunk, "
                           "not both");
     c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
-    c->st_compute = c->st_opt && *c->st_opt == ST_COMPUTE;
+    c->st_compute = !c->st_opt || *c->st_opt == ST_COMPUTE;
     c->st_theta = c->st_theta_opt ? *c->st_theta_opt : LC_ST_THETA_DEFAULT;
     if (!(c->st_theta >= 0 && c->st_theta < 1))
         rc = lc_error_add(err, LC_ECONFIG,
@@ -165,7 +170,7 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "position_weights: draws positions_per_chunk positions by weight "
                           "(add positions_per_chunk, or use diff_focus with a sampling rate)");
-    if (c->st_theta_opt && !c->st_compute)
+    if (c->st_theta_opt && !c->st_compute) /* st_targets: keep, given */
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: only used with st_targets: compute (add it, or remove "
                           "st_theta)");
@@ -214,6 +219,7 @@ typedef struct st_scratch {
     float *root_q, *root_d, *q_st, *d_st;
     uint16_t *played, *opp, *next;
     size_t cap;
+    float *own; /* a stored chunk's targets for another theta than the kept ones */
     uint32_t first; /* positions before it have no targets computed */
     bool valid;
 } st_scratch;
@@ -227,6 +233,7 @@ static void st_scratch_fini(st_scratch *st)
     free(st->played);
     free(st->opp);
     free(st->next);
+    free(st->own);
 }
 
 /*
@@ -319,7 +326,7 @@ static const float *chunk_scores(const unpacker_config *cfg, const lc_chunk_item
 {
     uint32_t n = c->n_records;
     if (c->packed) {
-        const float *w = lc_packed_chunk_aux(c->packed);
+        const float *w = lc_packed_chunk_aux(c->packed, LC_AUX_FOCUS);
         if (w)
             return w;
     } else if (n > *cap) {
@@ -343,7 +350,7 @@ static const float *chunk_scores(const unpacker_config *cfg, const lc_chunk_item
         w[i] = focus_score(cfg, f.best_q, f.orig_q, f.policy_kld);
         lc_frame_fini(&f);
     }
-    return c->packed ? lc_packed_chunk_attach_aux(c->packed, w) : w;
+    return c->packed ? lc_packed_chunk_attach_aux(c->packed, LC_AUX_FOCUS, w) : w;
 }
 
 /* positions_per_chunk K drawn in proportion to weight (position_weights),
@@ -430,6 +437,64 @@ static bool position_frame(const lc_chunk_item *c, uint32_t i, lc_unpack_ctx **u
 /* The st targets of chunk c's positions from the first one picked on
  * (they depend only on the positions after them), for a V6 chunk with
  * st_targets: compute; st->valid says whether they were computed. */
+/* A stored V6 chunk's short-term targets for the whole game, computed once
+ * (decoding it whole) and kept with it: theta, then per position q_st,
+ * d_st, opp_played_idx, next_played_idx. A chunk kept with another theta
+ * (another unpacker reading the same pool) gets an array of this call's
+ * own (in st, freed by the next). NULL when a position does not decode. */
+static const float *stored_st(const unpacker_config *cfg, const lc_chunk_item *c,
+                              lc_unpack_ctx **uctx, st_scratch *st)
+{
+    const float *kept = lc_packed_chunk_aux(c->packed, LC_AUX_ST);
+    if (kept && kept[0] == (float)cfg->st_theta)
+        return kept;
+    uint32_t n = c->n_records;
+    float *rq = lc_xmalloc((n ? n : 1) * sizeof *rq), *rd = lc_xmalloc((n ? n : 1) * sizeof *rd);
+    float *q = lc_xmalloc((n ? n : 1) * sizeof *q), *d = lc_xmalloc((n ? n : 1) * sizeof *d);
+    uint16_t *played = lc_xmalloc((n ? n : 1) * sizeof *played);
+    uint16_t *opp = lc_xmalloc((n ? n : 1) * sizeof *opp);
+    uint16_t *next = lc_xmalloc((n ? n : 1) * sizeof *next);
+    float *out = NULL;
+    uint32_t i = 0;
+    for (; i < n; i++) {
+        lc_frame f;
+        lc_error err;
+        if (!*uctx)
+            *uctx = lc_unpack_ctx_new();
+        if (lc_packed_chunk_frame(c->packed, *uctx, i, &f, &err) != 0)
+            break;
+        rq[i] = f.root_q;
+        rd[i] = f.root_d;
+        played[i] = f.played_idx;
+        lc_frame_fini(&f);
+    }
+    if (i == n) {
+        lc_st_targets(rq, rd, played, n, cfg->st_theta, q, d, opp, next);
+        out = lc_xmalloc((1 + 4 * (size_t)n) * sizeof *out);
+        out[0] = (float)cfg->st_theta;
+        for (uint32_t k = 0; k < n; k++) {
+            out[1 + 4 * k] = q[k];
+            out[2 + 4 * k] = d[k];
+            out[3 + 4 * k] = opp[k];
+            out[4 + 4 * k] = next[k];
+        }
+    }
+    free(rq);
+    free(rd);
+    free(q);
+    free(d);
+    free(played);
+    free(opp);
+    free(next);
+    if (!out)
+        return NULL;
+    if (!kept) /* the first to compute them keeps them with the chunk */
+        return lc_packed_chunk_attach_aux(c->packed, LC_AUX_ST, out);
+    free(st->own);
+    st->own = out;
+    return out;
+}
+
 static void compute_st(const unpacker_config *cfg, const lc_chunk_item *c, const uint32_t *picks,
                        uint32_t k, lc_unpack_ctx **uctx, st_scratch *st)
 {
@@ -450,29 +515,27 @@ static void compute_st(const unpacker_config *cfg, const lc_chunk_item *c, const
         st->opp = lc_xrealloc(st->opp, n * sizeof *st->opp);
         st->next = lc_xrealloc(st->next, n * sizeof *st->next);
     }
-    for (uint32_t i = 0; i < n; i++) {
-        if (!c->packed) {
+    if (c->packed) {
+        const float *kept = stored_st(cfg, c, uctx, st);
+        if (!kept)
+            return; /* a position did not decode: its own decode reports it */
+        for (uint32_t i = 0; i < n; i++) {
+            const float *v = kept + 1 + 4 * (size_t)(first + i);
+            st->q_st[i] = v[0];
+            st->d_st[i] = v[1];
+            st->opp[i] = (uint16_t)v[2];
+            st->next[i] = (uint16_t)v[3];
+        }
+    } else {
+        for (uint32_t i = 0; i < n; i++) {
             const uint8_t *rec = c->data + (size_t)(first + i) * c->record_size;
             LC_REC_GET(rec, root_q, st->root_q[i]);
             LC_REC_GET(rec, root_d, st->root_d[i]);
             LC_REC_GET(rec, played_idx, st->played[i]);
-            continue;
         }
-        /* A stored chunk: its positions from `first` on are decoded (the
-         * blocks the picks need are among them). */
-        lc_frame f;
-        lc_error err;
-        if (!*uctx)
-            *uctx = lc_unpack_ctx_new();
-        if (lc_packed_chunk_frame(c->packed, *uctx, first + i, &f, &err) != 0)
-            return; /* the position's own decode reports it */
-        st->root_q[i] = f.root_q;
-        st->root_d[i] = f.root_d;
-        st->played[i] = f.played_idx;
-        lc_frame_fini(&f);
+        lc_st_targets(st->root_q, st->root_d, st->played, n, cfg->st_theta, st->q_st, st->d_st,
+                      st->opp, st->next);
     }
-    lc_st_targets(st->root_q, st->root_d, st->played, n, cfg->st_theta, st->q_st, st->d_st,
-                  st->opp, st->next);
     st->first = first;
     st->valid = true;
 }

@@ -88,6 +88,18 @@ V6 = np.dtype(
     }
 )
 
+# The records as read here: V6 and, behind each, the short-term targets
+# lcmon computes for V6 by default (st_targets: compute, theta 5/6).
+V6ST = np.dtype(
+    {
+        "names": [f[0] for f in _FIELDS] + ["st_q", "st_d"],
+        "formats": [f[1] for f in _FIELDS] + ["<f4", "<f4"],
+        "offsets": [f[2] for f in _FIELDS] + [V6_SIZE, V6_SIZE + 4],
+        "itemsize": V6_SIZE + 8,
+    }
+)
+ST_THETA = 5.0 / 6.0
+
 CANONICAL = (3, 4, 5, 132, 133)
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -128,13 +140,40 @@ def chunks_of(path):
     return []
 
 
+def st_targets(root_q, root_d, theta=ST_THETA):
+    """q_st and d_st of one game, per docs/pipelines.md: from the last ply
+    back, q_st[t] = (1 - theta) root_q[t] - theta q_st[t+1], d_st likewise
+    with +, in double precision, each stored as float32."""
+    n = len(root_q)
+    q_st = np.empty(n, dtype=np.float32)
+    d_st = np.empty(n, dtype=np.float32)
+    q = d = 0.0
+    for i in range(n - 1, -1, -1):
+        if i == n - 1:
+            q, d = float(root_q[i]), float(root_d[i])
+        else:
+            q = (1 - theta) * float(root_q[i]) - theta * q
+            d = (1 - theta) * float(root_d[i]) + theta * d
+        q_st[i], d_st[i] = q, d
+    return q_st, d_st
+
+
+def chunk_records(chunk, path="a chunk"):
+    """The V6 records of one chunk (one game), each with the short-term
+    targets of the game (st_q, st_d)."""
+    assert len(chunk) % V6_SIZE == 0, path
+    raw = np.frombuffer(chunk, dtype=np.uint8).reshape(-1, V6_SIZE)
+    part = np.zeros(len(raw), dtype=V6ST)
+    part.view(np.uint8).reshape(-1, V6_SIZE + 8)[:, :V6_SIZE] = raw
+    part["st_q"], part["st_d"] = st_targets(part["root_q"], part["root_d"])
+    return part
+
+
 def read_records(root):
-    """All records under root, in the order a sequential run emits them."""
-    parts = []
-    for path in sources_in_order(root):
-        for chunk in chunks_of(path):
-            assert len(chunk) % V6_SIZE == 0, path
-            parts.append(np.frombuffer(chunk, dtype=V6))
+    """All records under root, in the order a sequential run emits them,
+    each with the short-term targets of its game (st_q, st_d)."""
+    parts = [chunk_records(chunk, path) for path in sources_in_order(root)
+             for chunk in chunks_of(path)]
     recs = np.concatenate(parts)
     assert (recs["version"] == 6).all()
     return recs
@@ -200,8 +239,10 @@ def expected_values(recs):
     for j, row in enumerate(rows):
         for k, name in enumerate(row):
             out[:, j, k] = recs[name]
-    out[:, 5, 0] = recs["q_st"]
-    out[:, 5, 1] = nan  # d_st: V7 only
+    # Computed for V6 by default (with st_targets: keep, q_st would be the
+    # record's last 4 bytes as a float and d_st NaN).
+    out[:, 5, 0] = recs["st_q"]
+    out[:, 5, 1] = recs["st_d"]
     out[:, 5, 2] = nan
     return out
 
@@ -436,11 +477,11 @@ stages:
         sums = np.where(legal, p, 0.0).astype(np.float64).sum(axis=1)
         np.testing.assert_allclose(sums, 1.0, atol=1e-4, err_msg="batch %d: policy sums" % n)
         v = t["values"]
-        # The sample data has every field but d_st (V7 only); the st row's
-        # third value is NaN by definition.
+        # The sample data has every field; q_st and d_st are computed for
+        # V6 by default; the st row's third value is NaN by definition.
         self.assertTrue(np.isfinite(v[:, :5, :]).all(), "batch %d: values rows 0-4" % n)
-        self.assertTrue(np.isfinite(v[:, 5, 0]).all(), "batch %d: q_st" % n)
-        self.assertTrue(np.isnan(v[:, 5, 1]).all(), "batch %d: d_st of V6" % n)
+        self.assertTrue(np.isfinite(v[:, 5, :2]).all(), "batch %d: q_st, d_st" % n)
+        self.assertTrue((np.abs(v[:, 5, 0]) <= 1.0).all(), "batch %d: q_st" % n)
         self.assertTrue(np.isnan(v[:, 5, 2]).all(), "batch %d: st row third value" % n)
         # WDL sanity of the result row: q in [-1, 1], d in [0, 1].
         self.assertTrue((np.abs(v[:, 0, 0]) <= 1.0).all())

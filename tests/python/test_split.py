@@ -20,7 +20,7 @@ import numpy as np
 
 from lcmon import BatchReader
 from test_end_to_end import (
-    DATA, TIMEOUT, V6, V6_SIZE, LcmonCase, assert_bits_equal, chunks_of, expected_current,
+    DATA, TIMEOUT, V6ST, LcmonCase, chunk_records, assert_bits_equal, chunks_of, expected_current,
     sources_in_order,
 )
 
@@ -60,9 +60,8 @@ def expected_sides(root, weights):
     for path in sources_in_order(root):
         key = os.path.basename(path)
         for member, chunk in enumerate(chunks_of(path)):
-            assert len(chunk) % V6_SIZE == 0, path
-            parts[side_of(key, member, weights)].append(np.frombuffer(chunk, dtype=V6))
-    return [np.concatenate(p) if p else np.zeros(0, dtype=V6) for p in parts]
+            parts[side_of(key, member, weights)].append(chunk_records(chunk, path))
+    return [np.concatenate(p) if p else np.zeros(0, dtype=V6ST) for p in parts]
 
 
 CHAIN = """\

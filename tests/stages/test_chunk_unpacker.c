@@ -9,7 +9,7 @@
  * chunk's global index; file order without shuffling; records of an unknown
  * input format or another version are dropped and counted; st targets
  * computed for a V6 game from its records and from its packed form, kept
- * from V7 records and from V6 ones without st_targets: compute.
+ * from V7 records and from V6 ones with st_targets: keep; computed by default.
  */
 #include "check.h"
 #include "testutil.h"
@@ -445,10 +445,19 @@ static void test_st_targets(void)
             CHECK(f[t].q_st == 0.777f && f[t].d_st == 0.555f);
             CHECK(f[t].opp_played_idx == 7 && f[t].next_played_idx == 8);
         }
-        /* Without st_targets: compute, V6 keeps its q_st and has no d_st. */
-        run_st("sampling_rate: 1.0\n", 6, packed, 0, 4, f);
+        /* With st_targets: keep, V6 keeps its q_st and has no d_st. */
+        run_st("sampling_rate: 1.0\nst_targets: keep\n", 6, packed, 0, 4, f);
         for (int t = 0; t < 4; t++)
             CHECK(f[t].q_st == 0.777f && isnan(f[t].d_st) && f[t].opp_played_idx == 0xFFFF);
+        /* By default they are computed (theta 5/6): as st_targets: compute. */
+        lc_frame g[4];
+        run_st("sampling_rate: 1.0\n", 6, packed, 0, 4, f);
+        run_st("sampling_rate: 1.0\nst_targets: compute\nst_theta: 0.8333333333333334\n", 6,
+               packed, 0, 4, g);
+        for (int t = 0; t < 4; t++) {
+            CHECK(f[t].q_st == g[t].q_st && f[t].d_st == g[t].d_st && !isnan(f[t].d_st));
+            CHECK(f[t].q_st != 0.777f && f[t].opp_played_idx == opp[t]);
+        }
     }
     /* A use that picks only the last two positions (the second use of two
      * a game, in file order) computes the same for them, from both forms. */
@@ -462,7 +471,8 @@ static void test_st_targets(void)
     lc_stage *s = NULL;
     lc_error err;
     CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
-                            "sampling_rate: 1.0\nst_theta: 0.5\n", NULL, 4, NULL, &s,
+                            "sampling_rate: 1.0\nst_targets: keep\nst_theta: 0.5\n", NULL, 4,
+                            NULL, &s,
                             &err) != 0);
     CHECK(tu_contains(err.msg, "st_theta: only used with st_targets: compute"));
     CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",

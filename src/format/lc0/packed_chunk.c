@@ -67,7 +67,7 @@ struct lc_packed_chunk {
     uint32_t n_blocks;
     uint32_t bytes;   /* the whole allocation */
     uint64_t serial;  /* unique in the process: the decoder's memory key */
-    _Atomic(float *) aux; /* a reader's floats, one a position (lc_packed_chunk_attach_aux) */
+    _Atomic(float *) aux[LC_AUX_SLOTS]; /* a reader's floats (lc_packed_chunk_attach_aux) */
     uint32_t off[];   /* n_blocks + 1 offsets of the blocks in the data that follows */
 };
 
@@ -406,7 +406,8 @@ int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t recor
     c->n_blocks = n_blocks;
     c->bytes = (uint32_t)(head + out_len);
     c->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
-    atomic_init(&c->aux, NULL);
+    for (unsigned i = 0; i < LC_AUX_SLOTS; i++)
+        atomic_init(&c->aux[i], NULL);
     memcpy(c->off, ctx->offs, ((size_t)n_blocks + 1) * sizeof(uint32_t));
     memcpy((uint8_t *)chunk_data(c), ctx->out, out_len);
     *out = c;
@@ -423,21 +424,22 @@ lc_packed_chunk *lc_packed_chunk_ref(lc_packed_chunk *c)
 void lc_packed_chunk_unref(lc_packed_chunk *c)
 {
     if (c && atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
-        free(atomic_load_explicit(&c->aux, memory_order_acquire));
+        for (unsigned i = 0; i < LC_AUX_SLOTS; i++)
+            free(atomic_load_explicit(&c->aux[i], memory_order_acquire));
         free(c);
     }
 }
 
-const float *lc_packed_chunk_aux(const lc_packed_chunk *c)
+const float *lc_packed_chunk_aux(const lc_packed_chunk *c, unsigned slot)
 {
-    return atomic_load_explicit(&((lc_packed_chunk *)c)->aux, memory_order_acquire);
+    return atomic_load_explicit(&((lc_packed_chunk *)c)->aux[slot], memory_order_acquire);
 }
 
-const float *lc_packed_chunk_attach_aux(lc_packed_chunk *c, float *values)
+const float *lc_packed_chunk_attach_aux(lc_packed_chunk *c, unsigned slot, float *values)
 {
     float *expected = NULL;
-    if (atomic_compare_exchange_strong_explicit(&c->aux, &expected, values, memory_order_acq_rel,
-                                                memory_order_acquire))
+    if (atomic_compare_exchange_strong_explicit(&c->aux[slot], &expected, values,
+                                                memory_order_acq_rel, memory_order_acquire))
         return values;
     free(values);
     return expected;

@@ -110,14 +110,17 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
                           lc_error *err);
 
 /*
- * Floats a reader computes once for each position of a chunk and keeps with
- * it (chunk_unpacker's diff-focus weights): NULL until attached. Attaching
- * takes a malloc'd array of `positions` floats; the first attach wins, a
- * later one frees its array and gets the first. Any thread. The array is
- * freed with the chunk and is not counted in lc_packed_chunk_bytes.
+ * Floats a reader computes once for a chunk and keeps with it, in slots:
+ * LC_AUX_FOCUS, chunk_unpacker's diff-focus weights (one a position);
+ * LC_AUX_ST, its short-term targets (chunk_unpacker.c says the layout).
+ * NULL until attached. Attaching takes a malloc'd array; the first attach
+ * to a slot wins, a later one frees its array and gets the first. Any
+ * thread. The arrays are freed with the chunk and are not counted in
+ * lc_packed_chunk_bytes.
  */
-const float *lc_packed_chunk_aux(const lc_packed_chunk *c);
-const float *lc_packed_chunk_attach_aux(lc_packed_chunk *c, float *values);
+enum { LC_AUX_FOCUS = 0, LC_AUX_ST = 1, LC_AUX_SLOTS = 2 };
+const float *lc_packed_chunk_aux(const lc_packed_chunk *c, unsigned slot);
+const float *lc_packed_chunk_attach_aux(lc_packed_chunk *c, unsigned slot, float *values);
 
 /* Blocks decoded by ctx so far (for tests and metrics). */
 uint64_t lc_unpack_ctx_blocks_decoded(const lc_unpack_ctx *ctx);
