@@ -5,12 +5,15 @@
         for tensors in reader:          # dict: name -> numpy array
             ...
 
+lcmon.Control talks to a headless loader's monitoring socket (metrics,
+anchors, pause and resume, stop and start, waiting for new games);
 lcmon.expand turns a packed batch into the trainer's tensors (numpy);
 lcmon.torch.BatchDataset wraps the reader as a torch IterableDataset and
 expands packed batches on the trainer's device; lcmon.lczero gives the
 tuples lczero-training's trainers take.
 """
 
+from .control import Control, ControlError, LoaderGone, ProtocolError
 from .expand import Expander, expand
 from .stream import (
     FLAG_LAST,
@@ -33,6 +36,10 @@ from .stream import (
 __version__ = "0.2.0"
 
 __all__ = [
+    "Control",
+    "ControlError",
+    "LoaderGone",
+    "ProtocolError",
     "expand",
     "Expander",
     "Batch",

@@ -1,0 +1,577 @@
+"""Control: the Python client of lcmon's monitoring socket.
+
+A headless lcmon (`lcmon --no-ui --socket PATH`) serves its metrics and
+takes control requests on a Unix socket (what `lcmon ctl` and `lcmon attach`
+speak). Control gives a trainer the same from Python, with nothing but the
+standard library:
+
+    from lcmon import Control
+
+    with Control("/tmp/lcmon.sock") as ctl:
+        print(ctl.state(), ctl.anchor())            # "PIPELINE_RUNNING", ("game_000123.gz", 42)
+        ctl.wait_for_new_chunks(1000, timeout=3600)  # block until 1000 new games
+        key, counted = ctl.reset_anchor()            # anchor at the newest game
+        m = ctl.metrics()                            # plain dicts: every stage's metrics
+
+Errors are exceptions: ControlError (the loader refused a request: its
+words), LoaderGone (no loader on the socket, or it went away and did not
+come back in time), ProtocolError (the socket is not lcmon's, or speaks
+another protocol version). A Control reconnects by itself when the loader
+on its socket restarts (`ctl stop`/`start` keeps the connection; a new lcmon
+process on the same socket is connected to again), within `reconnect`
+seconds.
+
+The wire (proto/monitor.proto in lcmon's sources): every message is a 4-byte
+little-endian length, then a protobuf message. The few message types the
+client needs are described in SCHEMA below and coded here; no protobuf
+package is needed.
+"""
+
+import os
+import select
+import socket
+import struct
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+__all__ = [
+    "Control",
+    "ControlError",
+    "LoaderGone",
+    "ProtocolError",
+    "SCHEMA",
+    "PROTOCOL_VERSION",
+]
+
+PROTOCOL_VERSION = 2
+MAX_FRAME = 4 << 20
+
+# ---- the messages, as proto/*.proto declares them ---------------------------
+#
+# message -> {field number: (name, type, repeated)}; a type is a scalar
+# ("uint64", "int64", "uint32", "bool", "string", "double"), "enum:NAME" or
+# a message's name. tests/python/test_control.py checks this table against
+# the .proto files.
+
+ENUMS = {
+    "PipelineState": ["PIPELINE_STARTING", "PIPELINE_RUNNING", "PIPELINE_PAUSED",
+                      "PIPELINE_STOPPING", "PIPELINE_STOPPED", "PIPELINE_FAILED",
+                      "PIPELINE_FINISHED"],
+    "StageState": ["STAGE_IDLE", "STAGE_RUNNING", "STAGE_PAUSED", "STAGE_FINISHED",
+                   "STAGE_STOPPED"],
+    "CountKind": ["COUNT_WORK", "COUNT_BAD_INPUT", "COUNT_DROP"],
+    "StageCommand": ["STAGE_COMMAND_NONE", "STAGE_COMMAND_PAUSE", "STAGE_COMMAND_RESUME"],
+    "PipelineCommand": ["PIPELINE_COMMAND_NONE", "PIPELINE_COMMAND_STOP",
+                        "PIPELINE_COMMAND_START"],
+    "As": ["NONE", "TOTAL", "RATE", "FILL", "VALUE", "FLAG", "TEXT", "SHARE_OF_TIME",
+           "PERCENT", "SINCE_ANCHOR"],
+}
+
+SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
+    "MetricDisplay": {
+        1: ("metric", "string", False), 2: ("as", "enum:As", False),
+        3: ("label", "string", False), 4: ("brief", "string", False),
+        5: ("dim", "bool", False), 6: ("warn", "bool", False),
+        7: ("nonzero_only", "bool", False), 8: ("eta", "bool", False),
+        9: ("of", "string", False), 10: ("row", "string", False),
+    },
+    "StageDescription": {
+        1: ("name", "string", False), 2: ("stage_type", "string", False),
+        3: ("input", "string", False), 4: ("queue_name", "string", False),
+        5: ("queue_capacity", "uint64", False), 6: ("item_type", "string", False),
+        7: ("details", "MetricDisplay", True),
+    },
+    "Hello": {
+        1: ("protocol_version", "uint32", False), 2: ("lcmon_version", "string", False),
+        3: ("stages", "StageDescription", True), 4: ("pid", "uint32", False),
+    },
+    "Subscribe": {
+        1: ("interval_ms", "uint32", False), 2: ("log_after", "uint64", False),
+        3: ("logs", "bool", False),
+    },
+    "ClientMessage": {
+        1: ("subscribe", "Subscribe", False), 2: ("control", "ControlRequest", False),
+        3: ("request_id", "uint64", False),
+    },
+    "LogLine": {
+        1: ("seq", "uint64", False), 2: ("wall_time", "double", False),
+        3: ("level", "uint32", False), 4: ("thread", "string", False),
+        5: ("text", "string", False),
+    },
+    "ServerMessage": {
+        1: ("hello", "Hello", False), 2: ("last_second", "DataLoaderMetricsProto", False),
+        3: ("all_time", "DataLoaderMetricsProto", False),
+        4: ("control_response", "ControlResponse", False), 5: ("request_id", "uint64", False),
+        6: ("log", "LogLine", True),
+    },
+    "ShufflingChunkPoolControlRequest": {
+        1: ("reset_chunk_anchor", "bool", False), 2: ("set_chunk_anchor", "string", False),
+        3: ("query_chunk_anchor", "bool", False),
+    },
+    "StageControlRequest": {
+        1: ("chunk_pool_request", "ShufflingChunkPoolControlRequest", False),
+        2: ("stage", "string", False), 3: ("command", "enum:StageCommand", False),
+    },
+    "ShufflingChunkPoolControlResponse": {
+        1: ("chunk_anchor", "string", False), 2: ("chunks_since_anchor", "int64", False),
+    },
+    "StageControlResponse": {
+        1: ("chunk_pool_response", "ShufflingChunkPoolControlResponse", False),
+        2: ("stage", "string", False), 3: ("ok", "bool", False), 4: ("error", "string", False),
+    },
+    "ControlRequest": {
+        1: ("pipeline_command", "enum:PipelineCommand", False),
+        2: ("stage_request", "StageControlRequest", False),
+    },
+    "ControlResponse": {
+        1: ("ok", "bool", False), 2: ("error", "string", False),
+        3: ("stage_responses", "StageControlResponse", True),
+    },
+    "StatisticsProtoInt64": {
+        1: ("min", "int64", False), 2: ("max", "int64", False), 3: ("sum", "int64", False),
+        4: ("count", "uint64", False), 5: ("latest", "int64", False),
+    },
+    "StatisticsProtoDouble": {
+        1: ("min", "double", False), 2: ("max", "double", False), 3: ("sum", "double", False),
+        4: ("count", "uint64", False), 5: ("latest", "double", False),
+    },
+    "LoadMetricProto": {
+        1: ("name", "string", False), 2: ("load_seconds", "double", False),
+        3: ("total_seconds", "double", False), 4: ("threads", "uint32", False),
+    },
+    "QueueMetricProto": {
+        1: ("name", "string", False), 2: ("put_count", "uint64", False),
+        3: ("get_count", "uint64", False), 4: ("drop_count", "uint64", False),
+        5: ("queue_fullness", "StatisticsProtoInt64", False),
+        6: ("queue_capacity", "uint64", False), 7: ("item_type", "string", False),
+        8: ("item_unit", "string", False),
+    },
+    "CountMetricProto": {
+        1: ("name", "string", False), 2: ("count", "uint64", False),
+        3: ("kind", "enum:CountKind", False), 4: ("unit", "string", False),
+    },
+    "GaugeMetricProto": {
+        1: ("name", "string", False), 2: ("value", "int64", False),
+        3: ("capacity", "int64", False), 4: ("unit", "string", False),
+    },
+    "TextMetricProto": {1: ("name", "string", False), 2: ("value", "string", False)},
+    "StatisticsMetricProto": {
+        1: ("name", "string", False), 2: ("stats", "StatisticsProtoDouble", False),
+    },
+    "StageMetricProto": {
+        1: ("name", "string", False), 2: ("stage_type", "string", False),
+        3: ("load_metrics", "LoadMetricProto", True),
+        4: ("queue_metrics", "QueueMetricProto", True),
+        5: ("count_metrics", "CountMetricProto", True),
+        11: ("gauge_metrics", "GaugeMetricProto", True),
+        12: ("statistics_metrics", "StatisticsMetricProto", True),
+        13: ("state", "enum:StageState", False), 14: ("items_out", "uint64", False),
+        15: ("detail", "string", False), 16: ("warning", "string", False),
+        18: ("item_unit", "string", False), 19: ("text_metrics", "TextMetricProto", True),
+    },
+    "MonitorSocketMetricsProto": {
+        1: ("clients", "uint32", False), 2: ("connections", "uint64", False),
+        3: ("refused", "uint64", False), 4: ("closed", "uint64", False),
+    },
+    "DataLoaderMetricsProto": {
+        1: ("stage_metrics", "StageMetricProto", True),
+        2: ("duration_seconds", "double", False), 3: ("uptime_seconds", "double", False),
+        4: ("state", "enum:PipelineState", False), 5: ("sequence", "uint64", False),
+        6: ("error", "string", False), 7: ("rank", "uint32", False),
+        8: ("world_size", "uint32", False),
+        9: ("monitor_socket", "MonitorSocketMetricsProto", False),
+    },
+}
+
+_VARINT = ("uint64", "int64", "uint32", "bool")
+
+
+def _varint(v: int) -> bytes:
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def encode(message: str, value: Dict[str, Any]) -> bytes:
+    """The protobuf bytes of a dict of the message's fields (by name)."""
+    fields = {name: (num, typ, rep) for num, (name, typ, rep) in SCHEMA[message].items()}
+    out = bytearray()
+    for name, v in value.items():
+        if v is None:
+            continue
+        if name not in fields:
+            raise KeyError("%s has no field %r" % (message, name))
+        num, typ, rep = fields[name]
+        for item in (v if rep else [v]):
+            if typ.startswith("enum:"):
+                item = ENUMS[typ[5:]].index(item) if isinstance(item, str) else item
+                out += _varint(num << 3) + _varint(item)
+            elif typ in _VARINT:
+                out += _varint(num << 3) + _varint(int(item))
+            elif typ == "double":
+                out += _varint(num << 3 | 1) + struct.pack("<d", item)
+            elif typ == "string":
+                b = item.encode("utf-8")
+                out += _varint(num << 3 | 2) + _varint(len(b)) + b
+            else:
+                b = encode(typ, item)
+                out += _varint(num << 3 | 2) + _varint(len(b)) + b
+    return bytes(out)
+
+
+def decode(message: str, data: bytes) -> Dict[str, Any]:
+    """A dict of the fields present in data (enums by name; unknown fields
+    skipped). Raises ProtocolError on malformed bytes."""
+    fields = SCHEMA[message]
+    out: Dict[str, Any] = {}
+    pos, n = 0, len(data)
+
+    def varint():
+        nonlocal pos
+        shift = v = 0
+        while True:
+            if pos >= n or shift > 63:
+                raise ProtocolError("malformed %s: a varint runs off the end" % message)
+            b = data[pos]
+            pos += 1
+            v |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return v
+            shift += 7
+
+    while pos < n:
+        key = varint()
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            raw: Any = varint()
+        elif wire == 1:
+            if pos + 8 > n:
+                raise ProtocolError("malformed %s: a 64-bit field runs off the end" % message)
+            raw = data[pos:pos + 8]
+            pos += 8
+        elif wire == 2:
+            length = varint()
+            if pos + length > n:
+                raise ProtocolError("malformed %s: a field runs off the end" % message)
+            raw = data[pos:pos + length]
+            pos += length
+        elif wire == 5:
+            raw = data[pos:pos + 4]
+            pos += 4
+        else:
+            raise ProtocolError("malformed %s: wire type %d" % (message, wire))
+        if num not in fields:
+            continue
+        name, typ, rep = fields[num]
+        if typ.startswith("enum:"):
+            names = ENUMS[typ[5:]]
+            v: Any = names[raw] if isinstance(raw, int) and raw < len(names) else raw
+        elif typ == "bool":
+            v = bool(raw)
+        elif typ == "int64":
+            v = raw - (1 << 64) if raw >= 1 << 63 else raw
+        elif typ in ("uint64", "uint32"):
+            v = raw
+        elif typ == "double":
+            (v,) = struct.unpack("<d", raw)
+        elif typ == "string":
+            v = bytes(raw).decode("utf-8", "replace")
+        else:
+            v = decode(typ, bytes(raw))
+        if rep:
+            out.setdefault(name, []).append(v)
+        else:
+            out[name] = v
+    return out
+
+
+# ---- errors -----------------------------------------------------------------
+
+
+class ControlError(Exception):
+    """The loader answered a request with an error (its words)."""
+
+
+class LoaderGone(ConnectionError):
+    """No loader on the socket, or it went away and did not come back."""
+
+
+class ProtocolError(Exception):
+    """The socket does not speak lcmon's monitoring protocol (or another
+    version of it)."""
+
+
+# ---- the client -------------------------------------------------------------
+
+
+class Control:
+    """A connection to a headless lcmon's monitoring socket.
+
+    path: the socket (`lcmon --no-ui --socket PATH`; the default pipeline
+        serves lcmon.sock in its working directory).
+    timeout: seconds a request or a connection may take (default 30).
+    reconnect: seconds to keep trying when the loader goes away (it is
+        restarting, or a new lcmon is starting on the socket); 0: fail at
+        once with LoaderGone.
+
+    Not thread-safe: one thread uses a Control.
+    """
+
+    def __init__(self, path, timeout: float = 30.0, reconnect: float = 30.0):
+        self.path = os.fspath(path)
+        self.timeout = timeout
+        self.reconnect = reconnect
+        self.hello: Dict[str, Any] = {}
+        self.reconnects = 0
+        self._sock: Optional[socket.socket] = None
+        self._buf = bytearray()
+        self._next_id = 1
+        self._last_snapshot: Optional[Dict[str, Any]] = None
+        self._connect(first=True)
+
+    # -- connection ------------------------------------------------------
+
+    def _connect(self, first: bool = False) -> None:
+        deadline = time.monotonic() + (self.timeout if first else self.reconnect)
+        last = None
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(self.path)
+                self._sock = s
+                self._buf = bytearray()
+                msg = self._read_message(time.monotonic() + self.timeout)
+                if "hello" not in msg:
+                    raise ProtocolError("%s: the first message is not lcmon's hello" % self.path)
+                self.hello = msg["hello"]
+                v = self.hello.get("protocol_version")
+                if v != PROTOCOL_VERSION:
+                    raise ProtocolError(
+                        "%s: lcmon %s speaks monitoring protocol %s; this package speaks %d "
+                        "(use the Python package of that lcmon)"
+                        % (self.path, self.hello.get("lcmon_version", "?"), v, PROTOCOL_VERSION))
+                if not first:
+                    self.reconnects += 1
+                return
+            except FileNotFoundError as e:
+                last = "no such socket (is lcmon running with --socket %s?)" % self.path
+                s.close()
+                if first and not self.reconnect:
+                    raise LoaderGone("%s: %s" % (self.path, last)) from e
+            except ConnectionRefusedError:
+                last = "nobody is listening (the loader is gone or restarting)"
+                s.close()
+            except (ProtocolError, ControlError, TimeoutError):
+                self.close()  # connected, but no hello in time: not a restart
+                raise
+            except (OSError, LoaderGone) as e:
+                last = str(e)
+                s.close()
+                self._sock = None
+            if time.monotonic() >= deadline or (not first and not self.reconnect):
+                raise LoaderGone("%s: %s" % (self.path, last))
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _send(self, message: Dict[str, Any]) -> None:
+        body = encode("ClientMessage", message)
+        try:
+            self._sock.sendall(struct.pack("<I", len(body)) + body)
+        except OSError as e:
+            raise LoaderGone("%s: the loader went away (%s)" % (self.path, e)) from e
+
+    def _read_message(self, deadline: Optional[float]) -> Dict[str, Any]:
+        while True:
+            if len(self._buf) >= 4:
+                (n,) = struct.unpack_from("<I", self._buf, 0)
+                if n > MAX_FRAME:
+                    raise ProtocolError("%s: a frame of %d bytes: not lcmon's socket?" %
+                                        (self.path, n))
+                if len(self._buf) >= 4 + n:
+                    body = bytes(self._buf[4:4 + n])
+                    del self._buf[:4 + n]
+                    return decode("ServerMessage", body)
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError("%s: no answer from the loader in %.1f s (is it stalled?)" %
+                                   (self.path, self.timeout))
+            try:
+                r, _, _ = select.select([self._sock], [], [], left)
+                if not r:
+                    continue
+                chunk = self._sock.recv(1 << 16)
+            except OSError as e:
+                raise LoaderGone("%s: the loader went away (%s)" % (self.path, e)) from e
+            if not chunk:
+                raise LoaderGone("%s: the loader closed the connection" % self.path)
+            self._buf += chunk
+
+    def _note(self, msg: Dict[str, Any]) -> None:
+        if "all_time" in msg or "last_second" in msg:
+            self._last_snapshot = {k: msg[k] for k in ("last_second", "all_time") if k in msg}
+
+    def _with_reconnect(self, fn):
+        try:
+            return fn()
+        except LoaderGone:
+            if not self.reconnect:
+                raise
+            self.close()
+            self._connect()
+            return fn()
+
+    # -- requests --------------------------------------------------------
+
+    def request(self, control: Dict[str, Any]) -> Dict[str, Any]:
+        """Send a ControlRequest (a dict of its fields) and return the
+        ControlResponse; ControlError when the loader refuses it."""
+
+        def once():
+            rid = self._next_id
+            self._next_id += 1
+            self._send({"control": control, "request_id": rid})
+            deadline = time.monotonic() + self.timeout
+            while True:
+                msg = self._read_message(deadline)
+                self._note(msg)
+                if msg.get("request_id") == rid and "control_response" in msg:
+                    return msg["control_response"]
+
+        resp = self._with_reconnect(once)
+        if resp.get("ok", True) is False:
+            raise ControlError(resp.get("error") or "the loader refused the request")
+        for sr in resp.get("stage_responses", []):
+            if sr.get("ok", True) is False:
+                raise ControlError("stage %s: %s" % (sr.get("stage", "?"), sr.get("error", "")))
+        return resp
+
+    def _anchor(self, pool: Dict[str, Any]) -> Tuple[str, int]:
+        resp = self.request({"stage_request": {"chunk_pool_request": pool}})
+        for sr in resp.get("stage_responses", []):
+            p = sr.get("chunk_pool_response")
+            if p is not None:
+                return p.get("chunk_anchor", ""), p.get("chunks_since_anchor", 0)
+        raise ControlError("no stage of this pipeline keeps an anchor (no shuffling_chunk_pool)")
+
+    def anchor(self) -> Tuple[str, int]:
+        """(anchor key, chunks since the anchor)."""
+        return self._anchor({"query_chunk_anchor": True})
+
+    def set_anchor(self, key: str) -> Tuple[str, int]:
+        """Anchor at key (a file's sort key, as anchor() gives it); the count
+        stays (it restarts at the pipeline's next start). Returns (key,
+        count)."""
+        return self._anchor({"set_chunk_anchor": key})
+
+    def reset_anchor(self) -> Tuple[str, int]:
+        """Anchor at the newest game and zero the count; returns (the new
+        key, the count it had). ControlError before the first game loads."""
+        return self._anchor({"reset_chunk_anchor": True})
+
+    def pause(self, stage: str) -> None:
+        self.request({"stage_request": {"stage": stage, "command": "STAGE_COMMAND_PAUSE"}})
+
+    def resume(self, stage: str) -> None:
+        self.request({"stage_request": {"stage": stage, "command": "STAGE_COMMAND_RESUME"}})
+
+    def stop(self) -> None:
+        """Stop the pipeline (the process stays; start() runs it again)."""
+        self.request({"pipeline_command": "PIPELINE_COMMAND_STOP"})
+
+    def start(self) -> None:
+        self.request({"pipeline_command": "PIPELINE_COMMAND_START"})
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    # -- metrics ---------------------------------------------------------
+
+    def _snapshot(self, interval_ms: int, deadline: Optional[float]) -> Dict[str, Any]:
+        def once():
+            self._send({"subscribe": {"interval_ms": interval_ms}})
+            while True:
+                msg = self._read_message(deadline)
+                self._note(msg)
+                if "all_time" in msg:
+                    return self._last_snapshot
+
+        return self._with_reconnect(once)
+
+    def metrics(self) -> Dict[str, Any]:
+        """A snapshot: {"last_second": ..., "all_time": ...}, each a dict of
+        DataLoaderMetricsProto's fields (proto/training_metrics.proto):
+        "state", "stage_metrics" (a list of dicts: "name", "count_metrics",
+        "gauge_metrics", "load_metrics", "queue_metrics", ... with their
+        units), "uptime_seconds", "rank", "world_size", ..."""
+        snap = self._snapshot(50, time.monotonic() + self.timeout)
+        self._send({"subscribe": {"interval_ms": 0}})
+        return snap
+
+    def state(self) -> str:
+        """The pipeline's state: "PIPELINE_RUNNING", "PIPELINE_STOPPED", ..."""
+        return self.metrics()["all_time"].get("state", "PIPELINE_STARTING")
+
+    def stages(self) -> List[str]:
+        """The stages' names, in pipeline order (from the hello)."""
+        return [s.get("name", "") for s in self.hello.get("stages", [])]
+
+    @staticmethod
+    def find(snapshot_part: Dict[str, Any], stage: str, kind: str, name: str):
+        """A metric's entry in one half of a snapshot: find(m["all_time"],
+        "pool", "gauge_metrics", "chunks_since_anchor"); None if absent."""
+        for s in snapshot_part.get("stage_metrics", []):
+            if s.get("name") == stage:
+                for e in s.get(kind, []):
+                    if e.get("name") == name:
+                        return e
+        return None
+
+    def new_chunks(self, snapshot: Optional[Dict[str, Any]] = None) -> int:
+        """Chunks since the anchor, as the pool last reported them."""
+        snap = snapshot or self.metrics()
+        for s in snap.get("all_time", {}).get("stage_metrics", []):
+            for g in s.get("gauge_metrics", []):
+                if g.get("name") == "chunks_since_anchor":
+                    return g.get("value", 0)
+        raise ControlError("no stage of this pipeline counts chunks since an anchor")
+
+    def wait_for_new_chunks(self, n: int, timeout: Optional[float] = None,
+                            interval: float = 0.05) -> int:
+        """Block until the pool has counted at least n chunks since the
+        anchor; returns the count. The pool's live count (the anchor query,
+        not the once-a-second metrics) is asked every `interval` seconds, a
+        16-byte request the loader answers under its pool's lock: the count
+        is seen within `interval` of the chunk that completes it. Raises
+        TimeoutError after `timeout` seconds (None: for ever). Survives
+        loader restarts (the count then starts again with the new
+        pipeline)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            _, count = self.anchor()
+            if count >= n:
+                return count
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                raise TimeoutError("%s: %d new chunks did not arrive in %.1f s (%d so far)" %
+                                   (self.path, n, timeout, count))
+            time.sleep(interval if deadline is None else max(0.0, min(interval, deadline - now)))

@@ -1,0 +1,271 @@
+"""lcmon.Control, the Python client of the monitoring socket, against a real
+headless lcmon (test_monitor's Loader: the small shuffled chain with a
+reader draining its pipe):
+
+- its message table equals proto/*.proto, field by field;
+- every request: hello and stages, metrics and state, anchor get, set and
+  reset, pause and resume, stop and start;
+- wait_for_new_chunks while games are copied into the watched directory,
+  seen within a fraction of a second of the last one;
+- reconnecting across `stop`/`start` and across SIGKILL plus a new lcmon on
+  the same socket;
+- errors: no socket, a socket that is not lcmon's, a silent one, a request
+  the loader refuses.
+
+Environment: as test_monitor (LCMON, LC_TEST_DATA, LCMON_SOURCE_ROOT).
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import tempfile
+import threading
+import time
+import unittest
+
+from lcmon import Control, ControlError, LoaderGone, ProtocolError
+from lcmon.control import SCHEMA, decode, encode
+from test_monitor import DATA, SLOW, Loader
+
+SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
+WAIT = 30 * SLOW
+
+
+def proto_messages():
+    """{message: {number: name}} from proto/*.proto."""
+    out = {}
+    for name in ("monitor.proto", "stage_control.proto", "training_metrics.proto"):
+        with open(os.path.join(SOURCE_ROOT, "proto", name)) as f:
+            text = f.read()
+        text = re.sub(r"//[^\n]*", "", text)
+        for m in re.finditer(r"message\s+(\w+)\s*\{", text):
+            depth, i = 1, m.end()
+            while depth:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+            body = re.sub(r"enum\s+\w+\s*\{[^}]*\}", "", text[m.end():i - 1])
+            fields = {}
+            for f in re.finditer(r"(optional|repeated|required)\s+([\w.]+)\s+(\w+)\s*=\s*(\d+)",
+                                 body):
+                fields[int(f.group(4))] = (f.group(3), f.group(1) == "repeated")
+            out[m.group(1)] = fields
+    return out
+
+
+def sample_games():
+    """The sample games, in a fixed order (their names repeat between
+    folders: copies get names of their own, game_NN.gz)."""
+    games = []
+    for root, _, files in sorted(os.walk(DATA)):
+        games += [os.path.join(root, f) for f in sorted(files) if f.endswith(".gz")]
+    return games
+
+
+def copy_game(src, k, into, via=None):
+    """Game src as into/game_KK.gz; through `via` and a rename (as a writer
+    of games would move a finished file in) when given."""
+    name = "game_%02d.gz" % k
+    if via is None:
+        shutil.copy(src, os.path.join(into, name))
+        return name
+    shutil.copy(src, os.path.join(via, name))
+    os.rename(os.path.join(via, name), os.path.join(into, name))
+    return name
+
+
+class Schema(unittest.TestCase):
+    def test_table_matches_the_proto_files(self):
+        self.assertTrue(SOURCE_ROOT, "LCMON_SOURCE_ROOT must name the source tree")
+        protos = proto_messages()
+        for message, fields in SCHEMA.items():
+            self.assertIn(message, protos, message)
+            want = protos[message]
+            got = {num: (name, rep) for num, (name, _, rep) in fields.items()}
+            self.assertEqual(got, want, message)
+
+    def test_round_trip(self):
+        msg = {"control": {"pipeline_command": "PIPELINE_COMMAND_STOP",
+                           "stage_request": {"stage": "pool",
+                                             "chunk_pool_request": {"set_chunk_anchor": "g.gz"}}},
+               "request_id": 2 ** 40 + 3}
+        self.assertEqual(decode("ClientMessage", encode("ClientMessage", msg)), msg)
+        g = {"name": "x", "value": -5, "capacity": 7}
+        self.assertEqual(decode("GaugeMetricProto", encode("GaugeMetricProto", g)), g)
+
+
+class AgainstLcmon(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-control-")
+        self.data = os.path.join(self.tmp, "games")
+        os.makedirs(self.data)
+        self.games = sample_games()
+        for k, g in enumerate(self.games[:10]):
+            copy_game(g, k, self.data)
+        self.L = Loader(self.tmp, data=self.data)
+
+    def tearDown(self):
+        self.L.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def wait_state(self, c, state):
+        deadline = time.monotonic() + WAIT
+        while c.state() != state:
+            self.assertLess(time.monotonic(), deadline, "never %s" % state)
+            time.sleep(0.05)
+
+    def test_requests(self):
+        with Control(self.L.sock, timeout=WAIT) as c:
+            self.assertEqual(c.hello["protocol_version"], 2)
+            self.assertEqual(c.stages(), ["files", "sources", "pool", "validator", "unpacker",
+                                          "sampler", "tensors", "writer"])
+            self.wait_state(c, "PIPELINE_RUNNING")
+            deadline = time.monotonic() + WAIT
+            while True:  # the metrics of the first second
+                m = c.metrics()
+                window = Control.find(m["all_time"], "pool", "gauge_metrics", "chunks_in_window")
+                if window is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            names = [s["name"] for s in m["all_time"]["stage_metrics"]]
+            self.assertIn("pool", names)
+            self.assertIsNotNone(window)
+            self.assertEqual(window.get("unit"), "chunks")
+            # The anchor: the initial load counts every game newer than none.
+            deadline = time.monotonic() + WAIT
+            while c.anchor()[1] < 10:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            key, count = c.anchor()
+            self.assertEqual(count, 10)
+            self.assertEqual(c.set_anchor("game_00.gz"), ("game_00.gz", 10))
+            new_key, counted = c.reset_anchor()
+            self.assertEqual(counted, 10)
+            self.assertEqual(c.anchor(), (new_key, 0))
+            c.pause("unpacker")
+            m = c.metrics()
+            unp = [s for s in m["last_second"]["stage_metrics"] if s["name"] == "unpacker"][0]
+            self.assertEqual(unp.get("state"), "STAGE_PAUSED")
+            c.resume("unpacker")
+            with self.assertRaisesRegex(ControlError, "nosuchstage"):
+                c.pause("nosuchstage")
+            c.stop()
+            self.wait_state(c, "PIPELINE_STOPPED")
+            self.L.new_reader()
+            c.start()
+            self.wait_state(c, "PIPELINE_RUNNING")
+            self.assertEqual(c.anchor()[0], new_key)  # kept across the restart
+            self.assertEqual(c.reconnects, 0)  # one connection throughout
+
+    def test_wait_for_new_chunks(self):
+        with Control(self.L.sock, timeout=WAIT) as c:
+            deadline = time.monotonic() + WAIT
+            while True:  # the initial load is done once a reset anchors somewhere
+                try:
+                    c.reset_anchor()
+                    break
+                except ControlError:
+                    self.assertLess(time.monotonic(), deadline)
+                    time.sleep(0.05)
+            self.assertEqual(c.anchor()[1], 0)
+            new = self.games[10:14]
+            done = {}
+
+            def copy_in():
+                for k, g in enumerate(new):
+                    time.sleep(0.2)
+                    copy_game(g, 10 + k, self.data, via=self.tmp)
+                done["t"] = time.monotonic()
+
+            t = threading.Thread(target=copy_in)
+            t.start()
+            try:
+                with self.assertRaises(TimeoutError):
+                    c.wait_for_new_chunks(len(new), timeout=0.1)
+                count = c.wait_for_new_chunks(len(new), timeout=WAIT)
+                seen = time.monotonic()
+            finally:
+                t.join()
+            self.assertEqual(count, len(new))
+            # Seen soon after the last game came (the file provider, the
+            # loader and the pool take their part of it too).
+            self.assertLess(seen - done["t"], 2.0 * SLOW)
+            print("wait_for_new_chunks: the last game seen %.0f ms after it was moved in"
+                  % ((seen - done["t"]) * 1000))
+
+    def test_reconnects_to_a_new_loader(self):
+        with Control(self.L.sock, timeout=WAIT, reconnect=WAIT) as c:
+            pid = c.hello["pid"]
+            self.assertEqual(pid, self.L.proc.pid)
+            self.L.proc.send_signal(signal.SIGKILL)
+            self.L.proc.wait(WAIT)
+            self.L.reader.stop = True
+            restarted = {}
+
+            def start_again():
+                time.sleep(0.5)
+                restarted["L"] = Loader(self.tmp, data=self.data)
+
+            t = threading.Thread(target=start_again)
+            t.start()
+            try:
+                key, _ = c.anchor()  # waits for the new loader
+            finally:
+                t.join()
+            self.L = restarted["L"]
+            self.assertEqual(c.reconnects, 1)
+            self.assertEqual(c.hello["pid"], self.L.proc.pid)
+            self.assertIsInstance(key, str)
+
+
+class Errors(unittest.TestCase):
+    def test_no_socket(self):
+        with self.assertRaisesRegex(LoaderGone, "no such socket"):
+            Control("/nonexistent/lcmon.sock", reconnect=0)
+
+    def serve(self, answer):
+        """A socket that is not lcmon's: it sends `answer` (None: nothing)
+        to whoever connects."""
+        tmp = tempfile.mkdtemp(prefix="lcmon-notours-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "other.sock")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(path)
+        srv.listen(1)
+        self.addCleanup(srv.close)
+
+        def run():
+            conn, _ = srv.accept()
+            if answer is not None:
+                conn.sendall(answer)
+            time.sleep(2)
+            conn.close()
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return path
+
+    def test_not_lcmon(self):
+        path = self.serve(b"HTTP/1.0 200 OK\r\n\r\nhello")
+        with self.assertRaises(ProtocolError):
+            Control(path, timeout=1, reconnect=0)
+
+    def test_another_protocol_version(self):
+        body = encode("ServerMessage", {"hello": {"protocol_version": 9,
+                                                  "lcmon_version": "9.9"}})
+        path = self.serve(struct.pack("<I", len(body)) + body)
+        with self.assertRaisesRegex(ProtocolError, "protocol 9"):
+            Control(path, timeout=1, reconnect=0)
+
+    def test_silent(self):
+        path = self.serve(None)
+        t0 = time.monotonic()
+        with self.assertRaisesRegex(TimeoutError, "no answer"):
+            Control(path, timeout=0.5, reconnect=0)
+        self.assertLess(time.monotonic() - t0, 1.9)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
