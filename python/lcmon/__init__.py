@@ -5,7 +5,8 @@
         for tensors in reader:          # dict: name -> numpy array
             ...
 
-lcmon.Control talks to a headless loader's monitoring socket (metrics,
+lcmon.Loader starts lcmon from Python (a config path, YAML text or a
+dict) and stops it with the block; lcmon.Control talks to a headless loader's monitoring socket (metrics,
 anchors, pause and resume, stop and start, waiting for new games);
 lcmon.expand turns a packed batch into the trainer's tensors (numpy);
 lcmon.torch.BatchDataset wraps the reader as a torch IterableDataset and
@@ -15,6 +16,7 @@ tuples lczero-training's trainers take.
 
 from .control import Control, ControlError, LoaderGone, ProtocolError
 from .expand import Expander, expand
+from .loader import Loader, LoaderError
 from .stream import (
     FLAG_LAST,
     MAGIC,
@@ -41,6 +43,8 @@ __all__ = [
     "LoaderGone",
     "ProtocolError",
     "expand",
+    "Loader",
+    "LoaderError",
     "Expander",
     "Batch",
     "BatchReader",

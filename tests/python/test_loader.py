@@ -1,0 +1,155 @@
+"""lcmon.Loader: lcmon started from Python with a config given as a dict, as
+YAML text and as a file; batches read and the loader steered through it;
+stopped with the block; a bad config raising lcmon's own words; and no lcmon
+left behind when the Python process that started it is killed with SIGKILL.
+
+Environment: LCMON (the executable), LCMON_TEST_DATA, PYTHONPATH (python/).
+"""
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import lcmon
+from lcmon import Loader, LoaderError
+
+DATA = os.path.abspath(os.environ["LCMON_TEST_DATA"])
+SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
+WAIT = 60 * SLOW
+
+
+def config_dict(batch_size=16):
+    return {
+        "seed": 3,
+        "stages": [
+            {"name": "files", "file_path_provider": {"directory": DATA}},
+            {"name": "sources", "input": "files", "chunk_source_loader": {"threads": 1}},
+            {"name": "pool", "input": "sources",
+             "shuffling_chunk_pool": {"chunk_pool_size": 100, "threads": 1}},
+            {"name": "unpacker", "input": "pool", "chunk_unpacker": {"sampling_rate": 0.5}},
+            {"name": "sampler", "input": "unpacker",
+             "shuffling_frame_sampler": {"reservoir_size": 100}},
+            {"name": "tensors", "input": "sampler",
+             "tensor_generator": {"batch_size": batch_size, "packed": True}},
+            {"name": "writer", "input": "tensors", "fifo_writer": {"path": "set by Loader"}},
+        ],
+    }
+
+
+YAML = """\
+stages:
+  - name: files
+    file_path_provider: {directory: '%s', watch: false}
+  - name: sources
+    input: files
+    chunk_source_loader: {threads: 1}
+  - name: chunks
+    input: sources
+    chunk_reader: {}
+  - name: unpacker
+    input: chunks
+    chunk_unpacker: {sampling_rate: 1.0, shuffle: false}
+  - name: tensors
+    input: unpacker
+    tensor_generator: {batch_size: 64, layout: legacy}
+  - name: writer
+    input: tensors
+    fifo_writer: {path: '${LCMON_PIPE}'}
+""" % os.path.join(DATA, "lc0-v0.31.2-fmt1")
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open("/proc/%d/stat" % pid) as f:  # a zombie is not alive
+        return f.read().split(") ")[-1][0] != "Z"
+
+
+class LoaderTests(unittest.TestCase):
+    def test_dict_config_batches_and_control(self):
+        with self.assertLogs("lcmon.loader", level="INFO") as logs:
+            with Loader(config_dict()) as L:
+                self.assertTrue(L.running)
+                pid = L.proc.pid
+                self.assertEqual(L.control.hello["pid"], pid)
+                n = 0
+                for batch in L.batches(expand=True):
+                    self.assertEqual(batch["inputs"].shape, (16, 112, 8, 8))
+                    self.assertEqual(batch["policy"].shape, (16, 1858))
+                    n += 1
+                    if n == 5:
+                        break
+                key, count = L.control.anchor()
+                self.assertGreater(count, 0)
+                self.assertEqual(L.control.state(), "PIPELINE_RUNNING")
+                d = L.dir
+            self.assertFalse(alive(pid), "lcmon still runs after the block")
+            self.assertFalse(os.path.exists(d))
+        self.assertTrue(any("pipeline" in m or "pool" in m for m in logs.output), logs.output)
+
+    def test_yaml_text_and_file_finite_run(self):
+        want = None
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "seq.yaml")
+            with open(path, "w") as f:
+                f.write(YAML)
+            logfile = os.path.join(tmp, "lcmon.log")
+            for config in (YAML, path):
+                with Loader(config, log=logfile) as L:
+                    rows = sum(len(b["planes"]) for b in L.batches(restarts="end"))
+                if want is None:
+                    want = rows
+                self.assertEqual(rows, want)
+            self.assertGreater(want, 100)
+            with open(logfile) as f:
+                self.assertIn("stream complete", f.read())
+
+    def test_bad_config_raises_lcmons_words(self):
+        bad = config_dict()
+        bad["stages"][5]["tensor_generator"]["batch_size"] = 0
+        bad["stages"][4]["shuffling_frame_sampler"]["reservoir_size"] = -3
+        with self.assertRaises(LoaderError) as cm:
+            Loader(bad, start_timeout=WAIT)
+        text = str(cm.exception)
+        self.assertIn("batch_size", text)
+        self.assertIn("reservoir_size", text)
+
+    def test_no_lcmon_left_when_the_parent_is_killed(self):
+        """A Python process that started a Loader is killed with SIGKILL:
+        its lcmon goes too (PR_SET_PDEATHSIG), no orphan keeps running."""
+        script = (
+            "import sys, time, lcmon\n"
+            "L = lcmon.Loader(%r)\n"
+            "print(L.proc.pid, flush=True)\n"
+            "time.sleep(600)\n" % YAML.replace("watch: false", "watch: true")
+        )
+        parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                  text=True, env=dict(os.environ))
+        try:
+            line = parent.stdout.readline()
+            self.assertTrue(line.strip(), "the parent did not start its loader")
+            child = int(line)
+            self.assertTrue(alive(child))
+            parent.send_signal(signal.SIGKILL)
+            parent.wait(WAIT)
+            deadline = time.monotonic() + WAIT
+            while alive(child):
+                self.assertLess(time.monotonic(), deadline, "lcmon outlived its parent")
+                time.sleep(0.05)
+        finally:
+            if parent.poll() is None:
+                parent.kill()
+                parent.wait()
+            parent.stdout.close()
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING)
+    unittest.main(verbosity=2)
