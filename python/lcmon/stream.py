@@ -623,7 +623,9 @@ class BatchReader:
             return None
         raise StreamError(
             "%s: unknown record %r after %d batches (expected a batch frame, DONE or a stream "
-            "header): is another program reading this pipe?" % (self.path, kind, self.batches_read)
+            "header): is another program reading this pipe, or writing it (lcmon refuses a "
+            "second lcmon on one pipe, but not other programs)?"
+            % (self.path, kind, self.batches_read)
         )
 
     def _read_payload(self, flags: int, seq: int, rows: int, payload_bytes: int) -> Batch:

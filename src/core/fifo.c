@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -107,4 +109,47 @@ void lc_fifo_drain_sigpipe(void)
     struct timespec zero = {0, 0};
     while (sigtimedwait(&set, NULL, &zero) == SIGPIPE) {
     }
+}
+
+int lc_fifo_writer_lock(const char *path, lc_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+    const char *dir = getenv("XDG_RUNTIME_DIR");
+    char lock[512];
+    snprintf(lock, sizeof lock, "%s/lcmon-writer-%llx-%llx.lock", dir && *dir ? dir : "/tmp",
+             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && dir && *dir) { /* a runtime directory we may not write: /tmp */
+        snprintf(lock, sizeof lock, "/tmp/lcmon-writer-%llx-%llx.lock",
+                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+        fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    }
+    if (fd < 0) /* no lock to be had: write unguarded, as before */
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char buf[32] = {0};
+        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+        close(fd);
+        if (e != EWOULDBLOCK)
+            return -1;
+        if (pid > 0)
+            return lc_error_set(err, -EBUSY,
+                                "path: another lcmon (process %ld) already writes to %s: a pipe "
+                                "has one writer (stop that one, or give this one another path)",
+                                pid, path);
+        return lc_error_set(err, -EBUSY,
+                            "path: another lcmon already writes to %s: a pipe has one writer "
+                            "(stop that one, or give this one another path)",
+                            path);
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+        /* the pid is for the message only */
+    }
+    return fd;
 }

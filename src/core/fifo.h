@@ -21,6 +21,16 @@
 int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, int code,
                   lc_error *err);
 
+/*
+ * One writer a pipe: take the writer's lock of the file at path (it must
+ * exist), a lock file named after its device and inode in $XDG_RUNTIME_DIR
+ * or /tmp, holding the writer's pid. Returns the lock's fd (keep it open
+ * while writing; closing it lets go); -EBUSY with err naming the process
+ * that holds it; -1 (err untouched) when no lock can be had at all (a
+ * file system without locks): the caller writes unguarded.
+ */
+int lc_fifo_writer_lock(const char *path, lc_error *err);
+
 typedef enum lc_fifo_open {
     LC_FIFO_OPENED,    /* a reader is there: *fd is the write end */
     LC_FIFO_NO_READER, /* nobody reads yet (or EINTR): try again later */

@@ -148,6 +148,7 @@ typedef struct held_batch {
 
 typedef struct fw {
     int wake_fd;
+    int lock_fd; /* the one-writer-a-pipe lock (core/fifo.h); -1: none */
     /* The rest up to the metrics belongs to the worker thread (and to start
      * before, fini after it). */
     int fd;           /* the pipe or file; -1 while no reader is connected */
@@ -705,6 +706,7 @@ static int fw_init(lc_stage *s, lc_error *err)
 {
     fw *f = s->priv;
     f->fd = -1;
+    f->lock_fd = -1;
     lc_deque_init(&f->held_q, sizeof(held_batch));
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
@@ -717,8 +719,15 @@ static int open_target(lc_stage *s, fw *f, lc_error *err)
 {
     const fw_config *c = s->config;
     int rc = lc_fifo_check(c->path, c->regular_file, c->create, true, 0, err);
-    if (rc != 0 || !c->regular_file)
+    if (rc != 0)
         return rc;
+    if (f->lock_fd < 0) { /* kept across restarts: this process is the writer */
+        f->lock_fd = lc_fifo_writer_lock(c->path, err);
+        if (f->lock_fd == -EBUSY)
+            return -EBUSY;
+    }
+    if (!c->regular_file)
+        return 0;
     f->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (f->fd < 0)
         return lc_error_set(err, -errno, "path: cannot open %s for writing: %s", c->path,
@@ -774,6 +783,9 @@ static void fw_fini(lc_stage *s)
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
+    if (f->lock_fd >= 0)
+        close(f->lock_fd);
+    f->lock_fd = -1;
     held_clear(f);
     lc_deque_fini(&f->held_q);
     free(f->hdr);

@@ -121,6 +121,24 @@ class LoaderTests(unittest.TestCase):
         self.assertIn("batch_size", text)
         self.assertIn("reservoir_size", text)
 
+    def test_a_second_writer_is_refused(self):
+        """Two loaders on one pipe would interleave their batches (and the
+        reader would blame a second reader): the second lcmon refuses to
+        start, naming the first."""
+        with tempfile.TemporaryDirectory() as tmp:
+            pipe = os.path.join(tmp, "shared.pipe")
+            with Loader(config_dict(), pipe=pipe) as first:
+                cfg = config_dict()
+                cfg["stages"][6]["fifo_writer"]["path"] = pipe
+                with self.assertRaises(LoaderError) as cm:
+                    Loader(cfg, pipe=pipe, start_timeout=WAIT)
+                self.assertIn("another lcmon (process %d) already writes to %s"
+                              % (first.proc.pid, pipe), str(cm.exception))
+                self.assertTrue(first.running)
+            # The first gone, the pipe is free for another.
+            with Loader(config_dict(), pipe=pipe) as again:
+                self.assertTrue(again.running)
+
     def test_no_lcmon_left_when_the_parent_is_killed(self):
         """A Python process that started a Loader is killed with SIGKILL:
         its lcmon goes too (PR_SET_PDEATHSIG), no orphan keeps running."""
