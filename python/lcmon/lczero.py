@@ -22,17 +22,22 @@ layout:
 Both take packed streams too (`packed: true`): the batches are expanded
 (lcmon.expand) into the same arrays.
 
+rl_cycles runs the reinforcement-learning loop of upstream's daemon: wait
+for N new games, move the anchor, train K steps, checkpoint with the anchor
+(examples/rl_loop.py runs it end to end).
+
 The tensors and what each value means: docs/lc0-training-data.md.
 """
 
-from typing import Iterator, Tuple, Union
+import itertools
+from typing import Iterator, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
 from .expand import Expander
 from .stream import BatchReader
 
-__all__ = ["chunkparser_batches", "loader_batches", "LEGACY", "CURRENT"]
+__all__ = ["chunkparser_batches", "loader_batches", "rl_cycles", "Cycle", "LEGACY", "CURRENT"]
 
 # The tensors of each layout, in the order the trainers take them.
 LEGACY = ("planes", "probs", "winner", "best_q", "plies_left")
@@ -83,3 +88,48 @@ def loader_batches(
     for b in _batches(source, CURRENT, "current", reader_kwargs):
         arrays = tuple(b.tensors[n] for n in CURRENT)
         yield tuple(a.copy() for a in arrays) if copy else arrays
+
+
+class Cycle(NamedTuple):
+    """One round of the reinforcement-learning loop: its number (from 0),
+    the anchor it set (save it with the checkpoint made after it), the new
+    games it waited for, and its batches (an iterator of `steps` batches)."""
+
+    index: int
+    anchor: str
+    new_games: int
+    batches: Iterator
+
+
+def rl_cycles(control, batches, new_games: int, steps: int, anchor: Optional[str] = None,
+              cycles: Optional[int] = None, timeout: Optional[float] = None):
+    """The reinforcement-learning loop upstream's daemon runs, as cycles:
+    wait until `new_games` games have arrived since the anchor, move the
+    anchor to the newest game, train `steps` batches, save a checkpoint with
+    the anchor; again.
+
+        with lcmon.Loader("rl.yaml") as loader:
+            saved = load_checkpoint_anchor()          # None on the first run
+            for cycle in rl_cycles(loader.control, loader.batches(), 10000, 1000,
+                                   anchor=saved):
+                for batch in cycle.batches:
+                    train_step(batch)
+                save_checkpoint(model, anchor=cycle.anchor)
+
+    control: an lcmon.Control (Loader.control); batches: an iterator of
+    batches (Loader.batches(), a BatchReader, a DataLoader...). anchor: the
+    anchor saved with the checkpoint being resumed, set before the first
+    wait so that the games that came since count. cycles: stop after that
+    many (None: never). timeout: seconds one wait may take (TimeoutError).
+    A cycle's batches must be taken (or the cycle abandoned) before the
+    next one is asked for.
+    """
+    if anchor:
+        control.set_anchor(anchor)
+    it = iter(batches)
+    k = 0
+    while cycles is None or k < cycles:
+        waited = control.wait_for_new_chunks(new_games, timeout=timeout)
+        key, _ = control.reset_anchor()
+        yield Cycle(k, key, waited, itertools.islice(it, steps))
+        k += 1

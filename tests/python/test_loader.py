@@ -139,6 +139,30 @@ class LoaderTests(unittest.TestCase):
             with Loader(config_dict(), pipe=pipe) as again:
                 self.assertTrue(again.running)
 
+    def test_rl_example(self):
+        """examples/rl_loop.py: three short cycles of waiting for new games,
+        moving the anchor and training, then a resumed run from its
+        checkpoint's anchor."""
+        root = os.environ.get("LCMON_SOURCE_ROOT") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        example = os.path.join(root, "examples", "rl_loop.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            ckpt = os.path.join(tmp, "ckpt.pt")
+            args = [sys.executable, example, "--cycles", "3", "--new-games", "2", "--steps", "3",
+                    "--batch-size", "16", "--every", "0.1", "--samples", DATA,
+                    "--checkpoint", ckpt, "--timeout", str(WAIT)]
+            for run in range(2):
+                r = subprocess.run(args, capture_output=True, text=True, timeout=4 * WAIT)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                cycles = [l for l in r.stdout.splitlines() if l.startswith("cycle ")]
+                self.assertEqual(len(cycles), 3, r.stdout)
+                anchors = [l.split("anchor ")[1].split(",")[0] for l in cycles]
+                self.assertEqual(anchors, sorted(anchors), "the anchor only moves forward")
+                self.assertTrue(all("3 steps" in l for l in cycles), cycles)
+                if run == 1:
+                    self.assertIn("resuming from %s: anchor %s" % (ckpt, last), r.stdout)
+                last = anchors[-1]
+
     def test_no_lcmon_left_when_the_parent_is_killed(self):
         """A Python process that started a Loader is killed with SIGKILL:
         its lcmon goes too (PR_SET_PDEATHSIG), no orphan keeps running."""
