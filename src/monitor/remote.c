@@ -3,6 +3,13 @@
  * subscribes to snapshots (and log lines) and keeps the newest of each; a
  * control request waits for its own reply, keeping what arrives meanwhile.
  * Used by one thread (the screen of `lcmon attach`, or `lcmon ctl`).
+ *
+ * A subscribed monitor (the screen) that loses its loader tries the socket
+ * again every RETRY_NS: when a loader answers there (the same one back, or
+ * a new process), it subscribes again and goes on. The log says when the
+ * loader was lost and when it came back; the lines of the new process are
+ * numbered on from the old ones' (a monitor's own sequence), so that a
+ * reader of the log sees them.
  */
 #include "monitor/remote.h"
 
@@ -19,6 +26,7 @@
 #include <unistd.h>
 
 #define LOG_KEEP 1000
+#define RETRY_NS 500000000ull
 
 typedef struct remote_monitor {
     lc_monitor base;
@@ -29,9 +37,14 @@ typedef struct remote_monitor {
     Lcmon__Hello *hello;
     lc_snapshot *snap[2]; /* the newest snapshots, [all_time]; shared with readers */
     bool subscribed;            /* snapshots come at an interval */
+    uint32_t interval_ms;
+    bool want_logs;
     uint64_t next_request;
     lc_log_entry logs[LOG_KEEP];
-    uint64_t log_last; /* seq of the newest line kept */
+    uint64_t log_last;   /* seq of the newest line kept (ours) */
+    uint64_t log_offset; /* ours = the server's + log_offset (grows at each reconnect) */
+    uint64_t lost_at;    /* when the loader was lost; 0: connected */
+    uint64_t retry_at;
     char where[300];
 } remote_monitor;
 
@@ -43,20 +56,33 @@ static void forget_snapshots(remote_monitor *r)
     }
 }
 
+static void keep_line(remote_monitor *r, uint64_t seq, double wall_time, lc_log_level level,
+                      const char *thread, const char *text)
+{
+    lc_log_entry *e = &r->logs[seq % LOG_KEEP];
+    e->seq = seq;
+    e->wall_time = wall_time;
+    e->level = level;
+    snprintf(e->thread, sizeof e->thread, "%s", thread ? thread : "");
+    snprintf(e->text, sizeof e->text, "%s", text ? text : "");
+    r->log_last = seq;
+}
+
 static void keep_logs(remote_monitor *r, const Lcmon__ServerMessage *m)
 {
     for (size_t i = 0; i < m->n_log; i++) {
         const Lcmon__LogLine *l = m->log[i];
-        if (l->seq <= r->log_last)
+        if (l->seq + r->log_offset <= r->log_last)
             continue;
-        lc_log_entry *e = &r->logs[l->seq % LOG_KEEP];
-        e->seq = l->seq;
-        e->wall_time = l->wall_time;
-        e->level = (lc_log_level)l->level;
-        snprintf(e->thread, sizeof e->thread, "%s", l->thread ? l->thread : "");
-        snprintf(e->text, sizeof e->text, "%s", l->text ? l->text : "");
-        r->log_last = l->seq;
+        keep_line(r, l->seq + r->log_offset, l->wall_time, (lc_log_level)l->level, l->thread,
+                  l->text);
     }
+}
+
+/* A line of the monitor's own (the loader lost, or back). */
+static void say(remote_monitor *r, lc_log_level level, const char *text)
+{
+    keep_line(r, r->log_last + 1, lc_wall_seconds(), level, "attach", text);
 }
 
 /* Take one parsed message: snapshots and logs are kept; a control response
@@ -93,8 +119,11 @@ static Lcmon__ServerMessage *take(remote_monitor *r, Lcmon__ServerMessage *m, ui
 }
 
 /* Read what is there (or wait until the deadline for reply `want`). */
+static void maybe_reconnect(remote_monitor *r);
+
 static Lcmon__ServerMessage *pump(remote_monitor *r, uint64_t want, uint64_t deadline_ns)
 {
+    maybe_reconnect(r);
     while (!r->lost) {
         const uint8_t *frame;
         size_t len;
@@ -235,52 +264,98 @@ static const lc_monitor_ops remote_ops = {
     .free = remote_free,
 };
 
-int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_monitor **out,
-                          lc_error *err)
+/* Connect r to its socket: the hello, then the subscription. 0, or a
+ * negative code with err set (r->fd then closed). */
+static int connect_remote(remote_monitor *r, lc_error *err)
 {
-    *out = NULL;
-    int fd = lc_wire_connect(path, err);
+    int fd = lc_wire_connect(r->path, err);
     if (fd < 0)
         return fd;
-    remote_monitor *r = lc_xcalloc(1, sizeof *r);
-    r->base.ops = &remote_ops;
-    r->path = lc_xstrdup(path);
     r->fd = fd;
-    r->subscribed = interval_ms > 0;
-    /* The hello comes first. */
+    r->in.len = 0;
     const uint8_t *frame;
     size_t len;
     int rc = lc_wire_read_frame(fd, &r->in, lc_now_ns() + 5000000000ull, &frame, &len, err);
     Lcmon__ServerMessage *hello = rc == 0 ? lcmon__server_message__unpack(NULL, len, frame) : NULL;
     if (rc == 0)
         lc_wire_buf_consume(&r->in, 4 + len);
-    if (!hello || !hello->hello) {
+    if (!hello || !hello->hello || hello->hello->protocol_version != LC_PROTOCOL_VERSION) {
+        if (rc == 0 && (!hello || !hello->hello))
+            rc = lc_error_set(err, LC_EFORMAT, "%s: not an lcmon monitor socket", r->path);
+        else if (rc == 0)
+            rc = lc_error_set(err, LC_EVERSION, "%s: protocol version %u, this lcmon speaks %u",
+                              r->path, hello->hello->protocol_version, LC_PROTOCOL_VERSION);
         if (hello)
             lcmon__server_message__free_unpacked(hello, NULL);
-        remote_free(&r->base);
-        if (rc == 0)
-            rc = lc_error_set(err, LC_EFORMAT, "%s: not an lcmon monitor socket", path);
+        close(fd);
+        r->fd = -1;
         return rc;
-    }
-    if (hello->hello->protocol_version != LC_PROTOCOL_VERSION) {
-        uint32_t v = hello->hello->protocol_version;
-        lcmon__server_message__free_unpacked(hello, NULL);
-        remote_free(&r->base);
-        return lc_error_set(err, LC_EVERSION, "%s: protocol version %u, this lcmon speaks %u",
-                            path, v, LC_PROTOCOL_VERSION);
     }
     take(r, hello, 0);
     Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
     Lcmon__Subscribe sub = LCMON__SUBSCRIBE__INIT;
     sub.has_interval_ms = true;
-    sub.interval_ms = interval_ms;
+    sub.interval_ms = r->interval_ms;
     sub.has_logs = true;
-    sub.logs = logs;
+    sub.logs = r->want_logs;
     msg.subscribe = &sub;
     lc_wire_buf wb = {0};
     lc_wire_put_client(&wb, &msg);
     rc = lc_wire_write_all(fd, wb.data, wb.len, err);
     lc_wire_buf_fini(&wb);
+    if (rc != 0) {
+        close(fd);
+        r->fd = -1;
+    }
+    return rc;
+}
+
+/* A subscribed monitor whose loader is gone tries again now and then. */
+static void maybe_reconnect(remote_monitor *r)
+{
+    if (!r->lost || !r->subscribed)
+        return;
+    uint64_t now = lc_now_ns();
+    char line[400];
+    if (!r->lost_at) {
+        r->lost_at = now;
+        r->retry_at = now + RETRY_NS;
+        snprintf(line, sizeof line, "trying %s again every %.1f s", r->path, RETRY_NS / 1e9);
+        say(r, LC_LOG_WARN, line);
+        return;
+    }
+    if (now < r->retry_at)
+        return;
+    r->retry_at = now + RETRY_NS;
+    if (r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+    }
+    lc_error err;
+    lc_error_clear(&err);
+    if (connect_remote(r, &err) != 0)
+        return;
+    forget_snapshots(r);
+    r->lost = false;
+    snprintf(line, sizeof line, "the loader on %s is back (process %u) after %.1f s", r->path,
+             r->hello ? r->hello->pid : 0, (double)(now - r->lost_at) / 1e9);
+    r->lost_at = 0;
+    say(r, LC_LOG_INFO, line);
+    r->log_offset = r->log_last; /* the new process numbers its lines from 1 */
+}
+
+int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_monitor **out,
+                          lc_error *err)
+{
+    *out = NULL;
+    remote_monitor *r = lc_xcalloc(1, sizeof *r);
+    r->base.ops = &remote_ops;
+    r->path = lc_xstrdup(path);
+    r->fd = -1;
+    r->subscribed = interval_ms > 0;
+    r->interval_ms = interval_ms;
+    r->want_logs = logs;
+    int rc = connect_remote(r, err);
     if (rc != 0) {
         remote_free(&r->base);
         return rc;
@@ -298,9 +373,11 @@ bool lc_monitor_remote_wait_snapshot(lc_monitor *m, double seconds)
 {
     remote_monitor *r = (remote_monitor *)m;
     uint64_t deadline = lc_now_ns() + (uint64_t)(seconds * 1e9);
-    while (!r->snap[0] && !r->lost && lc_now_ns() < deadline) {
+    while (!r->snap[0] && lc_now_ns() < deadline) {
+        if (r->lost && !r->subscribed)
+            break;
         struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
-        poll(&pfd, 1, 50);
+        poll(&pfd, r->fd >= 0 ? 1 : 0, 50);
         pump(r, 0, 0);
     }
     return r->snap[0] != NULL;

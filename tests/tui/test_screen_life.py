@@ -106,11 +106,13 @@ class ScreenLife(ScreenCase):
         info = p.tmux("display-message", "-p", "-t", "0", "#{alternate_on} #{cursor_flag}")
         self.assertEqual(info.strip(), "0 1")
 
-    def start_headless(self):
+    def start_headless(self, tmp=None):
         """A headless lcmon serving a socket, with a reader on its pipe;
-        stopped at the end of the test. Returns (process, socket path)."""
-        tmp = tempfile.mkdtemp(prefix="lcmon-attach-")
-        self.addCleanup(shutil.rmtree, tmp, True)
+        stopped at the end of the test. Returns (process, socket path).
+        tmp: the folder of an earlier one (the same socket path)."""
+        if tmp is None:
+            tmp = tempfile.mkdtemp(prefix="lcmon-attach-")
+            self.addCleanup(shutil.rmtree, tmp, True)
         pipe = os.path.join(tmp, "batches.pipe")
         sock = os.path.join(tmp, "lcmon.sock")
         cfg = os.path.join(tmp, "pipeline.yaml")
@@ -232,6 +234,16 @@ class ScreenLife(ScreenCase):
         loader.wait(timeout=30 * SLOW)
         p.wait_for("DISCONNECTED and why", lambda t: t.startswith(" lcmon  DISCONNECTED")
                    and "lost the loader" in t)
+        # A new loader on the same socket: the screen connects to it and
+        # shows it, saying how long it was gone.
+        loader2, sock2 = self.start_headless(tmp=os.path.dirname(sock))
+        self.assertEqual(sock2, sock)
+        p.wait_for("connected again", lambda t: t.startswith(" lcmon  RUNNING"),
+                   timeout=30 * SLOW)
+        # The log says when it came back (above the new loader's first lines).
+        p.send("PPage")
+        p.wait_for("the gap in the log", lambda t: "is back" in t
+                   and "(process %d) after" % loader2.pid in t)  # the line may wrap
         p.send("q")
         p.wait_for("attach exited", lambda t: "lcmon exited" in t, timeout=10)
 
