@@ -151,6 +151,9 @@ class AgainstLcmon(unittest.TestCase):
             c.resume("unpacker")
             with self.assertRaisesRegex(ControlError, "nosuchstage"):
                 c.pause("nosuchstage")
+            # Batches flow (a stop before the first one leaves the reader
+            # waiting for the next run), then the stop ends the reader's run.
+            self.assertTrue(self.L.batches_flow(WAIT))
             c.stop()
             self.wait_state(c, "PIPELINE_STOPPED")
             self.L.new_reader()
