@@ -296,6 +296,33 @@ def assert_bits_equal(test, got, want, what):
 # ---- running lcmon ----
 
 
+def sequential_yaml(directory, pipe, tensors, unpacker="", writer=""):
+    """A sequential run (every position of every chunk once, in file order)
+    over directory into pipe; tensors, unpacker and writer add settings to
+    those blocks (", regular_file: true" writes a stream file)."""
+    return """\
+stages:
+  - name: files
+    file_path_provider: {directory: '%s', watch: false}
+  - name: sources
+    input: files
+    chunk_source_loader: {threads: 1}
+  - name: chunks
+    input: sources
+    chunk_reader: {}
+  - name: unpacker
+    input: chunks
+    chunk_unpacker: {sampling_rate: 1.0, shuffle: false%s}
+    output: {capacity: 1024}
+  - name: tensors
+    input: unpacker
+    tensor_generator: {threads: 1, %s}
+  - name: writer
+    input: tensors
+    fifo_writer: {path: '%s'%s}
+""" % (directory, unpacker, tensors, pipe, writer)
+
+
 class LcmonCase(unittest.TestCase):
     def setUp(self):
         self.assertTrue(LCMON and os.access(LCMON, os.X_OK), "LCMON must name the lcmon executable")
@@ -547,27 +574,7 @@ class Sequential(LcmonCase):
         return root
 
     def config(self, data, pipe, batch_size, layout):
-        return """\
-stages:
-  - name: files
-    file_path_provider: {directory: '%s', watch: false}
-  - name: sources
-    input: files
-    chunk_source_loader: {threads: 1}
-  - name: chunks
-    input: sources
-    chunk_reader: {}
-  - name: unpacker
-    input: chunks
-    chunk_unpacker: {sampling_rate: 1.0, shuffle: false}
-    output: {capacity: 1024}
-  - name: tensors
-    input: unpacker
-    tensor_generator: {batch_size: %d, layout: %s, threads: 1}
-  - name: writer
-    input: tensors
-    fifo_writer: {path: '%s'}
-""" % (data, batch_size, layout, pipe)
+        return sequential_yaml(data, pipe, "batch_size: %d, layout: %s" % (batch_size, layout))
 
     def run_sequential(self, folders, with_tar, batch_size, layout, shipped=False):
         """Run lcmon over a copy of the folders; return (records, the
@@ -673,10 +680,8 @@ stages:
         seen = []
         for rank in (0, 1):
             out = self.path("rank%d.bin" % rank)
-            cfg = self.write_config(
-                self.config(data, out, 64, "current").replace(
-                    "fifo_writer: {path: '%s'}" % out,
-                    "fifo_writer: {path: '%s', regular_file: true}" % out))
+            cfg = self.write_config(sequential_yaml(data, out, "batch_size: 64, layout: current",
+                                                    writer=", regular_file: true"))
             self.start(cfg, env=dict(os.environ, RANK=str(rank), WORLD_SIZE="2"))
             self.wait_exit()
             self.assertIn("serving share %d of 2" % rank, self.lcmon_log())

@@ -17,6 +17,7 @@ import unittest
 
 import lcmon
 from lcmon import Loader, LoaderError
+from test_end_to_end import sequential_yaml
 
 DATA = os.path.abspath(os.environ["LCMON_TEST_DATA"])
 SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
@@ -41,26 +42,8 @@ def config_dict(batch_size=16):
     }
 
 
-YAML = """\
-stages:
-  - name: files
-    file_path_provider: {directory: '%s', watch: false}
-  - name: sources
-    input: files
-    chunk_source_loader: {threads: 1}
-  - name: chunks
-    input: sources
-    chunk_reader: {}
-  - name: unpacker
-    input: chunks
-    chunk_unpacker: {sampling_rate: 1.0, shuffle: false}
-  - name: tensors
-    input: unpacker
-    tensor_generator: {batch_size: 64, layout: legacy}
-  - name: writer
-    input: tensors
-    fifo_writer: {path: '${LCMON_PIPE}'}
-""" % os.path.join(DATA, "lc0-v0.31.2-fmt1")
+YAML = sequential_yaml(os.path.join(DATA, "lc0-v0.31.2-fmt1"), "${LCMON_PIPE}",
+                       "batch_size: 64, layout: legacy")
 
 
 def alive(pid):

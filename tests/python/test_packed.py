@@ -30,7 +30,8 @@ import numpy as np
 
 import lcmon
 from lcmon import BatchReader, StreamVersionError
-from test_end_to_end import DATA as _DATA, TIMEOUT, V6_SIZE, LcmonCase, read_records
+from test_end_to_end import DATA as _DATA, TIMEOUT, V6_SIZE, LcmonCase, read_records, \
+    sequential_yaml
 
 DATA = os.path.abspath(_DATA)
 
@@ -81,30 +82,6 @@ def make_versions(root):
                 f.write(data)
 
 
-def sequential_yaml(directory, out, tensors, unpacker=""):
-    """A sequential run over directory into the stream file out."""
-    return """\
-stages:
-  - name: files
-    file_path_provider: {directory: '%s', watch: false}
-  - name: sources
-    input: files
-    chunk_source_loader: {threads: 1}
-  - name: chunks
-    input: sources
-    chunk_reader: {}
-  - name: unpacker
-    input: chunks
-    chunk_unpacker: {sampling_rate: 1.0, shuffle: false%s}
-  - name: tensors
-    input: unpacker
-    tensor_generator: {threads: 1, %s}
-  - name: writer
-    input: tensors
-    fifo_writer: {path: '%s', regular_file: true}
-""" % (directory, unpacker, tensors, out)
-
-
 def concat(batches):
     """{name: the batches' rows concatenated} (copies)."""
     out = {}
@@ -147,7 +124,7 @@ class Packed(LcmonCase):
             extra += ", policy_slots: %d" % slots
         cfg = self.write_config(sequential_yaml(
             self.data, out, "batch_size: %d, layout: %s%s" % (bs, layout, extra),
-            ", st_targets: %s" % st))
+            ", st_targets: %s" % st, ", regular_file: true"))
         self.start(cfg)
         self.wait_exit(timeout=4 * TIMEOUT)
         self.log.close()
@@ -330,7 +307,8 @@ class Versions(LcmonCase):
     def stream(self):
         out = self.path("s.bin")
         cfg = self.write_config(sequential_yaml(
-            os.path.join(DATA, "lc0-v0.31.2-fmt1"), out, "batch_size: 32, layout: current"))
+            os.path.join(DATA, "lc0-v0.31.2-fmt1"), out, "batch_size: 32, layout: current",
+            writer=", regular_file: true"))
         self.start(cfg)
         self.wait_exit()
         with open(out, "rb") as f:

@@ -527,14 +527,11 @@ void lc_frame_input_planes(const lc_frame *f, float *out)
     lc_frame_aux_planes(f, words, values);
     float *aux = out + 64 * LC_HISTORY_PLANES; /* planes 104..111 */
     for (unsigned i = 0; i < 8; i++) {
-        float *plane = aux + 64 * i;
-        if (words[i] == ~(uint64_t)0) {
-            fill_plane(plane, values[i]);
-        } else {
-            expand_word(plane, words[i]); /* a mask: values[i] is 1 */
-            for (unsigned sq = 0; sq < 64 && values[i] != 1.0f; sq++)
-                plane[sq] *= values[i];
-        }
+        /* A plane of one value has every bit set; a mask has the value 1. */
+        if (words[i] == ~(uint64_t)0)
+            fill_plane(aux + 64 * i, values[i]);
+        else
+            expand_word(aux + 64 * i, words[i]);
     }
 }
 
