@@ -63,6 +63,7 @@ struct lc_pipeline {
     char error[LC_ERROR_MSG_MAX];
 
     pthread_mutex_t publish_mu;
+    pthread_mutex_t build_mu; /* one publish at a time: the last built is the last out */
     lc_shared *published[2]; /* [all_time]: the snapshots readers share */
 };
 
@@ -150,6 +151,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     lc_mutex_init(&p->control_mu);
     lc_mutex_init(&p->metrics_mu);
     lc_mutex_init(&p->publish_mu);
+    lc_mutex_init(&p->build_mu);
     lc_cond_init(&p->metrics_cond);
     lc_load_init(&p->drain_meter);
     p->n = cfg->n_stages;
@@ -424,6 +426,7 @@ void lc_pipeline_free(lc_pipeline *p)
     lc_shared_unref(p->published[0]);
     lc_shared_unref(p->published[1]);
     lc_mutex_destroy(&p->publish_mu);
+    lc_mutex_destroy(&p->build_mu);
     free(p->all_time);
     free(p->ring);
     free(p->ring_time);
@@ -546,6 +549,10 @@ static void destroy_message(void *m)
 /* Build both snapshots now and make them the ones readers get. */
 static void publish(lc_pipeline *p)
 {
+    /* Two publishes at once (a tick and a control request) must not swap
+     * in the order opposite to their building: the one built before a
+     * pause would then replace the one that shows it, for a whole tick. */
+    lc_mutex_lock(&p->build_mu);
     lc_shared *fresh[2];
     for (int k = 0; k < 2; k++)
         fresh[k] = lc_shared_new(lc_pipeline_metrics(p, k == 1), destroy_message);
@@ -554,6 +561,7 @@ static void publish(lc_pipeline *p)
     p->published[0] = fresh[0];
     p->published[1] = fresh[1];
     lc_mutex_unlock(&p->publish_mu);
+    lc_mutex_unlock(&p->build_mu);
     lc_shared_unref(old[0]);
     lc_shared_unref(old[1]);
 }
