@@ -14,6 +14,7 @@
 #include "lc_config.h"
 #include "pipeline/config.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/upstream_config.h"
 #include "monitor/snapshot.h"
 #include "monitor/ctl.h"
 #include "monitor/headless.h"
@@ -60,6 +61,7 @@ static void usage(FILE *f)
             "usage: lcmon [options]\n"
             "       lcmon attach SOCKET [screen options]\n"
             "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl --help)\n"
+            "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
             "\n"
             "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
             "default when no --config is given) and shows it on a live screen.\n"
@@ -457,6 +459,91 @@ static int attach_main(int argc, char **argv)
     return rc;
 }
 
+/* `lcmon convert-config FILE [-o OUT]`: upstream's DataLoaderConfig text
+ * as lcmon YAML, checked by lcmon's own loading before it is trusted. */
+static int convert_main(int argc, char **argv)
+{
+    static const char usage_line[] = "usage: lcmon convert-config FILE [-o OUT.yaml]\n";
+    const char *in = NULL, *out_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("%s\nReads upstream lczero-training's loader configuration (a DataLoaderConfig in\n"
+                   "protobuf text format, alone or inside a whole training config; FILE - reads\n"
+                   "stdin) and prints the lcmon YAML configuration that does the same, with a\n"
+                   "comment on every field lcmon has no equivalent for. The result is checked as\n"
+                   "--check-config would; exit status 1 when the text cannot be converted or the\n"
+                   "result does not load (it is still printed, to be fixed by hand).\n",
+                   usage_line);
+            return 0;
+        }
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "lcmon: convert-config: unknown option '%s'\n%s", argv[i], usage_line);
+            return 2;
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            fprintf(stderr, "lcmon: convert-config: one file at a time\n%s", usage_line);
+            return 2;
+        }
+    }
+    if (!in) {
+        fprintf(stderr, "lcmon: %s", usage_line);
+        return 2;
+    }
+    char *text;
+    size_t len;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_read_text(!strcmp(in, "-") ? "/dev/stdin" : in, &text, &len, &err) != 0) {
+        print_errors(err.msg);
+        return 1;
+    }
+    const char *origin = !strcmp(in, "-") ? "<stdin>" : in;
+    lc_upstream_result r;
+    int rc = lc_upstream_convert(text, len, origin, &r);
+    free(text);
+    if (rc != 0) {
+        fprintf(stderr, "lcmon: %s: cannot convert; nothing was written:\n", origin);
+        print_errors(r.errors);
+        lc_upstream_result_free(&r);
+        return 1;
+    }
+    FILE *out = stdout;
+    if (out_path && !(out = fopen(out_path, "w"))) {
+        fprintf(stderr, "lcmon: %s: cannot write: %s\n", out_path, strerror(errno));
+        lc_upstream_result_free(&r);
+        return 1;
+    }
+    fputs(r.yaml, out);
+    if (out != stdout && fclose(out) != 0) {
+        fprintf(stderr, "lcmon: %s: write error: %s\n", out_path, strerror(errno));
+        lc_upstream_result_free(&r);
+        return 1;
+    }
+    fflush(stdout);
+    /* What lcmon itself makes of the result. */
+    lc_config *cfg = NULL;
+    const char *shown = out_path ? out_path : "the converted configuration";
+    rc = lc_config_load_string(r.yaml, strlen(r.yaml), shown, &cfg, &err);
+    if (rc != 0) {
+        fprintf(stderr, "lcmon: %s: converted, but lcmon refuses the result (fix these by hand):\n",
+                origin);
+        print_errors(err.msg);
+    } else {
+        fprintf(stderr,
+                "lcmon: %s: %u stage%s and %u output%s converted%s%s; %u field%s kept as comments%s\n",
+                origin, r.n_stages, r.n_stages == 1 ? "" : "s", r.n_outputs,
+                r.n_outputs == 1 ? "" : "s", out_path ? " to " : "", out_path ? out_path : "",
+                r.n_unmapped, r.n_unmapped == 1 ? "" : "s",
+                r.n_dropped ? " (and stages lcmon does not have, commented out)" : "");
+    }
+    lc_config_free(cfg);
+    lc_upstream_result_free(&r);
+    return rc != 0;
+}
+
 /* The screen on the pipeline cfg describes; with cfg NULL, the screen shows
  * config_errors (a configuration that did not load) and says them again on
  * stderr once the terminal is back, and lcmon exits 1. */
@@ -485,6 +572,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "attach") == 0)
         return attach_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "convert-config") == 0)
+        return convert_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "ctl") == 0) {
         signal(SIGPIPE, SIG_IGN);
         return lc_ctl_main(argc - 2, argv + 2);

@@ -502,9 +502,10 @@ static int config_too_large(const char *path, lc_error *err)
                         path);
 }
 
-int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
+int lc_config_read_text(const char *path, char **text, size_t *len_out, lc_error *err)
 {
-    *out = NULL;
+    *text = NULL;
+    *len_out = 0;
     struct stat st;
     bool known = stat(path, &st) == 0;
     if (known && S_ISDIR(st.st_mode))
@@ -538,7 +539,20 @@ int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
         free(buf);
         return lc_error_set(err, -EIO, "%s: read error", path);
     }
-    int rc = lc_config_load_string(buf, len, path, out, err);
+    *text = buf;
+    *len_out = len;
+    return 0;
+}
+
+int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
+{
+    *out = NULL;
+    char *buf;
+    size_t len;
+    int rc = lc_config_read_text(path, &buf, &len, err);
+    if (rc != 0)
+        return rc;
+    rc = lc_config_load_string(buf, len, path, out, err);
     free(buf);
     return rc;
 }

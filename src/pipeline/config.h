@@ -97,6 +97,10 @@ typedef struct lc_config {
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
                           lc_error *err);
 int lc_config_load_file(const char *path, lc_config **out, lc_error *err);
+/* A configuration file's text (malloc'd; not NUL-terminated), read the way
+ * lc_config_load_file reads it: a directory or a text of 16 MiB or more is
+ * refused with a message naming the path. */
+int lc_config_read_text(const char *path, char **text, size_t *len, lc_error *err);
 /* The embedded default (config/default.yaml). */
 int lc_config_load_default(lc_config **out, lc_error *err);
 extern const char lc_default_config_yaml[];

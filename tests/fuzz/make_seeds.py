@@ -195,6 +195,28 @@ def config_seeds():
     put("config", "not-a-mapping.yaml", b"- 1\n- 2\n")
 
 
+def upstream_seeds():
+    # The hand-written configs of tests/pipeline/upstream/ are read in place;
+    # these are the text format's corners and the mistakes people make.
+    put("upstream", "escapes.pbtxt",
+        b'stage { name: "f\\x41\\101\\n" file_path_provider { directory: \'d\' "e" } }\n')
+    put("upstream", "lists.pbtxt",
+        b'stage: [{name: "f" file_path_provider < directory: "d" >}, '
+        b'{name: "s" input: ["f"] chunk_source_splitter { output: [{name: "a"}, {name: "b"}] '
+        b'weight: [0x3, 1] }}]\n')
+    put("upstream", "cycle.pbtxt",
+        b'stage { name: "a" input: "b" chunk_source_loader {} }\n'
+        b'stage { name: "b" input: "a" chunk_source_loader {} }\n')
+    put("upstream", "typo.pbtxt",
+        b'data_loader { stage { name: "p" shuffling_chunk_pool { chunk_pool_sise: 3 } } }\n')
+    put("upstream", "numbers.pbtxt",
+        b'stage { name: "u" chunk_unpacker { position_sampling_rate: -inf '
+        b'position_count: 18446744073709551615 } }\n'
+        b'stage { name: "r" input: "u" chunk_rescorer { new_input_format: -1 dist_temp: 1e308 '
+        b'st_q_theta: .5f } }\n')
+    put("upstream", "unterminated.pbtxt", b'data_loader {\n  stage { name: "a\n')
+
+
 def varint(n):
     out = b""
     while True:
@@ -255,6 +277,7 @@ def main():
     parquet_decoder_seeds()
     chess_seeds()
     config_seeds()
+    upstream_seeds()
     monitor_seeds()
     for t in sorted(os.listdir(CORPUS)):
         print("%-18s %3d seeds" % (t, len(os.listdir(os.path.join(CORPUS, t)))))
