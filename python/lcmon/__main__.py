@@ -126,6 +126,9 @@ def main(argv=None) -> int:
     skipped = ""
     if args.skip > 0 and began is not None:
         skipped = "; timing began at %.3f (Unix time)" % began
+    progress = getattr(reader, "progress", None)
+    if progress is not None and progress != type(progress)():
+        ended += "; %s" % progress
     print(
         "%d batches, %d rows, %.1f MB; after %s: %.3f s, "
         "%.1f batches/s, %.0f rows/s, %.1f MB/s; %s%s"

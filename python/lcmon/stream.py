@@ -1,6 +1,6 @@
 """Read the batch stream that lcmon's fifo_writer stage writes.
 
-The stream (format version 3; docs/batch-stream.md) is a header naming every
+The stream (format version 4; docs/batch-stream.md) is a header naming every
 tensor with its dtype, shape and offset, the layout and how to expand it, and
 the run that writes it, then one
 frame per batch followed by the batch payload, and a DONE marker when a run
@@ -55,6 +55,7 @@ __all__ = [
     "BatchReader",
     "Batch",
     "Header",
+    "Progress",
     "TensorSpec",
     "StreamError",
     "StreamTruncated",
@@ -71,7 +72,7 @@ __all__ = [
 log = logging.getLogger("lcmon")
 
 MAGIC = b"LCMONBS\0"
-VERSION = 3  # versions 1 (no run fields), 2 and 3 (layout and expansion) are read
+VERSION = 4  # versions 1 (no run fields), 2, 3 (layout and expansion) and 4 (progress) are read
 FLAG_LAST = 1  # frame flag: last batch of a finite stream
 END_DATA = 0  # DONE reason: the data ended; nothing more comes
 END_STOPPED = 1  # DONE reason: the run was stopped; another may follow
@@ -81,6 +82,7 @@ _FIXED_V1 = struct.Struct("<IQQ")  # n_tensors, batch_size, payload_bytes
 _FIXED_V2 = struct.Struct("<IQQQQ")  # ... run_id, run_started_ms
 _FRAME_REST = struct.Struct("<IQQQ")  # after "BTCH": flags, seq, rows, payload_bytes
 _DONE_REST = struct.Struct("<IQ")  # after "DONE": reason, batches
+_PROGRESS = struct.Struct("<IIQQQQ")  # version 4, after the frame: a finite run's progress
 _HEADER_MAX = 65536
 _ALIGN = 64
 _DTYPES = {
@@ -152,6 +154,45 @@ class Header(NamedTuple):
         )
 
 
+class Progress(NamedTuple):
+    """How far a finite run was when a batch was made (stream version 4).
+    Zero where the run cannot tell: a run without end (a pool), several
+    sources, a splitter, or a total not known (a scan that watches, tar
+    archives, Parquet games)."""
+
+    epoch: int = 0  # the epoch being read, from 1
+    epochs: int = 0  # epochs in the run
+    files_done: int = 0  # files read to their end
+    files_total: int = 0
+    records: int = 0  # records read: lc0 chunks (games), Parquet games
+    records_total: int = 0
+
+    @property
+    def fraction(self) -> Optional[float]:
+        """Records of the total, else files of the total; None when neither
+        total is known."""
+        if self.records_total:
+            return min(1.0, self.records / self.records_total)
+        if self.files_total:
+            return min(1.0, self.files_done / self.files_total)
+        return None
+
+    def __str__(self) -> str:
+        parts = []
+        if self.epochs:
+            parts.append("epoch %d of %d" % (self.epoch, self.epochs))
+        if self.files_total:
+            parts.append("%d of %d files" % (self.files_done, self.files_total))
+        if self.records_total:
+            parts.append("%d of %d records" % (self.records, self.records_total))
+        elif self.records:
+            parts.append("%d records" % self.records)
+        f = self.fraction
+        if f is not None:
+            parts.append("%.1f%%" % (100 * f))
+        return ", ".join(parts) if parts else "progress not known"
+
+
 class Batch(NamedTuple):
     seq: int  # batch number from 0 within its run
     rows: int  # valid rows (the arrays are sliced to them)
@@ -159,6 +200,7 @@ class Batch(NamedTuple):
     tensors: Dict[str, np.ndarray]
     run_id: int = 0  # the run that wrote it
     expand: str = ""  # the header's expansion: "" when the tensors are the trainer's
+    progress: Progress = Progress()  # a finite run's, when the batch was made
 
     @property
     def last(self) -> bool:
@@ -353,6 +395,7 @@ class BatchReader:
         self.bytes_read = 0
         self.headers_read = 0
         self.torn_batches = 0  # batches dropped because their writer died mid-batch
+        self.progress = Progress()  # the last batch's: how far a finite run is
         self._f: Optional[io.FileIO] = None
         self._lock_fd = -1
         self._fifo = False
@@ -601,9 +644,11 @@ class BatchReader:
         rec = self._read_exact(16, what="a record")
         kind = rec[:4]
         if kind == b"BTCH":
-            more = self._read_exact(16, what="a batch frame")
-            flags, seq, rows, payload_bytes = _FRAME_REST.unpack(rec[4:] + more)
-            return self._read_payload(flags, seq, rows, payload_bytes)
+            v4 = self.header is not None and self.header.version >= 4
+            more = self._read_exact(16 + (_PROGRESS.size if v4 else 0), what="a batch frame")
+            flags, seq, rows, payload_bytes = _FRAME_REST.unpack(rec[4:] + more[:16])
+            progress = Progress(*_PROGRESS.unpack(more[16:])) if v4 else Progress()
+            return self._read_payload(flags, seq, rows, payload_bytes, progress)
         if kind == b"DONE":
             reason, count = _DONE_REST.unpack(rec[4:])
             if reason not in (END_DATA, END_STOPPED):
@@ -628,7 +673,9 @@ class BatchReader:
             % (self.path, kind, self.batches_read)
         )
 
-    def _read_payload(self, flags: int, seq: int, rows: int, payload_bytes: int) -> Batch:
+    def _read_payload(
+        self, flags: int, seq: int, rows: int, payload_bytes: int, progress: Progress
+    ) -> Batch:
         h = self.header
         if h is None or payload_bytes != h.payload_bytes:
             raise StreamError(
@@ -655,9 +702,11 @@ class BatchReader:
         self.batches_read += 1
         self._conn_batches += 1
         self.rows_read += rows
+        self.progress = progress
         if self.expand and h.expand:
             tensors = self._expander(tensors, h.expand)
-        return Batch(seq, rows, flags, tensors, self.run_id, "" if self.expand else h.expand)
+        return Batch(seq, rows, flags, tensors, self.run_id, "" if self.expand else h.expand,
+                     progress)
 
     def batches(self):
         """Iterate over Batch records (seq, rows, flags, tensors, run_id)."""

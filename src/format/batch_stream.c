@@ -94,14 +94,23 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *ru
     return need;
 }
 
-void lc_stream_batch_frame(uint8_t out[32], uint32_t flags, uint64_t seq, uint64_t rows,
-                           uint64_t payload_bytes)
+void lc_stream_batch_frame(uint8_t out[LC_STREAM_FRAME_BYTES], uint32_t flags, uint64_t seq,
+                           uint64_t rows, uint64_t payload_bytes,
+                           const lc_stream_progress *progress)
 {
+    static const lc_stream_progress none;
+    const lc_stream_progress *p = progress ? progress : &none;
     memcpy(out, "BTCH", 4);
     put_u32(out + 4, flags);
     put_u64(out + 8, seq);
     put_u64(out + 16, rows);
     put_u64(out + 24, payload_bytes);
+    put_u32(out + 32, p->epoch);
+    put_u32(out + 36, p->epochs);
+    put_u64(out + 40, p->files_done);
+    put_u64(out + 48, p->files_total);
+    put_u64(out + 56, p->records);
+    put_u64(out + 64, p->records_total);
 }
 
 void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches)
@@ -289,13 +298,19 @@ int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out,
         return lc_error_set(err, LC_ETRUNC, "batch stream: %zu bytes, too few for a magic", len);
     if (memcmp(buf, "BTCH", 4) == 0) {
         if (len < LC_STREAM_FRAME_BYTES)
-            return lc_error_set(err, LC_ETRUNC, "batch frame: %zu of its 32 bytes are present",
-                                len);
+            return lc_error_set(err, LC_ETRUNC, "batch frame: %zu of its %d bytes are present",
+                                len, LC_STREAM_FRAME_BYTES);
         out->kind = LC_STREAM_BATCH;
         out->flags = get_u32(buf + 4);
         out->seq = get_u64(buf + 8);
         out->rows = get_u64(buf + 16);
         out->payload_bytes = get_u64(buf + 24);
+        out->progress.epoch = get_u32(buf + 32);
+        out->progress.epochs = get_u32(buf + 36);
+        out->progress.files_done = get_u64(buf + 40);
+        out->progress.files_total = get_u64(buf + 48);
+        out->progress.records = get_u64(buf + 56);
+        out->progress.records_total = get_u64(buf + 64);
         return 0;
     }
     if (memcmp(buf, "DONE", 4) == 0) {

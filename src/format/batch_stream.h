@@ -2,9 +2,10 @@
  * batch_stream: the byte stream of tensor batches that the fifo_writer stage
  * writes to a named pipe (or a file) and the lcmon Python package (python/lcmon) reads.
  *
- * Format, version 3. All integers are little-endian and unsigned; there is
- * no padding between fields. (Version 2 had neither the dtypes 4 and 5 nor
- * the layout name and expansion at the end of the header; version 1 also had
+ * Format, version 4. All integers are little-endian and unsigned; there is
+ * no padding between fields. (Version 3 had batch frames of 32 bytes,
+ * without the progress; version 2 had neither the dtypes 4 and 5 nor the
+ * layout name and expansion at the end of the header; version 1 also had
  * no run fields in the header and a DONE marker whose second word was
  * always 0.)
  *
@@ -13,7 +14,7 @@
  *
  *   stream header
  *     magic          8 bytes  "LCMONBS\0"
- *     version        u32      3
+ *     version        u32      4
  *     header_bytes   u32      length of the rest of the header, in bytes
  *     n_tensors      u32
  *     batch_size     u64      rows of a full batch
@@ -46,13 +47,21 @@
  *                    that does not know the expansion must stop, not guess.
  *     Readers ignore bytes after the expansion up to header_bytes.
  *
- *   batch (32 bytes of frame, then the payload)
+ *   batch (72 bytes of frame, then the payload)
  *     magic          4 bytes  "BTCH"
  *     flags          u32      bit 0: last batch of a finite stream
  *     seq            u64      batch number from 0
  *     rows           u64      valid rows: batch_size, except possibly in the
  *                             last batch of a finite stream
  *     payload_bytes  u64      = payload_bytes of the header
+ *     progress of a finite run when the batch was made (all 0 in a run
+ *     without end, or where the run cannot tell):
+ *       epoch        u32      the epoch being read, from 1
+ *       epochs       u32      epochs in the run
+ *       files_done   u64      files read to their end
+ *       files_total  u64      files the run reads (0: not known)
+ *       records      u64      records read (lc0 chunks, Parquet games)
+ *       records_total u64     records the run reads (0: not known)
  *     payload        payload_bytes bytes: each tensor C-contiguous at its
  *                             offset, with batch_size rows of which the
  *                             first `rows` are valid (ignore the rest)
@@ -103,13 +112,14 @@
 
 #define LC_STREAM_MAGIC "LCMONBS" /* with its NUL: the 8 magic bytes */
 #define LC_STREAM_MAGIC_BYTES 8
-#define LC_STREAM_VERSION 3u
+#define LC_STREAM_VERSION 4u
 #define LC_STREAM_MIN_VERSION 2u /* the oldest the decoder reads */
 /* magic, version and header_bytes: what a reader needs to learn the rest. */
 #define LC_STREAM_HEADER_PREFIX_BYTES 16
 /* Upper bound of header_bytes accepted by the decoder. */
 #define LC_STREAM_HEADER_MAX_BYTES 65536
-#define LC_STREAM_FRAME_BYTES 32
+#define LC_STREAM_FRAME_BYTES 72
+#define LC_STREAM_FRAME_BYTES_V3 32 /* versions 1 to 3: no progress */
 #define LC_STREAM_DONE_BYTES 16
 #define LC_STREAM_FLAG_LAST 1u
 /* The reasons of a DONE marker. */
@@ -128,9 +138,18 @@ typedef struct lc_stream_run {
 size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *run, uint8_t *buf,
                                size_t cap);
 
-/* The 32-byte frame that precedes a batch payload. */
-void lc_stream_batch_frame(uint8_t out[32], uint32_t flags, uint64_t seq, uint64_t rows,
-                           uint64_t payload_bytes);
+/* How far a finite run is (a batch frame's progress fields). */
+typedef struct lc_stream_progress {
+    uint32_t epoch, epochs;
+    uint64_t files_done, files_total;
+    uint64_t records, records_total;
+} lc_stream_progress;
+
+/* The 72-byte frame that precedes a batch payload; progress may be NULL
+ * (all zero). */
+void lc_stream_batch_frame(uint8_t out[LC_STREAM_FRAME_BYTES], uint32_t flags, uint64_t seq,
+                           uint64_t rows, uint64_t payload_bytes,
+                           const lc_stream_progress *progress);
 
 /* The 16-byte end marker, with its reason (LC_STREAM_END_*). */
 void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches);
@@ -150,7 +169,7 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             lc_stream_run *run, size_t *consumed, lc_error *err);
 
 typedef enum lc_stream_record {
-    LC_STREAM_BATCH = 1,  /* a 32-byte batch frame */
+    LC_STREAM_BATCH = 1,  /* a 72-byte batch frame */
     LC_STREAM_DONE = 2,   /* the 16-byte end marker */
     LC_STREAM_HEADER = 3, /* the start of a stream header */
 } lc_stream_record;
@@ -161,11 +180,12 @@ typedef struct lc_stream_frame {
     uint64_t seq;           /* batch */
     uint64_t rows;          /* batch */
     uint64_t payload_bytes; /* batch */
+    lc_stream_progress progress; /* batch */
     uint64_t batches;       /* done */
     uint32_t reason;        /* done: LC_STREAM_END_* */
 } lc_stream_frame;
 
-/* Identify what starts at buf (for tests and tools): a batch frame (needs 32
+/* Identify what starts at buf (for tests and tools): a batch frame (needs 72
  * bytes), a DONE marker (16 bytes) or a stream header (8 bytes; decode it with
  * lc_stream_header_decode). Returns 0, LC_ETRUNC when len is too short for
  * what the magic announces (or under 4 bytes), LC_EFORMAT for an unknown

@@ -34,6 +34,7 @@
 struct lc_pipeline {
     const lc_config *cfg;
     lc_stage_env env;
+    lc_run_progress progress; /* env.progress, when the run can tell */
     size_t n;
     lc_stage *stages;
     lc_queue *drain_input; /* the last stage's output, when nothing reads it */
@@ -135,12 +136,27 @@ static int resolve_rank(const lc_config *cfg, lc_stage_env *env, lc_error *err)
     return 0;
 }
 
+/* The run's progress, told in the batch stream, when the pipeline has one
+ * finite source and nothing that mixes chains or sides (a pool, a
+ * splitter); else NULL. */
+static lc_run_progress *run_progress(const lc_config *cfg, lc_run_progress *p)
+{
+    unsigned finite = 0, mixing = 0;
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        const char *t = cfg->stages[i].cls->type_name;
+        finite += !strcmp(t, "chunk_reader") || !strcmp(t, "parquet_game_source");
+        mixing += !strcmp(t, "shuffling_chunk_pool") || !strcmp(t, "chunk_source_splitter");
+    }
+    return finite == 1 && !mixing ? p : NULL;
+}
+
 int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
 {
     *out = NULL;
     lc_pipeline *p = lc_xcalloc(1, sizeof *p);
     p->cfg = cfg;
     p->env.seed = cfg->seed;
+    p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
     p->env.stage_finished_ctx = p;
     int rc = resolve_rank(cfg, &p->env, err);

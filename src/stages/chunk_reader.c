@@ -12,6 +12,9 @@
  * rank r reads only the chunks the pool would give it: those whose
  * lc_share_of(file key, member index, N) is r. The ranks' runs are disjoint
  * and together cover every chunk once; each keeps file and member order.
+ *
+ * Progress (the batch stream's): the files read to their end and the chunks
+ * read go to the run's progress (stages/stage.h), with epoch 1 of 1.
  */
 #include "stages/stage.h"
 
@@ -39,6 +42,11 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     reader *r = s->priv;
     const uint32_t world = s->env->world_size ? s->env->world_size : 1;
     uint64_t global = 0;
+    lc_run_progress *progress = s->env->progress;
+    if (progress) {
+        atomic_store(&progress->epoch, 1);
+        atomic_store(&progress->epochs, 1);
+    }
     lc_source_item in;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
         if (!in.source)
@@ -77,9 +85,13 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 closed = true;
             } else {
                 atomic_fetch_add(&r->n_chunks, 1);
+                if (progress)
+                    atomic_fetch_add(&progress->records, 1);
             }
         }
         lc_chunk_source_unref(in.source);
+        if (progress && !closed)
+            atomic_fetch_add(&progress->files_done, 1);
         if (closed)
             return;
     }

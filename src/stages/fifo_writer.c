@@ -142,6 +142,7 @@ static int fw_config_check(void *p, lc_error *err)
  * but possibly still unread in the pipe. */
 typedef struct held_batch {
     lc_batch_item item;
+    lc_stream_progress progress; /* the run's when the batch came */
     uint64_t end; /* connection offset just past its bytes, once written */
     bool resend;  /* it had reached a reader that left before reading it all */
 } held_batch;
@@ -187,10 +188,11 @@ static size_t held_count(const fw *f)
     return lc_deque_len(&f->held_q);
 }
 
-static void held_push(fw *f, const lc_batch_item *item)
+static void held_push(fw *f, const lc_batch_item *item, const lc_stage_env *env)
 {
     held_batch *h = lc_deque_push_back(&f->held_q);
     h->item = *item;
+    lc_run_progress_get(env, &h->progress);
 }
 
 static void held_drop_front(fw *f)
@@ -510,7 +512,8 @@ static int send_next(lc_stage *s, fw *f, uint64_t *partial, lc_load_meter *meter
     lc_batch *b = h->item.batch;
     uint8_t frame[LC_STREAM_FRAME_BYTES];
     uint32_t flags = (h->item.flags & LC_ITEM_END_OF_STREAM) ? LC_STREAM_FLAG_LAST : 0;
-    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes);
+    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes,
+                          &h->progress);
     struct iovec iov[3];
     int n = 0;
     if (header_needed(f, b->layout))
@@ -671,7 +674,7 @@ static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 atomic_fetch_add(&f->n_dropped, 1);
                 continue;
             }
-            held_push(f, &item);
+            held_push(f, &item, s->env);
         }
         if (f->fd < 0 && !connect_reader(s, f, meter))
             break;

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -287,6 +288,22 @@ static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
     scan_tree(f, s, dir, &list);
     if (list.n)
         qsort(list.v, list.n, sizeof *list.v, compare_found);
+    lc_run_progress *progress = s->env->progress;
+    if (progress && !f->watch && (flags & LC_ITEM_INITIAL)) {
+        /* Without watching, the scan is the run: its files are the total. */
+        uint64_t files = 0, archives = 0;
+        for (size_t i = 0; i < list.n; i++) {
+            size_t len = strlen(list.v[i].path);
+            const char *end = list.v[i].path + (len >= 4 ? len - 4 : 0);
+            bool gz = len >= 3 && !strcasecmp(list.v[i].path + len - 3, ".gz");
+            bool tar = !strcasecmp(end, ".tar");
+            files += gz || tar;
+            archives += tar;
+        }
+        atomic_store(&progress->scan_files, files);
+        atomic_store(&progress->scan_archives, archives);
+        atomic_store(&progress->scan_done, true);
+    }
     bool ok = true;
     for (size_t i = 0; i < list.n; i++) {
         if (ok && !lc_run_state_stopping(&s->run))

@@ -45,6 +45,8 @@
  * epoch already has it; later epochs list it anyway.
  *
  * `epochs` epochs are read (0: without end); then the output closes.
+ * Progress (the batch stream's): the epoch, the files whose games are all
+ * emitted, of the epoch's files times the epochs left, and the games.
  */
 #include "stages/stage.h"
 
@@ -218,6 +220,14 @@ static void start_epoch(lc_stage *s, pgs *g)
     g->epoch_good = 0;
     atomic_store(&g->epoch_gauge, g->epoch);
     atomic_store(&g->files_done_gauge, 0);
+    lc_run_progress *p = s->env->progress;
+    if (p && c->epochs) {
+        /* The files of the epochs to come are taken to be this epoch's. */
+        atomic_store(&p->epoch, (uint_fast32_t)g->epoch);
+        atomic_store(&p->epochs, (uint_fast32_t)c->epochs);
+        uint64_t left = c->epochs >= g->epoch ? c->epochs - g->epoch + 1 : 0;
+        atomic_store(&p->files_total, atomic_load(&p->files_done) + g->files.n * left);
+    }
 }
 
 /* ---- planning a file -------------------------------------------------- */
@@ -478,6 +488,8 @@ static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *
         return false;
     }
     atomic_fetch_add(&g->n_games, 1);
+    if (s->env->progress)
+        atomic_fetch_add(&s->env->progress->records, 1);
     atomic_fetch_add(&g->n_rows, n);
     return true;
 }
@@ -503,6 +515,8 @@ static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
         ok = lc_run_state_check(&s->run, meter) && emit_game(s, g, f, rows, n, meter);
     }
     lc_game_groups_fini(&gg);
+    if (ok && s->env->progress)
+        atomic_fetch_add(&s->env->progress->files_done, 1);
     return ok;
 }
 

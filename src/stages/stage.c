@@ -377,3 +377,25 @@ int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned
                             max);
     return 0;
 }
+
+void lc_run_progress_get(const lc_stage_env *env, lc_stream_progress *out)
+{
+    memset(out, 0, sizeof *out);
+    lc_run_progress *p = env ? env->progress : NULL;
+    if (!p)
+        return;
+    out->epoch = (uint32_t)atomic_load(&p->epoch);
+    out->epochs = (uint32_t)atomic_load(&p->epochs);
+    out->files_done = atomic_load(&p->files_done);
+    out->files_total = atomic_load(&p->files_total);
+    out->records = atomic_load(&p->records);
+    out->records_total = atomic_load(&p->records_total);
+    if (atomic_load(&p->scan_done)) {
+        uint64_t files = atomic_load(&p->scan_files);
+        if (!out->files_total)
+            out->files_total = files;
+        /* Every file a .gz of one chunk, and this process reads them all. */
+        if (!out->records_total && atomic_load(&p->scan_archives) == 0 && env->world_size <= 1)
+            out->records_total = files;
+    }
+}

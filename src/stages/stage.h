@@ -35,6 +35,7 @@
 #include "core/metrics.h"
 #include "core/queue.h"
 #include "core/thread.h"
+#include "format/batch_stream.h"
 
 #include <cyaml/cyaml.h>
 #include <stdatomic.h>
@@ -44,6 +45,20 @@
 #include "stage_control.pb-c.h"
 
 typedef struct lc_stage lc_stage;
+
+/* How far a finite run is, for the batch stream's frames: the stages that
+ * know write it (file_path_provider's scan without watching, chunk_reader,
+ * parquet_game_source with epochs), fifo_writer reads it with
+ * lc_run_progress_get. One a pipeline, zero at its start. */
+typedef struct lc_run_progress {
+    atomic_uint_fast32_t epoch, epochs;
+    atomic_uint_fast64_t files_done, files_total;
+    atomic_uint_fast64_t records, records_total;
+    /* The scan of a provider that does not watch: files found, and how
+     * many of them are archives (more than one chunk each). */
+    atomic_uint_fast64_t scan_files, scan_archives;
+    atomic_bool scan_done;
+} lc_run_progress;
 
 /* Settings every stage may read: fixed for the life of a pipeline. */
 typedef struct lc_stage_env {
@@ -56,7 +71,13 @@ typedef struct lc_stage_env {
      * the end at once rather than at its next metrics tick. May be NULL. */
     void (*stage_finished)(void *ctx);
     void *stage_finished_ctx;
+    /* NULL where the run's progress cannot be told (no finite source, or
+     * several, or a splitter before one). */
+    lc_run_progress *progress;
 } lc_stage_env;
+
+/* The progress a batch made now carries (all zero without env->progress). */
+void lc_run_progress_get(const lc_stage_env *env, lc_stream_progress *out);
 
 /* The most inputs and named outputs one stage may have. */
 #define LC_STAGE_MAX_INPUTS 16

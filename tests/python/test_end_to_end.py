@@ -32,7 +32,7 @@ import unittest
 
 import numpy as np
 
-from lcmon import BatchReader
+from lcmon import BatchReader, Progress
 
 LCMON = os.path.abspath(os.environ["LCMON"]) if os.environ.get("LCMON") else ""
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
@@ -466,6 +466,7 @@ stages:
             self.assertEqual(b.seq, n)
             self.assertEqual(b.rows, self.BATCH)
             self.assertFalse(b.last)
+            self.assertEqual(b.progress, Progress(), "a pool's run has no end to measure")
             t = b.tensors
             self.assertEqual(sorted(t), ["inputs", "policy", "values"])
             for name, dtype, shape in layout_spec("current", self.BATCH):
@@ -600,7 +601,7 @@ class Sequential(LcmonCase):
             b = r.read_batch()
             if b is None:
                 break
-            frames.append((b.seq, b.rows, b.last))
+            frames.append((b.seq, b.rows, b.last, b.progress))
             for name, arr in b.tensors.items():
                 self.assertEqual(arr.shape[0], b.rows, name)
                 parts[name].append(np.array(arr, copy=True))
@@ -610,10 +611,30 @@ class Sequential(LcmonCase):
         got = {name: np.concatenate(p) for name, p in parts.items()}
         return recs, got, frames
 
+    def check_progress(self, frames, data, records_known):
+        """The frames' progress: epoch 1 of 1; files and chunks read never
+        go back and end at the totals (the chunks' total is known when every
+        file is a .gz and one process reads them all)."""
+        sources = [p for p in sources_in_order(data) if p.endswith((".gz", ".tar"))]
+        chunks = sum(len(chunks_of(p)) for p in sources)
+        progress = [f[3] for f in frames]
+        for a, b in zip(progress, progress[1:]):
+            self.assertLessEqual(a.files_done, b.files_done)
+            self.assertLessEqual(a.records, b.records)
+        last = progress[-1]
+        self.assertEqual((last.epoch, last.epochs), (1, 1))
+        self.assertEqual(last.files_total, len(sources))
+        self.assertEqual(last.files_done, len(sources))
+        self.assertEqual(last.records_total, chunks if records_known else 0)
+        self.assertLessEqual(last.records, chunks)
+        self.assertGreater(last.records, 0)
+        self.assertEqual(last.fraction, 1.0)
+        return last
+
     def check_frames(self, frames, n_rows, batch_size):
         n_batches = (n_rows + batch_size - 1) // batch_size
         self.assertEqual([f[0] for f in frames], list(range(n_batches)))
-        for seq, rows, last in frames[:-1]:
+        for seq, rows, last, _ in frames[:-1]:
             self.assertEqual(rows, batch_size, "batch %d" % seq)
             self.assertFalse(last, "batch %d" % seq)
         self.assertEqual(frames[-1][1], n_rows - batch_size * (n_batches - 1))
@@ -628,6 +649,10 @@ class Sequential(LcmonCase):
         self.assertEqual(sorted(set(recs["input_format"].tolist())), [1, 2, 3, 5])
         self.assertEqual(len(got["inputs"]), n, "rows vs records")
         self.check_frames(frames, n, bs)
+        # A tar archive among the files: the chunks' total is not known.
+        last = self.check_progress(frames, self.path("data"), records_known=False)
+        self.assertIn("%d of %d files, %d records, 100.0%%" % (
+            last.files_done, last.files_total, last.records), str(last))
         # policy: the record's probabilities, bit for bit (-1 entries too).
         assert_bits_equal(self, got["policy"], recs["probabilities"], "policy")
         want = expected_current(recs)
@@ -668,6 +693,8 @@ class Sequential(LcmonCase):
         assert_bits_equal(self, got["policy"], recs["probabilities"], "policy")
         self.assertEqual(len(frames), k)
         self.check_frames(frames, n, bs)
+        last = self.check_progress(frames, self.path("data"), records_known=True)
+        self.assertEqual(last.records, last.records_total)
 
     def test_ranks_split_a_sequential_run(self):
         """Under WORLD_SIZE=2 each rank's sequential run reads its own share
@@ -689,7 +716,13 @@ class Sequential(LcmonCase):
             self.log = None
             self.proc = None
             with BatchReader(out) as r:
-                rows = [order[row.tobytes()] for b in r.batches() for row in b.tensors["policy"]]
+                rows = []
+                for b in r.batches():
+                    rows += [order[row.tobytes()] for row in b.tensors["policy"]]
+                # Each rank reads every file (a share of its chunks), so
+                # the files count; the chunks' total is not known.
+                self.assertEqual(r.progress.files_done, r.progress.files_total)
+                self.assertEqual(r.progress.records_total, 0)
             self.assertGreater(len(rows), len(recs) // 4, "rank %d: a fair share" % rank)
             self.assertEqual(rows, sorted(rows), "rank %d: file order" % rank)
             seen.append(rows)

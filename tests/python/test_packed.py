@@ -284,18 +284,22 @@ def rewrite_headers(data, fn):
     """The stream with every header's bytes after the 16-byte prefix
     replaced by fn(version, rest, header) -> (version, rest)."""
     out, p = bytearray(), 0
+    src_version = new_version = 0
     while p < len(data):
         if data[p : p + 8] == b"LCMONBS\0":
-            _, version, n = struct.unpack_from("<8sII", data, p)
+            _, src_version, n = struct.unpack_from("<8sII", data, p)
             rest = bytes(data[p + 16 : p + 16 + n])
             h = lcmon.parse_header(bytes(data[p : p + 16]), rest)
-            version, rest = fn(version, rest, h)
-            out += struct.pack("<8sII", b"LCMONBS\0", version, len(rest)) + rest
+            new_version, rest = fn(src_version, rest, h)
+            out += struct.pack("<8sII", b"LCMONBS\0", new_version, len(rest)) + rest
             p += 16 + n
         elif data[p : p + 4] == b"BTCH":
+            # Frames of 72 bytes from version 4 on (the progress), 32 before.
             (payload,) = struct.unpack_from("<Q", data, p + 24)
-            out += data[p : p + 32 + payload]
-            p += 32 + payload
+            frame = 72 if src_version >= 4 else 32
+            out += data[p : p + (72 if new_version >= 4 else 32)]
+            out += data[p + frame : p + frame + payload]
+            p += frame + payload
         else:
             assert data[p : p + 4] == b"DONE", data[p : p + 4]
             out += data[p : p + 16]
@@ -316,7 +320,7 @@ class Versions(LcmonCase):
 
     def test_version_2_still_read(self):
         data = self.stream()
-        self.assertEqual(struct.unpack_from("<I", data, 8)[0], 3)
+        self.assertEqual(struct.unpack_from("<I", data, 8)[0], 4)
         layouts = []
 
         def to_v2(version, rest, h):

@@ -199,19 +199,19 @@ def in_vocab(rows):
 class TransformerPipelines(LcmonCase):
     FIXTURE = "duckdb_snappy_rowgroups"
 
-    def run_pipeline(self, tokenizer, batch_size, header=None):
+    def run_pipeline(self, tokenizer, batch_size, header=None, epochs=1, progress=None):
         pipe = self.path("lcmon.pipe")
         cfg = self.write_config(
             "seed: 5\n"
             "stages:\n"
             "  - name: games\n"
-            "    parquet_game_source: {path: '%s/%s.parquet', epochs: 1, shuffle: false}\n"
+            "    parquet_game_source: {path: '%s/%s.parquet', epochs: %d, shuffle: false}\n"
             "  - name: tokens\n"
             "    input: games\n"
             "    game_tokenizer: %s\n"
             "  - name: writer\n"
             "    input: tokens\n"
-            "    fifo_writer: {path: '%s'}\n" % (FIXTURES, self.FIXTURE, tokenizer, pipe))
+            "    fifo_writer: {path: '%s'}\n" % (FIXTURES, self.FIXTURE, epochs, tokenizer, pipe))
         self.start(cfg)
         r = self.open_reader(pipe)
         parts = {t.name: [] for t in r.header.tensors}
@@ -224,6 +224,8 @@ class TransformerPipelines(LcmonCase):
             if b is None:
                 break
             rows.append(b.rows)
+            if progress is not None:
+                progress.append(b.progress)
             for name, arr in b.tensors.items():
                 parts[name].append(np.array(arr, copy=True))
         self.assertTrue(r.done, "the stream ended without DONE")
@@ -257,6 +259,25 @@ class TransformerPipelines(LcmonCase):
         np.testing.assert_array_equal(got["attention_mask"], np.ones((len(want_inp), 68)))
         if skipped:
             self.assertIn("skipping", self.lcmon_log())
+
+    def test_progress_over_epochs(self):
+        """A finite Parquet run tells its epoch, the files read of the total
+        (the file times the epochs) and the games read, never going back."""
+        games = len(load_games(self.FIXTURE))
+        progress = []
+        self.run_pipeline("{mode: decoder, batch_size: 4, max_seq_len: 512}", 4, epochs=2,
+                          progress=progress)
+        self.assertEqual({p.epochs for p in progress}, {2})
+        self.assertEqual([p.epoch for p in progress], sorted(p.epoch for p in progress))
+        self.assertEqual(progress[0].epoch, 1)
+        self.assertEqual(progress[-1].epoch, 2)
+        for a, b in zip(progress, progress[1:]):
+            self.assertLessEqual((a.files_done, a.records), (b.files_done, b.records))
+        last = progress[-1]
+        self.assertEqual((last.files_done, last.files_total), (2, 2))
+        self.assertEqual(last.records, 2 * games)
+        self.assertEqual(last.records_total, 0)  # games are not counted ahead
+        self.assertEqual(last.fraction, 1.0)
 
     def test_encoder_shuffle_buffer(self):
         """Through the shuffle buffer: every position exactly once, in
