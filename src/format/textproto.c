@@ -46,6 +46,9 @@ static int fail(reader *r, unsigned line, unsigned col, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
+        for (char *c = what; *c; c++) /* one line, whatever the text held */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
         lc_error_set(r->err, LC_EFORMAT, "%u:%u: %s", line, col, what);
         r->failed = true;
     }
@@ -135,7 +138,7 @@ static int next(reader *r)
         while (r->p < r->end && *r->p != c) {
             if (*r->p == '\n')
                 return fail(r, t->line, t->col, "%s", "a string that does not end on its line");
-            if (*r->p == '\\' && r->p + 1 < r->end)
+            if (*r->p == '\\' && r->p + 1 < r->end && r->p[1] != '\n')
                 advance_char(r);
             advance_char(r);
         }

@@ -100,6 +100,7 @@ static void test_errors(void)
     expect_error("a {\n b: 1\n", "3:1:", "a '}' is missing");
     expect_error("a: \"open\n\"", "1:4:", "does not end on its line");
     expect_error("a: 'open", "1:4:", "does not end");
+    expect_error("a: \"x\\\ny\"", "1:4:", "does not end on its line");
     expect_error("a 1", "1:3:", "expected ':' or '{' after 'a'");
     expect_error("a: }", "1:4:", "expected a value");
     expect_error("a: 1.2.3", "1:4:", "is not a number");
