@@ -180,6 +180,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         6: ("error", "string", False), 7: ("rank", "uint32", False),
         8: ("world_size", "uint32", False),
         9: ("monitor_socket", "MonitorSocketMetricsProto", False),
+        10: ("run_id", "uint64", False), 11: ("seed", "uint64", False),
     },
 }
 
@@ -526,6 +527,19 @@ class Control:
         snap = self._snapshot(50, time.monotonic() + self.timeout)
         self._send({"subscribe": {"interval_ms": 0}})
         return snap
+
+    def run(self) -> Dict[str, Any]:
+        """The run the loader is on: {"run_id" (the batch stream's header
+        names it too; new at every start), "seed", "rank", "world_size",
+        "state"}."""
+        m = self.metrics()["all_time"]
+        return {
+            "run_id": m.get("run_id", 0),
+            "seed": m.get("seed", 0),
+            "rank": m.get("rank", 0),
+            "world_size": m.get("world_size", 1),
+            "state": m.get("state", "PIPELINE_STARTING"),
+        }
 
     def state(self) -> str:
         """The pipeline's state: "PIPELINE_RUNNING", "PIPELINE_STOPPED", ..."""

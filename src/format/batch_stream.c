@@ -1,7 +1,12 @@
 #include "format/batch_stream.h"
 
+#include "core/clock.h"
+
 #include <stdbool.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 static const uint8_t stream_magic[LC_STREAM_MAGIC_BYTES] = "LCMONBS";
 
@@ -111,6 +116,18 @@ void lc_stream_batch_frame(uint8_t out[LC_STREAM_FRAME_BYTES], uint32_t flags, u
     put_u64(out + 48, p->files_total);
     put_u64(out + 56, p->records);
     put_u64(out + 64, p->records_total);
+}
+
+void lc_stream_run_draw(uint64_t *id, uint64_t *started_ms)
+{
+    struct timespec now;
+    *started_ms = (uint64_t)time(NULL) * 1000u;
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+        *started_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    if (getrandom(id, sizeof *id, GRND_NONBLOCK) != (ssize_t)sizeof *id)
+        *id = lc_now_ns() ^ ((uint64_t)getpid() << 32) ^ *started_ms;
+    if (*id == 0)
+        *id = 1;
 }
 
 void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches)

@@ -132,6 +132,9 @@ typedef struct lc_stream_run {
     uint64_t started_ms; /* Unix time */
 } lc_stream_run;
 
+/* A new run: a random id (never 0) and the time now. */
+void lc_stream_run_draw(uint64_t *id, uint64_t *started_ms);
+
 /* Encode the stream header of layout l into buf. Returns the header's size
  * in bytes; when that is more than cap, nothing is written and the caller
  * retries with a buffer of the returned size. */

@@ -156,6 +156,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     lc_pipeline *p = lc_xcalloc(1, sizeof *p);
     p->cfg = cfg;
     p->env.seed = cfg->seed;
+    lc_stream_run_draw(&p->env.run_id, &p->env.run_started_ms);
     p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
     p->env.stage_finished_ctx = p;
@@ -321,6 +322,8 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
     }
     p->started = true;
     p->start_time = lc_now_seconds();
+    LC_INFO("run %016llx, seed %llu", (unsigned long long)p->env.run_id,
+            (unsigned long long)p->env.seed);
     if (p->env.world_size > 1)
         LC_INFO("serving share %u of %u (rank from %s)", p->env.rank, p->env.world_size,
                 p->env.rank_source);
@@ -552,6 +555,9 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
     m->has_rank = m->has_world_size = true;
     m->rank = p->env.rank;
     m->world_size = p->env.world_size;
+    m->has_run_id = m->has_seed = true;
+    m->run_id = p->env.run_id;
+    m->seed = p->env.seed;
     if (p->error[0])
         m->error = lc_xstrdup(p->error);
     return m;

@@ -753,14 +753,11 @@ static int fw_start(lc_stage *s, lc_error *err)
     f->grace_end = 0;
     f->grace_limit = 0;
     f->torn = false;
-    f->run.started_ms = (uint64_t)time(NULL) * 1000u;
-    struct timespec now;
-    if (clock_gettime(CLOCK_REALTIME, &now) == 0)
-        f->run.started_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-    if (getrandom(&f->run.id, sizeof f->run.id, GRND_NONBLOCK) != (ssize_t)sizeof f->run.id)
-        f->run.id = lc_now_ns() ^ ((uint64_t)getpid() << 32) ^ f->run.started_ms;
-    if (f->run.id == 0)
-        f->run.id = 1;
+    /* The pipeline's run; a writer run alone draws one at each start. */
+    f->run.id = s->env->run_id;
+    f->run.started_ms = s->env->run_started_ms;
+    if (!f->run.id)
+        lc_stream_run_draw(&f->run.id, &f->run.started_ms);
     /* A previous stop left the eventfd signalled; a restart starts quiet. */
     uint64_t v;
     while (read(f->wake_fd, &v, sizeof v) > 0) {

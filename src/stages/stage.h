@@ -63,6 +63,10 @@ typedef struct lc_run_progress {
 /* Settings every stage may read: fixed for the life of a pipeline. */
 typedef struct lc_stage_env {
     uint64_t seed;
+    /* The run: a random id drawn when the pipeline is built (never 0; 0 for
+     * a stage run alone, which draws its own) and when it started. */
+    uint64_t run_id;
+    uint64_t run_started_ms;
     uint32_t rank;       /* this process's share of the data, for sharding */
     uint32_t world_size; /* number of shares (1 = no sharding) */
     const char *rank_source; /* where rank/world came from ("config", "RANK", ...) */

@@ -154,11 +154,17 @@ class AgainstLcmon(unittest.TestCase):
             # Batches flow (a stop before the first one leaves the reader
             # waiting for the next run), then the stop ends the reader's run.
             self.assertTrue(self.L.batches_flow(WAIT))
+            # The run: the id the stream's header names, and the config's seed.
+            run = c.run()
+            self.assertEqual((run["seed"], run["rank"], run["world_size"], run["state"]),
+                             (1, 0, 1, "PIPELINE_RUNNING"))
+            self.assertEqual(run["run_id"], self.L.reader.run_id)
             c.stop()
             self.wait_state(c, "PIPELINE_STOPPED")
             self.L.new_reader()
             c.start()
             self.wait_state(c, "PIPELINE_RUNNING")
+            self.assertNotIn(c.run()["run_id"], (0, run["run_id"]))  # a new run
             self.assertEqual(c.anchor()[0], new_key)  # kept across the restart
             self.assertEqual(c.reconnects, 0)  # one connection throughout
 

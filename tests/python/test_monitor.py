@@ -179,11 +179,13 @@ class Reader(threading.Thread):
         self.batches = 0
         self.stop = False
         self.error = None
+        self.run_id = 0  # the stream header's
 
     def run(self):
         try:
             with BatchReader(self.pipe, tolerate_truncation=True, timeout=30,
                              restarts="end") as r:
+                self.run_id = r.run_id
                 for _ in r:
                     self.batches += 1
                     if self.stop:

@@ -198,8 +198,10 @@ def rate_value(s):
 
 
 def mask(text):
-    """Times change from run to run: clock times and the uptime."""
+    """Times change from run to run: clock times and the uptime; and each
+    run draws its id."""
     text = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", text)
+    text = re.sub(r"\brun [0-9a-f]{16}\b", "run RUN_ID", text)
     text = re.sub(r"up \d+:\d\d", "up M:SS", text)
     return "\n".join(l.rstrip() for l in text.rstrip("\n").split("\n")) + "\n"
 
