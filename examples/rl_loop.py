@@ -47,12 +47,13 @@ def sample_games(root):
 
 def self_play(games, into, every, stop):
     """Write one game at a time into `into` (a temporary name, then a
-    rename: a finished file appears whole), as a self-play client would."""
+    rename: a finished file appears whole), as a self-play client would,
+    until stopped (the sample games over and over, under new names)."""
     k = 0
-    while not stop.is_set() and k < len(games):
+    while not stop.is_set():
         name = "game_%06d.gz" % k
         part = os.path.join(into, "." + name + ".part")
-        shutil.copy(games[k], part)
+        shutil.copy(games[k % len(games)], part)
         os.rename(part, os.path.join(into, name))
         k += 1
         stop.wait(every)

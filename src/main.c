@@ -10,6 +10,7 @@
  */
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/exit.h"
 #include "core/log.h"
 #include "lc_config.h"
 #include "pipeline/config.h"
@@ -41,6 +42,8 @@ typedef struct options {
     bool print_default;
     bool print_schema;
     double max_seconds; /* 0: run until stopped or finished */
+    bool seed_given;    /* --seed: pins the seed over the config's */
+    unsigned long long seed;
     double status_interval;
     bool status_interval_given;
     bool quiet;
@@ -78,6 +81,8 @@ static void usage(FILE *f)
             "  --print-default-config  print the embedded default pipeline and exit\n"
             "  --print-schema          print every key a configuration may hold and exit\n"
             "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
+            "  --seed N                the run's seed, over the config's (default: a new one\n"
+            "                          at every start, logged)\n"
             "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
             "  --log-file FILE         also append log lines to FILE\n"
@@ -129,6 +134,7 @@ static int parse_args(int argc, char **argv, options *o)
         OPT_PRINT_DEFAULT,
         OPT_PRINT_SCHEMA,
         OPT_MAX_SECONDS,
+        OPT_SEED,
         OPT_STATUS_INTERVAL,
         OPT_LOG_LEVEL,
         OPT_LOG_FILE,
@@ -149,6 +155,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT},
         {"print-schema", no_argument, NULL, OPT_PRINT_SCHEMA},
         {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+        {"seed", required_argument, NULL, OPT_SEED},
         {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
@@ -192,6 +199,15 @@ static int parse_args(int argc, char **argv, options *o)
                         optarg);
                 return 2;
             }
+            break;
+        case OPT_SEED:
+            errno = 0;
+            o->seed = strtoull(optarg, &end, 0);
+            if (*end || !optarg[0] || optarg[0] == '-' || errno) {
+                fprintf(stderr, "lcmon: --seed: '%s' is not a whole number (0 or more)\n", optarg);
+                return 2;
+            }
+            o->seed_given = true;
             break;
         case OPT_STATUS_INTERVAL:
             o->status_interval_given = true;
@@ -300,7 +316,10 @@ static int check_mode(const options *o, bool attach)
                            : o->verbose ? "-v"
                                         : NULL;
     if (attach) {
-        const char *bad = o->no_ui ? "--no-ui" : o->config_path ? "--config" : headless;
+        const char *bad = o->no_ui         ? "--no-ui"
+                          : o->config_path ? "--config"
+                          : o->seed_given  ? "--seed"
+                                           : headless;
         if (bad) {
             fprintf(stderr,
                     "lcmon: attach: %s does not apply (attach takes --theme, --no-color, "
@@ -496,7 +515,7 @@ static int convert_main(int argc, char **argv)
     size_t len;
     lc_error err;
     lc_error_clear(&err);
-    if (lc_config_read_text(!strcmp(in, "-") ? "/dev/stdin" : in, &text, &len, &err) != 0) {
+    if (lc_config_read_text(in, &text, &len, &err) != 0) {
         print_errors(err.msg);
         return 1;
     }
@@ -558,7 +577,9 @@ static int run_screen(const lc_config *cfg, const char *config_errors, const opt
     lc_log_set_stderr(false);
     lc_monitor *m = cfg ? lc_monitor_local_new(cfg, NULL, NULL) : lc_monitor_failed_new(config_errors);
     int rc = tui_run(m, &to);
+    lc_stop_deadline_start(lc_config_stop_deadline(cfg));
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
+    lc_stop_deadline_end();
     lc_log_set_stderr(true);
     if (!cfg) {
         /* The screen said the first; the terminal keeps them all. */
@@ -612,6 +633,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "lcmon: invalid configuration; nothing was started:\n");
         print_errors(err.msg);
         return 1;
+    }
+    if (o.seed_given) {
+        cfg->seed = o.seed;
+        cfg->seed_pinned = true;
     }
     if (!o.no_ui) {
         rc = run_screen(cfg, NULL, &o);

@@ -142,6 +142,7 @@ class Header(NamedTuple):
     run_started_ms: int = 0  # Unix time in ms (0 in version 1)
     layout: str = ""  # the layout's name ("lc0-current", ...; "" before version 3)
     expand: str = ""  # how to make the trainer's tensors ("": they are; lcmon.expand)
+    seed: int = 0  # the run's seed (version 4 on)
 
     def same_layout(self, other: Optional["Header"]) -> bool:
         return (
@@ -283,6 +284,9 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
                 names.append(rest[pos + 2 : pos + 2 + n].decode("utf-8"))
                 pos += 2 + n
             layout, expand = names
+        seed = 0
+        if version >= 4 and pos + 8 <= len(rest):
+            (seed,) = struct.unpack_from("<Q", rest, pos)
     except (struct.error, UnicodeDecodeError) as e:
         raise StreamError("batch stream header: corrupt tensor list (%s)" % e) from None
     if expand not in EXPANSIONS:
@@ -292,7 +296,8 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
             % (layout, expand, ", ".join(repr(e) for e in EXPANSIONS[1:]))
         )
     return Header(
-        version, batch_size, payload_bytes, tuple(tensors), run_id, run_started, layout, expand
+        version, batch_size, payload_bytes, tuple(tensors), run_id, run_started, layout, expand,
+        seed,
     )
 
 

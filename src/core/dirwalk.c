@@ -13,7 +13,34 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx)
+/* The directories a walk has listed, by device and inode. */
+typedef struct visited {
+    struct {
+        dev_t dev;
+        ino_t ino;
+        char *path;
+    } *v;
+    size_t n, cap;
+} visited;
+
+/* Where (dev, ino) was listed, or NULL (then it is recorded as path). */
+static const char *visit(visited *seen, const struct stat *st, const char *path)
+{
+    for (size_t i = 0; i < seen->n; i++)
+        if (seen->v[i].dev == st->st_dev && seen->v[i].ino == st->st_ino)
+            return seen->v[i].path;
+    if (seen->n == seen->cap) {
+        seen->cap = seen->cap ? 2 * seen->cap : 16;
+        seen->v = lc_xrealloc(seen->v, seen->cap * sizeof *seen->v);
+    }
+    seen->v[seen->n].dev = st->st_dev;
+    seen->v[seen->n].ino = st->st_ino;
+    seen->v[seen->n].path = lc_xstrdup(path);
+    seen->n++;
+    return NULL;
+}
+
+static void walk(const char *dir, const lc_walk_ops *ops, void *ctx, visited *seen)
 {
     if (ops->dir)
         ops->dir(ctx, dir);
@@ -29,21 +56,39 @@ void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx)
             continue;
         char *path = lc_xasprintf("%s/%s", dir, e->d_name);
         struct stat st;
-        if (stat(path, &st) != 0) {
+        if ((ops->nofollow ? lstat(path, &st) : stat(path, &st)) != 0) {
             /* Vanished between readdir and stat: nothing to say. */
             if (errno != ENOENT && ops->error)
                 ops->error(ctx, path, errno, false);
             free(path);
         } else if (S_ISDIR(st.st_mode)) {
-            lc_walk_tree(path, ops, ctx);
+            const char *first = visit(seen, &st, path);
+            if (!first)
+                walk(path, ops, ctx, seen);
+            else if (ops->again)
+                ops->again(ctx, path, first);
             free(path);
         } else if (S_ISREG(st.st_mode)) {
             ops->file(ctx, path, strrchr(path, '/') + 1);
         } else {
+            if (ops->other)
+                ops->other(ctx, path, st.st_mode);
             free(path);
         }
     }
     closedir(d);
+}
+
+void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx)
+{
+    visited seen = {0};
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        visit(&seen, &st, dir);
+    walk(dir, ops, ctx, &seen);
+    for (size_t i = 0; i < seen.n; i++)
+        free(seen.v[i].path);
+    free(seen.v);
 }
 
 typedef struct file_list {

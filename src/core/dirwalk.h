@@ -2,13 +2,20 @@
  * dirwalk: the depth-first walk of a directory tree that the stages which
  * find data files share (file_path_provider's scan, parquet_game_source's
  * epoch listing). Names starting with '.' are skipped (editors' and
- * writers' temporary files); symbolic links are followed (stat).
+ * writers' temporary files). Symbolic links are followed (stat), unless
+ * the ops say `nofollow`, and may lead anywhere; each directory is listed
+ * once a walk, known by device and inode, so a link back up the tree (a
+ * loop) or a second way into a directory is reported (`again`) and not
+ * walked twice. Entries that are neither a directory nor a regular file
+ * (named pipes, sockets, devices; symbolic links with nofollow) go to
+ * `other`.
  */
 #ifndef LC_CORE_DIRWALK_H
 #define LC_CORE_DIRWALK_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef struct lc_walk_ops {
     /* A directory, before it is listed (to watch it). May be NULL. */
@@ -21,6 +28,14 @@ typedef struct lc_walk_ops {
     void (*error)(void *ctx, const char *path, int err, bool listing);
     /* Checked between entries: true ends the walk early. May be NULL. */
     bool (*stop)(void *ctx);
+    /* A directory this walk has listed already, reached again at path
+     * (first: where it was listed). May be NULL. */
+    void (*again)(void *ctx, const char *path, const char *first);
+    /* An entry that is neither a directory nor a regular file (its st_mode
+     * in mode). May be NULL. */
+    void (*other)(void *ctx, const char *path, mode_t mode);
+    /* Do not follow symbolic links: a link is `other`. */
+    bool nofollow;
 } lc_walk_ops;
 
 void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx);

@@ -84,6 +84,8 @@ const char *lc_strerror(int code)
         return "corrupt gzip stream";
     case LC_EEMPTY:
         return "empty";
+    case LC_ENOTREG:
+        return "not a regular file";
     default:
         return code < 0 ? strerror(-code) : "unknown error";
     }

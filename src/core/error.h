@@ -28,6 +28,7 @@ enum {
     LC_EVERSION = -10006, /* unknown record or protocol version */
     LC_EGZIP = -10007,    /* gzip stream that does not decompress */
     LC_EEMPTY = -10008,   /* nothing where something was required */
+    LC_ENOTREG = -10009,  /* a FIFO, device or socket where a file was expected */
 };
 
 #define LC_ERROR_MSG_MAX 2048

@@ -62,7 +62,7 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *ru
                 8 * (size_t)l->tensors[i].ndim + 8 + 8;
     size_t layout_len = strnlen(l->name, LC_LAYOUT_NAME_MAX);
     size_t expand_len = strnlen(l->expand, LC_LAYOUT_NAME_MAX);
-    need += 2 + layout_len + 2 + expand_len;
+    need += 2 + layout_len + 2 + expand_len + 8; /* + the seed */
     if (need > cap)
         return need;
     uint8_t *p = buf;
@@ -96,6 +96,8 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *ru
     p += 2 + layout_len;
     put_u16(p, (uint16_t)expand_len);
     memcpy(p + 2, l->expand, expand_len);
+    p += 2 + expand_len;
+    put_u64(p, run ? run->seed : 0);
     return need;
 }
 
@@ -304,6 +306,9 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
             return rc;
         }
     }
+    const uint8_t *seed;
+    if (version >= 4 && run && take(&c, 8, &seed))
+        run->seed = get_u64(seed);
     *consumed = total;
     return 0;
 }

@@ -45,7 +45,9 @@
  *                    int64), "lc0-packed-1" (bit planes and a sparse policy,
  *                    format/lc0/frame.h and docs/batch-stream.md). A reader
  *                    that does not know the expansion must stop, not guess.
- *     Readers ignore bytes after the expansion up to header_bytes.
+ *     seed           u64      the run's seed (version 4 on): every random
+ *                             choice of the run comes from it
+ *     Readers ignore bytes after the seed up to header_bytes.
  *
  *   batch (72 bytes of frame, then the payload)
  *     magic          4 bytes  "BTCH"
@@ -130,6 +132,7 @@
 typedef struct lc_stream_run {
     uint64_t id;         /* never 0 */
     uint64_t started_ms; /* Unix time */
+    uint64_t seed;       /* the run's seed (version 4 on) */
 } lc_stream_run;
 
 /* A new run: a random id (never 0) and the time now. */

@@ -11,6 +11,7 @@
 #include "monitor/snapshot.h"
 
 #include "core/clock.h"
+#include "core/exit.h"
 #include "core/log.h"
 #include "monitor/json.h"
 #include "monitor/local.h"
@@ -216,6 +217,9 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             break;
         }
     }
+    /* From here a stop must end: a second signal, or a thread stuck past
+     * the deadline, ends the process at once (core/exit.h). */
+    lc_stop_deadline_start(lc_config_stop_deadline(cfg));
     bool served = server != NULL;
     if (server)
         lc_server_metrics(server, &sock); /* the last counts, for the last line */
@@ -227,6 +231,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     }
     summary(m);
     lc_monitor_free(m);
+    lc_stop_deadline_end();
     close(sfd);
     close(efd);
     return exit_code;

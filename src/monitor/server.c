@@ -30,6 +30,7 @@
  */
 #include "monitor/server.h"
 
+#include "core/exit.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/thread.h"
@@ -587,6 +588,7 @@ int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
         return lc_error_set(err, -e, "eventfd: %s", strerror(e));
     }
     build_hello(s, cfg);
+    lc_exit_remove_at_exit(path); /* a stop cut short still removes it */
     lc_thread_start(&s->thread, "lc-monitor", server_main, s);
     LC_INFO("serving metrics and control on %s", path);
     *out = s;
@@ -617,6 +619,7 @@ void lc_server_stop(lc_server *s)
     close(s->listen_fd);
     close(s->wake_fd);
     unlink(s->path);
+    lc_exit_forget(s->path);
     lc_wire_buf_fini(&s->hello);
     free(s->path);
     free(s);

@@ -7,6 +7,8 @@
 #include "pipeline/config.h"
 #include "pipeline/config_lint.h"
 
+#include "core/exit.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "stages/registry.h"
 
@@ -16,6 +18,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -513,19 +516,42 @@ int lc_config_read_text(const char *path, char **text, size_t *len_out, lc_error
                             "%s: is a directory, not a configuration file (give a YAML file, such "
                             "as config/default.yaml; lcmon --print-default-config prints one)",
                             path);
-    if (known && S_ISREG(st.st_mode) && st.st_size >= (off_t)CONFIG_MAX_BYTES)
-        return config_too_large(path, err);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return lc_error_set(err, -errno, "%s: cannot open config: %s", path, strerror(errno));
+    FILE *f;
+    if (!strcmp(path, "-")) {
+        f = stdin; /* asked for: a pipe from another command is fine */
+    } else {
+        /* Never a blocking open: a FIFO named as the config would wait
+         * for a writer for ever, with the signals blocked. */
+        lc_error oerr;
+        lc_error_clear(&oerr);
+        int fd = lc_open_regular(path, &st, &oerr);
+        if (fd == LC_ENOTREG)
+            return lc_error_set(err, LC_ECONFIG,
+                                "%s: is %s, not a configuration file (give a YAML file; lcmon "
+                                "--print-default-config prints one)",
+                                path, lc_file_kind(st.st_mode));
+        if (fd < 0)
+            return lc_error_set(err, fd, "%s: cannot open config: %s", path, lc_strerror(fd));
+        if (st.st_size >= (off_t)CONFIG_MAX_BYTES) {
+            close(fd);
+            return config_too_large(path, err);
+        }
+        f = fdopen(fd, "rb");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            return lc_error_set(err, -e, "%s: cannot open config: %s", path, strerror(e));
+        }
+    }
     size_t cap = 4096, len = 0;
     char *buf = lc_xmalloc(cap);
     size_t n;
     while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
         len += n;
         if (len == cap) {
-            if (cap >= CONFIG_MAX_BYTES) { /* a pipe or a device that does not end */
-                fclose(f);
+            if (cap >= CONFIG_MAX_BYTES) { /* a pipe that does not end */
+                if (f != stdin)
+                    fclose(f);
                 free(buf);
                 return config_too_large(path, err);
             }
@@ -534,7 +560,8 @@ int lc_config_read_text(const char *path, char **text, size_t *len_out, lc_error
         }
     }
     bool failed = ferror(f);
-    fclose(f);
+    if (f != stdin)
+        fclose(f);
     if (failed) {
         free(buf);
         return lc_error_set(err, -EIO, "%s: read error", path);
@@ -664,4 +691,15 @@ void lc_config_free_block(const struct lc_stage_class *cls, void *block)
     yaml_log log = {.n = 0};
     cyaml_schema_value_t schema = block_schema(cls);
     cyaml_free(yaml_config(&log), &schema, block, 0);
+}
+
+double lc_config_stop_deadline(const lc_config *cfg)
+{
+    double d = LC_STOP_DEADLINE_S;
+    for (unsigned i = 0; cfg && i < cfg->n_stages; i++) {
+        const lc_stage_config *s = &cfg->stages[i];
+        if (s->cls && s->cls->stop_seconds && s->cls->stop_seconds(s->block) + 1.0 > d)
+            d = s->cls->stop_seconds(s->block) + 1.0;
+    }
+    return d;
 }

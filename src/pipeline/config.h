@@ -83,7 +83,8 @@ typedef struct lc_config {
     int64_t *rank_opt;
     int64_t *world_size_opt;
     /* Resolved by validation. */
-    uint64_t seed;
+    uint64_t seed;       /* when seed_pinned */
+    bool seed_pinned;    /* seed: (or --seed) given; else each start draws one */
     uint32_t metrics_interval_ms;
     int64_t rank;       /* -1: take it from the environment */
     int64_t world_size; /* -1: take it from the environment */
@@ -97,7 +98,7 @@ typedef struct lc_config {
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
                           lc_error *err);
 int lc_config_load_file(const char *path, lc_config **out, lc_error *err);
-/* A configuration file's text (malloc'd; not NUL-terminated), read the way
+/* A configuration file's text (malloc'd; not NUL-terminated; "-" reads stdin), read the way
  * lc_config_load_file reads it: a directory or a text of 16 MiB or more is
  * refused with a message naming the path. */
 int lc_config_read_text(const char *path, char **text, size_t *len, lc_error *err);
@@ -129,6 +130,11 @@ void lc_config_print_schema(FILE *out);
 /* Resolve and check a parsed configuration (config_validate.c): 0, or
  * LC_ECONFIG with every problem in err, one a line. Loading calls it. */
 int lc_config_validate(lc_config *cfg, lc_error *err);
+
+/* How long a stop of this pipeline must be given: the stop deadline
+ * (core/exit.h's LC_STOP_DEADLINE_S), or more when a stage may rightly take
+ * longer (a fifo_writer's stop_grace, plus a second). */
+double lc_config_stop_deadline(const lc_config *cfg);
 
 /* Find a stage config by name; NULL when absent. */
 const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name);

@@ -348,6 +348,8 @@ int lc_config_validate(lc_config *cfg, lc_error *err)
     if (count == 0)
         validate_wiring(cfg, err, &count);
 
+    /* Without seed: a fresh one at every start (lc_pipeline_new). */
+    cfg->seed_pinned = cfg->seed_opt != NULL;
     cfg->seed = cfg->seed_opt ? *cfg->seed_opt : 0;
     cfg->metrics_interval_ms = cfg->metrics_interval_opt ? *cfg->metrics_interval_opt : 100;
     if (cfg->metrics_interval_ms < 10 || cfg->metrics_interval_ms > 10000)

@@ -24,6 +24,7 @@
 #include "stages/stage.h"
 
 #include <errno.h>
+#include <sys/random.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,8 +156,13 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     *out = NULL;
     lc_pipeline *p = lc_xcalloc(1, sizeof *p);
     p->cfg = cfg;
-    p->env.seed = cfg->seed;
     lc_stream_run_draw(&p->env.run_id, &p->env.run_started_ms);
+    /* A run that pins no seed draws its own: a restart over the same files
+     * takes other chunks and positions (the log says which seed). */
+    p->env.seed = cfg->seed;
+    if (!cfg->seed_pinned && getrandom(&p->env.seed, sizeof p->env.seed, GRND_NONBLOCK) !=
+                                 (ssize_t)sizeof p->env.seed)
+        p->env.seed = p->env.run_id * 0x9e3779b97f4a7c15u;
     p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
     p->env.stage_finished_ctx = p;
@@ -322,8 +328,9 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
     }
     p->started = true;
     p->start_time = lc_now_seconds();
-    LC_INFO("run %016llx, seed %llu", (unsigned long long)p->env.run_id,
-            (unsigned long long)p->env.seed);
+    LC_INFO("run %016llx, seed %llu%s", (unsigned long long)p->env.run_id,
+            (unsigned long long)p->env.seed,
+            p->cfg->seed_pinned ? "" : " (drawn for this run)");
     if (p->env.world_size > 1)
         LC_INFO("serving share %u of %u (rank from %s)", p->env.rank, p->env.world_size,
                 p->env.rank_source);

@@ -756,6 +756,7 @@ static int fw_start(lc_stage *s, lc_error *err)
     /* The pipeline's run; a writer run alone draws one at each start. */
     f->run.id = s->env->run_id;
     f->run.started_ms = s->env->run_started_ms;
+    f->run.seed = s->env->seed;
     if (!f->run.id)
         lc_stream_run_draw(&f->run.id, &f->run.started_ms);
     /* A previous stop left the eventfd signalled; a restart starts quiet. */
@@ -844,6 +845,11 @@ static const lc_metric_info fw_metrics[] = {
 
 /* --check-config: the path is a named pipe (or a regular file with
  * regular_file), or absent in a directory where it can be made. */
+static double fw_stop_seconds(const void *config)
+{
+    return ((const fw_config *)config)->stop_grace;
+}
+
 static int fw_preflight(const void *config, lc_error *err)
 {
     const fw_config *c = config;
@@ -866,6 +872,7 @@ const lc_stage_class lc_fifo_writer_class = {
     .config_size = sizeof(fw_config),
     .config_check = fw_config_check,
     .preflight = fw_preflight,
+    .stop_seconds = fw_stop_seconds,
     .init = fw_init,
     .fini = fw_fini,
     .start = fw_start,

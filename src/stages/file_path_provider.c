@@ -30,6 +30,7 @@
 #include "core/clock.h"
 #include "core/dirwalk.h"
 #include "core/dirwatch.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "stages/items.h"
@@ -49,9 +50,11 @@ typedef struct fpp_config {
     char *directory;
     bool *watch_opt;
     double *settle_opt;
+    bool *follow_opt;
     /* Resolved by config_check. */
     bool watch;
     double settle_seconds;
+    bool follow_symlinks;
 } fpp_config;
 
 static const cyaml_schema_field_t fpp_fields[] = {
@@ -61,6 +64,8 @@ static const cyaml_schema_field_t fpp_fields[] = {
                          watch_opt),
     CYAML_FIELD_FLOAT_PTR("settle_seconds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
                           settle_opt),
+    CYAML_FIELD_BOOL_PTR("follow_symlinks", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
+                         follow_opt),
     CYAML_FIELD_END,
 };
 
@@ -70,6 +75,7 @@ static int fpp_config_check(void *p, lc_error *err)
     int rc = lc_config_expand_path(&c->directory, "directory", "the data directory", err);
     c->watch = c->watch_opt ? *c->watch_opt : true;
     c->settle_seconds = c->settle_opt ? *c->settle_opt : 2.0;
+    c->follow_symlinks = c->follow_opt ? *c->follow_opt : true;
     if (c->settle_seconds < 0 || c->settle_seconds > 3600)
         rc = lc_error_add(err, LC_ECONFIG,
                           "settle_seconds: %g is out of range (use 0 to 3600 seconds)",
@@ -97,6 +103,12 @@ typedef struct fpp {
     uint64_t seq;
     uint32_t emit_flags; /* LC_ITEM_INITIAL while the initial scan settles */
     atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
+    /* Entries skipped: not a regular file (a FIFO, a socket, a device; a
+     * link without follow_symlinks), a directory reached a second time (a
+     * link loop). Each path is logged once (skip_warned, a ring). */
+    atomic_uint_fast64_t n_not_regular, n_dir_again;
+    char *skip_warned[32];
+    unsigned skip_next;
     atomic_int_fast64_t g_dirs, g_pending;
     atomic_bool scan_done;
     atomic_int warn;  /* the warning state: WARN_* */
@@ -164,6 +176,41 @@ static void scan_error(void *ctx, const char *path, int err, bool listing)
     atomic_fetch_add(&((scan_ctx *)ctx)->f->n_scan_errors, 1);
 }
 
+/* Whether path was logged as skipped lately; if not, it is now. Worker
+ * thread only. */
+static bool skip_logged(fpp *f, const char *path)
+{
+    for (unsigned i = 0; i < sizeof f->skip_warned / sizeof *f->skip_warned; i++)
+        if (f->skip_warned[i] && !strcmp(f->skip_warned[i], path))
+            return true;
+    unsigned k = f->skip_next++ % (sizeof f->skip_warned / sizeof *f->skip_warned);
+    free(f->skip_warned[k]);
+    f->skip_warned[k] = lc_xstrdup(path);
+    return false;
+}
+
+static void skip_other(fpp *f, const char *path, mode_t mode)
+{
+    atomic_fetch_add(&f->n_not_regular, 1);
+    if (!skip_logged(f, path))
+        LC_WARN("%s: is %s, not a game file: skipped", path, lc_file_kind(mode));
+}
+
+static void scan_other(void *ctx, const char *path, mode_t mode)
+{
+    skip_other(((scan_ctx *)ctx)->f, path, mode);
+}
+
+static void scan_again(void *ctx, const char *path, const char *first)
+{
+    fpp *f = ((scan_ctx *)ctx)->f;
+    atomic_fetch_add(&f->n_dir_again, 1);
+    if (!skip_logged(f, path))
+        LC_WARN("%s: leads to %s, a directory already listed (a symbolic link loop, or a second "
+                "link to it): skipped",
+                path, first);
+}
+
 static bool scan_stop(void *ctx)
 {
     return lc_run_state_stopping(&((scan_ctx *)ctx)->s->run);
@@ -171,7 +218,10 @@ static bool scan_stop(void *ctx)
 
 static void scan_tree(fpp *f, lc_stage *s, const char *dir, file_list *out)
 {
-    static const lc_walk_ops ops = {scan_dir, scan_file, scan_error, scan_stop};
+    const fpp_config *c = s->config;
+    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,
+                             scan_stop,  scan_again, scan_other,
+                             !c->follow_symlinks};
     scan_ctx ctx = {f, s, out};
     lc_walk_tree(dir, &ops, &ctx);
 }
@@ -318,7 +368,7 @@ static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
 /* The data directory itself went (its watch said so): say what is at its
  * path now, and again whenever that changes (a file put there after the
  * directory was moved away). The chunks already loaded go on; no new file
- * is found. */
+ * is found until a directory is there again (watch_again). */
 static void note_directory_gone(fpp *f, lc_stage *s)
 {
     const fpp_config *c = s->config;
@@ -326,14 +376,13 @@ static void note_directory_gone(fpp *f, lc_stage *s)
     int warn = stat(c->directory, &st) != 0 ? WARN_DIR_GONE
                : !S_ISDIR(st.st_mode)       ? WARN_DIR_NOT_DIR
                                             : WARN_DIR_REPLACED;
-    if (atomic_exchange(&f->warn, warn) == warn)
-        return;
-    LC_WARN("%s: data directory %s %s; new files are not found (the chunks loaded go on; "
-            "restart lcmon once the directory is back)",
+    if (atomic_exchange(&f->warn, warn) == warn || warn == WARN_DIR_REPLACED)
+        return; /* a directory again: the watch loop takes it up and says so */
+    LC_WARN("%s: data directory %s %s; no new files are found until a directory is there again "
+            "(the chunks loaded go on)",
             s->name, c->directory,
-            warn == WARN_DIR_GONE      ? "was deleted or moved away"
-            : warn == WARN_DIR_NOT_DIR ? "is not a directory any more (replaced by a file?)"
-                                       : "was replaced by another directory");
+            warn == WARN_DIR_GONE ? "was deleted or moved away"
+                                  : "is not a directory any more (replaced by a file?)");
 }
 
 static bool directory_gone(const fpp *f)
@@ -352,9 +401,18 @@ typedef struct watch_ctx {
 static bool on_file(void *p, char *path)
 {
     watch_ctx *w = p;
+    const fpp_config *c = w->s->config;
     ssize_t i = find_pending(w->f, path);
     if (i >= 0)
         drop_pending(w->f, (size_t)i);
+    /* A FIFO's writer closing it, a link made: not a game file. */
+    struct stat st;
+    if ((c->follow_symlinks ? stat(path, &st) : lstat(path, &st)) == 0 && !S_ISREG(st.st_mode)) {
+        if (!S_ISDIR(st.st_mode))
+            skip_other(w->f, path, st.st_mode);
+        free(path);
+        return true;
+    }
     return emit_path(w->f, w->s, path, w->f->emit_flags, w->meter);
 }
 
@@ -383,6 +441,28 @@ static void on_overflow(void *p)
     atomic_fetch_add(&w->f->n_overflows, 1);
     LC_WARN("inotify queue overflowed: files written meanwhile may be missed "
             "(raise fs.inotify.max_queued_events)");
+}
+
+/* A directory is at the data directory's path again (re-created, or moved
+ * back): watch it afresh (the old watches followed the old directory
+ * wherever it went) and offer its files. False on a stop or a closed
+ * output. */
+static bool watch_again(fpp *f, lc_stage *s, lc_load_meter *meter)
+{
+    const fpp_config *c = s->config;
+    lc_error err;
+    lc_error_clear(&err);
+    lc_dirwatch *w = lc_dirwatch_new(&err);
+    if (!w) {
+        LC_ERROR("%s: cannot watch %s again: %s", s->name, c->directory, err.msg);
+        return true; /* it stays a warning on the screen */
+    }
+    lc_dirwatch_free(f->watch);
+    f->watch = w;
+    atomic_store(&f->warn, WARN_NONE);
+    LC_WARN("%s: data directory %s is there again: watching it and reading its files", s->name,
+            c->directory);
+    return scan_and_offer(f, s, c->directory, f->emit_flags, meter);
 }
 
 /* Watch until stopped; or, with until > 0, until no file is pending or that
@@ -414,8 +494,14 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
         }
         if (f->n_pending && !check_pending(f, s, meter))
             return false;
-        if (directory_gone(f))
+        if (directory_gone(f)) {
             note_directory_gone(f, s);
+            if (atomic_load(&f->warn) == WARN_DIR_REPLACED) {
+                if (!watch_again(f, s, meter))
+                    return false;
+                fds[0].fd = lc_dirwatch_fd(f->watch);
+            }
+        }
         if (atomic_load(&f->warn) == WARN_NO_FILES) {
             if (f->seq > 0) {
                 atomic_store(&f->warn, WARN_NONE);
@@ -533,6 +619,8 @@ static void fpp_fini(lc_stage *s)
     for (size_t i = 0; i < f->n_pending; i++)
         free(f->pending[i].path);
     free(f->pending);
+    for (size_t i = 0; i < sizeof f->skip_warned / sizeof *f->skip_warned; i++)
+        free(f->skip_warned[i]);
     lc_dirwatch_free(f->watch);
     if (f->wake_fd >= 0)
         close(f->wake_fd);
@@ -561,6 +649,8 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "watch_events", atomic_exchange(&f->n_watch_events, 0));
     lc_metrics_add_bad(m, "scan_errors", atomic_exchange(&f->n_scan_errors, 0));
     lc_metrics_add_count(m, "inotify_overflows", atomic_exchange(&f->n_overflows, 0));
+    lc_metrics_add_bad(m, "not_regular_files", atomic_exchange(&f->n_not_regular, 0));
+    lc_metrics_add_bad(m, "directories_again", atomic_exchange(&f->n_dir_again, 0));
     lc_metrics_set_gauge(m, "watched_dirs", atomic_load(&f->g_dirs), 0, false);
     lc_metrics_set_gauge(m, "pending_files", atomic_load(&f->g_pending), 0, false);
     lc_metrics_set_gauge(m, "initial_scan_done", atomic_load(&f->scan_done), 0, false);
@@ -584,6 +674,8 @@ static const lc_metric_info fpp_metrics[] = {
     {"watch_events", "events"},
     {"scan_errors", "errors"},
     {"inotify_overflows", "overflows"},
+    {"not_regular_files", "files"},
+    {"directories_again", "directories"},
     {"watched_dirs", "directories"},
     {"initial_scan_done", ""},
     {0},

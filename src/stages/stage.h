@@ -127,6 +127,10 @@ typedef struct lc_stage_class {
      * for --check-config (a checked config block): errors as for
      * config_check, one per line. May be NULL. */
     int (*preflight)(const void *config, lc_error *err);
+    /* The longest a stop of this stage may rightly take, in seconds (a
+     * writer's grace for a slow reader). NULL: no more than a moment. The
+     * process's stop deadline (core/exit.h) is extended to cover it. */
+    double (*stop_seconds)(const void *config);
 
     /* The worker pool: `threads` workers (from the checked config block;
      * NULL means one) each run worker(s, index, meter) until it returns;

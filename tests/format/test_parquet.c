@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "check.h"
@@ -427,7 +428,13 @@ static void test_not_parquet(void)
     CHECK_EQ_INT(lc_parquet_open(p, &f, &err), LC_EFORMAT);
     CHECK_EQ_INT(lc_parquet_open(tu_path("missing.parquet"), &f, &err), -ENOENT);
     CHECK(tu_contains(err.msg, "missing.parquet"));
-    CHECK_EQ_INT(lc_parquet_open(tu_tmpdir(), &f, &err), -EINVAL);
+    CHECK_EQ_INT(lc_parquet_open(tu_tmpdir(), &f, &err), LC_ENOTREG);
+    CHECK(tu_contains(err.msg, "is a directory, not a regular file"));
+    /* A named pipe is refused at once, not waited on for a writer. */
+    const char *fifo = tu_path("fifo.parquet");
+    CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+    CHECK_EQ_INT(lc_parquet_open(fifo, &f, &err), LC_ENOTREG);
+    CHECK(tu_contains(err.msg, "fifo.parquet: is a named pipe (FIFO)"));
     /* An encrypted footer ("PARE") is refused as unsupported. */
     tu_write_file(p, "PAR1xxxxxxxx\4\0\0\0PARE", 20);
     CHECK_EQ_INT(lc_parquet_open(p, &f, &err), -ENOTSUP);

@@ -321,14 +321,19 @@ class Versions(LcmonCase):
     def test_version_2_still_read(self):
         data = self.stream()
         self.assertEqual(struct.unpack_from("<I", data, 8)[0], 4)
+        # The header names the run's seed (drawn: the config pins none), as the log does.
+        seed = lcmon.parse_header(data[:16], data[16:16 + struct.unpack_from("<I", data, 12)[0]]).seed
+        self.assertIn("seed %d (drawn for this run" % seed, self.lcmon_log())
         layouts = []
 
         def to_v2(version, rest, h):
-            # Version 2: the same header without the layout's two names.
+            # Version 2: the same header without the layout's two names and
+            # the seed (and batch frames without the progress).
             layouts.append(h.layout)
-            self.assertEqual(rest[-4 - len(h.layout) :],
-                             struct.pack("<H", len(h.layout)) + h.layout.encode() + b"\0\0")
-            return 2, rest[: -(4 + len(h.layout))]
+            self.assertEqual(rest[-12 - len(h.layout) :],
+                             struct.pack("<H", len(h.layout)) + h.layout.encode() + b"\0\0"
+                             + struct.pack("<Q", h.seed))
+            return 2, rest[: -(12 + len(h.layout))]
 
         path = self.path("v2.bin")
         with open(path, "wb") as f:
@@ -350,7 +355,7 @@ class Versions(LcmonCase):
         def unknown(version, rest, h):
             # An expansion no reader knows, in place of none.
             name = b"lc0-packed-9"
-            return version, rest[:-2] + struct.pack("<H", len(name)) + name
+            return version, rest[:-10] + struct.pack("<H", len(name)) + name + rest[-8:]
 
         path = self.path("bad.bin")
         with open(path, "wb") as f:

@@ -240,10 +240,19 @@ class ScreenLife(ScreenCase):
         self.assertEqual(sock2, sock)
         p.wait_for("connected again", lambda t: t.startswith(" lcmon  RUNNING"),
                    timeout=30 * SLOW)
-        # The log says when it came back (above the new loader's first lines).
-        p.send("PPage")
-        p.wait_for("the gap in the log", lambda t: "is back" in t
-                   and "(process %d) after" % loader2.pid in t)  # the line may wrap
+        # The log says when it came back (above the new loader's first
+        # lines): page back until it shows (pages overlap by two rows; one
+        # page a second, so that the screen shows each before the next).
+        paged = [0.0]
+
+        def back_in_view(t):
+            if "is back" in t and "(process %d) after" % loader2.pid in t:  # the line may wrap
+                return True
+            if time.monotonic() - paged[0] > 1.0 * SLOW:
+                p.send("PPage")
+                paged[0] = time.monotonic()
+            return False
+        p.wait_for("the gap in the log", back_in_view)
         p.send("q")
         p.wait_for("attach exited", lambda t: "lcmon exited" in t, timeout=10)
 

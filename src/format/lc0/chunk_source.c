@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/log.h"
 #include "format/lc0/tar.h"
 
@@ -83,9 +84,9 @@ static int collect_gzip_members(lc_chunk_source *s, lc_tar_index *idx, lc_error 
 
 static int open_tar(lc_chunk_source *s, lc_error *err)
 {
-    s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    s->fd = lc_open_regular(s->path, NULL, err);
     if (s->fd < 0)
-        return lc_error_set(err, -errno, "%s: cannot open: %s", s->path, strerror(errno));
+        return s->fd;
     lc_tar_index idx;
     lc_error ierr;
     lc_error_clear(&ierr);
@@ -114,14 +115,9 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
  * draws it (a text file named x.gz, an empty file). Reads two bytes. */
 static int check_gzip_file(const char *path, lc_error *err)
 {
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return lc_error_set(err, -EISDIR, "%s: is a directory", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = lc_open_regular(path, NULL, err);
     if (fd < 0)
-        return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+        return fd;
     unsigned char magic[2] = {0, 0};
     ssize_t n = read(fd, magic, 2);
     close(fd);
@@ -280,15 +276,11 @@ static int too_large(const lc_chunk_source *s, size_t i, uint64_t size, size_t m
 
 static int read_gz(const lc_chunk_source *s, uint8_t **buf, size_t *len, size_t max, lc_error *err)
 {
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return lc_error_set(err, -errno, "%s: cannot open: %s", s->path, strerror(errno));
-    int rc = 0;
     struct stat st;
-    if (fstat(fd, &st) < 0) {
-        rc = lc_error_set(err, -errno, "%s: %s", s->path, strerror(errno));
-        goto out;
-    }
+    int fd = lc_open_regular(s->path, &st, err);
+    if (fd < 0)
+        return fd;
+    int rc = 0;
     if ((uint64_t)st.st_size > max) {
         rc = too_large(s, 0, (uint64_t)st.st_size, max, err);
         goto out;

@@ -28,6 +28,8 @@
  */
 #include "format/parquet/internal.h"
 
+#include "core/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -544,20 +546,12 @@ int lc_parquet_open(const char *path, lc_parquet_file **out, lc_error *err)
     *out = NULL;
     lc_parquet_file *f = lc_xcalloc(1, sizeof *f);
     f->path = lc_xstrdup(path);
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    f->fd = lc_open_regular(path, &st, err);
     int rc;
     uint8_t *footer = NULL;
     if (f->fd < 0) {
-        rc = open_fail(f, err, -errno, "cannot open: %s", strerror(errno));
-        goto fail;
-    }
-    struct stat st;
-    if (fstat(f->fd, &st) != 0) {
-        rc = open_fail(f, err, -errno, "cannot stat: %s", strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = open_fail(f, err, -EINVAL, "not a regular file");
+        rc = f->fd; /* err names the path and what is there */
         goto fail;
     }
     f->size = (uint64_t)st.st_size;

@@ -1,0 +1,32 @@
+/*
+ * exit: a stop that always stops.
+ *
+ * A clean stop joins every thread, and a thread can be stuck in a system
+ * call nothing wakes (a read from a hung network file system, a device).
+ * lc_stop_deadline_start arms a watchdog when a stop begins: if the stop has
+ * not ended (lc_stop_deadline_end) within its seconds, or SIGINT or SIGTERM
+ * comes again meanwhile, it logs why, removes the files registered with
+ * lc_exit_remove_at_exit (the monitoring socket) when they are still the
+ * ones that were registered (same device and inode), and ends the process
+ * at once with _exit. Descriptors close with the process: the trainer sees
+ * the end of its pipe, flocks are released.
+ *
+ * SIGINT and SIGTERM must be blocked in every thread (main.c does this);
+ * the watchdog takes them with sigtimedwait.
+ */
+#ifndef LC_CORE_EXIT_H
+#define LC_CORE_EXIT_H
+
+#define LC_STOP_DEADLINE_S 5.0
+
+/* Remember path (as it is now: its device and inode) for a forced exit;
+ * forget it again (the owner removed it itself). At most 8 paths. */
+void lc_exit_remove_at_exit(const char *path);
+void lc_exit_forget(const char *path);
+
+/* Arm the watchdog for a stop that must end within `seconds`; disarm it
+ * when the stop has ended. One at a time. */
+void lc_stop_deadline_start(double seconds);
+void lc_stop_deadline_end(void);
+
+#endif

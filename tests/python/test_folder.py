@@ -1,0 +1,295 @@
+"""What other programs do to a weeks-long run's data folder, and stops that
+must stop (issue 24): a named pipe named like a game in the folder (at the
+start and written to later) and given as the config; symbolic links back up
+the tree; the folder deleted and made again; a stop held up by a slow
+reader, cut short by a second SIGINT or by the stop deadline; a fresh seed
+at every start unless one is pinned, and a pinned seed giving the same
+stream again.
+
+Environment: LCMON, LC_TEST_DATA, LCMON_TEST_SLOW, PYTHONPATH (python/).
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+from lcmon import BatchReader
+from test_hostile import wait_for
+from test_monitor import DATA, LCMON, SLOW, ctl
+
+GAMES = sorted(glob.glob(os.path.join(DATA, "*", "*.gz")))
+
+# The default chain, small, one thread a stage; {data}, {pipe}, {extra},
+# {tensors}.
+CONFIG = """\
+{extra}
+stages:
+  - name: files
+    file_path_provider: {{directory: '{data}', settle_seconds: 0.2}}
+  - name: sources
+    input: files
+    chunk_source_loader: {{threads: 1}}
+  - name: pool
+    input: sources
+    shuffling_chunk_pool: {{chunk_pool_size: 1000, threads: 1}}
+  - name: unpacker
+    input: pool
+    chunk_unpacker: {{sampling_rate: 0.5}}
+  - name: sampler
+    input: unpacker
+    shuffling_frame_sampler: {{reservoir_size: 300}}
+  - name: tensors
+    input: sampler
+    tensor_generator: {{{tensors}}}
+  - name: writer
+    input: tensors
+    fifo_writer: {{path: '{pipe}'}}
+"""
+
+
+def copy_games(into, games, old=True):
+    for g in games:
+        dst = os.path.join(into, "%s_%s" % (os.path.basename(os.path.dirname(g)),
+                                            os.path.basename(g)))
+        shutil.copy(g, dst)
+        if old:  # settled at once
+            os.utime(dst, (time.time() - 3600, time.time() - 3600))
+
+
+class Run:
+    """A headless lcmon on a config, its socket, and its stderr in a file."""
+
+    def __init__(self, tmp, data, extra="", args=(), env=None, name="run",
+                 tensors="batch_size: 32, packed: true"):
+        self.tmp = tmp
+        self.pipe = os.path.join(tmp, name + ".pipe")
+        self.sock = os.path.join(tmp, name + ".sock")
+        self.config = os.path.join(tmp, name + ".yaml")
+        with open(self.config, "w") as f:
+            f.write(CONFIG.format(data=data, pipe=self.pipe, extra=extra, tensors=tensors))
+        self.err_path = os.path.join(tmp, name + ".log")
+        self.err = open(self.err_path, "w")
+        self.proc = subprocess.Popen(
+            [LCMON, "--no-ui", "--status-interval", "0", "--config", self.config, "--socket",
+             self.sock, *args], stdout=subprocess.DEVNULL, stderr=self.err,
+            env=dict(os.environ, **(env or {})))
+        wait_for("lcmon's socket", lambda: os.path.exists(self.sock) or self.proc.poll() is not None,
+                 20)
+        assert self.proc.poll() is None, self.log()
+
+    def log(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def files_stage(self):
+        r = ctl(self.sock, "metrics", "--json")
+        assert r.returncode == 0, r.stderr
+        for s in json.loads(r.stdout)["all_time"]["stage_metrics"]:
+            if s["name"] == "files":
+                return s
+        raise KeyError("files")
+
+    def count(self, name):
+        s = self.files_stage()
+        return {c["name"]: int(c.get("count", 0))
+                for c in s.get("count_metrics", [])}.get(name, 0)
+
+    def stop(self, timeout=15, send=True):
+        """SIGINT (unless send is false: one was sent), then its exit status."""
+        if send and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout=timeout * SLOW)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self.err.close()
+        return rc
+
+
+class FolderTests(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-folder-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.data = os.path.join(self.tmp, "data")
+        os.makedirs(self.data)
+
+    def test_fifos_links_and_a_fifo_config(self):
+        """A FIFO named like a game, at the start and written to while lcmon
+        runs, is skipped with one warning each and counted; games copied in
+        after it are still found; two links to the folder are listed once;
+        SIGINT still stops lcmon at once."""
+        copy_games(self.data, GAMES[:5])
+        os.mkfifo(os.path.join(self.data, "early.gz"))
+        os.symlink(".", os.path.join(self.data, "loop1"))
+        os.symlink(".", os.path.join(self.data, "loop2"))
+        run = Run(self.tmp, self.data)
+        try:
+            wait_for("the first 5 games", lambda: run.count("files") >= 5, 30)
+            late = os.path.join(self.data, "late.gz")
+            os.mkfifo(late)
+            for _ in range(3):  # each writer's close is an event on the folder
+                fd = os.open(late, os.O_RDWR)  # does not wait for a reader
+                os.write(fd, b"x" * 100)
+                os.close(fd)
+                time.sleep(0.2)
+            copy_games(self.data, GAMES[5:8], old=False)
+            wait_for("the 3 games copied after the FIFO", lambda: run.count("files") >= 8, 30)
+            wait_for("the late FIFO counted", lambda: run.count("not_regular_files") >= 2, 30)
+            self.assertEqual(run.count("files"), 8, "a game listed twice through the links?")
+            self.assertEqual(run.count("directories_again"), 2)
+        finally:
+            t0 = time.monotonic()
+            rc = run.stop()
+            took = time.monotonic() - t0
+        self.assertEqual(rc, 0, run.log()[-2000:])
+        self.assertLess(took, 5 * SLOW)
+        log = run.log()
+        for name in ("early.gz", "late.gz"):
+            self.assertEqual(log.count("%s: is a named pipe (FIFO), not a game file" % name), 1,
+                             log[-3000:])
+        for name in ("loop1", "loop2"):
+            self.assertEqual(log.count("%s: leads to %s, a directory already listed" %
+                                       (name, self.data)), 1, log[-3000:])
+        # The FIFO as the config: refused at once, naming it.
+        cfg = os.path.join(self.tmp, "config.fifo")
+        os.mkfifo(cfg)
+        for args in (["--no-ui", "--config", cfg], ["--check-config", cfg]):
+            r = subprocess.run([LCMON, *args], capture_output=True, text=True, timeout=10 * SLOW)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("%s: is a named pipe (FIFO), not a configuration file" % cfg, r.stderr)
+
+    def test_folder_deleted_and_made_again(self):
+        copy_games(self.data, GAMES[:4])
+        run = Run(self.tmp, self.data)
+        try:
+            wait_for("the first games", lambda: run.count("files") >= 4, 30)
+            shutil.rmtree(self.data)
+            wait_for("the loss said", lambda: "was deleted or moved away" in run.log(), 30)
+            os.makedirs(self.data)
+            wait_for("the folder watched again", lambda: "is there again" in run.log(), 30)
+            copy_games(self.data, GAMES[4:7], old=False)
+            wait_for("the games of the new folder", lambda: run.count("files") >= 7, 30)
+        finally:
+            rc = run.stop()
+        self.assertEqual(rc, 0, run.log()[-2000:])
+
+
+class Trickle(threading.Thread):
+    """A trainer that takes the pipe 4 KB every 50 ms: a stop waits for it
+    (the writer's grace) up to stop_grace."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path = path
+        self.read = 0
+
+    def run(self):
+        while not os.path.exists(self.path):
+            time.sleep(0.05)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            while True:
+                b = os.read(fd, 4096)
+                if not b:
+                    return
+                self.read += len(b)
+                time.sleep(0.05)
+        finally:
+            os.close(fd)
+
+
+class WithGames(unittest.TestCase):
+    """A data folder holding every sample game, settled."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-games-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.data = os.path.join(self.tmp, "data")
+        os.makedirs(self.data)
+        copy_games(self.data, GAMES)
+
+
+class StopTests(WithGames):
+
+    def slow_stop(self, env=None):
+        """lcmon in the middle of a batch for a trickling reader, then
+        SIGINT: the stop waits for the reader. The run and the time of
+        the signal."""
+        # Dense batches of 9 MB: the pipe holds a part of one, so the stop
+        # finds a batch half written and waits for the reader to take it
+        # (stop_grace: the default 4 s).
+        run = Run(self.tmp, self.data, env=env, tensors="batch_size: 256")
+        reader = Trickle(run.pipe)
+        reader.start()
+        wait_for("the reader to take bytes", lambda: reader.read > 100000, 30)
+        run.proc.send_signal(signal.SIGINT)
+        return run, time.monotonic()
+
+    def test_second_sigint_exits_at_once(self):
+        run, t0 = self.slow_stop()
+        time.sleep(0.5)
+        self.assertIsNone(run.proc.poll(), "the stop did not wait for the reader")
+        t1 = time.monotonic()
+        run.proc.send_signal(signal.SIGINT)
+        rc = run.stop(send=False)
+        self.assertEqual(rc, 128 + signal.SIGINT, run.log()[-2000:])
+        self.assertLess(time.monotonic() - t1, 2 * SLOW)
+        self.assertIn("Interrupt again while stopping: exiting at once", run.log())
+        self.assertFalse(os.path.exists(run.sock), "the socket outlived a stop cut short")
+
+    def test_stop_deadline(self):
+        """A stop that does not end in time (here the reader holds it up
+        past a deadline of 1 s; in life, a thread stuck in a system call)
+        ends the process at the deadline."""
+        run, t0 = self.slow_stop(env={"LCMON_STOP_DEADLINE": "1"})
+        rc = run.stop(send=False)
+        self.assertEqual(rc, 1, run.log()[-2000:])
+        self.assertLess(time.monotonic() - t0, 1 + 2 * SLOW)
+        self.assertIn("the stop did not end within 1 s", run.log())
+        self.assertFalse(os.path.exists(run.sock), "the socket outlived a stop cut short")
+
+
+class SeedTests(WithGames):
+    def first_batches(self, name, extra="", args=(), n=4):
+        run = Run(self.tmp, self.data, extra=extra, args=args, name=name)
+        try:
+            with BatchReader(run.pipe, timeout=30 * SLOW, wait_for_pipe=30 * SLOW) as r:
+                seed = r.header.seed
+                got = []
+                for b in r.batches():
+                    got.append(b"".join(a.tobytes() for a in b.tensors.values()))
+                    if len(got) == n:
+                        break
+        finally:
+            self.assertEqual(run.stop(), 0)
+        m = re.search(r"run [0-9a-f]{16}, seed (\d+)( \(drawn for this run\))?", run.log())
+        self.assertIsNotNone(m, run.log()[-2000:])
+        self.assertEqual(int(m.group(1)), seed, "the header names the seed the log says")
+        return seed, bool(m.group(2)), got
+
+    def test_fresh_seed_unless_pinned(self):
+        s1, drawn1, b1 = self.first_batches("a")
+        s2, drawn2, b2 = self.first_batches("b")
+        self.assertTrue(drawn1 and drawn2)
+        self.assertNotEqual(s1, s2)
+        self.assertNotEqual(b1, b2, "two runs with their own seeds gave the same batches")
+        # Pinned, by the config or by --seed (which wins): the same stream.
+        s3, drawn3, b3 = self.first_batches("c", extra="seed: 7")
+        s4, drawn4, b4 = self.first_batches("d", args=("--seed", "7"), extra="seed: 99")
+        self.assertEqual((s3, s4), (7, 7))
+        self.assertFalse(drawn3 or drawn4)
+        self.assertEqual(b3, b4, "a pinned seed with one thread a stage did not repeat the stream")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
