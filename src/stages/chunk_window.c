@@ -31,6 +31,7 @@ void lc_window_fini(lc_chunk_window *w)
     free(w->anchor);
     free(w->newest_key);
     free(w->count_from);
+    free(w->paths);
     memset(w, 0, sizeof *w);
 }
 
@@ -106,6 +107,89 @@ void lc_window_entry_free(lc_chunk_window *w, lc_window_source *e)
     free(e->unfit);
 }
 
+/* ---- the paths of the sources held ---- */
+
+static uint64_t path_hash(const char *path)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 0x100000001b3u;
+    return h > 1 ? h : h + 2; /* 0 and 1 mark slots */
+}
+
+static void paths_insert(lc_chunk_window *w, uint64_t hash, uint64_t base)
+{
+    if (2 * (w->paths_used + 1) > w->paths_cap) {
+        /* Grow (or sweep the removed slots away). */
+        size_t cap = w->paths_cap ? w->paths_cap : 64;
+        while (cap < 4 * (lc_deque_len(&w->sources) + 1))
+            cap *= 2;
+        struct lc_window_path *old = w->paths;
+        size_t old_cap = w->paths_cap;
+        w->paths = lc_xcalloc(cap, sizeof *w->paths);
+        w->paths_cap = cap;
+        w->paths_used = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].hash > 1)
+                paths_insert(w, old[i].hash, old[i].base);
+        free(old);
+    }
+    size_t i = hash & (w->paths_cap - 1);
+    while (w->paths[i].hash > 1)
+        i = (i + 1) & (w->paths_cap - 1);
+    if (w->paths[i].hash == 0)
+        w->paths_used++;
+    w->paths[i].hash = hash;
+    w->paths[i].base = base;
+}
+
+static void paths_remove(lc_chunk_window *w, const lc_window_source *e)
+{
+    if (!w->paths_cap || !e->n)
+        return;
+    uint64_t hash = path_hash(lc_chunk_source_path(e->src));
+    for (size_t i = hash & (w->paths_cap - 1); w->paths[i].hash; i = (i + 1) & (w->paths_cap - 1))
+        if (w->paths[i].hash == hash && w->paths[i].base == e->base) {
+            w->paths[i].hash = 1;
+            return;
+        }
+}
+
+lc_window_source *lc_window_find_path(lc_chunk_window *w, const char *path)
+{
+    if (!w->paths_cap)
+        return NULL;
+    uint64_t hash = path_hash(path);
+    for (size_t i = hash & (w->paths_cap - 1); w->paths[i].hash; i = (i + 1) & (w->paths_cap - 1)) {
+        if (w->paths[i].hash != hash)
+            continue;
+        uint32_t pos;
+        lc_window_source *e = lc_window_find(w, w->paths[i].base, &pos);
+        if (e && e->base == w->paths[i].base && !strcmp(lc_chunk_source_path(e->src), path))
+            return e;
+    }
+    return NULL;
+}
+
+/* Chunk pos of e leaves for good; false when it had already. */
+static bool drop_chunk(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
+{
+    if (e->uses[pos] == LC_WINDOW_DROPPED)
+        return false;
+    e->uses[pos] = LC_WINDOW_DROPPED;
+    lc_window_unstore(w, e, pos);
+    e->n_dropped++;
+    w->dropped_held++;
+    return true;
+}
+
+void lc_window_retire(lc_chunk_window *w, lc_window_source *e)
+{
+    for (uint32_t pos = 0; pos < e->n; pos++)
+        drop_chunk(w, e, pos);
+    paths_remove(w, e);
+}
+
 void lc_window_append(lc_chunk_window *w, lc_window_source *e)
 {
     e->base = w->upper;
@@ -114,6 +198,8 @@ void lc_window_append(lc_chunk_window *w, lc_window_source *e)
         pending_push(w, w->upper + i);
     w->upper += e->n;
     w->in_window += e->n;
+    if (e->n)
+        paths_insert(w, path_hash(lc_chunk_source_path(e->src)), e->base);
 }
 
 void lc_window_note_key(lc_chunk_window *w, const char *key)
@@ -134,6 +220,7 @@ size_t lc_window_evict(lc_chunk_window *w)
             break;
         w->in_window -= front->n;
         w->dropped_held -= front->n_dropped;
+        paths_remove(w, front);
         lc_window_entry_free(w, front);
         lc_deque_pop_front(&w->sources);
         evicted++;
@@ -160,13 +247,8 @@ size_t lc_window_evict(lc_chunk_window *w)
 
 void lc_window_drop(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
 {
-    if (e->uses[pos] == LC_WINDOW_DROPPED)
-        return;
-    e->uses[pos] = LC_WINDOW_DROPPED;
-    lc_window_unstore(w, e, pos);
-    e->n_dropped++;
-    w->dropped_held++;
-    if (e->since_counted && e->anchor_gen == w->anchor_gen && w->since_anchor > 0)
+    if (drop_chunk(w, e, pos) && e->since_counted && e->anchor_gen == w->anchor_gen &&
+        w->since_anchor > 0)
         w->since_anchor--;
 }
 

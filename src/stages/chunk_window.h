@@ -76,6 +76,13 @@ typedef struct lc_chunk_window {
     char *count_from; /* the key since_anchor counts from (NULL: the start) */
     uint64_t since_anchor;
     uint64_t anchor_gen; /* anchor resets so far */
+    /* The paths of the sources held, for lc_window_find_path: an open
+     * addressing table of (hash of the path, base of its source); hash 0
+     * is an empty slot, 1 a removed one. */
+    struct lc_window_path {
+        uint64_t hash, base;
+    } *paths;
+    size_t paths_cap, paths_used;
 } lc_chunk_window;
 
 /* anchor may be NULL or "" (none). */
@@ -97,6 +104,12 @@ void lc_window_unstore(lc_chunk_window *w, lc_window_source *e, uint32_t pos);
 
 /* Append a kept source at the upper bound; its chunks join the pass. */
 void lc_window_append(lc_chunk_window *w, lc_window_source *e);
+/* The source held for path (a file written again), or NULL. */
+lc_window_source *lc_window_find_path(lc_chunk_window *w, const char *path);
+/* A file written again with other content: its old source's chunks leave
+ * the window for good (not drawn again; the anchor's count keeps them: they
+ * were games once). */
+void lc_window_retire(lc_chunk_window *w, lc_window_source *e);
 /* Note a source's key: the newest is the largest seen. */
 void lc_window_note_key(lc_chunk_window *w, const char *key);
 /* Evict whole sources that fell out of the window; how many went. */

@@ -155,6 +155,9 @@ typedef struct pool {
     lc_chunk_window win; /* the sources, the pass, the anchor's count */
 
     atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
+    /* Files in the window written again: with the same chunks (ignored),
+     * with others (the old ones retired). */
+    atomic_uint_fast64_t n_rewritten_same, n_rewritten_replaced;
     atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted,
         n_not_kept, n_stale_draws, n_other_rank, n_unreadable;
 
@@ -182,11 +185,85 @@ static int compare_sources(const void *a, const void *b)
     return c ? c : strcmp(lc_chunk_source_path(*x), lc_chunk_source_path(*y));
 }
 
+enum { REWRITTEN_NO, REWRITTEN_SAME, REWRITTEN_OTHER };
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A source whose path the window holds already: a file written again (a
+ * copy over it, rsync's rename, a tar that grew). REWRITTEN_SAME when its
+ * chunks are those held (by lc_chunk_source_chunk_id), else
+ * REWRITTEN_OTHER with *fresh the chunks that were not among them (an
+ * anchor counts each game once). Caller holds mu. */
+static int compare_with(const lc_chunk_source *old, const lc_chunk_source *src, size_t *fresh)
+{
+    size_t n_old = lc_chunk_source_count(old), n_new = lc_chunk_source_count(src);
+    uint64_t *ids = lc_xmalloc((n_old ? n_old : 1) * sizeof *ids);
+    for (size_t i = 0; i < n_old; i++)
+        ids[i] = lc_chunk_source_chunk_id(old, i);
+    qsort(ids, n_old, sizeof *ids, compare_u64);
+    size_t new_ones = 0;
+    for (size_t i = 0; i < n_new; i++) {
+        uint64_t id = lc_chunk_source_chunk_id(src, i);
+        new_ones += bsearch(&id, ids, n_old, sizeof *ids, compare_u64) == NULL;
+    }
+    free(ids);
+    *fresh = new_ones;
+    return new_ones == 0 && n_new == n_old ? REWRITTEN_SAME : REWRITTEN_OTHER;
+}
+
+static int rewritten(lc_chunk_window *w, const lc_chunk_source *src, size_t *fresh)
+{
+    lc_window_source *old = lc_window_find_path(w, lc_chunk_source_path(src));
+    return old ? compare_with(old->src, src, fresh) : REWRITTEN_NO;
+}
+
+typedef struct arrival {
+    lc_chunk_source *src;
+    size_t order;
+} arrival;
+
+static int compare_arrivals(const void *a, const void *b)
+{
+    const arrival *x = a, *y = b;
+    int c = strcmp(lc_chunk_source_path(x->src), lc_chunk_source_path(y->src));
+    return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The initial scan's sources with a path given twice (a file written again
+ * while the scan settled): the last one stays. Returns the new count. */
+static size_t keep_last_of_each_path(pool *p, lc_chunk_source **srcs, size_t n)
+{
+    arrival *v = lc_xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (arrival){srcs[i], i};
+    qsort(v, n, sizeof *v, compare_arrivals);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && !strcmp(lc_chunk_source_path(v[i].src), lc_chunk_source_path(v[i + 1].src))) {
+            size_t fresh;
+            atomic_fetch_add(compare_with(v[i].src, v[i + 1].src, &fresh) == REWRITTEN_SAME
+                                 ? &p->n_rewritten_same
+                                 : &p->n_rewritten_replaced,
+                             1);
+            lc_chunk_source_unref(v[i].src);
+            continue;
+        }
+        srcs[kept++] = v[i].src;
+    }
+    free(v);
+    return kept;
+}
+
 /* The initial load: keep the newest sources holding chunk_pool_size chunks. */
 static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
 {
     pool *p = s->priv;
     const pool_config *c = s->config;
+    n = keep_last_of_each_path(p, srcs, n);
     if (n)
         qsort(srcs, n, sizeof *srcs, compare_sources);
     /* The anchor's count: the chunks of every rank newer than the anchor in
@@ -282,11 +359,33 @@ static void *ingest_main(void *arg)
             continue;
         }
         size_t total = lc_chunk_source_count(in.source);
+        char *path = lc_xstrdup(lc_chunk_source_path(in.source));
+        lc_mutex_lock(&p->mu);
+        size_t fresh = total;
+        int again = rewritten(&p->win, in.source, &fresh);
+        lc_mutex_unlock(&p->mu);
+        if (again == REWRITTEN_SAME) {
+            atomic_fetch_add(&p->n_rewritten_same, 1);
+            LC_DEBUG("%s: %s written again with the same games: ignored", s->name, path);
+            lc_chunk_source_unref(in.source);
+            free(path);
+            continue;
+        }
         char *key = lc_xstrdup(lc_chunk_source_key(in.source)); /* make_entry may unref */
         lc_window_source e;
         bool ours = make_entry(s, in.source, &e);
         lc_mutex_lock(&p->mu);
-        p->win.since_anchor += total;
+        if (again == REWRITTEN_OTHER) {
+            lc_window_source *old = lc_window_find_path(&p->win, path);
+            if (old)
+                lc_window_retire(&p->win, old);
+            atomic_fetch_add(&p->n_rewritten_replaced, 1);
+            LC_INFO("%s: %s written again with other games: its %zu chunks replace the old "
+                    "ones (%zu of them new)",
+                    s->name, path, total, fresh);
+        }
+        free(path);
+        p->win.since_anchor += fresh;
         lc_window_note_key(&p->win, key);
         free(key);
         if (ours) {
@@ -668,6 +767,8 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_bad(m, "bad_unreadable_chunks", atomic_exchange(&p->n_unreadable, 0));
     lc_metrics_add_count(m, "reshuffles", atomic_exchange(&p->n_reshuffles, 0));
     lc_metrics_add_count(m, "sources_added", atomic_exchange(&p->n_sources_added, 0));
+    lc_metrics_add_count(m, "rewritten_same", atomic_exchange(&p->n_rewritten_same, 0));
+    lc_metrics_add_count(m, "rewritten_replaced", atomic_exchange(&p->n_rewritten_replaced, 0));
     lc_metrics_add_count(m, "sources_evicted", atomic_exchange(&p->n_evicted, 0));
     lc_metrics_add_count(m, "sources_not_kept", atomic_exchange(&p->n_not_kept, 0));
     lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
@@ -719,6 +820,8 @@ static const lc_metric_info pool_metrics[] = {
     {"dropped_chunks", "chunks"},
     {"bad_unreadable_chunks", "chunks"},
     {"sources_added", "sources"},
+    {"rewritten_same", "sources"},
+    {"rewritten_replaced", "sources"},
     {"sources_evicted", "sources"},
     {"sources_not_kept", "sources"},
     {"stale_draws", "draws"},

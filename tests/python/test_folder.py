@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 import threading
 import time
@@ -89,16 +90,26 @@ class Run:
         with open(self.err_path) as f:
             return f.read()
 
-    def files_stage(self):
+    def files_stage(self, name="files"):
         r = ctl(self.sock, "metrics", "--json")
         assert r.returncode == 0, r.stderr
         for s in json.loads(r.stdout)["all_time"]["stage_metrics"]:
-            if s["name"] == "files":
+            if s["name"] == name:
                 return s
-        raise KeyError("files")
+        raise KeyError(name)
 
-    def count(self, name):
-        s = self.files_stage()
+    def gauge(self, name, stage="pool"):
+        s = self.files_stage(stage)
+        return {g["name"]: int(g.get("value", 0))
+                for g in s.get("gauge_metrics", [])}.get(name, 0)
+
+    def anchor_count(self):
+        r = ctl(self.sock, "anchor", "get")
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.split("\t")[1])
+
+    def count(self, name, stage="files"):
+        s = self.files_stage(stage)
         return {c["name"]: int(c.get("count", 0))
                 for c in s.get("count_metrics", [])}.get(name, 0)
 
@@ -179,6 +190,56 @@ class FolderTests(unittest.TestCase):
             wait_for("the folder watched again", lambda: "is there again" in run.log(), 30)
             copy_games(self.data, GAMES[4:7], old=False)
             wait_for("the games of the new folder", lambda: run.count("files") >= 7, 30)
+        finally:
+            rc = run.stop()
+        self.assertEqual(rc, 0, run.log()[-2000:])
+
+
+class RewriteTests(unittest.TestCase):
+    """A file already in the window written again: the same bytes are the
+    same games (ignored); other bytes replace the old games, and the anchor
+    counts only the games that are new; a tar that grows adds its new
+    members."""
+
+    def test_files_written_again(self):
+        tmp = tempfile.mkdtemp(prefix="lcmon-rewrite-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        data = os.path.join(tmp, "data")
+        os.makedirs(data)
+        games = GAMES[:6]
+        names = []
+        for k, g in enumerate(games[:4]):
+            names.append(os.path.join(data, "g%d.gz" % k))
+            shutil.copy(g, names[-1])
+            os.utime(names[-1], (time.time() - 3600, time.time() - 3600))
+        tar_path = os.path.join(data, "run.tar")
+        with tarfile.open(tar_path, "w") as t:
+            for k in range(3):
+                t.add(GAMES[10 + k], arcname="m%d.gz" % k)
+        os.utime(tar_path, (time.time() - 3600, time.time() - 3600))
+        run = Run(tmp, data)
+        try:
+            wait_for("the initial window", lambda: run.gauge("chunks_in_window") == 7, 30)
+            self.assertEqual(run.anchor_count(), 7)
+            # The same bytes copied over a game (as cp or a sync does).
+            with open(games[1], "rb") as f:
+                same = f.read()
+            with open(names[1], "wb") as f:
+                f.write(same)
+            wait_for("the same game known", lambda: run.count("rewritten_same", "pool") == 1, 30)
+            # Other bytes, through a rename (as rsync does).
+            shutil.copy(games[5], os.path.join(data, ".g2.part"))
+            os.replace(os.path.join(data, ".g2.part"), names[2])
+            wait_for("the replacement", lambda: run.count("rewritten_replaced", "pool") == 1, 30)
+            # The tar grows by two members.
+            with tarfile.open(tar_path, "a") as t:
+                for k in range(3, 5):
+                    t.add(GAMES[10 + k], arcname="m%d.gz" % k)
+            wait_for("the grown tar", lambda: run.count("rewritten_replaced", "pool") == 2, 30)
+            wait_for("the window's count", lambda: run.gauge("chunks_in_window") == 9, 30)
+            # Counted once each: 7 at first, 1 replaced game, 2 new members.
+            self.assertEqual(run.anchor_count(), 10)
+            self.assertEqual(run.count("rewritten_same", "pool"), 1)
         finally:
             rc = run.stop()
         self.assertEqual(rc, 0, run.log()[-2000:])

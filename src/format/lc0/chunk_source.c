@@ -30,6 +30,7 @@ struct lc_chunk_source {
     size_t n_non_gzip;
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
+    uint64_t content; /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
     atomic_uchar *bad; /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
     /* A view (lc_chunk_source_view): chunk i is chunk map[i] of parent,
      * which is never a view itself; n_chunks counts the view's. */
@@ -111,15 +112,34 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
     return rc;
 }
 
+/* 64-bit FNV-1a, continued from h. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3u;
+    return h;
+}
+
+#define FNV_START 0xcbf29ce484222325u
+
 /* A .gz must be a gzip file: found when it is opened, not when a pool first
- * draws it (a text file named x.gz, an empty file). Reads two bytes. */
-static int check_gzip_file(const char *path, lc_error *err)
+ * draws it (a text file named x.gz, an empty file). Its bytes are hashed on
+ * the way (*content), so that a file written again with the same bytes is
+ * known as the same game (a game is tens of kilobytes). */
+static int check_gzip_file(const char *path, uint64_t *content, lc_error *err)
 {
     int fd = lc_open_regular(path, NULL, err);
     if (fd < 0)
         return fd;
     unsigned char magic[2] = {0, 0};
     ssize_t n = read(fd, magic, 2);
+    uint64_t h = fnv1a(FNV_START, magic, n > 0 ? (size_t)n : 0);
+    unsigned char buf[65536];
+    ssize_t got;
+    while (n == 2 && (got = read(fd, buf, sizeof buf)) > 0)
+        h = fnv1a(h, buf, (size_t)got);
+    *content = h;
     close(fd);
     if (n == 0)
         return lc_error_set(err, LC_EEMPTY, "%s: an empty file, not a game", path);
@@ -154,7 +174,7 @@ int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
     if (kind == LC_SOURCE_TAR) {
         rc = open_tar(s, err);
     } else {
-        rc = check_gzip_file(path, err);
+        rc = check_gzip_file(path, &s->content, err);
     }
     if (rc < 0) {
         source_free(s);
@@ -223,6 +243,20 @@ const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i)
     if (s->parent)
         return lc_chunk_source_chunk_name(s->parent, s->map[i]);
     return s->kind == LC_SOURCE_GZ ? s->key : s->chunks[i].name;
+}
+
+uint64_t lc_chunk_source_chunk_id(const lc_chunk_source *s, size_t i)
+{
+    if (i >= lc_chunk_source_count(s))
+        return 0;
+    if (s->parent)
+        return lc_chunk_source_chunk_id(s->parent, s->map[i]);
+    if (s->kind == LC_SOURCE_GZ)
+        return s->content;
+    const lc_tar_member *m = &s->chunks[i];
+    uint64_t h = fnv1a(FNV_START, m->name, strlen(m->name));
+    h = fnv1a(h, &m->offset, sizeof m->offset);
+    return fnv1a(h, &m->size, sizeof m->size);
 }
 
 lc_chunk_source *lc_chunk_source_view(lc_chunk_source *src, const uint32_t *members, size_t n)

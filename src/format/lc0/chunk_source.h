@@ -71,6 +71,12 @@ typedef struct lc_tar_entry_counts {
 } lc_tar_entry_counts;
 lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s);
 
+/* What chunk i is, as a 64-bit hash, to know a file written again: a .gz's
+ * bytes (one chunk), a tar member's name, place and size (an archive that
+ * grew keeps the ids of the members it had). Two chunks with one id are
+ * taken to be the same game. */
+uint64_t lc_chunk_source_chunk_id(const lc_chunk_source *s, size_t i);
+
 /*
  * A view: the chunks of src at members[0 .. n-1] (indices into src, each
  * below its count), as a source of their own, with src's path, key and
