@@ -23,6 +23,8 @@ static void ctl_usage(FILE *f)
                "                        and the number of chunks counted before the reset\n"
                "  pause STAGE | resume STAGE\n"
                "  stop | start          stop the pipeline; build it anew and start it\n"
+               "  status                the run: state, run id, seed, uptime, rank, and the\n"
+               "                        loader's version and pid, one KEY VALUE line each\n"
                "  metrics [--json]      the last second and all-time metrics\n"
                "  stages                the loader's pipeline: its version and pid, then one\n"
                "                        line per stage: NAME TYPE INPUT QUEUE CAPACITY ITEM\n"
@@ -115,17 +117,19 @@ int lc_ctl_main(int argc, char **argv)
                     ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && nargs == 1) ||
                     ((strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0) && nargs == 0) ||
                     (strcmp(cmd, "stages") == 0 && nargs == 0) ||
+                    (strcmp(cmd, "status") == 0 && nargs == 0) ||
                     (strcmp(cmd, "metrics") == 0 &&
                      (nargs == 0 || (nargs == 1 && strcmp(args[0], "--json") == 0)));
     if (!ok_usage) {
         fprintf(stderr,
                 "lcmon ctl: '%s': unknown command or wrong arguments (commands: anchor get, "
-                "anchor set KEY, anchor reset, pause STAGE, resume STAGE, stop, start, metrics "
-                "[--json], stages; lcmon ctl --help says more)\n",
+                "anchor set KEY, anchor reset, pause STAGE, resume STAGE, stop, start, status, "
+                "metrics [--json], stages; lcmon ctl --help says more)\n",
                 cmd);
         return 2;
     }
-    bool metrics = strcmp(cmd, "metrics") == 0;
+    bool status_cmd = strcmp(cmd, "status") == 0;
+    bool metrics = strcmp(cmd, "metrics") == 0 || status_cmd;
     lc_monitor *m = NULL;
     lc_error err;
     lc_error_clear(&err);
@@ -147,6 +151,18 @@ int lc_ctl_main(int argc, char **argv)
         if (!last || !all) {
             fprintf(stderr, "lcmon ctl: %s: no metrics from the loader\n", path);
             status = 3;
+        } else if (status_cmd) {
+            const Lcmon__Hello *h = lc_monitor_remote_hello(m);
+            const ProtobufCEnumValue *st =
+                protobuf_c_enum_descriptor_get_value(&lcmon__pipeline_state__descriptor, all->state);
+            printf("state %s\nrun %016llx\nseed %llu\nuptime %.1f\nrank %u of %u\n"
+                   "lcmon %s\npid %u\n",
+                   st ? st->name : "?", (unsigned long long)all->run_id,
+                   (unsigned long long)all->seed, all->uptime_seconds, all->rank,
+                   all->world_size, h && h->lcmon_version ? h->lcmon_version : "-",
+                   h ? h->pid : 0);
+            if (all->error)
+                printf("error %s\n", all->error);
         } else if (nargs == 1) {
             lc_wire_buf out = {0};
             lc_wire_buf_append(&out, "{\"last_second\":", 15);

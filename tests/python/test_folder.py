@@ -324,6 +324,10 @@ class SeedTests(WithGames):
     def first_batches(self, name, extra="", args=(), n=4):
         run = Run(self.tmp, self.data, extra=extra, args=args, name=name)
         try:
+            r = ctl(run.sock, "status")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            status = dict(l.split(" ", 1) for l in r.stdout.strip().split("\n"))
+            self.assertIn(status["state"], ("PIPELINE_RUNNING", "PIPELINE_STARTING"))
             with BatchReader(run.pipe, timeout=30 * SLOW, wait_for_pipe=30 * SLOW) as r:
                 seed = r.header.seed
                 got = []
@@ -333,10 +337,12 @@ class SeedTests(WithGames):
                         break
         finally:
             self.assertEqual(run.stop(), 0)
-        m = re.search(r"run [0-9a-f]{16}, seed (\d+)( \(drawn for this run\))?", run.log())
+        m = re.search(r"run ([0-9a-f]{16}), seed (\d+)( \(drawn for this run\))?", run.log())
         self.assertIsNotNone(m, run.log()[-2000:])
-        self.assertEqual(int(m.group(1)), seed, "the header names the seed the log says")
-        return seed, bool(m.group(2)), got
+        self.assertEqual(int(m.group(2)), seed, "the header names the seed the log says")
+        self.assertEqual(status["seed"], str(seed), "ctl status names the seed the log says")
+        self.assertEqual(status["run"], m.group(1))
+        return seed, bool(m.group(3)), got
 
     def test_fresh_seed_unless_pinned(self):
         s1, drawn1, b1 = self.first_batches("a")
