@@ -1,0 +1,338 @@
+"""The soak run (scripts/soak): a headless lcmon for a while, with everything a
+weeks-long run meets happening around it, and its health measured.
+
+Around the loader: a companion copies new games into the data folder, writes
+some again with the same bytes and with other bytes, deletes some, and once
+each drops a named pipe named like a game (and writes to it) and a symbolic
+link loop; monitor clients come and go (ctl requests, connections that hang
+up, connections that stay silent); the trainer reads every batch and
+restarts its reader now and then; the pipeline is stopped and started every
+--stop-every seconds. Once a second the loader's resident memory, open
+descriptors and threads are sampled.
+
+At the end it prints those over time and the batches read, lost (a gap in a
+run's sequence numbers) and read twice, and exits 1 if any batch was lost or
+duplicated, none was read, lcmon did not stop cleanly, or memory,
+descriptors or threads grew between the first and the last third of the run
+(after a warm-up). Environment: LCMON_PYTHON (this interpreter), LCMON (the
+binary; else build/lcmon), LCMON_TEST_SLOW (sanitizer builds).
+"""
+
+import argparse
+import glob
+import logging
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+from lcmon import BatchReader  # noqa: E402
+
+SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
+
+CONFIG = """\
+seed: 1
+stages:
+  - name: files
+    file_path_provider: {{directory: '{data}', settle_seconds: 0.3}}
+  - name: sources
+    input: files
+    chunk_source_loader: {{threads: 1}}
+  - name: pool
+    input: sources
+    shuffling_chunk_pool: {{chunk_pool_size: 100, threads: 2}}
+  - name: validator
+    input: pool
+    chunk_validator: {{}}
+  - name: unpacker
+    input: validator
+    chunk_unpacker: {{sampling_rate: 0.25}}
+  - name: sampler
+    input: unpacker
+    shuffling_frame_sampler: {{reservoir_size: 2000}}
+  - name: tensors
+    input: sampler
+    tensor_generator: {{batch_size: 64, packed: true}}
+  - name: writer
+    input: tensors
+    fifo_writer: {{path: '{pipe}'}}
+"""
+
+
+class Soak:
+    def __init__(self, args):
+        self.args = args
+        self.lcmon = os.environ.get("LCMON") or os.path.join(ROOT, "build", "lcmon")
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-soak-")
+        self.data = os.path.join(self.tmp, "data")
+        self.pipe = os.path.join(self.tmp, "lcmon.pipe")
+        self.sock = os.path.join(self.tmp, "lcmon.sock")
+        self.games = sorted(glob.glob(os.path.join(args.samples, "**", "*.gz"), recursive=True))
+        if len(self.games) < 10:
+            sys.exit("soak: %s holds %d games; give --samples a folder of at least 10"
+                     % (args.samples, len(self.games)))
+        self.stop = threading.Event()
+        self.rng = random.Random(7)
+        self.names = []  # the games in the data folder
+        self.k = 0
+        self.samples = []  # (t, rss KiB, fds, threads)
+        self.seen = set()  # (run_id, seq)
+        self.read = self.lost = self.duplicated = self.torn = 0
+        self.actions = {}
+        self.errors = []
+
+    # -- the data folder -------------------------------------------------
+
+    def new_game(self, old=False):
+        name = os.path.join(self.data, "game_%06d.gz" % self.k)
+        self.k += 1
+        part = os.path.join(self.data, "." + os.path.basename(name) + ".part")
+        shutil.copy(self.games[self.k % len(self.games)], part)
+        if old:
+            os.utime(part, (time.time() - 3600, time.time() - 3600))
+        os.replace(part, name)
+        self.names.append(name)
+
+    def companion(self):
+        fifo_at = self.args.seconds * 0.3
+        loop_at = self.args.seconds * 0.5
+        t0 = time.monotonic()
+        while not self.stop.wait(0.2):
+            now = time.monotonic() - t0
+            try:
+                if fifo_at and now > fifo_at:
+                    fifo_at = 0
+                    path = os.path.join(self.data, "not_a_game.gz")
+                    os.mkfifo(path)
+                    fd = os.open(path, os.O_RDWR)
+                    os.write(fd, b"x" * 100)
+                    os.close(fd)
+                    self.count("fifo")
+                if loop_at and now > loop_at:
+                    loop_at = 0
+                    os.symlink(".", os.path.join(self.data, "loop"))
+                    self.count("symlink loop")
+                r = self.rng.random()
+                if r < 0.5 or len(self.names) < 12:
+                    self.new_game()
+                    self.count("new game")
+                elif r < 0.65:
+                    p = self.rng.choice(self.names)
+                    with open(p, "rb") as f:
+                        same = f.read()
+                    with open(p, "wb") as f:
+                        f.write(same)
+                    self.count("same bytes again")
+                elif r < 0.8:
+                    p = self.rng.choice(self.names)
+                    part = p + ".part"
+                    shutil.copy(self.rng.choice(self.games), part)
+                    os.replace(part, p)
+                    self.count("other bytes")
+                else:
+                    p = self.names.pop(self.rng.randrange(len(self.names)))
+                    os.unlink(p)
+                    self.count("deleted")
+            except OSError as e:
+                self.errors.append("companion: %s" % e)
+
+    def count(self, what):
+        self.actions[what] = self.actions.get(what, 0) + 1
+
+    # -- monitor clients, stops and starts ---------------------------------
+
+    def ctl(self, *args):
+        return subprocess.run([self.lcmon, "ctl", self.sock, *args], capture_output=True,
+                              text=True, timeout=30 * SLOW)
+
+    def clients(self):
+        silent = []
+        while not self.stop.wait(0.5):
+            r = self.rng.random()
+            try:
+                if r < 0.4:
+                    self.ctl("metrics", "--json")
+                    self.count("ctl metrics")
+                elif r < 0.7:
+                    s = socket.socket(socket.AF_UNIX)
+                    s.connect(self.sock)
+                    s.close()
+                    self.count("hang-up client")
+                else:
+                    s = socket.socket(socket.AF_UNIX)
+                    s.connect(self.sock)
+                    silent.append((time.monotonic(), s))
+                    self.count("silent client")
+            except (OSError, subprocess.TimeoutExpired):
+                pass  # the loader may be between a stop and a start
+            while silent and time.monotonic() - silent[0][0] > 2:
+                silent.pop(0)[1].close()
+        for _, s in silent:
+            s.close()
+
+    def stops(self):
+        while not self.stop.wait(self.args.stop_every):
+            for cmd in ("stop", "start"):
+                r = self.ctl(cmd)
+                if r.returncode != 0:
+                    self.errors.append("ctl %s: %s" % (cmd, r.stderr.strip()))
+            self.count("stop and start")
+
+    # -- the trainer ---------------------------------------------------------
+
+    def trainer(self):
+        while not self.stop.is_set():
+            try:
+                with BatchReader(self.pipe, timeout=30 * SLOW, restart_timeout=60 * SLOW,
+                                 wait_for_pipe=30 * SLOW) as r:
+                    until = time.monotonic() + self.rng.uniform(5, 15)
+                    last = {}
+                    for b in r.batches():
+                        key = (b.run_id, b.seq)
+                        if key in self.seen:
+                            self.duplicated += 1
+                        self.seen.add(key)
+                        prev = last.get(b.run_id, self.first_seq(b.run_id))
+                        if prev is not None and b.seq > prev + 1:
+                            self.lost += b.seq - prev - 1
+                        last[b.run_id] = b.seq
+                        self.highest[b.run_id] = max(self.highest.get(b.run_id, -1), b.seq)
+                        self.read += 1
+                        if self.stop.is_set() or time.monotonic() > until:
+                            break
+                    self.torn += r.torn_batches
+                self.count("trainer restart")
+            except Exception as e:  # noqa: BLE001 (reported at the end)
+                if not self.stop.is_set():
+                    self.errors.append("trainer: %s: %s" % (type(e).__name__, e))
+                    time.sleep(0.5)
+
+    def first_seq(self, run_id):
+        """The highest seq read of this run by an earlier reader: a new reader
+        continues right after it."""
+        return self.highest.get(run_id)
+
+    # -- the loader's health ----------------------------------------------
+
+    def sample(self, pid, t0):
+        while not self.stop.wait(1.0):
+            try:
+                with open("/proc/%d/status" % pid) as f:
+                    st = {l.split(":")[0]: l.split()[1] for l in f
+                          if l.startswith(("VmRSS:", "Threads:"))}
+                fds = len(os.listdir("/proc/%d/fd" % pid))
+                self.samples.append((time.monotonic() - t0, int(st["VmRSS"]), fds,
+                                     int(st["Threads"])))
+            except (OSError, KeyError, ValueError):
+                pass
+
+    def run(self):
+        os.makedirs(self.data)
+        for _ in range(20):
+            self.new_game(old=True)
+        cfg = os.path.join(self.tmp, "soak.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG.format(data=self.data, pipe=self.pipe))
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=8"
+        log = open(os.path.join(self.tmp, "lcmon.log"), "w")
+        proc = subprocess.Popen([self.lcmon, "--no-ui", "--status-interval", "0", "--config",
+                                 cfg, "--socket", self.sock], stdout=subprocess.DEVNULL,
+                                stderr=log, env=env)
+        t0 = time.monotonic()
+        self.highest = {}
+        threads = [threading.Thread(target=fn, name=fn.__name__, daemon=True) for fn in
+                   (self.companion, self.clients, self.stops, self.trainer)]
+        threads.append(threading.Thread(target=self.sample, args=(proc.pid, t0), daemon=True))
+        deadline = time.monotonic() + 20 * SLOW
+        while not os.path.exists(self.sock) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for t in threads:
+            t.start()
+        try:
+            while time.monotonic() - t0 < self.args.seconds and proc.poll() is None:
+                time.sleep(0.5)
+        finally:
+            self.stop.set()
+            died = proc.poll()
+            if died is None:
+                proc.send_signal(signal.SIGINT)
+            try:
+                rc = proc.wait(timeout=15 * SLOW)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = "killed after 15 s"
+            # The trainer may wait for a next run that will not come: it is
+            # a daemon thread; the others end within a beat.
+            for t in threads:
+                t.join(timeout=(5 if t.name == "trainer" else 60) * SLOW)
+            log.close()
+        return self.report(rc, died, os.path.join(self.tmp, "lcmon.log"))
+
+    def report(self, rc, died, log_path):
+        failed = []
+        print("soak: %.0f s; actions: %s" % (self.args.seconds, ", ".join(
+            "%s %d" % kv for kv in sorted(self.actions.items()))))
+        print("%8s %10s %6s %8s" % ("time s", "RSS MB", "fds", "threads"))
+        step = max(1, len(self.samples) // 12)
+        for t, rss, fds, thr in self.samples[::step]:
+            print("%8.0f %10.1f %6d %8d" % (t, rss / 1024, fds, thr))
+        print("batches read %d, lost %d, read twice %d (torn by a stop or restart: %d)"
+              % (self.read, self.lost, self.duplicated, self.torn))
+        if died is not None:
+            failed.append("lcmon died during the run (status %s)" % died)
+        elif rc != 0:
+            failed.append("lcmon's stop: status %s" % rc)
+        if not self.read:
+            failed.append("no batch was read")
+        if self.lost or self.duplicated:
+            failed.append("%d batches lost, %d read twice" % (self.lost, self.duplicated))
+        # Flat: the last third against the first third after a warm-up of
+        # a quarter of the run (the window and the reservoir fill first).
+        warm = self.args.seconds * 0.25
+        rest = [s for s in self.samples if s[0] >= warm]
+        if len(rest) >= 6:
+            third = len(rest) // 3
+            first, last = rest[:third], rest[-third:]
+            for i, (what, slack) in enumerate((("RSS", None), ("descriptors", 8),
+                                               ("threads", 4)), start=1):
+                a, b = max(s[i] for s in first), max(s[i] for s in last)
+                bound = a * 1.25 + 16 * 1024 if slack is None else a + slack
+                if b > bound:
+                    failed.append("%s grew: %s in the first third, %s in the last"
+                                  % (what, a, b))
+        else:
+            failed.append("too few samples (%d) to judge growth" % len(rest))
+        for e in self.errors[:10]:
+            print("soak: %s" % e)
+        if failed:
+            print("soak: FAILED: %s (lcmon's log: %s)" % ("; ".join(failed), log_path))
+            return 1
+        print("soak: passed")
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=1800, help="how long (default 30 min)")
+    ap.add_argument("--stop-every", type=float, default=60,
+                    help="seconds between a stop and start of the pipeline (default 60)")
+    ap.add_argument("--samples", default=os.path.join(ROOT, "tests", "data"),
+                    help="the games to copy in (default tests/data)")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # the reader's notes on each run
+    sys.exit(Soak(args).run())
+
+
+if __name__ == "__main__":
+    main()
