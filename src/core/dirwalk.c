@@ -93,6 +93,8 @@ void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx)
 
 typedef struct file_list {
     const char *suffix;
+    void (*other)(void *ctx, const char *path, mode_t mode);
+    void *ctx;
     char **v;
     size_t n, cap;
 } file_list;
@@ -115,6 +117,13 @@ static void list_file(void *ctx, char *path, const char *name)
         free(path);
 }
 
+static void list_other(void *ctx, const char *path, mode_t mode)
+{
+    file_list *l = ctx;
+    if (l->other && lc_has_suffix(path, l->suffix))
+        l->other(l->ctx, path, mode);
+}
+
 static void list_error(void *ctx, const char *path, int err, bool listing)
 {
     (void)ctx;
@@ -130,14 +139,18 @@ static int compare_paths(const void *a, const void *b)
     return c ? c : strcmp(x, y);
 }
 
-char **lc_list_files(const char *path, const char *suffix, size_t *n)
+char **lc_list_files(const char *path, const char *suffix, size_t *n,
+                     void (*other)(void *ctx, const char *path, mode_t mode), void *ctx)
 {
-    file_list l = {.suffix = suffix};
+    file_list l = {.suffix = suffix, .other = other, .ctx = ctx};
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
         list_add(&l, lc_xstrdup(path));
+    } else if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        if (other)
+            other(ctx, path, st.st_mode);
     } else {
-        static const lc_walk_ops ops = {.file = list_file, .error = list_error};
+        static const lc_walk_ops ops = {.file = list_file, .error = list_error, .other = list_other};
         lc_walk_tree(path, &ops, &l);
     }
     if (l.n > 1)

@@ -43,7 +43,10 @@ void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx);
 /* The files named *suffix under `path` (a tree, walked as above), or path
  * itself when it is a file; sorted by base name, the full path breaking
  * ties (the sort key of data files). A directory that cannot be listed is
- * logged. A malloc'd array of *n malloc'd paths (NULL when none). */
-char **lc_list_files(const char *path, const char *suffix, size_t *n);
+ * logged; an entry named *suffix that is not a regular file (a FIFO, a
+ * socket, a device) goes to `other` when it is not NULL. A malloc'd array
+ * of *n malloc'd paths (NULL when none). */
+char **lc_list_files(const char *path, const char *suffix, size_t *n,
+                     void (*other)(void *ctx, const char *path, mode_t mode), void *ctx);
 
 #endif

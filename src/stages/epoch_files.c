@@ -5,6 +5,7 @@
 
 #include "core/clock.h"
 #include "core/dirwalk.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/text.h"
@@ -40,11 +41,23 @@ static void push_seen(lc_epoch_files *ef, const char *path)
     ef->seen[ef->n_seen++] = lc_xstrdup(path);
 }
 
+static void not_regular(void *ctx, const char *path, mode_t mode)
+{
+    lc_epoch_files *ef = ctx;
+    for (size_t i = 0; i < ef->n_skipped; i++)
+        if (!strcmp(ef->skipped[i], path))
+            return;
+    ef->skipped = lc_xrealloc(ef->skipped, (ef->n_skipped + 1) * sizeof *ef->skipped);
+    ef->skipped[ef->n_skipped++] = lc_xstrdup(path);
+    atomic_fetch_add(&ef->n_not_regular, 1);
+    LC_WARN("%s: %s: is %s, not a Parquet file: skipped", ef->name, path, lc_file_kind(mode));
+}
+
 void lc_epoch_files_list(lc_epoch_files *ef, bool shuffle, uint64_t seed, uint64_t epoch)
 {
     free_all(ef->paths, ef->n);
     free(ef->paths);
-    ef->paths = lc_list_files(ef->path, ".parquet", &ef->n);
+    ef->paths = lc_list_files(ef->path, ".parquet", &ef->n, not_regular, ef);
     ef->next = 0;
     ef->listed = true;
     if (shuffle && ef->n > 1) {
@@ -187,4 +200,6 @@ void lc_epoch_files_fini(lc_epoch_files *ef)
     free(ef->paths);
     free_all(ef->seen, ef->n_seen);
     free(ef->seen);
+    free_all(ef->skipped, ef->n_skipped);
+    free(ef->skipped);
 }

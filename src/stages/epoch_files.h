@@ -42,6 +42,11 @@ typedef struct lc_epoch_files {
     lc_run_state *run;
     atomic_uint_fast64_t total; /* files in the epoch, those added included */
     atomic_uint_fast64_t n_noticed, n_overflows;
+    /* Entries named *.parquet that are not regular files (a FIFO...):
+     * each said once (skipped, a list of their paths) and counted once. */
+    char **skipped;
+    size_t n_skipped;
+    atomic_uint_fast64_t n_not_regular;
 } lc_epoch_files;
 
 void lc_epoch_files_init(lc_epoch_files *ef, const char *name, const char *path,

@@ -722,6 +722,7 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
     lc_metrics_add_count(m, "rows", atomic_exchange(&g->n_rows, 0));
     lc_metrics_add_bad(m, "bad_files", atomic_exchange(&g->n_bad_files, 0));
+    lc_metrics_add_bad(m, "not_regular_files", atomic_exchange(&g->files.n_not_regular, 0));
     lc_metrics_add_bad(m, "bad_row_groups", atomic_exchange(&g->n_bad_rg, 0));
     lc_metrics_add_bad(m, "bad_games_near_damage", atomic_exchange(&g->n_dropped, 0));
     lc_metrics_add_bad(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
@@ -748,6 +749,7 @@ static const lc_metric_info pgs_metrics[] = {
     {"row_groups", "row groups"},
     {"rows", "rows"},
     {"bad_files", "files"},
+    {"not_regular_files", "files"},
     {"bad_row_groups", "row groups"},
     {"bad_games_near_damage", "games"},
     {"bad_rows_without_game_id", "rows"},

@@ -179,6 +179,34 @@ class FolderTests(unittest.TestCase):
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("%s: is a named pipe (FIFO), not a configuration file" % cfg, r.stderr)
 
+    def test_fifo_among_parquet_files(self):
+        """A FIFO named x.parquet beside a table: every epoch skips it, the
+        log says so once, the run completes."""
+        fixture = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "tests", "parquet", "fixtures",
+                               "duckdb_snappy_rowgroups.parquet")
+        shutil.copy(fixture, self.data)
+        os.mkfifo(os.path.join(self.data, "x.parquet"))
+        out = os.path.join(self.tmp, "out.bin")
+        cfg = os.path.join(self.tmp, "pq.yaml")
+        with open(cfg, "w") as f:
+            f.write("stages:\n"
+                    "  - name: games\n"
+                    "    parquet_game_source: {path: '%s', epochs: 3, watch: false}\n"
+                    "  - name: tokens\n"
+                    "    input: games\n"
+                    "    game_tokenizer: {mode: decoder, batch_size: 4}\n"
+                    "  - name: writer\n"
+                    "    input: tokens\n"
+                    "    fifo_writer: {path: '%s', regular_file: true}\n" % (self.data, out))
+        r = subprocess.run([LCMON, "--no-ui", "--status-interval", "0", "--config", cfg],
+                           capture_output=True, text=True, timeout=60 * SLOW)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertEqual(r.stderr.count("x.parquet: is a named pipe (FIFO), not a Parquet file"),
+                         1, r.stderr[-2000:])
+        with BatchReader(out) as reader:
+            self.assertGreater(sum(1 for _ in reader), 0)
+            self.assertTrue(reader.done)
+
     def test_folder_deleted_and_made_again(self):
         copy_games(self.data, GAMES[:4])
         run = Run(self.tmp, self.data)
