@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/exit.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "lc_config.h"
 #include "pipeline/config.h"
@@ -230,10 +231,11 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         }
         case OPT_LOG_FILE: {
-            FILE *f = fopen(optarg, "a");
+            lc_error err;
+            lc_error_clear(&err);
+            FILE *f = lc_open_append(optarg, &err);
             if (!f) {
-                fprintf(stderr, "lcmon: --log-file: cannot open %s: %s\n", optarg,
-                        strerror(errno));
+                fprintf(stderr, "lcmon: --log-file: cannot open %s\n", err.msg);
                 return 2;
             }
             lc_log_set_file(f);

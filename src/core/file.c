@@ -45,3 +45,27 @@ int lc_open_regular(const char *path, struct stat *st, lc_error *err)
         (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     return fd;
 }
+
+FILE *lc_open_append(const char *path, lc_error *err)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENXIO) /* a FIFO nobody reads */
+            lc_error_set(err, -e, "%s: a named pipe with no reader (start its reader first)",
+                         path);
+        else
+            lc_error_set(err, -e, "%s: %s", path, strerror(e));
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* a slow reader slows the log */
+    FILE *f = fdopen(fd, "a");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        lc_error_set(err, -e, "%s: %s", path, strerror(e));
+    }
+    return f;
+}

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 
+#include <stdio.h>
 #include <sys/stat.h>
 
 /* Open path for reading as above. Returns the descriptor (blocking again,
@@ -22,6 +23,12 @@
  * NULL; or a negative code with err saying "PATH: cannot open: why", or
  * LC_ENOTREG with "PATH: is a named pipe (FIFO), not a regular file". */
 int lc_open_regular(const char *path, struct stat *st, lc_error *err);
+
+/* A log to append to (--log-file, --metrics-log), opened without waiting:
+ * a named pipe with no reader yet is refused ("start its reader first")
+ * instead of holding lcmon in open() with its signals blocked; a directory
+ * is refused. NULL with err set on failure. */
+FILE *lc_open_append(const char *path, lc_error *err);
 
 /* What a file type is, in words ("a named pipe (FIFO)", "a directory"). */
 const char *lc_file_kind(mode_t mode);

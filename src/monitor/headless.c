@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/exit.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "monitor/json.h"
 #include "monitor/local.h"
@@ -125,10 +126,11 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     }
     FILE *mlog = NULL;
     if (o->metrics_log) {
-        mlog = fopen(o->metrics_log, "a");
+        lc_error err;
+        lc_error_clear(&err);
+        mlog = lc_open_append(o->metrics_log, &err);
         if (!mlog) {
-            fprintf(stderr, "lcmon: --metrics-log: cannot open %s: %s\n", o->metrics_log,
-                    strerror(errno));
+            fprintf(stderr, "lcmon: --metrics-log: cannot open %s\n", err.msg);
             close(sfd);
             close(efd);
             return 1;

@@ -178,6 +178,13 @@ class FolderTests(unittest.TestCase):
             r = subprocess.run([LCMON, *args], capture_output=True, text=True, timeout=10 * SLOW)
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("%s: is a named pipe (FIFO), not a configuration file" % cfg, r.stderr)
+        # A FIFO nobody reads as a log: refused at once, not waited on with
+        # the signals blocked.
+        for opt in ("--metrics-log", "--log-file"):
+            r = subprocess.run([LCMON, "--no-ui", "--max-seconds", "1", opt, cfg],
+                               capture_output=True, text=True, timeout=10 * SLOW)
+            self.assertNotEqual(r.returncode, 0, r.stderr)
+            self.assertIn("%s: cannot open %s: a named pipe with no reader" % (opt, cfg), r.stderr)
 
     def test_fifo_among_parquet_files(self):
         """A FIFO named x.parquet beside a table: every epoch skips it, the
