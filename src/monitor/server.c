@@ -25,8 +25,8 @@
  * gets the replies to every request it sent before: the server answers
  * them, flushes, and then closes (no more snapshots or log lines).
  *
- * The socket file is created with mode 0600. A live socket at the path (one
- * that accepts a connection) is never taken over; a stale one is replaced.
+ * The socket file (mode 0600) is taken and given back by sockfile.c: never
+ * another process's socket, at start or at exit.
  */
 #include "monitor/server.h"
 
@@ -34,6 +34,7 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "lc_config.h"
+#include "monitor/sockfile.h"
 #include "monitor/wire.h"
 #include "pipeline/describe.h"
 
@@ -73,7 +74,7 @@ typedef struct client {
 } client;
 
 struct lc_server {
-    char *path;
+    lc_sockfile file;
     lc_monitor *monitor;
     int listen_fd, wake_fd;
     lc_thread thread;
@@ -87,74 +88,23 @@ struct lc_server {
 
 /* --- the socket file -------------------------------------------------- */
 
-/* The socket's directory must be one nobody else can write to, or one with
- * the sticky bit (as /tmp has): otherwise another user could replace the
- * socket with theirs and take the requests of our clients. Its owner must be
- * us or root either way, since the sticky bit does not hold back the owner. */
-static int check_directory(const char *path, lc_error *err)
-{
-    char *copy = lc_xstrdup(path);
-    char *slash = strrchr(copy, '/');
-    const char *dir = !slash ? "." : slash == copy ? "/" : (*slash = '\0', copy);
-    struct stat st;
-    int rc = 0;
-    if (stat(dir, &st) != 0) {
-        rc = lc_error_set(err, -errno, "%s: the socket's directory %s: %s", path, dir,
-                          strerror(errno));
-    } else if ((st.st_uid != getuid() && st.st_uid != 0) ||
-               (!(st.st_mode & S_ISVTX) && (st.st_mode & (S_IWGRP | S_IWOTH)))) {
-        rc = lc_error_set(err, -EPERM,
-                          "%s: other users can write to the directory %s (mode %04o, owner "
-                          "uid %u), so they could replace the socket; choose a directory only "
-                          "you can write to, or one of yours or root's with the sticky bit "
-                          "such as /tmp",
-                          path, dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
-    }
-    free(copy);
-    return rc;
-}
-
-static int prepare_path(const char *path, lc_error *err)
-{
-    int rc = check_directory(path, err);
-    if (rc != 0)
-        return rc;
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0
-                               : lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
-    if (!S_ISSOCK(st.st_mode))
-        return lc_error_set(err, -EEXIST,
-                            "%s exists and is not a socket (remove it or choose another path)",
-                            path);
-    int fd = lc_wire_connect(path, NULL);
-    if (fd >= 0) {
-        close(fd);
-        return lc_error_set(err, -EADDRINUSE,
-                            "%s: a program is already listening on this socket (another "
-                            "lcmon? stop it, or choose another path)",
-                            path);
-    }
-    LC_INFO("replacing the stale socket %s", path);
-    if (unlink(path) != 0)
-        return lc_error_set(err, -errno, "%s: cannot remove the stale socket: %s", path,
-                            strerror(errno));
-    return 0;
-}
-
-static int open_listener(const char *path, lc_error *err)
+/* Bind and listen on path, which `file` takes (and gives back on failure). */
+static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)
         return lc_error_set(err, -ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
                             path, sizeof addr.sun_path - 1);
-    int rc = prepare_path(path, err);
+    int rc = lc_sockfile_claim(file, path, err);
     if (rc != 0)
         return rc;
     strcpy(addr.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return lc_error_set(err, -errno, "socket: %s", strerror(errno));
+    if (fd < 0) {
+        rc = lc_error_set(err, -errno, "socket: %s", strerror(errno));
+        lc_sockfile_release(file);
+        return rc;
+    }
     /* Only the loader's user may connect: no window with wider rights. */
     mode_t old = umask(0177);
     rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
@@ -162,13 +112,15 @@ static int open_listener(const char *path, lc_error *err)
     umask(old);
     if (rc != 0) {
         close(fd);
+        lc_sockfile_release(file);
         return lc_error_set(err, -e, "%s: cannot bind: %s", path, strerror(e));
     }
+    lc_sockfile_bound(file);
     chmod(path, 0600);
     if (listen(fd, 16) != 0) {
         e = errno;
         close(fd);
-        unlink(path);
+        lc_sockfile_release(file);
         return lc_error_set(err, -e, "%s: cannot listen: %s", path, strerror(e));
     }
     return fd;
@@ -570,19 +522,19 @@ int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
                     lc_server **out, lc_error *err)
 {
     *out = NULL;
-    int fd = open_listener(path, err);
-    if (fd < 0)
-        return fd;
     lc_server *s = lc_xcalloc(1, sizeof *s);
-    s->path = lc_xstrdup(path);
+    int fd = open_listener(path, &s->file, err);
+    if (fd < 0) {
+        free(s);
+        return fd;
+    }
     s->monitor = monitor;
     s->listen_fd = fd;
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd < 0) {
         int e = errno;
         close(fd);
-        unlink(path);
-        free(s->path);
+        lc_sockfile_release(&s->file);
         free(s);
         return lc_error_set(err, -e, "eventfd: %s", strerror(e));
     }
@@ -616,8 +568,7 @@ void lc_server_stop(lc_server *s)
         drop_client(s, s->n_clients - 1, NULL);
     close(s->listen_fd);
     close(s->wake_fd);
-    unlink(s->path);
+    lc_sockfile_release(&s->file); /* the socket only if it is still ours */
     lc_wire_buf_fini(&s->hello);
-    free(s->path);
     free(s);
 }

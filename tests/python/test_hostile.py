@@ -504,7 +504,8 @@ class RefusedAtStart(unittest.TestCase):
                                "--max-seconds", "5", env=env)
             s.close()
             self.assertEqual(r.returncode, 1)
-            self.assertIn("%s: a program is already listening on this socket" % path, r.stderr)
+            self.assertIn("%s: a program is already listening on this socket (pid %d, "
+                          % (path, os.getpid()), r.stderr)
             self.assertTrue(stat.S_ISSOCK(os.stat(path).st_mode), "the other program's socket went")
 
     def test_socket_directory_others_can_write(self):
