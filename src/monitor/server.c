@@ -13,6 +13,9 @@
  *     buffer is nearly empty, so a client that stops reading misses them
  *     instead of growing our memory; a client whose buffer still passes a
  *     hard limit (replies it never reads) is closed;
+ *   - a buffer that grew for a large message or a burst of replies is given
+ *     back once it is drained, so an idle client holds at most BUF_KEEP of
+ *     each, not the 4 MiB of the largest frame it ever sent;
  *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused, and a client
  *     that sends nothing within 10 s of connecting is closed, so idle
  *     connections cannot hold every place;
@@ -56,6 +59,7 @@
 #define FRAMES_PER_TURN 64
 #define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
 #define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
+#define BUF_KEEP (64u << 10) /* what a drained buffer may keep of its memory */
 
 typedef struct client {
     int fd;
@@ -289,6 +293,7 @@ static bool serve_client(lc_server *s, client *c, const char **why)
         }
     }
     lc_wire_buf_consume(&c->in, off); /* once: no memmove per frame */
+    lc_wire_buf_shrink(&c->in, BUF_KEEP);
     /* What is left is the start of a frame: since this turn when it follows
      * a whole one, else since it began to arrive. */
     if (c->in.len == 0 || c->more)
@@ -320,6 +325,7 @@ static bool flush_client(client *c, const char **why)
         *why = "it stopped reading its replies";
         return false;
     }
+    lc_wire_buf_shrink(&c->out, BUF_KEEP);
     return true;
 }
 

@@ -31,8 +31,8 @@ import threading
 import time
 import unittest
 
-from test_monitor import (DATA, LCMON, SLOW, SMALL_CONFIG, Loader, client_frame, ctl, subscribe,
-                          varint)
+from test_monitor import (DATA, LCMON, SLOW, SMALL_CONFIG, Loader, client_frame, ctl, fields,
+                          subscribe, varint)
 
 PYTHON = sys.executable
 
@@ -63,6 +63,36 @@ def closed_by_server(s, seconds):
         if not chunk:
             return got
         got += chunk
+
+
+def bad_stage_request(request_id, name=b"nosuchstage"):
+    """ClientMessage{control{stage_request{stage: NAME}}, request_id}: a
+    request the loader refuses at once, with a reply that names the stage."""
+    inner = b"\x12" + varint(len(name)) + name
+    ctrl = b"\x12" + varint(len(inner)) + inner
+    return b"\x12" + varint(len(ctrl)) + ctrl + b"\x18" + varint(request_id)
+
+
+def read_reply(s, seconds):
+    """Read server messages until a control response (ServerMessage field
+    4) comes; what came."""
+    buf, got = b"", []
+    deadline = time.monotonic() + seconds * SLOW
+    while True:
+        while len(buf) >= 4 and len(buf) >= 4 + struct.unpack("<I", buf[:4])[0]:
+            n = struct.unpack("<I", buf[:4])[0]
+            got.append(fields(buf[4:4 + n]))
+            buf = buf[4 + n:]
+            if any(num == 4 for num, _ in got[-1]):
+                return got
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError("no reply in %.0f s" % (seconds * SLOW))
+        s.settimeout(left)
+        chunk = s.recv(1 << 16)
+        if not chunk:
+            raise AssertionError("the server closed the connection before its reply")
+        buf += chunk
 
 
 def socket_counts(loader):
@@ -157,6 +187,30 @@ class Clients(unittest.TestCase):
         with open(L.log) as f:
             last = json.loads(f.read().splitlines()[-1])
         self.assertEqual(last["all_time"]["monitor_socket"]["refused"], 6 + refused_ctl[0])
+
+    def test_big_message_then_idle_keeps_no_memory(self):
+        """Clients that each send one message of almost 4 MiB (the largest
+        frame) and then stay, subscribed and quiet: the server gives the
+        memory of each input buffer back instead of keeping it for ever."""
+        L = self.loader
+        first = L.rss()
+        socks = []
+        pad = (4 << 20) - 4096
+        for i in range(32):
+            s = self.connect()
+            sub = subscribe(60000)[4:]  # ClientMessage{subscribe{60 s}}: one frame's body
+            # ... with the request and an unknown field (15) as padding.
+            body = sub + bad_stage_request(i + 1) + b"\x7a" + varint(pad) + b"\x00" * pad
+            s.sendall(client_frame(body))
+            read_reply(s, 20)  # whole, and answered
+            socks.append(s)
+        grown = L.rss() - first
+        # 32 clients each used to hold 4 MiB or more (128 MiB in all).
+        self.assertLess(grown, 16 * 1024 * MEM_SCALE, "the loader grew by %d KiB" % grown)
+        counts = wait_for_counts(L, clients=33, closed=0)  # all still there, and the ctl
+        self.assertEqual(counts["refused"], 0)
+        for s in socks:
+            s.close()
 
     def fast_client(self):
         """One client that subscribes and unsubscribes as fast as the socket
