@@ -16,9 +16,12 @@
  *   - a buffer that grew for a large message or a burst of replies is given
  *     back once it is drained, so an idle client holds at most BUF_KEEP of
  *     each, not the 4 MiB of the largest frame it ever sent;
- *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused, and a client
- *     that sends nothing within 10 s of connecting is closed, so idle
- *     connections cannot hold every place;
+ *   - a client that sends nothing within 10 s of connecting is closed, and
+ *     so is one without a subscription (no snapshots, no log lines) that has
+ *     been idle for 10 s: nothing in or out. Subscribers stay as long as
+ *     they like; a `lcmon ctl` or lcmon.Control that comes back later
+ *     simply connects again;
+ *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused;
  *   - what it refused and closed is counted (lc_server_metrics), in the
  *     all-time snapshots it serves;
  *   - the pipeline itself never waits for this thread: snapshots are built
@@ -59,6 +62,7 @@
 #define FRAMES_PER_TURN 64
 #define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
 #define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
+#define IDLE_LIMIT_NS 10000000000ull /* ... or is idle this long without a subscription */
 #define BUF_KEEP (64u << 10) /* what a drained buffer may keep of its memory */
 
 typedef struct client {
@@ -71,7 +75,9 @@ typedef struct client {
     bool logs;
     uint64_t log_after;
     uint64_t skipped; /* snapshots missed because the client was not reading */
-    uint64_t hush_deadline_ns; /* closed if it has said nothing by then; 0 once it spoke */
+    uint64_t connected_ns;
+    bool spoke;        /* it sent a whole message */
+    uint64_t active_ns; /* when bytes last came from it or went to it */
     uint64_t unfinished_since_ns; /* `in` has held the start of a frame since then (0: no) */
     bool more;                 /* whole frames wait in `in` for the next turn */
     bool closing; /* it sent EOF: answer what it asked, flush, then close */
@@ -150,11 +156,13 @@ static void build_hello(lc_server *s, const lc_config *cfg)
     lc_config_describe_free(stages, n);
 }
 
-static void drop_client(lc_server *s, size_t i, const char *why)
+/* Close client i; with a reason, it is logged at `level` and counted as
+ * closed by the server (else it went by itself). */
+static void close_client(lc_server *s, size_t i, lc_log_level level, const char *why)
 {
     client *c = &s->clients[i];
     if (why) {
-        LC_WARN("monitor client %u%s closed: %s", c->id, c->who, why);
+        lc_log(level, "monitor client %u%s closed: %s", c->id, c->who, why);
         atomic_fetch_add(&s->n_dropped_clients, 1);
     } else if (c->out.len) { /* hung up in the middle of our replies */
         LC_DEBUG("monitor client %u%s disconnected with %zu bytes unsent", c->id, c->who,
@@ -169,9 +177,21 @@ static void drop_client(lc_server *s, size_t i, const char *why)
     atomic_store(&s->g_clients, s->n_clients);
 }
 
+/* Close client i for misbehaving (a warning), or as gone (why == NULL). */
+static void drop_client(lc_server *s, size_t i, const char *why)
+{
+    close_client(s, i, LC_LOG_WARN, why);
+}
+
+/* It asked for snapshots or log lines: it may stay however quiet it is. */
+static bool subscribed(const client *c)
+{
+    return c->interval_ms || c->logs;
+}
+
 static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *m)
 {
-    c->hush_deadline_ns = 0;
+    c->spoke = true;
     if (m->subscribe) {
         uint32_t ms = m->subscribe->has_interval_ms ? m->subscribe->interval_ms : 1000;
         c->interval_ms = ms == 0 ? 0 : (ms < 50 ? 50 : ms);
@@ -203,6 +223,7 @@ static bool recv_client(client *c, const char **why)
         ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n > 0) {
             lc_wire_buf_append(&c->in, buf, (size_t)n);
+            c->active_ns = lc_now_ns();
             continue;
         }
         if (n == 0) {
@@ -309,6 +330,7 @@ static bool flush_client(client *c, const char **why)
         ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
             lc_wire_buf_consume(&c->out, (size_t)n);
+            c->active_ns = lc_now_ns();
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -360,7 +382,7 @@ static void accept_clients(lc_server *s)
         c->id = ++s->next_id;
         peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
-        c->hush_deadline_ns = lc_now_ns() + SILENT_LIMIT_NS;
+        c->connected_ns = c->active_ns = lc_now_ns();
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
         atomic_store(&s->g_clients, s->n_clients);
@@ -441,12 +463,13 @@ static void *server_main(void *arg)
     while (!atomic_load(&s->quit)) {
         feed_clients(s);
         /* Write what we can before waiting; close the clients that connected
-         * and never said anything (they would hold a place forever). */
+         * and never said anything, or have nothing to do here any more (they
+         * would hold a place forever). */
         uint64_t start = lc_now_ns();
         for (size_t i = 0; i < s->n_clients;) {
             const char *why = NULL;
             client *c = &s->clients[i];
-            if (c->hush_deadline_ns && start > c->hush_deadline_ns) {
+            if (!c->spoke && start - c->connected_ns > SILENT_LIMIT_NS) {
                 drop_client(s, i,
                             c->in.len ? "it sent no whole message in the 10 s after connecting"
                                       : "it sent nothing in the 10 s after connecting");
@@ -455,6 +478,18 @@ static void *server_main(void *arg)
             if (c->unfinished_since_ns && !c->closing &&
                 start - c->unfinished_since_ns > UNFINISHED_LIMIT_NS) {
                 drop_client(s, i, "it left a frame unfinished for 10 s");
+                continue;
+            }
+            /* Not misbehaving, so not a warning: a client may well ask once
+             * and keep its connection; it connects again when it has more
+             * to ask. One mid-frame is the unfinished limit's. */
+            if (c->spoke && !subscribed(c) && !c->closing && c->in.len == 0 &&
+                start > c->active_ns + IDLE_LIMIT_NS) {
+                close_client(s, i, LC_LOG_INFO,
+                             c->out.len ? "it read none of its replies for 10 s, and has no "
+                                          "subscription"
+                                        : "idle for 10 s without a subscription (no snapshots, "
+                                          "no log lines)");
                 continue;
             }
             if (!flush_client(c, &why)) {

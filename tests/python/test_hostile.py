@@ -1,8 +1,10 @@
 """The hostile runtime (issue 13): what a loader that runs for weeks meets.
 
-More monitor clients than the limit; clients that announce a 4 GiB frame,
-cut a frame short, send random bytes, subscribe and unsubscribe as fast as
-they can, or hang up in the middle of a reply; a trainer stopped with
+More monitor clients than the limit; clients that fill every place, ask
+one thing and say nothing more (idle), or send one message of almost 4 MiB
+and stay; clients that announce a 4 GiB
+frame, cut a frame short, send random bytes, subscribe and unsubscribe as
+fast as they can, or hang up in the middle of a reply; a trainer stopped with
 SIGSTOP for 30 s; data files deleted, truncated or replaced while they are
 read; the data directory replaced by a file; a configuration path that is
 a directory or a 100 MB file; a socket path another program listens on; a
@@ -97,7 +99,7 @@ def read_reply(s, seconds):
 
 def socket_counts(loader):
     """The monitoring socket's counts in the all-time metrics: clients now,
-    connections, refused, closed for misbehaving."""
+    connections, refused, closed (misbehaving, idle, or to make room)."""
     return loader.metrics()["all_time"]["monitor_socket"]
 
 
@@ -114,6 +116,19 @@ def wait_for_counts(loader, **want):
     except AssertionError:
         raise AssertionError("the socket's counts are %s, not %s" % (last[0], want))
     return last[0]
+
+
+def ctl_until_served(loader, what, seconds):
+    """Run `lcmon ctl anchor get` until it is served, within `seconds`
+    (scaled); how many times it was refused first."""
+    refused = [0]
+
+    def served():
+        ok = ctl(loader.sock, "anchor", "get").returncode == 0
+        refused[0] += not ok
+        return ok
+    wait_for(what, served, seconds)
+    return refused[0]
 
 
 class Clients(unittest.TestCase):
@@ -166,16 +181,10 @@ class Clients(unittest.TestCase):
             s.close()
         # Places free again: a client is served (the ctl may be refused
         # while the server has yet to see the others go).
-        refused_ctl = [0]
-
-        def served():
-            ok = ctl(L.sock, "anchor", "get").returncode == 0
-            refused_ctl[0] += not ok
-            return ok
-        wait_for("ctl to be served again", served, 20)
+        refused_ctl = ctl_until_served(L, "ctl to be served again", 20)
         # The metrics count the refused, and every place is free again (the
         # one client is the ctl asking); nobody misbehaved.
-        counts = wait_for_counts(L, clients=1, refused=6 + refused_ctl[0], closed=0)
+        counts = wait_for_counts(L, clients=1, refused=6 + refused_ctl, closed=0)
         self.assertGreaterEqual(counts["connections"], 64 + 2)
         self.assertLess(L.rss() - first, 32 * 1024 * MEM_SCALE)
         rc, err = L.close()
@@ -186,7 +195,35 @@ class Clients(unittest.TestCase):
         # The metrics log's last line (written at exit) has the same counts.
         with open(L.log) as f:
             last = json.loads(f.read().splitlines()[-1])
-        self.assertEqual(last["all_time"]["monitor_socket"]["refused"], 6 + refused_ctl[0])
+        self.assertEqual(last["all_time"]["monitor_socket"]["refused"], 6 + refused_ctl)
+
+    def test_silent_clients_do_not_lock_ctl_out(self):
+        """64 clients, each asks one thing and then says nothing, holding
+        every place. Each is closed once it has been idle for 10 s without a
+        subscription, in one log line, so a `lcmon ctl` gets in."""
+        L = self.loader
+        socks = []
+        for i in range(64):
+            s = self.connect()
+            s.sendall(client_frame(bad_stage_request(i + 1)))
+            socks.append(s)
+        for s in socks:
+            read_reply(s, 10)  # served, and silent from now on
+        # Within the idle limit plus a margin, scaled: it used to be never.
+        refused_ctl = ctl_until_served(L, "ctl with every place held by a silent client", 10 + 10)
+        # Every silent one goes: its place to a ctl, or closed as idle.
+        wait_for_counts(L, clients=1, refused=refused_ctl, closed=64)
+        for s in socks:
+            self.assertEqual(closed_by_server(s, 10), b"")
+            s.close()
+        self.assertTrue(L.batches_flow())
+        rc, err = L.close()
+        self.assertEqual(rc, 0, err)
+        idle = len(re.findall(r"monitor client \d+ \(pid %d\) closed: idle for 10 s without a "
+                              r"subscription" % os.getpid(), err))
+        evicted = [int(n) for n in re.findall(r"monitor socket: closed (\d+) idle clients? in the "
+                                              r"last 10 s to make room for new ones", err)]
+        self.assertEqual(idle + sum(evicted), 64, err[-3000:])
 
     def test_big_message_then_idle_keeps_no_memory(self):
         """Clients that each send one message of almost 4 MiB (the largest
@@ -314,13 +351,9 @@ class Clients(unittest.TestCase):
         first = L.rss()
         s = self.connect()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        # ClientMessage{control{stage_request{stage: NAME}}, request_id}: no
-        # such stage, so each reply is an error of about 2 kB that names it.
-        name = b"x" * 2000
-        inner = b"\x12" + varint(len(name)) + name
-        ctrl = b"\x12" + varint(len(inner)) + inner
-        s.sendall(b"".join(client_frame(b"\x12" + varint(len(ctrl)) + ctrl + b"\x18" +
-                                        varint(i + 1)) for i in range(300)))
+        # No such stage, so each reply is an error of about 2 kB that names it.
+        s.sendall(b"".join(client_frame(bad_stage_request(i + 1, b"x" * 2000))
+                           for i in range(300)))
         # The hello and the first few replies, then gone.
         s.settimeout(20 * SLOW)
         got = 0
