@@ -21,8 +21,17 @@
  *     been idle for 10 s: nothing in or out. Subscribers stay as long as
  *     they like; a `lcmon ctl` or lcmon.Control that comes back later
  *     simply connects again;
- *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused;
- *   - what it refused and closed is counted (lc_server_metrics), in the
+ *   - at most LC_SERVER_MAX_CLIENTS at once. When every place is taken, a
+ *     new connection gets the place of the client idle longest among those
+ *     without a subscription idle for EVICT_IDLE_NS or more and the
+ *     subscribers that stopped reading (their snapshots are being skipped):
+ *     so clients that connect, say a word and sit there can never lock
+ *     `lcmon ctl` or `lcmon attach` out. Only when every place holds a
+ *     subscriber that reads, or a client busy right now, is a connection
+ *     refused;
+ *   - refusals and evictions are logged one line per 10 s at most, with a
+ *     count (each is at debug level), so a connect loop cannot flood the
+ *     log; what it refused and closed is counted (lc_server_metrics), in the
  *     all-time snapshots it serves;
  *   - the pipeline itself never waits for this thread: snapshots are built
  *     from the metrics aggregates, and control goes through the monitor.
@@ -60,9 +69,15 @@
 #define HARD_OUT_LIMIT (8u << 20)   /* close a client that holds more */
 #define LOG_BATCH 200
 #define FRAMES_PER_TURN 64
+#define ACCEPTS_PER_TURN 64
 #define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
 #define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
 #define IDLE_LIMIT_NS 10000000000ull /* ... or is idle this long without a subscription */
+/* A client without a subscription idle this long may lose its place to a new
+ * connection when every place is taken: long enough that a `ctl` in the
+ * middle of its request (connected, asking, reading) never does. */
+#define EVICT_IDLE_NS 1000000000ull
+#define CROWD_REPORT_NS 10000000000ull /* at most one line this often on refusals */
 #define BUF_KEEP (64u << 10) /* what a drained buffer may keep of its memory */
 
 typedef struct client {
@@ -83,6 +98,12 @@ typedef struct client {
     bool closing; /* it sent EOF: answer what it asked, flush, then close */
 } client;
 
+/* Events logged at most once per CROWD_REPORT_NS, with a count. */
+typedef struct crowd_count {
+    uint64_t n;       /* since the last line */
+    uint64_t next_ns; /* no line before then */
+} crowd_count;
+
 struct lc_server {
     lc_sockfile file;
     lc_monitor *monitor;
@@ -93,6 +114,8 @@ struct lc_server {
     size_t n_clients;
     unsigned next_id;
     lc_wire_buf hello;
+    crowd_count refused, evicted;
+    long refused_pid; /* of the last one refused, for the log (0: unknown) */
     atomic_uint_fast64_t n_connections, n_refused, n_dropped_clients, g_clients;
 };
 
@@ -351,29 +374,99 @@ static bool flush_client(client *c, const char **why)
     return true;
 }
 
-/* " (pid N)" of the process at the other end, for the log; "" if unknown. */
-static void peer_who(int fd, char *who, size_t size)
+/* The pid of the process at the other end, or 0 if unknown. */
+static long peer_pid(int fd)
 {
     struct ucred cred;
     socklen_t len = sizeof cred;
-    who[0] = '\0';
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
-        snprintf(who, size, " (pid %ld)", (long)cred.pid);
+        return (long)cred.pid;
+    return 0;
 }
 
+/* " (pid N)" of the process at the other end, for the log; "" if unknown. */
+static void peer_who(int fd, char *who, size_t size)
+{
+    long pid = peer_pid(fd);
+    who[0] = '\0';
+    if (pid)
+        snprintf(who, size, " (pid %ld)", pid);
+}
+
+/* Log what was refused or evicted since the last line, if a line is due
+ * (at most one of each per CROWD_REPORT_NS) or `final` (at stop). */
+static void report_crowding(lc_server *s, uint64_t now, bool final)
+{
+    if (s->refused.n && (final || now >= s->refused.next_ns)) {
+        char last[40] = "";
+        if (s->refused_pid)
+            snprintf(last, sizeof last, "; the last from pid %ld", s->refused_pid);
+        LC_WARN("monitor socket: refused %llu connection%s in the last %llu s: every place was "
+                "taken (%d clients, each subscribed and reading, or busy%s); `ss -xp` names "
+                "the processes connected to %s",
+                (unsigned long long)s->refused.n, s->refused.n == 1 ? "" : "s",
+                (unsigned long long)(CROWD_REPORT_NS / 1000000000u), LC_SERVER_MAX_CLIENTS,
+                last, s->file.path);
+        s->refused.n = 0;
+        s->refused.next_ns = now + CROWD_REPORT_NS;
+    }
+    if (s->evicted.n && (final || now >= s->evicted.next_ns)) {
+        LC_INFO("monitor socket: closed %llu idle client%s in the last %llu s to make room for "
+                "new ones: every place was taken",
+                (unsigned long long)s->evicted.n, s->evicted.n == 1 ? "" : "s",
+                (unsigned long long)(CROWD_REPORT_NS / 1000000000u));
+        s->evicted.n = 0;
+        s->evicted.next_ns = now + CROWD_REPORT_NS;
+    }
+}
+
+/* Every place is taken: close the client that has been idle longest among
+ * those that may lose their place (see the top of this file), so that a new
+ * one gets it. False when none may. */
+static bool make_room(lc_server *s, uint64_t now)
+{
+    size_t best = s->n_clients;
+    for (size_t i = 0; i < s->n_clients; i++) {
+        const client *c = &s->clients[i];
+        if (c->closing)
+            continue; /* answered and gone in a moment */
+        bool idle = !subscribed(c) && now >= c->active_ns + EVICT_IDLE_NS;
+        bool deaf = subscribed(c) && c->skipped > 0;
+        if ((idle || deaf) && (best == s->n_clients || c->active_ns < s->clients[best].active_ns))
+            best = i;
+    }
+    if (best == s->n_clients)
+        return false;
+    const client *c = &s->clients[best];
+    const char *what = subscribed(c) ? "skipping its snapshots (not reading)"
+                                     : "idle without a subscription";
+    char why[160];
+    snprintf(why, sizeof why,
+             "every place was taken and it had been %s for %.1f s: its place went to a new "
+             "client",
+             what, (double)(now - c->active_ns) / 1e9);
+    close_client(s, best, LC_LOG_DEBUG, why);
+    s->evicted.n++;
+    return true;
+}
+
+/* Take up to ACCEPTS_PER_TURN new connections: a connect loop must not keep
+ * this thread from its clients (the rest wait in the backlog). */
 static void accept_clients(lc_server *s)
 {
-    for (;;) {
+    for (int k = 0; k < ACCEPTS_PER_TURN; k++) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (s->n_clients == LC_SERVER_MAX_CLIENTS) {
-            char who[24];
-            peer_who(fd, who, sizeof who);
-            LC_WARN("monitor socket: refusing a client%s: already %d connected", who,
-                    LC_SERVER_MAX_CLIENTS);
+        uint64_t now = lc_now_ns();
+        if (s->n_clients == LC_SERVER_MAX_CLIENTS && !make_room(s, now)) {
+            /* No line of its own, even at debug level: a connect loop would
+             * write one per try (report_crowding counts them instead). */
+            s->refused_pid = peer_pid(fd);
             atomic_fetch_add(&s->n_refused, 1);
+            s->refused.n++;
             close(fd);
+            report_crowding(s, now, false);
             continue;
         }
         client *c = &s->clients[s->n_clients++];
@@ -382,11 +475,12 @@ static void accept_clients(lc_server *s)
         c->id = ++s->next_id;
         peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
-        c->connected_ns = c->active_ns = lc_now_ns();
+        c->connected_ns = c->active_ns = now;
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
         atomic_store(&s->g_clients, s->n_clients);
         LC_DEBUG("monitor client %u%s connected", c->id, c->who);
+        report_crowding(s, now, false);
     }
 }
 
@@ -466,6 +560,7 @@ static void *server_main(void *arg)
          * and never said anything, or have nothing to do here any more (they
          * would hold a place forever). */
         uint64_t start = lc_now_ns();
+        report_crowding(s, start, false);
         for (size_t i = 0; i < s->n_clients;) {
             const char *why = NULL;
             client *c = &s->clients[i];
@@ -516,6 +611,15 @@ static void *server_main(void *arg)
                 .events = (short)((c->closing ? 0 : POLLIN) | (c->out.len ? POLLOUT : 0))};
             if (c->interval_ms) {
                 int due = c->next_due_ns > now ? (int)((c->next_due_ns - now) / 1000000u) : 0;
+                if (due < timeout)
+                    timeout = due;
+            }
+        }
+        /* A count of refusals waiting for its line: at its time, even if
+         * nothing else happens. */
+        for (const crowd_count *k = &s->refused; k <= &s->evicted; k++) {
+            if (k->n) {
+                int due = k->next_ns > now ? (int)((k->next_ns - now) / 1000000u) + 1 : 0;
                 if (due < timeout)
                     timeout = due;
             }
@@ -605,6 +709,7 @@ void lc_server_stop(lc_server *s)
     if (write(s->wake_fd, &one, sizeof one) < 0)
         LC_WARN("monitor socket: cannot wake the server thread: %s", strerror(errno));
     lc_thread_join(&s->thread);
+    report_crowding(s, lc_now_ns(), true); /* no count goes unsaid */
     while (s->n_clients)
         drop_client(s, s->n_clients - 1, NULL);
     close(s->listen_fd);

@@ -2,7 +2,7 @@
 
 More monitor clients than the limit; clients that fill every place, ask
 one thing and say nothing more (idle), or send one message of almost 4 MiB
-and stay; clients that announce a 4 GiB
+and stay; a connect loop against full places; clients that announce a 4 GiB
 frame, cut a frame short, send random bytes, subscribe and unsubscribe as
 fast as they can, or hang up in the middle of a reply; a trainer stopped with
 SIGSTOP for 30 s; data files deleted, truncated or replaced while they are
@@ -157,7 +157,9 @@ class Clients(unittest.TestCase):
         for _ in range(70):
             s = self.connect()
             try:
-                s.sendall(subscribe(0))  # says something, so it is not closed as idle
+                # Subscribed (a snapshot a minute), so none is idle: none
+                # gives its place up to a newcomer.
+                s.sendall(subscribe(60000))
             except (BrokenPipeError, ConnectionResetError):
                 gone.append(s)  # refused and closed already, before it could speak
                 continue
@@ -189,9 +191,14 @@ class Clients(unittest.TestCase):
         self.assertLess(L.rss() - first, 32 * 1024 * MEM_SCALE)
         rc, err = L.close()
         self.assertEqual(rc, 0, err)
-        # The log names the process it turned away (this one).
-        self.assertEqual(err.count("monitor socket: refusing a client (pid %d): already 64 "
-                                   "connected" % os.getpid()), 6, err[-3000:])
+        # The log counts what it turned away, in a line or two, naming the
+        # last process (this one).
+        lines = re.findall(r"monitor socket: refused (\d+) connections? in the last 10 s: every "
+                           r"place was taken \(64 clients, each subscribed and reading, or busy; "
+                           r"the last from pid (\d+)\)", err)
+        self.assertTrue(1 <= len(lines) <= 2, lines)
+        self.assertEqual(sum(int(n) for n, _ in lines), 6 + refused_ctl)
+        self.assertEqual(int(lines[0][1]), os.getpid())
         # The metrics log's last line (written at exit) has the same counts.
         with open(L.log) as f:
             last = json.loads(f.read().splitlines()[-1])
@@ -199,8 +206,9 @@ class Clients(unittest.TestCase):
 
     def test_silent_clients_do_not_lock_ctl_out(self):
         """64 clients, each asks one thing and then says nothing, holding
-        every place. Each is closed once it has been idle for 10 s without a
-        subscription, in one log line, so a `lcmon ctl` gets in."""
+        every place. A `lcmon ctl` still gets in (the place of the one idle
+        longest), and each silent client is closed once it has been idle for
+        10 s without a subscription, in one log line."""
         L = self.loader
         socks = []
         for i in range(64):
@@ -223,6 +231,7 @@ class Clients(unittest.TestCase):
                               r"subscription" % os.getpid(), err))
         evicted = [int(n) for n in re.findall(r"monitor socket: closed (\d+) idle clients? in the "
                                               r"last 10 s to make room for new ones", err)]
+        self.assertGreaterEqual(sum(evicted), 1, err[-3000:])
         self.assertEqual(idle + sum(evicted), 64, err[-3000:])
 
     def test_big_message_then_idle_keeps_no_memory(self):
@@ -248,6 +257,46 @@ class Clients(unittest.TestCase):
         self.assertEqual(counts["refused"], 0)
         for s in socks:
             s.close()
+
+    def test_connect_loop_logs_a_few_lines(self):
+        """With every place held by a subscriber that reads, a loop that
+        connects and hangs up as fast as it can is refused every time, and
+        the log says so in a line or two, with the count."""
+        L = self.loader
+        socks = []
+        for _ in range(64):
+            s = self.connect()
+            s.sendall(subscribe(60000))
+            socks.append(s)
+        for s in socks:
+            s.settimeout(10 * SLOW)
+            self.assertTrue(s.recv(4))  # accepted, hello on its way
+        tries, behind = 0, None
+        stop = time.monotonic() + 5
+        while time.monotonic() < stop and tries < 5000:
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.setblocking(False)
+            try:
+                c.connect(L.sock)
+                tries, behind = tries + 1, None
+            except BlockingIOError:  # its backlog is full: the loader is behind
+                now = time.monotonic()
+                behind = behind or now
+                self.assertLess(now - behind, 10 * SLOW, "the loader stopped accepting")
+                time.sleep(0.001)
+            finally:
+                c.close()
+        for s in socks:
+            s.close()
+        refused_ctl = ctl_until_served(L, "ctl to be served again", 20)
+        wait_for_counts(L, clients=1, refused=tries + refused_ctl, closed=0)
+        rc, err = L.close()
+        self.assertEqual(rc, 0, err)
+        lines = re.findall(r"monitor socket: refused (\d+) connections? in the last 10 s: every "
+                           r"place was taken", err)
+        self.assertTrue(1 <= len(lines) <= 3, "%d lines for %d refusals" % (len(lines), tries))
+        self.assertEqual(sum(int(n) for n in lines), tries + refused_ctl)
+        self.assertLess(len(re.findall("refus", err)), 10)  # nothing else about each
 
     def fast_client(self):
         """One client that subscribes and unsubscribes as fast as the socket
