@@ -19,7 +19,9 @@ come back in time), ProtocolError (the socket is not lcmon's, or speaks
 another protocol version). A Control reconnects by itself when the loader
 on its socket restarts (`ctl stop`/`start` keeps the connection; a new lcmon
 process on the same socket is connected to again), within `reconnect`
-seconds.
+seconds. The loader closes a connection that has no subscription and has
+been idle for 10 s (it has few places); a Control left unused for a while
+simply connects again before its next request.
 
 The wire (proto/monitor.proto in lcmon's sources): every message is a 4-byte
 little-endian length, then a protobuf message. The few message types the
@@ -335,11 +337,12 @@ class Control:
         self._buf = bytearray()
         self._next_id = 1
         self._last_snapshot: Optional[Dict[str, Any]] = None
+        self._used = 0.0  # when the connection last carried something
         self._connect(first=True)
 
     # -- connection ------------------------------------------------------
 
-    def _connect(self, first: bool = False) -> None:
+    def _connect(self, first: bool = False, counted: bool = True) -> None:
         deadline = time.monotonic() + (self.timeout if first else self.reconnect)
         last = None
         while True:
@@ -359,8 +362,9 @@ class Control:
                         "%s: lcmon %s speaks monitoring protocol %s; this package speaks %d "
                         "(use the Python package of that lcmon)"
                         % (self.path, self.hello.get("lcmon_version", "?"), v, PROTOCOL_VERSION))
-                if not first:
+                if not first and counted:
                     self.reconnects += 1
+                self._used = time.monotonic()
                 return
             except FileNotFoundError as e:
                 last = "no such socket (is lcmon running with --socket %s?)" % self.path
@@ -393,12 +397,29 @@ class Control:
         self.close()
         return False
 
+    # The loader closes a connection without a subscription that has been
+    # idle this long (IDLE_LIMIT_NS in src/monitor/server.c).
+    LOADER_IDLE_LIMIT = 10.0
+
+    def _fresh(self) -> None:
+        """Connect again if the connection sat unused for half the loader's
+        idle limit: the loader may close it at any moment, even as a request
+        is on its way. The same loader is not counted in reconnects."""
+        if self._sock is None or time.monotonic() - self._used < self.LOADER_IDLE_LIMIT / 2:
+            return
+        pid = self.hello.get("pid")
+        self.close()
+        self._connect(counted=False)
+        if self.hello.get("pid") != pid:  # a new loader came meanwhile
+            self.reconnects += 1
+
     def _send(self, message: Dict[str, Any]) -> None:
         body = encode("ClientMessage", message)
         try:
             self._sock.sendall(struct.pack("<I", len(body)) + body)
         except OSError as e:
             raise LoaderGone("%s: the loader went away (%s)" % (self.path, e)) from e
+        self._used = time.monotonic()
 
     def _read_message(self, deadline: Optional[float]) -> Dict[str, Any]:
         while True:
@@ -425,12 +446,14 @@ class Control:
             if not chunk:
                 raise LoaderGone("%s: the loader closed the connection" % self.path)
             self._buf += chunk
+            self._used = time.monotonic()
 
     def _note(self, msg: Dict[str, Any]) -> None:
         if "all_time" in msg or "last_second" in msg:
             self._last_snapshot = {k: msg[k] for k in ("last_second", "all_time") if k in msg}
 
     def _with_reconnect(self, fn):
+        self._fresh()
         try:
             return fn()
         except LoaderGone:

@@ -3,6 +3,8 @@
  */
 #include "core/fifo.h"
 
+#include "core/lockfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -120,22 +122,15 @@ int lc_fifo_writer_lock(const char *path, lc_error *err)
     char lock[512];
     snprintf(lock, sizeof lock, "%s/lcmon-writer-%llx-%llx.lock", dir && *dir ? dir : "/tmp",
              (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0 && dir && *dir) { /* a runtime directory we may not write: /tmp */
+    long pid;
+    int fd = lc_lockfile_take(lock, 0644, &pid);
+    if (fd < 0 && fd != -EWOULDBLOCK && dir && *dir) {
+        /* a runtime directory we may not write: /tmp */
         snprintf(lock, sizeof lock, "/tmp/lcmon-writer-%llx-%llx.lock",
                  (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-        fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = lc_lockfile_take(lock, 0644, &pid);
     }
-    if (fd < 0) /* no lock to be had: write unguarded, as before */
-        return -1;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        char buf[32] = {0};
-        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-        long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
-        close(fd);
-        if (e != EWOULDBLOCK)
-            return -1;
+    if (fd == -EWOULDBLOCK) {
         if (pid > 0)
             return lc_error_set(err, -EBUSY,
                                 "path: another lcmon (process %ld) already writes to %s: a pipe "
@@ -146,10 +141,7 @@ int lc_fifo_writer_lock(const char *path, lc_error *err)
                             "(stop that one, or give this one another path)",
                             path);
     }
-    char pid[32];
-    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
-        /* the pid is for the message only */
-    }
+    if (fd < 0) /* no lock to be had: write unguarded, as before */
+        return -1;
     return fd;
 }

@@ -44,7 +44,7 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
         printf("error: %s\n", all->error);
     if (all->monitor_socket)
         printf("monitor socket: %u clients, %llu connections, %llu refused (every place "
-               "taken), %llu closed for misbehaving\n",
+               "taken), %llu closed (misbehaving, idle, or to make room)\n",
                all->monitor_socket->clients, (unsigned long long)all->monitor_socket->connections,
                (unsigned long long)all->monitor_socket->refused,
                (unsigned long long)all->monitor_socket->closed);

@@ -13,10 +13,25 @@
  *     buffer is nearly empty, so a client that stops reading misses them
  *     instead of growing our memory; a client whose buffer still passes a
  *     hard limit (replies it never reads) is closed;
- *   - at most LC_SERVER_MAX_CLIENTS at once; more are refused, and a client
- *     that sends nothing within 10 s of connecting is closed, so idle
- *     connections cannot hold every place;
- *   - what it refused and closed is counted (lc_server_metrics), in the
+ *   - a buffer that grew for a large message or a burst of replies is given
+ *     back once it is drained, so an idle client holds at most BUF_KEEP of
+ *     each, not the 4 MiB of the largest frame it ever sent;
+ *   - a client that sends nothing within 10 s of connecting is closed, and
+ *     so is one without a subscription (no snapshots, no log lines) that has
+ *     been idle for 10 s: nothing in or out. Subscribers stay as long as
+ *     they like; a `lcmon ctl` or lcmon.Control that comes back later
+ *     simply connects again;
+ *   - at most LC_SERVER_MAX_CLIENTS at once. When every place is taken, a
+ *     new connection gets the place of the client idle longest among those
+ *     without a subscription idle for EVICT_IDLE_NS or more and the
+ *     subscribers that stopped reading (their snapshots are being skipped):
+ *     so clients that connect, say a word and sit there can never lock
+ *     `lcmon ctl` or `lcmon attach` out. Only when every place holds a
+ *     subscriber that reads, or a client busy right now, is a connection
+ *     refused;
+ *   - refusals and evictions are logged one line per 10 s at most, with a
+ *     count (each is at debug level), so a connect loop cannot flood the
+ *     log; what it refused and closed is counted (lc_server_metrics), in the
  *     all-time snapshots it serves;
  *   - the pipeline itself never waits for this thread: snapshots are built
  *     from the metrics aggregates, and control goes through the monitor.
@@ -25,8 +40,8 @@
  * gets the replies to every request it sent before: the server answers
  * them, flushes, and then closes (no more snapshots or log lines).
  *
- * The socket file is created with mode 0600. A live socket at the path (one
- * that accepts a connection) is never taken over; a stale one is replaced.
+ * The socket file (mode 0600) is taken and given back by sockfile.c: never
+ * another process's socket, at start or at exit.
  */
 #include "monitor/server.h"
 
@@ -35,6 +50,7 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "lc_config.h"
+#include "monitor/sockfile.h"
 #include "monitor/wire.h"
 #include "pipeline/describe.h"
 
@@ -54,8 +70,16 @@
 #define HARD_OUT_LIMIT (8u << 20)   /* close a client that holds more */
 #define LOG_BATCH 200
 #define FRAMES_PER_TURN 64
+#define ACCEPTS_PER_TURN 64
 #define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
 #define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
+#define IDLE_LIMIT_NS 10000000000ull /* ... or is idle this long without a subscription */
+/* A client without a subscription idle this long may lose its place to a new
+ * connection when every place is taken: long enough that a `ctl` in the
+ * middle of its request (connected, asking, reading) never does. */
+#define EVICT_IDLE_NS 1000000000ull
+#define CROWD_REPORT_NS 10000000000ull /* at most one line this often on refusals */
+#define BUF_KEEP (64u << 10) /* what a drained buffer may keep of its memory */
 
 typedef struct client {
     int fd;
@@ -67,14 +91,22 @@ typedef struct client {
     bool logs;
     uint64_t log_after;
     uint64_t skipped; /* snapshots missed because the client was not reading */
-    uint64_t hush_deadline_ns; /* closed if it has said nothing by then; 0 once it spoke */
+    uint64_t connected_ns;
+    bool spoke;        /* it sent a whole message */
+    uint64_t active_ns; /* when bytes last came from it or went to it */
     uint64_t unfinished_since_ns; /* `in` has held the start of a frame since then (0: no) */
     bool more;                 /* whole frames wait in `in` for the next turn */
     bool closing; /* it sent EOF: answer what it asked, flush, then close */
 } client;
 
+/* Events logged at most once per CROWD_REPORT_NS, with a count. */
+typedef struct crowd_count {
+    uint64_t n;       /* since the last line */
+    uint64_t next_ns; /* no line before then */
+} crowd_count;
+
 struct lc_server {
-    char *path;
+    lc_sockfile file;
     lc_monitor *monitor;
     int listen_fd, wake_fd;
     lc_thread thread;
@@ -83,79 +115,30 @@ struct lc_server {
     size_t n_clients;
     unsigned next_id;
     lc_wire_buf hello;
+    crowd_count refused, evicted;
+    long refused_pid; /* of the last one refused, for the log (0: unknown) */
     atomic_uint_fast64_t n_connections, n_refused, n_dropped_clients, g_clients;
 };
 
 /* --- the socket file -------------------------------------------------- */
 
-/* The socket's directory must be one nobody else can write to, or one with
- * the sticky bit (as /tmp has): otherwise another user could replace the
- * socket with theirs and take the requests of our clients. Its owner must be
- * us or root either way, since the sticky bit does not hold back the owner. */
-static int check_directory(const char *path, lc_error *err)
-{
-    char *copy = lc_xstrdup(path);
-    char *slash = strrchr(copy, '/');
-    const char *dir = !slash ? "." : slash == copy ? "/" : (*slash = '\0', copy);
-    struct stat st;
-    int rc = 0;
-    if (stat(dir, &st) != 0) {
-        rc = lc_error_set(err, -errno, "%s: the socket's directory %s: %s", path, dir,
-                          strerror(errno));
-    } else if ((st.st_uid != getuid() && st.st_uid != 0) ||
-               (!(st.st_mode & S_ISVTX) && (st.st_mode & (S_IWGRP | S_IWOTH)))) {
-        rc = lc_error_set(err, -EPERM,
-                          "%s: other users can write to the directory %s (mode %04o, owner "
-                          "uid %u), so they could replace the socket; choose a directory only "
-                          "you can write to, or one of yours or root's with the sticky bit "
-                          "such as /tmp",
-                          path, dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
-    }
-    free(copy);
-    return rc;
-}
-
-static int prepare_path(const char *path, lc_error *err)
-{
-    int rc = check_directory(path, err);
-    if (rc != 0)
-        return rc;
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0
-                               : lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
-    if (!S_ISSOCK(st.st_mode))
-        return lc_error_set(err, -EEXIST,
-                            "%s exists and is not a socket (remove it or choose another path)",
-                            path);
-    int fd = lc_wire_connect(path, NULL);
-    if (fd >= 0) {
-        close(fd);
-        return lc_error_set(err, -EADDRINUSE,
-                            "%s: a program is already listening on this socket (another "
-                            "lcmon? stop it, or choose another path)",
-                            path);
-    }
-    LC_INFO("replacing the stale socket %s", path);
-    if (unlink(path) != 0)
-        return lc_error_set(err, -errno, "%s: cannot remove the stale socket: %s", path,
-                            strerror(errno));
-    return 0;
-}
-
-static int open_listener(const char *path, lc_error *err)
+/* Bind and listen on path, which `file` takes (and gives back on failure). */
+static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)
         return lc_error_set(err, -ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
                             path, sizeof addr.sun_path - 1);
-    int rc = prepare_path(path, err);
+    int rc = lc_sockfile_claim(file, path, err);
     if (rc != 0)
         return rc;
     strcpy(addr.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return lc_error_set(err, -errno, "socket: %s", strerror(errno));
+    if (fd < 0) {
+        rc = lc_error_set(err, -errno, "socket: %s", strerror(errno));
+        lc_sockfile_release(file);
+        return rc;
+    }
     /* Only the loader's user may connect: no window with wider rights. */
     mode_t old = umask(0177);
     rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
@@ -163,13 +146,15 @@ static int open_listener(const char *path, lc_error *err)
     umask(old);
     if (rc != 0) {
         close(fd);
+        lc_sockfile_release(file);
         return lc_error_set(err, -e, "%s: cannot bind: %s", path, strerror(e));
     }
+    lc_sockfile_bound(file);
     chmod(path, 0600);
     if (listen(fd, 16) != 0) {
         e = errno;
         close(fd);
-        unlink(path);
+        lc_sockfile_release(file);
         return lc_error_set(err, -e, "%s: cannot listen: %s", path, strerror(e));
     }
     return fd;
@@ -195,11 +180,13 @@ static void build_hello(lc_server *s, const lc_config *cfg)
     lc_config_describe_free(stages, n);
 }
 
-static void drop_client(lc_server *s, size_t i, const char *why)
+/* Close client i; with a reason, it is logged at `level` and counted as
+ * closed by the server (else it went by itself). */
+static void close_client(lc_server *s, size_t i, lc_log_level level, const char *why)
 {
     client *c = &s->clients[i];
     if (why) {
-        LC_WARN("monitor client %u%s closed: %s", c->id, c->who, why);
+        lc_log(level, "monitor client %u%s closed: %s", c->id, c->who, why);
         atomic_fetch_add(&s->n_dropped_clients, 1);
     } else if (c->out.len) { /* hung up in the middle of our replies */
         LC_DEBUG("monitor client %u%s disconnected with %zu bytes unsent", c->id, c->who,
@@ -214,9 +201,21 @@ static void drop_client(lc_server *s, size_t i, const char *why)
     atomic_store(&s->g_clients, s->n_clients);
 }
 
+/* Close client i for misbehaving (a warning), or as gone (why == NULL). */
+static void drop_client(lc_server *s, size_t i, const char *why)
+{
+    close_client(s, i, LC_LOG_WARN, why);
+}
+
+/* It asked for snapshots or log lines: it may stay however quiet it is. */
+static bool subscribed(const client *c)
+{
+    return c->interval_ms || c->logs;
+}
+
 static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *m)
 {
-    c->hush_deadline_ns = 0;
+    c->spoke = true;
     if (m->subscribe) {
         uint32_t ms = m->subscribe->has_interval_ms ? m->subscribe->interval_ms : 1000;
         c->interval_ms = ms == 0 ? 0 : (ms < 50 ? 50 : ms);
@@ -248,6 +247,7 @@ static bool recv_client(client *c, const char **why)
         ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n > 0) {
             lc_wire_buf_append(&c->in, buf, (size_t)n);
+            c->active_ns = lc_now_ns();
             continue;
         }
         if (n == 0) {
@@ -338,6 +338,7 @@ static bool serve_client(lc_server *s, client *c, const char **why)
         }
     }
     lc_wire_buf_consume(&c->in, off); /* once: no memmove per frame */
+    lc_wire_buf_shrink(&c->in, BUF_KEEP);
     /* What is left is the start of a frame: since this turn when it follows
      * a whole one, else since it began to arrive. */
     if (c->in.len == 0 || c->more)
@@ -353,6 +354,7 @@ static bool flush_client(client *c, const char **why)
         ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
             lc_wire_buf_consume(&c->out, (size_t)n);
+            c->active_ns = lc_now_ns();
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -369,32 +371,103 @@ static bool flush_client(client *c, const char **why)
         *why = "it stopped reading its replies";
         return false;
     }
+    lc_wire_buf_shrink(&c->out, BUF_KEEP);
     return true;
+}
+
+/* The pid of the process at the other end, or 0 if unknown. */
+static long peer_pid(int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
+        return (long)cred.pid;
+    return 0;
 }
 
 /* " (pid N)" of the process at the other end, for the log; "" if unknown. */
 static void peer_who(int fd, char *who, size_t size)
 {
-    struct ucred cred;
-    socklen_t len = sizeof cred;
+    long pid = peer_pid(fd);
     who[0] = '\0';
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
-        snprintf(who, size, " (pid %ld)", (long)cred.pid);
+    if (pid)
+        snprintf(who, size, " (pid %ld)", pid);
 }
 
+/* Log what was refused or evicted since the last line, if a line is due
+ * (at most one of each per CROWD_REPORT_NS) or `final` (at stop). */
+static void report_crowding(lc_server *s, uint64_t now, bool final)
+{
+    if (s->refused.n && (final || now >= s->refused.next_ns)) {
+        char last[40] = "";
+        if (s->refused_pid)
+            snprintf(last, sizeof last, "; the last from pid %ld", s->refused_pid);
+        LC_WARN("monitor socket: refused %llu connection%s in the last %llu s: every place was "
+                "taken (%d clients, each subscribed and reading, or busy%s); `ss -xp` names "
+                "the processes connected to %s",
+                (unsigned long long)s->refused.n, s->refused.n == 1 ? "" : "s",
+                (unsigned long long)(CROWD_REPORT_NS / 1000000000u), LC_SERVER_MAX_CLIENTS,
+                last, s->file.path);
+        s->refused.n = 0;
+        s->refused.next_ns = now + CROWD_REPORT_NS;
+    }
+    if (s->evicted.n && (final || now >= s->evicted.next_ns)) {
+        LC_INFO("monitor socket: closed %llu idle client%s in the last %llu s to make room for "
+                "new ones: every place was taken",
+                (unsigned long long)s->evicted.n, s->evicted.n == 1 ? "" : "s",
+                (unsigned long long)(CROWD_REPORT_NS / 1000000000u));
+        s->evicted.n = 0;
+        s->evicted.next_ns = now + CROWD_REPORT_NS;
+    }
+}
+
+/* Every place is taken: close the client that has been idle longest among
+ * those that may lose their place (see the top of this file), so that a new
+ * one gets it. False when none may. */
+static bool make_room(lc_server *s, uint64_t now)
+{
+    size_t best = s->n_clients;
+    for (size_t i = 0; i < s->n_clients; i++) {
+        const client *c = &s->clients[i];
+        if (c->closing)
+            continue; /* answered and gone in a moment */
+        bool idle = !subscribed(c) && now >= c->active_ns + EVICT_IDLE_NS;
+        bool deaf = subscribed(c) && c->skipped > 0;
+        if ((idle || deaf) && (best == s->n_clients || c->active_ns < s->clients[best].active_ns))
+            best = i;
+    }
+    if (best == s->n_clients)
+        return false;
+    const client *c = &s->clients[best];
+    const char *what = subscribed(c) ? "skipping its snapshots (not reading)"
+                                     : "idle without a subscription";
+    char why[160];
+    snprintf(why, sizeof why,
+             "every place was taken and it had been %s for %.1f s: its place went to a new "
+             "client",
+             what, (double)(now - c->active_ns) / 1e9);
+    close_client(s, best, LC_LOG_DEBUG, why);
+    s->evicted.n++;
+    return true;
+}
+
+/* Take up to ACCEPTS_PER_TURN new connections: a connect loop must not keep
+ * this thread from its clients (the rest wait in the backlog). */
 static void accept_clients(lc_server *s)
 {
-    for (;;) {
+    for (int k = 0; k < ACCEPTS_PER_TURN; k++) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (s->n_clients == LC_SERVER_MAX_CLIENTS) {
-            char who[24];
-            peer_who(fd, who, sizeof who);
-            LC_WARN("monitor socket: refusing a client%s: already %d connected", who,
-                    LC_SERVER_MAX_CLIENTS);
+        uint64_t now = lc_now_ns();
+        if (s->n_clients == LC_SERVER_MAX_CLIENTS && !make_room(s, now)) {
+            /* No line of its own, even at debug level: a connect loop would
+             * write one per try (report_crowding counts them instead). */
+            s->refused_pid = peer_pid(fd);
             atomic_fetch_add(&s->n_refused, 1);
+            s->refused.n++;
             close(fd);
+            report_crowding(s, now, false);
             continue;
         }
         client *c = &s->clients[s->n_clients++];
@@ -403,11 +476,12 @@ static void accept_clients(lc_server *s)
         c->id = ++s->next_id;
         peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
-        c->hush_deadline_ns = lc_now_ns() + SILENT_LIMIT_NS;
+        c->connected_ns = c->active_ns = now;
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
         atomic_store(&s->g_clients, s->n_clients);
         LC_DEBUG("monitor client %u%s connected", c->id, c->who);
+        report_crowding(s, now, false);
     }
 }
 
@@ -484,12 +558,14 @@ static void *server_main(void *arg)
     while (!atomic_load(&s->quit)) {
         feed_clients(s);
         /* Write what we can before waiting; close the clients that connected
-         * and never said anything (they would hold a place forever). */
+         * and never said anything, or have nothing to do here any more (they
+         * would hold a place forever). */
         uint64_t start = lc_now_ns();
+        report_crowding(s, start, false);
         for (size_t i = 0; i < s->n_clients;) {
             const char *why = NULL;
             client *c = &s->clients[i];
-            if (c->hush_deadline_ns && start > c->hush_deadline_ns) {
+            if (!c->spoke && start - c->connected_ns > SILENT_LIMIT_NS) {
                 drop_client(s, i,
                             c->in.len ? "it sent no whole message in the 10 s after connecting"
                                       : "it sent nothing in the 10 s after connecting");
@@ -498,6 +574,18 @@ static void *server_main(void *arg)
             if (c->unfinished_since_ns && !c->closing &&
                 start - c->unfinished_since_ns > UNFINISHED_LIMIT_NS) {
                 drop_client(s, i, "it left a frame unfinished for 10 s");
+                continue;
+            }
+            /* Not misbehaving, so not a warning: a client may well ask once
+             * and keep its connection; it connects again when it has more
+             * to ask. One mid-frame is the unfinished limit's. */
+            if (c->spoke && !subscribed(c) && !c->closing && c->in.len == 0 &&
+                start > c->active_ns + IDLE_LIMIT_NS) {
+                close_client(s, i, LC_LOG_INFO,
+                             c->out.len ? "it read none of its replies for 10 s, and has no "
+                                          "subscription"
+                                        : "idle for 10 s without a subscription (no snapshots, "
+                                          "no log lines)");
                 continue;
             }
             if (!flush_client(c, &why)) {
@@ -524,6 +612,15 @@ static void *server_main(void *arg)
                 .events = (short)((c->closing ? 0 : POLLIN) | (c->out.len ? POLLOUT : 0))};
             if (c->interval_ms) {
                 int due = c->next_due_ns > now ? (int)((c->next_due_ns - now) / 1000000u) : 0;
+                if (due < timeout)
+                    timeout = due;
+            }
+        }
+        /* A count of refusals waiting for its line: at its time, even if
+         * nothing else happens. */
+        for (const crowd_count *k = &s->refused; k <= &s->evicted; k++) {
+            if (k->n) {
+                int due = k->next_ns > now ? (int)((k->next_ns - now) / 1000000u) + 1 : 0;
                 if (due < timeout)
                     timeout = due;
             }
@@ -571,19 +668,19 @@ int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
                     lc_server **out, lc_error *err)
 {
     *out = NULL;
-    int fd = open_listener(path, err);
-    if (fd < 0)
-        return fd;
     lc_server *s = lc_xcalloc(1, sizeof *s);
-    s->path = lc_xstrdup(path);
+    int fd = open_listener(path, &s->file, err);
+    if (fd < 0) {
+        free(s);
+        return fd;
+    }
     s->monitor = monitor;
     s->listen_fd = fd;
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd < 0) {
         int e = errno;
         close(fd);
-        unlink(path);
-        free(s->path);
+        lc_sockfile_release(&s->file);
         free(s);
         return lc_error_set(err, -e, "eventfd: %s", strerror(e));
     }
@@ -614,13 +711,13 @@ void lc_server_stop(lc_server *s)
     if (write(s->wake_fd, &one, sizeof one) < 0)
         LC_WARN("monitor socket: cannot wake the server thread: %s", strerror(errno));
     lc_thread_join(&s->thread);
+    report_crowding(s, lc_now_ns(), true); /* no count goes unsaid */
     while (s->n_clients)
         drop_client(s, s->n_clients - 1, NULL);
     close(s->listen_fd);
     close(s->wake_fd);
-    unlink(s->path);
-    lc_exit_forget(s->path);
+    lc_exit_forget(s->file.path);
+    lc_sockfile_release(&s->file); /* the socket only if it is still ours */
     lc_wire_buf_fini(&s->hello);
-    free(s->path);
     free(s);
 }

@@ -40,6 +40,18 @@ void lc_wire_buf_consume(lc_wire_buf *b, size_t n)
     b->len -= n;
 }
 
+void lc_wire_buf_shrink(lc_wire_buf *b, size_t keep)
+{
+    if (b->cap <= keep || b->len > keep)
+        return;
+    if (b->len == 0) {
+        lc_wire_buf_fini(b);
+        return;
+    }
+    b->data = lc_xrealloc(b->data, keep);
+    b->cap = keep;
+}
+
 static void put_frame(lc_wire_buf *out, size_t len, const ProtobufCMessage *m)
 {
     uint8_t hdr[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),

@@ -26,6 +26,9 @@ void lc_wire_buf_fini(lc_wire_buf *b);
 void lc_wire_buf_append(lc_wire_buf *b, const void *p, size_t n);
 /* Drop the first n bytes. */
 void lc_wire_buf_consume(lc_wire_buf *b, size_t n);
+/* Give back what a large message made the buffer grow to, once it holds no
+ * more than `keep` bytes: a long-lived connection keeps at most that. */
+void lc_wire_buf_shrink(lc_wire_buf *b, size_t keep);
 
 /* Append one framed message. */
 void lc_wire_put_server(lc_wire_buf *out, const Lcmon__ServerMessage *m);

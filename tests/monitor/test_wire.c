@@ -1,8 +1,8 @@
 /*
  * test_wire: the monitor layer without a socket server: the wire framing
  * (lc_wire_*: whole frames, every cut of one, the size limit, two frames in
- * one buffer, reading from a socket with a deadline and a peer that hangs
- * up), the JSON output of `lcmon ctl ... --json` and the metrics log
+ * one buffer, a buffer giving back what a large frame grew it to, reading
+ * from a socket with a deadline and a peer that hangs up), the JSON output of `lcmon ctl ... --json` and the metrics log
  * (escaping, enums by name, unset fields left out, NaN as null), and the
  * common control requests against the monitor of a configuration that did
  * not load (the answers name the problem).
@@ -175,10 +175,41 @@ static void test_requests_to_a_failed_configuration(void)
     lc_monitor_free(m);
 }
 
+/* A buffer that grew for a large frame gives its memory back once it is
+ * drained (the server keeps its clients' buffers for as long as they stay),
+ * and keeps what it holds when it is not. */
+static void test_shrink(void)
+{
+    lc_wire_buf b = {0};
+    static uint8_t big[1 << 20];
+    memset(big + sizeof big - 100, 7, 100);
+    lc_wire_buf_append(&b, big, sizeof big);
+    CHECK(b.cap >= sizeof big);
+    lc_wire_buf_shrink(&b, 65536); /* still full: nothing to give back */
+    CHECK(b.cap >= sizeof big && b.len == sizeof big);
+    lc_wire_buf_consume(&b, sizeof big - 100); /* 100 bytes left, the last ones */
+    lc_wire_buf_shrink(&b, 65536);
+    CHECK_EQ_U64(b.cap, 65536);
+    CHECK_EQ_U64(b.len, 100);
+    CHECK(b.data[0] == 7 && b.data[99] == 7); /* the tail of big, kept */
+    lc_wire_buf_consume(&b, 100);
+    lc_wire_buf_shrink(&b, 65536); /* no more than it may keep */
+    CHECK_EQ_U64(b.cap, 65536);
+    lc_wire_buf_append(&b, big, sizeof big);
+    lc_wire_buf_consume(&b, sizeof big);
+    lc_wire_buf_shrink(&b, 65536); /* drained: all of it goes */
+    CHECK(b.data == NULL && b.cap == 0 && b.len == 0);
+    lc_wire_buf_append(&b, "abc", 3); /* and it grows again from nothing */
+    lc_wire_buf_shrink(&b, 65536); /* small: kept as it is */
+    CHECK(b.cap == 4096 && b.len == 3 && memcmp(b.data, "abc", 3) == 0);
+    lc_wire_buf_fini(&b);
+}
+
 int main(void)
 {
     lc_log_set_stderr(false);
     test_framing();
+    test_shrink();
     test_read_frame();
     test_json();
     test_requests_to_a_failed_configuration();

@@ -8,7 +8,7 @@ reader draining its pipe):
 - wait_for_new_chunks while games are copied into the watched directory,
   seen within a fraction of a second of the last one;
 - reconnecting across `stop`/`start` and across SIGKILL plus a new lcmon on
-  the same socket;
+  the same socket, and after the loader closed a connection left unused;
 - errors: no socket, a socket that is not lcmon's, a silent one, a request
   the loader refuses.
 
@@ -17,6 +17,7 @@ Environment: as test_monitor (LCMON, LC_TEST_DATA, LCMON_SOURCE_ROOT).
 
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -227,6 +228,33 @@ class AgainstLcmon(unittest.TestCase):
             self.assertEqual(c.reconnects, 1)
             self.assertEqual(c.hello["pid"], self.L.proc.pid)
             self.assertIsInstance(key, str)
+
+
+    def test_unused_connection_closed_by_the_loader(self):
+        """The loader closes a connection without a subscription once it has
+        been idle for 10 s. A Control left unused that long, even one told
+        not to reconnect, connects again before its next request; the same
+        loader is no reconnect."""
+        with Control(self.L.sock, timeout=WAIT, reconnect=0) as c:
+            c.anchor()
+            first = c._sock
+
+            def closed_by_loader():
+                if not select.select([first], [], [], 0)[0]:
+                    return False
+                try:
+                    return first.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    return True
+            deadline = time.monotonic() + 10 + WAIT
+            while not closed_by_loader():
+                self.assertLess(time.monotonic(), deadline, "the loader kept an idle connection")
+                time.sleep(0.1)
+            key, count = c.anchor()
+            self.assertIsInstance(count, int)
+            self.assertIsNot(c._sock, first)
+            self.assertEqual(c.reconnects, 0)
+            self.assertEqual(c.hello["pid"], self.L.proc.pid)
 
 
 class Errors(unittest.TestCase):

@@ -2,7 +2,8 @@
 control request, the metrics log, several clients at once, clients that
 misbehave (vanish, send garbage, announce oversize frames, stop reading)
 without stalling or crashing the loader, socket permissions, refusing a live
-socket and replacing a stale one.
+socket (listening, or bound by a running process, or its lock held) and
+replacing a stale one, leaving at exit what others put at the path.
 
 Environment: LCMON (the executable), LC_TEST_DATA (the sample data),
 PYTHONPATH (python/, for the batch reader).
@@ -638,7 +639,10 @@ class Monitor(unittest.TestCase):
                      LCMON_PIPE=os.path.join(self.tmp.name, "other.pipe")),
         )
         self.assertEqual(r.returncode, 1)
-        self.assertIn("is already listening on this socket", r.stderr)
+        # Refused at its lock, before it looks at the socket: naming the
+        # first, which holds it.
+        self.assertIn("%s: the process (pid %d, lcmon) that holds its lock file %s.lock serves "
+                      "this socket or is starting to" % (L.sock, L.proc.pid, L.sock), r.stderr)
         self.assertEqual(ctl(L.sock, "anchor", "get").returncode, 0)
 
 
@@ -727,6 +731,105 @@ class StaleSocket(unittest.TestCase):
             self.assertEqual(p.returncode, 0, err)
             self.assertIn("replacing the stale socket", err)
             self.assertFalse(os.path.exists(path))  # removed at exit
+
+    def test_other_files_put_at_the_path_are_left_at_exit(self):
+        """The socket is removed at exit only if it is still the one lcmon
+        bound: a file, or another program's socket, put at its path while
+        lcmon ran stays."""
+        for what in ("a file", "another socket"):
+            with tempfile.TemporaryDirectory() as tmp:
+                L = Loader(tmp)
+                other = None
+                try:
+                    os.unlink(L.sock)
+                    if what == "a file":
+                        with open(L.sock, "w") as f:
+                            f.write("not lcmon's\n")
+                    else:
+                        other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                        other.bind(L.sock)
+                        other.listen(1)
+                    before = os.lstat(L.sock)
+                finally:
+                    rc, err = L.close()
+                self.assertEqual(rc, 0, err)
+                self.assertTrue(os.path.lexists(L.sock), "lcmon removed %s at exit" % what)
+                after = os.lstat(L.sock)
+                self.assertEqual((after.st_dev, after.st_ino), (before.st_dev, before.st_ino))
+                self.assertIn("%s is not the socket this lcmon made any more" % L.sock, err)
+                self.assertFalse(os.path.exists(L.sock + ".lock"))  # its own lock file goes
+                if other:
+                    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    c.connect(L.sock)  # still the other program's, and live
+                    c.close()
+                    other.close()
+
+    def run_briefly(self, tmp, path):
+        return subprocess.run(
+            [LCMON, "--no-ui", "--status-interval", "0", "--socket", path, "--max-seconds", "3"],
+            capture_output=True, text=True, timeout=60 * SLOW,
+            env=dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=os.path.join(tmp, "p.pipe")))
+
+    def test_bound_socket_of_a_live_process_is_not_replaced(self):
+        """A socket that refuses connections is not necessarily stale: its
+        process may have bound it and not listen yet. While that process
+        lives, lcmon refuses to start, naming it, and leaves the socket."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "lcmon.sock")
+            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            held.bind(path)  # bound, not listening
+            try:
+                before = os.lstat(path)
+                r = self.run_briefly(tmp, path)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("lcmon: --socket: %s: a running process (pid %d, " % (path, os.getpid()),
+                              r.stderr)
+                self.assertIn("has this socket bound, though it does not accept connections (yet)",
+                              r.stderr)
+                self.assertNotIn("replacing the stale socket", r.stderr)
+                after = os.lstat(path)
+                self.assertEqual((after.st_dev, after.st_ino), (before.st_dev, before.st_ino))
+                held.listen(1)  # it was live all along: it can still serve
+                c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                c.connect(path)
+                c.close()
+            finally:
+                held.close()
+            # Once its process lets go, the same file is stale and replaced.
+            r = self.run_briefly(tmp, path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("replacing the stale socket %s" % path, r.stderr)
+            self.assertFalse(os.path.lexists(path))
+            self.assertFalse(os.path.exists(path + ".lock"))
+
+    def test_lock_held_refuses_at_start(self):
+        """Whoever holds PATH.lock owns the path (an lcmon between its bind
+        and its listen, say): lcmon refuses, naming the holder's pid from
+        the lock file, and touches neither the lock nor the socket."""
+        import fcntl
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "lcmon.sock")
+            stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            stale.bind(path)
+            stale.close()  # a stale socket, as a killed lcmon leaves
+            fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                os.write(fd, b"%d\n" % os.getpid())
+                r = self.run_briefly(tmp, path)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("lcmon: --socket: %s: the process (pid %d, " % (path, os.getpid()),
+                              r.stderr)
+                self.assertIn("that holds its lock file %s.lock serves this socket or is starting "
+                              "to; stop it, or choose another path" % path, r.stderr)
+                self.assertTrue(stat.S_ISSOCK(os.lstat(path).st_mode))
+                self.assertTrue(os.path.exists(path + ".lock"))
+            finally:
+                os.close(fd)
+            # Let go (as a killed lcmon's lock is): the stale socket is replaced.
+            r = self.run_briefly(tmp, path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("replacing the stale socket %s" % path, r.stderr)
 
     def test_path_that_is_not_a_socket(self):
         with tempfile.TemporaryDirectory() as tmp:
