@@ -86,6 +86,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "Hello": {
         1: ("protocol_version", "uint32", False), 2: ("lcmon_version", "string", False),
         3: ("stages", "StageDescription", True), 4: ("pid", "uint32", False),
+        5: ("run_id", "uint64", False), 6: ("seed", "uint64", False),
     },
     "Subscribe": {
         1: ("interval_ms", "uint32", False), 2: ("log_after", "uint64", False),

@@ -114,7 +114,9 @@ struct lc_server {
     client clients[LC_SERVER_MAX_CLIENTS];
     size_t n_clients;
     unsigned next_id;
-    lc_wire_buf hello;
+    lc_wire_buf hello;      /* for the run hello_run (rebuilt when another starts) */
+    uint64_t hello_run;
+    const lc_config *cfg;
     crowd_count refused, evicted;
     long refused_pid; /* of the last one refused, for the log (0: unknown) */
     atomic_uint_fast64_t n_connections, n_refused, n_dropped_clients, g_clients;
@@ -162,8 +164,18 @@ static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
 
 /* --- messages ------------------------------------------------------------ */
 
+/* The hello, naming the run the loader is on now: built again when a new
+ * run has started since the last one. */
 static void build_hello(lc_server *s, const lc_config *cfg)
 {
+    lc_snapshot *snap = lc_monitor_metrics(s->monitor, true);
+    const Lcmon__DataLoaderMetricsProto *all = snap ? lc_snapshot_msg(snap) : NULL;
+    uint64_t run = all ? all->run_id : 0, seed = all ? all->seed : 0;
+    lc_snapshot_unref(snap);
+    if (s->hello.len && run == s->hello_run)
+        return;
+    s->hello.len = 0;
+    s->hello_run = run;
     Lcmon__ServerMessage msg = LCMON__SERVER_MESSAGE__INIT;
     Lcmon__Hello hello = LCMON__HELLO__INIT;
     hello.has_protocol_version = true;
@@ -171,6 +183,9 @@ static void build_hello(lc_server *s, const lc_config *cfg)
     hello.lcmon_version = (char *)LC_VERSION;
     hello.has_pid = true;
     hello.pid = (uint32_t)getpid();
+    hello.has_run_id = hello.has_seed = run != 0;
+    hello.run_id = run;
+    hello.seed = seed;
     size_t n = 0;
     Lcmon__StageDescription **stages = lc_config_describe(cfg, &n);
     hello.n_stages = n;
@@ -477,6 +492,7 @@ static void accept_clients(lc_server *s)
         peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
         c->connected_ns = c->active_ns = now;
+        build_hello(s, s->cfg);
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
         atomic_store(&s->g_clients, s->n_clients);
@@ -684,6 +700,7 @@ int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
         free(s);
         return lc_error_set(err, -e, "eventfd: %s", strerror(e));
     }
+    s->cfg = cfg;
     build_hello(s, cfg);
     lc_exit_remove_at_exit(path); /* a stop cut short still removes it */
     lc_thread_start(&s->thread, "lc-monitor", server_main, s);

@@ -160,6 +160,10 @@ class AgainstLcmon(unittest.TestCase):
             self.assertEqual((run["seed"], run["rank"], run["world_size"], run["state"]),
                              (1, 0, 1, "PIPELINE_RUNNING"))
             self.assertEqual(run["run_id"], self.L.reader.run_id)
+            # A new connection's hello names the run it meets, and its seed.
+            with Control(self.L.sock, timeout=WAIT) as c2:
+                self.assertEqual((c2.hello["run_id"], c2.hello["seed"]),
+                                 (run["run_id"], run["seed"]))
             c.stop()
             self.wait_state(c, "PIPELINE_STOPPED")
             self.L.new_reader()
