@@ -109,6 +109,10 @@ struct lc_server {
     lc_sockfile file;
     lc_monitor *monitor;
     int listen_fd, wake_fd;
+    /* accept() failed for want of descriptors or memory: the listener
+     * stays readable, so it is left out of poll until then (no spinning),
+     * and said at most once a minute. */
+    uint64_t accept_paused_until, accept_warned_ns;
     lc_thread thread;
     atomic_bool quit;
     client clients[LC_SERVER_MAX_CLIENTS];
@@ -472,9 +476,20 @@ static void accept_clients(lc_server *s)
 {
     for (int k = 0; k < ACCEPTS_PER_TURN; k++) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
         uint64_t now = lc_now_ns();
+        if (fd < 0) {
+            int e = errno;
+            if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+                s->accept_paused_until = now + 100000000u;
+                if (!s->accept_warned_ns || now - s->accept_warned_ns >= 60000000000u) {
+                    s->accept_warned_ns = now;
+                    LC_WARN("monitor socket: cannot accept connections: %s; trying again every "
+                            "0.1 s (raise the limit of open files, ulimit -n)",
+                            strerror(e));
+                }
+            }
+            return;
+        }
         if (s->n_clients == LC_SERVER_MAX_CLIENTS && !make_room(s, now)) {
             /* No line of its own, even at debug level: a connect loop would
              * write one per try (report_crowding counts them instead). */
@@ -616,9 +631,10 @@ static void *server_main(void *arg)
             i++;
         }
         fds[0] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
-        fds[1] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
         uint64_t now = lc_now_ns();
-        int timeout = 100;
+        bool paused = now < s->accept_paused_until;
+        fds[1] = (struct pollfd){.fd = paused ? -1 : s->listen_fd, .events = POLLIN};
+        int timeout = paused ? (int)((s->accept_paused_until - now) / 1000000u) + 1 : 100;
         for (size_t i = 0; i < s->n_clients; i++) {
             client *c = &s->clients[i];
             if (c->more)

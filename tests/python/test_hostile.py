@@ -605,6 +605,57 @@ class BadData(unittest.TestCase):
             self.assertIn("data directory %s is not a directory any more" % data, err)
 
 
+class OutOfDescriptors(unittest.TestCase):
+    def test_accept_out_of_descriptors_does_not_spin(self):
+        """With its descriptors used up by connections, the server cannot
+        accept more; the listener stays readable, and the server must not
+        spin on it: one warning, and the loader's CPU stays low."""
+        import resource
+
+        def low_limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+        with tempfile.TemporaryDirectory() as tmp:
+            sock = os.path.join(tmp, "lcmon.sock")
+            config = os.path.join(tmp, "c.yaml")
+            with open(config, "w") as f:
+                f.write(SMALL_CONFIG % (DATA, os.path.join(tmp, "lcmon.pipe")))
+            log = open(os.path.join(tmp, "lcmon.log"), "w+")
+            proc = subprocess.Popen([LCMON, "--no-ui", "--status-interval", "0", "--config",
+                                     config, "--socket", sock], stdout=subprocess.DEVNULL,
+                                    stderr=log, preexec_fn=low_limit)
+            socks = []
+            try:
+                wait_for("the socket", lambda: os.path.exists(sock), 20)
+                def more_clients_than_descriptors():
+                    s = socket.socket(socket.AF_UNIX)
+                    s.settimeout(0.2)
+                    try:
+                        s.connect(sock)  # the backlog takes some when accept cannot
+                        socks.append(s)
+                    except OSError:
+                        s.close()
+                    time.sleep(0.02)
+                    return "cannot accept connections" in open(log.name).read()
+                wait_for("the warning", more_clients_than_descriptors, 20)
+
+                def cpu():
+                    with open("/proc/%d/stat" % proc.pid) as f:
+                        v = f.read().split(") ")[1].split()
+                    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+                a = cpu()
+                time.sleep(3)
+                used = cpu() - a
+                self.assertLess(used, 1.5, "the server spun: %.2f s of CPU in 3 s" % used)
+                self.assertEqual(open(log.name).read().count("cannot accept connections"), 1)
+            finally:
+                for s in socks:
+                    s.close()
+                proc.send_signal(signal.SIGINT)
+                proc.wait(timeout=30 * SLOW)
+                log.close()
+
+
 class RefusedAtStart(unittest.TestCase):
     def run_lcmon(self, *args, env=None, seconds=30):
         return subprocess.run([LCMON, *args], capture_output=True, text=True,
