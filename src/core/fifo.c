@@ -118,16 +118,26 @@ int lc_fifo_writer_lock(const char *path, lc_error *err)
     struct stat st;
     if (stat(path, &st) != 0)
         return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
+    /* Named by the pipe's device, inode and canonical path: a pipe deleted
+     * while its writer runs frees its inode for the next file made, so the
+     * inode alone would make a new pipe elsewhere look taken. */
+    char *real = realpath(path, NULL);
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const unsigned char *p = (const unsigned char *)(real ? real : path); *p; p++)
+        h = (h ^ *p) * 0x100000001b3u;
+    free(real);
     const char *dir = getenv("XDG_RUNTIME_DIR");
     char lock[512];
-    snprintf(lock, sizeof lock, "%s/lcmon-writer-%llx-%llx.lock", dir && *dir ? dir : "/tmp",
-             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+    snprintf(lock, sizeof lock, "%s/lcmon-writer-%llx-%llx-%016llx.lock",
+             dir && *dir ? dir : "/tmp", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino, (unsigned long long)h);
     long pid;
     int fd = lc_lockfile_take(lock, 0644, &pid);
     if (fd < 0 && fd != -EWOULDBLOCK && dir && *dir) {
         /* a runtime directory we may not write: /tmp */
-        snprintf(lock, sizeof lock, "/tmp/lcmon-writer-%llx-%llx.lock",
-                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+        snprintf(lock, sizeof lock, "/tmp/lcmon-writer-%llx-%llx-%016llx.lock",
+                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                 (unsigned long long)h);
         fd = lc_lockfile_take(lock, 0644, &pid);
     }
     if (fd == -EWOULDBLOCK) {

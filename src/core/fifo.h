@@ -23,8 +23,8 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
 
 /*
  * One writer a pipe: take the writer's lock of the file at path (it must
- * exist), a lock file named after its device and inode in $XDG_RUNTIME_DIR
- * or /tmp, holding the writer's pid. Returns the lock's fd (keep it open
+ * exist), a lock file named after its device, inode and canonical path in
+ * $XDG_RUNTIME_DIR or /tmp, holding the writer's pid. Returns the lock's fd (keep it open
  * while writing; closing it lets go); -EBUSY with err naming the process
  * that holds it; -1 (err untouched) when no lock can be had at all (a
  * file system without locks): the caller writes unguarded.
