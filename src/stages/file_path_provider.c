@@ -576,7 +576,7 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     LC_INFO("%s: initial scan found %llu files in %.2f s%s", s->name, (unsigned long long)initial,
             lc_now_seconds() - t0,
             f->n_pending ? "; files still being written will follow when closed" : "");
-    if (initial == 0 && !f->n_pending) {
+    if (initial == 0 && !f->n_pending && !directory_gone(f)) { /* gone: it says so */
         atomic_store(&f->warn, WARN_NO_FILES);
         f->warned_at = lc_now_seconds();
         LC_WARN("%s: no .gz or .tar files in %s%s", s->name, c->directory,
