@@ -4,6 +4,7 @@
 #include "core/fifo.h"
 
 #include "core/lockfile.h"
+#include "core/rng.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,9 +123,8 @@ int lc_fifo_writer_lock(const char *path, lc_error *err)
      * while its writer runs frees its inode for the next file made, so the
      * inode alone would make a new pipe elsewhere look taken. */
     char *real = realpath(path, NULL);
-    uint64_t h = 0xcbf29ce484222325u;
-    for (const unsigned char *p = (const unsigned char *)(real ? real : path); *p; p++)
-        h = (h ^ *p) * 0x100000001b3u;
+    const char *canonical = real ? real : path;
+    uint64_t h = lc_fnv1a(canonical, strlen(canonical));
     free(real);
     const char *dir = getenv("XDG_RUNTIME_DIR");
     char lock[512];

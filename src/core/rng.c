@@ -64,12 +64,16 @@ double lc_unit(uint64_t h)
     return (double)(h >> 11) * 0x1.0p-53;
 }
 
+uint64_t lc_fnv1a_more(uint64_t h, const void *p, size_t n)
+{
+    for (const unsigned char *b = p, *end = b + n; b < end; b++)
+        h = (h ^ *b) * 1099511628211u; /* FNV-1a's prime */
+    return h;
+}
+
 uint64_t lc_fnv1a(const void *p, size_t n)
 {
-    uint64_t h = 14695981039346656037u; /* the offset basis and prime of FNV-1a */
-    for (const unsigned char *b = p, *end = b + n; b < end; b++)
-        h = (h ^ *b) * 1099511628211u;
-    return h;
+    return lc_fnv1a_more(14695981039346656037u, p, n); /* FNV-1a's offset basis */
 }
 
 void lc_rng_shuffle(lc_rng *r, void *base, size_t n, size_t size)

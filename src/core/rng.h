@@ -43,5 +43,8 @@ uint64_t lc_mix64(uint64_t x);
  * that the same input gives on every machine and run; mix it (lc_mix64)
  * before taking bits of it. */
 uint64_t lc_fnv1a(const void *p, size_t n);
+/* The same continued over more bytes (a file read in blocks, several
+ * fields): lc_fnv1a(a ++ b) == lc_fnv1a_more(lc_fnv1a(a), b). */
+uint64_t lc_fnv1a_more(uint64_t h, const void *p, size_t n);
 
 #endif

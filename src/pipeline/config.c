@@ -510,12 +510,6 @@ int lc_config_read_text(const char *path, char **text, size_t *len_out, lc_error
     *text = NULL;
     *len_out = 0;
     struct stat st;
-    bool known = stat(path, &st) == 0;
-    if (known && S_ISDIR(st.st_mode))
-        return lc_error_set(err, LC_ECONFIG,
-                            "%s: is a directory, not a configuration file (give a YAML file, such "
-                            "as config/default.yaml; lcmon --print-default-config prints one)",
-                            path);
     FILE *f;
     if (!strcmp(path, "-")) {
         f = stdin; /* asked for: a pipe from another command is fine */
@@ -525,6 +519,12 @@ int lc_config_read_text(const char *path, char **text, size_t *len_out, lc_error
         lc_error oerr;
         lc_error_clear(&oerr);
         int fd = lc_open_regular(path, &st, &oerr);
+        if (fd == LC_ENOTREG && S_ISDIR(st.st_mode))
+            return lc_error_set(err, LC_ECONFIG,
+                                "%s: is a directory, not a configuration file (give a YAML file, "
+                                "such as config/default.yaml; lcmon --print-default-config prints "
+                                "one)",
+                                path);
         if (fd == LC_ENOTREG)
             return lc_error_set(err, LC_ECONFIG,
                                 "%s: is %s, not a configuration file (give a YAML file; lcmon "

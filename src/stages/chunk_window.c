@@ -4,6 +4,7 @@
 #include "stages/chunk_window.h"
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "stages/stage.h"
 
 #include <math.h>
@@ -111,9 +112,7 @@ void lc_window_entry_free(lc_chunk_window *w, lc_window_source *e)
 
 static uint64_t path_hash(const char *path)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        h = (h ^ *p) * 0x100000001b3u;
+    uint64_t h = lc_fnv1a(path, strlen(path));
     return h > 1 ? h : h + 2; /* 0 and 1 mark slots */
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/rng.h"
 #include "format/lc0/tar.h"
 
 struct lc_chunk_source {
@@ -112,17 +113,6 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
     return rc;
 }
 
-/* 64-bit FNV-1a, continued from h. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3u;
-    return h;
-}
-
-#define FNV_START 0xcbf29ce484222325u
-
 /* A .gz must be a gzip file: found when it is opened, not when a pool first
  * draws it (a text file named x.gz, an empty file). Its bytes are hashed on
  * the way (*content), so that a file written again with the same bytes is
@@ -134,11 +124,11 @@ static int check_gzip_file(const char *path, uint64_t *content, lc_error *err)
         return fd;
     unsigned char magic[2] = {0, 0};
     ssize_t n = read(fd, magic, 2);
-    uint64_t h = fnv1a(FNV_START, magic, n > 0 ? (size_t)n : 0);
+    uint64_t h = lc_fnv1a(magic, n > 0 ? (size_t)n : 0);
     unsigned char buf[65536];
     ssize_t got;
     while (n == 2 && (got = read(fd, buf, sizeof buf)) > 0)
-        h = fnv1a(h, buf, (size_t)got);
+        h = lc_fnv1a_more(h, buf, (size_t)got);
     *content = h;
     close(fd);
     if (n == 0)
@@ -254,9 +244,9 @@ uint64_t lc_chunk_source_chunk_id(const lc_chunk_source *s, size_t i)
     if (s->kind == LC_SOURCE_GZ)
         return s->content;
     const lc_tar_member *m = &s->chunks[i];
-    uint64_t h = fnv1a(FNV_START, m->name, strlen(m->name));
-    h = fnv1a(h, &m->offset, sizeof m->offset);
-    return fnv1a(h, &m->size, sizeof m->size);
+    uint64_t h = lc_fnv1a(m->name, strlen(m->name));
+    h = lc_fnv1a_more(h, &m->offset, sizeof m->offset);
+    return lc_fnv1a_more(h, &m->size, sizeof m->size);
 }
 
 lc_chunk_source *lc_chunk_source_view(lc_chunk_source *src, const uint32_t *members, size_t n)
