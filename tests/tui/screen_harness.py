@@ -141,13 +141,20 @@ class Pane:
     def wait_for(self, what, predicate, timeout=10):
         """Poll the pane until predicate(screen text) is true."""
         deadline = time.monotonic() + timeout * SLOW
-        text = ""
+        text, why = "", ""
         while time.monotonic() < deadline:
             text = self.capture()
-            if predicate(text):
-                return text
+            # A capture can catch the screen between two rows of a redraw;
+            # a row the predicate looks for and does not find yet is "not
+            # yet", not a failure: the whole condition is waited for.
+            try:
+                if predicate(text):
+                    return text
+                why = ""
+            except (AssertionError, StopIteration, ValueError, IndexError) as e:
+                why = "\n(last check: %s)" % str(e).split("\n")[0]
             time.sleep(0.05)
-        raise AssertionError("timed out waiting for %s; the screen:\n%s" % (what, text))
+        raise AssertionError("timed out waiting for %s%s; the screen:\n%s" % (what, why, text))
 
     def wait_rows(self):
         return self.wait_for("the stage rows and a reader", lambda t: all(
