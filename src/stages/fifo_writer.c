@@ -380,8 +380,11 @@ static bool header_needed(fw *f, const lc_batch_layout *l)
     return true;
 }
 
-/* The reader is gone (or the write failed): keep what it did not read. */
-static void disconnect(lc_stage *s, fw *f, const char *why, uint64_t partial)
+/* The reader is gone (or the write failed): keep what it did not read. rc is
+ * the write's error, or 0 when the pipe was seen closed: a reader that
+ * closed its end (a trainer that finished, or was stopped) is an ordinary
+ * event, logged as information; any other failure is a warning. */
+static void disconnect(lc_stage *s, fw *f, int rc, uint64_t partial)
 {
     const fw_config *c = s->config;
     uint64_t unread, consumed;
@@ -405,14 +408,21 @@ static void disconnect(lc_stage *s, fw *f, const char *why, uint64_t partial)
     f->fd = -1;
     atomic_store(&f->g_connected, 0);
     atomic_fetch_add(&f->n_disconnects, 1);
-    if (again)
-        LC_WARN("%s: the reader of %s went away (%s) after %llu batches; the %zu it had not "
-                "read whole (from seq %llu) go to the next reader",
-                s->name, c->path, why, (unsigned long long)f->conn_batches, again,
-                (unsigned long long)held_at(f, 0)->item.seq);
+    lc_log_level level = (rc == 0 || rc == -EPIPE) ? LC_LOG_INFO : LC_LOG_WARN;
+    char why[96];
+    if (rc == 0 || rc == -EPIPE)
+        snprintf(why, sizeof why, "closed the pipe");
     else
-        LC_WARN("%s: the reader of %s went away (%s) after %llu batches; waiting for the next",
-                s->name, c->path, why, (unsigned long long)f->conn_batches);
+        snprintf(why, sizeof why, "went away (%s)", lc_strerror(rc));
+    if (again)
+        lc_log(level,
+               "%s: the reader of %s %s after %llu batches; the %zu it had not read whole "
+               "(from seq %llu) go to the next reader",
+               s->name, c->path, why, (unsigned long long)f->conn_batches, again,
+               (unsigned long long)held_at(f, 0)->item.seq);
+    else
+        lc_log(level, "%s: the reader of %s %s after %llu batches; waiting for the next", s->name,
+               c->path, why, (unsigned long long)f->conn_batches);
 }
 
 /* While idle: notice a reader that closed the pipe, so that the next one
@@ -424,7 +434,7 @@ static void check_reader(lc_stage *s, fw *f)
         return;
     struct pollfd p = {.fd = f->fd, .events = POLLOUT};
     if (poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP)))
-        disconnect(s, f, "pipe closed", 0);
+        disconnect(s, f, 0, 0);
 }
 
 /* Wait for a reader and open the pipe. False when stopping. */
@@ -572,7 +582,7 @@ static int wait_drained(lc_stage *s, fw *f, lc_load_meter *meter)
         if (n > 0 && (fds[0].revents & (POLLERR | POLLHUP))) {
             if (!lc_fifo_unread(f->fd, &unread) || unread == 0)
                 return 1;
-            disconnect(s, f, "pipe closed before the end of the stream", 0);
+            disconnect(s, f, 0, 0);
             return 0;
         }
     }
@@ -600,7 +610,7 @@ static int finish(lc_stage *s, fw *f, lc_load_meter *meter)
                 file_failed(s, f, rc);
                 return 1;
             }
-            disconnect(s, f, lc_strerror(rc), 0);
+            disconnect(s, f, rc, 0);
             return 0;
         }
         f->conn_header_sent = true;
@@ -688,7 +698,7 @@ static void fw_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             if (c->regular_file)
                 file_failed(s, f, rc);
             else
-                disconnect(s, f, lc_strerror(rc), partial);
+                disconnect(s, f, rc, partial);
         }
     }
     /* Stopped: the run ends with DONE "stopped", if the stream is at a batch

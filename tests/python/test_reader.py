@@ -312,6 +312,14 @@ class PipeStreams(DemoCase):
 
         run_bounded(self, readers)
         self.finish(p)
+        # Readers that close the pipe are ordinary: logged as information,
+        # never as warnings (a trainer's normal exit is not a problem).
+        log = self.procs[0][1]
+        log.seek(0)
+        lines = [l for l in log.read().split("\n") if "the reader of" in l]
+        self.assertGreaterEqual(len(lines), 2, lines)
+        for l in lines:
+            self.assertRegex(l, r" info .*closed the pipe", l)
 
     def test_resync_after_stale_tail(self):
         # A reader that opens the pipe before the writer has noticed its
