@@ -1,7 +1,7 @@
 /*
  * table: one row per stage in flow order, one per queue between them.
  *
- *   STAGE      STATE    LOAD / FILL      ITEMS/S  TOTAL  BAD  DROP  LAST 60 s  DETAILS
+ *   STAGE      STATE    LOAD / FILL      ITEMS/S  TOTAL  BAD  DROP  LAST N s  DETAILS
  * ▶ validator           ████░░░░░░  40%    1593   6820    0     0  ▂▃▅▅▆▇▇▇▆▇  6820 valid chunks
  *    ↓ chunk            ██████▊░░░  69%    1595   6820          0             11/16 queued
  *   pool                                   1586   6819    0     0  ▂▃▅▅▆▇▇▇▆▇  43/50000 ...
@@ -434,8 +434,16 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
         return;
     case LCMON__METRIC_DISPLAY__AS__TEXT: {
         const char *t = lc_proto_find_text(l, e->metric);
-        if (t && t[0])
-            add(ss, style, t, e->brief && !e->brief[0] ? "" : t);
+        if (!t || !t[0])
+            return;
+        /* "to train 32 · test 11", "last README.md"; a brief of "" hides it
+         * on a narrow row. */
+        snprintf(text, sizeof text, "%s%s%s", label, label[0] ? " " : "", t);
+        if (bl[0] || !e->brief)
+            snprintf(brief, sizeof brief, "%s%s%s", bl, bl[0] ? " " : "", t);
+        else
+            brief[0] = '\0';
+        add(ss, style, text, brief);
         return;
     }
     case LCMON__METRIC_DISPLAY__AS__SHARE_OF_TIME: {

@@ -3,8 +3,10 @@
  *
  * N worker threads take paths, open each as a chunk source (a .gz is one
  * chunk; a .tar is indexed, one chunk per gzip member) and emit the source.
- * Files with other extensions are skipped and counted; unreadable or
- * vanished files are logged and counted, never fatal. A tar's entries that
+ * Files with other extensions are skipped and counted, the first ones of a
+ * run named in the log and the last one in the metrics (a user asks which);
+ * unreadable or vanished files are logged and counted, never fatal. An
+ * initial scan that loads no source at all says why, as a warning. A tar's entries that
  * are not chunks are benign and expected (directories, pax headers, GNU long
  * names and links, other entry types): each source with any gets one info
  * line naming the file and what it held, and counters tar_directories,
@@ -20,6 +22,7 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
+#include "core/text.h"
 #include "format/lc0/chunk_source.h"
 #include "stages/items.h"
 
@@ -49,18 +52,28 @@ typedef struct csl {
     pthread_cond_t cond;
     uint64_t initial_done;     /* initial files finished (under mu) */
     uint64_t initial_emitted;  /* initial sources emitted (under mu) */
+    uint64_t initial_skipped, initial_unreadable; /* initial files not loaded (under mu) */
+    uint64_t named_skips;                         /* skipped files named in the log (under mu) */
+    char last_skipped[LC_METRIC_TEXT_MAX];        /* the newest skipped file (under mu) */
     atomic_uint_fast64_t n_empty; /* archives without a chunk */
     atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
         n_truncated;
     atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
 } csl;
 
-static void initial_file_done(csl *c, bool emitted)
+/* What became of one path. */
+typedef enum { CSL_LOADED, CSL_SKIPPED, CSL_UNREADABLE } csl_outcome;
+
+static void initial_file_done(csl *c, csl_outcome outcome)
 {
     lc_mutex_lock(&c->mu);
     c->initial_done++;
-    if (emitted)
+    if (outcome == CSL_LOADED)
         c->initial_emitted++;
+    else if (outcome == CSL_SKIPPED)
+        c->initial_skipped++;
+    else
+        c->initial_unreadable++;
     lc_cond_broadcast(&c->cond);
     lc_mutex_unlock(&c->mu);
 }
@@ -106,22 +119,44 @@ static void report_tar_entries(lc_stage *s, csl *c, const lc_chunk_source *src)
             named);
 }
 
-/* Open one path; returns a source (one reference) or NULL when skipped. */
-static lc_chunk_source *open_source(lc_stage *s, csl *c, const char *path)
+/* The first skipped files of a run are named in the log; after these, the
+ * metrics name the newest. */
+#define CSL_NAMED_SKIPS 10
+
+/* A file that is not a .gz or a .tar: counted, remembered, named. */
+static void skip_file(lc_stage *s, csl *c, const char *path)
+{
+    atomic_fetch_add(&c->n_skipped, 1);
+    lc_mutex_lock(&c->mu);
+    snprintf(c->last_skipped, sizeof c->last_skipped, "%s", lc_basename(path));
+    uint64_t named = c->named_skips++;
+    lc_mutex_unlock(&c->mu);
+    if (named < CSL_NAMED_SKIPS)
+        LC_INFO("%s: skipped %s: not a .gz or .tar file", s->name, path);
+    else if (named == CSL_NAMED_SKIPS)
+        LC_INFO("%s: skipped %s: not a .gz or .tar file (further skipped files are counted, "
+                "not named: the stage's last_skipped metric shows the newest)",
+                s->name, path);
+    else
+        LC_DEBUG("%s: skipped %s: not a .gz or .tar file", s->name, path);
+}
+
+/* Open one path into *out (one reference; NULL unless loaded). */
+static csl_outcome open_source(lc_stage *s, csl *c, const char *path, lc_chunk_source **out)
 {
     lc_chunk_source *src = NULL;
     lc_error err;
     lc_error_clear(&err);
+    *out = NULL;
     int rc = lc_chunk_source_open(path, &src, &err);
     if (rc == -ENOTSUP) {
-        atomic_fetch_add(&c->n_skipped, 1);
-        LC_DEBUG("%s: skipping %s: not a .gz or .tar file", s->name, path);
-        return NULL;
+        skip_file(s, c, path);
+        return CSL_SKIPPED;
     }
     if (rc != 0) {
         atomic_fetch_add(&c->n_unreadable, 1);
         LC_WARN("%s: cannot load %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
-        return NULL;
+        return CSL_UNREADABLE;
     }
     if (lc_chunk_source_count(src) == 0) { /* nothing to train on: say so */
         atomic_fetch_add(&c->n_empty, 1);
@@ -129,7 +164,7 @@ static lc_chunk_source *open_source(lc_stage *s, csl *c, const char *path)
                 lc_chunk_source_kind(src) == LC_SOURCE_TAR ? "an archive without .gz members"
                                                            : "empty");
         lc_chunk_source_unref(src);
-        return NULL;
+        return CSL_UNREADABLE;
     }
     atomic_fetch_add(&c->n_sources, 1);
     atomic_fetch_add(&c->n_chunks, lc_chunk_source_count(src));
@@ -140,7 +175,37 @@ static lc_chunk_source *open_source(lc_stage *s, csl *c, const char *path)
         report_tar_entries(s, c, src);
     if (lc_chunk_source_truncated(src))
         atomic_fetch_add(&c->n_truncated, 1);
-    return src;
+    *out = src;
+    return CSL_LOADED;
+}
+
+/* The initial scan loaded nothing: say why, once, so that a folder of files
+ * lcmon cannot read is not mistaken for a slow start. */
+static void warn_nothing_loaded(lc_stage *s, csl *c, uint64_t files)
+{
+    lc_mutex_lock(&c->mu);
+    uint64_t skipped = c->initial_skipped, unreadable = c->initial_unreadable;
+    char example[LC_METRIC_TEXT_MAX];
+    snprintf(example, sizeof example, "%s", c->last_skipped);
+    lc_mutex_unlock(&c->mu);
+    if (files == 0) {
+        LC_WARN("%s: the initial scan loaded no sources: the folder holds no files yet; waiting "
+                "for .gz or .tar files to arrive",
+                s->name);
+        return;
+    }
+    char why[LC_METRIC_TEXT_MAX + 160];
+    size_t len = 0;
+    why[0] = '\0';
+    if (skipped)
+        len += (size_t)snprintf(why, sizeof why, "%llu not .gz or .tar (such as %s)",
+                                (unsigned long long)skipped, example);
+    if (unreadable && len < sizeof why)
+        snprintf(why + len, sizeof why - len, "%s%llu unreadable or empty (see the warnings above)",
+                 len ? ", " : "", (unsigned long long)unreadable);
+    LC_WARN("%s: the initial scan loaded no sources: of %llu files, %s; waiting for .gz or .tar "
+            "files to arrive",
+            s->name, (unsigned long long)files, why);
 }
 
 static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -156,6 +221,8 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 lc_cond_wait(&c->cond, &c->mu);
             uint64_t emitted = c->initial_emitted;
             lc_mutex_unlock(&c->mu);
+            if (emitted == 0)
+                warn_nothing_loaded(s, c, in.seq);
             lc_load_busy(meter);
             lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
             if (lc_stage_emit_marker(s, &marker, meter) != 0)
@@ -164,22 +231,21 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                     (unsigned long long)emitted);
             continue;
         }
-        lc_chunk_source *src = open_source(s, c, in.path);
+        lc_chunk_source *src;
+        csl_outcome outcome = open_source(s, c, in.path, &src);
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
-        bool emitted = false;
         if (src) {
             lc_source_item out = {.source = src, .flags = in.flags & LC_ITEM_INITIAL, .seq = in.seq};
             if (lc_stage_emit(s, &out, meter) != 0) {
                 lc_chunk_source_unref(src);
                 if (initial)
-                    initial_file_done(c, false);
+                    initial_file_done(c, CSL_UNREADABLE);
                 return;
             }
-            emitted = true;
         }
         if (initial)
-            initial_file_done(c, emitted);
+            initial_file_done(c, outcome);
     }
 }
 
@@ -215,6 +281,12 @@ static void csl_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "chunks", atomic_exchange(&c->n_chunks, 0));
     uint64_t skipped = atomic_exchange(&c->n_skipped, 0);
     lc_metrics_add_count(m, "skipped_files", skipped);
+    char last[LC_METRIC_TEXT_MAX];
+    lc_mutex_lock(&c->mu);
+    snprintf(last, sizeof last, "%s", c->last_skipped);
+    lc_mutex_unlock(&c->mu);
+    if (last[0])
+        lc_metrics_set_text(m, "last_skipped", last);
     lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&c->n_unreadable, 0));
     lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
     lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&c->n_empty, 0));
@@ -232,6 +304,7 @@ static const lc_metric_info csl_metrics[] = {
     {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
     {"skipped_files", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "files skipped",
      "skipped"},
+    {"last_skipped", "", LC_SHOW_TEXT, LC_SHOW_DIM, "last"},
     {"tar_sources", "archives"},
     {"unreadable_files", "files"},
     {"non_gzip_members", "members"},
