@@ -13,6 +13,7 @@
 #include "core/exit.h"
 #include "core/file.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "lc_config.h"
 #include "pipeline/config.h"
 #include "pipeline/pipeline.h"
@@ -364,7 +365,7 @@ static void default_data_dir(void)
     char dir[4400];
     snprintf(dir, sizeof dir, "%s/../%s/lcmon/data", exe, LC_INSTALL_DATADIR);
     if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        setenv("LCMON_DATA", dir, 1);
+        lc_env_supply("LCMON_DATA", dir);
 }
 
 static int check_config(const char *path)

@@ -9,7 +9,83 @@
 #include <string.h>
 #include <strings.h>
 
+/* The variables lcmon set itself (lc_env_supply): few, set before any
+ * thread starts. */
+#define LC_ENV_SUPPLIED_MAX 8
+static char lc_env_supplied[LC_ENV_SUPPLIED_MAX][64];
+
+void lc_env_supply(const char *name, const char *value)
+{
+    for (int i = 0; i < LC_ENV_SUPPLIED_MAX; i++)
+        if (!lc_env_supplied[i][0] || strcmp(lc_env_supplied[i], name) == 0) {
+            snprintf(lc_env_supplied[i], sizeof lc_env_supplied[i], "%s", name);
+            break;
+        }
+    setenv(name, value, 1);
+}
+
+static bool env_supplied(const char *name)
+{
+    for (int i = 0; i < LC_ENV_SUPPLIED_MAX && lc_env_supplied[i][0]; i++)
+        if (strcmp(lc_env_supplied[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Edits (insert, delete, substitute) from a to b, stopping above limit. */
+static size_t edit_distance(const char *a, const char *b, size_t limit)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 62 || m > 62 || (n > m ? n - m : m - n) > limit)
+        return limit + 1;
+    size_t row[64];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0], best = row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j];
+            size_t v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best)
+                best = v;
+        }
+        if (best > limit)
+            return limit + 1;
+    }
+    return row[m];
+}
+
+extern char **environ;
+
+bool lc_env_similar(const char *name, char *buf, size_t size)
+{
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || (size_t)(eq - *e) >= 64)
+            continue;
+        char other[64];
+        memcpy(other, *e, (size_t)(eq - *e));
+        other[eq - *e] = '\0';
+        if (strcmp(other, name) != 0 && edit_distance(other, name, 2) <= 2) {
+            snprintf(buf, size, "%s", other);
+            return true;
+        }
+    }
+    return false;
+}
+
 char *lc_expand_env(const char *s, char **bad_name)
+{
+    return lc_expand_env_noting(s, bad_name, NULL);
+}
+
+char *lc_expand_env_noting(const char *s, char **bad_name, char **defaulted)
 {
     size_t cap = strlen(s) + 64, len = 0;
     char *out = lc_xmalloc(cap);
@@ -24,9 +100,17 @@ char *lc_expand_env(const char *s, char **bad_name)
             value = getenv(name);
             if (value && *value) {
                 vlen = strlen(value);
+                if (defaulted && !*defaulted && env_supplied(name)) {
+                    *defaulted = name;
+                    name = NULL;
+                }
             } else if (def && def < end) {
                 value = def + 2;
                 vlen = (size_t)(end - value);
+                if (defaulted && !*defaulted) {
+                    *defaulted = name;
+                    name = NULL;
+                }
             } else {
                 free(out);
                 if (bad_name)

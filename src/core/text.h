@@ -13,6 +13,16 @@
  * string (caller frees), or NULL with *bad_name set to a new string naming
  * the variable when one is unset (or empty) and has no default. */
 char *lc_expand_env(const char *s, char **bad_name);
+/* As lc_expand_env; also sets *defaulted (when not NULL, and not already
+ * set) to a new string naming the first variable whose default was taken,
+ * or that lcmon itself supplied (lc_env_supply). */
+char *lc_expand_env_noting(const char *s, char **bad_name, char **defaulted);
+/* Set an unset variable to lcmon's own default (for the config's ${NAME}),
+ * remembering that the user did not choose it. */
+void lc_env_supply(const char *name, const char *value);
+/* A set environment variable whose name is within two edits of name (a
+ * misspelling of it, such as LCMON_DAT for LCMON_DATA) into buf, or false. */
+bool lc_env_similar(const char *name, char *buf, size_t size);
 /* Pointer to the part after the last '/'. */
 const char *lc_basename(const char *path);
 bool lc_has_suffix(const char *s, const char *suffix);

@@ -351,8 +351,17 @@ uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world)
 
 int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err)
 {
-    char *bad = NULL;
-    char *expanded = lc_expand_env(*field, &bad);
+    return lc_config_expand_path_noting(field, name, what, NULL, 0, err);
+}
+
+int lc_config_expand_path_noting(char **field, const char *name, const char *what,
+                                 char *defaulted, size_t size, lc_error *err)
+{
+    char *bad = NULL, *took_default = NULL;
+    char *expanded = lc_expand_env_noting(*field, &bad, &took_default);
+    if (defaulted && size)
+        snprintf(defaulted, size, "%s", took_default ? took_default : "");
+    free(took_default);
     if (!expanded) {
         int rc = lc_error_add(err, LC_ECONFIG,
                               "%s: environment variable %s is not set (set it, or write "

@@ -251,6 +251,11 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m);
  * LC_ECONFIG: "<name>: ... (what to do)", where `what` says what the field
  * names ("the data directory"). For config_check functions. */
 int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err);
+/* The same, and names in defaulted (size bytes; "" when none) the variable
+ * whose default was taken (or that lcmon supplied): a path the user did not
+ * choose, which the stage says at start. */
+int lc_config_expand_path_noting(char **field, const char *name, const char *what,
+                                 char *defaulted, size_t size, lc_error *err);
 
 /* Resolve an optional `threads` setting: *out = *opt, or def when absent; a
  * value outside 1..max adds a problem to err (lc_error_add). Returns 0 or
