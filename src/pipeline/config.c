@@ -449,15 +449,20 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
      * validation's can report the rest in the same run. */
     lc_lint lint;
     lc_lint_run(&lint, yaml, len, &top_schema);
+    /* The values the lint refused are replaced by stand-ins of their types,
+     * so that libcyaml loads the rest and validation checks it in the same
+     * run: every problem at once. */
+    size_t patched_len = len;
+    char *patched = lint.n_patches ? lc_lint_patched(&lint, yaml, len, &patched_len) : NULL;
     yaml_log log = {.n = 0};
     lc_config *cfg = NULL;
-    cyaml_err_t rc = cyaml_load_data((const uint8_t *)yaml, len, yaml_config(&log), &top_schema,
-                                     (cyaml_data_t **)&cfg, NULL);
+    cyaml_err_t rc = cyaml_load_data((const uint8_t *)(patched ? patched : yaml), patched_len,
+                                     yaml_config(&log), &top_schema, (cyaml_data_t **)&cfg, NULL);
     int result = 0;
     if (rc != CYAML_OK) {
         lc_error cy;
         lc_error_clear(&cy);
-        yaml_failure(yaml, len, origin, rc, &log, &cy);
+        yaml_failure(patched ? patched : yaml, patched_len, origin, rc, &log, &cy);
         if (lint.n_problems == 0) {
             if (err)
                 *err = cy;
@@ -489,6 +494,7 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
         }
     }
     lc_lint_fini(&lint);
+    free(patched);
     *out = cfg;
     return result;
 }

@@ -9,11 +9,13 @@
 #include "core/error.h"
 #include "core/text.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 typedef struct walker {
@@ -65,6 +67,18 @@ static void add_problem(lc_lint *l, const yaml_mark_t *m, int stage, const char 
     va_end(ap);
 }
 
+static void add_patch(lc_lint *l, size_t start, size_t end, const char *text)
+{
+    if (l->n_patches == l->cap_patches) {
+        l->cap_patches = l->cap_patches ? 2 * l->cap_patches : 8;
+        l->patches = lc_xrealloc(l->patches, l->cap_patches * sizeof *l->patches);
+    }
+    lc_lint_patch *p = &l->patches[l->n_patches++];
+    p->start = start;
+    p->end = end;
+    snprintf(p->text, sizeof p->text, "%s", text);
+}
+
 static void set_stage_name(lc_lint *l, int stage, const char *name)
 {
     if (stage < 0)
@@ -78,22 +92,26 @@ static void set_stage_name(lc_lint *l, int stage, const char *name)
     snprintf(l->stage_names[stage], sizeof l->stage_names[0], "%s", name);
 }
 
-/* Skip the rest of a node whose first event was `first`. */
-static void skip_node(walker *w, const yaml_event_t *first)
+/* Skip the rest of a node whose first event was `first`; the offset just
+ * past the node. */
+static size_t skip_node(walker *w, const yaml_event_t *first)
 {
+    size_t end = first->end_mark.index;
     if (first->type != YAML_MAPPING_START_EVENT && first->type != YAML_SEQUENCE_START_EVENT)
-        return;
+        return end;
     int depth = 1;
     while (depth > 0) {
         yaml_event_t ev;
         if (!next_event(w, &ev))
-            return;
+            return end;
         if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT)
             depth++;
         else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT)
             depth--;
+        end = ev.end_mark.index;
         yaml_event_delete(&ev);
     }
+    return end;
 }
 
 /* The path shown in messages: inside a stage, without "stages[N]." */
@@ -104,6 +122,115 @@ static const char *shown(const char *path)
         return dot ? dot + 1 : path;
     }
     return path;
+}
+
+/* What libcyaml reads as false; any other word it reads as true, so the
+ * lint accepts only these and their true counterparts. */
+static bool is_bool_word(const char *v)
+{
+    static const char *const words[] = {"true", "false", "yes", "no",      "on",
+                                        "off",  "1",     "0",   "enable", "disable"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcasecmp(v, words[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A scalar against the type its schema gives: a problem and a stand-in for
+ * what libcyaml would refuse or misread. */
+static void check_scalar(walker *w, const yaml_event_t *ev, const cyaml_schema_value_t *schema,
+                         const char *path, int stage)
+{
+    const char *v = (const char *)ev->data.scalar.value;
+    const char *name = shown(path);
+    const yaml_mark_t *m = &ev->start_mark;
+    size_t start = ev->start_mark.index, end = ev->end_mark.index;
+    char *rest = NULL;
+    errno = 0;
+    switch (schema->type) {
+    case CYAML_INT:
+    case CYAML_UINT: {
+        bool uint = schema->type == CYAML_UINT;
+        if (uint && v[0] == '-' && v[1] >= '0' && v[1] <= '9') {
+            add_problem(w->l, m, stage, path, "%s: %s is negative (give a whole number, 0 or more)",
+                        name, v);
+            add_patch(w->l, start, end, "0");
+            break;
+        }
+        bool big = false;
+        if (uint) {
+            unsigned long long x = strtoull(v, &rest, 0);
+            big = errno == ERANGE || (schema->data_size < 8 && x >> (8 * schema->data_size));
+        } else {
+            long long x = strtoll(v, &rest, 0);
+            long long lim = schema->data_size < 8 ? 1ll << (8 * schema->data_size - 1) : 0;
+            big = errno == ERANGE || (lim && (x >= lim || x < -lim));
+        }
+        if (!v[0] || rest == v || *rest) {
+            add_problem(w->l, m, stage, path, "%s: '%s' is not a whole number", name, v);
+            add_patch(w->l, start, end, "0");
+        } else if (big) {
+            add_problem(w->l, m, stage, path, "%s: %s is too large", name, v);
+            add_patch(w->l, start, end, "0");
+        }
+        break;
+    }
+    case CYAML_FLOAT:
+        strtod(v, &rest);
+        if (!v[0] || rest == v || *rest) {
+            add_problem(w->l, m, stage, path, "%s: '%s' is not a number", name, v);
+            add_patch(w->l, start, end, "0");
+        }
+        break;
+    case CYAML_BOOL:
+        if (!is_bool_word(v)) {
+            add_problem(w->l, m, stage, path, "%s: '%s' is not true or false", name, v);
+            add_patch(w->l, start, end, "false");
+        }
+        break;
+    case CYAML_ENUM: {
+        const char *names[32];
+        uint32_t n = schema->enumeration.count < 31 ? schema->enumeration.count : 31;
+        bool known = false;
+        for (uint32_t i = 0; i < n; i++) {
+            names[i] = schema->enumeration.strings[i].str;
+            known = known || strcmp(v, names[i]) == 0;
+        }
+        names[n] = NULL;
+        if (known || n == 0)
+            break;
+        char list[200] = "";
+        size_t used = 0;
+        for (uint32_t i = 0; i < n && used < sizeof list; i++) {
+            int k = snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                             names[i]);
+            if (k > 0)
+                used += (size_t)k;
+        }
+        const char *near = lc_closest_word(v, names);
+        if (near)
+            add_problem(w->l, m, stage, path, "%s: '%s' is not known (did you mean '%s'? use %s)",
+                        name, v, near, list);
+        else
+            add_problem(w->l, m, stage, path, "%s: '%s' is not known (use %s)", name, v, list);
+        add_patch(w->l, start, end, names[0]);
+        break;
+    }
+    case CYAML_STRING:
+        if (strlen(v) < schema->string.min) {
+            add_problem(w->l, m, stage, path, "%s: is empty", name);
+            add_patch(w->l, start, end, "x");
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static bool is_scalar_type(enum cyaml_type t)
+{
+    return t == CYAML_INT || t == CYAML_UINT || t == CYAML_FLOAT || t == CYAML_BOOL ||
+           t == CYAML_ENUM || t == CYAML_STRING;
 }
 
 static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema,
@@ -195,14 +322,31 @@ static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const ch
 static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema,
                  const char *path, int stage)
 {
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT: {
-        const char *v = (const char *)ev->data.scalar.value;
-        if (schema && schema->type == CYAML_UINT && v[0] == '-' && v[1] >= '0' && v[1] <= '9')
-            add_problem(w->l, &ev->start_mark, stage, path,
-                        "%s: %s is negative (give a whole number, 0 or more)", shown(path), v);
-        break;
+    if (schema && is_scalar_type(schema->type) && ev->type != YAML_SCALAR_EVENT &&
+        (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT)) {
+        bool map = ev->type == YAML_MAPPING_START_EVENT;
+        add_problem(w->l, &ev->start_mark, stage, path, "%s: a %s, where a single value belongs",
+                    shown(path), map ? "mapping" : "list");
+        size_t start = ev->start_mark.index, end = skip_node(w, ev);
+        add_patch(w->l, start, end, schema->type == CYAML_STRING ? "x" : "0");
+        yaml_event_delete(ev);
+        return;
     }
+    if (schema && ev->type == YAML_SCALAR_EVENT &&
+        (schema->type == CYAML_MAPPING || schema->type == CYAML_SEQUENCE ||
+         schema->type == CYAML_SEQUENCE_FIXED)) {
+        bool map = schema->type == CYAML_MAPPING;
+        add_problem(w->l, &ev->start_mark, stage, path, "%s: '%s' where a %s belongs",
+                    shown(path), (const char *)ev->data.scalar.value, map ? "mapping" : "list");
+        add_patch(w->l, ev->start_mark.index, ev->end_mark.index, map ? "{}" : "[]");
+        yaml_event_delete(ev);
+        return;
+    }
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+        if (schema)
+            check_scalar(w, ev, schema, path, stage);
+        break;
     case YAML_MAPPING_START_EVENT:
         if (stage >= 0 && strchr(path, '.') == NULL) /* the stage's own mapping */
             add_key(w->l, path, &ev->start_mark);
@@ -261,8 +405,34 @@ void lc_lint_run(lc_lint *l, const char *yaml, size_t len, const cyaml_schema_va
     yaml_parser_delete(&w.parser);
 }
 
+char *lc_lint_patched(const lc_lint *l, const char *yaml, size_t len, size_t *out_len)
+{
+    size_t cap = len + 1;
+    for (size_t i = 0; i < l->n_patches; i++)
+        cap += strlen(l->patches[i].text);
+    char *out = lc_xmalloc(cap);
+    size_t at = 0, used = 0;
+    for (size_t i = 0; i < l->n_patches; i++) {
+        const lc_lint_patch *p = &l->patches[i];
+        if (p->start < at || p->end > len || p->end < p->start)
+            continue; /* out of order: cannot happen in one pass */
+        memcpy(out + used, yaml + at, p->start - at);
+        used += p->start - at;
+        size_t n = strlen(p->text);
+        memcpy(out + used, p->text, n);
+        used += n;
+        at = p->end;
+    }
+    memcpy(out + used, yaml + at, len - at);
+    used += len - at;
+    out[used] = '\0';
+    *out_len = used;
+    return out;
+}
+
 void lc_lint_fini(lc_lint *l)
 {
+    free(l->patches);
     free(l->keys);
     free(l->problems);
     free(l->stage_names);

@@ -48,8 +48,11 @@ static void type_list(char *buf, size_t len)
 }
 
 /* Checks and resolves one stage's own settings (type block, name, queue). */
-static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count)
+/* Returns true when the stage is whole enough for the wiring to be checked:
+ * a valid unique name, one type, and settings its outputs can be read from. */
+static bool validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count)
 {
+    bool outputs_known = true;
     lc_stage_config *s = &cfg->stages[i];
     char label[96];
     s->input_index = -1;
@@ -105,6 +108,7 @@ static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
         lc_error cerr;
         lc_error_clear(&cerr);
         if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0) {
+            outputs_known = !s->cls->outputs; /* a splitter's come from its settings */
             /* One problem per line: a check reports all it finds. */
             for (char *line = cerr.msg, *next; line; line = next) {
                 next = strchr(line, '\n');
@@ -132,6 +136,7 @@ static void validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
         if (s->output->overflow_opt)
             s->overflow = (lc_overflow)*s->output->overflow_opt;
     }
+    return s->cls && s->name && lc_valid_name(s->name, 40) && outputs_known;
 }
 
 /* The name a reference gives an output: "out" for the default one. */
@@ -343,9 +348,16 @@ int lc_config_validate(lc_config *cfg, lc_error *err)
         lc_error_clear(err);
     if (cfg->n_stages == 0)
         problem(err, &count, "stages: empty (list at least one stage)");
+    /* The wiring is checked whenever every stage is whole, also when some
+     * settings are wrong: every problem at once. */
+    bool whole = true;
     for (unsigned i = 0; i < cfg->n_stages; i++)
-        validate_stage(cfg, i, err, &count);
-    if (count == 0)
+        whole = validate_stage(cfg, i, err, &count) && whole;
+    for (unsigned i = 0; whole && i < cfg->n_stages; i++)
+        for (unsigned j = 0; j < i; j++)
+            if (strcmp(cfg->stages[i].name, cfg->stages[j].name) == 0)
+                whole = false;
+    if (whole)
         validate_wiring(cfg, err, &count);
 
     /* Without seed: a fresh one at every start (lc_pipeline_new). */

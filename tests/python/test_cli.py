@@ -169,6 +169,51 @@ class Cli(unittest.TestCase):
         self.assertIn("'path' items", r.stderr)
         self.assertIn("'chunk_source' items", r.stderr)
 
+    def test_check_config_every_problem_at_once_in_line_order(self):
+        """Values libcyaml would refuse or misread (a word for a boolean, a
+        word for a number, an unknown enum name, an empty path, a list for a
+        value) are reported together with the range and wiring problems of
+        every other field: all at once, in line order, each once."""
+        path = self.write(
+            "many.yaml",
+            "seed: -5\n"
+            "stages:\n"
+            "  - {name: files, file_path_provider: {directory: x, watch: maybe}}\n"
+            "  - name: sources\n"
+            "    input: filez\n"
+            "    chunk_source_loader: {threads: 0}\n"
+            "  - {name: pool, input: sources, shuffling_chunk_pool: {chunk_pool_size: lots}}\n"
+            "  - name: unpacker\n"
+            "    input: pool\n"
+            "    output: {overflow: drop_oldest}\n"
+            "    chunk_unpacker: {sampling_rate: 2}\n"
+            "  - {name: tensors, input: unpacker, tensor_generator: {batch_size: [1, 2]}}\n"
+            "  - {name: writer, input: tensors, fifo_writer: {path: ''}}\n"
+            "metrics_interval_ms: 0\n",
+        )
+        r = run("--check-config", path)
+        self.assertEqual(r.returncode, 1)
+        lines = r.stderr.splitlines()
+        want = [
+            (1, r"seed: -5 is negative"),
+            (3, r"stage 'files': output: no stage reads it"),
+            (3, r"stage 'files': file_path_provider\.watch: 'maybe' is not true or false"),
+            (5, r"stage 'sources': input: no stage is named 'filez'"),
+            (6, r"stage 'sources': chunk_source_loader\.threads: 0 is out of range"),
+            (7, r"stage 'pool': shuffling_chunk_pool\.chunk_pool_size: 'lots' is not a whole "
+                r"number"),
+            (10, r"stage 'unpacker': output\.overflow: 'drop_oldest' is not known \(did you mean "
+                 r"'drop_newest'\? use block, drop_newest or keep_newest\)"),
+            (11, r"stage 'unpacker': chunk_unpacker\.sampling_rate: 2 is out of range"),
+            (12, r"stage 'tensors': tensor_generator\.batch_size: a list, where a single value "
+                 r"belongs"),
+            (13, r"stage 'writer': fifo_writer\.path: is empty"),
+            (14, r"metrics_interval_ms: 0 is out of range"),
+        ]
+        self.assertEqual(len(lines), len(want), r.stderr)
+        for line, (n, pattern) in zip(lines, want):
+            self.assertRegex(line, r"^lcmon: \S*many\.yaml:%d:\d+: %s" % (n, pattern))
+
     def test_check_config_looks_at_the_file_system(self):
         """--check-config also checks what it can without starting: the data
         directory, the pipe path; each problem has its line. A directory
@@ -341,6 +386,73 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stderr, r"scanning \S*share/lcmon/data")
         self.assertRegex(r.stderr, r"initial scan found [1-9]\d* files")
+        # The samples lcmon found for itself are named as such, once.
+        self.assertEqual(len(re.findall(r"warn .*LCMON_DATA is not set: reading \S*share/lcmon/"
+                                        r"data, .*sample games", r.stderr)), 1, r.stderr)
+
+    def headless_until(self, env, pattern, config=None):
+        """Run headless lcmon until a stderr line matches pattern (or 30 s x
+        SLOW); returns every stderr line so far."""
+        args = [LCMON, "--no-ui", "--status-interval", "0"] + (["--config", config] if config
+                                                               else [])
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=os.path.dirname(os.path.dirname(DATA)))
+        lines = StderrLines(p.stderr)
+        lines.start()
+        try:
+            deadline = time.monotonic() + 30 * SLOW
+            while time.monotonic() < deadline and p.poll() is None:
+                if any(re.search(pattern, l) for _, l in lines.lines):
+                    break
+                time.sleep(0.05)
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(10 * SLOW)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            lines.join(5)
+        text = "\n".join(l for _, l in lines.lines)
+        self.assertRegex(text, pattern)
+        return text
+
+    def test_default_data_is_named_and_misspellings_caught(self):
+        """The default pipeline on the bundled samples says so once, as a
+        warning naming LCMON_DATA, and names a misspelt variable; with
+        LCMON_DATA set it says nothing of the kind."""
+        env = {k: v for k, v in os.environ.items() if k != "LCMON_DATA"}
+        env["LCMON_DAT"] = "/data/run3"
+        env["LCMON_PIPE"] = os.path.join(self.dir, "default.pipe")
+        text = self.headless_until(env, r"initial scan loaded")
+        warned = [l for l in text.split("\n") if "LCMON_DATA is not set" in l]
+        self.assertEqual(len(warned), 1, text)
+        self.assertRegex(warned[0], r" warn .*\(LCMON_DAT is set: a misspelling of LCMON_DATA\?\)"
+                                    r": reading tests/data")
+        env = dict(env, LCMON_DATA=DATA)
+        del env["LCMON_DAT"]
+        text = self.headless_until(env, r"initial scan loaded")
+        self.assertNotIn("is not set", text)
+
+    def test_unreadable_folder_and_skipped_files_are_named(self):
+        """A folder holding only files lcmon cannot read: each skipped file is
+        named, and the initial scan that loaded nothing warns and says why."""
+        data = os.path.join(self.dir, "data")
+        os.mkdir(data)
+        for name in ("notes.txt", "games.pgn"):
+            self.write(os.path.join("data", name), "not a chunk\n")
+        with open(os.path.join(data, "broken.gz"), "wb") as f:
+            f.write(b"not gzip at all")
+        old = time.time() - 60  # settled: no wait for files being written
+        for name in os.listdir(data):
+            os.utime(os.path.join(data, name), (old, old))
+        env = dict(os.environ, LCMON_DATA=data, LCMON_PIPE=os.path.join(self.dir, "u.pipe"))
+        text = self.headless_until(env, r"initial scan loaded")
+        for name in ("notes.txt", "games.pgn"):
+            self.assertRegex(text, r" info .*skipped \S*/%s: not a \.gz or \.tar file" % name)
+        self.assertRegex(text, r" warn .*broken\.gz")
+        self.assertRegex(text, r" warn .*the initial scan loaded no sources: of 3 files, 2 not "
+                               r"\.gz or \.tar \(such as \S+\), 1 unreadable or empty")
 
     def test_compact_status_line(self):
         """Without -v the status line fits 120 columns: state, rate, the
