@@ -443,8 +443,7 @@ static const char *const legend[] = {
     "          chunks, frames, batches (a queue row: items taken)",
     "TOTAL     items since the pipeline started",
     "BAD       malformed input met; DROP: items discarded besides it",
-    "LAST N s  items/s, one mark per second (as many as fit, up to 60), scaled to",
-    "          the stage's peak",
+    "LAST N s  items/s, a mark a second (as many as fit, up to 60), scaled to the peak",
     NULL,
 };
 
