@@ -14,6 +14,8 @@ expands packed batches on the trainer's device; lcmon.lczero gives the
 tuples lczero-training's trainers take.
 """
 
+import os as _os
+
 from .control import Control, ControlError, LoaderGone, ProtocolError
 from .expand import Expander, expand
 from .loader import Loader, LoaderError
@@ -36,7 +38,10 @@ from .stream import (
     parse_header,
 )
 
-__version__ = "0.2.0"
+# The one version of lcmon, its man page and this package.
+with open(_os.path.join(_os.path.dirname(__file__), "VERSION")) as _f:
+    __version__ = _f.read().strip()
+del _f
 
 __all__ = [
     "Control",

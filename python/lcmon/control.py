@@ -555,9 +555,10 @@ class Control:
     def run(self) -> Dict[str, Any]:
         """The run the loader is on: {"run_id" (the batch stream's header
         names it too; new at every start), "seed", "rank", "world_size",
-        "state"}."""
+        "state", "lcmon_version" (the loader's, from its hello)}."""
         m = self.metrics()["all_time"]
         return {
+            "lcmon_version": self.hello.get("lcmon_version", ""),
             "run_id": m.get("run_id", 0),
             "seed": m.get("seed", 0),
             "rank": m.get("rank", 0),

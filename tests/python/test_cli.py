@@ -355,14 +355,38 @@ class Cli(unittest.TestCase):
             self.assertIn(var, r.stdout)
 
     def test_man_page(self):
-        """man/lcmon.1 renders without warnings."""
-        page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "man",
-                            "lcmon.1")
+        """The man page (build/lcmon.1, made from man/lcmon.1.in) renders
+        without warnings and carries lcmon's one version."""
+        page = os.path.join(os.path.dirname(os.path.abspath(LCMON)), "lcmon.1")
         r = subprocess.run(["man", "--warnings", "-l", page], capture_output=True, text=True,
                            timeout=60, env=dict(os.environ, MANWIDTH="80", MANPAGER="cat"))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stderr, "")
         self.assertIn("LCMON_DATA", r.stdout)
+        version = run("--version").stdout.split()[1]
+        self.assertRegex(version, r"^\d+\.\d+\.\d+$")
+        self.assertRegex(r.stdout, r"lcmon %s\s" % re.escape(version))
+
+    def test_one_version(self):
+        """lcmon, its man page and the Python package have one version (the
+        man page's is checked above), and the monitor's hello and `ctl
+        status` say it."""
+        import lcmon
+        version = run("--version").stdout.split()[1]
+        self.assertEqual(lcmon.__version__, version)
+        sock = os.path.join(self.dir, "v.sock")
+        env = dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE=os.path.join(self.dir, "v.pipe"))
+        p = subprocess.Popen([LCMON, "--no-ui", "--status-interval", "0", "--socket", sock],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        try:
+            with lcmon.Control(sock, timeout=30 * SLOW) as c:
+                self.assertEqual(c.run()["lcmon_version"], version)
+            r = run("ctl", sock, "status")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("lcmon %s" % version, r.stdout)
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.wait(30 * SLOW)
 
     def test_installed_lcmon_finds_its_data(self):
         """After `meson install` (here into a staging directory), lcmon run
