@@ -111,7 +111,10 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     const char *path = writer && writer->detail ? writer->detail : NULL;
     const char *reader = NULL;
     bool reader_warn = false;
-    if (writer) {
+    /* A stopped, finished, failed or lost pipeline has no rate and no
+     * reader: its last numbers would be stale. */
+    bool live = !s->disconnected && lc_pipeline_state_live(st);
+    if (writer && live) {
         const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(writer, "reader_connected");
         const Lcmon__GaugeMetricProto *wait = lc_proto_find_gauge(writer, "waiting_for_reader");
         if (conn && conn->value)
@@ -150,7 +153,7 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     int w_reader = reader ? 2 + tui_text_width(reader) : 0;
     int w_errs = errs[0] ? 2 + tui_text_width(errs) : 0;
     int w_where = where ? 2 + tui_text_width(where) + 1 : 0;
-    bool show_up = true, show_rank = true, show_where = true, show_pos = pps >= 0;
+    bool show_up = true, show_rank = true, show_where = true, show_pos = live && pps >= 0;
     int w_path = w_path_full;
     for (;;) {
         int total = w_title + w_state + (show_up ? w_up : 0) + (show_rank ? w_rank : 0) +

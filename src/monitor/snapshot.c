@@ -125,6 +125,14 @@ const char *lc_proto_queue_unit(const Lcmon__QueueMetricProto *q)
 
 /* --- names and the status line ------------------------------------------ */
 
+bool lc_pipeline_state_live(Lcmon__PipelineState s)
+{
+    return s == LCMON__PIPELINE_STATE__PIPELINE_STARTING ||
+           s == LCMON__PIPELINE_STATE__PIPELINE_RUNNING ||
+           s == LCMON__PIPELINE_STATE__PIPELINE_PAUSED ||
+           s == LCMON__PIPELINE_STATE__PIPELINE_STOPPING;
+}
+
 const char *lc_pipeline_state_name(Lcmon__PipelineState s)
 {
     switch (s) {
@@ -215,7 +223,8 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
     size_t used = 0;
     buf[0] = '\0';
     append(buf, len, &used, "[%s]", lc_pipeline_state_name(m->state));
-    double pos = lc_status_positions_per_second(m);
+    bool live = lc_pipeline_state_live(m->state);
+    double pos = live ? lc_status_positions_per_second(m) : -1;
     if (pos >= 0) {
         append(buf, len, &used, " ");
         append_rate(buf, len, &used, pos);
@@ -271,7 +280,7 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(buf, len, &used, " | %s PAUSED", s->name);
         const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(s, "reader_connected");
-        if (conn)
+        if (conn && live)
             append(buf, len, &used, " | reader %s", conn->value ? "connected" : "waiting");
     }
     if (bad)
@@ -289,7 +298,8 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
     size_t used = 0;
     line[0] = '\0';
     append(line, sizeof line, &used, "[%s]", lc_pipeline_state_name(m->state));
-    double pos = lc_status_positions_per_second(m);
+    bool live = lc_pipeline_state_live(m->state);
+    double pos = live ? lc_status_positions_per_second(m) : -1;
     if (pos >= 0) {
         append(line, sizeof line, &used, " ");
         append_rate(line, sizeof line, &used, pos);
@@ -340,15 +350,26 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(line, sizeof line, &used, " | %s PAUSED", s->name);
         const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(s, "reader_connected");
-        if (conn && !(s->warning && s->warning[0])) /* else its warning said it */
+        if (conn && live && !(s->warning && s->warning[0])) /* else its warning said it */
             append(line, sizeof line, &used, " | reader %s", conn->value ? "connected" : "waiting");
     }
     if (bad)
         append(line, sizeof line, &used, " | bad %llu", (unsigned long long)bad);
-    size_t cut = strlen(line);
-    if (width >= 4 && cut > width) { /* cut, and say so */
-        line[width - 3] = '\0';
-        strcat(line, "...");
+    /* Too long: whole parts are left out from the end, and " ..." says so;
+     * a first part longer than the width is cut after a word. */
+    if (width >= 8 && strlen(line) > width) {
+        size_t keep = 0;
+        for (char *bar = strstr(line, " | "); bar; bar = strstr(bar + 1, " | "))
+            if ((size_t)(bar - line) + 4 <= width)
+                keep = (size_t)(bar - line);
+        if (keep == 0) {
+            keep = width - 4;
+            while (keep > 0 && line[keep] != ' ')
+                keep--;
+            if (keep == 0)
+                keep = width - 4;
+        }
+        memcpy(line + keep, " ...", 5);
     }
     snprintf(buf, len, "%s", line);
 }

@@ -88,6 +88,10 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *last_second, si
  * or writes positions). */
 double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m);
 const char *lc_pipeline_state_name(Lcmon__PipelineState s);
+/* Starting, running, paused or stopping: a rate and a reader mean something.
+ * A stopped, finished or failed pipeline has neither (its last snapshot's
+ * would be stale). */
+bool lc_pipeline_state_live(Lcmon__PipelineState s);
 const char *lc_stage_state_name(Lcmon__StageState s);
 
 #endif

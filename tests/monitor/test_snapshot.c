@@ -57,5 +57,44 @@ int main(void)
     /* Nothing that counts either: unknown. */
     m.n_stage_metrics = 0;
     CHECK(lc_status_positions_per_second(&m) < 0);
+
+    /* The compact line: a stopped pipeline has no rate and no reader. */
+    Lcmon__GaugeMetricProto conn = LCMON__GAUGE_METRIC_PROTO__INIT;
+    conn.name = (char *)"reader_connected";
+    conn.has_value = true;
+    conn.value = 1;
+    Lcmon__GaugeMetricProto *wr_gauges[] = {&conn};
+    wr.gauge_metrics = wr_gauges;
+    wr.n_gauge_metrics = 1;
+    m.stage_metrics = stages;
+    m.n_stage_metrics = 2;
+    m.state = LCMON__PIPELINE_STATE__PIPELINE_RUNNING;
+    lc_status_line_compact(&m, 120, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s | reader connected");
+    m.state = LCMON__PIPELINE_STATE__PIPELINE_STOPPED;
+    lc_status_line_compact(&m, 120, line, sizeof line);
+    CHECK_EQ_STR(line, "[stopped]");
+    lc_status_line(&m, line, sizeof line);
+    CHECK(strstr(line, "pos/s") == NULL && strstr(line, "reader") == NULL);
+
+    /* Too long for the width: whole parts go from the end, never half a
+     * word, and " ..." says so. */
+    Lcmon__StageMetricProto warned = stage("writer", wr_counts, 2);
+    warned.warning = (char *)"no reader: start one with python3 -m lcmon /a/long/path/to/the.pipe";
+    Lcmon__StageMetricProto *with_warning[] = {&tok, &warned, &wr};
+    m.stage_metrics = with_warning;
+    m.n_stage_metrics = 3;
+    m.state = LCMON__PIPELINE_STATE__PIPELINE_RUNNING;
+    lc_status_line_compact(&m, 200, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s | writer: no reader: start one with python3 -m lcmon "
+                       "/a/long/path/to/the.pipe | reader connected");
+    lc_status_line_compact(&m, 102, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s | writer: no reader: start one with python3 -m lcmon "
+                       "/a/long/path/to/the.pipe ...");
+    lc_status_line_compact(&m, 60, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s ...");
+    lc_status_line_compact(&m, 14, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] ...");
+    CHECK(strlen(line) <= 14);
     return check_finish();
 }
