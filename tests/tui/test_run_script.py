@@ -96,30 +96,37 @@ class RunScript(ScreenCase):
         self.check_returned(p, text, pipe, 2)
 
     def test_headless_ends_with_lcmon(self):
-        """No terminal: lcmon runs headless, with status lines; once it
-        ends (--max-seconds) the script ends its reader and exits with
-        lcmon's status, the reader's summary on stderr, no traceback."""
+        """No terminal (its output to a log file): lcmon runs headless, with
+        status lines; once it ends (--max-seconds) the script ends its
+        reader and exits with lcmon's status. The reader's lines and
+        summary join lcmon's in the log, none written over; no traceback."""
         tmp = tempfile.mkdtemp(prefix="lcmon-run-")
         self.addCleanup(shutil.rmtree, tmp, True)
         env = dict(os.environ, **self.env(tmp))
         seconds = 3
+        log = os.path.join(tmp, "run.log")
         t0 = time.monotonic()
-        # A session of its own, so that a failure ends the reader too.
-        proc = subprocess.Popen([SCRIPT, "--max-seconds", str(seconds)], env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        with open(log, "w") as f:
+            # A session of its own, so that a failure ends the reader too.
+            proc = subprocess.Popen([SCRIPT, "--max-seconds", str(seconds)], env=env,
+                                    stdin=subprocess.DEVNULL, stdout=f, stderr=f,
+                                    start_new_session=True)
         try:
-            out, err = proc.communicate(timeout=60 * SLOW)
+            proc.wait(timeout=60 * SLOW)
         finally:
             if proc.poll() is None or processes_naming(env["LCMON_PIPE"]):
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
+                proc.wait()
         took = time.monotonic() - t0
         sys.stderr.write("headless: ended %.2f s after the start\n" % took)
-        self.assertEqual(proc.returncode, 0, err[-2000:])
-        self.assertIn("[running]", out + err)
-        self.assertIn("terminated after", err)  # the reader's summary
-        self.assertNotIn("Traceback", err)
+        with open(log, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        self.assertEqual(proc.returncode, 0, text[-2000:])
+        self.assertNotIn("\0", text)
+        for line in ("pipeline started", "[running]", "--max-seconds reached", "stopped after",
+                     "layout lc0-current", "terminated after"):  # lcmon's, then the reader's
+            self.assertIn(line, text)
+        self.assertNotIn("Traceback", text)
         self.assertLess(took, seconds + BAR * SLOW)
         self.assertEqual(processes_naming(env["LCMON_PIPE"]), [])
 
