@@ -51,6 +51,7 @@ class RunScript(ScreenCase):
         self.addCleanup(shutil.rmtree, tmp, True)
         env = self.env(tmp)
         t0 = time.monotonic()
+        # config="": the harness makes no pipe of its own (the script does).
         p = Pane(self, 160, 45, reader=False, config="", env=env,
                  command='%s %s; echo "DONE-$?"' % (SCRIPT, args))
         return p, t0, env["LCMON_PIPE"]
