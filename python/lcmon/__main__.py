@@ -5,7 +5,9 @@
 prints each tensor's name, dtype and shape once, then the rate (batches/s,
 rows/s, MB/s) at the end, timed from the first batch's arrival (or from the
 batch after --skip) and counting the batches after it; --batches 0 reads
-until the end of the stream. Ctrl-C ends it with the same one-line summary.
+until the end of the stream. Ctrl-C or SIGTERM ends it with the same
+one-line summary (exit status 130 or 143): a script that runs it in the
+background, where SIGINT is ignored, ends it with SIGTERM.
 --expand expands packed batches with numpy, --torch DEVICE reads through
 lcmon.torch.BatchDataset onto DEVICE ("cpu", "cuda"): the rate a trainer's
 loop would see. MB/s counts the bytes that crossed the pipe.
@@ -13,10 +15,21 @@ loop would see. MB/s counts the bytes that crossed the pipe.
 
 import argparse
 import logging
+import signal
 import sys
 import time
 
 from .stream import BatchReader, StreamError, describe
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM: the reader ends as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    # A second SIGTERM (while the summary is printed) ends the process at once.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise _Terminated()
 
 
 def main(argv=None) -> int:
@@ -71,6 +84,10 @@ def main(argv=None) -> int:
     ended = "stopped after %d batches"
     reader = None
     try:
+        old_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # main() called from a thread other than the main one
+        old_sigterm = None
+    try:
         kwargs = dict(
             copy=args.copy,
             tolerate_truncation=args.tolerate_truncation,
@@ -104,9 +121,11 @@ def main(argv=None) -> int:
                 timed += 1
                 timed_rows += b.rows
                 timed_bytes += reader.header.payload_bytes
-    except KeyboardInterrupt:
-        ended = "interrupted after %d batches"
-        status = 130
+    except KeyboardInterrupt as e:
+        if isinstance(e, _Terminated):
+            ended, status = "terminated after %d batches", 128 + signal.SIGTERM
+        else:
+            ended, status = "interrupted after %d batches", 130
     except (StreamError, OSError) as e:  # TimeoutError is an OSError
         print("lcmon: %s" % e, file=sys.stderr)
         status = 1
@@ -136,6 +155,8 @@ def main(argv=None) -> int:
            ended, skipped),
         flush=True,
     )
+    if old_sigterm is not None:
+        signal.signal(signal.SIGTERM, old_sigterm)
     return status
 
 

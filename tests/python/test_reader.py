@@ -477,6 +477,43 @@ class PipeStreams(DemoCase):
         self.assertIn("0 batches", out)
         self.assertIn("interrupted", out)
 
+    def test_cli_sigterm_in_the_background(self):
+        """As scripts/run starts it: in a script's background, where SIGINT
+        is ignored. SIGTERM ends it promptly while it waits for the next
+        run, with the one-line summary and no traceback."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(lcmon.__file__))
+        pipe = self.path("pipe")
+        os.mkfifo(pipe, 0o600)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lcmon", pipe, "--restarts", "wait"], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        self.addCleanup(lambda: proc.poll() is None and (proc.kill(), proc.wait()))
+        fds = "/proc/%d/fd" % proc.pid
+
+        def has_pipe_open():
+            try:
+                return any(os.readlink(os.path.join(fds, f)) == pipe for f in os.listdir(fds))
+            except OSError:
+                return False
+
+        deadline = time.monotonic() + TIMEOUT
+        while not has_pipe_open() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertTrue(has_pipe_open())
+        proc.send_signal(signal.SIGINT)  # ignored: what scripts/run's kill -INT met
+        time.sleep(0.3)
+        self.assertIsNone(proc.poll())
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        self.assertLess(time.monotonic() - t0, 2.0)
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("0 batches", out)
+        self.assertIn("terminated after 0 batches", out)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
