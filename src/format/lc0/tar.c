@@ -12,6 +12,8 @@
 #include "format/lc0/tar.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -221,6 +223,231 @@ static void add_member(lc_tar_index *idx, size_t *cap, char *name, uint64_t offs
     idx->members[idx->n_members++] = (lc_tar_member){.name = name, .offset = offset, .size = size};
 }
 
+/* One pass over an archive's headers (lc_tar_index_fd). Each step returns
+ * WALK_NEXT to go on, WALK_END to stop with what is indexed (a truncation or
+ * a damaged header, said in err), or a negative error. */
+typedef struct tar_walk {
+    int fd;
+    const char *pname;
+    uint64_t file_size;
+    lc_tar_index *idx;
+    size_t cap;
+    tar_pending pend;
+    lc_error *err;
+} tar_walk;
+
+enum { WALK_NEXT = 0, WALK_END = 1 };
+
+static int walk_read_error(tar_walk *w, ssize_t n, uint64_t off)
+{
+    return lc_error_set(w->err, (int)n, "%s: read error at offset %llu: %s", w->pname,
+                        (unsigned long long)off, strerror((int)-n));
+}
+
+/* Stop indexing: the archive ends early or is damaged here. */
+static int walk_stop(tar_walk *w, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int walk_stop(tar_walk *w, int code, const char *fmt, ...)
+{
+    char msg[LC_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->idx->truncated = true;
+    lc_error_set(w->err, code, "%s: %s", w->pname, msg);
+    return WALK_END;
+}
+
+/* The header at off into h, and its entry's data size. */
+static int walk_header(tar_walk *w, uint64_t off, uint8_t *h, uint64_t *size)
+{
+    ssize_t n = pread_full(w->fd, h, LC_TAR_BLOCK, off);
+    if (n < 0)
+        return walk_read_error(w, n, off);
+    if (n == 0) {
+        /* EOF on a block boundary: a missing end marker is tolerated (tar
+         * does too), an extended header with no entry is not. */
+        if (w->pend.any)
+            return walk_stop(w, LC_ETRUNC,
+                             "archive truncated at offset %llu: extended header without its "
+                             "entry",
+                             (unsigned long long)off);
+        return WALK_END;
+    }
+    if (n < LC_TAR_BLOCK)
+        return walk_stop(w, LC_ETRUNC,
+                         "archive truncated at offset %llu: file ends inside a header (%zd of "
+                         "%d bytes)",
+                         (unsigned long long)off, n, LC_TAR_BLOCK);
+    /* The end marker is two zero blocks; like GNU tar, stop at the first. */
+    if (all_zero(h, LC_TAR_BLOCK))
+        return WALK_END;
+    if (!checksum_ok(h))
+        return walk_stop(w, LC_EFORMAT, "bad header checksum at offset %llu; indexing stopped there",
+                         (unsigned long long)off);
+    if (!parse_number(h + H_SIZE, H_SIZE_LEN, size) || *size > LC_TAR_SIZE_MAX)
+        return walk_stop(w, LC_EFORMAT,
+                         "bad size field in the header at offset %llu; indexing stopped there",
+                         (unsigned long long)off);
+    const uint8_t type = h[H_TYPEFLAG];
+    const bool extended = type == 'L' || type == 'K' || type == 'x' || type == 'g';
+    if (!extended && w->pend.has_pax_size)
+        *size = w->pend.pax_size > LC_TAR_SIZE_MAX ? LC_TAR_SIZE_MAX : w->pend.pax_size;
+    return WALK_NEXT;
+}
+
+/* Old GNU sparse files put more sparse maps before the data: *data_off
+ * moves past them. */
+static int walk_sparse(tar_walk *w, uint64_t off, uint64_t *data_off)
+{
+    uint8_t ext[LC_TAR_BLOCK];
+    bool more = true;
+    while (more) {
+        ssize_t n = pread_full(w->fd, ext, LC_TAR_BLOCK, *data_off);
+        if (n < 0)
+            return walk_read_error(w, n, *data_off);
+        if (n < LC_TAR_BLOCK)
+            break;
+        more = ext[H_SPARSE_EXT_ISEXTENDED] != 0;
+        *data_off += LC_TAR_BLOCK;
+    }
+    if (more)
+        return walk_stop(w, LC_ETRUNC,
+                         "archive truncated at offset %llu: file ends inside the sparse headers "
+                         "of the entry at offset %llu",
+                         (unsigned long long)*data_off, (unsigned long long)off);
+    return WALK_NEXT;
+}
+
+/* The entry's name: a pax path, a GNU long name, or the header's own. */
+static char *walk_entry_name(const tar_walk *w, const uint8_t *h)
+{
+    return w->pend.pax_path    ? lc_xstrdup(w->pend.pax_path)
+           : w->pend.long_name ? lc_xstrdup(w->pend.long_name)
+                               : header_name(h);
+}
+
+/* A GNU long name ('L') or a pax header ('x'): read, kept for the entry
+ * that follows. */
+static int walk_extended(tar_walk *w, uint8_t type, uint64_t off, uint64_t data_off,
+                         uint64_t size)
+{
+    if (size > LC_TAR_META_MAX)
+        return walk_stop(w, LC_EFORMAT,
+                         "extended header of %llu bytes at offset %llu is too large; indexing "
+                         "stopped there",
+                         (unsigned long long)size, (unsigned long long)off);
+    uint8_t *meta = lc_xmalloc(size + 1);
+    ssize_t n = pread_full(w->fd, meta, size, data_off);
+    int rc = WALK_NEXT;
+    if (n < 0) {
+        rc = walk_read_error(w, n, data_off);
+    } else if ((uint64_t)n < size) {
+        rc = walk_stop(w, LC_ETRUNC, "archive truncated at offset %llu inside an extended header",
+                       (unsigned long long)(data_off + (uint64_t)n));
+    } else {
+        meta[size] = '\0';
+        if (type == 'L') {
+            free(w->pend.long_name);
+            w->pend.long_name = lc_xstrndup((const char *)meta, strnlen((char *)meta, size));
+            w->idx->n_long_names++;
+        } else {
+            parse_pax(meta, size, &w->pend);
+            w->idx->n_pax_headers++;
+        }
+        w->pend.any = true;
+    }
+    free(meta);
+    return rc;
+}
+
+/* An entry that is not an extended header: a member, a directory, or
+ * another kind, counted. */
+static void walk_entry(tar_walk *w, const uint8_t *h, uint8_t type, uint64_t data_off,
+                       uint64_t size)
+{
+    char *name = walk_entry_name(w, h);
+    size_t len = strlen(name);
+    bool regular = type == '0' || type == '\0' || type == '7';
+    if (regular && type != '7' && len > 0 && name[len - 1] == '/') {
+        /* Pre-POSIX archives mark directories as files ending in '/'. */
+        w->idx->n_directories++;
+        free(name);
+    } else if (regular && len > 0) {
+        add_member(w->idx, &w->cap, name, data_off, size);
+    } else {
+        /* A member without a name (an empty long name or pax path) cannot
+         * be told apart from others or named in a message: it is counted
+         * with the entries that are not chunks. */
+        if (type == '5')
+            w->idx->n_directories++;
+        else
+            w->idx->n_other++;
+        free(name);
+    }
+    pending_clear(&w->pend);
+}
+
+/* The header at off and its data; *next is the header after it. */
+static int walk_one(tar_walk *w, uint64_t off, uint64_t *next)
+{
+    uint8_t h[LC_TAR_BLOCK];
+    uint64_t size = 0;
+    int rc = walk_header(w, off, h, &size);
+    if (rc != WALK_NEXT)
+        return rc;
+    const uint8_t type = h[H_TYPEFLAG];
+    uint64_t data_off = off + LC_TAR_BLOCK;
+    if (type == 'S' && is_gnu(h) && h[H_GNU_ISEXTENDED] &&
+        (rc = walk_sparse(w, off, &data_off)) != WALK_NEXT)
+        return rc;
+
+    /* POSIX stores no data for directories and GNU tar reads none whatever
+     * the size field says, yet some writers fill it in. When a valid header
+     * follows at once, the size is taken to be 0; otherwise the data is
+     * skipped by its size like any other entry's. */
+    if (type == '5' && size > 0) {
+        uint8_t after[LC_TAR_BLOCK];
+        ssize_t n = pread_full(w->fd, after, LC_TAR_BLOCK, data_off);
+        if (n == LC_TAR_BLOCK && !all_zero(after, sizeof after) && checksum_ok(after))
+            size = 0;
+    }
+
+    const uint64_t padded = (size + LC_TAR_BLOCK - 1) / LC_TAR_BLOCK * LC_TAR_BLOCK;
+    if (data_off > w->file_size || size > w->file_size - data_off) {
+        char *nm = walk_entry_name(w, h);
+        walk_stop(w, LC_ETRUNC,
+                  "archive truncated at offset %llu: entry '%s' (header at offset %llu) needs "
+                  "%llu data bytes from offset %llu",
+                  (unsigned long long)w->file_size, nm, (unsigned long long)off,
+                  (unsigned long long)size, (unsigned long long)data_off);
+        free(nm);
+        return WALK_END;
+    }
+
+    if (type == 'L' || type == 'x') {
+        if ((rc = walk_extended(w, type, off, data_off, size)) != WALK_NEXT)
+            return rc;
+    } else if (type == 'K') {
+        w->idx->n_long_links++;
+        w->pend.any = true;
+    } else if (type == 'g') {
+        /* Global attributes describe no particular entry; none matter here. */
+        w->idx->n_pax_headers++;
+    } else {
+        walk_entry(w, h, type, data_off, size);
+    }
+
+    if (padded > w->file_size - data_off) /* the data is whole, its padding cut off */
+        return walk_stop(w, LC_ETRUNC,
+                         "archive truncated at offset %llu inside the padding after the entry at "
+                         "offset %llu",
+                         (unsigned long long)w->file_size, (unsigned long long)off);
+    *next = data_off + padded;
+    return WALK_NEXT;
+}
+
 int lc_tar_index_fd(int fd, const char *path, lc_tar_index *idx, lc_error *err)
 {
     memset(idx, 0, sizeof *idx);
@@ -230,204 +457,18 @@ int lc_tar_index_fd(int fd, const char *path, lc_tar_index *idx, lc_error *err)
         return lc_error_set(err, -errno, "%s: %s", pname, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return lc_error_set(err, -EINVAL, "%s: not a regular file", pname);
-    const uint64_t file_size = (uint64_t)st.st_size;
-
-    tar_pending pend = {0};
-    size_t cap = 0;
+    tar_walk w = {
+        .fd = fd, .pname = pname, .file_size = (uint64_t)st.st_size, .idx = idx, .err = err};
     uint64_t off = 0;
-    uint8_t h[LC_TAR_BLOCK];
-    uint8_t *meta = NULL;
-    int rc = 0;
-
-    for (;;) {
-        ssize_t n = pread_full(fd, h, LC_TAR_BLOCK, off);
-        if (n < 0) {
-            rc = lc_error_set(err, (int)n, "%s: read error at offset %llu: %s", pname,
-                              (unsigned long long)off, strerror((int)-n));
-            goto fail;
-        }
-        if (n == 0) {
-            /* EOF on a block boundary: a missing end marker is tolerated
-             * (tar does too), an extended header with no entry is not. */
-            if (pend.any) {
-                idx->truncated = true;
-                lc_error_set(err, LC_ETRUNC,
-                             "%s: archive truncated at offset %llu: extended header without "
-                             "its entry",
-                             pname, (unsigned long long)off);
-            }
-            break;
-        }
-        if (n < LC_TAR_BLOCK) {
-            idx->truncated = true;
-            lc_error_set(err, LC_ETRUNC,
-                         "%s: archive truncated at offset %llu: file ends inside a header "
-                         "(%zd of %d bytes)",
-                         pname, (unsigned long long)off, n, LC_TAR_BLOCK);
-            break;
-        }
-        /* The end marker is two zero blocks; like GNU tar, stop at the first. */
-        if (all_zero(h, sizeof h))
-            break;
-        if (!checksum_ok(h)) {
-            idx->truncated = true;
-            lc_error_set(err, LC_EFORMAT,
-                         "%s: bad header checksum at offset %llu; indexing stopped there", pname,
-                         (unsigned long long)off);
-            break;
-        }
-        uint64_t size;
-        if (!parse_number(h + H_SIZE, H_SIZE_LEN, &size) || size > LC_TAR_SIZE_MAX) {
-            idx->truncated = true;
-            lc_error_set(err, LC_EFORMAT,
-                         "%s: bad size field in the header at offset %llu; indexing stopped there",
-                         pname, (unsigned long long)off);
-            break;
-        }
-        const uint8_t type = h[H_TYPEFLAG];
-        const bool extended = type == 'L' || type == 'K' || type == 'x' || type == 'g';
-        if (!extended && pend.has_pax_size)
-            size = pend.pax_size > LC_TAR_SIZE_MAX ? LC_TAR_SIZE_MAX : pend.pax_size;
-
-        uint64_t data_off = off + LC_TAR_BLOCK;
-        /* Old GNU sparse files put more sparse maps before the data. */
-        if (type == 'S' && is_gnu(h) && h[H_GNU_ISEXTENDED]) {
-            uint8_t ext[LC_TAR_BLOCK];
-            bool more = true;
-            while (more) {
-                n = pread_full(fd, ext, LC_TAR_BLOCK, data_off);
-                if (n < 0) {
-                    rc = lc_error_set(err, (int)n, "%s: read error at offset %llu: %s", pname,
-                                      (unsigned long long)data_off, strerror((int)-n));
-                    goto fail;
-                }
-                if (n < LC_TAR_BLOCK)
-                    break;
-                more = ext[H_SPARSE_EXT_ISEXTENDED] != 0;
-                data_off += LC_TAR_BLOCK;
-            }
-            if (more) {
-                idx->truncated = true;
-                lc_error_set(err, LC_ETRUNC,
-                             "%s: archive truncated at offset %llu: file ends inside the sparse "
-                             "headers of the entry at offset %llu",
-                             pname, (unsigned long long)data_off, (unsigned long long)off);
-                break;
-            }
-        }
-
-        /* POSIX stores no data for directories and GNU tar reads none whatever
-         * the size field says, yet some writers fill it in. When a valid
-         * header follows at once, the size is taken to be 0; otherwise the
-         * data is skipped by its size like any other entry's. */
-        if (type == '5' && size > 0) {
-            uint8_t next[LC_TAR_BLOCK];
-            n = pread_full(fd, next, LC_TAR_BLOCK, data_off);
-            if (n == LC_TAR_BLOCK && !all_zero(next, sizeof next) && checksum_ok(next))
-                size = 0;
-        }
-
-        const uint64_t padded = (size + LC_TAR_BLOCK - 1) / LC_TAR_BLOCK * LC_TAR_BLOCK;
-        if (data_off > file_size || size > file_size - data_off) {
-            idx->truncated = true;
-            char *nm = pend.pax_path    ? lc_xstrdup(pend.pax_path)
-                       : pend.long_name ? lc_xstrdup(pend.long_name)
-                                        : header_name(h);
-            lc_error_set(err, LC_ETRUNC,
-                         "%s: archive truncated at offset %llu: entry '%s' (header at offset "
-                         "%llu) needs %llu data bytes from offset %llu",
-                         pname, (unsigned long long)file_size, nm, (unsigned long long)off,
-                         (unsigned long long)size, (unsigned long long)data_off);
-            free(nm);
-            break;
-        }
-
-        if (type == 'L' || type == 'x') {
-            if (size > LC_TAR_META_MAX) {
-                idx->truncated = true;
-                lc_error_set(err, LC_EFORMAT,
-                             "%s: extended header of %llu bytes at offset %llu is too large; "
-                             "indexing stopped there",
-                             pname, (unsigned long long)size, (unsigned long long)off);
-                break;
-            }
-            meta = lc_xmalloc(size + 1);
-            n = pread_full(fd, meta, size, data_off);
-            if (n < 0) {
-                rc = lc_error_set(err, (int)n, "%s: read error at offset %llu: %s", pname,
-                                  (unsigned long long)data_off, strerror((int)-n));
-                goto fail;
-            }
-            if ((uint64_t)n < size) {
-                idx->truncated = true;
-                lc_error_set(err, LC_ETRUNC,
-                             "%s: archive truncated at offset %llu inside an extended header",
-                             pname, (unsigned long long)(data_off + (uint64_t)n));
-                break;
-            }
-            meta[size] = '\0';
-            if (type == 'L') {
-                free(pend.long_name);
-                pend.long_name = lc_xstrndup((const char *)meta, strnlen((char *)meta, size));
-                idx->n_long_names++;
-            } else {
-                parse_pax(meta, size, &pend);
-                idx->n_pax_headers++;
-            }
-            free(meta);
-            meta = NULL;
-            pend.any = true;
-        } else if (type == 'K') {
-            idx->n_long_links++;
-            pend.any = true;
-        } else if (type == 'g') {
-            /* Global attributes describe no particular entry; none matter here. */
-            idx->n_pax_headers++;
-        } else {
-            char *name = pend.pax_path    ? lc_xstrdup(pend.pax_path)
-                         : pend.long_name ? lc_xstrdup(pend.long_name)
-                                          : header_name(h);
-            size_t len = strlen(name);
-            bool regular = type == '0' || type == '\0' || type == '7';
-            if (regular && type != '7' && len > 0 && name[len - 1] == '/') {
-                /* Pre-POSIX archives mark directories as files ending in '/'. */
-                idx->n_directories++;
-                free(name);
-            } else if (regular && len > 0) {
-                add_member(idx, &cap, name, data_off, size);
-            } else {
-                /* A member without a name (an empty long name or pax path)
-                 * cannot be told apart from others or named in a message:
-                 * it is counted with the entries that are not chunks. */
-                if (type == '5')
-                    idx->n_directories++;
-                else
-                    idx->n_other++;
-                free(name);
-            }
-            pending_clear(&pend);
-        }
-
-        if (padded > file_size - data_off) {
-            /* The data is whole but the padding after it is cut off. */
-            idx->truncated = true;
-            lc_error_set(err, LC_ETRUNC,
-                         "%s: archive truncated at offset %llu inside the padding after the "
-                         "entry at offset %llu",
-                         pname, (unsigned long long)file_size, (unsigned long long)off);
-            break;
-        }
-        off = data_off + padded;
+    int rc;
+    while ((rc = walk_one(&w, off, &off)) == WALK_NEXT)
+        ;
+    pending_clear(&w.pend);
+    if (rc < 0) {
+        lc_tar_index_fini(idx);
+        return rc;
     }
-    free(meta);
-    pending_clear(&pend);
     return 0;
-
-fail:
-    free(meta);
-    pending_clear(&pend);
-    lc_tar_index_fini(idx);
-    return rc;
 }
 
 int lc_tar_pread_member(int fd, const char *path, const lc_tar_member *m, uint8_t *buf,
