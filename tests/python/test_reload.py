@@ -40,8 +40,11 @@ class Reload(unittest.TestCase):
         self.trainer = None
 
     def tearDown(self):
+        # The trainer first, while batches come: it stops at the next one
+        # (after lcmon it would wait for a next run).
         if self.trainer:
             self.trainer.stop = True
+            self.trainer.join(WAIT)
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(2)
             try:
@@ -49,9 +52,11 @@ class Reload(unittest.TestCase):
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(WAIT)
-        if self.trainer:
-            self.trainer.join(WAIT)
+        log = self.log() if self.proc else ""
         shutil.rmtree(self.dir, ignore_errors=True)
+        # A clean stop (under the sanitizers: nothing leaked or misused).
+        if self.proc:
+            self.assertEqual(self.proc.returncode, 0, log[-3000:])
 
     def write(self, batch=16, rate=0.5, sampler="sampler", data=DATA, anchor=None, pipe=None):
         """test_restarts' chain, changed as asked, saved whole (as an editor

@@ -337,6 +337,8 @@ class ScreenLife(ScreenCase):
         check_layout(self, p, text)
         # (The pane's reader ends with the first run; a trainer that reads on
         # across a reload is test_reload's.)
+        p.send("q")
+        self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
 
     def test_reload_from_an_attached_screen(self):
         """R on a screen attached to a headless loader reloads the loader's
@@ -354,6 +356,9 @@ class ScreenLife(ScreenCase):
                    and "in reservoir" in row(t, "frames")
                    and t.startswith(" lcmon  RUNNING"))
         self.assertIsNone(loader.poll())
+        loader.send_signal(signal.SIGINT)
+        _, err = loader.communicate(timeout=30 * SLOW)
+        self.assertEqual(loader.returncode, 0, err.decode()[-3000:])
 
     def test_reload_refuses_a_broken_config(self):
         """R on a configuration with two problems changes nothing: the
@@ -374,6 +379,8 @@ class ScreenLife(ScreenCase):
             row(text, s)
         self.assertIn("error", [l for l in text.split("\n")
                                 if "batch_size: 0 is out of range" in l][-1])
+        p.send("q")
+        self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
 
     def test_crash_signal_restores_the_terminal(self):
         # A fault, and SIGQUIT (Ctrl-\\: cbreak leaves it on; sent to lcmon
