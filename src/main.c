@@ -567,8 +567,9 @@ static int convert_main(int argc, char **argv)
 
 /* The screen on the pipeline cfg describes (its monitor owns cfg; src is
  * where it came from, for reloads); with cfg NULL, the screen shows
- * config_errors (a configuration that did not load) and says them again on
- * stderr once the terminal is back, and lcmon exits 1. */
+ * config_errors (a configuration that did not load) and, unless a reload
+ * (R) loaded it meanwhile, says them again on stderr once the terminal is
+ * back, and lcmon exits 1. */
 static int run_screen(lc_config *cfg, const lc_config_source *src, const char *config_errors,
                       const options *o)
 {
@@ -579,11 +580,11 @@ static int run_screen(lc_config *cfg, const lc_config_source *src, const char *c
         lc_config_free(cfg);
         return 1;
     }
-    bool failed = !cfg;
     lc_log_set_stderr(false);
-    lc_monitor *m =
-        cfg ? lc_monitor_local_new(cfg, src, NULL, NULL) : lc_monitor_failed_new(config_errors);
+    lc_monitor *m = cfg ? lc_monitor_local_new(cfg, src, NULL, NULL)
+                        : lc_monitor_failed_new(config_errors, src);
     int rc = tui_run(m, &to);
+    bool failed = !lc_monitor_local_configured(m);
     lc_stop_deadline_start(lc_monitor_local_stop_deadline(m));
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
     lc_stop_deadline_end();
@@ -637,7 +638,7 @@ int main(int argc, char **argv)
          * after it); elsewhere they go to stderr before anything starts. */
         char msg[256];
         if (!o.no_ui && tui_check_terminal(msg, sizeof msg) == 0)
-            return run_screen(NULL, NULL, err.msg, &o);
+            return run_screen(NULL, &src, err.msg, &o);
         fprintf(stderr, "lcmon: invalid configuration; nothing was started:\n");
         print_errors(err.msg);
         return 1;

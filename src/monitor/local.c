@@ -278,8 +278,8 @@ static const lc_monitor_ops local_ops = {
     .free = local_free,
 };
 
-lc_monitor *lc_monitor_local_new(lc_config *cfg, const lc_config_source *src,
-                                 lc_pipeline_end_fn on_end, void *ctx)
+/* A monitor without a pipeline yet, that reloads from src (may be NULL). */
+static local_monitor *new_local(lc_config *cfg, const lc_config_source *src)
 {
     local_monitor *lm = lc_xcalloc(1, sizeof *lm);
     lm->base.ops = &local_ops;
@@ -291,10 +291,17 @@ lc_monitor *lc_monitor_local_new(lc_config *cfg, const lc_config_source *src,
     }
     lcmon__hello__init(&lm->hello);
     lm->hello.config = (char *)lm->source.path;
+    lc_mutex_init(&lm->mu);
+    return lm;
+}
+
+lc_monitor *lc_monitor_local_new(lc_config *cfg, const lc_config_source *src,
+                                 lc_pipeline_end_fn on_end, void *ctx)
+{
+    local_monitor *lm = new_local(cfg, src);
     describe(lm);
     lm->on_end = on_end;
     lm->on_end_ctx = ctx;
-    lc_mutex_init(&lm->mu);
     build_and_start(lm);
     return &lm->base;
 }
@@ -308,12 +315,18 @@ double lc_monitor_local_stop_deadline(lc_monitor *m)
     return d;
 }
 
-lc_monitor *lc_monitor_failed_new(const char *errors)
+bool lc_monitor_local_configured(lc_monitor *m)
 {
-    local_monitor *lm = lc_xcalloc(1, sizeof *lm);
-    lm->base.ops = &local_ops;
-    lcmon__hello__init(&lm->hello);
-    lc_mutex_init(&lm->mu);
+    local_monitor *lm = (local_monitor *)m;
+    lc_mutex_lock(&lm->mu);
+    bool has = lm->cfg != NULL;
+    lc_mutex_unlock(&lm->mu);
+    return has;
+}
+
+lc_monitor *lc_monitor_failed_new(const char *errors, const lc_config_source *src)
+{
+    local_monitor *lm = new_local(NULL, src);
     size_t n = log_problems("configuration", errors);
     const char *first_end = strchr(errors, '\n');
     int first_len = first_end ? (int)(first_end - errors) : (int)strlen(errors);

@@ -31,7 +31,12 @@ double lc_monitor_local_stop_deadline(lc_monitor *m);
 /* A local monitor for a configuration that did not load: no pipeline, the
  * state FAILED with a one-line summary of `errors` (one problem a line),
  * and each problem logged as an error, so that the screen shows them in its
- * header and log pane. Start requests fail with the same summary. */
-lc_monitor *lc_monitor_failed_new(const char *errors);
+ * header and log pane. Start requests fail with the same summary, until a
+ * reload request reads src (may be NULL) again and it loads: the monitor
+ * then runs it as lc_monitor_local_new's does. */
+lc_monitor *lc_monitor_failed_new(const char *errors, const lc_config_source *src);
+/* Whether the monitor has a configuration to run: false for
+ * lc_monitor_failed_new's until a reload loaded one. Any thread. */
+bool lc_monitor_local_configured(lc_monitor *m);
 
 #endif

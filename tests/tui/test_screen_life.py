@@ -3,7 +3,8 @@ and start, a restart that keeps the trainer, warnings for a missing data
 directory and for no reader, quitting and restoring the terminal (q,
 Ctrl-C, a crash signal), attaching to a headless loader and that loader
 going away, data and configuration errors on the screen, reloading the
-edited configuration (R) and refusing a broken one.
+edited configuration (R), refusing a broken one, and loading one that had
+failed at start.
 """
 
 from screen_harness import *  # noqa: F401,F403  (the harness is this test's)
@@ -379,6 +380,22 @@ class ScreenLife(ScreenCase):
             row(text, s)
         self.assertIn("error", [l for l in text.split("\n")
                                 if "batch_size: 0 is out of range" in l][-1])
+        p.send("q")
+        self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
+
+    def test_reload_after_a_config_error(self):
+        """A configuration that did not load at start, fixed in the file:
+        R loads it and the pipeline runs; q then exits 0."""
+        good = CONFIG.format(data=DATA, pipe="x.pipe", reservoir=RESERVOIR)
+        bad = good.replace("tensor_generator: {batch_size: 64", "tensor_generator: {batch_size: 0")
+        p = Pane(self, 160, 45, config=bad, reader=False)
+        p.wait_for("the failed state", lambda t: t.startswith(" lcmon  FAILED")
+                   and "invalid configuration" in t)
+        path = self.edit_config(os.path.join(p.tmp, "pipeline.yaml"), [(bad, good)])
+        p.send("R")
+        p.wait_for("the pipeline running", lambda t: t.startswith(" lcmon  RUNNING")
+                   and "reloaded %s: 8 stages" % path in t
+                   and all(re.search(r"^. %s\b" % s, t, re.M) for s in STAGES))
         p.send("q")
         self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
 
