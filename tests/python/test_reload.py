@@ -86,6 +86,19 @@ class Reload(unittest.TestCase):
         self.trainer = Trainer(self.pipe)
         self.trainer.start()
 
+    def wait_for(self, run, n):
+        """n batches of the trainer's run `run` (0: the first); lcmon's log
+        with the failure."""
+        try:
+            self.trainer.wait_for(run, n)
+        except AssertionError as e:
+            r = self.trainer.reader
+            how = r and "reader: done %s, stopped %s, truncated %s, %d runs, %d headers, %d " \
+                "batches, %d torn" % (r.done, r.stopped, r.truncated, r.runs, r.headers_read,
+                                      r.batches_read, r.torn_batches)
+            raise AssertionError("%s; %s; lcmon's log:\n%s" % (e, how, self.log()[-4000:])) \
+                from None
+
     def log(self):
         with open(self.stderr) as f:
             return f.read()
@@ -113,7 +126,7 @@ class Reload(unittest.TestCase):
         self.write(batch=16)
         self.start("--seed", "5")  # over the file's seed 1, at start and at reload
         self.read()
-        self.trainer.wait_for(0, 3)
+        self.wait_for(0, 3)
         before = self.status()
         self.assertEqual(before["config"], self.config)
         self.assertEqual(before["seed"], "5")
@@ -127,7 +140,7 @@ class Reload(unittest.TestCase):
         self.assertEqual(r.stdout, "reloaded %s: 7 stages\n" % self.config)
 
         # The reader follows to the new run, which has the new batch size.
-        self.trainer.wait_for(1, 3)
+        self.wait_for(1, 3)
         t = self.trainer
         self.assertIsNone(t.error)
         for run, rows in ((0, 16), (1, 32)):
@@ -152,7 +165,7 @@ class Reload(unittest.TestCase):
         self.write(batch=16)
         self.start()
         self.read()
-        self.trainer.wait_for(0, 3)
+        self.wait_for(0, 3)
         before = self.status()
         stages = self.stages()
 
@@ -170,7 +183,7 @@ class Reload(unittest.TestCase):
             self.assertEqual(self.status()["state"], "PIPELINE_RUNNING", what)
             self.assertEqual(self.stages(), stages, what)
             n = len(self.trainer.batches_of_run(0))
-            self.trainer.wait_for(0, n + 2)
+            self.wait_for(0, n + 2)
             self.assertEqual(len(self.trainer.batches_of_run(1)), 0, what)
 
         self.write(batch=0, rate=7)
@@ -194,7 +207,7 @@ class Reload(unittest.TestCase):
         self.write(batch=8)
         r = self.ctl("reload")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.trainer.wait_for(1, 2)
+        self.wait_for(1, 2)
         self.assertTrue(all(g[2] == 8 for g in self.trainer.batches_of_run(1)))
 
     def test_an_edited_anchor_applies_unless_one_was_set_at_run_time(self):
