@@ -566,25 +566,31 @@ static int convert_main(int argc, char **argv)
     return rc != 0;
 }
 
-/* The screen on the pipeline cfg describes; with cfg NULL, the screen shows
- * config_errors (a configuration that did not load) and says them again on
- * stderr once the terminal is back, and lcmon exits 1. */
-static int run_screen(const lc_config *cfg, const char *config_errors, const options *o)
+/* The screen on the pipeline cfg describes (its monitor owns cfg; src is
+ * where it came from, for reloads); with cfg NULL, the screen shows
+ * config_errors (a configuration that did not load) and, unless a reload
+ * (R) loaded it meanwhile, says them again on stderr once the terminal is
+ * back, and lcmon exits 1. */
+static int run_screen(lc_config *cfg, const lc_config_source *src, const char *config_errors,
+                      const options *o)
 {
     tui_options to = screen_options(o);
     char msg[256];
     if (tui_check_terminal(msg, sizeof msg) != 0) {
         fprintf(stderr, "lcmon: %s\n", msg);
+        lc_config_free(cfg);
         return 1;
     }
     lc_log_set_stderr(false);
-    lc_monitor *m = cfg ? lc_monitor_local_new(cfg, NULL, NULL) : lc_monitor_failed_new(config_errors);
+    lc_monitor *m = cfg ? lc_monitor_local_new(cfg, src, NULL, NULL)
+                        : lc_monitor_failed_new(config_errors, src);
     int rc = tui_run(m, &to);
-    lc_stop_deadline_start(lc_config_stop_deadline(cfg));
+    bool failed = !lc_monitor_local_configured(m);
+    lc_stop_deadline_start(lc_monitor_local_stop_deadline(m));
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
     lc_stop_deadline_end();
     lc_log_set_stderr(true);
-    if (!cfg) {
+    if (failed) {
         /* The screen said the first; the terminal keeps them all. */
         fprintf(stderr, "lcmon: every problem of the configuration:\n%s\n", config_errors);
         return 1;
@@ -625,27 +631,21 @@ int main(int argc, char **argv)
     lc_config *cfg = NULL;
     lc_error err;
     lc_error_clear(&err);
-    rc = o.config_path ? lc_config_load_file(o.config_path, &cfg, &err)
-                       : lc_config_load_default(&cfg, &err);
+    /* Read again as it is here on a reload (the screen's R, `lcmon ctl reload`). */
+    lc_config_source src = {.path = o.config_path, .seed_given = o.seed_given, .seed = o.seed};
+    rc = lc_config_source_load(&src, &cfg, &err);
     if (rc != 0) {
         /* On a terminal the screen shows the problems (and lcmon exits 1
          * after it); elsewhere they go to stderr before anything starts. */
         char msg[256];
         if (!o.no_ui && tui_check_terminal(msg, sizeof msg) == 0)
-            return run_screen(NULL, err.msg, &o);
+            return run_screen(NULL, &src, err.msg, &o);
         fprintf(stderr, "lcmon: invalid configuration; nothing was started:\n");
         print_errors(err.msg);
         return 1;
     }
-    if (o.seed_given) {
-        cfg->seed = o.seed;
-        cfg->seed_pinned = true;
-    }
-    if (!o.no_ui) {
-        rc = run_screen(cfg, NULL, &o);
-        lc_config_free(cfg);
-        return rc;
-    }
+    if (!o.no_ui)
+        return run_screen(cfg, &src, NULL, &o); /* which owns cfg */
     lc_headless_options ho = {
         .max_seconds = o.max_seconds,
         .status_interval = o.status_interval,
@@ -653,8 +653,7 @@ int main(int argc, char **argv)
         .long_status = o.verbose,
         .socket_path = o.socket_path,
         .metrics_log = o.metrics_log,
+        .source = &src,
     };
-    rc = lc_headless_run(cfg, &ho);
-    lc_config_free(cfg);
-    return rc;
+    return lc_headless_run(cfg, &ho); /* which owns cfg */
 }

@@ -4,9 +4,9 @@
  * without being listed, nor listed without being bound.
  *
  * Every action goes through the monitor interface (lc_monitor_pause,
- * lc_monitor_pipeline, lc_monitor_anchor) and reports its outcome on the
- * message line; results worth keeping (anchors, restarts) also go to the log
- * pane.
+ * lc_monitor_pipeline, lc_monitor_reload, lc_monitor_anchor) and reports
+ * its outcome on the message line; results worth keeping (anchors,
+ * restarts) also go to the log pane (a reload's, from the loader's log).
  */
 #include "tui/screen.h"
 
@@ -115,6 +115,31 @@ static void act_restart(tui_screen *s)
         tui_screen_message(s, false, "starting the pipeline...");
         s->restart_at = lc_now_seconds();
     }
+    tui_screen_fetch(s);
+}
+
+/* R: the configuration file read again and, when it checks out, the
+ * pipeline restarted with it. The loader logs what it loaded or every
+ * problem (the log pane shows them); the message line says the outcome. */
+static void act_reload(tui_screen *s)
+{
+    const Lcmon__Hello *h = lc_monitor_hello(s->mon);
+    tui_screen_message(s, false, "reloading %s...",
+                       h && h->config ? h->config : "the configuration");
+    tui_screen_draw(s);
+    char *said = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_monitor_reload(s->mon, &said, &err) != 0) {
+        /* The first line (it counts the problems); all are in the log. */
+        int first = (int)strcspn(err.msg, "\n");
+        tui_screen_message(s, true, "%.*s%s", first, err.msg,
+                           err.msg[first] ? " (all of them in the log)" : "");
+    } else {
+        s->restart_at = 0; /* a start S has pending is done */
+        tui_screen_message(s, false, "%s", said ? said : "reloaded");
+    }
+    free(said);
     tui_screen_fetch(s);
 }
 
@@ -244,6 +269,9 @@ static const tui_key keys[] = {
     {{' ', 0}, "Space", NULL, "pause", 2, "pause or resume the selected stage", act_pause},
     {{'S', 0}, "S", NULL, "restart", 4,
      "stop the pipeline, then start it again with the same configuration", act_restart},
+    {{'R', 0}, "R", NULL, "reload", 9,
+     "read the configuration file again and restart with it (anchor and reader kept)",
+     act_reload},
     {{'a', 0}, "a", NULL, "anchor", 5, "set the anchor (a prompt offers the newest chunk key)",
      act_anchor_set},
     {{'r', 0}, "r", NULL, "reset", 6,
@@ -433,8 +461,6 @@ void tui_message_draw(const tui_screen *s, WINDOW *w)
 /* ---- help ---- */
 
 static const char *const legend[] = {
-    "Ctrl-Z suspends lcmon, the pipeline too; fg brings both back.",
-    "",
     "LOAD      the busy fraction of each thread pool over the last second",
     "          (a queue row: how full the queue is). A full red bar: that stage is",
     "          the bottleneck; give it more threads (the pool's loading row: threads,",
@@ -457,6 +483,12 @@ void tui_help_draw(const tui_screen *s, WINDOW *w)
     for (size_t i = 0; i < N_KEYS && y < h - 1; i++, y++) {
         tui_put(w, y, 2, 8, TUI_HELP_KEY, key_text(&keys[i]));
         tui_put(w, y, 12, width - 12, TUI_NORMAL, key_help(s, &keys[i]));
+    }
+    /* Not in the table: the terminal sends it as a signal, not a key. */
+    if (y < h - 1) {
+        tui_put(w, y, 2, 8, TUI_HELP_KEY, "Ctrl-Z");
+        tui_put(w, y++, 12, width - 12, TUI_NORMAL,
+                "suspend lcmon, the pipeline too; fg brings both back");
     }
     y++;
     for (size_t i = 0; legend[i] && y < h - 1; i++, y++)

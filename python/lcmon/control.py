@@ -17,9 +17,9 @@ Errors are exceptions: ControlError (the loader refused a request: its
 words), LoaderGone (no loader on the socket, or it went away and did not
 come back in time), ProtocolError (the socket is not lcmon's, or speaks
 another protocol version). A Control reconnects by itself when the loader
-on its socket restarts (`ctl stop`/`start` keeps the connection; a new lcmon
-process on the same socket is connected to again), within `reconnect`
-seconds. The loader closes a connection that has no subscription and has
+on its socket restarts (`ctl stop`/`start` and a reload keep the
+connection; a new lcmon process on the same socket is connected to again),
+within `reconnect` seconds. The loader closes a connection that has no subscription and has
 been idle for 10 s (it has few places); a Control left unused for a while
 simply connects again before its next request.
 
@@ -87,6 +87,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         1: ("protocol_version", "uint32", False), 2: ("lcmon_version", "string", False),
         3: ("stages", "StageDescription", True), 4: ("pid", "uint32", False),
         5: ("run_id", "uint64", False), 6: ("seed", "uint64", False),
+        7: ("config", "string", False),
     },
     "Subscribe": {
         1: ("interval_ms", "uint32", False), 2: ("log_after", "uint64", False),
@@ -125,10 +126,12 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "ControlRequest": {
         1: ("pipeline_command", "enum:PipelineCommand", False),
         2: ("stage_request", "StageControlRequest", False),
+        3: ("reload_config", "bool", False),
     },
     "ControlResponse": {
         1: ("ok", "bool", False), 2: ("error", "string", False),
         3: ("stage_responses", "StageControlResponse", True),
+        4: ("message", "string", False),
     },
     "StatisticsProtoInt64": {
         1: ("min", "int64", False), 2: ("max", "int64", False), 3: ("sum", "int64", False),
@@ -450,6 +453,8 @@ class Control:
             self._used = time.monotonic()
 
     def _note(self, msg: Dict[str, Any]) -> None:
+        if "hello" in msg:  # again after a reload: the stages may have changed
+            self.hello = msg["hello"]
         if "all_time" in msg or "last_second" in msg:
             self._last_snapshot = {k: msg[k] for k in ("last_second", "all_time") if k in msg}
 
@@ -528,6 +533,24 @@ class Control:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def reload(self) -> str:
+        """Read the loader's configuration file again and, when it checks out
+        (as `lcmon --check-config` checks), restart the pipeline with it:
+        the pool's anchor and the pipe's reader are kept (a BatchReader
+        follows to the new run). Returns what was loaded ("reloaded PATH: 8
+        stages"); hello and stages() describe the new pipeline. ControlError
+        with every problem, one a line, when it does not check out: nothing
+        changed then. Same as `lcmon ctl SOCKET reload`."""
+        resp = self.request({"reload_config": True})
+        # The loader sends every client its new hello right after the reply.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            msg = self._read_message(deadline)
+            self._note(msg)
+            if "hello" in msg:
+                break
+        return resp.get("message", "reloaded")
 
     # -- metrics ---------------------------------------------------------
 

@@ -23,8 +23,14 @@ static void ctl_usage(FILE *f)
                "                        and the number of chunks counted before the reset\n"
                "  pause STAGE | resume STAGE\n"
                "  stop | start          stop the pipeline; build it anew and start it\n"
-               "  status                the run: state, run id, seed, uptime, rank, and the\n"
-               "                        loader's version and pid, one KEY VALUE line each\n"
+               "  reload                read the configuration file again and check it as\n"
+               "                        --check-config does; when all is well, restart the\n"
+               "                        pipeline with it (the anchor and the pipe's reader are\n"
+               "                        kept) and print what was loaded; else change nothing,\n"
+               "                        print every problem and exit 1\n"
+               "  status                the run: state, run id, seed, uptime, rank, the\n"
+               "                        loader's version and pid and its configuration file,\n"
+               "                        one KEY VALUE line each\n"
                "  metrics [--json]      the last second and all-time metrics\n"
                "  stages                the loader's pipeline: its version and pid, then one\n"
                "                        line per stage: NAME TYPE INPUT QUEUE CAPACITY ITEM\n"
@@ -79,6 +85,17 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
     }
 }
 
+/* Lines of text, each as "lcmon ctl: LINE". */
+static void print_lines(FILE *f, const char *text)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(f, "lcmon ctl: %.*s\n", n, p);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
 /* The hello: what the loader runs. Absent fields print as "-". */
 static void print_stages(const Lcmon__Hello *h)
 {
@@ -116,6 +133,7 @@ int lc_ctl_main(int argc, char **argv)
                       (strcmp(args[0], "set") == 0 && nargs == 2))) ||
                     ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && nargs == 1) ||
                     ((strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0) && nargs == 0) ||
+                    (strcmp(cmd, "reload") == 0 && nargs == 0) ||
                     (strcmp(cmd, "stages") == 0 && nargs == 0) ||
                     (strcmp(cmd, "status") == 0 && nargs == 0) ||
                     (strcmp(cmd, "metrics") == 0 &&
@@ -123,8 +141,8 @@ int lc_ctl_main(int argc, char **argv)
     if (!ok_usage) {
         fprintf(stderr,
                 "lcmon ctl: '%s': unknown command or wrong arguments (commands: anchor get, "
-                "anchor set KEY, anchor reset, pause STAGE, resume STAGE, stop, start, status, "
-                "metrics [--json], stages; lcmon ctl --help says more)\n",
+                "anchor set KEY, anchor reset, pause STAGE, resume STAGE, stop, start, reload, "
+                "status, metrics [--json], stages; lcmon ctl --help says more)\n",
                 cmd);
         return 2;
     }
@@ -156,11 +174,11 @@ int lc_ctl_main(int argc, char **argv)
             const ProtobufCEnumValue *st =
                 protobuf_c_enum_descriptor_get_value(&lcmon__pipeline_state__descriptor, all->state);
             printf("state %s\nrun %016llx\nseed %llu\nuptime %.1f\nrank %u of %u\n"
-                   "lcmon %s\npid %u\n",
+                   "lcmon %s\npid %u\nconfig %s\n",
                    st ? st->name : "?", (unsigned long long)all->run_id,
                    (unsigned long long)all->seed, all->uptime_seconds, all->rank,
                    all->world_size, h && h->lcmon_version ? h->lcmon_version : "-",
-                   h ? h->pid : 0);
+                   h ? h->pid : 0, h && h->config ? h->config : "(built-in default)");
             if (all->error)
                 printf("error %s\n", all->error);
         } else if (nargs == 1) {
@@ -194,6 +212,15 @@ int lc_ctl_main(int argc, char **argv)
             fprintf(stderr, "lcmon ctl: %s\n", err.msg);
             status = 1;
         }
+    } else if (strcmp(cmd, "reload") == 0) {
+        char *said = NULL;
+        if (lc_monitor_reload(m, &said, &err) != 0) {
+            print_lines(stderr, err.msg);
+            status = 1;
+        } else {
+            printf("%s\n", said ? said : "reloaded");
+        }
+        free(said);
     } else {
         if (lc_monitor_pipeline(m, strcmp(cmd, "start") == 0, &err) != 0) {
             fprintf(stderr, "lcmon ctl: %s\n", err.msg);

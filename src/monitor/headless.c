@@ -106,7 +106,7 @@ static int wait_for_event(int sfd, int efd, double wait)
     return 0;
 }
 
-int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
+int lc_headless_run(lc_config *cfg, const lc_headless_options *o)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -122,6 +122,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             close(sfd);
         if (efd >= 0)
             close(efd);
+        lc_config_free(cfg);
         return 1;
     }
     FILE *mlog = NULL;
@@ -133,10 +134,11 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
             fprintf(stderr, "lcmon: --metrics-log: cannot open %s\n", err.msg);
             close(sfd);
             close(efd);
+            lc_config_free(cfg);
             return 1;
         }
     }
-    lc_monitor *m = lc_monitor_local_new(cfg, wake_on_end, &efd);
+    lc_monitor *m = lc_monitor_local_new(cfg, o->source, wake_on_end, &efd); /* owns cfg */
     {
         lc_snapshot *snap = lc_monitor_metrics(m, false);
         const Lcmon__DataLoaderMetricsProto *first = lc_snapshot_msg(snap);
@@ -151,7 +153,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     if (o->socket_path) {
         lc_error err;
         lc_error_clear(&err);
-        if (lc_server_start(o->socket_path, m, cfg, &server, &err) != 0) {
+        if (lc_server_start(o->socket_path, m, &server, &err) != 0) {
             fprintf(stderr, "lcmon: --socket: %s\n", err.msg);
             goto refused;
         }
@@ -221,7 +223,7 @@ int lc_headless_run(const lc_config *cfg, const lc_headless_options *o)
     }
     /* From here a stop must end: a second signal, or a thread stuck past
      * the deadline, ends the process at once (core/exit.h). */
-    lc_stop_deadline_start(lc_config_stop_deadline(cfg));
+    lc_stop_deadline_start(lc_monitor_local_stop_deadline(m)); /* of the config run last */
     bool served = server != NULL;
     if (server)
         lc_server_metrics(server, &sock); /* the last counts, for the last line */

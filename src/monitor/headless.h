@@ -18,10 +18,13 @@ typedef struct lc_headless_options {
     bool long_status;       /* every queue and gauge (-v), not the 120-column form */
     const char *socket_path;  /* serve the monitor socket here (NULL: no) */
     const char *metrics_log;  /* append a JSON line per second here (NULL: no) */
+    const lc_config_source *source; /* where cfg came from, for reloads (NULL: none) */
 } lc_headless_options;
 
-/* Expects SIGINT, SIGTERM and SIGHUP blocked in every thread. Returns the
- * exit status: 0 after a stop or the end of a finite run, 1 on failure. */
-int lc_headless_run(const lc_config *cfg, const lc_headless_options *o);
+/* Runs the pipeline cfg describes, and owns cfg from here on (the local
+ * monitor frees it, or the one a reload put in its place). Expects SIGINT,
+ * SIGTERM and SIGHUP blocked in every thread. Returns the exit status: 0
+ * after a stop or the end of a finite run, 1 on failure. */
+int lc_headless_run(lc_config *cfg, const lc_headless_options *o);
 
 #endif

@@ -11,19 +11,32 @@
 #include "pipeline/config.h"
 #include "pipeline/pipeline.h"
 
-/* The loader in this process: builds the pipeline `cfg` describes (the
- * config must outlive the monitor) and starts it. A pipeline stop request
- * stops it; a start request builds a fresh pipeline from the same config.
- * A pipeline that fails to build or start is reported in the snapshots
- * (state FAILED, with the error), not here. on_end (may be NULL) is given
- * to each pipeline it builds (lc_pipeline_on_end): called from the
- * pipeline's metrics thread when a pipeline finishes by itself. */
-lc_monitor *lc_monitor_local_new(const lc_config *cfg, lc_pipeline_end_fn on_end, void *ctx);
+/* The loader in this process: builds the pipeline `cfg` describes and
+ * starts it. The monitor owns cfg from here on (it frees it, or the one a
+ * reload put in its place). A pipeline stop request stops the pipeline; a
+ * start request builds a fresh one from the same config; a reload request
+ * reads src again (src may be NULL: nothing to reload; the monitor keeps a
+ * copy) and, when it checks out, restarts the pipeline with it. A pipeline
+ * that fails to build or start is reported in the snapshots (state FAILED,
+ * with the error), not here. on_end (may be NULL) is given to each pipeline
+ * it builds (lc_pipeline_on_end): called from the pipeline's metrics thread
+ * when a pipeline finishes by itself. */
+lc_monitor *lc_monitor_local_new(lc_config *cfg, const lc_config_source *src,
+                                 lc_pipeline_end_fn on_end, void *ctx);
+
+/* The stop deadline of the configuration the monitor runs now (it may have
+ * been reloaded): lc_config_stop_deadline. Any thread. */
+double lc_monitor_local_stop_deadline(lc_monitor *m);
 
 /* A local monitor for a configuration that did not load: no pipeline, the
  * state FAILED with a one-line summary of `errors` (one problem a line),
  * and each problem logged as an error, so that the screen shows them in its
- * header and log pane. Start requests fail with the same summary. */
-lc_monitor *lc_monitor_failed_new(const char *errors);
+ * header and log pane. Start requests fail with the same summary, until a
+ * reload request reads src (may be NULL) again and it loads: the monitor
+ * then runs it as lc_monitor_local_new's does. */
+lc_monitor *lc_monitor_failed_new(const char *errors, const lc_config_source *src);
+/* Whether the monitor has a configuration to run: false for
+ * lc_monitor_failed_new's until a reload loaded one. Any thread. */
+bool lc_monitor_local_configured(lc_monitor *m);
 
 #endif

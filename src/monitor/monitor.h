@@ -4,7 +4,7 @@
  *
  * A monitor hands out metrics snapshots (DataLoaderMetricsProto, the
  * last second or all time), carries out control requests (ControlRequest:
- * pipeline stop and start, stage pause and resume, anchors), and reads the
+ * pipeline stop, start and reload, stage pause and resume, anchors), and reads the
  * loader's log. The screen never touches stages or the pipeline directly, so
  * the same screen shows a loader in this process (monitor/local.h) or in
  * another one over its socket.
@@ -42,8 +42,10 @@ typedef struct lc_monitor_ops {
     /* Where the loader is, for the header: "in-process", a socket path. */
     const char *(*where)(lc_monitor *m);
     /* What the loader says of itself (its stages, and how to show each
-     * one's metrics), as a socket's hello carries it; NULL when unknown.
-     * Owned by the monitor; lives as long as it. */
+     * one's metrics, the configuration file), as a socket's hello carries
+     * it; NULL when unknown. Owned by the monitor; valid until the next
+     * call on it from the thread that uses it (a reload, or a new hello
+     * from a remote loader, replaces it): take it again each time. */
     const Lcmon__Hello *(*hello)(lc_monitor *m);
     void (*free)(lc_monitor *m);
 } lc_monitor_ops;
@@ -92,5 +94,10 @@ int lc_monitor_pause(lc_monitor *m, const char *stage, bool pause, lc_error *err
 int lc_monitor_pipeline(lc_monitor *m, bool start, lc_error *err);
 int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor,
                       int64_t *count, lc_error *err);
+/* Reload the configuration (ControlRequest.reload_config): 0 with *message
+ * (malloc'd, may be NULL) saying what was loaded, or a negative code with
+ * err holding every problem, one a line, the first saying nothing changed
+ * when nothing did. message may be NULL. */
+int lc_monitor_reload(lc_monitor *m, char **message, lc_error *err);
 
 #endif

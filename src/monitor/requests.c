@@ -45,8 +45,22 @@ int lc_monitor_pipeline(lc_monitor *m, bool start, lc_error *err)
     return rc;
 }
 
-int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor,
-                      int64_t *count, lc_error *err)
+int lc_monitor_reload(lc_monitor *m, char **message, lc_error *err)
+{
+    Lcmon__ControlRequest req = LCMON__CONTROL_REQUEST__INIT;
+    req.has_reload_config = true;
+    req.reload_config = true;
+    Lcmon__ControlResponse *resp = NULL;
+    lc_monitor_control(m, &req, &resp);
+    int rc = finish(resp, err);
+    if (message)
+        *message = rc == 0 && resp->message ? lc_xstrdup(resp->message) : NULL;
+    lcmon__control_response__free_unpacked(resp, NULL);
+    return rc;
+}
+
+int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor, int64_t *count,
+                      lc_error *err)
 {
     Lcmon__ControlRequest req = LCMON__CONTROL_REQUEST__INIT;
     Lcmon__StageControlRequest sreq = LCMON__STAGE_CONTROL_REQUEST__INIT;

@@ -52,7 +52,6 @@
 #include "lc_config.h"
 #include "monitor/sockfile.h"
 #include "monitor/wire.h"
-#include "pipeline/describe.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -120,7 +119,6 @@ struct lc_server {
     unsigned next_id;
     lc_wire_buf hello;      /* for the run hello_run (rebuilt when another starts) */
     uint64_t hello_run;
-    const lc_config *cfg;
     crowd_count refused, evicted;
     long refused_pid; /* of the last one refused, for the log (0: unknown) */
     atomic_uint_fast64_t n_connections, n_refused, n_dropped_clients, g_clients;
@@ -169,17 +167,20 @@ static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
 /* --- messages ------------------------------------------------------------ */
 
 /* The hello, naming the run the loader is on now: built again when a new
- * run has started since the last one. */
-static void build_hello(lc_server *s, const lc_config *cfg)
+ * run has started since the last one (or `again`: after a reload). Its
+ * stages and configuration are the monitor's hello, taken on this thread,
+ * the one that sends the monitor its control requests (monitor.h). */
+static void build_hello(lc_server *s, bool again)
 {
     lc_snapshot *snap = lc_monitor_metrics(s->monitor, true);
     const Lcmon__DataLoaderMetricsProto *all = snap ? lc_snapshot_msg(snap) : NULL;
     uint64_t run = all ? all->run_id : 0, seed = all ? all->seed : 0;
     lc_snapshot_unref(snap);
-    if (s->hello.len && run == s->hello_run)
+    if (s->hello.len && run == s->hello_run && !again)
         return;
     s->hello.len = 0;
     s->hello_run = run;
+    const Lcmon__Hello *mine = lc_monitor_hello(s->monitor);
     Lcmon__ServerMessage msg = LCMON__SERVER_MESSAGE__INIT;
     Lcmon__Hello hello = LCMON__HELLO__INIT;
     hello.has_protocol_version = true;
@@ -190,13 +191,13 @@ static void build_hello(lc_server *s, const lc_config *cfg)
     hello.has_run_id = hello.has_seed = run != 0;
     hello.run_id = run;
     hello.seed = seed;
-    size_t n = 0;
-    Lcmon__StageDescription **stages = lc_config_describe(cfg, &n);
-    hello.n_stages = n;
-    hello.stages = stages;
+    if (mine) {
+        hello.n_stages = mine->n_stages;
+        hello.stages = mine->stages;
+        hello.config = mine->config;
+    }
     msg.hello = &hello;
     lc_wire_put_server(&s->hello, &msg);
-    lc_config_describe_free(stages, n);
 }
 
 /* Close client i; with a reason, it is logged at `level` and counted as
@@ -254,6 +255,14 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
         /* A subscriber gets a snapshot right after the reply, so that what it
          * shows next already reflects the request. */
         c->next_due_ns = lc_now_ns();
+        /* The stages may have changed: every client hears them again (the
+         * one that asked, after its reply). */
+        if (m->control->has_reload_config && m->control->reload_config) {
+            build_hello(s, true);
+            for (size_t i = 0; i < s->n_clients; i++)
+                if (!s->clients[i].closing)
+                    lc_wire_buf_append(&s->clients[i].out, s->hello.data, s->hello.len);
+        }
     }
 }
 
@@ -507,7 +516,7 @@ static void accept_clients(lc_server *s)
         peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
         c->connected_ns = c->active_ns = now;
-        build_hello(s, s->cfg);
+        build_hello(s, false);
         lc_wire_buf_append(&c->out, s->hello.data, s->hello.len);
         atomic_fetch_add(&s->n_connections, 1);
         atomic_store(&s->g_clients, s->n_clients);
@@ -696,8 +705,7 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
-                    lc_server **out, lc_error *err)
+int lc_server_start(const char *path, lc_monitor *monitor, lc_server **out, lc_error *err)
 {
     *out = NULL;
     lc_server *s = lc_xcalloc(1, sizeof *s);
@@ -716,8 +724,7 @@ int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
         free(s);
         return lc_error_set(err, -e, "eventfd: %s", strerror(e));
     }
-    s->cfg = cfg;
-    build_hello(s, cfg);
+    build_hello(s, false);
     lc_exit_remove_at_exit(path); /* a stop cut short still removes it */
     lc_thread_start(&s->thread, "lc-monitor", server_main, s);
     LC_INFO("serving metrics and control on %s", path);

@@ -8,16 +8,15 @@
 
 #include "core/error.h"
 #include "monitor/monitor.h"
-#include "pipeline/config.h"
 
 typedef struct lc_server lc_server;
 
 /* Create the socket (mode 0600; refusing a live socket, replacing a stale
  * one) and start serving `monitor` (which must be safe to share across
- * threads, as the local monitor is). cfg describes the pipeline in the
- * hello. */
-int lc_server_start(const char *path, lc_monitor *monitor, const lc_config *cfg,
-                    lc_server **out, lc_error *err);
+ * threads, as the local monitor is). The hello carries the monitor's (its
+ * stages), taken on the server's thread: while the server runs, it is the
+ * one thread that sends the monitor control requests. */
+int lc_server_start(const char *path, lc_monitor *monitor, lc_server **out, lc_error *err);
 /* The server's counts: clients connected now, connections accepted, clients
  * refused (every place taken) and closed for misbehaving. Any thread. */
 void lc_server_metrics(lc_server *s, Lcmon__MonitorSocketMetricsProto *out);

@@ -622,6 +622,17 @@ int lc_config_load_default(lc_config **out, lc_error *err)
                                  "<default config>", out, err);
 }
 
+int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error *err)
+{
+    int rc =
+        src->path ? lc_config_load_file(src->path, out, err) : lc_config_load_default(out, err);
+    if (rc == 0 && src->seed_given) {
+        (*out)->seed = src->seed;
+        (*out)->seed_pinned = true;
+    }
+    return rc;
+}
+
 void lc_config_free(lc_config *cfg)
 {
     if (cfg && cfg->keys) {

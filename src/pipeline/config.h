@@ -107,6 +107,19 @@ int lc_config_load_default(lc_config **out, lc_error *err);
 extern const char lc_default_config_yaml[];
 void lc_config_free(lc_config *cfg);
 
+/* Where a loader's configuration comes from, so that a reload reads it
+ * again exactly as the start did: the file, and what the command line sets
+ * over it. */
+typedef struct lc_config_source {
+    const char *path; /* NULL: the embedded default */
+    bool seed_given;  /* --seed N: pins the seed over the file's */
+    uint64_t seed;
+} lc_config_source;
+
+/* Load src's configuration and apply its overrides (what lcmon does at
+ * start): as lc_config_load_file or lc_config_load_default. */
+int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error *err);
+
 /* Parse and check one stage-type block on its own ("threads: 2"), for
  * stages built outside a pipeline (tests, tools). Free with
  * lc_config_free_block. */

@@ -710,6 +710,7 @@ void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
 struct lc_pipeline_carry {
     size_t n;
     char **stage, **carried;
+    const lc_stage_class **cls; /* of the stage it came from */
 };
 
 lc_pipeline_carry *lc_pipeline_carry_out(lc_pipeline *p)
@@ -724,8 +725,10 @@ lc_pipeline_carry *lc_pipeline_carry_out(lc_pipeline *p)
             c = lc_xcalloc(1, sizeof *c);
             c->stage = lc_xcalloc(p->n, sizeof *c->stage);
             c->carried = lc_xcalloc(p->n, sizeof *c->carried);
+            c->cls = lc_xcalloc(p->n, sizeof *c->cls);
         }
         c->stage[c->n] = lc_xstrdup(s->name);
+        c->cls[c->n] = s->cls;
         c->carried[c->n++] = carried;
     }
     return c;
@@ -743,6 +746,9 @@ void lc_pipeline_carry_in(lc_pipeline *p, const lc_pipeline_carry *c)
         if (!s || !s->cls->carry_in)
             LC_WARN("%s: the new pipeline has no such stage to take '%s' over", c->stage[k],
                     c->carried[k]);
+        else if (s->cls != c->cls[k]) /* a reloaded configuration changed its type */
+            LC_WARN("%s: now a %s, no longer a %s: '%s' is not kept", s->name,
+                    s->cls->type_name, c->cls[k]->type_name, c->carried[k]);
         else if (s->cls->carry_in(s, c->carried[k], &err) != 0)
             LC_WARN("%s: cannot keep '%s' across the restart: %s", s->name, c->carried[k],
                     err.msg);
@@ -759,5 +765,6 @@ void lc_pipeline_carry_free(lc_pipeline_carry *c)
     }
     free(c->stage);
     free(c->carried);
+    free(c->cls);
     free(c);
 }

@@ -78,8 +78,9 @@ lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time);
  * builds); free with lcmon__data_loader_metrics_proto__free_unpacked. */
 Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time);
 
-/* What a restart carries from a stopped pipeline to the next one built from
- * the same configuration (each stage's carry_out, by stage name). */
+/* What a restart carries from a stopped pipeline to the next one, built
+ * from the same configuration or a reloaded one (each stage's carry_out, to
+ * the stage of the same name and type). */
 typedef struct lc_pipeline_carry lc_pipeline_carry;
 /* NULL when no stage carries anything. */
 lc_pipeline_carry *lc_pipeline_carry_out(lc_pipeline *p);

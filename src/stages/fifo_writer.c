@@ -860,6 +860,24 @@ static double fw_stop_seconds(const void *config)
     return ((const fw_config *)config)->stop_grace;
 }
 
+/* Across a restart the writer carries its pipe's path, so that a reload
+ * that moved the pipe says so: the trainer reads the old one. */
+static char *fw_carry_out(lc_stage *s)
+{
+    return lc_xstrdup(((const fw_config *)s->config)->path);
+}
+
+static int fw_carry_in(lc_stage *s, const char *carried, lc_error *err)
+{
+    (void)err;
+    const char *path = ((const fw_config *)s->config)->path;
+    if (strcmp(path, carried) != 0)
+        LC_WARN("%s: the batches go to %s now, no longer to %s: a trainer reading %s waits there "
+                "for a run that does not come (point it at %s)",
+                s->name, path, carried, carried, path);
+    return 0;
+}
+
 static int fw_preflight(const void *config, lc_error *err)
 {
     const fw_config *c = config;
@@ -883,6 +901,8 @@ const lc_stage_class lc_fifo_writer_class = {
     .config_check = fw_config_check,
     .preflight = fw_preflight,
     .stop_seconds = fw_stop_seconds,
+    .carry_out = fw_carry_out,
+    .carry_in = fw_carry_in,
     .init = fw_init,
     .fini = fw_fini,
     .start = fw_start,

@@ -153,6 +153,7 @@ typedef struct pool {
     bool initial_done;
     bool input_closed;
     lc_chunk_window win; /* the sources, the pass, the anchor's count */
+    bool anchor_moved;   /* set or reset at run time (or carried in): kept at a restart */
 
     atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
     /* Files in the window written again: with the same chunks (ignored),
@@ -859,12 +860,14 @@ static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
     }
     if (r->set_chunk_anchor) {
         lc_window_set_anchor(&p->win, r->set_chunk_anchor);
+        p->anchor_moved = true;
         LC_INFO("%s: anchor set to '%s' (count stays %llu)", s->name, p->win.anchor,
                 (unsigned long long)p->win.since_anchor);
     }
     uint64_t count = p->win.since_anchor;
     if (r->has_reset_chunk_anchor && r->reset_chunk_anchor) {
         lc_window_reset_anchor(&p->win);
+        p->anchor_moved = true;
         LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->win.anchor,
                 (unsigned long long)count);
     }
@@ -878,13 +881,16 @@ static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
     return 1;
 }
 
-/* Across a restart the anchor is kept (the count starts again). No anchor
- * ("") stays no anchor: nothing to carry. */
+/* Across a restart an anchor moved at run time is kept (the count starts
+ * again): it is what the trainer counts from. One the configuration gave is
+ * not carried: the new pipeline takes its configuration's, which a reload
+ * may have changed. No anchor ("") stays no anchor: nothing to carry. */
 static char *pool_carry_out(lc_stage *s)
 {
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    char *a = p->win.anchor && p->win.anchor[0] ? lc_xstrdup(p->win.anchor) : NULL;
+    char *a = p->anchor_moved && p->win.anchor && p->win.anchor[0] ? lc_xstrdup(p->win.anchor)
+                                                                   : NULL;
     lc_mutex_unlock(&p->mu);
     return a;
 }
@@ -893,10 +899,17 @@ static int pool_carry_in(lc_stage *s, const char *carried, lc_error *err)
 {
     (void)err;
     pool *p = s->priv;
+    const pool_config *c = s->config;
     lc_mutex_lock(&p->mu);
     lc_window_set_anchor(&p->win, carried);
+    p->anchor_moved = true;
     lc_mutex_unlock(&p->mu);
-    LC_INFO("%s: the anchor '%s' is kept across the restart", s->name, carried);
+    if (c->anchor && c->anchor[0] && strcmp(c->anchor, carried) != 0)
+        LC_INFO("%s: the anchor '%s' set at run time is kept across the restart, over the "
+                "configuration's '%s'",
+                s->name, carried, c->anchor);
+    else
+        LC_INFO("%s: the anchor '%s' is kept across the restart", s->name, carried);
     return 0;
 }
 

@@ -34,15 +34,13 @@
 #include "monitor.pb-c.h"
 
 static char sock_path[512];
-static lc_config *cfg;
 static lc_monitor *monitor;
 static lc_server *server;
 
 static void teardown(void)
 {
     lc_server_stop(server);
-    lc_monitor_free(monitor);
-    lc_config_free(cfg);
+    lc_monitor_free(monitor); /* and the config it owns */
     char path[600];
     snprintf(path, sizeof path, "%s/data", fuzz_setup());
     rmdir(path);
@@ -77,9 +75,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                      "  - {name: writer, input: tensors, fifo_writer: {path: '%s'}}\n",
                      data, pipe);
     lc_error err = {0};
+    lc_config *cfg = NULL; /* the monitor's, once it is made */
     if (lc_config_load_string(yaml, (size_t)n, "fuzz_monitor", &cfg, &err) < 0 ||
-        !(monitor = lc_monitor_local_new(cfg, NULL, NULL)) ||
-        lc_server_start(sock_path, monitor, cfg, &server, &err) < 0) {
+        !(monitor = lc_monitor_local_new(cfg, NULL, NULL, NULL)) ||
+        lc_server_start(sock_path, monitor, &server, &err) < 0) {
         fprintf(stderr, "fuzz_monitor: cannot set up: %s\n", err.msg);
         abort();
     }

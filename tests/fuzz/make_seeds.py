@@ -252,11 +252,13 @@ def monitor_seeds():
     stop = control(vint(1, 1), 6)
     start = control(vint(1, 2), 7)
     unknown_stage = control(msg(2, msg(2, b"nope") + vint(3, 1)), 8)
+    reload = control(vint(3, 1), 9)  # reload_config: nothing to reload here; a hello to all
     # Mode 1: the bytes as they are.
     put("monitor", "subscribe", b"\x01" + sub)
     put("monitor", "controls", b"\x01" + sub + pause + resume + anchor_q + anchor_set +
         anchor_reset + unknown_stage)
     put("monitor", "stop-start", b"\x01" + stop + start)
+    put("monitor", "reload", b"\x01" + sub + reload + anchor_q)
     put("monitor", "garbage", b"\x01" + struct.pack("<I", 8) + b"\xff" * 8)
     put("monitor", "oversize", b"\x01" + struct.pack("<I", 0xfffffff0) + b"\x0a")
     put("monitor", "truncated", b"\x01" + pause[:7])

@@ -152,7 +152,7 @@ static void test_json(void)
 
 static void test_requests_to_a_failed_configuration(void)
 {
-    lc_monitor *m = lc_monitor_failed_new("stages: missing\nseed: not a number");
+    lc_monitor *m = lc_monitor_failed_new("stages: missing\nseed: not a number", NULL);
     lc_error err = {0};
     CHECK(lc_monitor_pipeline(m, true, &err) < 0);
     CHECK(strstr(err.msg, "stages: missing") != NULL);

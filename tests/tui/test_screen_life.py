@@ -2,7 +2,9 @@
 and start, a restart that keeps the trainer, warnings for a missing data
 directory and for no reader, quitting and restoring the terminal (q,
 Ctrl-C, a crash signal), attaching to a headless loader and that loader
-going away, data and configuration errors on the screen.
+going away, data and configuration errors on the screen, reloading the
+edited configuration (R), refusing a broken one, and loading one that had
+failed at start.
 """
 
 from screen_harness import *  # noqa: F401,F403  (the harness is this test's)
@@ -301,6 +303,101 @@ class ScreenLife(ScreenCase):
         text = p.wait_for("lcmon exited", lambda t: "lcmon exited" in t)
         self.assertIn("lcmon exited 1", text)
         self.assertIn("tensor_generator.batch_size: 0 is out of range", text)
+
+    def edit_config(self, path, old_new):
+        """Replace text in the configuration file at path, saved whole (as
+        an editor saves it)."""
+        with open(path) as f:
+            text = f.read()
+        for old, new in old_new:
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        with open(path + ".new", "w") as f:
+            f.write(text)
+        os.replace(path + ".new", path)
+        return path
+
+    def test_reload_key(self):
+        """R reads the edited configuration again and restarts with it: a
+        stage renamed in the file shows under its new name; the message line
+        and the log say what was loaded. The key bar has R at 120 columns."""
+        p = Pane(self, 120, 45)
+        text = p.wait_rows()
+        check_layout(self, p, text)
+        self.assertIn("R reload", last_line(text))
+        path = self.edit_config(os.path.join(p.tmp, "pipeline.yaml"), [("name: sampler", "name: frames"),
+                                    ("input: sampler", "input: frames"),
+                                    ("batch_size: 64", "batch_size: 32")])
+        p.send("R")
+        text = p.wait_for("the new pipeline running", lambda t:
+                          "reloaded %s: 8 stages" % path in t
+                          and re.search(r"^. frames\b", t, re.M)
+                          and not re.search(r"^. sampler\b", t, re.M)
+                          and t.startswith(" lcmon  RUNNING")
+                          and "config reloaded from %s" % path in t)
+        check_layout(self, p, text)
+        # (The pane's reader ends with the first run; a trainer that reads on
+        # across a reload is test_reload's.)
+        p.send("q")
+        self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
+
+    def test_reload_from_an_attached_screen(self):
+        """R on a screen attached to a headless loader reloads the loader's
+        configuration; the loader's new hello reaches the screen, which
+        shows the renamed stage with its details."""
+        loader, sock = self.start_headless()
+        p = Pane(self, 160, 45, config="", reader=False, command="%s attach %s" % (LCMON, sock))
+        p.wait_rows()
+        path = self.edit_config(os.path.join(os.path.dirname(sock), "pipeline.yaml"),
+                                [("name: sampler", "name: frames"),
+                                 ("input: sampler", "input: frames")])
+        p.send("R")
+        p.wait_for("the new pipeline, described", lambda t:
+                   "reloaded %s: 8 stages" % path in t
+                   and "in reservoir" in row(t, "frames")
+                   and t.startswith(" lcmon  RUNNING"))
+        self.assertIsNone(loader.poll())
+        loader.send_signal(signal.SIGINT)
+        _, err = loader.communicate(timeout=30 * SLOW)
+        self.assertEqual(loader.returncode, 0, err.decode()[-3000:])
+
+    def test_reload_refuses_a_broken_config(self):
+        """R on a configuration with two problems changes nothing: the
+        message line says so with the first, the log pane shows both, and
+        the pipeline runs on."""
+        p = Pane(self, 160, 45)
+        p.wait_rows()
+        path = self.edit_config(os.path.join(p.tmp, "pipeline.yaml"), [("batch_size: 64", "batch_size: 0"),
+                                    ("sampling_rate: 0.25", "sampling_rate: 7")])
+        p.send("R")
+        text = p.wait_for("the refusal and both problems in the log", lambda t:
+                          "not reloaded (nothing changed; 2 problems)" in t
+                          and "chunk_unpacker.sampling_rate: 7 is out of range" in t
+                          and "tensor_generator.batch_size: 0 is out of range" in t
+                          and "config not reloaded from %s" % path in t)
+        self.assertTrue(text.startswith(" lcmon  RUNNING"), text.split("\n")[0])
+        for s in STAGES:
+            row(text, s)
+        self.assertIn("error", [l for l in text.split("\n")
+                                if "batch_size: 0 is out of range" in l][-1])
+        p.send("q")
+        self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
+
+    def test_reload_after_a_config_error(self):
+        """A configuration that did not load at start, fixed in the file:
+        R loads it and the pipeline runs; q then exits 0."""
+        good = CONFIG.format(data=DATA, pipe="x.pipe", reservoir=RESERVOIR)
+        bad = good.replace("tensor_generator: {batch_size: 64", "tensor_generator: {batch_size: 0")
+        p = Pane(self, 160, 45, config=bad, reader=False)
+        p.wait_for("the failed state", lambda t: t.startswith(" lcmon  FAILED")
+                   and "invalid configuration" in t)
+        path = self.edit_config(os.path.join(p.tmp, "pipeline.yaml"), [(bad, good)])
+        p.send("R")
+        p.wait_for("the pipeline running", lambda t: t.startswith(" lcmon  RUNNING")
+                   and "reloaded %s: 8 stages" % path in t
+                   and all(re.search(r"^. %s\b" % s, t, re.M) for s in STAGES))
+        p.send("q")
+        self.assertIn("lcmon exited 0", p.wait_for("lcmon exited", lambda t: "lcmon exited" in t))
 
     def test_crash_signal_restores_the_terminal(self):
         # A fault, and SIGQUIT (Ctrl-\\: cbreak leaves it on; sent to lcmon
