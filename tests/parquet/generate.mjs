@@ -402,6 +402,7 @@ const uniqueFens = (rows) => rows.map((row, i) => ({ ...row, fen: row.fen.replac
   bad('gzip_wrong_size', { where: { column: 'draw', rowGroup: 1 }, wrongUncompressedSize: true });
   bad('lz4_raw_wrong_size', { where: { column: 'draw', rowGroup: 1 }, codec: 'LZ4_RAW', wrongUncompressedSize: true });
   bad('brotli_wrong_size', { where: { column: 'draw', rowGroup: 1 }, codec: 'BROTLI', wrongUncompressedSize: true });
+  bad('lz4_raw_page_too_large', { where: { column: 'draw', rowGroup: 1 }, codec: 'LZ4_RAW', uncompressedExtra: 1 << 20 });
   bad('lzo_codec', { where: { column: 'win', rowGroup: 1 }, codecId: 3 });
   bad('uncompressed_wrong_size', { where: { column: 'win', rowGroup: 1 }, wrongUncompressedSize: true });
   bad('values_short', { where: { column: 'ply', rowGroup: 0 }, shortValues: true });

@@ -286,7 +286,7 @@ function columnChunk(col, values, f = {}) {
       }
       const body = Buffer.concat([levels, valueBytes]);
       const comp = compress(codec, body);
-      add(pageHeader({ type: 0, uncompressed: body.length + (f.wrongUncompressedSize ? 7 : 0),
+      add(pageHeader({ type: 0, uncompressed: body.length + (f.wrongUncompressedSize ? 7 : 0) + (f.uncompressedExtra || 0),
         compressed: comp.length + (f.pageTooLong && page === 0 ? 1 << 20 : 0),
         v1: { numValues, encoding, defEncoding } }));
       add(comp);
