@@ -390,30 +390,6 @@ static void test_endless_epochs_quiet(void)
            games);
 }
 
-/* A copy of a fixture with every byte between the leading magic and the
- * footer overwritten: it opens and plans, and none of its row groups
- * reads (each first page header is garbage). Its row groups, or 0. */
-static size_t write_unreadable(const char *from, const char *to)
-{
-    size_t len = 0;
-    uint8_t *b = tu_read_file(from, &len);
-    CHECK(b && len > 12);
-    if (!b || len <= 12) {
-        free(b);
-        return 0;
-    }
-    uint32_t footer = (uint32_t)b[len - 8] | (uint32_t)b[len - 7] << 8 |
-                      (uint32_t)b[len - 6] << 16 | (uint32_t)b[len - 5] << 24;
-    CHECK(footer + 12 <= len);
-    memset(b + 4, 0xff, len - 12 - footer);
-    tu_write_file(to, b, len);
-    free(b);
-    lc_parquet_file *f = tu_parquet_open(to);
-    size_t n = f ? lc_parquet_num_row_groups(f) : 0;
-    lc_parquet_close(f);
-    return n;
-}
-
 /* Issue 25: a file that opens but does not read was warned about every
  * epoch. Next to a good file over three epochs: one warning for it in the
  * run, and every failed row group counted each time. Alone and without
@@ -426,7 +402,7 @@ static void test_unreadable_file_warned_once(void)
     char src[4200], bad[4400], good_link[4400];
     snprintf(src, sizeof src, "%s/duckdb_snappy_rowgroups.parquet", fixtures);
     snprintf(bad, sizeof bad, "%s/unreadable.parquet", dir);
-    size_t n_rg = write_unreadable(src, bad);
+    size_t n_rg = tu_parquet_garble_pages(src, bad);
     CHECK(n_rg >= 2);
     link_into(dir, "duckdb_gzip_ply1.parquet");
     want w = {0};
