@@ -31,11 +31,14 @@
  * whose rows reach the edges of the damaged row group (they may continue
  * into it), which are counted as dropped.
  *
- * Quiet logs. A bad file is logged once, and again only when it changes
- * (size or modification time); it is counted every time it is skipped. An
- * epoch in which no file could be read (every one is bad) is followed by a
- * wait that doubles from 1 s up to a minute, with one warning when that
- * begins, so a directory of bad files neither spins nor floods the log.
+ * Quiet logs. A bad file, one that does not open or a row group of which
+ * does not read, is warned about once in a run (the stage's life), and
+ * again only when it changes (size or modification time); later failures
+ * of it go to the debug level, and each is still counted. An epoch in which
+ * no file could be read (each one failed to open, or all its row groups to
+ * read) is followed by a wait that doubles from 1 s up to a minute, with
+ * one warning when that begins, so a directory of bad files neither spins
+ * nor floods the log.
  * The first epoch is logged at info level, later ones at most once a
  * minute (the rest at debug level).
  *
@@ -132,8 +135,10 @@ typedef struct pq_file {
     uint64_t seed;      /* for the order of its games */
     bool sharded;       /* world > 1: keep only the games in mine */
     lc_hash_set mine;   /* id hashes of this rank's games (read-only once planned) */
+    uint64_t epoch;     /* the epoch it was planned in */
     /* Under the stage lock. */
     size_t pending;   /* row groups not yet read */
+    size_t read_ok;   /* row groups read */
     pq_chunk *chunks; /* row groups read */
     uint8_t *damaged; /* n_rg flags (NULL while none is) */
 } pq_file;
@@ -154,7 +159,7 @@ typedef struct pgs {
     unsigned files_open; /* planned and not yet emitted */
     uint64_t epoch;      /* epochs started */
     bool done;           /* the last epoch is read */
-    uint64_t epoch_good;      /* files of this epoch that opened and planned */
+    uint64_t epoch_good;      /* files of this epoch that gave rows (or had none to give) */
     double backoff;           /* seconds to wait after an epoch with nothing readable */
     struct reported *reported; /* bad files already logged */
     size_t n_reported, cap_reported;
@@ -203,12 +208,10 @@ static bool first_report(pgs *g, const char *path)
     return first;
 }
 
-/* A file skipped: warned about the first time (and when it changed). */
+/* A file (or a row group of it) skipped: a warning the first time and when
+ * the file has changed, else a debug line. */
 #define SKIP_WARN(s, g, path, ...)                                                                 \
-    do {                                                                                           \
-        if (first_report((g), (path)))                                                             \
-            LC_WARN(__VA_ARGS__);                                                                  \
-    } while (0)
+    lc_log(first_report((g), (path)) ? LC_LOG_WARN : LC_LOG_DEBUG, __VA_ARGS__)
 
 /* Under mu: list the files of the next epoch. */
 static void start_epoch(lc_stage *s, pgs *g)
@@ -350,6 +353,7 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
         rows += (uint64_t)lc_parquet_row_group_rows(f->pf, rg);
     }
     f->rg_first[f->n_rg] = rows;
+    f->epoch = epoch;
     f->seed =
         s->env->seed ^
         lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ lc_game_text_hash(f->base, strlen(f->base)));
@@ -365,10 +369,6 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
             need[rg] = f->rg_first[rg + 1] > f->rg_first[rg];
     }
     atomic_fetch_add(&g->n_files, 1);
-    lc_mutex_lock(&g->mu);
-    if (epoch == g->epoch)
-        g->epoch_good++;
-    lc_mutex_unlock(&g->mu);
     uint64_t held = 0;
     for (size_t rg = 0; rg < f->n_rg; rg++) {
         n_units += need[rg];
@@ -382,6 +382,10 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
                 (unsigned long long)(held * BYTES_PER_ROW >> 20),
                 ((const pgs_config *)s->config)->threads);
     lc_mutex_lock(&g->mu);
+    /* A file with rows to read counts as good for the epoch once one of its
+     * row groups has read (do_unit). */
+    if (!n_units && epoch == g->epoch)
+        g->epoch_good++;
     if (n_units) {
         f->pending = n_units;
         for (size_t rg = 0; rg < f->n_rg; rg++)
@@ -532,8 +536,11 @@ static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
     pq_chunk *ch = NULL;
     int rc = read_row_group(g, f, u.rg, &ch, &err);
     if (rc != 0) {
-        LC_WARN("%s: skipping row group %zu of %s (games at its edges are dropped too): %s",
-                s->name, u.rg, f->base, err.msg);
+        SKIP_WARN(s, g, f->path,
+                  "%s: skipping row group %zu of %s (games at its edges are dropped too; this "
+                  "file's row groups that fail again are counted in bad_row_groups, not "
+                  "logged): %s",
+                  s->name, u.rg, f->base, err.msg);
         atomic_fetch_add(&g->n_bad_rg, 1);
     } else {
         atomic_fetch_add(&g->n_rg_read, 1);
@@ -548,8 +555,12 @@ static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
         if (!f->damaged)
             f->damaged = lc_xcalloc(f->n_rg, 1);
         f->damaged[u.rg] = 1;
+    } else {
+        f->read_ok++;
     }
     bool last = --f->pending == 0;
+    if (last && f->read_ok && f->epoch == g->epoch)
+        g->epoch_good++;
     lc_mutex_unlock(&g->mu);
     if (!last)
         return true;

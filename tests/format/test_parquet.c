@@ -4,7 +4,9 @@
  * Good files were written by three independent writers (DuckDB, the
  * hyparquet-writer JavaScript library, arrow-rs through parquet-wasm) and by
  * our own byte-level writer; each x.parquet has x.tsv.gz with the values the
- * writer was given, and every row of every column is compared with it. The
+ * writer was given, and every row of every column is compared with it. A
+ * file of a codec this build lacks the library for (LZ4, LZ4_RAW, BROTLI)
+ * must instead be refused chunk by chunk, naming the Debian package. The
  * tests also check that the fixtures really contain what they are meant to
  * cover (encodings, page versions, codecs, the dictionary-to-plain fallback),
  * so that a regenerated set cannot silently lose coverage.
@@ -30,6 +32,7 @@
 #include "format/parquet/parquet_decode.h"
 #include "format/parquet/snappy.h"
 #include "format/parquet/thrift.h"
+#include "lc_config.h"
 #include "tsv.h"
 
 #define ENC(x) (1u << LC_PARQUET_ENC_##x)
@@ -92,6 +95,23 @@ static const fixture_spec good[] = {
      PAGE(DATA_V2), NULL},
     {"own_dictionary_offsets", 2, -1, ENC(PLAIN) | ENC(PLAIN_DICTIONARY) | ENC(RLE_DICTIONARY),
      PAGE(DATA) | PAGE(DATA_V2) | PAGE(DICTIONARY), NULL},
+    /* The codecs of optional libraries. */
+    {"arrow_lz4_raw", 1, LC_PARQUET_CODEC_LZ4_RAW, ENC(RLE_DICTIONARY),
+     PAGE(DATA) | PAGE(DICTIONARY), NULL},
+    {"duckdb_lz4_raw", 1, LC_PARQUET_CODEC_LZ4_RAW, ENC(PLAIN) | ENC(PLAIN_DICTIONARY),
+     PAGE(DATA) | PAGE(DICTIONARY), NULL},
+    {"arrow_lz4_hadoop", 1, LC_PARQUET_CODEC_LZ4, ENC(RLE_DICTIONARY),
+     PAGE(DATA) | PAGE(DICTIONARY), NULL},
+    {"hyparquet_lz4_frame", 1, LC_PARQUET_CODEC_LZ4, ENC(PLAIN) | ENC(RLE_DICTIONARY),
+     PAGE(DATA_V2) | PAGE(DICTIONARY), NULL},
+    {"hyparquet_lz4_block", 1, LC_PARQUET_CODEC_LZ4, ENC(PLAIN) | ENC(RLE_DICTIONARY),
+     PAGE(DATA_V2) | PAGE(DICTIONARY), NULL},
+    {"duckdb_brotli", 1, LC_PARQUET_CODEC_BROTLI, ENC(PLAIN) | ENC(PLAIN_DICTIONARY),
+     PAGE(DATA) | PAGE(DICTIONARY), NULL},
+    {"arrow_brotli_v2", 1, LC_PARQUET_CODEC_BROTLI, ENC(RLE_DICTIONARY),
+     PAGE(DATA_V2) | PAGE(DICTIONARY), NULL},
+    {"hyparquet_brotli", 1, LC_PARQUET_CODEC_BROTLI, ENC(PLAIN) | ENC(RLE_DICTIONARY),
+     PAGE(DATA_V2) | PAGE(DICTIONARY), NULL},
 };
 
 static uint32_t all_encodings, all_pages, all_codecs;
@@ -237,6 +257,10 @@ static void test_coverage(void)
                  PAGE(DATA) | PAGE(DATA_V2) | PAGE(DICTIONARY));
     uint32_t codecs = 1u << LC_PARQUET_CODEC_UNCOMPRESSED | 1u << LC_PARQUET_CODEC_SNAPPY |
                       1u << LC_PARQUET_CODEC_GZIP | 1u << LC_PARQUET_CODEC_ZSTD;
+    if (LC_HAVE_LZ4)
+        codecs |= 1u << LC_PARQUET_CODEC_LZ4 | 1u << LC_PARQUET_CODEC_LZ4_RAW;
+    if (LC_HAVE_BROTLI)
+        codecs |= 1u << LC_PARQUET_CODEC_BROTLI;
     CHECK_EQ_U64(all_codecs & codecs, codecs);
 }
 
@@ -323,6 +347,15 @@ static const bad_case bad[] = {
     {"impossible_bit_width", LC_EFORMAT, "game_id", 1, "impossible bit width 40"},
     {"impossible_definition_level", LC_EFORMAT, "win", 0, "definition levels"},
     {"gzip_wrong_size", LC_EFORMAT, "draw", 1, "GZIP page decompresses to fewer bytes"},
+    /* Read, or refused by a build without the library. */
+    {"lz4_raw_wrong_size", LC_HAVE_LZ4 ? LC_EFORMAT : -ENOTSUP, "draw", 1,
+     LC_HAVE_LZ4 ? "LZ4_RAW page decompresses to 399 bytes, the header says 406" : "liblz4-dev"},
+    {"brotli_wrong_size", LC_HAVE_BROTLI ? LC_EFORMAT : -ENOTSUP, "draw", 1,
+     LC_HAVE_BROTLI ? "BROTLI page decompresses to 399 bytes, the header says 406"
+                    : "libbrotli-dev"},
+    {"lz4_raw_page_too_large", LC_HAVE_LZ4 ? LC_EFORMAT : -ENOTSUP, "draw", 1,
+     LC_HAVE_LZ4 ? "cannot decompress to the 1048975 bytes its header gives" : "liblz4-dev"},
+    {"lzo_codec", -ENOTSUP, "win", 1, "codec LZO is not supported"},
     {"uncompressed_wrong_size", LC_EFORMAT, "win", 1, "claims to hold"},
     {"values_short", LC_EFORMAT, "ply", 0, "fewer values"},
     {"chunk_values_mismatch", LC_EFORMAT, "draw", 0, "55 values for 54 rows"},
@@ -394,10 +427,14 @@ static void test_bad_file(const bad_case *bc)
     lc_parquet_close(f);
 }
 
-static void test_unsupported_codec(void)
+/* A good file of a codec this build has no library for: every chunk is
+ * refused with -ENOTSUP, naming the file, the column, the row group, the
+ * codec and the Debian package to install. */
+static void test_refused_fixture(const fixture_spec *spec)
 {
-    /* A real writer's LZ4_RAW file: every chunk refuses with -ENOTSUP. */
-    const char *path = fixture("arrow_lz4_raw.parquet");
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s.parquet", spec->name);
+    const char *path = fixture(rel);
     lc_parquet_file *f = NULL;
     lc_error err;
     CHECK_OK(lc_parquet_open(path, &f, &err));
@@ -407,10 +444,16 @@ static void test_unsupported_codec(void)
     for (size_t c = 0; c < lc_parquet_num_columns(f); c++) {
         lc_error_clear(&err);
         CHECK_EQ_INT(lc_parquet_read_column(f, 0, c, &col, &err), -ENOTSUP);
-        char colw[128];
+        CHECK_EQ_INT(col.n, 0);
+        char colw[128], codecw[64];
         snprintf(colw, sizeof colw, "column '%s'", lc_parquet_column_at(f, c)->name);
-        expect_words(&err, path, colw, "row group 0", "LZ4_RAW");
+        snprintf(codecw, sizeof codecw, "codec %s is not supported by this build",
+                 lc_parquet_codec_name(spec->codec));
+        expect_words(&err, path, colw, "row group 0", codecw);
+        expect_words(&err, spec->codec == LC_PARQUET_CODEC_BROTLI ? "libbrotli-dev" : "liblz4-dev",
+                     NULL, NULL, NULL);
     }
+    printf("%-32s refused: %s\n", spec->name, err.msg);
     lc_parquet_column_fini(&col);
     lc_parquet_close(f);
 }
@@ -703,13 +746,16 @@ int main(void)
         fprintf(stderr, "no fixtures at %s\n", fixtures_dir);
         return 1;
     }
-    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        test_good_fixture(&good[i]);
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        if (good[i].codec >= 0 && !lc_parquet_codec_supported(good[i].codec))
+            test_refused_fixture(&good[i]);
+        else
+            test_good_fixture(&good[i]);
+    }
     test_coverage();
     test_extra_columns();
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         test_bad_file(&bad[i]);
-    test_unsupported_codec();
     test_not_parquet();
     CHECK_EQ_INT(read_everything(fixture("bad/good.parquet")), 1);
     test_streaming();
@@ -723,5 +769,14 @@ int main(void)
     test_corruptions("arrow_fallback_v2_zstd.parquet", 300, 4);
     test_corruptions("duckdb_zstd_extra_columns.parquet", 300, 5);
     test_corruptions("duckdb_snappy_rowgroups.parquet", 200, 6);
+    /* The codecs of optional libraries (refused quickly without them). */
+    test_truncations("arrow_lz4_hadoop.parquet", 13);
+    test_corruptions("arrow_lz4_hadoop.parquet", 300, 7);
+    test_corruptions("duckdb_lz4_raw.parquet", 300, 8);
+    test_corruptions("hyparquet_lz4_frame.parquet", 300, 9);
+    test_corruptions("hyparquet_lz4_block.parquet", 200, 10);
+    test_truncations("arrow_brotli_v2.parquet", 13);
+    test_corruptions("arrow_brotli_v2.parquet", 300, 11);
+    test_corruptions("duckdb_brotli.parquet", 300, 12);
     return check_finish();
 }

@@ -589,13 +589,15 @@ static void test_errors(void)
     char *missing = strdup(tu_path("no_such.parquet"));
     char *no_dir = strdup(tu_path("no_dir/x.parquet"));
     char *from = strdup(fixture("duckdb_snappy_rowgroups", ".parquet"));
-    char *lz4 = strdup(fixture("arrow_lz4_raw", ".parquet"));
+    /* A games table none of whose pages reads. */
+    char *garbled = strdup(tu_path("garbled.parquet"));
+    CHECK(tu_parquet_garble_pages(fixture("duckdb_snappy_rowgroups", ".parquet"), garbled) > 0);
     char *bad = strdup(fixture("bad/truncated", ".parquet"));
     char *extra = strdup(fixture("hyparquet_types_uncompressed", ".parquet"));
     const char *no_file[] = {out, "10", "--from", missing, NULL};
     expect_failure(no_file, missing, out);
-    const char *unreadable[] = {out, "10", "--from", lz4, NULL};
-    expect_failure(unreadable, lz4, out);
+    const char *unreadable[] = {out, "10", "--from", garbled, NULL};
+    expect_failure(unreadable, garbled, out);
     const char *truncated[] = {out, "10", "--from", bad, NULL};
     expect_failure(truncated, bad, out);
     const char *dir_out[] = {no_dir, "10", "--from", from, NULL};
@@ -617,7 +619,7 @@ static void test_errors(void)
     free(missing);
     free(no_dir);
     free(from);
-    free(lz4);
+    free(garbled);
     free(bad);
     free(extra);
 }

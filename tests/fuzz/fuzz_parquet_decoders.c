@@ -15,15 +15,30 @@
  *   4  DELTA_BINARY_PACKED: at most cap values, `used` within the input,
  *      32-bit columns wrap at 32 bits.
  *   5  ULEB128 varints: the position only moves forward, within the input.
+ *   6  LZ4_RAW, 7 LZ4 (Hadoop's framing, an LZ4 frame or a bare block),
+ *   8  BROTLI: the next 4 bytes give the page size (below 256 KiB), the
+ *      rest is the page. Decoding writes nothing past the page (ASan sees
+ *      an allocation of exactly its size) and succeeds, or is LC_EFORMAT
+ *      naming the codec, or -ENOTSUP in a build without the library. With
+ *      liblz4, the rest compressed by liblz4 as a bare block, and that
+ *      block in Hadoop's framing, decode back to it.
  */
 #include "fuzz.h"
 
+#include "format/parquet/codec.h"
+#include "format/parquet/parquet.h"
 #include "format/parquet/parquet_decode.h"
 #include "format/parquet/snappy.h"
 #include "format/parquet/thrift.h"
+#include "lc_config.h"
 #include "parquet_writer.h"
 
+#include <errno.h>
 #include <string.h>
+
+#if LC_HAVE_LZ4
+#include <lz4.h>
+#endif
 
 static void walk(lc_thrift *t, int type, const uint8_t *start, const uint8_t *end);
 
@@ -204,10 +219,50 @@ static void varints(const uint8_t *p, size_t n)
     }
 }
 
+/* Decode p[0..n) with codec into exactly out_len bytes. */
+static int page(int codec, const uint8_t *p, size_t n, uint8_t *out, size_t out_len)
+{
+    lc_error err = {0};
+    int rc = codec == LC_PARQUET_CODEC_LZ4_RAW ? lc_pq_lz4_raw(p, n, out, out_len, &err)
+             : codec == LC_PARQUET_CODEC_LZ4   ? lc_pq_lz4(p, n, out, out_len, &err)
+                                               : lc_pq_brotli(p, n, out, out_len, &err);
+    if (rc == -ENOTSUP)
+        FUZZ_CHECK(!lc_parquet_codec_supported(codec));
+    else if (rc != 0)
+        FUZZ_CHECK(rc == LC_EFORMAT && strstr(err.msg, lc_parquet_codec_name(codec)));
+    return rc;
+}
+
+static void codec_page(fuzz_input *in, int codec)
+{
+    size_t out_len = fuzz_u32(in) % (256 << 10);
+    uint8_t *out = malloc(out_len ? out_len : 1);
+    page(codec, in->p, in->n, out, out_len);
+    free(out);
+#if LC_HAVE_LZ4
+    if (codec == LC_PARQUET_CODEC_BROTLI || in->n > (1 << 20))
+        return;
+    int cap = LZ4_compressBound((int)in->n);
+    uint8_t *z = malloc(8 + (size_t)cap), *back = malloc(in->n ? in->n : 1);
+    int zn = LZ4_compress_default((const char *)in->p, (char *)z + 8, (int)in->n, cap);
+    FUZZ_CHECK(zn > 0);
+    FUZZ_CHECK(page(LC_PARQUET_CODEC_LZ4_RAW, z + 8, (size_t)zn, back, in->n) == 0);
+    FUZZ_CHECK(memcmp(back, in->p, in->n) == 0);
+    for (int i = 0; i < 4; i++) {
+        z[i] = (uint8_t)(in->n >> (24 - 8 * i));
+        z[4 + i] = (uint8_t)((uint32_t)zn >> (24 - 8 * i));
+    }
+    FUZZ_CHECK(page(LC_PARQUET_CODEC_LZ4, z, 8 + (size_t)zn, back, in->n) == 0);
+    FUZZ_CHECK(memcmp(back, in->p, in->n) == 0);
+    free(back);
+    free(z);
+#endif
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input in = {data, size};
-    switch (fuzz_u8(&in) % 6) {
+    switch (fuzz_u8(&in) % 9) {
     case 0:
         thrift(in.p, in.n);
         break;
@@ -225,6 +280,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 5:
         varints(in.p, in.n);
+        break;
+    case 6:
+        codec_page(&in, LC_PARQUET_CODEC_LZ4_RAW);
+        break;
+    case 7:
+        codec_page(&in, LC_PARQUET_CODEC_LZ4);
+        break;
+    case 8:
+        codec_page(&in, LC_PARQUET_CODEC_BROTLI);
         break;
     }
     return 0;

@@ -155,6 +155,73 @@ def parquet_decoder_seeds():
         bytes([0x80, 0x01, 4, 3, 0xfe, 0xff, 0xff, 0xff, 0x0f, 2, 1, 1, 1, 1, 0xff]))
     # 5: varints.
     put("parquet_decoders", "varints", b"\x05\x00\x7f\x80\x01\xff\xff\xff\xff\x0f")
+    # 6, 7, 8: LZ4_RAW, LZ4 and BROTLI pages after the page size (u32).
+    # A bare LZ4 block: literals "abcdefgh", a copy of 16 bytes from 8 back,
+    # the last literals "12345" (29 bytes).
+    block = bytes([0x8C]) + b"abcdefgh" + bytes([8, 0, 0x50]) + b"12345"
+    size = struct.pack("<I", 29)
+    put("parquet_decoders", "lz4-raw-block", b"\x06" + size + block)
+    put("parquet_decoders", "lz4-hadoop", b"\x07" + size + struct.pack(">II", 29, len(block)) + block)
+    put("parquet_decoders", "lz4-frame", b"\x07" + size + lz4_frame(block))
+    put("parquet_decoders", "lz4-bare-block", b"\x07" + size + block)
+    put("parquet_decoders", "brotli-empty", b"\x08" + struct.pack("<I", 0) + b"\x06")
+    text = b"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+    put("parquet_decoders", "brotli-stored",
+        b"\x08" + struct.pack("<I", len(text)) + brotli_stored(text))
+
+
+def xxh32(data, seed=0):
+    """XXH32 (the LZ4 frame format's checksum), from its specification."""
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+    m = 0xFFFFFFFF
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (32 - r))) & m
+
+    n, i = len(data), 0
+    if n >= 16:
+        v = [(seed + p1 + p2) & m, (seed + p2) & m, seed & m, (seed - p1) & m]
+        while i + 16 <= n:
+            for k in range(4):
+                v[k] = (rotl((v[k] + struct.unpack_from("<I", data, i)[0] * p2) & m, 13) * p1) & m
+                i += 4
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & m
+    else:
+        h = (seed + p5) & m
+    h = (h + n) & m
+    while i + 4 <= n:
+        h = (rotl((h + struct.unpack_from("<I", data, i)[0] * p3) & m, 17) * p4) & m
+        i += 4
+    while i < n:
+        h = (rotl((h + data[i] * p5) & m, 11) * p1) & m
+        i += 1
+    h ^= h >> 15
+    h = (h * p2) & m
+    h ^= h >> 13
+    h = (h * p3) & m
+    h ^= h >> 16
+    return h
+
+
+def lz4_frame(block):
+    """One LZ4 frame holding one compressed block: the magic, the frame
+    descriptor (version 1, independent blocks; 64 KB blocks) and its
+    checksum byte, the block's size and bytes, the end mark."""
+    desc = bytes([0x60, 0x40])
+    return (struct.pack("<I", 0x184D2204) + desc + bytes([(xxh32(desc) >> 8) & 0xFF]) +
+            struct.pack("<I", len(block)) + block + struct.pack("<I", 0))
+
+
+def brotli_stored(data):
+    """A Brotli stream (RFC 7932) of one stored (uncompressed) meta-block and
+    the last, empty one. Bits go least significant first: WBITS 16 (0),
+    ISLAST 0, MNIBBLES 4 (00), MLEN - 1 in 16 bits, ISUNCOMPRESSED 1, padding
+    to the byte, the data; then ISLAST 1, ISLASTEMPTY 1."""
+    assert 0 < len(data) <= 1 << 16
+    bits = [0, 0, 0, 0] + [((len(data) - 1) >> k) & 1 for k in range(16)] + [1]
+    bits += [0] * (-len(bits) % 8)
+    head = bytes(sum(b << k for k, b in enumerate(bits[i:i + 8])) for i in range(0, len(bits), 8))
+    return head + data + bytes([0x03])
 
 
 def chess_seeds():

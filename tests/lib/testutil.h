@@ -275,6 +275,33 @@ static inline lc_parquet_file *tu_parquet_open(const char *path)
     return f;
 }
 
+/* Copy the Parquet file from to to with every byte between the leading
+ * magic and the footer overwritten (0xff: each first page header is
+ * garbage): it opens, and none of its column chunks reads. Its row groups,
+ * or 0 when from is not such a file. */
+static inline size_t tu_parquet_garble_pages(const char *from, const char *to)
+{
+    size_t len = 0;
+    uint8_t *b = tu_read_file(from, &len);
+    if (!b || len < 12) {
+        free(b);
+        return 0;
+    }
+    uint32_t footer = (uint32_t)b[len - 8] | (uint32_t)b[len - 7] << 8 |
+                      (uint32_t)b[len - 6] << 16 | (uint32_t)b[len - 5] << 24;
+    if (footer > len - 12) {
+        free(b);
+        return 0;
+    }
+    memset(b + 4, 0xff, len - 12 - footer);
+    tu_write_file(to, b, len);
+    free(b);
+    lc_parquet_file *f = tu_parquet_open(to);
+    size_t n = f ? lc_parquet_num_row_groups(f) : 0;
+    lc_parquet_close(f);
+    return n;
+}
+
 /* ---- waiting for threads ----
  *
  * The tests never assert that something happens within a short time: they

@@ -8,6 +8,8 @@
 //   - hyparquet-writer (pure JavaScript).
 //   - parquet-wasm (the Rust arrow-rs writer compiled to WebAssembly), fed
 //     Arrow tables built with apache-arrow.
+// The codecs come with the writers, except hyparquet-writer's GZIP, BROTLI
+// (node's zlib) and LZ4 (lz4js, pure JavaScript: LZ4 frames and raw blocks).
 // Our own byte-level writer (own_writer.mjs) makes what none of them does
 // (a dictionary page offset left unset, BIT_PACKED definition levels) and the
 // malformed files in fixtures/bad/, each with one known defect.
@@ -26,8 +28,9 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { parquetWriteFile } from 'hyparquet-writer';
 import * as pw from 'parquet-wasm/node';
 import * as arrow from 'apache-arrow';
+import lz4js from 'lz4js';
 import { GAMES, positions } from './chess.mjs';
-import { buildFile } from './own_writer.mjs';
+import { buildFile, lz4Block } from './own_writer.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const OUT = path.join(HERE, 'fixtures');
@@ -180,6 +183,15 @@ async function duckdb(name, columns, rows, { copyOptions, select = '*' }) {
     { name: 'note', kind: 'string' }, { name: 'seq', kind: 'int64' }];
   await duckdb('duckdb_v2_zstd_types', cols, rows, { copyOptions: 'COMPRESSION zstd, PARQUET_VERSION v2, ROW_GROUP_SIZE 100' });
 }
+{
+  // DuckDB's 'lz4' is Parquet's LZ4_RAW (a bare LZ4 block per page).
+  const rows = gameRows({ games: 8, seed: 15 });
+  await duckdb('duckdb_lz4_raw', GAME_COLUMNS, rows, { copyOptions: 'COMPRESSION lz4, ROW_GROUP_SIZE 100' });
+}
+{
+  const rows = gameRows({ games: 8, seed: 16 });
+  await duckdb('duckdb_brotli', GAME_COLUMNS, rows, { copyOptions: 'COMPRESSION brotli' });
+}
 
 // ---- hyparquet-writer --------------------------------------------------------------
 
@@ -238,6 +250,31 @@ function hyparquet(name, columns, rows, options) {
   hyparquet('hyparquet_types_uncompressed', cols, rows, { codec: 'UNCOMPRESSED', rowGroupSize: 1000, pageSize: 1500 });
 }
 
+// The deprecated LZ4 as other writers wrote it before Hadoop's framing won:
+// an LZ4 frame (lz4js's frames mix compressed and stored blocks), or a bare
+// block (own_writer.mjs's lz4Block: lz4js's, or literals alone).
+const lz4Frame = (b) => Uint8Array.from(lz4js.compress(b));
+
+{
+  const rows = gameRows({ games: 6, seed: 19 });
+  hyparquet('hyparquet_lz4_frame', GAME_COLUMNS, rows, {
+    codec: 'LZ4', compressors: { LZ4: lz4Frame }, rowGroupSize: 200, pageSize: 1024,
+  });
+}
+{
+  const rows = gameRows({ games: 4, seed: 20 });
+  hyparquet('hyparquet_lz4_block', GAME_COLUMNS, rows, {
+    codec: 'LZ4', compressors: { LZ4: lz4Block }, pageSize: 1024,
+  });
+}
+{
+  const rows = gameRows({ games: 4, seed: 21 });
+  hyparquet('hyparquet_brotli', GAME_COLUMNS, rows, {
+    codec: 'BROTLI', pageSize: 1024,
+    compressors: { BROTLI: (b) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9 } }) },
+  });
+}
+
 // ---- parquet-wasm (arrow-rs) -------------------------------------------------------
 
 const ARROW_TYPE = {
@@ -290,10 +327,24 @@ const uniqueFens = (rows) => rows.map((row, i) => ({ ...row, fen: row.fen.replac
     .setDataPageSizeLimit(2048).setMaxRowGroupSize(400).build());
 }
 {
-  // A codec we do not read: the reader must say so, naming column and row group.
+  // LZ4_RAW with the writer's defaults (a build without liblz4 refuses it).
   const rows = gameRows({ games: 5, seed: 12 });
   arrowWrite('arrow_lz4_raw', GAME_COLUMNS, rows, new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.LZ4_RAW).build());
+}
+{
+  // The deprecated LZ4, which arrow-rs writes in Hadoop's framing: [size
+  // decompressed][size compressed] (big-endian 32-bit) before a raw block.
+  const rows = gameRows({ games: 6, seed: 17 });
+  arrowWrite('arrow_lz4_hadoop', GAME_COLUMNS, rows, new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.LZ4).build());
+}
+{
+  // BROTLI in v2 pages (levels outside the compressed part).
+  const rows = gameRows({ games: 6, seed: 18 });
+  arrowWrite('arrow_brotli_v2', GAME_COLUMNS, rows, new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.BROTLI).setWriterVersion(pw.WriterVersion.V2)
+    .setDataPageSizeLimit(2048).build());
 }
 
 // ---- our own byte-level writer -----------------------------------------------------
@@ -349,6 +400,10 @@ const uniqueFens = (rows) => rows.map((row, i) => ({ ...row, fen: row.fen.replac
   bad('impossible_bit_width', { where: { column: 'game_id', rowGroup: 1 }, badBitWidth: true });
   bad('impossible_definition_level', { where: { column: 'win', rowGroup: 0 }, badDefLevel: true });
   bad('gzip_wrong_size', { where: { column: 'draw', rowGroup: 1 }, wrongUncompressedSize: true });
+  bad('lz4_raw_wrong_size', { where: { column: 'draw', rowGroup: 1 }, codec: 'LZ4_RAW', wrongUncompressedSize: true });
+  bad('brotli_wrong_size', { where: { column: 'draw', rowGroup: 1 }, codec: 'BROTLI', wrongUncompressedSize: true });
+  bad('lz4_raw_page_too_large', { where: { column: 'draw', rowGroup: 1 }, codec: 'LZ4_RAW', uncompressedExtra: 1 << 20 });
+  bad('lzo_codec', { where: { column: 'win', rowGroup: 1 }, codecId: 3 });
   bad('uncompressed_wrong_size', { where: { column: 'win', rowGroup: 1 }, wrongUncompressedSize: true });
   bad('values_short', { where: { column: 'ply', rowGroup: 0 }, shortValues: true });
   bad('chunk_values_mismatch', { where: { column: 'draw', rowGroup: 0 }, chunkValuesMismatch: true });

@@ -1,12 +1,14 @@
 // A tiny byte-level Parquet writer, ours, for what no writer from the
 // registry produces and for malformed files with a known defect in a known
-// place. It is deliberately simple and explicit: uncompressed or GZIP pages,
+// place. It is deliberately simple and explicit: uncompressed, GZIP, BROTLI
+// (node's zlib) or LZ4_RAW (lz4js's block compressor) pages,
 // PLAIN or dictionary values, RLE/bit-packed or the deprecated BIT_PACKED
 // definition levels, data pages v1 or v2, and knobs that break one thing at a
 // time (see `faults` below). Independent of the C reader: written from the
 // Parquet format description (parquet.thrift and Encodings.md).
 
 import zlib from 'node:zlib';
+import lz4js from 'lz4js';
 
 // ---- Thrift compact protocol ------------------------------------------------
 
@@ -73,7 +75,7 @@ export function thrift(fields) {
 
 const TYPES = { INT32: 1, INT64: 2, FLOAT: 4, DOUBLE: 5, BYTE_ARRAY: 6 };
 const ENC = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, BIT_PACKED: 4, RLE_DICTIONARY: 8 };
-const CODEC = { UNCOMPRESSED: 0, GZIP: 2 };
+const CODEC = { UNCOMPRESSED: 0, GZIP: 2, BROTLI: 4, LZ4_RAW: 7 };
 
 function plain(type, values) {
   const parts = values.map((v) => {
@@ -158,8 +160,61 @@ function pageHeader(h) {
   ]);
 }
 
+// Does an LZ4 block of n bytes keep the format's rules for its end: the last
+// match starts at least 12 bytes before the end, the last 5 bytes are
+// literals? (lz4js's compressor can break the first; liblz4 then refuses
+// the block, rightly.)
+function lz4EndRulesKept(z, n) {
+  let ip = 0, op = 0, lastStart = -1, lastEnd = 0;
+  const length = (len) => {
+    if (len !== 15) return len;
+    let b;
+    do { b = z[ip++]; len += b; } while (b === 255);
+    return len;
+  };
+  while (ip < z.length) {
+    const token = z[ip++];
+    const lit = length(token >> 4);
+    ip += lit;
+    op += lit;
+    if (ip >= z.length) break; // the last sequence: literals alone
+    ip += 2;
+    const ml = length(token & 15) + 4;
+    lastStart = op;
+    op += ml;
+    lastEnd = op;
+  }
+  return lastStart < 0 || (lastStart <= n - 12 && lastEnd <= n - 5);
+}
+
+// One bare LZ4 block (the LZ4_RAW codec), by lz4js. When lz4js finds no
+// match (a short page) it writes nothing, and when its block breaks the
+// rules for the end, a block of literals alone stands in: one sequence, its
+// length in the token's high nibble, 15 or more continued in bytes of 255
+// and a last byte below 255.
+export function lz4Block(b) {
+  const dst = new Uint8Array(lz4js.compressBound(b.length));
+  const n = lz4js.compressBlock(b, dst, 0, b.length, new Uint32Array(1 << 16));
+  if (n > 0 && lz4EndRulesKept(dst.subarray(0, n), b.length)) return Buffer.from(dst.subarray(0, n));
+  const head = [];
+  if (b.length < 15) {
+    head.push(b.length << 4);
+  } else {
+    head.push(0xf0);
+    let k = b.length - 15;
+    for (; k >= 255; k -= 255) head.push(255);
+    head.push(k);
+  }
+  return Buffer.concat([Buffer.from(head), Buffer.from(b)]);
+}
+
 function compress(codec, buf) {
-  return codec === 'GZIP' ? zlib.gzipSync(buf) : buf;
+  switch (codec) {
+    case 'GZIP': return zlib.gzipSync(buf);
+    case 'BROTLI': return zlib.brotliCompressSync(buf);
+    case 'LZ4_RAW': return lz4Block(buf);
+    default: return buf;
+  }
 }
 
 // One column chunk. col: {name, type, optional, encoding: 'PLAIN' | 'DICT',
@@ -169,7 +224,7 @@ function columnChunk(col, values, f = {}) {
   const parts = [];
   let offset = 0;
   const add = (b) => { parts.push(b); offset += b.length; };
-  const codec = col.codec || 'UNCOMPRESSED';
+  const codec = f.codec || col.codec || 'UNCOMPRESSED';
   let dictPageAt = null, dict = null, index = null;
   if (col.encoding === 'DICT') {
     dict = [];
@@ -231,7 +286,7 @@ function columnChunk(col, values, f = {}) {
       }
       const body = Buffer.concat([levels, valueBytes]);
       const comp = compress(codec, body);
-      add(pageHeader({ type: 0, uncompressed: body.length + (f.wrongUncompressedSize ? 7 : 0),
+      add(pageHeader({ type: 0, uncompressed: body.length + (f.wrongUncompressedSize ? 7 : 0) + (f.uncompressedExtra || 0),
         compressed: comp.length + (f.pageTooLong && page === 0 ? 1 << 20 : 0),
         v1: { numValues, encoding, defEncoding } }));
       add(comp);
@@ -282,7 +337,7 @@ export function buildFile({ columns, rowGroups, faults = {} }) {
       if (dictOff !== undefined && c.dictOffset === 'omit') { dataOff = dictOff; dictOff = undefined; }
       if (dictOff !== undefined && c.dictOffset === 'zero') { dataOff = dictOff; dictOff = 0; }
       if (f.chunkPastEnd) dataOff = 1 << 30;
-      const codecId = f.unknownCodec ? 42 : CODEC[ch.codec];
+      const codecId = f.unknownCodec ? 42 : f.codecId ?? CODEC[ch.codec];
       const meta = [
         [1, 'i32', TYPES[f.wrongType ? 'INT32' : c.type]],
         [2, ['list', 'i32'], [ENC.PLAIN, ENC.RLE]],

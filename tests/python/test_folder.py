@@ -6,7 +6,10 @@ reader, cut short by a second SIGINT or by the stop deadline; a fresh seed
 at every start unless one is pinned, and a pinned seed giving the same
 stream again.
 
-Environment: LCMON, LC_TEST_DATA, LCMON_TEST_SLOW, PYTHONPATH (python/).
+Also: a Parquet table that opens but does not read is said once in a run.
+
+Environment: LCMON, LC_TEST_DATA, LCMON_SOURCE_ROOT, LCMON_TEST_SLOW, PYTHONPATH
+(python/).
 """
 
 import glob
@@ -27,6 +30,8 @@ from test_hostile import wait_for
 from test_monitor import DATA, LCMON, SLOW, ctl
 
 GAMES = sorted(glob.glob(os.path.join(DATA, "*", "*.gz")))
+PARQUET_TABLE = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "tests", "parquet", "fixtures",
+                             "duckdb_snappy_rowgroups.parquet")
 
 # The default chain, small, one thread a stage; {data}, {pipe}, {extra},
 # {tensors}.
@@ -186,13 +191,9 @@ class FolderTests(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0, r.stderr)
             self.assertIn("%s: cannot open %s: a named pipe with no reader" % (opt, cfg), r.stderr)
 
-    def test_fifo_among_parquet_files(self):
-        """A FIFO named x.parquet beside a table: every epoch skips it, the
-        log says so once, the run completes."""
-        fixture = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "tests", "parquet", "fixtures",
-                               "duckdb_snappy_rowgroups.parquet")
-        shutil.copy(fixture, self.data)
-        os.mkfifo(os.path.join(self.data, "x.parquet"))
+    def run_parquet_folder(self):
+        """lcmon over the data folder's tables, three epochs into a file of
+        batches: its stderr, after checking it ended well and wrote some."""
         out = os.path.join(self.tmp, "out.bin")
         cfg = os.path.join(self.tmp, "pq.yaml")
         with open(cfg, "w") as f:
@@ -208,11 +209,37 @@ class FolderTests(unittest.TestCase):
         r = subprocess.run([LCMON, "--no-ui", "--status-interval", "0", "--config", cfg],
                            capture_output=True, text=True, timeout=60 * SLOW)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-        self.assertEqual(r.stderr.count("x.parquet: is a named pipe (FIFO), not a Parquet file"),
-                         1, r.stderr[-2000:])
         with BatchReader(out) as reader:
             self.assertGreater(sum(1 for _ in reader), 0)
             self.assertTrue(reader.done)
+        return r.stderr
+
+    def test_fifo_among_parquet_files(self):
+        """A FIFO named x.parquet beside a table: every epoch skips it, the
+        log says so once, the run completes."""
+        shutil.copy(PARQUET_TABLE, self.data)
+        os.mkfifo(os.path.join(self.data, "x.parquet"))
+        err = self.run_parquet_folder()
+        self.assertEqual(err.count("x.parquet: is a named pipe (FIFO), not a Parquet file"), 1,
+                         err[-2000:])
+
+    def test_unreadable_parquet_file_said_once(self):
+        """Issue 25: a table that opens but none of whose row groups reads
+        (every page overwritten, the footer whole) was warned about at every
+        epoch; over three epochs it is warned about once, and the run
+        completes on the good table beside it."""
+        shutil.copy(PARQUET_TABLE, self.data)
+        with open(PARQUET_TABLE, "rb") as f:
+            table = bytearray(f.read())
+        footer = int.from_bytes(table[-8:-4], "little")
+        table[4:len(table) - 8 - footer] = b"\xff" * (len(table) - 12 - footer)
+        with open(os.path.join(self.data, "unreadable.parquet"), "wb") as f:
+            f.write(table)
+        err = self.run_parquet_folder()
+        said = [line for line in err.splitlines() if "unreadable.parquet" in line]
+        self.assertEqual(len(said), 1, err[-3000:])
+        self.assertIn("skipping row group", said[0])
+        self.assertIn("malformed page header", said[0])
 
     def test_folder_deleted_and_made_again(self):
         copy_games(self.data, GAMES[:4])

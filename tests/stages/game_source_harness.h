@@ -16,6 +16,7 @@
 #include "core/text.h"
 #include "format/batch.h"
 #include "format/chess/chess_tokens.h"
+#include "lc_config.h"
 #include "pipeline/config.h"
 #include "standalone.h"
 #include "stages/items.h"
@@ -32,7 +33,9 @@
 
 static char fixtures[4096] __attribute__((unused));
 
-/* The readable game tables (arrow_lz4_raw uses a codec we do not read). */
+/* The game tables this build reads: those in LZ4, LZ4_RAW and BROTLI only
+ * with their libraries (test_parquet.c checks that a build without them
+ * refuses them). */
 __attribute__((unused)) static const char *const good[] = {
     "arrow_fallback_v1_snappy", "arrow_fallback_v2_zstd",
     "arrow_v2_gzip_delta",      "duckdb_gzip_ply1",
@@ -40,6 +43,15 @@ __attribute__((unused)) static const char *const good[] = {
     "duckdb_v2_zstd_types",     "duckdb_zstd_extra_columns",
     "hyparquet_delta_gzip",     "hyparquet_types_uncompressed",
     "hyparquet_v2_snappy",      "own_dictionary_offsets",
+#if LC_HAVE_LZ4
+    "arrow_lz4_raw",            "duckdb_lz4_raw",
+    "arrow_lz4_hadoop",         "hyparquet_lz4_frame",
+    "hyparquet_lz4_block",
+#endif
+#if LC_HAVE_BROTLI
+    "duckdb_brotli",            "arrow_brotli_v2",
+    "hyparquet_brotli",
+#endif
 };
 #define N_GOOD (sizeof good / sizeof good[0])
 

@@ -5,7 +5,9 @@
  * their position in encoder mode but the whole game in decoder mode (a
  * table written with the Parquet writer of gen/, as no fixture has such
  * nulls); columns of the wrong kind skip their file; an endless run over
- * files that are all bad neither spins nor floods the log.
+ * files that are all bad neither spins nor floods the log; a file that
+ * opens but does not read is warned about once in a run, however many
+ * epochs.
  */
 #include "game_source_harness.h"
 
@@ -34,7 +36,6 @@ static void test_bad_files(void)
     }
     if (d)
         closedir(d);
-    link_into(dir, "arrow_lz4_raw.parquet");
     link_into(dir, "duckdb_gzip_ply1.parquet");
     char junk[4400];
     snprintf(junk, sizeof junk, "%s/not_parquet.parquet", dir);
@@ -346,35 +347,85 @@ static int64_t run_for(const char *dir, double seconds, size_t *games)
     return epochs;
 }
 
-static void test_endless_epochs_quiet(void)
+/* dir holds only the n files named, none of which can be read: for 2.5 s
+ * without end, each is warned about once, and so is that none could be
+ * read; then the source waits longer and longer instead of spinning
+ * through epochs. */
+static void check_quiet_when_all_bad(const char *dir, const char *const *names, size_t n)
 {
-    /* Only bad files: each is warned about once, then the source waits
-     * longer and longer instead of spinning through epochs. */
-    const char *dir = tu_path("allbad");
-    tu_mkdirs(dir);
-    link_into(dir, "bad/schema_too_short.parquet");
-    link_into(dir, "bad/bad_magic_tail.parquet");
     uint64_t mark = tu_log_mark();
     size_t games = 0;
     int64_t epochs = run_for(dir, 2.5, &games);
     CHECK_EQ_U64(games, 0);
     CHECK(epochs >= 1 && epochs <= 3); /* 1 s, then 2 s of waiting */
-    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, "schema_too_short"), 1);
-    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, "bad_magic_tail"), 1);
-    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, "none of the 2 .parquet files"), 1);
-    printf("only bad files, 2.5 s: %lld epochs\n", (long long)epochs);
+    for (size_t i = 0; i < n; i++)
+        CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, names[i]), 1);
+    char none[64];
+    snprintf(none, sizeof none, "none of the %zu .parquet files", n);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, none), 1);
+    printf("only bad files (%s, ...), 2.5 s: %lld epochs\n", names[0], (long long)epochs);
+}
+
+static void test_endless_epochs_quiet(void)
+{
+    /* Only files that do not open. */
+    const char *dir = tu_path("allbad");
+    tu_mkdirs(dir);
+    link_into(dir, "bad/schema_too_short.parquet");
+    link_into(dir, "bad/bad_magic_tail.parquet");
+    static const char *const names[] = {"schema_too_short", "bad_magic_tail"};
+    check_quiet_when_all_bad(dir, names, 2);
 
     /* A good file read over and over: many epochs, one info line. */
     dir = tu_path("onegood");
     tu_mkdirs(dir);
     link_into(dir, "duckdb_gzip_ply1.parquet");
-    mark = tu_log_mark();
-    epochs = run_for(dir, 1.5 * tu_slow(), &games);
+    size_t games = 0;
+    uint64_t mark = tu_log_mark();
+    int64_t epochs = run_for(dir, 1.5 * tu_slow(), &games);
     CHECK(games > 0);
     CHECK(epochs > 3);
     CHECK_EQ_U64(tu_log_count(mark, LC_LOG_INFO, ": epoch "), 1);
     printf("one good file, 1.5 s: %lld epochs, %zu games, one epoch line\n", (long long)epochs,
            games);
+}
+
+/* Issue 25: a file that opens but does not read was warned about every
+ * epoch. Next to a good file over three epochs: one warning for it in the
+ * run, and every failed row group counted each time. Alone and without
+ * end: the source waits between epochs as it does for files that do not
+ * open, and a new run warns once again. */
+static void test_unreadable_file_warned_once(void)
+{
+    const char *dir = tu_path("unreadable");
+    tu_mkdirs(dir);
+    char src[4200], bad[4400], good_link[4400];
+    snprintf(src, sizeof src, "%s/duckdb_snappy_rowgroups.parquet", fixtures);
+    snprintf(bad, sizeof bad, "%s/unreadable.parquet", dir);
+    size_t n_rg = tu_parquet_garble_pages(src, bad);
+    CHECK(n_rg >= 2);
+    link_into(dir, "duckdb_gzip_ply1.parquet");
+    want w = {0};
+    want_add(&w, "duckdb_gzip_ply1");
+    char yaml[4400];
+    snprintf(yaml, sizeof yaml, "{path: '%s', epochs: 3, threads: 2}", dir);
+    uint64_t mark = tu_log_mark();
+    run_result r;
+    run(yaml, 0, 1, &r);
+    CHECK_EQ_U64(r.n, 3 * w.n_games);
+    CHECK_EQ_U64(count(&r.m, "bad_row_groups"), 3 * n_rg);
+    CHECK_EQ_U64(count(&r.m, "bad_files"), 0);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_WARN, "unreadable.parquet"), 1);
+    CHECK_EQ_U64(tu_log_count(mark, LC_LOG_WARN, "malformed page header"), 1);
+    printf("an unreadable file over 3 epochs: %llu bad row groups, one warning\n",
+           (unsigned long long)count(&r.m, "bad_row_groups"));
+    run_free(&r);
+    want_free(&w);
+
+    snprintf(good_link, sizeof good_link, "%s/duckdb_gzip_ply1.parquet", dir);
+    CHECK_EQ_INT(unlink(good_link), 0);
+    static const char *const names[] = {"unreadable.parquet"};
+    check_quiet_when_all_bad(dir, names, 1);
 }
 
 int main(void)
@@ -387,5 +438,6 @@ int main(void)
     test_null_values_decoder();
     test_wrong_column_kinds();
     test_endless_epochs_quiet();
+    test_unreadable_file_warned_once();
     return check_finish();
 }

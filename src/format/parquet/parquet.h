@@ -14,7 +14,9 @@
  * encodings PLAIN, PLAIN_DICTIONARY and RLE_DICTIONARY (a chunk may fall back
  * from dictionary to plain pages partway), DELTA_BINARY_PACKED,
  * DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT; codecs
- * UNCOMPRESSED, SNAPPY, GZIP and ZSTD. Encrypted files are refused.
+ * UNCOMPRESSED, SNAPPY, GZIP and ZSTD, and where the build found their
+ * libraries LZ4_RAW and LZ4 (liblz4) and BROTLI (libbrotlidec): see
+ * lc_parquet_codec_supported. Encrypted files are refused.
  *
  * Threads: after open the file is immutable and every read uses pread, so
  * several threads may read row groups (or columns) of one open file at once,
@@ -23,7 +25,7 @@
  *
  * Errors: functions return 0 or a negative code (LC_EFORMAT for a malformed
  * file, LC_ETRUNC for offsets or lengths past the end of the file, -ENOTSUP
- * for something valid that we do not read, such as an LZ4 page, a negated
+ * for something valid that we do not read, such as an LZO page, a negated
  * errno for I/O) and fill err with a message that names the file and, when
  * it concerns a column chunk, the column, the row group and the byte offset.
  * A malformed file is never a crash: every length and offset is checked, and
@@ -94,6 +96,15 @@ const char *lc_parquet_encoding_name(int encoding);
 const char *lc_parquet_codec_name(int codec);
 /* "INT64", "BYTE_ARRAY", ... ("?" when unknown). */
 const char *lc_parquet_type_name(int type);
+
+/* Whether this build reads pages of codec: UNCOMPRESSED, SNAPPY, GZIP and
+ * ZSTD always, LZ4 and LZ4_RAW when built with liblz4, BROTLI when built
+ * with libbrotlidec, LZO never (codec.c). */
+bool lc_parquet_codec_supported(int codec);
+/* Why a codec is not read, as a sentence for a message: for LZ4, LZ4_RAW
+ * and BROTLI, the library this build lacks and the Debian package that
+ * brings it. */
+const char *lc_parquet_codec_missing(int codec);
 
 /* What a column reads as: integers widen to int64, floats to double. */
 typedef enum {

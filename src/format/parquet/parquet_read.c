@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "format/gzip.h"
+#include "format/parquet/codec.h"
 #include "format/parquet/parquet_decode.h"
 #include "format/parquet/snappy.h"
 #include "format/parquet/thrift.h"
@@ -175,24 +176,33 @@ static int decompress(pq_read *r, const uint8_t *in, size_t in_len, size_t out_l
             return pq_read_fail(r, LC_EFORMAT,
                              "ZSTD page decompresses to %llu bytes, the header says %zu", z,
                              out_len);
+    } else if ((codec == LC_PARQUET_CODEC_LZ4_RAW || codec == LC_PARQUET_CODEC_LZ4) &&
+               out_len / LC_PQ_LZ4_MAX_RATIO > in_len) {
+        return pq_read_fail(r, LC_EFORMAT,
+                         "%s page of %zu bytes cannot decompress to the %zu bytes its header "
+                         "gives (LZ4 expands at most %dx)",
+                         lc_parquet_codec_name(codec), in_len, out_len, LC_PQ_LZ4_MAX_RATIO);
     }
     r->page = pq_grow(r->page, &r->page_cap, out_len ? out_len : 1, 1);
     *outp = r->page;
-    switch (codec) {
-    case LC_PARQUET_CODEC_SNAPPY: {
-        lc_error e;
-        lc_error_clear(&e);
-        if (lc_snappy_decompress(in, in_len, r->page, out_len, &e) < 0)
-            return pq_read_fail(r, LC_EFORMAT, "%s", e.msg);
-        return 0;
+    /* The codecs whose decoders report in an lc_error of their own. */
+    int (*decode)(const uint8_t *, size_t, uint8_t *, size_t, lc_error *) =
+        codec == LC_PARQUET_CODEC_SNAPPY    ? lc_snappy_decompress
+        : codec == LC_PARQUET_CODEC_LZ4_RAW ? lc_pq_lz4_raw
+        : codec == LC_PARQUET_CODEC_LZ4     ? lc_pq_lz4
+        : codec == LC_PARQUET_CODEC_BROTLI  ? lc_pq_brotli
+                                            : NULL;
+    lc_error e;
+    lc_error_clear(&e);
+    if (decode) {
+        int rc = decode(in, in_len, r->page, out_len, &e);
+        return rc < 0 ? pq_read_fail(r, rc, "%s", e.msg) : 0;
     }
-    case LC_PARQUET_CODEC_GZIP: {
-        lc_error e;
-        lc_error_clear(&e);
+    switch (codec) {
+    case LC_PARQUET_CODEC_GZIP:
         if (lc_inflate_exact(in, in_len, r->page, out_len, &e) < 0)
             return pq_read_fail(r, LC_EFORMAT, "GZIP page %s", e.msg);
         return 0;
-    }
     case LC_PARQUET_CODEC_ZSTD: {
         if (!r->zstd && !(r->zstd = ZSTD_createDCtx()))
             lc_fatal("out of memory creating a zstd context");
@@ -421,20 +431,10 @@ static int check_chunk(pq_read *r, uint64_t *start, uint64_t *len)
     if (c->num_values != rows)
         return pq_read_fail(r, LC_EFORMAT, "column chunk holds %lld values for %lld rows",
                          (long long)c->num_values, (long long)rows);
-    switch (c->codec) {
-    case LC_PARQUET_CODEC_UNCOMPRESSED:
-    case LC_PARQUET_CODEC_SNAPPY:
-    case LC_PARQUET_CODEC_GZIP:
-    case LC_PARQUET_CODEC_ZSTD:
-        break;
-    case LC_PARQUET_CODEC_LZO:
-    case LC_PARQUET_CODEC_BROTLI:
-    case LC_PARQUET_CODEC_LZ4:
-    case LC_PARQUET_CODEC_LZ4_RAW:
-        return pq_read_fail(r, -ENOTSUP, "codec %s is not supported", lc_parquet_codec_name(c->codec));
-    default:
+    if (c->codec < LC_PARQUET_CODEC_UNCOMPRESSED || c->codec > LC_PARQUET_CODEC_LZ4_RAW)
         return pq_read_fail(r, LC_EFORMAT, "unknown codec %d", c->codec);
-    }
+    if (!lc_parquet_codec_supported(c->codec))
+        return pq_read_fail(r, -ENOTSUP, "%s", lc_parquet_codec_missing(c->codec));
     /* The chunk starts at its dictionary page when the offset is set, else at
      * its first data page; some writers leave the dictionary offset 0 and
      * start with the dictionary page at the data page offset. */
