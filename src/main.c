@@ -278,7 +278,17 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 'V':
         case OPT_VERSION:
+            /* The version, then what this build reads with (optional
+             * libraries are found at build time). */
             printf("lcmon %s\n", LC_VERSION);
+            printf("inflate: %s; Parquet codecs: SNAPPY, GZIP, ZSTD%s%s (%s)\n",
+                   LC_HAVE_LIBDEFLATE ? "libdeflate, zlib" : "zlib",
+                   LC_HAVE_LZ4 ? ", LZ4, LZ4_RAW" : "", LC_HAVE_BROTLI ? ", BROTLI" : "",
+                   LC_HAVE_LZ4 && LC_HAVE_BROTLI ? "all but LZO"
+                   : !LC_HAVE_LZ4 && !LC_HAVE_BROTLI
+                       ? "LZ4 and BROTLI need liblz4-dev and libbrotli-dev at build time"
+                   : !LC_HAVE_LZ4 ? "LZ4 needs liblz4-dev at build time"
+                                  : "BROTLI needs libbrotli-dev at build time");
             exit(0);
         case 'h':
         case OPT_HELP:
