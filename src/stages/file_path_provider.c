@@ -519,25 +519,6 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
     return false;
 }
 
-/* A directory the user did not choose (the config's ${LCMON_DATA:-...} with
- * LCMON_DATA unset: the bundled sample games) is said once a run, as a
- * warning naming the variable, and a set variable one or two letters away
- * from it (a misspelling) is named too: training on the samples by mistake
- * must not look like training. */
-static void warn_default_directory(lc_stage *s, const fpp_config *c)
-{
-    if (!c->defaulted[0])
-        return;
-    char similar[64];
-    char hint[160] = "";
-    if (lc_env_similar(c->defaulted, similar, sizeof similar))
-        snprintf(hint, sizeof hint, " (%s is set: a misspelling of %s?)", similar, c->defaulted);
-    LC_WARN("%s: %s is not set%s: reading %s, the config's default (in the shipped configs, "
-            "the sample games bundled with lcmon); set %s to your data folder to train on your "
-            "games",
-            s->name, c->defaulted, hint, c->directory, c->defaulted);
-}
-
 static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -545,7 +526,7 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     const fpp_config *c = s->config;
     struct stat st;
     double since = lc_now_seconds();
-    warn_default_directory(s, c);
+    lc_stage_warn_default_path(s, c->defaulted, c->directory, "data folder");
     while (stat(c->directory, &st) != 0 && errno == ENOENT && c->watch) {
         /* Started before the data exists (a fresh training run): wait, and
          * say so, on the screen and now and then in the log. */

@@ -83,6 +83,7 @@ typedef struct pgs_config {
     uint64_t epochs; /* 0: without end */
     bool shuffle;
     bool watch;
+    char defaulted[64]; /* the variable whose default names the path, or "" */
 } pgs_config;
 
 static const cyaml_schema_field_t pgs_fields[] = {
@@ -101,8 +102,9 @@ static const cyaml_schema_field_t pgs_fields[] = {
 static int pgs_config_check(void *p, lc_error *err)
 {
     pgs_config *c = p;
-    int rc =
-        lc_config_expand_path(&c->path, "path", "a directory of .parquet files, or one file", err);
+    int rc = lc_config_expand_path_noting(&c->path, "path",
+                                          "a directory of .parquet files, or one file",
+                                          c->defaulted, sizeof c->defaulted, err);
     if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
         rc = LC_ECONFIG;
     c->epochs = c->epochs_opt ? *c->epochs_opt : 0;
@@ -683,6 +685,7 @@ static int pgs_start(lc_stage *s, lc_error *err)
     const pgs_config *c = s->config;
     pgs *g = s->priv;
     lc_error_clear(err);
+    lc_stage_warn_default_path(s, c->defaulted, c->path, "Parquet files");
     if (pgs_preflight(c, err) != 0)
         return err->code;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;

@@ -1,6 +1,7 @@
 #include "stages/stage.h"
 
 #include "core/rng.h"
+#include "core/log.h"
 #include "core/text.h"
 #include "stages/items.h"
 
@@ -375,6 +376,20 @@ int lc_config_expand_path_noting(char **field, const char *name, const char *wha
     if (!expanded[0])
         return lc_error_add(err, LC_ECONFIG, "%s: is empty (name %s)", name, what);
     return 0;
+}
+
+void lc_stage_warn_default_path(const lc_stage *s, const char *defaulted, const char *path,
+                                const char *what)
+{
+    if (!defaulted[0])
+        return;
+    char similar[64];
+    char hint[160] = "";
+    if (lc_env_similar(defaulted, similar, sizeof similar))
+        snprintf(hint, sizeof hint, " (%s is set: a misspelling of %s?)", similar, defaulted);
+    LC_WARN("%s: %s is not set%s: reading %s, the config's default (in the shipped configs, "
+            "the sample games bundled with lcmon); set %s to your %s to train on your games",
+            s->name, defaulted, hint, path, defaulted, what);
 }
 
 int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max,

@@ -256,6 +256,13 @@ int lc_config_expand_path(char **field, const char *name, const char *what, lc_e
  * choose, which the stage says at start. */
 int lc_config_expand_path_noting(char **field, const char *name, const char *what,
                                  char *defaulted, size_t size, lc_error *err);
+/* At a run's start: a path the user did not choose (the config's
+ * ${VAR:-...} with VAR unset, which in the shipped configs is the bundled
+ * sample data) said as a warning naming VAR, with a set variable one or two
+ * letters away from it named as a likely misspelling. Nothing when
+ * defaulted is "". `what` names what VAR should point at ("data folder"). */
+void lc_stage_warn_default_path(const lc_stage *s, const char *defaulted, const char *path,
+                                const char *what);
 
 /* Resolve an optional `threads` setting: *out = *opt, or def when absent; a
  * value outside 1..max adds a problem to err (lc_error_add). Returns 0 or

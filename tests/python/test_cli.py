@@ -457,6 +457,15 @@ class Cli(unittest.TestCase):
         del env["LCMON_DAT"]
         text = self.headless_until(env, r"initial scan loaded")
         self.assertNotIn("is not set", text)
+        # The Parquet pipelines the same way, with LCMON_PARQUET.
+        root = os.path.dirname(os.path.dirname(DATA))
+        env = {k: v for k, v in env.items() if k != "LCMON_PARQUET"}
+        env.update(LCMON_PARQUE="/data/games.parquet",
+                   LCMON_PIPE=os.path.join(self.dir, "encoder.pipe"))
+        text = self.headless_until(env, r"LCMON_PARQUET is not set",
+                                   config=os.path.join(root, "config", "encoder.yaml"))
+        self.assertRegex(text, r" warn .*LCMON_PARQUET is not set \(LCMON_PARQUE is set: a "
+                               r"misspelling of LCMON_PARQUET\?\): reading tests/parquet/")
 
     def test_unreadable_folder_and_skipped_files_are_named(self):
         """A folder holding only files lcmon cannot read: each skipped file is
