@@ -187,7 +187,7 @@ def main():
             cells = []
             for packed in (False, True):
                 rates = [x[0] for x in results[(mode, packed)]]
-                cells.append("%s (%s-%s)" % (f"{statistics.mean(rates):,.0f}",
+                cells.append("%s (%s-%s)" % (f"{statistics.median(rates):,.0f}",
                                              f"{min(rates):,.0f}", f"{max(rates):,.0f}"))
             bound = []
             core = []
@@ -195,10 +195,10 @@ def main():
                 last = results[(mode, packed)]
                 names = [x[1] for x in last]
                 top = max(set(names), key=names.count)
-                bound.append("%s %.0f%%" % (top, 100 * statistics.mean(
+                bound.append("%s %.0f%%" % (top, 100 * statistics.median(
                     x[2] for x in last if x[1] == top)))
-                core.append("%.2f + %.2f" % (statistics.mean(x[4] for x in last),
-                                             statistics.mean(x[3] for x in last)))
+                core.append("%.2f + %.2f" % (statistics.median(x[4] for x in last),
+                                             statistics.median(x[3] for x in last)))
             print("| %s | %s | %s | %s | %s |" % (LABELS[mode], cells[0], cells[1],
                                                    " / ".join(bound), " / ".join(core)))
     finally:
