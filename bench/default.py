@@ -65,6 +65,15 @@ def config(work, data, pipe, mode, packed):
     if packed:
         text, n = re.subn(r"(tensor_generator: \{[^}]*)\}", r"\1, packed: true}", text)
         assert n == 1
+    # The settings the page's "how to go faster" names, when asked for.
+    if os.environ.get("POOL_EXTRA"):
+        text, n = re.subn(r"(shuffling_chunk_pool: \{[^}]*)\}",
+                          r"\1, %s}" % os.environ["POOL_EXTRA"], text)
+        assert n == 1
+    if os.environ.get("UNPACK_THREADS"):
+        text, n = re.subn(r"(chunk_unpacker: \{[^}]*threads: )\d+",
+                          r"\g<1>%s" % os.environ["UNPACK_THREADS"], text)
+        assert n == 1
     path = os.path.join(work, "bench.yaml")
     with open(path, "w") as f:
         f.write(text)
