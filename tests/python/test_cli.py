@@ -340,7 +340,8 @@ class Cli(unittest.TestCase):
         self.assertIn("lcmon: --socket is for headless runs; add --no-ui", r.stderr)
         r = run("-V")
         self.assertEqual(r.returncode, 0)
-        self.assertRegex(r.stdout, r"^lcmon \d+\.\d+\.\d+\n$")
+        self.assertRegex(r.stdout, r"^lcmon \d+\.\d+\.\d+\ninflate: .*; Parquet codecs: "
+                                   r"SNAPPY, GZIP, ZSTD.*\n$")
         r = run("attach", "--help")
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: lcmon attach SOCKET", r.stdout)
