@@ -65,7 +65,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: lcmon [options]\n"
             "       lcmon attach SOCKET [screen options]\n"
-            "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl --help)\n"
+            "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl help)\n"
             "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
             "\n"
             "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"

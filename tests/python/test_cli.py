@@ -389,6 +389,52 @@ class Cli(unittest.TestCase):
             p.send_signal(signal.SIGINT)
             p.wait(30 * SLOW)
 
+    def test_every_ctl_command_answers_and_is_documented(self):
+        """The commands `lcmon ctl help` lists (ctl's one table) are each in
+        the README and the man page, and each answers a running loader
+        (exit 0, or 1 for a refusal such as an unknown stage; never 2, a
+        usage error)."""
+        r = run("ctl", "help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        commands = re.findall(r"^  (\S+(?: (?:get|set|reset))?)(?: (KEY|STAGE|\[--json\]))?  ",
+                              r.stdout, re.M)
+        self.assertGreaterEqual(len(commands), 11, r.stdout)
+        root = os.path.dirname(os.path.dirname(DATA))
+        with open(os.path.join(root, "README.md")) as f:
+            readme = f.read()
+        with open(os.path.join(os.path.dirname(os.path.abspath(LCMON)), "lcmon.1")) as f:
+            man = f.read().replace("\\fR", "").replace("\\fI", "").replace("\\-", "-")
+        for words, _ in commands:
+            self.assertIn(words.split()[-1], readme, words)
+            self.assertIn(words.split()[-1], man, words)
+        sock = os.path.join(self.dir, "c.sock")
+        cfg = self.write("c.yaml", "stages:\n"
+                         "  - {name: files, file_path_provider: {directory: '%s'}}\n"
+                         "  - {name: sources, input: files, chunk_source_loader: {}}\n"
+                         "  - {name: pool, input: sources, shuffling_chunk_pool: "
+                         "{chunk_pool_size: 100}}\n" % DATA)
+        p = subprocess.Popen([LCMON, "--no-ui", "--status-interval", "0", "--socket", sock,
+                              "--config", cfg], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30 * SLOW
+            while run("ctl", sock, "status").returncode != 0:
+                self.assertLess(time.monotonic(), deadline, "no loader on the socket")
+                time.sleep(0.1)
+            args = {"KEY": ["game_000001.gz"], "STAGE": ["pool"], "[--json]": ["--json"], "": []}
+            order = sorted(commands, key=lambda c: c[0] in ("stop", "start", "reload"))
+            for words, arg in order:
+                r = run("ctl", sock, *words.split(), *args[arg], timeout=60 * SLOW)
+                self.assertIn(r.returncode, (0, 1), "%s: %s" % (words, r.stderr))
+                if arg == "[--json]":  # the option is optional
+                    r = run("ctl", sock, *words.split(), timeout=60 * SLOW)
+                    self.assertEqual(r.returncode, 0, "%s: %s" % (words, r.stderr))
+            r = run("ctl", sock, "anchor", "get", "extra")
+            self.assertEqual(r.returncode, 2)
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.wait(30 * SLOW)
+
     def test_installed_lcmon_finds_its_data(self):
         """After `meson install` (here into a staging directory), lcmon run
         from any directory without --config finds its default pipeline's
