@@ -272,11 +272,18 @@ static int chess_main(void)
     for (size_t i = 0; i < 80; i++) {
         const char *played = lc_chess_token_name((int)lc_rng_below(&r, LC_CHESS_N_MOVES));
         const char *best = lc_chess_token_name((int)lc_rng_below(&r, LC_CHESS_N_MOVES));
-        rows[i] = (lc_chess_row){.fen = fens[i & 3], .fen_len = lens[i & 3],
-                                 .played = played, .played_len = strlen(played),
-                                 .best = best, .best_len = strlen(best),
-                                 .win = 0.3, .draw = 0.4, .loss = 0.3,
-                                 .has_win = true, .has_draw = true, .has_loss = true};
+        rows[i] = (lc_chess_row){.fen = fens[i & 3],
+                                 .fen_len = lens[i & 3],
+                                 .played = played,
+                                 .played_len = strlen(played),
+                                 .best = best,
+                                 .best_len = strlen(best),
+                                 .win = 0.3,
+                                 .draw = 0.4,
+                                 .loss = 0.3,
+                                 .has_win = true,
+                                 .has_draw = true,
+                                 .has_loss = true};
     }
     enum { L = 256 };
     static int64_t in[L], tg[L];

@@ -121,4 +121,3 @@ size_t pqw_snappy_compress(const uint8_t *in, size_t n, uint8_t *out)
     free(table);
     return (size_t)(op - out);
 }
-

@@ -197,8 +197,7 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_MAX_SECONDS:
             o->max_seconds = strtod(optarg, &end);
             if (*end || o->max_seconds < 0) {
-                fprintf(stderr, "lcmon: --max-seconds: '%s' is not a number of seconds\n",
-                        optarg);
+                fprintf(stderr, "lcmon: --max-seconds: '%s' is not a number of seconds\n", optarg);
                 return 2;
             }
             break;
@@ -317,17 +316,17 @@ static int check_mode(const options *o, bool attach)
 {
     if (o->check_path || o->print_default || o->print_schema)
         return 0;
-    const char *screen = o->theme ? "--theme"
-                         : o->no_color ? "--no-color"
-                         : o->ascii ? "--ascii"
+    const char *screen = o->theme            ? "--theme"
+                         : o->no_color       ? "--no-color"
+                         : o->ascii          ? "--ascii"
                          : o->refresh_hz > 0 ? "--refresh"
                                              : NULL;
-    const char *headless = o->socket_path ? "--socket"
-                           : o->metrics_log ? "--metrics-log"
+    const char *headless = o->socket_path             ? "--socket"
+                           : o->metrics_log           ? "--metrics-log"
                            : o->status_interval_given ? "--status-interval"
-                           : o->quiet ? "--quiet"
-                           : o->verbose ? "-v"
-                                        : NULL;
+                           : o->quiet                 ? "--quiet"
+                           : o->verbose               ? "-v"
+                                                      : NULL;
     if (attach) {
         const char *bad = o->no_ui         ? "--no-ui"
                           : o->config_path ? "--config"
@@ -499,13 +498,14 @@ static int convert_main(int argc, char **argv)
     const char *in = NULL, *out_path = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("%s\nReads upstream lczero-training's loader configuration (a DataLoaderConfig in\n"
-                   "protobuf text format, alone or inside a whole training config; FILE - reads\n"
-                   "stdin) and prints the lcmon YAML configuration that does the same, with a\n"
-                   "comment on every field lcmon has no equivalent for. The result is checked as\n"
-                   "--check-config would; exit status 1 when the text cannot be converted or the\n"
-                   "result does not load (it is still printed, to be fixed by hand).\n",
-                   usage_line);
+            printf(
+                "%s\nReads upstream lczero-training's loader configuration (a DataLoaderConfig in\n"
+                "protobuf text format, alone or inside a whole training config; FILE - reads\n"
+                "stdin) and prints the lcmon YAML configuration that does the same, with a\n"
+                "comment on every field lcmon has no equivalent for. The result is checked as\n"
+                "--check-config would; exit status 1 when the text cannot be converted or the\n"
+                "result does not load (it is still printed, to be fixed by hand).\n",
+                usage_line);
             return 0;
         }
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
@@ -564,12 +564,13 @@ static int convert_main(int argc, char **argv)
                 origin);
         print_errors(err.msg);
     } else {
-        fprintf(stderr,
-                "lcmon: %s: %u stage%s and %u output%s converted%s%s; %u field%s kept as comments%s\n",
-                origin, r.n_stages, r.n_stages == 1 ? "" : "s", r.n_outputs,
-                r.n_outputs == 1 ? "" : "s", out_path ? " to " : "", out_path ? out_path : "",
-                r.n_unmapped, r.n_unmapped == 1 ? "" : "s",
-                r.n_dropped ? " (and stages lcmon does not have, commented out)" : "");
+        fprintf(
+            stderr,
+            "lcmon: %s: %u stage%s and %u output%s converted%s%s; %u field%s kept as comments%s\n",
+            origin, r.n_stages, r.n_stages == 1 ? "" : "s", r.n_outputs,
+            r.n_outputs == 1 ? "" : "s", out_path ? " to " : "", out_path ? out_path : "",
+            r.n_unmapped, r.n_unmapped == 1 ? "" : "s",
+            r.n_dropped ? " (and stages lcmon does not have, commented out)" : "");
     }
     lc_config_free(cfg);
     lc_upstream_result_free(&r);

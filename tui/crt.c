@@ -47,7 +47,7 @@ static char restore_seq[512];
 static size_t restore_len;
 static atomic_int restore_armed;
 
-static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL,
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGABRT, SIGILL,
                                     SIGTRAP, SIGSYS, SIGQUIT, SIGXCPU, SIGXFSZ};
 #define N_CRASH (sizeof crash_signals / sizeof crash_signals[0])
 static struct sigaction previous[N_CRASH];

@@ -94,8 +94,8 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
                              : (s->stopping ? "stopping" : lc_pipeline_state_name(st)));
     for (char *p = state; *p; p++)
         *p = (char)toupper((unsigned char)*p);
-    tui_elem st_elem = s->disconnected ? TUI_STATE_FAILED
-                                       : (s->stopping ? TUI_STATE_BUSY : state_elem(st));
+    tui_elem st_elem =
+        s->disconnected ? TUI_STATE_FAILED : (s->stopping ? TUI_STATE_BUSY : state_elem(st));
 
     char up[32], rank[40], pos[40];
     char clock[24];
@@ -136,7 +136,7 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     if (warned) /* a stage in a warning state says so first */
         snprintf(errs, sizeof errs, "%s: %s", warned->name, warned->warning);
     if (warned && warned == writer)
-        reader = NULL; /* the warning says it, and what to run */
+        reader = NULL;           /* the warning says it, and what to run */
     else if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
         snprintf(errs, sizeof errs, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
     else if (n_warn && !s->log_h)

@@ -19,7 +19,7 @@ typedef struct visited {
         dev_t dev;
         ino_t ino;
         char *path;
-    } *v;
+    } * v;
     size_t n, cap;
 } visited;
 
@@ -150,7 +150,8 @@ char **lc_list_files(const char *path, const char *suffix, size_t *n,
         if (other)
             other(ctx, path, st.st_mode);
     } else {
-        static const lc_walk_ops ops = {.file = list_file, .error = list_error, .other = list_other};
+        static const lc_walk_ops ops = {
+            .file = list_file, .error = list_error, .other = list_other};
         lc_walk_tree(path, &ops, &l);
     }
     if (l.n > 1)

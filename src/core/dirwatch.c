@@ -94,8 +94,7 @@ static void tree_dir(void *p, const char *path)
     tree_ctx *t = p;
     int rc = lc_dirwatch_add(t->w, path);
     if (rc < 0)
-        LC_WARN("cannot watch %s: %s (files written there will not be seen)", path,
-                strerror(-rc));
+        LC_WARN("cannot watch %s: %s (files written there will not be seen)", path, strerror(-rc));
 }
 
 static void tree_file(void *p, char *path, const char *name)

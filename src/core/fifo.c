@@ -45,8 +45,8 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
     if (make) {
         if (regular_file || mkfifo(path, 0600) == 0 || errno == EEXIST)
             return 0;
-        return lc_error_set(err, code ? code : -errno,
-                            "path: cannot create the named pipe %s: %s", path, strerror(errno));
+        return lc_error_set(err, code ? code : -errno, "path: cannot create the named pipe %s: %s",
+                            path, strerror(errno));
     }
     /* Would we be allowed to make it? */
     char *dir = lc_xstrdup(path);
@@ -54,8 +54,8 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
     const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
     int rc = 0;
     if (access(parent, W_OK | X_OK) != 0)
-        rc = lc_error_set(err, code ? code : -errno, "path: cannot make %s: %s: %s", path,
-                          parent, strerror(errno));
+        rc = lc_error_set(err, code ? code : -errno, "path: cannot make %s: %s: %s", path, parent,
+                          strerror(errno));
     free(dir);
     return rc;
 }

@@ -8,14 +8,22 @@
 const char *lc_file_kind(mode_t mode)
 {
     switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFIFO: return "a named pipe (FIFO)";
-    case S_IFSOCK: return "a socket";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFLNK: return "a symbolic link";
-    default: return "not a regular file";
+    case S_IFREG:
+        return "a regular file";
+    case S_IFDIR:
+        return "a directory";
+    case S_IFIFO:
+        return "a named pipe (FIFO)";
+    case S_IFSOCK:
+        return "a socket";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFLNK:
+        return "a symbolic link";
+    default:
+        return "not a regular file";
     }
 }
 
@@ -52,8 +60,7 @@ FILE *lc_open_append(const char *path, lc_error *err)
     if (fd < 0) {
         int e = errno;
         if (e == ENXIO) /* a FIFO nobody reads */
-            lc_error_set(err, -e, "%s: a named pipe with no reader (start its reader first)",
-                         path);
+            lc_error_set(err, -e, "%s: a named pipe with no reader (start its reader first)", path);
         else
             lc_error_set(err, -e, "%s: %s", path, strerror(e));
         return NULL;

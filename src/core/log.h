@@ -27,8 +27,8 @@ typedef enum lc_log_level {
 #define LC_LOG_RING_DEFAULT 1000
 
 typedef struct lc_log_entry {
-    uint64_t seq;       /* 1, 2, 3, ... in the order lines were logged */
-    double wall_time;   /* seconds since the epoch */
+    uint64_t seq;     /* 1, 2, 3, ... in the order lines were logged */
+    double wall_time; /* seconds since the epoch */
     lc_log_level level;
     char thread[16];
     char text[LC_LOG_LINE_MAX];

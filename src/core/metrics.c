@@ -35,7 +35,8 @@ static void *find_or_add(void *arr, int *n, int max, size_t elem, const char *ke
     return e;
 }
 
-#define FIND_OR_ADD(arr, n, max, key, kind) find_or_add((arr), &(n), (max), sizeof (arr)[0], (key), (kind))
+#define FIND_OR_ADD(arr, n, max, key, kind)                                                        \
+    find_or_add((arr), &(n), (max), sizeof(arr)[0], (key), (kind))
 
 void lc_metrics_add_load(lc_stage_metrics *m, const char *name, double busy, double total,
                          uint32_t threads)
@@ -127,8 +128,8 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
     for (int i = 0; i < src->n_count; i++)
         add_count(dst, src->count[i].name, src->count[i].count, src->count[i].kind);
     for (int i = 0; i < src->n_gauge; i++)
-        lc_metrics_set_gauge(dst, src->gauge[i].name, src->gauge[i].value,
-                             src->gauge[i].capacity, src->gauge[i].has_capacity);
+        lc_metrics_set_gauge(dst, src->gauge[i].name, src->gauge[i].value, src->gauge[i].capacity,
+                             src->gauge[i].has_capacity);
     for (int i = 0; i < src->n_stat; i++)
         lc_metrics_add_stat(dst, src->stat[i].name, &src->stat[i].stats);
     for (int i = 0; i < src->n_text; i++)

@@ -18,8 +18,8 @@ struct lc_queue {
     pthread_cond_t not_empty;
     pthread_cond_t not_full;
     pthread_cond_t batch_ready; /* block getters (lc_queue_get_many) wait here */
-    unsigned char *ring; /* capacity * type->size bytes */
-    size_t head;         /* index of the oldest item */
+    unsigned char *ring;        /* capacity * type->size bytes */
+    size_t head;                /* index of the oldest item */
     size_t count;
     bool closed;
     int producers;
@@ -88,8 +88,7 @@ static void wake_getters(lc_queue *q, size_t before)
 {
     if (q->waiting_getters)
         lc_cond_signal(&q->not_empty);
-    if (q->waiting_blocks &&
-        (before == 0 || q->count >= q->block_want || q->count == q->capacity))
+    if (q->waiting_blocks && (before == 0 || q->count >= q->block_want || q->count == q->capacity))
         lc_cond_signal(&q->batch_ready);
 }
 
@@ -173,8 +172,7 @@ int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
     return 0;
 }
 
-int lc_queue_put_many(lc_queue *q, const void *items, size_t n, size_t *taken,
-                      lc_load_meter *meter)
+int lc_queue_put_many(lc_queue *q, const void *items, size_t n, size_t *taken, lc_load_meter *meter)
 {
     const unsigned char *p = items;
     size_t done = 0;

@@ -41,10 +41,10 @@
 struct lc_load_meter;
 
 typedef struct lc_item_type {
-    const char *name;                /* "chunk", "frame", ... */
-    size_t size;                     /* bytes per item */
-    void (*dispose)(void *item);     /* frees an item's heap data; may be NULL */
-    const char *unit;                /* plural, for people: "chunks", "sources" */
+    const char *name;            /* "chunk", "frame", ... */
+    size_t size;                 /* bytes per item */
+    void (*dispose)(void *item); /* frees an item's heap data; may be NULL */
+    const char *unit;            /* plural, for people: "chunks", "sources" */
 } lc_item_type;
 
 typedef enum lc_overflow {
@@ -59,7 +59,7 @@ typedef struct lc_queue_counters {
     uint64_t put;
     uint64_t get;
     uint64_t drop;
-    size_t size;     /* fullness sampled at the flush */
+    size_t size; /* fullness sampled at the flush */
     size_t capacity;
 } lc_queue_counters;
 
@@ -89,8 +89,7 @@ int lc_queue_get(lc_queue *q, void *out, struct lc_load_meter *meter);
  * item, but once an item is there, at most LC_QUEUE_BLOCK_WAIT_NS more:
  * items are never held back longer than that. */
 #define LC_QUEUE_BLOCK_WAIT_NS 2000000ull
-int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got,
-                      struct lc_load_meter *meter);
+int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, struct lc_load_meter *meter);
 /* Non-blocking: what is there, up to max (0 and *got > 0), else -EAGAIN
  * (open) or LC_ECLOSED (closed and drained). */
 int lc_queue_try_get_many(lc_queue *q, void *out, size_t max, size_t *got);

@@ -23,9 +23,9 @@ typedef struct lc_rng {
  * two collide by accident); per-item streams (a chunk's index, a worker's
  * number) are passed as they are. */
 void lc_rng_seed(lc_rng *r, uint64_t seed, uint64_t stream);
-#define LC_RNG_STREAM_POOL 0x706f6f6cu                  /* "pool": the chunk pool's draws */
-#define LC_RNG_STREAM_SAMPLER 0x73616d70u               /* "samp": the reservoir's swaps */
-#define LC_RNG_SEED_TOKENIZER 0x746f6b656e697a65u       /* "tokenize", xored into the seed */
+#define LC_RNG_STREAM_POOL 0x706f6f6cu            /* "pool": the chunk pool's draws */
+#define LC_RNG_STREAM_SAMPLER 0x73616d70u         /* "samp": the reservoir's swaps */
+#define LC_RNG_SEED_TOKENIZER 0x746f6b656e697a65u /* "tokenize", xored into the seed */
 #define LC_RNG_STREAM_GAMES 2u /* a Parquet file's games, in their shuffled order */
 uint64_t lc_rng_next(lc_rng *r);
 /* Uniform in [0, n), without modulo bias (Lemire's method); n > 0. */

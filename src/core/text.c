@@ -172,10 +172,20 @@ bool lc_parse_bytes(const char *s, uint64_t *out)
         const char *unit;
         double scale;
     } units[] = {
-        {"", 1},         {"B", 1},           {"K", 1e3},         {"KB", 1e3},
-        {"M", 1e6},      {"MB", 1e6},        {"G", 1e9},         {"GB", 1e9},
-        {"T", 1e12},     {"TB", 1e12},       {"KiB", 1024.0},    {"MiB", 1048576.0},
-        {"GiB", 1073741824.0},               {"TiB", 1099511627776.0},
+        {"", 1},
+        {"B", 1},
+        {"K", 1e3},
+        {"KB", 1e3},
+        {"M", 1e6},
+        {"MB", 1e6},
+        {"G", 1e9},
+        {"GB", 1e9},
+        {"T", 1e12},
+        {"TB", 1e12},
+        {"KiB", 1024.0},
+        {"MiB", 1048576.0},
+        {"GiB", 1073741824.0},
+        {"TiB", 1099511627776.0},
     };
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcasecmp(end, units[i].unit) != 0)

@@ -104,8 +104,8 @@ static lc_batch *batch_alloc(const lc_batch_layout *l)
     b->layout = l;
     b->rows = l->batch_size;
     b->pool = NULL;
-    void *mem = mmap(NULL, buffer_bytes(l), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    void *mem =
+        mmap(NULL, buffer_bytes(l), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
         lc_fatal("out of memory mapping a %zu-byte batch", buffer_bytes(l));
     b->data = mem;

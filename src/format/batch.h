@@ -69,7 +69,7 @@ struct lc_batch_pool;
 typedef struct lc_batch {
     const lc_batch_layout *layout;
     uint64_t rows;
-    uint8_t *data; /* layout->total_bytes, 64-byte aligned */
+    uint8_t *data;              /* layout->total_bytes, 64-byte aligned */
     struct lc_batch_pool *pool; /* where lc_batch_free returns it; NULL: freed */
 } lc_batch;
 

@@ -264,10 +264,9 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             version, LC_STREAM_MIN_VERSION, LC_STREAM_VERSION);
     uint32_t rest = get_u32(buf + 12);
     if (rest < FIXED_BYTES || rest > LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES)
-        return lc_error_set(err, LC_EFORMAT,
-                            "batch stream header: header_bytes %u is out of range (%d to %d)",
-                            rest, FIXED_BYTES,
-                            LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES);
+        return lc_error_set(
+            err, LC_EFORMAT, "batch stream header: header_bytes %u is out of range (%d to %d)",
+            rest, FIXED_BYTES, LC_STREAM_HEADER_MAX_BYTES - LC_STREAM_HEADER_PREFIX_BYTES);
     size_t total = LC_STREAM_HEADER_PREFIX_BYTES + (size_t)rest;
     if (len < total) {
         *consumed = total;
@@ -320,8 +319,8 @@ int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out,
         return lc_error_set(err, LC_ETRUNC, "batch stream: %zu bytes, too few for a magic", len);
     if (memcmp(buf, "BTCH", 4) == 0) {
         if (len < LC_STREAM_FRAME_BYTES)
-            return lc_error_set(err, LC_ETRUNC, "batch frame: %zu of its %d bytes are present",
-                                len, LC_STREAM_FRAME_BYTES);
+            return lc_error_set(err, LC_ETRUNC, "batch frame: %zu of its %d bytes are present", len,
+                                LC_STREAM_FRAME_BYTES);
         out->kind = LC_STREAM_BATCH;
         out->flags = get_u32(buf + 4);
         out->seq = get_u64(buf + 8);

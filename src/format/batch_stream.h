@@ -182,13 +182,13 @@ typedef enum lc_stream_record {
 
 typedef struct lc_stream_frame {
     lc_stream_record kind;
-    uint32_t flags;         /* batch */
-    uint64_t seq;           /* batch */
-    uint64_t rows;          /* batch */
-    uint64_t payload_bytes; /* batch */
+    uint32_t flags;              /* batch */
+    uint64_t seq;                /* batch */
+    uint64_t rows;               /* batch */
+    uint64_t payload_bytes;      /* batch */
     lc_stream_progress progress; /* batch */
-    uint64_t batches;       /* done */
-    uint32_t reason;        /* done: LC_STREAM_END_* */
+    uint64_t batches;            /* done */
+    uint32_t reason;             /* done: LC_STREAM_END_* */
 } lc_stream_frame;
 
 /* Identify what starts at buf (for tests and tools): a batch frame (needs 72

@@ -291,8 +291,7 @@ int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint
     return gunzip_zlib(in, in_len, max, out, out_len, err);
 }
 
-int lc_inflate_exact(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
-                     lc_error *err)
+int lc_inflate_exact(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, lc_error *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);

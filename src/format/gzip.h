@@ -57,8 +57,7 @@ int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint
  * ...)"), or inflates to fewer or more bytes ("decompresses to fewer bytes,
  * the header says N"); callers add what the bytes were.
  */
-int lc_inflate_exact(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
-                     lc_error *err);
+int lc_inflate_exact(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, lc_error *err);
 
 /* True when p starts with the gzip magic 1f 8b. */
 bool lc_is_gzip(const uint8_t *p, size_t len);

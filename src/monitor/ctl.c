@@ -49,8 +49,7 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
         for (size_t k = 0; k < s->n_gauge_metrics; k++) {
             const Lcmon__GaugeMetricProto *g = s->gauge_metrics[k];
             if (g->has_capacity)
-                printf("    %s %lld/%lld\n", g->name, (long long)g->value,
-                       (long long)g->capacity);
+                printf("    %s %lld/%lld\n", g->name, (long long)g->value, (long long)g->capacity);
             else
                 printf("    %s %lld\n", g->name, (long long)g->value);
         }
@@ -90,11 +89,11 @@ static void print_stages(const Lcmon__Hello *h)
 /* One command: its words, the arguments after them, its help, and what it
  * does with a monitor connected to the loader (returns the exit status). */
 typedef struct ctl_command {
-    const char *words;   /* "anchor set" */
-    const char *args;    /* "KEY", "[--json]", "" */
+    const char *words; /* "anchor set" */
+    const char *args;  /* "KEY", "[--json]", "" */
     int min_args, max_args;
-    bool metrics;        /* needs snapshots */
-    const char *help;    /* lines joined by '\n' */
+    bool metrics;     /* needs snapshots */
+    const char *help; /* lines joined by '\n' */
     int (*run)(lc_monitor *m, const char *path, char **args, int nargs);
 } ctl_command;
 

@@ -64,16 +64,15 @@ static void summary(lc_monitor *m)
     items[0] = '\0';
     for (size_t i = 0; i < total->n_stage_metrics && used < sizeof items; i++) {
         const Lcmon__StageMetricProto *s = total->stage_metrics[i];
-        int n = snprintf(items + used, sizeof items - used, "%s %s %llu %s", i ? "," : "",
-                         s->name, (unsigned long long)s->items_out, lc_proto_stage_unit(s));
+        int n = snprintf(items + used, sizeof items - used, "%s %s %llu %s", i ? "," : "", s->name,
+                         (unsigned long long)s->items_out, lc_proto_stage_unit(s));
         if (n > 0)
             used += (size_t)n;
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    LC_INFO("%s after %.1f s; out:%s; peak RSS %.1f MB",
-            lc_pipeline_state_name(total->state), total->uptime_seconds, items,
-            (double)ru.ru_maxrss / 1024.0);
+    LC_INFO("%s after %.1f s; out:%s; peak RSS %.1f MB", lc_pipeline_state_name(total->state),
+            total->uptime_seconds, items, (double)ru.ru_maxrss / 1024.0);
     lc_snapshot_unref(snap);
 }
 

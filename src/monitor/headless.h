@@ -12,12 +12,12 @@
 #include <stdbool.h>
 
 typedef struct lc_headless_options {
-    double max_seconds;     /* 0: until stopped or finished */
-    double status_interval; /* seconds between status lines; 0: none */
-    bool quiet;             /* no status lines */
-    bool long_status;       /* every queue and gauge (-v), not the 120-column form */
-    const char *socket_path;  /* serve the monitor socket here (NULL: no) */
-    const char *metrics_log;  /* append a JSON line per second here (NULL: no) */
+    double max_seconds;             /* 0: until stopped or finished */
+    double status_interval;         /* seconds between status lines; 0: none */
+    bool quiet;                     /* no status lines */
+    bool long_status;               /* every queue and gauge (-v), not the 120-column form */
+    const char *socket_path;        /* serve the monitor socket here (NULL: no) */
+    const char *metrics_log;        /* append a JSON line per second here (NULL: no) */
     const lc_config_source *source; /* where cfg came from, for reloads (NULL: none) */
 } lc_headless_options;
 

@@ -34,8 +34,7 @@ typedef struct lc_monitor_ops {
      * lc_snapshot_unref. */
     lc_snapshot *(*metrics)(lc_monitor *m, bool all_time);
     /* *resp is malloc'd; free with lcmon__control_response__free_unpacked. */
-    void (*control)(lc_monitor *m, const Lcmon__ControlRequest *req,
-                    Lcmon__ControlResponse **resp);
+    void (*control)(lc_monitor *m, const Lcmon__ControlRequest *req, Lcmon__ControlResponse **resp);
     /* Log lines with seq > after, oldest first (see lc_log_read). */
     size_t (*read_log)(lc_monitor *m, uint64_t after, lc_log_entry *out, size_t max,
                        uint64_t *next_after);
@@ -92,8 +91,8 @@ static inline void lc_monitor_free(lc_monitor *m)
  * for anchor requests; *anchor is malloc'd. */
 int lc_monitor_pause(lc_monitor *m, const char *stage, bool pause, lc_error *err);
 int lc_monitor_pipeline(lc_monitor *m, bool start, lc_error *err);
-int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor,
-                      int64_t *count, lc_error *err);
+int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor, int64_t *count,
+                      lc_error *err);
 /* Reload the configuration (ControlRequest.reload_config): 0 with *message
  * (malloc'd, may be NULL) saying what was loaded, or a negative code with
  * err holding every problem, one a line, the first saying nothing changed

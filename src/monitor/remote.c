@@ -36,7 +36,7 @@ typedef struct remote_monitor {
     lc_wire_buf in;
     Lcmon__Hello *hello;
     lc_snapshot *snap[2]; /* the newest snapshots, [all_time]; shared with readers */
-    bool subscribed;            /* snapshots come at an interval */
+    bool subscribed;      /* snapshots come at an interval */
     uint32_t interval_ms;
     bool want_logs;
     uint64_t next_request;

@@ -70,15 +70,15 @@
 #define LOG_BATCH 200
 #define FRAMES_PER_TURN 64
 #define ACCEPTS_PER_TURN 64
-#define SILENT_LIMIT_NS 10000000000ull /* a client that says nothing this long is closed */
+#define SILENT_LIMIT_NS 10000000000ull     /* a client that says nothing this long is closed */
 #define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
-#define IDLE_LIMIT_NS 10000000000ull /* ... or is idle this long without a subscription */
+#define IDLE_LIMIT_NS 10000000000ull       /* ... or is idle this long without a subscription */
 /* A client without a subscription idle this long may lose its place to a new
  * connection when every place is taken: long enough that a `ctl` in the
  * middle of its request (connected, asking, reading) never does. */
 #define EVICT_IDLE_NS 1000000000ull
 #define CROWD_REPORT_NS 10000000000ull /* at most one line this often on refusals */
-#define BUF_KEEP (64u << 10) /* what a drained buffer may keep of its memory */
+#define BUF_KEEP (64u << 10)           /* what a drained buffer may keep of its memory */
 
 typedef struct client {
     int fd;
@@ -91,11 +91,11 @@ typedef struct client {
     uint64_t log_after;
     uint64_t skipped; /* snapshots missed because the client was not reading */
     uint64_t connected_ns;
-    bool spoke;        /* it sent a whole message */
-    uint64_t active_ns; /* when bytes last came from it or went to it */
+    bool spoke;                   /* it sent a whole message */
+    uint64_t active_ns;           /* when bytes last came from it or went to it */
     uint64_t unfinished_since_ns; /* `in` has held the start of a frame since then (0: no) */
-    bool more;                 /* whole frames wait in `in` for the next turn */
-    bool closing; /* it sent EOF: answer what it asked, flush, then close */
+    bool more;                    /* whole frames wait in `in` for the next turn */
+    bool closing;                 /* it sent EOF: answer what it asked, flush, then close */
 } client;
 
 /* Events logged at most once per CROWD_REPORT_NS, with a count. */
@@ -117,7 +117,7 @@ struct lc_server {
     client clients[LC_SERVER_MAX_CLIENTS];
     size_t n_clients;
     unsigned next_id;
-    lc_wire_buf hello;      /* for the run hello_run (rebuilt when another starts) */
+    lc_wire_buf hello; /* for the run hello_run (rebuilt when another starts) */
     uint64_t hello_run;
     crowd_count refused, evicted;
     long refused_pid; /* of the last one refused, for the log (0: unknown) */
@@ -434,8 +434,8 @@ static void report_crowding(lc_server *s, uint64_t now, bool final)
                 "taken (%d clients, each subscribed and reading, or busy%s); `ss -xp` names "
                 "the processes connected to %s",
                 (unsigned long long)s->refused.n, s->refused.n == 1 ? "" : "s",
-                (unsigned long long)(CROWD_REPORT_NS / 1000000000u), LC_SERVER_MAX_CLIENTS,
-                last, s->file.path);
+                (unsigned long long)(CROWD_REPORT_NS / 1000000000u), LC_SERVER_MAX_CLIENTS, last,
+                s->file.path);
         s->refused.n = 0;
         s->refused.next_ns = now + CROWD_REPORT_NS;
     }
@@ -467,8 +467,8 @@ static bool make_room(lc_server *s, uint64_t now)
     if (best == s->n_clients)
         return false;
     const client *c = &s->clients[best];
-    const char *what = subscribed(c) ? "skipping its snapshots (not reading)"
-                                     : "idle without a subscription";
+    const char *what =
+        subscribed(c) ? "skipping its snapshots (not reading)" : "idle without a subscription";
     char why[160];
     snprintf(why, sizeof why,
              "every place was taken and it had been %s for %.1f s: its place went to a new "

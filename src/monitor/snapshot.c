@@ -330,8 +330,8 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
         }
     }
     if (full)
-        append(line, sizeof line, &used, " | %zu queue%s full, last %s", full,
-               full == 1 ? "" : "s", last_full);
+        append(line, sizeof line, &used, " | %zu queue%s full, last %s", full, full == 1 ? "" : "s",
+               last_full);
     uint64_t bad = 0;
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];

@@ -83,8 +83,7 @@ int lc_wire_peek_frame(const lc_wire_buf *in, const uint8_t **frame, size_t *len
     if (in->len < 4)
         return 0;
     const uint8_t *p = in->data;
-    uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                 (uint32_t)p[3] << 24;
+    uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     if (n > LC_WIRE_MAX_FRAME)
         return LC_EFORMAT;
     if (in->len < 4 + (size_t)n)

@@ -57,11 +57,10 @@ static void build_schema(void)
         "input", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, input, 0,
         CYAML_UNLIMITED);
     stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_SEQUENCE_COUNT(
-        "inputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, inputs,
-        n_inputs_given, &input_name_schema, 1, LC_STAGE_MAX_INPUTS);
+        "inputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, inputs, n_inputs_given,
+        &input_name_schema, 1, LC_STAGE_MAX_INPUTS);
     stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_MAPPING_PTR(
-        "output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, output,
-        queue_fields);
+        "output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, output, queue_fields);
     size_t nclasses = lc_stage_registry_count();
     if (nclasses > LC_MAX_STAGE_TYPES)
         lc_fatal("more stage types (%zu) than LC_MAX_STAGE_TYPES", nclasses);
@@ -394,8 +393,7 @@ static int report(const lc_lint *lint, const char *origin, const char *found, lc
         const lc_lint_problem *p = &lint->problems[i];
         char label[96] = "", text[LC_ERROR_MSG_MAX / 2];
         if (p->stage >= 0) {
-            const char *name =
-                (size_t)p->stage < lint->n_stages ? lint->stage_names[p->stage] : "";
+            const char *name = (size_t)p->stage < lint->n_stages ? lint->stage_names[p->stage] : "";
             if (name[0])
                 snprintf(label, sizeof label, "stage '%s': ", name);
             else
@@ -475,9 +473,9 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
             }
         }
     } else if (!cfg) {
-        result = lc_error_set(err, LC_ECONFIG,
-                              "%s: the document is empty (it needs at least a 'stages' list)",
-                              origin);
+        result =
+            lc_error_set(err, LC_ECONFIG,
+                         "%s: the document is empty (it needs at least a 'stages' list)", origin);
     } else {
         cfg->origin = lc_xstrdup(origin);
         cfg->keys = lc_xmalloc(sizeof *cfg->keys);
@@ -605,8 +603,7 @@ int lc_config_preflight(const lc_config *cfg, lc_error *err)
             next = strchr(line, '\n');
             if (next)
                 *next++ = '\0';
-            lc_error_add(&all, LC_ECONFIG, "stage '%s': %s.%s", s->name, s->cls->type_name,
-                         line);
+            lc_error_add(&all, LC_ECONFIG, "stage '%s': %s.%s", s->name, s->cls->type_name, line);
             count++;
         }
     }

@@ -23,8 +23,8 @@
  * starting anything (lc_config_validate): exactly one type block per stage,
  * unique names, inputs that exist, come earlier and carry the right item
  * type, every output read by exactly one stage (the last stage's one
- * output may be left to the pipeline), queue settings, and each class's own field ranges. Every error names
- * the stage and the field and says what to do.
+ * output may be left to the pipeline), queue settings, and each class's own field ranges. Every
+ * error names the stage and the field and says what to do.
  */
 #ifndef LC_PIPELINE_CONFIG_H
 #define LC_PIPELINE_CONFIG_H
@@ -57,10 +57,10 @@ typedef struct lc_stage_input {
 
 typedef struct lc_stage_config {
     char *name;
-    char *input;       /* "stage" or "stage.output" */
-    char **inputs;     /* several of them (a join) */
+    char *input;   /* "stage" or "stage.output" */
+    char **inputs; /* several of them (a join) */
     unsigned n_inputs_given;
-    lc_queue_config *output; /* settings of every output queue */
+    lc_queue_config *output;          /* settings of every output queue */
     void *blocks[LC_MAX_STAGE_TYPES]; /* by registry index; one is set */
     /* Resolved by validation. */
     const struct lc_stage_class *cls;
@@ -83,12 +83,12 @@ typedef struct lc_config {
     int64_t *rank_opt;
     int64_t *world_size_opt;
     /* Resolved by validation. */
-    uint64_t seed;       /* when seed_pinned */
-    bool seed_pinned;    /* seed: (or --seed) given; else each start draws one */
+    uint64_t seed;    /* when seed_pinned */
+    bool seed_pinned; /* seed: (or --seed) given; else each start draws one */
     uint32_t metrics_interval_ms;
-    int64_t rank;       /* -1: take it from the environment */
-    int64_t world_size; /* -1: take it from the environment */
-    char *origin;       /* file name, or "<default>", for messages */
+    int64_t rank;         /* -1: take it from the environment */
+    int64_t world_size;   /* -1: take it from the environment */
+    char *origin;         /* file name, or "<default>", for messages */
     struct lc_lint *keys; /* where each key is in the text, for messages */
 } lc_config;
 

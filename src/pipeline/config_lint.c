@@ -128,7 +128,7 @@ static const char *shown(const char *path)
  * lint accepts only these and their true counterparts. */
 static bool is_bool_word(const char *v)
 {
-    static const char *const words[] = {"true", "false", "yes", "no",      "on",
+    static const char *const words[] = {"true", "false", "yes", "no",     "on",
                                         "off",  "1",     "0",   "enable", "disable"};
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
         if (strcasecmp(v, words[i]) == 0)
@@ -202,7 +202,10 @@ static void check_scalar(walker *w, const yaml_event_t *ev, const cyaml_schema_v
         char list[200] = "";
         size_t used = 0;
         for (uint32_t i = 0; i < n && used < sizeof list; i++) {
-            int k = snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+            int k = snprintf(list + used, sizeof list - used, "%s%s",
+                             i == 0       ? ""
+                             : i + 1 == n ? " or "
+                                          : ", ",
                              names[i]);
             if (k > 0)
                 used += (size_t)k;
@@ -233,11 +236,10 @@ static bool is_scalar_type(enum cyaml_type t)
            t == CYAML_ENUM || t == CYAML_STRING;
 }
 
-static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema,
-                 const char *path, int stage);
+static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema, const char *path,
+                 int stage);
 
-static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const char *path,
-                         int stage)
+static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const char *path, int stage)
 {
     const char *names[96];
     size_t n_names = 0;
@@ -285,8 +287,8 @@ static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const ch
             if (!near && n_names <= 10) {
                 size_t used = 0;
                 for (size_t i = 0; i < n_names && used < sizeof list; i++) {
-                    int m = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                     names[i]);
+                    int m =
+                        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
                     if (m > 0)
                         used += (size_t)m;
                 }
@@ -299,8 +301,8 @@ static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const ch
                 add_problem(w->l, &key.start_mark, stage, sub,
                             "%s%s: unknown key (did you mean '%s'?)", where, k, near);
             else if (list[0])
-                add_problem(w->l, &key.start_mark, stage, sub, "%s%s: unknown key (the keys are %s)",
-                            where, k, list);
+                add_problem(w->l, &key.start_mark, stage, sub,
+                            "%s%s: unknown key (the keys are %s)", where, k, list);
             else if (stage >= 0 && strchr(shown(sub), '.') == NULL)
                 add_problem(w->l, &key.start_mark, stage, sub,
                             "%s: unknown key (a stage has name, input, output and one stage type "
@@ -319,8 +321,8 @@ static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const ch
 }
 
 /* Read the node that starts with ev (consumed and deleted here). */
-static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema,
-                 const char *path, int stage)
+static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema, const char *path,
+                 int stage)
 {
     if (schema && is_scalar_type(schema->type) && ev->type != YAML_SCALAR_EVENT &&
         (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT)) {
@@ -336,8 +338,8 @@ static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema
         (schema->type == CYAML_MAPPING || schema->type == CYAML_SEQUENCE ||
          schema->type == CYAML_SEQUENCE_FIXED)) {
         bool map = schema->type == CYAML_MAPPING;
-        add_problem(w->l, &ev->start_mark, stage, path, "%s: '%s' where a %s belongs",
-                    shown(path), (const char *)ev->data.scalar.value, map ? "mapping" : "list");
+        add_problem(w->l, &ev->start_mark, stage, path, "%s: '%s' where a %s belongs", shown(path),
+                    (const char *)ev->data.scalar.value, map ? "mapping" : "list");
         add_patch(w->l, ev->start_mark.index, ev->end_mark.index, map ? "{}" : "[]");
         yaml_event_delete(ev);
         return;

@@ -34,9 +34,9 @@ typedef struct lc_lint_key {
 
 typedef struct lc_lint_problem {
     int line, col;
-    int stage;       /* index in stages, or -1 */
-    char path[160];  /* the key it is about */
-    bool stage_key;  /* an unknown key of a stage's own mapping (a misspelt type?) */
+    int stage;      /* index in stages, or -1 */
+    char path[160]; /* the key it is about */
+    bool stage_key; /* an unknown key of a stage's own mapping (a misspelt type?) */
     char text[320];
 } lc_lint_problem;
 

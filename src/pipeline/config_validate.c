@@ -100,8 +100,8 @@ static bool validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
         s->cls = NULL;
     } else if (nblocks > 1) {
         problem(err, count,
-                "%s: stage type: %d given (%s, %s%s); give exactly one type block per stage",
-                label, nblocks, first, second, nblocks > 2 ? ", ..." : "");
+                "%s: stage type: %d given (%s, %s%s); give exactly one type block per stage", label,
+                nblocks, first, second, nblocks > 2 ? ", ..." : "");
         s->cls = NULL;
     }
     if (s->cls) {
@@ -169,8 +169,7 @@ static bool resolve_input(lc_config *cfg, unsigned i, const char *ref, lc_stage_
             strncmp(cfg->stages[j].name, ref, len) == 0)
             found = (int)j;
     if (found < 0) {
-        problem(err, count, "stage '%s': input: no stage is named '%.*s'", s->name, (int)len,
-                ref);
+        problem(err, count, "stage '%s': input: no stage is named '%.*s'", s->name, (int)len, ref);
         return false;
     }
     if (found == (int)i) {
@@ -186,8 +185,8 @@ static bool resolve_input(lc_config *cfg, unsigned i, const char *ref, lc_stage_
     }
     const lc_stage_config *up = &cfg->stages[found];
     if (up->n_out == 0) {
-        problem(err, count, "stage '%s': input: stage '%s' (%s) has no output", s->name,
-                up->name, up->cls->type_name);
+        problem(err, count, "stage '%s': input: stage '%s' (%s) has no output", s->name, up->name,
+                up->cls->type_name);
         return false;
     }
     char outs[256];
@@ -197,8 +196,9 @@ static bool resolve_input(lc_config *cfg, unsigned i, const char *ref, lc_stage_
         for (k = 0; k < up->n_out && strcmp(output_label(up, k), dot + 1) != 0; k++)
             ;
         if (k == up->n_out) {
-            problem(err, count, "stage '%s': input: stage '%s' has no output '%s' (read one of: %s)",
-                    s->name, up->name, dot + 1, outs);
+            problem(err, count,
+                    "stage '%s': input: stage '%s' has no output '%s' (read one of: %s)", s->name,
+                    up->name, dot + 1, outs);
             return false;
         }
     } else if (up->n_out > 1) {
@@ -233,7 +233,7 @@ static int fan_out_origin(const lc_config *cfg, int at)
  * exactly one stage. */
 static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
 {
-    unsigned (*readers)[LC_STAGE_MAX_OUTPUTS] = lc_xcalloc(cfg->n_stages, sizeof *readers);
+    unsigned(*readers)[LC_STAGE_MAX_OUTPUTS] = lc_xcalloc(cfg->n_stages, sizeof *readers);
     for (unsigned i = 0; i < cfg->n_stages; i++) {
         lc_stage_config *s = &cfg->stages[i];
         s->n_out = lc_stage_class_outputs(s->cls, s->block, s->out_names);
@@ -254,9 +254,8 @@ static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
         }
         if (!cls->input) {
             if (n_refs)
-                problem(err, count,
-                        "stage '%s': input: %s reads no input (remove 'input: %s')", s->name,
-                        cls->type_name, refs[0]);
+                problem(err, count, "stage '%s': input: %s reads no input (remove 'input: %s')",
+                        s->name, cls->type_name, refs[0]);
             continue;
         }
         if (!n_refs) {

@@ -57,16 +57,16 @@ struct lc_pipeline {
     lc_pipeline_end_fn on_end;
     void *on_end_ctx;
     uint64_t sequence;
-    lc_stage_metrics *all_time;          /* n */
-    lc_stage_metrics *ring;              /* ring_len * n */
-    double *ring_time;                   /* flush time of each ring slot */
+    lc_stage_metrics *all_time; /* n */
+    lc_stage_metrics *ring;     /* ring_len * n */
+    double *ring_time;          /* flush time of each ring slot */
     size_t ring_len, ring_head, ring_count;
     atomic_int state;
     char error[LC_ERROR_MSG_MAX];
 
     pthread_mutex_t publish_mu;
     pthread_mutex_t build_mu; /* one publish at a time: the last built is the last out */
-    lc_shared *published[2]; /* [all_time]: the snapshots readers share */
+    lc_shared *published[2];  /* [all_time]: the snapshots readers share */
 };
 
 static void publish(lc_pipeline *p);
@@ -160,8 +160,8 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     /* A run that pins no seed draws its own: a restart over the same files
      * takes other chunks and positions (the log says which seed). */
     p->env.seed = cfg->seed;
-    if (!cfg->seed_pinned && getrandom(&p->env.seed, sizeof p->env.seed, GRND_NONBLOCK) !=
-                                 (ssize_t)sizeof p->env.seed)
+    if (!cfg->seed_pinned &&
+        getrandom(&p->env.seed, sizeof p->env.seed, GRND_NONBLOCK) != (ssize_t)sizeof p->env.seed)
         p->env.seed = p->env.run_id * 0x9e3779b97f4a7c15u;
     p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
@@ -276,8 +276,8 @@ static void *metrics_main(void *arg)
         if (p->metrics_quit || (!tick && !end_check))
             continue; /* woken for nothing of ours (or to quit) */
         lc_mutex_unlock(&p->metrics_mu);
-        bool ended = atomic_load(&p->state) == LCMON__PIPELINE_STATE__PIPELINE_RUNNING &&
-                     all_finished(p);
+        bool ended =
+            atomic_load(&p->state) == LCMON__PIPELINE_STATE__PIPELINE_RUNNING && all_finished(p);
         if (tick || ended) /* the end: flush now, so the totals are whole */
             lc_pipeline_flush_metrics(p);
         if (tick) {
@@ -329,8 +329,7 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
     p->started = true;
     p->start_time = lc_now_seconds();
     LC_INFO("run %016llx, seed %llu%s", (unsigned long long)p->env.run_id,
-            (unsigned long long)p->env.seed,
-            p->cfg->seed_pinned ? "" : " (drawn for this run)");
+            (unsigned long long)p->env.seed, p->cfg->seed_pinned ? "" : " (drawn for this run)");
     if (p->env.world_size > 1)
         LC_INFO("serving share %u of %u (rank from %s)", p->env.rank, p->env.world_size,
                 p->env.rank_source);
@@ -533,8 +532,7 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
                 oldest = p->ring_time[slot] - (double)p->cfg->metrics_interval_ms * 1e-3;
         }
         duration = p->ring_count ? now - oldest : 0;
-        if (p->ring_count && p->ring_count < p->ring_len && p->started &&
-            oldest < p->start_time)
+        if (p->ring_count && p->ring_count < p->ring_len && p->started && oldest < p->start_time)
             duration = now - p->start_time;
     }
     m->has_sequence = true;
@@ -747,11 +745,10 @@ void lc_pipeline_carry_in(lc_pipeline *p, const lc_pipeline_carry *c)
             LC_WARN("%s: the new pipeline has no such stage to take '%s' over", c->stage[k],
                     c->carried[k]);
         else if (s->cls != c->cls[k]) /* a reloaded configuration changed its type */
-            LC_WARN("%s: now a %s, no longer a %s: '%s' is not kept", s->name,
-                    s->cls->type_name, c->cls[k]->type_name, c->carried[k]);
+            LC_WARN("%s: now a %s, no longer a %s: '%s' is not kept", s->name, s->cls->type_name,
+                    c->cls[k]->type_name, c->carried[k]);
         else if (s->cls->carry_in(s, c->carried[k], &err) != 0)
-            LC_WARN("%s: cannot keep '%s' across the restart: %s", s->name, c->carried[k],
-                    err.msg);
+            LC_WARN("%s: cannot keep '%s' across the restart: %s", s->name, c->carried[k], err.msg);
     }
 }
 

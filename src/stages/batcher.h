@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 typedef struct lc_batch_sink {
-    lc_batch_pool *pool; /* recycled buffers: every byte of a row is written */
-    atomic_uint_fast64_t seq;                /* next batch number */
+    lc_batch_pool *pool;                    /* recycled buffers: every byte of a row is written */
+    atomic_uint_fast64_t seq;               /* next batch number */
     atomic_uint_fast64_t n_batches, n_rows; /* since the last flush */
 } lc_batch_sink;
 

@@ -110,8 +110,8 @@ static void reader_flush(lc_stage *s, lc_stage_metrics *m)
 static const lc_metric_info reader_metrics[] = {
     {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
     {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
-    {"other_rank_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "for other ranks", "other"},
+    {"other_rank_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "for other ranks",
+     "other"},
     {"bad_chunks", "chunks"},
     {0},
 };

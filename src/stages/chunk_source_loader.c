@@ -50,12 +50,12 @@ static int csl_config_check(void *p, lc_error *err)
 typedef struct csl {
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    uint64_t initial_done;     /* initial files finished (under mu) */
-    uint64_t initial_emitted;  /* initial sources emitted (under mu) */
+    uint64_t initial_done;                        /* initial files finished (under mu) */
+    uint64_t initial_emitted;                     /* initial sources emitted (under mu) */
     uint64_t initial_skipped, initial_unreadable; /* initial files not loaded (under mu) */
     uint64_t named_skips;                         /* skipped files named in the log (under mu) */
     char last_skipped[LC_METRIC_TEXT_MAX];        /* the newest skipped file (under mu) */
-    atomic_uint_fast64_t n_empty; /* archives without a chunk */
+    atomic_uint_fast64_t n_empty;                 /* archives without a chunk */
     atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
         n_truncated;
     atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
@@ -84,8 +84,7 @@ static void append_count(char *buf, size_t size, size_t *len, size_t n, const ch
 {
     if (n == 0 || *len >= size)
         return;
-    int w = snprintf(buf + *len, size - *len, "%s%zu %s", *len ? ", " : "", n,
-                     n == 1 ? one : many);
+    int w = snprintf(buf + *len, size - *len, "%s%zu %s", *len ? ", " : "", n, n == 1 ? one : many);
     if (w > 0)
         *len += (size_t)w;
 }
@@ -227,8 +226,7 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
             if (lc_stage_emit_marker(s, &marker, meter) != 0)
                 return;
-            LC_INFO("%s: initial scan loaded: %llu sources", s->name,
-                    (unsigned long long)emitted);
+            LC_INFO("%s: initial scan loaded: %llu sources", s->name, (unsigned long long)emitted);
             continue;
         }
         lc_chunk_source *src;
@@ -236,7 +234,8 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
         if (src) {
-            lc_source_item out = {.source = src, .flags = in.flags & LC_ITEM_INITIAL, .seq = in.seq};
+            lc_source_item out = {
+                .source = src, .flags = in.flags & LC_ITEM_INITIAL, .seq = in.seq};
             if (lc_stage_emit(s, &out, meter) != 0) {
                 lc_chunk_source_unref(src);
                 if (initial)

@@ -56,8 +56,8 @@ static const cyaml_schema_value_t output_schema = {
 };
 
 static const cyaml_schema_field_t splitter_fields[] = {
-    CYAML_FIELD_SEQUENCE_COUNT("outputs", CYAML_FLAG_POINTER, splitter_config, outputs,
-                               n_outputs, &output_schema, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE_COUNT("outputs", CYAML_FLAG_POINTER, splitter_config, outputs, n_outputs,
+                               &output_schema, 0, CYAML_UNLIMITED),
     CYAML_FIELD_END,
 };
 
@@ -86,8 +86,8 @@ static int splitter_config_check(void *p, lc_error *err)
         for (unsigned j = 0; j < i; j++)
             if (strcmp(c->outputs[j].name, o->name) == 0)
                 rc = lc_error_add(err, LC_ECONFIG,
-                                  "outputs[%u].name: '%s' is used twice (names must be unique)",
-                                  i, o->name);
+                                  "outputs[%u].name: '%s' is used twice (names must be unique)", i,
+                                  o->name);
         o->weight = o->weight_opt ? *o->weight_opt : 1.0;
         if (!(o->weight > 0) || o->weight > 1e9)
             rc = lc_error_add(err, LC_ECONFIG,
@@ -126,14 +126,13 @@ static unsigned pick_output(const splitter_config *c, uint64_t key_hash, uint64_
 typedef struct splitter {
     atomic_uint_fast64_t n_sources, n_chunks;
     atomic_uint_fast64_t chunks_to[LC_STAGE_MAX_OUTPUTS]; /* all time, for the text */
-    uint32_t *members[LC_STAGE_MAX_OUTPUTS]; /* the worker's buffers */
+    uint32_t *members[LC_STAGE_MAX_OUTPUTS];              /* the worker's buffers */
     size_t cap;
     uint64_t initial[LC_STAGE_MAX_OUTPUTS]; /* views of the initial scan, per output */
 } splitter;
 
 /* Put a source's views on their outputs; false when an output closed. */
-static bool split_source(lc_stage *s, splitter *sp, const lc_source_item *in,
-                         lc_load_meter *meter)
+static bool split_source(lc_stage *s, splitter *sp, const lc_source_item *in, lc_load_meter *meter)
 {
     const splitter_config *c = s->config;
     lc_chunk_source *src = in->source;
@@ -212,8 +211,8 @@ static void splitter_flush(lc_stage *s, lc_stage_metrics *m)
     char text[LC_METRIC_TEXT_MAX] = "";
     size_t len = 0;
     for (unsigned k = 0; k < c->n_outputs && len < sizeof text; k++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s %llu (%.1f%%)",
-                                k ? " · " : "", c->outputs[k].name, (unsigned long long)n[k],
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s %llu (%.1f%%)", k ? " · " : "",
+                                c->outputs[k].name, (unsigned long long)n[k],
                                 total ? 100.0 * (double)n[k] / (double)total : 0.0);
     lc_metrics_set_text(m, "chunks_by_output", text);
 }

@@ -25,8 +25,8 @@ void lc_chunk_store_init(lc_chunk_store *st, bool automatic, uint64_t bytes)
     char m[32];
     lc_format_bytes(m, sizeof m, (double)mem);
     if (ranks > 1)
-        snprintf(st->why, sizeof st->why,
-                 "a quarter of %s, shared by LOCAL_WORLD_SIZE=%lu ranks", m, ranks);
+        snprintf(st->why, sizeof st->why, "a quarter of %s, shared by LOCAL_WORLD_SIZE=%lu ranks",
+                 m, ranks);
     else
         snprintf(st->why, sizeof st->why, "a quarter of this machine's %s", m);
     st->budget = mem / 4 / ranks;

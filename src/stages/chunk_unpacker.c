@@ -101,15 +101,15 @@ typedef struct unpacker_config {
     bool *shuffle_opt;
     int *st_opt;
     double *st_theta_opt;
-    lc_diff_focus_config *diff_focus;  /* the legacy keep probability; NULL: off */
-    lc_weights_config *weights;        /* position_weights; NULL: off */
-    bool st_compute;      /* st_targets: compute */
+    lc_diff_focus_config *diff_focus; /* the legacy keep probability; NULL: off */
+    lc_weights_config *weights;       /* position_weights; NULL: off */
+    bool st_compute;                  /* st_targets: compute */
     double st_theta;
-    double rate;          /* 0 when positions_per_chunk is used */
-    uint64_t per_chunk;   /* 0 when the rate is used */
+    double rate;        /* 0 when positions_per_chunk is used */
+    uint64_t per_chunk; /* 0 when the rate is used */
     unsigned threads;
     bool shuffle;
-    uint64_t rate_fixed;  /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
+    uint64_t rate_fixed; /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
 } unpacker_config;
 
 enum { ST_KEEP = 0, ST_COMPUTE = 1 };
@@ -131,8 +131,8 @@ static const cyaml_schema_field_t unpacker_fields[] = {
                          st_opt, st_strings, CYAML_ARRAY_LEN(st_strings)),
     CYAML_FIELD_FLOAT_PTR("st_theta", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
                           st_theta_opt),
-    CYAML_FIELD_MAPPING_PTR("diff_focus", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                            unpacker_config, diff_focus, lc_diff_focus_fields),
+    CYAML_FIELD_MAPPING_PTR("diff_focus", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
+                            diff_focus, lc_diff_focus_fields),
     CYAML_FIELD_MAPPING_PTR("position_weights", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
                             unpacker_config, weights, lc_weights_fields),
     CYAML_FIELD_END,
@@ -198,7 +198,7 @@ static int unpacker_config_check(void *p, lc_error *err)
 typedef struct unpacker {
     atomic_uint_fast64_t n_chunks, n_frames, n_bad_records, n_st;
     atomic_uint_fast64_t n_focus_kept, n_focus_skipped; /* diff_focus */
-    atomic_uint_fast64_t n_weighted;  /* positions drawn by weight */
+    atomic_uint_fast64_t n_weighted;                    /* positions drawn by weight */
     atomic_uint_fast64_t n_zero_weight; /* chunks with no position of weight above 0 */
 } unpacker;
 
@@ -219,7 +219,7 @@ typedef struct st_scratch {
     float *root_q, *root_d, *q_st, *d_st;
     uint16_t *played, *opp, *next;
     size_t cap;
-    float *own; /* a stored chunk's targets for another theta than the kept ones */
+    float *own;     /* a stored chunk's targets for another theta than the kept ones */
     uint32_t first; /* positions before it have no targets computed */
     bool valid;
 } st_scratch;
@@ -304,8 +304,8 @@ static float focus_score(const unpacker_config *cfg, float best_q, float orig_q,
     if (cfg->weights)
         return (float)lc_position_weight(best_q, orig_q, kld, &cfg->weights->p);
     const lc_diff_focus_config *df = cfg->diff_focus;
-    return (float)lc_diff_keep_probability(best_q, orig_q, kld, df->min, df->slope,
-                                           df->q_weight, df->pol_scale);
+    return (float)lc_diff_keep_probability(best_q, orig_q, kld, df->min, df->slope, df->q_weight,
+                                           df->pol_scale);
 }
 
 /* Position i's score, from chunk c's records. */
@@ -369,7 +369,7 @@ static uint32_t weighted_picks(const unpacker_config *cfg, uint64_t seed, const 
      * on nothing else. */
     double best_key[LC_WEIGHTED_K_MAX];
     uint32_t k = 0, want = cfg->per_chunk < LC_WEIGHTED_K_MAX ? (uint32_t)cfg->per_chunk
-                                                                : LC_WEIGHTED_K_MAX;
+                                                              : LC_WEIGHTED_K_MAX;
     for (uint32_t i = 0; i < n; i++) {
         double u = lc_rng_double(&rng);
         if (!(w[i] > 0))
@@ -395,8 +395,8 @@ static uint32_t weighted_picks(const unpacker_config *cfg, uint64_t seed, const 
 /* Compact one record into *f; false, with the reason in *why, for a record
  * that is not of its chunk's version or whose input format the planes are not
  * defined for (a bad frame, even without a chunk_validator in the chain). */
-static bool record_usable(const uint8_t *rec, const lc_chunk_item *c, lc_frame *f,
-                          lc_error *err, const char **why)
+static bool record_usable(const uint8_t *rec, const lc_chunk_item *c, lc_frame *f, lc_error *err,
+                          const char **why)
 {
     uint32_t own;
     memcpy(&own, rec, sizeof own);

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store,
-                    const char *anchor, uint64_t seed)
+void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store, const char *anchor,
+                    uint64_t seed)
 {
     memset(w, 0, sizeof *w);
     w->size = size;

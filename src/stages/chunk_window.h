@@ -48,17 +48,17 @@
 
 typedef struct lc_window_source {
     lc_chunk_source *src;
-    uint64_t base;     /* global index of its first kept chunk */
-    uint32_t n;        /* kept chunks */
-    uint32_t *members; /* kept member indices; NULL: all, in order */
-    uint32_t *uses;    /* per kept chunk; LC_WINDOW_DROPPED when bad */
+    uint64_t base;            /* global index of its first kept chunk */
+    uint32_t n;               /* kept chunks */
+    uint32_t *members;        /* kept member indices; NULL: all, in order */
+    uint32_t *uses;           /* per kept chunk; LC_WINDOW_DROPPED when bad */
     lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
-    uint8_t *unfit;    /* per kept chunk: did not fit in the store when first used */
-    float *weight;     /* per kept chunk: its Hanse weight, NaN until weighed; NULL: none */
-    uint32_t released; /* leading chunks below the window whose stored form is gone */
-    uint32_t n_dropped;      /* kept chunks found bad */
-    bool since_counted;      /* its chunks were counted in since_anchor ... */
-    uint64_t anchor_gen;     /* ... before this many resets */
+    uint8_t *unfit;           /* per kept chunk: did not fit in the store when first used */
+    float *weight;            /* per kept chunk: its Hanse weight, NaN until weighed; NULL: none */
+    uint32_t released;        /* leading chunks below the window whose stored form is gone */
+    uint32_t n_dropped;       /* kept chunks found bad */
+    bool since_counted;       /* its chunks were counted in since_anchor ... */
+    uint64_t anchor_gen;      /* ... before this many resets */
 } lc_window_source;
 
 typedef struct lc_chunk_window {
@@ -81,13 +81,13 @@ typedef struct lc_chunk_window {
      * is an empty slot, 1 a removed one. */
     struct lc_window_path {
         uint64_t hash, base;
-    } *paths;
+    } * paths;
     size_t paths_cap, paths_used;
 } lc_chunk_window;
 
 /* anchor may be NULL or "" (none). */
-void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store,
-                    const char *anchor, uint64_t seed);
+void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store, const char *anchor,
+                    uint64_t seed);
 void lc_window_fini(lc_chunk_window *w);
 
 /* The lowest global index inside the window. */

@@ -80,8 +80,7 @@ void lc_epoch_files_list(lc_epoch_files *ef, bool shuffle, uint64_t seed, uint64
                ef->name, (unsigned long long)epoch, ef->n, ef->path);
         ef->warned_empty = false;
     } else if (!ef->warned_empty) {
-        LC_WARN("%s: no .parquet files under %s; looking again every second", ef->name,
-                ef->path);
+        LC_WARN("%s: no .parquet files under %s; looking again every second", ef->name, ef->path);
         ef->warned_empty = true;
     }
 }

@@ -143,8 +143,8 @@ static int fw_config_check(void *p, lc_error *err)
 typedef struct held_batch {
     lc_batch_item item;
     lc_stream_progress progress; /* the run's when the batch came */
-    uint64_t end; /* connection offset just past its bytes, once written */
-    bool resend;  /* it had reached a reader that left before reading it all */
+    uint64_t end;                /* connection offset just past its bytes, once written */
+    bool resend;                 /* it had reached a reader that left before reading it all */
 } held_batch;
 
 typedef struct fw {
@@ -152,7 +152,7 @@ typedef struct fw {
     int lock_fd; /* the one-writer-a-pipe lock (core/fifo.h); -1: none */
     /* The rest up to the metrics belongs to the worker thread (and to start
      * before, fini after it). */
-    int fd;           /* the pipe or file; -1 while no reader is connected */
+    int fd;                 /* the pipe or file; -1 while no reader is connected */
     lc_deque held_q;        /* of held_batch */
     size_t n_sent;          /* the first n_sent held batches are written on this connection */
     uint64_t conn_bytes;    /* bytes written on this connection */
@@ -164,12 +164,12 @@ typedef struct fw {
     size_t hdr_len, hdr_cap, hdr_tmp_cap;
     bool input_done;
     bool file_failed;
-    lc_stream_run run;  /* this start's run, named in every header */
-    uint64_t grace_end;   /* while stopping: when to give up on a torn batch */
-    uint64_t grace_limit; /* ... and when at the latest (stop_grace after the stop) */
-    uint64_t reader_gap;  /* the longest recent wait on a full pipe (decays) */
-    bool torn;          /* stopped in the middle of a batch */
-    uint64_t connections; /* readers connected since the stage was made, for the log */
+    lc_stream_run run;            /* this start's run, named in every header */
+    uint64_t grace_end;           /* while stopping: when to give up on a torn batch */
+    uint64_t grace_limit;         /* ... and when at the latest (stop_grace after the stop) */
+    uint64_t reader_gap;          /* the longest recent wait on a full pipe (decays) */
+    bool torn;                    /* stopped in the middle of a batch */
+    uint64_t connections;         /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */
     uint64_t full_since;          /* the pipe has been full since then (0: it is not) */
 
@@ -299,8 +299,7 @@ static int send_all(lc_stage *s, fw *f, struct iovec *iov, int iovcnt, uint64_t 
             /* Nothing of this record out yet: stop here, at a boundary
              * (unless the grace time is already running: end_run's marker).
              * Part of it out: finish it within the grace time. */
-            if ((*written == 0 && !f->grace_end) ||
-                (f->grace_end && lc_now_ns() >= f->grace_end))
+            if ((*written == 0 && !f->grace_end) || (f->grace_end && lc_now_ns() >= f->grace_end))
                 return LC_ESTOPPED;
             grace_begin(s, f);
         }
@@ -471,8 +470,7 @@ static bool connect_reader(lc_stage *s, fw *f, lc_load_meter *meter)
                      "(remove it: it is recreated when create is on)",
                      s->name, c->path);
         else if (o == LC_FIFO_NOT_MADE && !told_problem)
-            LC_ERROR("%s: cannot create the named pipe %s: %s", s->name, c->path,
-                     strerror(errno));
+            LC_ERROR("%s: cannot create the named pipe %s: %s", s->name, c->path, strerror(errno));
         else if (o == LC_FIFO_FAILED && !told_problem)
             LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path, strerror(errno));
         told_problem = told_problem || (o != LC_FIFO_NO_READER);
@@ -522,8 +520,7 @@ static int send_next(lc_stage *s, fw *f, uint64_t *partial, lc_load_meter *meter
     lc_batch *b = h->item.batch;
     uint8_t frame[LC_STREAM_FRAME_BYTES];
     uint32_t flags = (h->item.flags & LC_ITEM_END_OF_STREAM) ? LC_STREAM_FLAG_LAST : 0;
-    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes,
-                          &h->progress);
+    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes, &h->progress);
     struct iovec iov[3];
     int n = 0;
     if (header_needed(f, b->layout))

@@ -61,8 +61,7 @@ typedef struct fpp_config {
 static const cyaml_schema_field_t fpp_fields[] = {
     CYAML_FIELD_STRING_PTR("directory", CYAML_FLAG_POINTER, fpp_config, directory, 1,
                            CYAML_UNLIMITED),
-    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
-                         watch_opt),
+    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config, watch_opt),
     CYAML_FIELD_FLOAT_PTR("settle_seconds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
                           settle_opt),
     CYAML_FIELD_BOOL_PTR("follow_symlinks", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
@@ -119,8 +118,14 @@ typedef struct fpp {
 
 /* Problems that last, shown on the screen while they do and logged again
  * every WARN_AGAIN_S. */
-enum { WARN_NONE, WARN_NO_DIRECTORY, WARN_NO_FILES, WARN_DIR_GONE, WARN_DIR_NOT_DIR,
-       WARN_DIR_REPLACED };
+enum {
+    WARN_NONE,
+    WARN_NO_DIRECTORY,
+    WARN_NO_FILES,
+    WARN_DIR_GONE,
+    WARN_DIR_NOT_DIR,
+    WARN_DIR_REPLACED
+};
 #define WARN_AGAIN_S 60.0
 
 static void add_watch(fpp *f, const char *dir)
@@ -129,8 +134,7 @@ static void add_watch(fpp *f, const char *dir)
         return;
     int rc = lc_dirwatch_add(f->watch, dir);
     if (rc < 0) {
-        LC_WARN("cannot watch %s: %s (files written there will not be seen)", dir,
-                strerror(-rc));
+        LC_WARN("cannot watch %s: %s (files written there will not be seen)", dir, strerror(-rc));
         atomic_fetch_add(&f->n_scan_errors, 1);
         return;
     }
@@ -221,9 +225,8 @@ static bool scan_stop(void *ctx)
 static void scan_tree(fpp *f, lc_stage *s, const char *dir, file_list *out)
 {
     const fpp_config *c = s->config;
-    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,
-                             scan_stop,  scan_again, scan_other,
-                             !c->follow_symlinks};
+    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,         scan_stop,
+                             scan_again, scan_other, !c->follow_symlinks};
     scan_ctx ctx = {f, s, out};
     lc_walk_tree(dir, &ops, &ctx);
 }
@@ -293,8 +296,8 @@ static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_lo
         free(path);
         return true;
     }
-    double age = lc_wall_seconds() -
-                 ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec * 1e-9);
+    double age =
+        lc_wall_seconds() - ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec * 1e-9);
     if (f->watch && age < c->settle_seconds) {
         add_pending(f, path, &st);
         return true;

@@ -323,8 +323,7 @@ static void buffer_drain(lc_stage *s, shuffle_buffer *sb, lc_rng *rng, lc_batche
 
 /* The compact sample of row i, or a nonzero code (err filled) when the row
  * is to be skipped. */
-static int encode_row(const lc_chess_row *r, uint32_t i, bool uci, tok_sample *smp,
-                      lc_error *err)
+static int encode_row(const lc_chess_row *r, uint32_t i, bool uci, tok_sample *smp, lc_error *err)
 {
     int64_t ids[LC_CHESS_POS_TOKENS], mask[LC_CHESS_POS_TOKENS], target;
     lc_error_clear(err);
@@ -354,7 +353,8 @@ static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher
         atomic_fetch_add(&t->n_games, 1);
         for (uint32_t i = 0; i < g.n_rows; i++) {
             tok_sample smp;
-            int rc = encode_row(&g.rows[i], i, ((const tok_config *)s->config)->uci_spellings, &smp, &err);
+            int rc = encode_row(&g.rows[i], i, ((const tok_config *)s->config)->uci_spellings, &smp,
+                                &err);
             if (rc != 0) {
                 skipped(s, t, &g, rc, &err);
                 continue;
@@ -436,8 +436,8 @@ static int tok_init(lc_stage *s, lc_error *err)
         lc_batch_layout_name(&t->layout, c->packed ? "chess-encoder-packed" : "chess-encoder",
                              expand);
         lc_batch_layout_add(&t->layout, "input_ids", id, 1, pos);
-        lc_batch_layout_add(&t->layout, "attention_mask", c->packed ? LC_DTYPE_U8 : LC_DTYPE_I64,
-                            1, pos);
+        lc_batch_layout_add(&t->layout, "attention_mask", c->packed ? LC_DTYPE_U8 : LC_DTYPE_I64, 1,
+                            pos);
         lc_batch_layout_add(&t->layout, "target", id, 0, NULL);
     }
     lc_batch_sink_init(&t->sink, &t->layout, c->threads);
@@ -460,11 +460,11 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_positions, 0));
     bool dec = c->mode == MODE_DECODER;
     lc_metrics_add_bad(m, dec ? "bad_games_out_of_vocabulary" : "bad_positions_out_of_vocabulary",
-                         atomic_exchange(&t->n_bad_oov, 0));
+                       atomic_exchange(&t->n_bad_oov, 0));
     lc_metrics_add_bad(m, dec ? "bad_games_fen" : "bad_positions_fen",
-                         atomic_exchange(&t->n_bad_fen, 0));
+                       atomic_exchange(&t->n_bad_fen, 0));
     lc_metrics_add_bad(m, dec ? "bad_games_missing_values" : "bad_positions_missing_values",
-                         atomic_exchange(&t->n_bad_missing, 0));
+                       atomic_exchange(&t->n_bad_missing, 0));
     if (t->fill) {
         uint64_t fill = 0;
         for (unsigned i = 0; i < c->threads; i++)

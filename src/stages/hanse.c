@@ -50,8 +50,7 @@ double lc_hanse_chunk_weight(const lc_hanse *h, const uint8_t *records, size_t r
     double sum = 0;
     for (uint32_t i = 0; i < n; i++) {
         float best_q, orig_q, kld;
-        lc_record_focus_fields(records + (size_t)i * record_size, version, &best_q, &orig_q,
-                               &kld);
+        lc_record_focus_fields(records + (size_t)i * record_size, version, &best_q, &orig_q, &kld);
         sum += lc_position_weight(best_q, orig_q, kld, &wc->p);
     }
     return sum;

@@ -49,10 +49,10 @@ int lc_hanse_config_check(lc_hanse_config *c, lc_error *err);
 typedef struct lc_hanse {
     const lc_hanse_config *cfg; /* NULL: Hanse sampling off */
     uint64_t seed;
-    double max_weight;     /* under the pool's mutex */
-    double pass_max;       /* the largest weight judged in this pass (mutex) */
-    uint64_t pass_judged;  /* weights judged in this pass (mutex) */
-    lc_stats weights;      /* chunk weights computed since the last flush (mutex) */
+    double max_weight;    /* under the pool's mutex */
+    double pass_max;      /* the largest weight judged in this pass (mutex) */
+    uint64_t pass_judged; /* weights judged in this pass (mutex) */
+    lc_stats weights;     /* chunk weights computed since the last flush (mutex) */
     atomic_uint_fast64_t n_accepted, n_rejected;
 } lc_hanse;
 

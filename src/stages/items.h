@@ -41,16 +41,16 @@ typedef struct lc_source_item {
  * inflated (data), or, from a pool with a chunk store, its packed form
  * (format/lc0/packed_chunk.h), one of the two. */
 typedef struct lc_chunk_item {
-    uint8_t *data; /* owned: n_records * record_size bytes; NULL with packed */
+    uint8_t *data;                  /* owned: n_records * record_size bytes; NULL with packed */
     struct lc_packed_chunk *packed; /* one reference, owned; NULL with data */
     uint32_t version;
     uint32_t record_size; /* of data; 0 with packed */
     uint32_t n_records;
-    uint32_t use_count;     /* times this chunk was drawn before, from 0 */
-    uint64_t global_index;  /* its index in the pool (stable while it lives) */
+    uint32_t use_count;             /* times this chunk was drawn before, from 0 */
+    uint64_t global_index;          /* its index in the pool (stable while it lives) */
     struct lc_chunk_source *source; /* one reference, owned: names it in logs */
-    uint32_t member;        /* chunk index within the source */
-    uint32_t flags;         /* LC_ITEM_* */
+    uint32_t member;                /* chunk index within the source */
+    uint32_t flags;                 /* LC_ITEM_* */
 } lc_chunk_item;
 
 /* "frame": one position in compact form (format/lc0/frame.h), by value. */

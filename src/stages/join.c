@@ -134,8 +134,8 @@ static unsigned turn_order(const join *j, unsigned n, unsigned *order)
         if (!j->live[i])
             continue;
         unsigned k = m++;
-        for (; k > 0 && j->credit[order[k - 1]] + j->weight[order[k - 1]] <
-                            j->credit[i] + j->weight[i];
+        for (; k > 0 &&
+               j->credit[order[k - 1]] + j->weight[order[k - 1]] < j->credit[i] + j->weight[i];
              k--)
             order[k] = order[k - 1];
         order[k] = i;
@@ -285,8 +285,7 @@ static void join_flush(lc_stage *s, lc_stage_metrics *m)
         if (nl > 4 && strcmp(name + nl - 4, ".out") == 0)
             nl -= 4;
         len += (size_t)snprintf(text + len, sizeof text - len, "%s%.*s %llu (%.1f%%)",
-                                i ? " · " : "", (int)nl, name,
-                                (unsigned long long)j->total_from[i],
+                                i ? " · " : "", (int)nl, name, (unsigned long long)j->total_from[i],
                                 total ? 100.0 * (double)j->total_from[i] / (double)total : 0.0);
     }
     lc_metrics_set_text(m, "items_by_input", text);

@@ -94,17 +94,16 @@ static const cyaml_schema_field_t pgs_fields[] = {
                          epochs_opt),
     CYAML_FIELD_BOOL_PTR("shuffle", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
                          shuffle_opt),
-    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
-                         watch_opt),
+    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config, watch_opt),
     CYAML_FIELD_END,
 };
 
 static int pgs_config_check(void *p, lc_error *err)
 {
     pgs_config *c = p;
-    int rc = lc_config_expand_path_noting(&c->path, "path",
-                                          "a directory of .parquet files, or one file",
-                                          c->defaulted, sizeof c->defaulted, err);
+    int rc =
+        lc_config_expand_path_noting(&c->path, "path", "a directory of .parquet files, or one file",
+                                     c->defaulted, sizeof c->defaulted, err);
     if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
         rc = LC_ECONFIG;
     c->epochs = c->epochs_opt ? *c->epochs_opt : 0;
@@ -157,12 +156,12 @@ typedef struct pgs {
     lc_epoch_files files; /* the epoch's files (its own thread watches) */
     pq_unit *units;
     size_t n_units, head_unit, cap_units;
-    unsigned busy;       /* workers planning a file, reading a row group or emitting */
-    unsigned files_open; /* planned and not yet emitted */
-    uint64_t epoch;      /* epochs started */
-    bool done;           /* the last epoch is read */
-    uint64_t epoch_good;      /* files of this epoch that gave rows (or had none to give) */
-    double backoff;           /* seconds to wait after an epoch with nothing readable */
+    unsigned busy;             /* workers planning a file, reading a row group or emitting */
+    unsigned files_open;       /* planned and not yet emitted */
+    uint64_t epoch;            /* epochs started */
+    bool done;                 /* the last epoch is read */
+    uint64_t epoch_good;       /* files of this epoch that gave rows (or had none to give) */
+    double backoff;            /* seconds to wait after an epoch with nothing readable */
     struct reported *reported; /* bad files already logged */
     size_t n_reported, cap_reported;
     pq_chunk *spare; /* recycled chunks */
@@ -305,8 +304,8 @@ static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, 
 {
     lc_game_shares sh;
     uint32_t world = s->env->world_size, rank = s->env->rank;
-    int rc = lc_game_plan_shares(f->pf, f->col[LC_GCOL_ID], f->rg_first, f->n_rg, world, rank,
-                                 col, &f->mine, need, &sh, err);
+    int rc = lc_game_plan_shares(f->pf, f->col[LC_GCOL_ID], f->rg_first, f->n_rg, world, rank, col,
+                                 &f->mine, need, &sh, err);
     if (rc != 0)
         return rc;
     if (world <= 16) {
@@ -356,9 +355,8 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
     }
     f->rg_first[f->n_rg] = rows;
     f->epoch = epoch;
-    f->seed =
-        s->env->seed ^
-        lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ lc_game_text_hash(f->base, strlen(f->base)));
+    f->seed = s->env->seed ^
+              lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ lc_game_text_hash(f->base, strlen(f->base)));
     need = lc_xcalloc(f->n_rg ? f->n_rg : 1, 1);
     f->sharded = s->env->world_size > 1;
     if (f->sharded) {
@@ -465,7 +463,8 @@ static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *
     for (size_t k = 0; k < n; k++) {
         const lc_parquet_column *c = refs[k].chunk->cols;
         size_t i = refs[k].i;
-        bytes += cell_len(&c[LC_GCOL_FEN], i) + cell_len(&c[LC_GCOL_PLAYED], i) + cell_len(&c[LC_GCOL_BEST], i);
+        bytes += cell_len(&c[LC_GCOL_FEN], i) + cell_len(&c[LC_GCOL_PLAYED], i) +
+                 cell_len(&c[LC_GCOL_BEST], i);
     }
     char *mem = lc_xmalloc(bytes);
     lc_chess_row *rows = (lc_chess_row *)mem;
@@ -510,8 +509,7 @@ static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
     size_t left_out;
     /* The file's own seed (the run's, its name's and the epoch's): the same
      * games come in the same order whatever the thread or rank. */
-    lc_game_group(&gg, f->chunks, f->damaged, f->rg_first, f->n_rg, c->shuffle, f->seed,
-                  &left_out);
+    lc_game_group(&gg, f->chunks, f->damaged, f->rg_first, f->n_rg, c->shuffle, f->seed, &left_out);
     if (left_out)
         atomic_fetch_add(&g->n_dropped, left_out);
     bool ok = true;
@@ -787,8 +785,7 @@ static int pgs_preflight(const void *config, lc_error *err)
                             "path: %s: %s (give a directory of .parquet files or one file)",
                             c->path, strerror(errno));
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-        return lc_error_add(err, LC_ECONFIG, "path: %s is neither a directory nor a file",
-                            c->path);
+        return lc_error_add(err, LC_ECONFIG, "path: %s is neither a directory nor a file", c->path);
     if (access(c->path, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK) != 0)
         return lc_error_add(err, LC_ECONFIG, "path: %s cannot be read: %s", c->path,
                             strerror(errno));

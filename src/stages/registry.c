@@ -7,19 +7,19 @@
 
 #include <string.h>
 
-#define LC_STAGE_TYPES(X)                                                                  \
-    X(file_path_provider)                                                                  \
-    X(chunk_source_loader)                                                                 \
-    X(chunk_source_splitter)                                                               \
-    X(shuffling_chunk_pool)                                                                \
-    X(chunk_reader)                                                                        \
-    X(join)                                                                                \
-    X(chunk_validator)                                                                     \
-    X(chunk_unpacker)                                                                      \
-    X(shuffling_frame_sampler)                                                             \
-    X(tensor_generator)                                                                    \
-    X(fifo_writer)                                                                         \
-    X(parquet_game_source)                                                                 \
+#define LC_STAGE_TYPES(X)                                                                          \
+    X(file_path_provider)                                                                          \
+    X(chunk_source_loader)                                                                         \
+    X(chunk_source_splitter)                                                                       \
+    X(shuffling_chunk_pool)                                                                        \
+    X(chunk_reader)                                                                                \
+    X(join)                                                                                        \
+    X(chunk_validator)                                                                             \
+    X(chunk_unpacker)                                                                              \
+    X(shuffling_frame_sampler)                                                                     \
+    X(tensor_generator)                                                                            \
+    X(fifo_writer)                                                                                 \
+    X(parquet_game_source)                                                                         \
     X(game_tokenizer)
 
 #define DECLARE(type) extern const lc_stage_class lc_##type##_class;

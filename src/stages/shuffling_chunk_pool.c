@@ -72,7 +72,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 typedef struct pool_config {
     uint64_t chunk_pool_size;
     unsigned *threads_opt;
@@ -82,9 +81,9 @@ typedef struct pool_config {
     unsigned *store_block_opt;
     unsigned threads;
     lc_inflate_backend backend;
-    bool store_auto;      /* store_bytes absent or "auto": sized at init */
-    uint64_t store_limit; /* the size given; 0: no store */
-    unsigned store_block; /* positions per packed block */
+    bool store_auto;        /* store_bytes absent or "auto": sized at init */
+    uint64_t store_limit;   /* the size given; 0: no store */
+    unsigned store_block;   /* positions per packed block */
     lc_hanse_config *hanse; /* Hanse sampling; NULL: off */
 } pool_config;
 
@@ -92,8 +91,8 @@ static const cyaml_schema_field_t pool_fields[] = {
     CYAML_FIELD_UINT("chunk_pool_size", CYAML_FLAG_DEFAULT, pool_config, chunk_pool_size),
     CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
                          threads_opt),
-    CYAML_FIELD_STRING_PTR("anchor", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
-                           anchor, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("anchor", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config, anchor,
+                           0, CYAML_UNLIMITED),
     CYAML_FIELD_STRING_PTR("inflate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
                            inflate, 0, CYAML_UNLIMITED),
     CYAML_FIELD_STRING_PTR("store_bytes", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
@@ -159,10 +158,10 @@ typedef struct pool {
     /* Files in the window written again: with the same chunks (ignored),
      * with others (the old ones retired). */
     atomic_uint_fast64_t n_rewritten_same, n_rewritten_replaced;
-    atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted,
-        n_not_kept, n_stale_draws, n_other_rank, n_unreadable;
+    atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted, n_not_kept,
+        n_stale_draws, n_other_rank, n_unreadable;
 
-    lc_chunk_store store; /* the accounting; the packed chunks are in `sources` */
+    lc_chunk_store store;     /* the accounting; the packed chunks are in `sources` */
     uint64_t passes;          /* passes begun after the first; under mu */
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
     lc_hanse hanse;           /* Hanse sampling (stages/hanse.h) */
@@ -244,7 +243,8 @@ static size_t keep_last_of_each_path(pool *p, lc_chunk_source **srcs, size_t n)
     qsort(v, n, sizeof *v, compare_arrivals);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i + 1 < n && !strcmp(lc_chunk_source_path(v[i].src), lc_chunk_source_path(v[i + 1].src))) {
+        if (i + 1 < n &&
+            !strcmp(lc_chunk_source_path(v[i].src), lc_chunk_source_path(v[i + 1].src))) {
             size_t fresh;
             atomic_fetch_add(compare_with(v[i].src, v[i + 1].src, &fresh) == REWRITTEN_SAME
                                  ? &p->n_rewritten_same
@@ -325,8 +325,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     char store[192];
     lc_chunk_store_describe(&p->store, store, sizeof store);
     LC_INFO("%s: initial window: %llu chunks from %zu of %zu sources (pool size %llu)%s; %s",
-            s->name, (unsigned long long)kept, n - first, n,
-            (unsigned long long)c->chunk_pool_size,
+            s->name, (unsigned long long)kept, n - first, n, (unsigned long long)c->chunk_pool_size,
             kept < c->chunk_pool_size ? "; the window fills as new files arrive" : "", store);
 }
 
@@ -435,7 +434,7 @@ static void log_first_pass(lc_stage *s, pool *p)
 
 /* What a draw hands a loading thread. */
 typedef struct draw {
-    lc_chunk_source *src;   /* one reference */
+    lc_chunk_source *src; /* one reference */
     uint32_t member, use;
     uint64_t global;
     lc_packed_chunk *packed; /* one reference when stored, else NULL */
@@ -585,8 +584,8 @@ static void drop_bad(lc_stage *s, const draw *d, const char *reason, uint32_t ba
         atomic_fetch_add(&p->n_dropped, 1);
         atomic_fetch_add(&p->store.bad[lc_record_check_reason_index(reason)], 1);
         LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
-                lc_chunk_source_path(d->src), lc_chunk_source_chunk_name(d->src, d->member),
-                bad_at, reason ? reason : "bad record");
+                lc_chunk_source_path(d->src), lc_chunk_source_chunk_name(d->src, d->member), bad_at,
+                reason ? reason : "bad record");
     }
 }
 
@@ -889,8 +888,8 @@ static char *pool_carry_out(lc_stage *s)
 {
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    char *a = p->anchor_moved && p->win.anchor && p->win.anchor[0] ? lc_xstrdup(p->win.anchor)
-                                                                   : NULL;
+    char *a =
+        p->anchor_moved && p->win.anchor && p->win.anchor[0] ? lc_xstrdup(p->win.anchor) : NULL;
     lc_mutex_unlock(&p->mu);
     return a;
 }

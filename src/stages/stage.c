@@ -100,8 +100,7 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m)
 
 /* --- a stage's life ------------------------------------------------------ */
 
-unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config,
-                                const char **names)
+unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config, const char **names)
 {
     if (!cls->output)
         return 0;
@@ -112,8 +111,8 @@ unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config,
 }
 
 int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, const void *config,
-                  const lc_stage_env *env, lc_queue *input, size_t capacity,
-                  lc_overflow overflow, lc_error *err)
+                  const lc_stage_env *env, lc_queue *input, size_t capacity, lc_overflow overflow,
+                  lc_error *err)
 {
     return lc_stage_init_inputs(s, cls, name, config, env, &input, input ? 1 : 0, capacity,
                                 overflow, err);
@@ -121,13 +120,12 @@ int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, cons
 
 int lc_stage_init_inputs(lc_stage *s, const lc_stage_class *cls, const char *name,
                          const void *config, const lc_stage_env *env, lc_queue *const *inputs,
-                         unsigned n_inputs, size_t capacity, lc_overflow overflow,
-                         lc_error *err)
+                         unsigned n_inputs, size_t capacity, lc_overflow overflow, lc_error *err)
 {
     unsigned max_in = cls->input ? (cls->max_inputs ? cls->max_inputs : 1) : 0;
     if (n_inputs > max_in || n_inputs > LC_STAGE_MAX_INPUTS)
-        return lc_error_set(err, -EINVAL, "%s reads at most %u inputs, given %u",
-                            cls->type_name, max_in, n_inputs);
+        return lc_error_set(err, -EINVAL, "%s reads at most %u inputs, given %u", cls->type_name,
+                            max_in, n_inputs);
     s->cls = cls;
     s->name = lc_xstrdup(name);
     s->config = config;
@@ -355,8 +353,8 @@ int lc_config_expand_path(char **field, const char *name, const char *what, lc_e
     return lc_config_expand_path_noting(field, name, what, NULL, 0, err);
 }
 
-int lc_config_expand_path_noting(char **field, const char *name, const char *what,
-                                 char *defaulted, size_t size, lc_error *err)
+int lc_config_expand_path_noting(char **field, const char *name, const char *what, char *defaulted,
+                                 size_t size, lc_error *err)
 {
     char *bad = NULL, *took_default = NULL;
     char *expanded = lc_expand_env_noting(*field, &bad, &took_default);
@@ -392,8 +390,7 @@ void lc_stage_warn_default_path(const lc_stage *s, const char *defaulted, const 
             s->name, defaulted, hint, path, defaulted, what);
 }
 
-int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max,
-                      lc_error *err)
+int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max, lc_error *err)
 {
     *out = opt ? *opt : def;
     if (*out < 1 || *out > max)

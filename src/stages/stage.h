@@ -67,8 +67,8 @@ typedef struct lc_stage_env {
      * a stage run alone, which draws its own) and when it started. */
     uint64_t run_id;
     uint64_t run_started_ms;
-    uint32_t rank;       /* this process's share of the data, for sharding */
-    uint32_t world_size; /* number of shares (1 = no sharding) */
+    uint32_t rank;           /* this process's share of the data, for sharding */
+    uint32_t world_size;     /* number of shares (1 = no sharding) */
     const char *rank_source; /* where rank/world came from ("config", "RANK", ...) */
     /* Called from a stage's last worker when it ran out of input (not when
      * it was stopped), after `finished` is set, so that the pipeline notices
@@ -88,8 +88,8 @@ void lc_run_progress_get(const lc_stage_env *env, lc_stream_progress *out);
 #define LC_STAGE_MAX_OUTPUTS 8
 
 typedef struct lc_stage_class {
-    const char *type_name;         /* YAML key, e.g. "chunk_source_loader" */
-    const char *summary;           /* one line for --help and the docs */
+    const char *type_name; /* YAML key, e.g. "chunk_source_loader" */
+    const char *summary;   /* one line for --help and the docs */
     /* Item types read and written; NULL for producers (input) and sinks
      * (output). lc_item_any as input accepts any type (every input the
      * same); as output it writes the type it reads (a join). */
@@ -107,14 +107,13 @@ typedef struct lc_stage_class {
      * through stages that do not decouple (two inputs fed by one worker
      * have the same number), else a number of its own. 0, or LC_ECONFIG
      * with "field: what is wrong (what to do)" added to err. May be NULL. */
-    int (*check_inputs)(const void *config, const int *upstream, unsigned n_inputs,
-                        lc_error *err);
+    int (*check_inputs)(const void *config, const int *upstream, unsigned n_inputs, lc_error *err);
     /* Named outputs, from the checked config block: fills names (at most
      * LC_STAGE_MAX_OUTPUTS, each a valid stage name, pointing into the
      * block) and returns how many. NULL: one output, named "out". A stage
      * with several writes them through s->outputs, in this order. */
     unsigned (*outputs)(const void *config, const char **names);
-    size_t priv_size;              /* bytes of private state, zeroed at init */
+    size_t priv_size; /* bytes of private state, zeroed at init */
 
     /* The configuration block: libcyaml fields of a struct of config_size
      * bytes. Absent optional fields are zero; config_check fills defaults
@@ -216,15 +215,14 @@ struct lc_stage {
  * left alone. lc_stage_fini frees everything but config and env.
  */
 int lc_stage_init(lc_stage *s, const lc_stage_class *cls, const char *name, const void *config,
-                  const lc_stage_env *env, lc_queue *input, size_t capacity,
-                  lc_overflow overflow, lc_error *err);
+                  const lc_stage_env *env, lc_queue *input, size_t capacity, lc_overflow overflow,
+                  lc_error *err);
 /* The same for a stage with n_inputs inputs (0 for a producer; at most
  * the class's max_inputs); its outputs come from the class and config, and
  * each gets a queue of `capacity` with `overflow`. */
 int lc_stage_init_inputs(lc_stage *s, const lc_stage_class *cls, const char *name,
                          const void *config, const lc_stage_env *env, lc_queue *const *inputs,
-                         unsigned n_inputs, size_t capacity, lc_overflow overflow,
-                         lc_error *err);
+                         unsigned n_inputs, size_t capacity, lc_overflow overflow, lc_error *err);
 /* Close every output queue (a stop closes them all). */
 void lc_stage_close_outputs(lc_stage *s);
 int lc_stage_start(lc_stage *s, lc_error *err);
@@ -234,7 +232,6 @@ void lc_stage_fini(lc_stage *s);
 void lc_stage_flush(lc_stage *s, lc_stage_metrics *m);
 /* STAGE_RUNNING, PAUSED, STOPPED or FINISHED (an Lcmon__StageState). */
 int lc_stage_state(lc_stage *s);
-
 
 /* Threads are named "<stage>-<index>" (truncated to 15 bytes). If the stage
  * has an output, each worker is registered as one of its producers, so the
@@ -254,8 +251,8 @@ int lc_config_expand_path(char **field, const char *name, const char *what, lc_e
 /* The same, and names in defaulted (size bytes; "" when none) the variable
  * whose default was taken (or that lcmon supplied): a path the user did not
  * choose, which the stage says at start. */
-int lc_config_expand_path_noting(char **field, const char *name, const char *what,
-                                 char *defaulted, size_t size, lc_error *err);
+int lc_config_expand_path_noting(char **field, const char *name, const char *what, char *defaulted,
+                                 size_t size, lc_error *err);
 /* At a run's start: a path the user did not choose (the config's
  * ${VAR:-...} with VAR unset, which in the shipped configs is the bundled
  * sample data) said as a warning naming VAR, with a set variable one or two
@@ -287,8 +284,7 @@ char *lc_stage_output_queue_name(const char *stage, const char *output);
 /* The outputs a class has with this (checked) config block: their names
  * in names (NULL for the one default output), the count returned (0 for
  * a sink). */
-unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config,
-                                const char **names);
+unsigned lc_stage_class_outputs(const lc_stage_class *cls, const void *config, const char **names);
 
 /* Put an item on output k (0 .. n_outputs - 1), counting it, as
  * lc_stage_emit does for the first. */

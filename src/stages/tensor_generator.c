@@ -159,10 +159,9 @@ static void make_layout(const tensor_config *c, unsigned k, lc_batch_layout *l)
         lc_batch_layout_add(l, planes_name, LC_DTYPE_F32, 3, planes);
         lc_batch_layout_add(l, policy_name, LC_DTYPE_F32, 1, policy);
     } else {
-        lc_batch_layout_name(l,
-                             c->layout == LAYOUT_CURRENT ? "lc0-current-packed"
-                                                         : "lc0-legacy-packed",
-                             LC_EXPAND_LC0);
+        lc_batch_layout_name(
+            l, c->layout == LAYOUT_CURRENT ? "lc0-current-packed" : "lc0-legacy-packed",
+            LC_EXPAND_LC0);
         char name[LC_BATCH_NAME_MAX];
         const uint64_t bits[2] = {LC_INPUT_PLANES, 8}, aux[1] = {8}, slots[1] = {k};
         snprintf(name, sizeof name, "%s_bits", planes_name);
@@ -285,8 +284,7 @@ static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
 static const lc_metric_info tensor_metrics[] = {
     {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s"},
     {"batches", "batches"},
-    {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened",
-     "wide"},
+    {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened", "wide"},
     {0},
 };
 

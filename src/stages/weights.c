@@ -16,18 +16,18 @@ const cyaml_schema_field_t lc_weights_fields[] = {
                           tau_opt),
     CYAML_FIELD_FLOAT_PTR("default_weight", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
                           lc_weights_config, default_opt),
-    CYAML_FIELD_FLOAT_PTR("q_weight", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                          lc_weights_config, q_weight_opt),
-    CYAML_FIELD_FLOAT_PTR("pol_scale", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                          lc_weights_config, pol_scale_opt),
+    CYAML_FIELD_FLOAT_PTR("q_weight", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_weights_config,
+                          q_weight_opt),
+    CYAML_FIELD_FLOAT_PTR("pol_scale", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_weights_config,
+                          pol_scale_opt),
     CYAML_FIELD_END,
 };
 
 const cyaml_schema_field_t lc_diff_focus_fields[] = {
     CYAML_FIELD_FLOAT_PTR("min", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_diff_focus_config,
                           min_opt),
-    CYAML_FIELD_FLOAT_PTR("slope", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                          lc_diff_focus_config, slope_opt),
+    CYAML_FIELD_FLOAT_PTR("slope", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_diff_focus_config,
+                          slope_opt),
     CYAML_FIELD_FLOAT_PTR("q_weight", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
                           lc_diff_focus_config, q_weight_opt),
     CYAML_FIELD_FLOAT_PTR("pol_scale", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
@@ -36,8 +36,8 @@ const cyaml_schema_field_t lc_diff_focus_fields[] = {
 };
 
 /* *out = *opt or def; a problem unless lo <= value <= hi (finite). */
-static int take(double *out, const double *opt, double def, double lo, double hi,
-                const char *field, const char *key, lc_error *err)
+static int take(double *out, const double *opt, double def, double lo, double hi, const char *field,
+                const char *key, lc_error *err)
 {
     *out = opt ? *opt : def;
     if (isfinite(*out) && *out >= lo && *out <= hi)
@@ -51,8 +51,7 @@ static int finish(int rc, double q_weight, double pol_scale, const char *field, 
 {
     if (rc == 0 && q_weight + pol_scale <= 0)
         rc = lc_error_add(err, LC_ECONFIG,
-                          "%s.q_weight: q_weight + pol_scale must be above 0 (they divide)",
-                          field);
+                          "%s.q_weight: q_weight + pol_scale must be above 0 (they divide)", field);
     return rc ? LC_ECONFIG : 0;
 }
 

@@ -15,8 +15,7 @@
 /* position_weights: {alpha, beta, gamma, tau, default_weight, q_weight,
  * pol_scale}, every one optional. */
 typedef struct lc_weights_config {
-    double *alpha_opt, *beta_opt, *gamma_opt, *tau_opt, *default_opt, *q_weight_opt,
-        *pol_scale_opt;
+    double *alpha_opt, *beta_opt, *gamma_opt, *tau_opt, *default_opt, *q_weight_opt, *pol_scale_opt;
     lc_weight_params p; /* resolved */
 } lc_weights_config;
 extern const cyaml_schema_field_t lc_weights_fields[];

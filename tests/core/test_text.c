@@ -138,8 +138,8 @@ static void test_parse_bytes(void)
     expect_bytes("  7k", 7000);
     expect_bytes(".5K", 500);
     uint64_t v = 99;
-    static const char *const bad[] = {"", "auto", "-1", "5X", "5 G B", "G", "1e30",
-                                      "12 MiBs", "0x10", "nan"};
+    static const char *const bad[] = {"",  "auto", "-1",      "5X",   "5 G B",
+                                      "G", "1e30", "12 MiBs", "0x10", "nan"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         bool ok = lc_parse_bytes(bad[i], &v);
         if (ok)

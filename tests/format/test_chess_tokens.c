@@ -223,12 +223,12 @@ static void test_uci_spellings(void)
     CHECK_EQ_INT(lc_chess_uci_move_id(NULL, 0, "e1g1", 4), move_id("e1g1"));
     /* The encoder takes the spelling flag. */
     int64_t in[LC_CHESS_POS_TOKENS], mask[LC_CHESS_POS_TOKENS], target = -1;
-    CHECK_OK(lc_chess_encoder_sample(promo, strlen(promo), "a7a8n", 5, true, in, mask, &target,
-                                     NULL));
+    CHECK_OK(
+        lc_chess_encoder_sample(promo, strlen(promo), "a7a8n", 5, true, in, mask, &target, NULL));
     CHECK_EQ_INT(target, move_id("a7a8"));
-    CHECK_EQ_INT(lc_chess_encoder_sample(promo, strlen(promo), "a7a8n", 5, false, in, mask,
-                                         &target, NULL),
-                 LC_CHESS_EOOV);
+    CHECK_EQ_INT(
+        lc_chess_encoder_sample(promo, strlen(promo), "a7a8n", 5, false, in, mask, &target, NULL),
+        LC_CHESS_EOOV);
 #undef UCI
 }
 
@@ -399,8 +399,8 @@ static void test_encoder(void)
     int64_t in[68], mask[68], target = -1, want[68];
     lc_error err;
     CHECK_OK(fen_tokens(START_FEN, want, NULL));
-    CHECK_OK(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "e2e4", 4, false, in, mask, &target, &err));
+    CHECK_OK(lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "e2e4", 4, false, in, mask,
+                                     &target, &err));
     CHECK_EQ_INT(target, 322);
     CHECK(memcmp(in, want, sizeof want) == 0);
     int ones = 0;
@@ -408,29 +408,30 @@ static void test_encoder(void)
         ones += mask[i] == 1;
     CHECK_EQ_INT(ones, 68);
     const char *promo_fen = "8/P6k/8/8/8/8/7p/K7 w - - 0 1";
-    CHECK_OK(
-        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8q", 5, false, in, mask, &target, NULL));
+    CHECK_OK(lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8q", 5, false, in, mask,
+                                     &target, NULL));
     CHECK_EQ_INT(target, 1792);
-    CHECK_OK(
-        lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8", 4, false, in, mask, &target, NULL));
+    CHECK_OK(lc_chess_encoder_sample(promo_fen, strlen(promo_fen), "a7a8", 4, false, in, mask,
+                                     &target, NULL));
     CHECK_EQ_INT(target, 1401);
     /* Skipped: best move outside the vocabulary; a distinct code. */
     lc_error_clear(&err);
-    CHECK_EQ_INT(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "a1a1", 4, false, in, mask, &target, &err),
-        LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "a1a1", 4, false, in, mask,
+                                         &target, &err),
+                 LC_CHESS_EOOV);
     CHECK(strstr(err.msg, "a1a1") != NULL);
-    CHECK_EQ_INT(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "zz", 2, false, in, mask, &target, NULL),
-        LC_CHESS_EOOV);
-    CHECK_EQ_INT(
-        lc_chess_encoder_sample(START_FEN, strlen(START_FEN), NULL, 0, false, in, mask, &target, NULL),
-        LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_encoder_sample(START_FEN, strlen(START_FEN), "zz", 2, false, in, mask,
+                                         &target, NULL),
+                 LC_CHESS_EOOV);
+    CHECK_EQ_INT(lc_chess_encoder_sample(START_FEN, strlen(START_FEN), NULL, 0, false, in, mask,
+                                         &target, NULL),
+                 LC_CHESS_EOOV);
     CHECK_EQ_INT(lc_chess_encoder_sample("bad fen", 7, "e2e4", 4, false, in, mask, &target, NULL),
                  LC_EFORMAT);
     /* King-takes-rook castling as the best move. */
     const char *c_fen = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
-    CHECK_OK(lc_chess_encoder_sample(c_fen, strlen(c_fen), "e1h1", 4, false, in, mask, &target, NULL));
+    CHECK_OK(
+        lc_chess_encoder_sample(c_fen, strlen(c_fen), "e1h1", 4, false, in, mask, &target, NULL));
     CHECK_EQ_INT(target, 103);
 }
 

@@ -36,8 +36,13 @@ static void test_keep_probability(void)
 
 static void test_weight(void)
 {
-    lc_weight_params w = {.alpha = 2, .beta = 0.5, .gamma = 2, .tau = 100, .default_weight = 0.75,
-                          .q_weight = 6, .pol_scale = 3.5};
+    lc_weight_params w = {.alpha = 2,
+                          .beta = 0.5,
+                          .gamma = 2,
+                          .tau = 100,
+                          .default_weight = 0.75,
+                          .q_weight = 6,
+                          .pol_scale = 3.5};
     /* (2 * 1.7 / 9.5 + 0.5)^2 */
     double t = 2 * 1.7 / 9.5 + 0.5;
     CHECK(fabs(lc_position_weight(0.5f, 0.3f, 0.5f, &w) - t * t) < 1e-6);

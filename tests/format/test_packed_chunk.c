@@ -248,9 +248,9 @@ static void edge_frame(lc_frame *f, unsigned k, uint32_t seed)
     /* NaN payloads, signalling NaNs, infinities, -0 and subnormals. */
     const uint32_t odd[] = {0x7fc00001u, 0x7f800001u, 0xffc00000u, 0x7f800000u,
                             0xff800000u, 0x80000000u, 0x00000001u, 0x3f800000u};
-    float *fields[] = {&f->root_q,   &f->best_q,   &f->root_d,   &f->best_d,   &f->root_m,
+    float *fields[] = {&f->root_q,   &f->best_q,     &f->root_d,   &f->best_d,   &f->root_m,
                        &f->best_m,   &f->plies_left, &f->result_q, &f->result_d, &f->played_q,
-                       &f->played_d, &f->played_m, &f->orig_q,   &f->orig_d,   &f->orig_m,
+                       &f->played_d, &f->played_m,   &f->orig_q,   &f->orig_d,   &f->orig_m,
                        &f->q_st,     &f->d_st};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         *fields[i] = from_bits(odd[(i + seed) % 8]);
@@ -273,8 +273,8 @@ static void edge_frame(lc_frame *f, unsigned k, uint32_t seed)
     }
     uint16_t first = k ? f->policy_idx[0] : 0;
     uint16_t last = k > LC_FRAME_INLINE_POLICY ? f->overflow_idx[k - LC_FRAME_INLINE_POLICY - 1]
-                    : k                       ? f->policy_idx[k - 1]
-                                              : 0;
+                    : k                        ? f->policy_idx[k - 1]
+                                               : 0;
     f->played_idx = first;
     f->best_idx = last;
 }

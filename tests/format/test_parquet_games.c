@@ -21,7 +21,7 @@
 #define GROUPS 4
 
 static const pqw_column_spec columns[] = {
-    {"game_id", PQW_INT64},     {"ply", PQW_INT64},      {"fen", PQW_STRING},
+    {"game_id", PQW_INT64},      {"ply", PQW_INT64},        {"fen", PQW_STRING},
     {"played_move", PQW_STRING}, {"best_move", PQW_STRING},
 };
 
@@ -92,8 +92,8 @@ static lc_game_chunk *read_all(table *t, const uint8_t *need, const uint8_t *dam
         lc_game_chunk *ch = calloc(1, sizeof *ch);
         uint64_t no_id;
         lc_error err;
-        CHECK_OK(lc_game_read_row_group(t->pf, t->col, rg, t->rg_first[rg], mine, ch, &no_id,
-                                        &err));
+        CHECK_OK(
+            lc_game_read_row_group(t->pf, t->col, rg, t->rg_first[rg], mine, ch, &no_id, &err));
         CHECK_EQ_U64(no_id, 0);
         ch->next = list;
         list = ch;
@@ -205,8 +205,8 @@ static void test_shares(table *t)
         lc_game_shares sh;
         lc_parquet_column scratch = {0};
         lc_error err;
-        CHECK_OK(lc_game_plan_shares(t->pf, t->col[LC_GCOL_ID], t->rg_first, t->n_rg, world,
-                                     rank, &scratch, &mine, need, &sh, &err));
+        CHECK_OK(lc_game_plan_shares(t->pf, t->col[LC_GCOL_ID], t->rg_first, t->n_rg, world, rank,
+                                     &scratch, &mine, need, &sh, &err));
         lc_parquet_column_fini(&scratch);
         CHECK_EQ_INT(sh.n_games, GAMES);
         CHECK_EQ_U64(sh.with_id, GAMES * PLIES);
@@ -235,12 +235,15 @@ static void test_shares(table *t)
 /* A table without a required column, or with one of the wrong kind. */
 static void test_bad_columns(void)
 {
-    static const pqw_column_spec no_fen[] = {
-        {"game_id", PQW_INT64}, {"ply", PQW_INT64}, {"played_move", PQW_STRING},
-        {"best_move", PQW_STRING}};
-    static const pqw_column_spec numeric_fen[] = {
-        {"game_id", PQW_INT64},     {"ply", PQW_INT64},      {"fen", PQW_DOUBLE},
-        {"played_move", PQW_STRING}, {"best_move", PQW_STRING}};
+    static const pqw_column_spec no_fen[] = {{"game_id", PQW_INT64},
+                                             {"ply", PQW_INT64},
+                                             {"played_move", PQW_STRING},
+                                             {"best_move", PQW_STRING}};
+    static const pqw_column_spec numeric_fen[] = {{"game_id", PQW_INT64},
+                                                  {"ply", PQW_INT64},
+                                                  {"fen", PQW_DOUBLE},
+                                                  {"played_move", PQW_STRING},
+                                                  {"best_move", PQW_STRING}};
     const struct {
         const pqw_column_spec *cols;
         size_t n;

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool raw = data[0] & 1;
     lc_inflate_backend backend =
         (data[0] & 2) && lc_inflate_backend_available(LC_INFLATE_LIBDEFLATE) ? LC_INFLATE_LIBDEFLATE
-                                                                               : LC_INFLATE_ZLIB;
+                                                                             : LC_INFLATE_ZLIB;
     const uint8_t *gz = data + 1;
     size_t gz_len = size - 1;
     uint8_t *made = NULL;
@@ -135,8 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         const char *reason = NULL;
         good[i] = lc_record_check(rec, c.version, &reason) == 0;
-        FUZZ_CHECK(good[i] || (reason && lc_record_check_reason_index(reason) <
-                                             LC_RECORD_CHECK_REASONS));
+        FUZZ_CHECK(good[i] ||
+                   (reason && lc_record_check_reason_index(reason) < LC_RECORD_CHECK_REASONS));
         if (!good[i])
             continue;
         lc_frame f;

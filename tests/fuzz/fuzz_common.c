@@ -34,8 +34,7 @@ const char *fuzz_setup(void)
     const char *tmp = getenv("TMPDIR");
     snprintf(scratch, sizeof scratch, "%s/lcmon-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(scratch)) {
-        fprintf(stderr, "fuzz: cannot make a scratch directory %s: %s\n", scratch,
-                strerror(errno));
+        fprintf(stderr, "fuzz: cannot make a scratch directory %s: %s\n", scratch, strerror(errno));
         abort();
     }
     atexit(remove_scratch);

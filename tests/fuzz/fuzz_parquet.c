@@ -44,7 +44,8 @@ static void check_column(const lc_parquet_file *f, size_t rg, const lc_parquet_c
         /* Touch every value, so that ASan sees the whole array. */
         volatile uint64_t sum = 0;
         for (size_t i = 0; i < c->n; i++)
-            sum += c->kind == LC_PARQUET_KIND_INT64 ? (uint64_t)c->i64[i] : (uint64_t)(c->f64[i] > 0);
+            sum +=
+                c->kind == LC_PARQUET_KIND_INT64 ? (uint64_t)c->i64[i] : (uint64_t)(c->f64[i] > 0);
         (void)sum;
     }
 }

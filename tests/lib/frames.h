@@ -40,13 +40,13 @@ static inline void tf_check_same_fields(const lc_frame *a, const lc_frame *b, bo
     CHECK_EQ_U64(a->rule50_count, b->rule50_count);
     CHECK_EQ_U64(a->invariance_info, b->invariance_info);
     CHECK_EQ_INT(a->result, b->result);
-    const float fa[] = {a->root_q,   a->best_q,     a->root_d,   a->best_d,   a->root_m,
-                        a->best_m,   a->plies_left, a->result_q, a->result_d, a->played_q,
-                        a->played_d, a->played_m,   a->orig_q,   a->orig_d,   a->orig_m,
+    const float fa[] = {a->root_q,   a->best_q,     a->root_d,    a->best_d,   a->root_m,
+                        a->best_m,   a->plies_left, a->result_q,  a->result_d, a->played_q,
+                        a->played_d, a->played_m,   a->orig_q,    a->orig_d,   a->orig_m,
                         a->q_st,     a->d_st,       a->policy_kld};
-    const float fb[] = {b->root_q,   b->best_q,     b->root_d,   b->best_d,   b->root_m,
-                        b->best_m,   b->plies_left, b->result_q, b->result_d, b->played_q,
-                        b->played_d, b->played_m,   b->orig_q,   b->orig_d,   b->orig_m,
+    const float fb[] = {b->root_q,   b->best_q,     b->root_d,    b->best_d,   b->root_m,
+                        b->best_m,   b->plies_left, b->result_q,  b->result_d, b->played_q,
+                        b->played_d, b->played_m,   b->orig_q,    b->orig_d,   b->orig_m,
                         b->q_st,     b->d_st,       b->policy_kld};
     for (size_t i = 0; i < sizeof fa / sizeof fa[0]; i++)
         if (tf_bits(fa[i]) != tf_bits(fb[i]))
@@ -64,8 +64,10 @@ static inline void tf_check_same_fields(const lc_frame *a, const lc_frame *b, bo
         CHECK((a->overflow_idx != NULL) == (n > LC_FRAME_INLINE_POLICY));
         CHECK((b->overflow_idx != NULL) == (n > LC_FRAME_INLINE_POLICY));
         if (n > LC_FRAME_INLINE_POLICY && a->overflow_idx && b->overflow_idx) {
-            CHECK(memcmp(a->overflow_idx, b->overflow_idx, (n - in) * sizeof *a->overflow_idx) == 0);
-            CHECK(memcmp(a->overflow_val, b->overflow_val, (n - in) * sizeof *a->overflow_val) == 0);
+            CHECK(memcmp(a->overflow_idx, b->overflow_idx, (n - in) * sizeof *a->overflow_idx) ==
+                  0);
+            CHECK(memcmp(a->overflow_val, b->overflow_val, (n - in) * sizeof *a->overflow_val) ==
+                  0);
         }
     }
 }

@@ -15,17 +15,16 @@ typedef struct standalone {
 } standalone;
 
 int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *yaml_block,
-                      lc_queue *input, size_t out_capacity, const lc_stage_env *env,
-                      lc_stage **out, lc_error *err)
+                      lc_queue *input, size_t out_capacity, const lc_stage_env *env, lc_stage **out,
+                      lc_error *err)
 {
-    return lc_standalone_new_inputs(cls, name, yaml_block, &input, input ? 1 : 0, out_capacity,
-                                    env, out, err);
+    return lc_standalone_new_inputs(cls, name, yaml_block, &input, input ? 1 : 0, out_capacity, env,
+                                    out, err);
 }
 
-int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name,
-                             const char *yaml_block, lc_queue *const *inputs, unsigned n_inputs,
-                             size_t out_capacity, const lc_stage_env *env, lc_stage **out,
-                             lc_error *err)
+int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name, const char *yaml_block,
+                             lc_queue *const *inputs, unsigned n_inputs, size_t out_capacity,
+                             const lc_stage_env *env, lc_stage **out, lc_error *err)
 {
     *out = NULL;
     void *block = NULL;

@@ -20,14 +20,13 @@ struct lc_config *lc_test_config(const char *yaml);
 /* env may be NULL (seed 0, rank 0 of 1). out_capacity sizes the output
  * queue (ignored for sinks). */
 int lc_standalone_new(const lc_stage_class *cls, const char *name, const char *yaml_block,
-                      lc_queue *input, size_t out_capacity, const lc_stage_env *env,
-                      lc_stage **out, lc_error *err);
+                      lc_queue *input, size_t out_capacity, const lc_stage_env *env, lc_stage **out,
+                      lc_error *err);
 /* The same with several inputs (a join) or none (a producer); every
  * output the class names from its config is made (s->outputs). */
-int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name,
-                             const char *yaml_block, lc_queue *const *inputs, unsigned n_inputs,
-                             size_t out_capacity, const lc_stage_env *env, lc_stage **out,
-                             lc_error *err);
+int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name, const char *yaml_block,
+                             lc_queue *const *inputs, unsigned n_inputs, size_t out_capacity,
+                             const lc_stage_env *env, lc_stage **out, lc_error *err);
 int lc_standalone_start(lc_stage *s, lc_error *err);
 /* Stop: marks stopping, closes every input and output queue (as a pipeline
  * stop does), wakes and joins. */

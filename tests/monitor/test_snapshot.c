@@ -38,7 +38,8 @@ int main(void)
                             rows = count("rows", 40), batches = count("batches", 5);
     Lcmon__CountMetricProto *tok_counts[] = {&samples, &positions};
     Lcmon__CountMetricProto *wr_counts[] = {&rows, &batches};
-    Lcmon__StageMetricProto tok = stage("tokenizer", tok_counts, 2), wr = stage("writer", wr_counts, 2);
+    Lcmon__StageMetricProto tok = stage("tokenizer", tok_counts, 2),
+                            wr = stage("writer", wr_counts, 2);
     Lcmon__StageMetricProto *stages[] = {&tok, &wr};
     Lcmon__DataLoaderMetricsProto m = LCMON__DATA_LOADER_METRICS_PROTO__INIT;
     m.stage_metrics = stages;

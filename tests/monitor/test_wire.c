@@ -2,10 +2,10 @@
  * test_wire: the monitor layer without a socket server: the wire framing
  * (lc_wire_*: whole frames, every cut of one, the size limit, two frames in
  * one buffer, a buffer giving back what a large frame grew it to, reading
- * from a socket with a deadline and a peer that hangs up), the JSON output of `lcmon ctl ... --json` and the metrics log
- * (escaping, enums by name, unset fields left out, NaN as null), and the
- * common control requests against the monitor of a configuration that did
- * not load (the answers name the problem).
+ * from a socket with a deadline and a peer that hangs up), the JSON output of `lcmon ctl ...
+ * --json` and the metrics log (escaping, enums by name, unset fields left out, NaN as null), and
+ * the common control requests against the monitor of a configuration that did not load (the answers
+ * name the problem).
  */
 #include "check.h"
 
@@ -45,8 +45,7 @@ static void test_framing(void)
     CHECK_EQ_INT(lc_wire_peek_frame(&b, &frame, &len), 1);
     CHECK_EQ_U64(len, body);
     Lcmon__ClientMessage *back = lcmon__client_message__unpack(NULL, len, frame);
-    CHECK(back && back->subscribe && back->subscribe->interval_ms == 250 &&
-          back->request_id == 77);
+    CHECK(back && back->subscribe && back->subscribe->interval_ms == 250 && back->request_id == 77);
     lcmon__client_message__free_unpacked(back, NULL);
 
     /* Two frames in one buffer: the second after consuming the first. */
@@ -97,8 +96,7 @@ static void test_read_frame(void)
     lc_wire_buf_consume(&in, 4 + len);
     /* Nothing more within the deadline: a timeout that says so. */
     uint64_t t0 = lc_now_ns();
-    CHECK_EQ_INT(lc_wire_read_frame(sv[0], &in, t0 + 100000000u, &frame, &len, &err),
-                 -ETIMEDOUT);
+    CHECK_EQ_INT(lc_wire_read_frame(sv[0], &in, t0 + 100000000u, &frame, &len, &err), -ETIMEDOUT);
     CHECK(strstr(err.msg, "no answer from the loader") != NULL);
     CHECK(lc_now_ns() - t0 >= 90000000u);
     /* Half a frame, then the peer hangs up. */
@@ -200,7 +198,7 @@ static void test_shrink(void)
     lc_wire_buf_shrink(&b, 65536); /* drained: all of it goes */
     CHECK(b.data == NULL && b.cap == 0 && b.len == 0);
     lc_wire_buf_append(&b, "abc", 3); /* and it grows again from nothing */
-    lc_wire_buf_shrink(&b, 65536); /* small: kept as it is */
+    lc_wire_buf_shrink(&b, 65536);    /* small: kept as it is */
     CHECK(b.cap == 4096 && b.len == 3 && memcmp(b.data, "abc", 3) == 0);
     lc_wire_buf_fini(&b);
 }

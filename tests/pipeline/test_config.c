@@ -17,7 +17,6 @@
 #include "stages/registry.h"
 #include "stages/stage.h"
 
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -708,9 +707,15 @@ static void test_print_schema(void)
             CHECK(found != NULL && (!next || found < next));
         }
     }
-    const char *keys[] = {"\nstages:", "\n    name: ", "\n    input: ", "\n    output:",
+    const char *keys[] = {"\nstages:",
+                          "\n    name: ",
+                          "\n    input: ",
+                          "\n    output:",
                           "\n      overflow: one of block, drop_newest, keep_newest",
-                          "\nseed: ", "\nmetrics_interval_ms: ", "\nrank: ", "\nworld_size: "};
+                          "\nseed: ",
+                          "\nmetrics_interval_ms: ",
+                          "\nrank: ",
+                          "\nworld_size: "};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         CHECK(strstr(text, keys[i]) != NULL);
     free(text);

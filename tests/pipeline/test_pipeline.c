@@ -227,7 +227,8 @@ static void test_control_errors(void)
     lcmon__control_response__free_unpacked(resp, NULL);
 
     /* An anchor request when no stage keeps anchors. */
-    Lcmon__ShufflingChunkPoolControlRequest pool = LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
+    Lcmon__ShufflingChunkPoolControlRequest pool =
+        LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
     pool.has_reset_chunk_anchor = true;
     pool.reset_chunk_anchor = true;
     req.has_command = false;

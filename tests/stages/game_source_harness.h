@@ -37,19 +37,28 @@ static char fixtures[4096] __attribute__((unused));
  * with their libraries (test_parquet.c checks that a build without them
  * refuses them). */
 __attribute__((unused)) static const char *const good[] = {
-    "arrow_fallback_v1_snappy", "arrow_fallback_v2_zstd",
-    "arrow_v2_gzip_delta",      "duckdb_gzip_ply1",
-    "duckdb_snappy_rowgroups",  "duckdb_uncompressed_shuffled",
-    "duckdb_v2_zstd_types",     "duckdb_zstd_extra_columns",
-    "hyparquet_delta_gzip",     "hyparquet_types_uncompressed",
-    "hyparquet_v2_snappy",      "own_dictionary_offsets",
+    "arrow_fallback_v1_snappy",
+    "arrow_fallback_v2_zstd",
+    "arrow_v2_gzip_delta",
+    "duckdb_gzip_ply1",
+    "duckdb_snappy_rowgroups",
+    "duckdb_uncompressed_shuffled",
+    "duckdb_v2_zstd_types",
+    "duckdb_zstd_extra_columns",
+    "hyparquet_delta_gzip",
+    "hyparquet_types_uncompressed",
+    "hyparquet_v2_snappy",
+    "own_dictionary_offsets",
 #if LC_HAVE_LZ4
-    "arrow_lz4_raw",            "duckdb_lz4_raw",
-    "arrow_lz4_hadoop",         "hyparquet_lz4_frame",
+    "arrow_lz4_raw",
+    "duckdb_lz4_raw",
+    "arrow_lz4_hadoop",
+    "hyparquet_lz4_frame",
     "hyparquet_lz4_block",
 #endif
 #if LC_HAVE_BROTLI
-    "duckdb_brotli",            "arrow_brotli_v2",
+    "duckdb_brotli",
+    "arrow_brotli_v2",
     "hyparquet_brotli",
 #endif
 };
@@ -247,8 +256,7 @@ static inline void link_into(const char *dir, const char *name)
 /* Copy from to to (they may be one file) with bytes [len * at / 20,
  * + len / span) overwritten: a damaged middle that spares the footer.
  * false when from is missing or not above min_len bytes. */
-static inline bool damage(const char *from, const char *to, size_t at, size_t span,
-                          size_t min_len)
+static inline bool damage(const char *from, const char *to, size_t at, size_t span, size_t min_len)
 {
     size_t len = 0;
     uint8_t *bytes = tu_read_file(from, &len);

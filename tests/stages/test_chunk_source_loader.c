@@ -87,8 +87,17 @@ static const char *make_corpus(void)
     tu_write_file(path, "license text", 12);
     char tar_path[4096];
     snprintf(tar_path, sizeof tar_path, "%s/run-000.tar", dir);
-    char *argv[] = {"tar", "--format=gnu", "-cf", tar_path, "-C", stage, "training.000000.gz",
-                    "training.000001.gz", "LICENSE", "training.000002.gz", NULL};
+    char *argv[] = {"tar",
+                    "--format=gnu",
+                    "-cf",
+                    tar_path,
+                    "-C",
+                    stage,
+                    "training.000000.gz",
+                    "training.000001.gz",
+                    "LICENSE",
+                    "training.000002.gz",
+                    NULL};
     CHECK_EQ_INT(tu_run(argv, NULL), 0);
     size_t tar_len;
     uint8_t *tar = tu_read_file(tar_path, &tar_len);
@@ -307,10 +316,26 @@ static const char *make_format_corpus(void)
         char *fmt = lc_xasprintf("--format=%s", format);
         char *out = lc_xasprintf("%s/fmt-%s.tar", dir, format);
         /* ustar cannot store the 124-byte basename nor the long link. */
-        char *argv[] = {"tar", fmt, "--no-recursion", "--owner=0", "--group=0",
-                        "--mtime=@1000000000", "-C", src, "-cf", out,
-                        "run", d_a, d_ab, deep, "run/LICENSE", "run/short.gz", "run/latest.gz",
-                        ustar ? NULL : huge, "run/far", NULL};
+        char *argv[] = {"tar",
+                        fmt,
+                        "--no-recursion",
+                        "--owner=0",
+                        "--group=0",
+                        "--mtime=@1000000000",
+                        "-C",
+                        src,
+                        "-cf",
+                        out,
+                        "run",
+                        d_a,
+                        d_ab,
+                        deep,
+                        "run/LICENSE",
+                        "run/short.gz",
+                        "run/latest.gz",
+                        ustar ? NULL : huge,
+                        "run/far",
+                        NULL};
         CHECK_EQ_INT(tu_run(argv, NULL), 0);
         struct timeval tv[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
         utimes(out, tv);

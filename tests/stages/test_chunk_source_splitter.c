@@ -74,8 +74,8 @@ static void run_split(const char *block, const int *order, int initial, const lc
     lc_queue *in = lc_queue_new("in", &lc_item_source, 16, LC_OVERFLOW_BLOCK);
     lc_stage *s;
     lc_error err;
-    CHECK_OK(lc_standalone_new(&lc_chunk_source_splitter_class, "split", block, in, 64, env, &s,
-                               &err));
+    CHECK_OK(
+        lc_standalone_new(&lc_chunk_source_splitter_class, "split", block, in, 64, env, &s, &err));
     CHECK_EQ_INT(s->n_outputs, 2);
     CHECK_EQ_STR(s->output_names[0], "split.train");
     CHECK_EQ_STR(s->output_names[1], "split.test");
@@ -166,8 +166,8 @@ static void test_stable(void)
     run_split(block, order_b, 4, &env_b, b);
     CHECK(memcmp(a->side, b->side, sizeof a->side) == 0);
     /* More weight on test moves chunks only from train to test. */
-    run_split("outputs: [{name: train, weight: 0.8}, {name: test, weight: 0.2}]", order_a, 0,
-              NULL, c);
+    run_split("outputs: [{name: train, weight: 0.8}, {name: test, weight: 0.2}]", order_a, 0, NULL,
+              c);
     int moved = 0, wrong_way = 0;
     for (int t = 0; t < N_TARS; t++)
         for (int i = 0; i < PER_TAR; i++) {

@@ -327,8 +327,8 @@ static void test_exact_with_and_without_store(void)
         free(b);
         printf("%s: %zu frames the same; store: %llu transcodes, %llu hits, %llu misses, "
                "%lld bytes a position\n",
-               modes[k].name, want, (unsigned long long)on.transcodes,
-               (unsigned long long)on.hits, (unsigned long long)on.misses,
+               modes[k].name, want, (unsigned long long)on.transcodes, (unsigned long long)on.hits,
+               (unsigned long long)on.misses,
                (long long)gauge(&on.last, "store_bytes_per_position"));
         /* Each chunk read once (the loader may be one ahead), then hits. */
         CHECK(on.transcodes >= chunks - 2 && on.transcodes <= chunks);
@@ -428,8 +428,7 @@ static void test_budget(void)
     CHECK_EQ_U64(tu_log_count(0, LC_LOG_DEBUG, "the chunk store is full"), full_before + 1);
     printf("budget %llu bytes (a quarter of the window): %zu uses from the store, %zu from "
            "disk, %llu over budget\n",
-           (unsigned long long)budget, from_store, from_disk,
-           (unsigned long long)t.over_budget);
+           (unsigned long long)budget, from_store, from_disk, (unsigned long long)t.over_budget);
     lc_queue_close(in);
     lc_standalone_free(pool);
     lc_queue_free(in);
@@ -501,8 +500,7 @@ static void test_eviction(void)
 }
 
 /* A tar of games first..last of n positions at path. */
-static void tar_games(const char *dir, const char *path, uint32_t first, uint32_t last,
-                      uint32_t n)
+static void tar_games(const char *dir, const char *path, uint32_t first, uint32_t last, uint32_t n)
 {
     tagged_games(dir, first, last, n);
     char *argv[64] = {"tar", "--format=gnu", "-C", (char *)dir, "-cf", (char *)path};

@@ -65,8 +65,8 @@ static lc_stage *new_unpacker(const char *yaml, lc_queue *in, uint64_t seed)
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);
-    if (lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "unpack", yaml, in, 4096, &env,
-                          &s, &err) != 0) {
+    if (lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "unpack", yaml, in, 4096, &env, &s,
+                          &err) != 0) {
         fprintf(stderr, "unpacker: %s\n", err.msg);
         exit(2);
     }
@@ -210,8 +210,7 @@ static void test_rate(double rate)
         int at = 0;
         for (int u = 0; u < pass; u++) {
             CHECK_EQ_INT(counts[pass + u], counts[u]);
-            CHECK(memcmp(stream + in_pass + at, stream + at, sizeof(int) * (size_t)counts[u]) ==
-                  0);
+            CHECK(memcmp(stream + in_pass + at, stream + at, sizeof(int) * (size_t)counts[u]) == 0);
             at += counts[u];
         }
     }
@@ -267,8 +266,8 @@ static void test_first_use_unbiased(double rate, int chunks)
     }
     lc_thread_join(&t);
     double mean = (double)frames / chunks, want = rate * N_RECORDS;
-    printf("sampling_rate %g: first uses emit %.3f positions on average (p*n = %.3f)\n", rate,
-           mean, want);
+    printf("sampling_rate %g: first uses emit %.3f positions on average (p*n = %.3f)\n", rate, mean,
+           want);
     /* floor(p*n) or ceil(p*n), ceil with probability frac(p*n): the mean's
      * standard deviation is below 0.5/sqrt(chunks). */
     CHECK(fabs(mean - want) < 4 * 0.5 / sqrt((double)chunks));
@@ -323,8 +322,8 @@ static void test_bad_records_dropped(void)
     lc_stage *s = new_unpacker("sampling_rate: 1.0\nshuffle: false\n", in, 1);
     lc_chunk_item c = make_chunk(5, 0);
     uint32_t fmt = 7, seven = 7, canonical = 133;
-    memcpy(c.data + 3 * LC_V6_RECORD_SIZE + 4, &fmt, 4);   /* no such format */
-    memcpy(c.data + 10 * LC_V6_RECORD_SIZE, &seven, 4);    /* a V7 header in a V6 chunk */
+    memcpy(c.data + 3 * LC_V6_RECORD_SIZE + 4, &fmt, 4);        /* no such format */
+    memcpy(c.data + 10 * LC_V6_RECORD_SIZE, &seven, 4);         /* a V7 header in a V6 chunk */
     memcpy(c.data + 20 * LC_V6_RECORD_SIZE + 4, &canonical, 4); /* fine */
     CHECK_OK(lc_queue_put(in, &c, NULL));
     lc_queue_close(in);
@@ -452,8 +451,8 @@ static void test_st_targets(void)
         /* By default they are computed (theta 5/6): as st_targets: compute. */
         lc_frame g[4];
         run_st("sampling_rate: 1.0\n", 6, packed, 0, 4, f);
-        run_st("sampling_rate: 1.0\nst_targets: compute\nst_theta: 0.8333333333333334\n", 6,
-               packed, 0, 4, g);
+        run_st("sampling_rate: 1.0\nst_targets: compute\nst_theta: 0.8333333333333334\n", 6, packed,
+               0, 4, g);
         for (int t = 0; t < 4; t++) {
             CHECK(f[t].q_st == g[t].q_st && f[t].d_st == g[t].d_st && !isnan(f[t].d_st));
             CHECK(f[t].q_st != 0.777f && f[t].opp_played_idx == opp[t]);
@@ -463,21 +462,19 @@ static void test_st_targets(void)
      * a game, in file order) computes the same for them, from both forms. */
     for (int packed = 0; packed < 2; packed++) {
         lc_frame f[4];
-        run_st("positions_per_chunk: 2\nshuffle: false\nst_targets: compute\nst_theta: 0.5\n",
-               6, packed, 1, 2, f);
+        run_st("positions_per_chunk: 2\nshuffle: false\nst_targets: compute\nst_theta: 0.5\n", 6,
+               packed, 1, 2, f);
         for (int t = 2; t < 4; t++)
             CHECK(fabs(f[t].q_st - q_half[t]) < 1e-6 && fabs(f[t].d_st - d_half[t]) < 1e-6);
     }
     lc_stage *s = NULL;
     lc_error err;
     CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
-                            "sampling_rate: 1.0\nst_targets: keep\nst_theta: 0.5\n", NULL, 4,
-                            NULL, &s,
-                            &err) != 0);
+                            "sampling_rate: 1.0\nst_targets: keep\nst_theta: 0.5\n", NULL, 4, NULL,
+                            &s, &err) != 0);
     CHECK(tu_contains(err.msg, "st_theta: only used with st_targets: compute"));
     CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
-                            "st_targets: compute\nst_theta: 1\n", NULL, 4, NULL, &s,
-                            &err) != 0);
+                            "st_targets: compute\nst_theta: 1\n", NULL, 4, NULL, &s, &err) != 0);
     CHECK(tu_contains(err.msg, "st_theta: 1 is out of range"));
 }
 

@@ -341,8 +341,8 @@ static void test_checked_upstream(void)
     CHECK_OK(lc_queue_put(in, &spoilt, NULL));
     lc_chunk_item raw = make_chunk(6, 1, 71);
     lc_pack_ctx *pc = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, 8);
-    lc_chunk_item packed = {.version = 6, .n_records = N_RECORDS, .global_index = 72,
-                            .flags = LC_ITEM_CHECKED};
+    lc_chunk_item packed = {
+        .version = 6, .n_records = N_RECORDS, .global_index = 72, .flags = LC_ITEM_CHECKED};
     CHECK_OK(lc_packed_chunk_build(pc, raw.data, raw.record_size, N_RECORDS, 6, &packed.packed,
                                    NULL, NULL));
     lc_pack_ctx_free(pc);

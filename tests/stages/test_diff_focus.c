@@ -105,8 +105,8 @@ static void run(const char *yaml, feed *fd, uint64_t *counts, uint32_t *seq, siz
     lc_stage_env env = {.seed = 7, .rank = 0, .world_size = 1, .rank_source = "test"};
     lc_stage *s = NULL;
     lc_error err;
-    if (lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "unpack", yaml, fd->in, 4096,
-                          &env, &s, &err) != 0) {
+    if (lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "unpack", yaml, fd->in, 4096, &env,
+                          &s, &err) != 0) {
         fprintf(stderr, "unpacker: %s\n", err.msg);
         exit(2);
     }
@@ -168,8 +168,7 @@ static void test_weights(void)
     /* q_weight 1, pol_scale 0: total = |best_q - orig_q| + policy_kld; with
      * alpha 1, beta 0, gamma 1 the weights are 1, 2, 3, 4, and position 4
      * (orig_q NaN) gets default_weight 2: shares 1:2:3:4:2 of 12. */
-    const float best[5] = {0, 0, 0, 0, 0}, orig[5] = {0, 0, 0, 0, NAN},
-                kld[5] = {1, 2, 3, 4, 1};
+    const float best[5] = {0, 0, 0, 0, 0}, orig[5] = {0, 0, 0, 0, NAN}, kld[5] = {1, 2, 3, 4, 1};
     lc_frame f[5];
     make_frames(f, 5, best, orig, kld);
     const char *yaml = "positions_per_chunk: 1\n"
@@ -223,12 +222,12 @@ static void test_config(void)
                             "sampling_rate: 0.5\nposition_weights: {}\n", NULL, 4, NULL, &s,
                             &err) != 0);
     CHECK(tu_contains(err.msg, "position_weights: draws positions_per_chunk"));
-    CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
-                            "diff_focus: {min: 1.5}\n", NULL, 4, NULL, &s, &err) != 0);
+    CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u", "diff_focus: {min: 1.5}\n",
+                            NULL, 4, NULL, &s, &err) != 0);
     CHECK(tu_contains(err.msg, "diff_focus.min: 1.5 is out of range"));
     CHECK(lc_standalone_new(lc_stage_class_find("chunk_unpacker"), "u",
-                            "positions_per_chunk: 1\ndiff_focus: {}\nposition_weights: {}\n",
-                            NULL, 4, NULL, &s, &err) != 0);
+                            "positions_per_chunk: 1\ndiff_focus: {}\nposition_weights: {}\n", NULL,
+                            4, NULL, &s, &err) != 0);
     CHECK(tu_contains(err.msg, "not both"));
 }
 

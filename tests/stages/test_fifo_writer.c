@@ -726,7 +726,7 @@ static void test_runs(void)
             break;
         whole++;
     }
-    CHECK(r.eof);            /* the torn batch ends in the end of file */
+    CHECK(r.eof); /* the torn batch ends in the end of file */
     CHECK(whole > 10 && whole < 197);
     reader_close(&r);
     reader_open(&r, path);

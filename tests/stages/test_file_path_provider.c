@@ -55,8 +55,8 @@ static void test_initial_scan_order(void)
     snprintf(dir, sizeof dir, "%s/scan", tu_tmpdir());
     tu_mkdirs(dir);
     /* Sort key is the basename, not the path: z/a.gz sorts before b.gz. */
-    const char *files[] = {"b.gz", "z/a.gz", "c.tar", "y/x/d.gz", ".hidden.gz", ".git/e.gz",
-                           "a/README"};
+    const char *files[] = {"b.gz",       "z/a.gz",    "c.tar",   "y/x/d.gz",
+                           ".hidden.gz", ".git/e.gz", "a/README"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -277,9 +277,8 @@ static void test_settle_at_startup(void)
 static void current_warning(lc_pipeline *p, char *out, size_t len)
 {
     Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
-    const char *w = m->n_stage_metrics && m->stage_metrics[0]->warning
-                        ? m->stage_metrics[0]->warning
-                        : "";
+    const char *w =
+        m->n_stage_metrics && m->stage_metrics[0]->warning ? m->stage_metrics[0]->warning : "";
     snprintf(out, len, "%s", w);
     lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
 }

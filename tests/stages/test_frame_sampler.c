@@ -61,8 +61,8 @@ static void test_threads(unsigned threads)
     lc_error_clear(&err);
     char yaml[64];
     snprintf(yaml, sizeof yaml, "{reservoir_size: %d, threads: %u}\n", BIG_R, threads);
-    CHECK_OK(lc_standalone_new(lc_stage_class_find("shuffling_frame_sampler"), "sampler", yaml,
-                               in, 1024, NULL, &s, &err));
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("shuffling_frame_sampler"), "sampler", yaml, in,
+                               1024, NULL, &s, &err));
     if (!s) {
         fprintf(stderr, "%s\n", err.msg);
         return;
@@ -134,8 +134,8 @@ int main(void)
     lc_error_clear(&err);
     char yaml[64];
     snprintf(yaml, sizeof yaml, "reservoir_size: %d\n", R);
-    CHECK_OK(lc_standalone_new(lc_stage_class_find("shuffling_frame_sampler"), "sampler", yaml,
-                               in, 4 * TOTAL, NULL, &s, &err));
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("shuffling_frame_sampler"), "sampler", yaml, in,
+                               4 * TOTAL, NULL, &s, &err));
     CHECK_OK(lc_standalone_start(s, NULL));
     for (int i = 0; i < R; i++) {
         lc_frame f = tagged(i);

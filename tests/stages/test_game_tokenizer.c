@@ -35,8 +35,7 @@
  * null value) so that it can be made unusable. */
 static lc_game_item game(const char *played2, const char *best2, const char *fen2)
 {
-    const char *fens[2] = {START, fen2}, *played[2] = {"e2e4", played2},
-               *best[2] = {"d2d4", best2};
+    const char *fens[2] = {START, fen2}, *played[2] = {"e2e4", played2}, *best[2] = {"d2d4", best2};
     size_t bytes = 2 * sizeof(lc_chess_row) + 300;
     char *mem = calloc(1, bytes);
     lc_chess_row *rows = (lc_chess_row *)mem;
@@ -142,8 +141,7 @@ static void run(const char *yaml, int good, bool missing, outcome *o)
         if (t >= 0) {
             o->last_target0 = ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[0];
             if (b.batch->rows < b.batch->layout->batch_size)
-                o->pad_after =
-                    ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[b.batch->rows];
+                o->pad_after = ((int64_t *)lc_batch_tensor(b.batch, (unsigned)t))[b.batch->rows];
         }
         lc_batch_free(b.batch);
     }

@@ -162,7 +162,8 @@ static void test_all_zero(void)
     CHECK_OK(lc_queue_put(in, &marker, NULL));
     int got = 0;
     lc_chunk_item c;
-    while (got < 400 && lc_queue_get_until(s->output, &c, NULL, lc_now_ns() + 30000000000ull) == 0) {
+    while (got < 400 &&
+           lc_queue_get_until(s->output, &c, NULL, lc_now_ns() + 30000000000ull) == 0) {
         lc_item_chunk.dispose(&c);
         got++;
     }
@@ -184,8 +185,8 @@ static void test_config(void)
                             &err) != 0);
     CHECK(tu_contains(err.msg, "hanse.gamma: -1 is out of range"));
     CHECK(lc_standalone_new(lc_stage_class_find("shuffling_chunk_pool"), "p",
-                            "chunk_pool_size: 10\nhanse: {position_weights: {tau: -1}}\n", NULL,
-                            4, NULL, &s, &err) != 0);
+                            "chunk_pool_size: 10\nhanse: {position_weights: {tau: -1}}\n", NULL, 4,
+                            NULL, &s, &err) != 0);
     CHECK(tu_contains(err.msg, "hanse.position_weights.tau"));
 }
 

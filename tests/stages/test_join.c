@@ -158,8 +158,8 @@ static void test_bad_weights(void)
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);
-    CHECK(lc_standalone_new_inputs(&lc_join_class, "join", "weights: [1, 2, 3]", in, 2, 4, NULL,
-                                   &s, &err) != 0);
+    CHECK(lc_standalone_new_inputs(&lc_join_class, "join", "weights: [1, 2, 3]", in, 2, 4, NULL, &s,
+                                   &err) != 0);
     CHECK(tu_contains(err.msg, "join.weights: 3 given for 2 inputs"));
     void *block = NULL;
     CHECK(lc_config_parse_block(&lc_join_class, "weights: [1, -2]", &block, &err) != 0);

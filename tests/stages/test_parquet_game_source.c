@@ -397,7 +397,9 @@ static void test_ranks_in_balance(void)
         const char *name;
         int groups;
         bool shuffled;
-    } layouts[] = {{"ordered", 8, false}, {"shuffled", 8, true}, {"one_group", 1, false},
+    } layouts[] = {{"ordered", 8, false},
+                   {"shuffled", 8, true},
+                   {"one_group", 1, false},
                    {"one_group_shuffled", 1, true}};
     enum { GAMES = 300, WORLD = 3 };
     for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
@@ -427,8 +429,8 @@ static void test_ranks_in_balance(void)
             once += seen[g] == 1;
         CHECK_EQ_INT(once, GAMES);
         printf("ranks, %s: rows %llu/%llu/%llu of %llu\n", layouts[l].name,
-               (unsigned long long)got[0], (unsigned long long)got[1],
-               (unsigned long long)got[2], (unsigned long long)rows);
+               (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+               (unsigned long long)rows);
         for (int r = 0; r < WORLD; r++) {
             double share = (double)got[r] / (double)rows;
             CHECK(share > 1.0 / WORLD - 0.05 && share < 1.0 / WORLD + 0.05);

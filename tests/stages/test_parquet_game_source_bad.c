@@ -263,11 +263,14 @@ static void test_null_values_decoder(void)
 static void write_kinds_table(const char *path, bool fen_numeric, bool outcome_strings)
 {
     pqw_column_spec cols[8] = {
-        {"game_id", PQW_STRING},     {"ply", PQW_INT64},
+        {"game_id", PQW_STRING},
+        {"ply", PQW_INT64},
         {"fen", fen_numeric ? PQW_INT64 : PQW_STRING},
-        {"played_move", PQW_STRING}, {"best_move", PQW_STRING},
+        {"played_move", PQW_STRING},
+        {"best_move", PQW_STRING},
         {"win", outcome_strings ? PQW_STRING : PQW_DOUBLE},
-        {"draw", PQW_DOUBLE},        {"loss", PQW_DOUBLE},
+        {"draw", PQW_DOUBLE},
+        {"loss", PQW_DOUBLE},
     };
     pqw_options opt = pqw_default_options();
     lc_error err;
@@ -283,8 +286,14 @@ static void write_kinds_table(const char *path, bool fen_numeric, bool outcome_s
             else if (cols[c].type == PQW_DOUBLE)
                 pqw_double(w, 0.5);
             else
-                pqw_string(w, c == 2 ? FEN0 : c == 0 ? "g" : c == 5 ? "1" : "e2e4",
-                           c == 2 ? strlen(FEN0) : c == 0 || c == 5 ? 1 : 4);
+                pqw_string(w,
+                           c == 2   ? FEN0
+                           : c == 0 ? "g"
+                           : c == 5 ? "1"
+                                    : "e2e4",
+                           c == 2             ? strlen(FEN0)
+                           : c == 0 || c == 5 ? 1
+                                              : 4);
         }
         CHECK_OK(pqw_end_column(w, &err));
     }
@@ -324,8 +333,8 @@ static int64_t run_for(const char *dir, double seconds, size_t *games)
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);
-    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL,
-                               64, &env, &s, &err));
+    CHECK_OK(lc_standalone_new(lc_stage_class_find("parquet_game_source"), "games", yaml, NULL, 64,
+                               &env, &s, &err));
     if (!s)
         return -1;
     CHECK_OK(lc_standalone_start(s, &err));

@@ -125,9 +125,8 @@ static const char *text_of(const lc_stage_metrics *m, const char *name)
     return t ? t : "(absent)";
 }
 
-static Lcmon__ShufflingChunkPoolControlResponse *anchor_request(lc_stage *s, bool reset,
-                                                                const char *set,
-                                                                Lcmon__StageControlResponse *resp)
+static Lcmon__ShufflingChunkPoolControlResponse *
+anchor_request(lc_stage *s, bool reset, const char *set, Lcmon__StageControlResponse *resp)
 {
     Lcmon__ShufflingChunkPoolControlRequest pr = LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
     Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;

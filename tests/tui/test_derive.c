@@ -66,7 +66,8 @@ static void test_stage_numbers(void)
     s->name = strdup("writer");
     /* Bad input and drops are what the counts say they count, whatever
      * their names; a queue's drops are the stage's too. */
-    const Lcmon__CountKind W = LCMON__COUNT_KIND__COUNT_WORK, B = LCMON__COUNT_KIND__COUNT_BAD_INPUT,
+    const Lcmon__CountKind W = LCMON__COUNT_KIND__COUNT_WORK,
+                           B = LCMON__COUNT_KIND__COUNT_BAD_INPUT,
                            D = LCMON__COUNT_KIND__COUNT_DROP;
     s->n_count_metrics = 7;
     s->count_metrics = calloc(7, sizeof *s->count_metrics);

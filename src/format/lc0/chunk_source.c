@@ -31,7 +31,7 @@ struct lc_chunk_source {
     size_t n_non_gzip;
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
-    uint64_t content; /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
+    uint64_t content;  /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
     atomic_uchar *bad; /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
     /* A view (lc_chunk_source_view): chunk i is chunk map[i] of parent,
      * which is never a view itself; n_chunks counts the view's. */
@@ -184,8 +184,7 @@ void lc_chunk_source_mark_bad(lc_chunk_source *s, size_t i)
 
 bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i)
 {
-    return i < lc_chunk_source_count(s) &&
-           atomic_load_explicit(&s->bad[i], memory_order_relaxed);
+    return i < lc_chunk_source_count(s) && atomic_load_explicit(&s->bad[i], memory_order_relaxed);
 }
 
 lc_chunk_source *lc_chunk_source_ref(lc_chunk_source *s)
@@ -376,8 +375,7 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
     free(gz);
     if (rc < 0) {
         if (s->kind == LC_SOURCE_TAR)
-            lc_error_prefix(err, "%s: member '%s': ", s->path,
-                            lc_chunk_source_chunk_name(s, i));
+            lc_error_prefix(err, "%s: member '%s': ", s->path, lc_chunk_source_chunk_name(s, i));
         else
             lc_error_prefix(err, "%s: ", s->path);
     }

@@ -38,8 +38,7 @@ double lc_diff_keep_probability(float best_q, float orig_q, float policy_kld, do
     return p >= 1 ? 1.0 : (p > 0 ? p : 0.0);
 }
 
-double lc_position_weight(float best_q, float orig_q, float policy_kld,
-                          const lc_weight_params *w)
+double lc_position_weight(float best_q, float orig_q, float policy_kld, const lc_weight_params *w)
 {
     double total = lc_diff_total(best_q, orig_q, policy_kld, w->q_weight, w->pol_scale);
     if (isnan(total))

@@ -40,7 +40,6 @@ typedef struct lc_weight_params {
 } lc_weight_params;
 
 /* The current loader's weight, >= 0 (0 when alpha * total + beta <= 0). */
-double lc_position_weight(float best_q, float orig_q, float policy_kld,
-                          const lc_weight_params *w);
+double lc_position_weight(float best_q, float orig_q, float policy_kld, const lc_weight_params *w);
 
 #endif

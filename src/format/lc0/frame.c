@@ -192,8 +192,8 @@ static void finish_policy(lc_frame *f, const uint8_t *p, unsigned n)
 static void read_policy(lc_frame *f, const uint8_t *rec, size_t off)
 {
     const uint8_t *p = rec + off;
-    finish_policy(f, p, scan_policy(p, f->policy_idx, f->policy_val, 0, LC_FRAME_INLINE_POLICY,
-                                    NULL));
+    finish_policy(f, p,
+                  scan_policy(p, f->policy_idx, f->policy_val, 0, LC_FRAME_INLINE_POLICY, NULL));
 }
 
 /* Entries past the inline ones, in the heap arrays. */
@@ -216,8 +216,8 @@ static void scatter_policy(const lc_frame *f, uint8_t *out)
 
 /* A legal position has at most 218 moves: its frame stays within 2.5 KB,
  * heap entries included. */
-_Static_assert(sizeof(lc_frame) + (218 - LC_FRAME_INLINE_POLICY) * (sizeof(uint16_t) + sizeof(float)) +
-                       32 <=
+_Static_assert(sizeof(lc_frame) +
+                       (218 - LC_FRAME_INLINE_POLICY) * (sizeof(uint16_t) + sizeof(float)) + 32 <=
                    2560,
                "a frame with 218 policy entries exceeds 2.5 KB");
 
@@ -649,8 +649,7 @@ static int check_head(const uint8_t *rec, uint32_t version, const char **reason)
         *reason = NULL;
     if (lc_record_size_for_version(version) == 0 || rd_u32(rec, 0) != version)
         return reject(reason, "unknown_version", LC_EVERSION);
-    if (version >= 5 &&
-        !lc_input_format_known(rd_u32(rec, offsetof(lc_v6_record, input_format))))
+    if (version >= 5 && !lc_input_format_known(rd_u32(rec, offsetof(lc_v6_record, input_format))))
         return reject(reason, "unknown_input_format", LC_EFORMAT);
     return 0;
 }
@@ -696,8 +695,8 @@ int lc_frame_from_checked_record(const uint8_t *rec, uint32_t version, lc_frame 
         return rc;
     const uint8_t *probs = rec + policy_offset(version);
     bool bad = false;
-    unsigned n = scan_policy(probs, out->policy_idx, out->policy_val, 0, LC_FRAME_INLINE_POLICY,
-                             &bad);
+    unsigned n =
+        scan_policy(probs, out->policy_idx, out->policy_val, 0, LC_FRAME_INLINE_POLICY, &bad);
     if (bad)
         return reject(reason, "bad_probability", LC_EFORMAT);
     rc = check_moves(rec, version, probs, reason);

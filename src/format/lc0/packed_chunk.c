@@ -32,9 +32,9 @@
 #endif
 
 enum {
-    PLANES_BYTES = 8 * LC_HISTORY_PLANES,  /* 832 */
-    STEP_PLANES = 13,                      /* planes of one history step */
-    MASK_BYTES = LC_HISTORY_PLANES / 8,    /* 13: a bit per plane word */
+    PLANES_BYTES = 8 * LC_HISTORY_PLANES, /* 832 */
+    STEP_PLANES = 13,                     /* planes of one history step */
+    MASK_BYTES = LC_HISTORY_PLANES / 8,   /* 13: a bit per plane word */
     HEAD_BYTES = 93,
     NO_SYMMETRY = 0xFF,
     INDEX_ESCAPE = 255,
@@ -62,13 +62,13 @@ _Static_assert(H_NEXT_IDX + 2 == HEAD_BYTES, "a head is 93 bytes");
 struct lc_packed_chunk {
     atomic_uint refs;
     uint32_t version;
-    uint32_t n;       /* positions */
-    uint32_t block;   /* positions per block */
+    uint32_t n;     /* positions */
+    uint32_t block; /* positions per block */
     uint32_t n_blocks;
-    uint32_t bytes;   /* the whole allocation */
-    uint64_t serial;  /* unique in the process: the decoder's memory key */
+    uint32_t bytes;                     /* the whole allocation */
+    uint64_t serial;                    /* unique in the process: the decoder's memory key */
     _Atomic(float *) aux[LC_AUX_SLOTS]; /* a reader's floats (lc_packed_chunk_attach_aux) */
-    uint32_t off[];   /* n_blocks + 1 offsets of the blocks in the data that follows */
+    uint32_t off[]; /* n_blocks + 1 offsets of the blocks in the data that follows */
 };
 
 static atomic_uint_fast64_t next_serial = 1;
@@ -365,9 +365,9 @@ static int encode_block(lc_pack_ctx *ctx, const uint8_t *records, size_t record_
     return 0;
 }
 
-int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size,
-                          uint32_t n, uint32_t version, lc_packed_chunk **out,
-                          const char **reason, uint32_t *bad_at)
+int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size, uint32_t n,
+                          uint32_t version, lc_packed_chunk **out, const char **reason,
+                          uint32_t *bad_at)
 {
     *out = NULL;
     if (reason)
@@ -383,8 +383,8 @@ int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t recor
         uint32_t first = b * block;
         uint32_t nb = n - first < block ? n - first : block;
         size_t raw_len;
-        int rc = encode_block(ctx, records, record_size, first, nb, version, &raw_len, reason,
-                              bad_at);
+        int rc =
+            encode_block(ctx, records, record_size, first, nb, version, &raw_len, reason, bad_at);
         if (rc != 0)
             return rc;
         size_t bound = ZSTD_compressBound(raw_len);

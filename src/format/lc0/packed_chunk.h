@@ -81,9 +81,9 @@ void lc_pack_ctx_free(lc_pack_ctx *ctx);
  * (one reference) when every record passes; else lc_record_check's code,
  * *reason its reason and *bad_at the first bad record, *out NULL. n > 0.
  */
-int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size,
-                          uint32_t n, uint32_t version, lc_packed_chunk **out,
-                          const char **reason, uint32_t *bad_at);
+int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size, uint32_t n,
+                          uint32_t version, lc_packed_chunk **out, const char **reason,
+                          uint32_t *bad_at);
 
 lc_packed_chunk *lc_packed_chunk_ref(lc_packed_chunk *c);
 /* NULL is allowed; frees at zero. */

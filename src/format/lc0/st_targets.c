@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-void lc_st_targets(const float *root_q, const float *root_d, const uint16_t *played_idx,
-                   uint32_t n, double theta, float *q_st, float *d_st, uint16_t *opp_played_idx,
+void lc_st_targets(const float *root_q, const float *root_d, const uint16_t *played_idx, uint32_t n,
+                   double theta, float *q_st, float *d_st, uint16_t *opp_played_idx,
                    uint16_t *next_played_idx)
 {
     double q = 0, d = 0;

@@ -284,7 +284,8 @@ static int walk_header(tar_walk *w, uint64_t off, uint8_t *h, uint64_t *size)
     if (all_zero(h, LC_TAR_BLOCK))
         return WALK_END;
     if (!checksum_ok(h))
-        return walk_stop(w, LC_EFORMAT, "bad header checksum at offset %llu; indexing stopped there",
+        return walk_stop(w, LC_EFORMAT,
+                         "bad header checksum at offset %llu; indexing stopped there",
                          (unsigned long long)off);
     if (!parse_number(h + H_SIZE, H_SIZE_LEN, size) || *size > LC_TAR_SIZE_MAX)
         return walk_stop(w, LC_EFORMAT,
@@ -330,8 +331,7 @@ static char *walk_entry_name(const tar_walk *w, const uint8_t *h)
 
 /* A GNU long name ('L') or a pax header ('x'): read, kept for the entry
  * that follows. */
-static int walk_extended(tar_walk *w, uint8_t type, uint64_t off, uint64_t data_off,
-                         uint64_t size)
+static int walk_extended(tar_walk *w, uint8_t type, uint64_t off, uint64_t data_off, uint64_t size)
 {
     if (size > LC_TAR_META_MAX)
         return walk_stop(w, LC_EFORMAT,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char *const col_names[LC_GAME_COLS] = {"game_id",   "ply", "fen",  "played_move",
-                                                     "best_move", "win", "draw", "loss"};
+                                                    "best_move", "win", "draw", "loss"};
 #define N_REQUIRED 5
 
 int lc_game_columns(lc_parquet_file *pf, const char *path, int col[LC_GAME_COLS], lc_error *err)
@@ -23,7 +23,8 @@ int lc_game_columns(lc_parquet_file *pf, const char *path, int col[LC_GAME_COLS]
                                 "%s: column '%s' %s (the game columns are game_id, ply, fen, "
                                 "played_move, best_move and optionally win, draw, loss)",
                                 path, col_names[k],
-                                col[k] == -ENOENT ? "is missing" : "has a type that cannot be read");
+                                col[k] == -ENOENT ? "is missing"
+                                                  : "has a type that cannot be read");
         /* The kind each column must have: text for the FEN and the moves,
          * numbers for ply and the outcome; game_id may be either. */
         if (col[k] >= 0 && k != LC_GCOL_ID) {
@@ -193,8 +194,8 @@ static uint32_t *map_slot(game_map *m, uint64_t h, bool *added)
 /* ---- sharing a file between ranks ---------------------------------------- */
 
 int lc_game_plan_shares(lc_parquet_file *pf, int id_col, const uint64_t *rg_first, size_t n_rg,
-                        uint32_t world, uint32_t rank, lc_parquet_column *col,
-                        lc_hash_set *mine, uint8_t *need, lc_game_shares *out, lc_error *err)
+                        uint32_t world, uint32_t rank, lc_parquet_column *col, lc_hash_set *mine,
+                        uint8_t *need, lc_game_shares *out, lc_error *err)
 {
     *out = (lc_game_shares){0};
     uint64_t total = rg_first[n_rg];

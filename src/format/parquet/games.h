@@ -79,10 +79,10 @@ void lc_hash_set_fini(lc_hash_set *s);
 /* How planning split a file between the ranks. */
 typedef struct lc_game_shares {
     size_t n_games;
-    uint64_t no_id;       /* rows without a game id */
-    uint64_t with_id;     /* rows with one, of every rank */
-    uint64_t mine_rows;   /* rows of this rank's games */
-    uint64_t other_games; /* games of the other ranks */
+    uint64_t no_id;        /* rows without a game id */
+    uint64_t with_id;      /* rows with one, of every rank */
+    uint64_t mine_rows;    /* rows of this rank's games */
+    uint64_t other_games;  /* games of the other ranks */
     uint64_t per_rank[16]; /* rows per rank (the first 16) */
 } lc_game_shares;
 

@@ -77,8 +77,6 @@ const char *lc_parquet_type_name(int t)
 
 /* ---- the open file -------------------------------------------------------- */
 
-
-
 int pq_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
     uint8_t *b = buf;

@@ -19,7 +19,6 @@
 
 /* ---- reading a column chunk ----------------------------------------------- */
 
-
 int pq_read_fail(pq_read *r, int code, const char *fmt, ...)
 {
     char msg[LC_ERROR_MSG_MAX];
@@ -133,7 +132,7 @@ static int parse_page_header(pq_read *r, const uint8_t *p, size_t n, pq_page_hea
         lc_thrift_fail(&t, "page header lacks its type or sizes");
     if (!lc_thrift_ok(&t))
         return pq_read_fail(r, LC_EFORMAT, "malformed page header at byte %zu: %s", t.error_at,
-                         lc_thrift_error(&t));
+                            lc_thrift_error(&t));
     *used = lc_thrift_pos(&t);
     return 0;
 }
@@ -147,14 +146,14 @@ static int decompress(pq_read *r, const uint8_t *in, size_t in_len, size_t out_l
     if (codec == LC_PARQUET_CODEC_UNCOMPRESSED || (in_len == 0 && out_len == 0)) {
         if (in_len != out_len)
             return pq_read_fail(r, LC_EFORMAT,
-                             "uncompressed page of %zu bytes claims to hold %zu bytes", in_len,
-                             out_len);
+                                "uncompressed page of %zu bytes claims to hold %zu bytes", in_len,
+                                out_len);
         *outp = in;
         return 0;
     }
     if (out_len > LC_PARQUET_MAX_PAGE_BYTES)
         return pq_read_fail(r, LC_EFORMAT, "page decompresses to %zu bytes, above the %zu limit",
-                         out_len, LC_PARQUET_MAX_PAGE_BYTES);
+                            out_len, LC_PARQUET_MAX_PAGE_BYTES);
     /* Where the compressed data states its own size, check it before
      * allocating for the size the page header claims. */
     if (codec == LC_PARQUET_CODEC_SNAPPY) {
@@ -164,8 +163,8 @@ static int decompress(pq_read *r, const uint8_t *in, size_t in_len, size_t out_l
             return pq_read_fail(r, LC_EFORMAT, "%s", e.msg);
         if (announced != out_len)
             return pq_read_fail(r, LC_EFORMAT,
-                             "SNAPPY page decompresses to %zu bytes, the header says %zu",
-                             announced, out_len);
+                                "SNAPPY page decompresses to %zu bytes, the header says %zu",
+                                announced, out_len);
     } else if (codec == LC_PARQUET_CODEC_ZSTD) {
         /* The first frame's size; a page of several frames is rare, and the
          * exact total is checked after decompression anyway. */
@@ -174,14 +173,14 @@ static int decompress(pq_read *r, const uint8_t *in, size_t in_len, size_t out_l
             return pq_read_fail(r, LC_EFORMAT, "corrupt ZSTD page (not a zstd frame)");
         if (z != ZSTD_CONTENTSIZE_UNKNOWN && z > out_len)
             return pq_read_fail(r, LC_EFORMAT,
-                             "ZSTD page decompresses to %llu bytes, the header says %zu", z,
-                             out_len);
+                                "ZSTD page decompresses to %llu bytes, the header says %zu", z,
+                                out_len);
     } else if ((codec == LC_PARQUET_CODEC_LZ4_RAW || codec == LC_PARQUET_CODEC_LZ4) &&
                out_len / LC_PQ_LZ4_MAX_RATIO > in_len) {
         return pq_read_fail(r, LC_EFORMAT,
-                         "%s page of %zu bytes cannot decompress to the %zu bytes its header "
-                         "gives (LZ4 expands at most %dx)",
-                         lc_parquet_codec_name(codec), in_len, out_len, LC_PQ_LZ4_MAX_RATIO);
+                            "%s page of %zu bytes cannot decompress to the %zu bytes its header "
+                            "gives (LZ4 expands at most %dx)",
+                            lc_parquet_codec_name(codec), in_len, out_len, LC_PQ_LZ4_MAX_RATIO);
     }
     r->page = pq_grow(r->page, &r->page_cap, out_len ? out_len : 1, 1);
     *outp = r->page;
@@ -209,16 +208,16 @@ static int decompress(pq_read *r, const uint8_t *in, size_t in_len, size_t out_l
         size_t z = ZSTD_decompressDCtx(r->zstd, r->page, out_len, in, in_len);
         if (ZSTD_isError(z))
             return pq_read_fail(r, LC_EFORMAT, "corrupt ZSTD page (%s; the header says %zu bytes)",
-                             ZSTD_getErrorName(z), out_len);
+                                ZSTD_getErrorName(z), out_len);
         if (z != out_len)
             return pq_read_fail(r, LC_EFORMAT,
-                             "ZSTD page decompresses to %zu bytes, the header says %zu", z,
-                             out_len);
+                                "ZSTD page decompresses to %zu bytes, the header says %zu", z,
+                                out_len);
         return 0;
     }
     default:
         return pq_read_fail(r, -ENOTSUP, "codec %s (%d) is not supported",
-                         lc_parquet_codec_name(codec), codec);
+                            lc_parquet_codec_name(codec), codec);
     }
 }
 
@@ -231,7 +230,7 @@ static int levels_to_valid(pq_read *r, const uint32_t *lv, size_t m, uint8_t *va
     for (size_t k = 0; k < m; k++) {
         if (lv[k] > max)
             return pq_read_fail(r, LC_EFORMAT, "definition level %u above the column's maximum %u",
-                             lv[k], max);
+                                lv[k], max);
         valid[k] = lv[k] == max;
         *nn += valid[k];
     }
@@ -264,8 +263,8 @@ static int check_page_rows(pq_read *r, int64_t values, int64_t rows_left)
         return pq_read_fail(r, LC_EFORMAT, "data page with %lld values", (long long)values);
     if (values > rows_left)
         return pq_read_fail(r, LC_EFORMAT,
-                         "data pages hold more values than the row group's %lld rows",
-                         (long long)r->f->rgs[r->rg].rows);
+                            "data pages hold more values than the row group's %lld rows",
+                            (long long)r->f->rgs[r->rg].rows);
     return 0;
 }
 
@@ -289,15 +288,16 @@ static int data_page_v1(pq_read *r, const pq_page_header *h, const uint8_t *raw,
         size_t len = lc_pq_le32(p);
         if (len > n - 4)
             return pq_read_fail(r, LC_EFORMAT,
-                             "definition levels of %zu bytes run past the page end (%zu bytes)",
-                             len, n);
+                                "definition levels of %zu bytes run past the page end (%zu bytes)",
+                                len, n);
         if ((rc = hybrid_levels(r, p + 4, len, base, rows, &nn)) < 0)
             return rc;
         pos = 4 + len;
     } else if (h->v1_def_encoding == LC_PARQUET_ENC_BIT_PACKED) {
         pos = (rows + 7) / 8;
         if (pos > n)
-            return pq_read_fail(r, LC_EFORMAT, "bit-packed definition levels run past the page end");
+            return pq_read_fail(r, LC_EFORMAT,
+                                "bit-packed definition levels run past the page end");
         for (size_t done = 0; done < rows;) {
             size_t m = rows - done < PQ_BATCH ? rows - done : PQ_BATCH;
             lc_pq_bit_packed_msb(p, n, 1, done, r->idx, m);
@@ -307,7 +307,7 @@ static int data_page_v1(pq_read *r, const pq_page_header *h, const uint8_t *raw,
         }
     } else {
         return pq_read_fail(r, LC_EFORMAT, "definition levels in encoding %s (%d)",
-                         lc_parquet_encoding_name(h->v1_def_encoding), h->v1_def_encoding);
+                            lc_parquet_encoding_name(h->v1_def_encoding), h->v1_def_encoding);
     }
     if ((rc = pq_decode_values(r, h->v1_encoding, p + pos, n - pos, base, nn)) < 0)
         return rc;
@@ -322,14 +322,15 @@ static int data_page_v2(pq_read *r, const pq_page_header *h, const uint8_t *raw,
     if (rc < 0)
         return rc;
     if (h->v2_rows != h->v2_values)
-        return pq_read_fail(r, LC_EFORMAT, "data page v2 of a flat column with %d rows but %d values",
-                         (int)h->v2_rows, (int)h->v2_values);
+        return pq_read_fail(r, LC_EFORMAT,
+                            "data page v2 of a flat column with %d rows but %d values",
+                            (int)h->v2_rows, (int)h->v2_values);
     if (h->v2_def_len < 0 || h->v2_rep_len < 0 ||
         (int64_t)h->v2_def_len + h->v2_rep_len > h->compressed ||
         (int64_t)h->v2_def_len + h->v2_rep_len > h->uncompressed)
         return pq_read_fail(r, LC_EFORMAT,
-                         "data page v2 levels (%d + %d bytes) do not fit in the page (%d bytes)",
-                         (int)h->v2_rep_len, (int)h->v2_def_len, (int)h->compressed);
+                            "data page v2 levels (%d + %d bytes) do not fit in the page (%d bytes)",
+                            (int)h->v2_rep_len, (int)h->v2_def_len, (int)h->compressed);
     size_t lv_len = (size_t)h->v2_rep_len + (size_t)h->v2_def_len;
     size_t rows = (size_t)h->v2_values, base = r->out->n, nn = 0;
     pq_reserve_rows(r, rows);
@@ -344,7 +345,7 @@ static int data_page_v2(pq_read *r, const pq_page_header *h, const uint8_t *raw,
     }
     if (h->v2_nulls < 0 || (size_t)h->v2_nulls != rows - nn)
         return pq_read_fail(r, LC_EFORMAT, "data page v2 says %d nulls, its levels %zu",
-                         (int)h->v2_nulls, rows - nn);
+                            (int)h->v2_nulls, rows - nn);
     const uint8_t *vals = raw + lv_len;
     size_t in_len = (size_t)h->compressed - lv_len, out_len = (size_t)h->uncompressed - lv_len;
     const uint8_t *p = vals;
@@ -352,8 +353,8 @@ static int data_page_v2(pq_read *r, const pq_page_header *h, const uint8_t *raw,
         if ((rc = decompress(r, vals, in_len, out_len, &p)) < 0)
             return rc;
     } else if (in_len != out_len) {
-        return pq_read_fail(r, LC_EFORMAT, "uncompressed values of %zu bytes claim %zu bytes", in_len,
-                         out_len);
+        return pq_read_fail(r, LC_EFORMAT, "uncompressed values of %zu bytes claim %zu bytes",
+                            in_len, out_len);
     }
     if ((rc = pq_decode_values(r, h->v2_encoding, p, out_len, base, nn)) < 0)
         return rc;
@@ -369,7 +370,7 @@ static int read_pages(pq_read *r, const uint8_t *buf, size_t len, uint64_t file_
         r->page_off = file_off + pos;
         if (pos >= len)
             return pq_read_fail(r, LC_EFORMAT, "column chunk ends after %zu of %zu rows", r->out->n,
-                             rows);
+                                rows);
         pq_page_header h;
         size_t hl = 0;
         int rc = parse_page_header(r, buf + pos, len - pos, &h, &hl);
@@ -377,9 +378,9 @@ static int read_pages(pq_read *r, const uint8_t *buf, size_t len, uint64_t file_
             return rc;
         if ((size_t)h.compressed > len - pos - hl)
             return pq_read_fail(r, LC_ETRUNC,
-                             "page of %d bytes runs past the end of the column chunk (%zu bytes "
-                             "left)",
-                             (int)h.compressed, len - pos - hl);
+                                "page of %d bytes runs past the end of the column chunk (%zu bytes "
+                                "left)",
+                                (int)h.compressed, len - pos - hl);
         const uint8_t *raw = buf + pos + hl;
         r->out->page_types |= h.type >= 0 && h.type < 32 ? 1u << h.type : 0;
         switch (h.type) {
@@ -427,10 +428,10 @@ static int check_chunk(pq_read *r, uint64_t *start, uint64_t *len)
         return pq_read_fail(r, LC_EFORMAT, "column chunk without metadata (encrypted?)");
     if (rows > LC_PARQUET_MAX_ROWS)
         return pq_read_fail(r, LC_EFORMAT, "row group of %lld rows, above the limit of %lld",
-                         (long long)rows, (long long)LC_PARQUET_MAX_ROWS);
+                            (long long)rows, (long long)LC_PARQUET_MAX_ROWS);
     if (c->num_values != rows)
         return pq_read_fail(r, LC_EFORMAT, "column chunk holds %lld values for %lld rows",
-                         (long long)c->num_values, (long long)rows);
+                            (long long)c->num_values, (long long)rows);
     if (c->codec < LC_PARQUET_CODEC_UNCOMPRESSED || c->codec > LC_PARQUET_CODEC_LZ4_RAW)
         return pq_read_fail(r, LC_EFORMAT, "unknown codec %d", c->codec);
     if (!lc_parquet_codec_supported(c->codec))
@@ -444,10 +445,10 @@ static int check_chunk(pq_read *r, uint64_t *start, uint64_t *len)
     if (s < 4 || c->total_compressed <= 0 || (uint64_t)s >= f->meta_start ||
         (uint64_t)c->total_compressed > f->meta_start - (uint64_t)s)
         return pq_read_fail(r, LC_ETRUNC,
-                         "column chunk at offset %lld, %lld bytes long, runs outside the data "
-                         "(which ends at %llu)",
-                         (long long)s, (long long)c->total_compressed,
-                         (unsigned long long)f->meta_start);
+                            "column chunk at offset %lld, %lld bytes long, runs outside the data "
+                            "(which ends at %llu)",
+                            (long long)s, (long long)c->total_compressed,
+                            (unsigned long long)f->meta_start);
     *start = (uint64_t)s;
     *len = (uint64_t)c->total_compressed;
     return 0;
@@ -475,8 +476,8 @@ int lc_parquet_read_column(const lc_parquet_file *f, size_t rg, size_t col, lc_p
     const pq_leaf *l = r.leaf;
     if (l->info.kind == LC_PARQUET_KIND_NONE)
         return pq_read_fail(&r, -ENOTSUP, "%s column of type %s cannot be read",
-                         l->flat ? "a" : "a nested or repeated",
-                         lc_parquet_type_name(l->info.type));
+                            l->flat ? "a" : "a nested or repeated",
+                            lc_parquet_type_name(l->info.type));
     /* Switching kinds drops the buffers of the old kind. */
     if (out->kind != l->info.kind) {
         lc_parquet_column_fini(out);
@@ -494,8 +495,8 @@ int lc_parquet_read_column(const lc_parquet_file *f, size_t rg, size_t col, lc_p
         out->offsets[0] = 0;
     uint8_t *buf = lc_xmalloc((size_t)len);
     if ((rc = pq_pread_full(f->fd, buf, (size_t)len, start)) < 0) {
-        rc = pq_read_fail(&r, rc, "cannot read %llu bytes at offset %llu: %s", (unsigned long long)len,
-                       (unsigned long long)start, lc_strerror(rc));
+        rc = pq_read_fail(&r, rc, "cannot read %llu bytes at offset %llu: %s",
+                          (unsigned long long)len, (unsigned long long)start, lc_strerror(rc));
     } else {
         rc = read_pages(&r, buf, (size_t)len, start, rows);
     }

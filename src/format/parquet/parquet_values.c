@@ -42,7 +42,7 @@ int pq_reserve_bytes(pq_read *r, uint64_t more)
     lc_parquet_column *o = r->out;
     if (more > LC_PARQUET_MAX_STRING_BYTES - o->n_bytes)
         return pq_read_fail(r, LC_EFORMAT, "strings of the column chunk exceed %zu bytes",
-                         LC_PARQUET_MAX_STRING_BYTES);
+                            LC_PARQUET_MAX_STRING_BYTES);
     size_t need = o->n_bytes + (size_t)more;
     if (need > o->cap_bytes) {
         size_t cap = o->cap_bytes ? o->cap_bytes : 4096;
@@ -140,14 +140,14 @@ int pq_read_dictionary(pq_read *r, const pq_page_header *h, const uint8_t *p, si
     if (h->dict_encoding != LC_PARQUET_ENC_PLAIN &&
         h->dict_encoding != LC_PARQUET_ENC_PLAIN_DICTIONARY)
         return pq_read_fail(r, LC_EFORMAT, "dictionary page in encoding %s (%d)",
-                         lc_parquet_encoding_name(h->dict_encoding), h->dict_encoding);
+                            lc_parquet_encoding_name(h->dict_encoding), h->dict_encoding);
     if (h->dict_values < 0)
         return pq_read_fail(r, LC_EFORMAT, "dictionary page with %d values", (int)h->dict_values);
     size_t dn = (size_t)h->dict_values;
     size_t w = r->out->kind == LC_PARQUET_KIND_STRING ? 4 : (size_t)r->width;
     if (dn > n / w)
         return pq_read_fail(r, LC_EFORMAT, "dictionary page of %zu bytes cannot hold %zu values", n,
-                         dn);
+                            dn);
     r->have_dict = true;
     r->dict_n = dn;
     switch (r->out->kind) {
@@ -168,12 +168,13 @@ int pq_read_dictionary(pq_read *r, const pq_page_header *h, const uint8_t *p, si
         r->dict_off[0] = 0;
         for (size_t i = 0; i < dn; i++) {
             if (n - pos < 4)
-                return pq_read_fail(r, LC_EFORMAT, "dictionary string %zu: length past the page end",
-                                 i);
+                return pq_read_fail(r, LC_EFORMAT,
+                                    "dictionary string %zu: length past the page end", i);
             size_t len = lc_pq_le32(p + pos);
             pos += 4;
             if (len > n - pos)
-                return pq_read_fail(r, LC_EFORMAT, "dictionary string %zu runs past the page end", i);
+                return pq_read_fail(r, LC_EFORMAT, "dictionary string %zu runs past the page end",
+                                    i);
             memcpy(r->dict_bytes + used, p + pos, len);
             pos += len;
             used += len;
@@ -194,7 +195,7 @@ static int dict_values(pq_read *r, int encoding, const uint8_t *p, size_t n, siz
     int bw = p[0];
     if (bw > 32)
         return pq_read_fail(r, LC_EFORMAT, "%s values: impossible bit width %d",
-                         lc_parquet_encoding_name(encoding), bw);
+                            lc_parquet_encoding_name(encoding), bw);
     lc_pq_hybrid h;
     lc_pq_hybrid_init(&h, p + 1, n - 1, bw);
     lc_parquet_column *o = r->out;
@@ -207,9 +208,9 @@ static int dict_values(pq_read *r, int encoding, const uint8_t *p, size_t n, siz
             uint32_t ix = r->idx[k];
             if (ix >= r->dict_n)
                 return pq_read_fail(r, LC_EFORMAT,
-                                 "dictionary index %u out of range (the dictionary has %zu "
-                                 "values)",
-                                 ix, r->dict_n);
+                                    "dictionary index %u out of range (the dictionary has %zu "
+                                    "values)",
+                                    ix, r->dict_n);
             size_t at = done + k;
             if (o->kind == LC_PARQUET_KIND_INT64) {
                 o->i64[base + at] = r->dict_i64[ix];
@@ -217,7 +218,7 @@ static int dict_values(pq_read *r, int encoding, const uint8_t *p, size_t n, siz
                 o->f64[base + at] = r->dict_f64[ix];
             } else {
                 int rc = pq_put_string(r, base, at, r->dict_bytes + r->dict_off[ix],
-                                    (size_t)(r->dict_off[ix + 1] - r->dict_off[ix]));
+                                       (size_t)(r->dict_off[ix + 1] - r->dict_off[ix]));
                 if (rc < 0)
                     return rc;
             }
@@ -238,7 +239,7 @@ static int delta_ints(pq_read *r, int encoding, const uint8_t *p, size_t n, size
         return pq_decode_fail(r, encoding, why);
     if (count != nn)
         return pq_read_fail(r, LC_EFORMAT, "%s values: %zu values where the page has %zu",
-                         lc_parquet_encoding_name(encoding), count, nn);
+                            lc_parquet_encoding_name(encoding), count, nn);
     return 0;
 }
 
@@ -252,7 +253,7 @@ static int delta_lengths(pq_read *r, int encoding, const uint8_t *p, size_t n, s
         return pq_decode_fail(r, encoding, why);
     if (count != nn)
         return pq_read_fail(r, LC_EFORMAT, "%s values: %zu lengths where the page has %zu values",
-                         lc_parquet_encoding_name(encoding), count, nn);
+                            lc_parquet_encoding_name(encoding), count, nn);
     for (size_t k = 0; k < nn; k++)
         if (out[k] < 0)
             return pq_decode_fail(r, encoding, "negative length");
@@ -318,7 +319,7 @@ static int byte_stream_split(pq_read *r, int encoding, const uint8_t *p, size_t 
     size_t w = (size_t)r->width;
     if (n % w != 0 || n / w != nn)
         return pq_read_fail(r, LC_EFORMAT, "%s values: %zu bytes are not %zu values of %zu bytes",
-                         lc_parquet_encoding_name(encoding), n, nn, w);
+                            lc_parquet_encoding_name(encoding), n, nn, w);
     uint8_t v[8];
     lc_parquet_column *o = r->out;
     for (size_t k = 0; k < nn; k++) {
@@ -333,8 +334,7 @@ static int byte_stream_split(pq_read *r, int encoding, const uint8_t *p, size_t 
 }
 
 /* Decode nn non-null values of a page into the dense slots base..base+nn. */
-int pq_decode_values(pq_read *r, int encoding, const uint8_t *p, size_t n, size_t base,
-                         size_t nn)
+int pq_decode_values(pq_read *r, int encoding, const uint8_t *p, size_t n, size_t base, size_t nn)
 {
     if (encoding < 0 || encoding > LC_PARQUET_ENC_BYTE_STREAM_SPLIT || encoding == 1)
         return pq_read_fail(r, LC_EFORMAT, "unknown value encoding %d", encoding);
@@ -369,7 +369,8 @@ int pq_decode_values(pq_read *r, int encoding, const uint8_t *p, size_t n, size_
         break;
     }
     return pq_read_fail(r, LC_EFORMAT, "value encoding %s is not valid for type %s",
-                     lc_parquet_encoding_name(encoding), lc_parquet_type_name(r->leaf->info.type));
+                        lc_parquet_encoding_name(encoding),
+                        lc_parquet_type_name(r->leaf->info.type));
 }
 
 /* Spread the nn dense values at base over the page's n rows (valid[] set),
