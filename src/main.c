@@ -127,29 +127,116 @@ static void print_errors(const char *msg)
     }
 }
 
+/* The long options without a one-letter form. */
+enum {
+    OPT_NO_UI = 256,
+    OPT_CONFIG,
+    OPT_CHECK,
+    OPT_PRINT_DEFAULT,
+    OPT_PRINT_SCHEMA,
+    OPT_MAX_SECONDS,
+    OPT_SEED,
+    OPT_STATUS_INTERVAL,
+    OPT_LOG_LEVEL,
+    OPT_LOG_FILE,
+    OPT_QUIET,
+    OPT_SOCKET,
+    OPT_METRICS_LOG,
+    OPT_THEME,
+    OPT_NO_COLOR,
+    OPT_ASCII,
+    OPT_REFRESH,
+    OPT_VERSION,
+    OPT_HELP,
+};
+
+/* The version, then what this build reads with (optional libraries are
+ * found at build time). */
+static void print_version(void)
+{
+    printf("lcmon %s\n", LC_VERSION);
+    printf("inflate: %s; Parquet codecs: SNAPPY, GZIP, ZSTD%s%s (%s)\n",
+           LC_HAVE_LIBDEFLATE ? "libdeflate, zlib" : "zlib", LC_HAVE_LZ4 ? ", LZ4, LZ4_RAW" : "",
+           LC_HAVE_BROTLI ? ", BROTLI" : "",
+           LC_HAVE_LZ4 && LC_HAVE_BROTLI ? "all but LZO"
+           : !LC_HAVE_LZ4 && !LC_HAVE_BROTLI
+               ? "LZ4 and BROTLI need liblz4-dev and libbrotli-dev at build time"
+           : !LC_HAVE_LZ4 ? "LZ4 needs liblz4-dev at build time"
+                          : "BROTLI needs libbrotli-dev at build time");
+}
+
+/* An option with a number: 0, or 2 after saying what is wrong. */
+static int parse_number_option(int c, const char *arg, options *o)
+{
+    char *end;
+    switch (c) {
+    case OPT_MAX_SECONDS:
+        o->max_seconds = strtod(arg, &end);
+        if (*end || o->max_seconds < 0) {
+            fprintf(stderr, "lcmon: --max-seconds: '%s' is not a number of seconds\n", arg);
+            return 2;
+        }
+        return 0;
+    case OPT_SEED:
+        errno = 0;
+        o->seed = strtoull(arg, &end, 0);
+        if (*end || !arg[0] || arg[0] == '-' || errno) {
+            fprintf(stderr, "lcmon: --seed: '%s' is not a whole number (0 or more)\n", arg);
+            return 2;
+        }
+        o->seed_given = true;
+        return 0;
+    case OPT_STATUS_INTERVAL:
+        o->status_interval_given = true;
+        o->status_interval = strtod(arg, &end);
+        if (*end || o->status_interval < 0) {
+            fprintf(stderr, "lcmon: --status-interval: '%s' is not a number of seconds\n", arg);
+            return 2;
+        }
+        return 0;
+    default: /* OPT_REFRESH */
+        o->refresh_hz = strtod(arg, &end);
+        if (*end || !(o->refresh_hz >= TUI_REFRESH_MIN && o->refresh_hz <= TUI_REFRESH_MAX)) {
+            fprintf(stderr, "lcmon: --refresh: '%s' is not a rate from %g to %g per second\n", arg,
+                    TUI_REFRESH_MIN, TUI_REFRESH_MAX);
+            return 2;
+        }
+        return 0;
+    }
+}
+
+/* --log-level, --log-file and --theme: 0, or 2 after saying what is wrong. */
+static int parse_named_option(int c, const char *arg, options *o)
+{
+    if (c == OPT_LOG_LEVEL) {
+        lc_log_level level;
+        if (!lc_log_level_parse(arg, &level)) {
+            fprintf(stderr, "lcmon: --log-level: '%s' is not debug, info, warn or error\n", arg);
+            return 2;
+        }
+        lc_log_set_level(level);
+        o->log_level_given = true;
+    } else if (c == OPT_LOG_FILE) {
+        lc_error err;
+        lc_error_clear(&err);
+        FILE *f = lc_open_append(arg, &err);
+        if (!f) {
+            fprintf(stderr, "lcmon: --log-file: cannot open %s\n", err.msg);
+            return 2;
+        }
+        lc_log_set_file(f);
+    } else { /* OPT_THEME */
+        if (!tui_theme_known(arg)) {
+            fprintf(stderr, "lcmon: --theme: '%s' is not one of %s\n", arg, tui_theme_names());
+            return 2;
+        }
+        o->theme = arg;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
-    enum {
-        OPT_NO_UI = 256,
-        OPT_CONFIG,
-        OPT_CHECK,
-        OPT_PRINT_DEFAULT,
-        OPT_PRINT_SCHEMA,
-        OPT_MAX_SECONDS,
-        OPT_SEED,
-        OPT_STATUS_INTERVAL,
-        OPT_LOG_LEVEL,
-        OPT_LOG_FILE,
-        OPT_QUIET,
-        OPT_SOCKET,
-        OPT_METRICS_LOG,
-        OPT_THEME,
-        OPT_NO_COLOR,
-        OPT_ASCII,
-        OPT_REFRESH,
-        OPT_VERSION,
-        OPT_HELP,
-    };
     static const struct option longopts[] = {
         {"no-ui", no_argument, NULL, OPT_NO_UI},
         {"config", required_argument, NULL, OPT_CONFIG},
@@ -177,7 +264,6 @@ static int parse_args(int argc, char **argv, options *o)
     opterr = 0; /* our own message: getopt's would name argv[0], a socket under attach */
     int c;
     while ((c = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case OPT_NO_UI:
             o->no_ui = true;
@@ -195,52 +281,18 @@ static int parse_args(int argc, char **argv, options *o)
             o->print_schema = true;
             break;
         case OPT_MAX_SECONDS:
-            o->max_seconds = strtod(optarg, &end);
-            if (*end || o->max_seconds < 0) {
-                fprintf(stderr, "lcmon: --max-seconds: '%s' is not a number of seconds\n", optarg);
-                return 2;
-            }
-            break;
         case OPT_SEED:
-            errno = 0;
-            o->seed = strtoull(optarg, &end, 0);
-            if (*end || !optarg[0] || optarg[0] == '-' || errno) {
-                fprintf(stderr, "lcmon: --seed: '%s' is not a whole number (0 or more)\n", optarg);
-                return 2;
-            }
-            o->seed_given = true;
-            break;
         case OPT_STATUS_INTERVAL:
-            o->status_interval_given = true;
-            o->status_interval = strtod(optarg, &end);
-            if (*end || o->status_interval < 0) {
-                fprintf(stderr, "lcmon: --status-interval: '%s' is not a number of seconds\n",
-                        optarg);
+        case OPT_REFRESH:
+            if (parse_number_option(c, optarg, o))
                 return 2;
-            }
             break;
-        case OPT_LOG_LEVEL: {
-            lc_log_level level;
-            if (!lc_log_level_parse(optarg, &level)) {
-                fprintf(stderr, "lcmon: --log-level: '%s' is not debug, info, warn or error\n",
-                        optarg);
+        case OPT_LOG_LEVEL:
+        case OPT_LOG_FILE:
+        case OPT_THEME:
+            if (parse_named_option(c, optarg, o))
                 return 2;
-            }
-            lc_log_set_level(level);
-            o->log_level_given = true;
             break;
-        }
-        case OPT_LOG_FILE: {
-            lc_error err;
-            lc_error_clear(&err);
-            FILE *f = lc_open_append(optarg, &err);
-            if (!f) {
-                fprintf(stderr, "lcmon: --log-file: cannot open %s\n", err.msg);
-                return 2;
-            }
-            lc_log_set_file(f);
-            break;
-        }
         case OPT_QUIET:
             o->quiet = true;
             break;
@@ -250,44 +302,18 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_METRICS_LOG:
             o->metrics_log = optarg;
             break;
-        case OPT_THEME:
-            if (!tui_theme_known(optarg)) {
-                fprintf(stderr, "lcmon: --theme: '%s' is not one of %s\n", optarg,
-                        tui_theme_names());
-                return 2;
-            }
-            o->theme = optarg;
-            break;
         case OPT_NO_COLOR:
             o->no_color = true;
             break;
         case OPT_ASCII:
             o->ascii = true;
             break;
-        case OPT_REFRESH:
-            o->refresh_hz = strtod(optarg, &end);
-            if (*end || !(o->refresh_hz >= TUI_REFRESH_MIN && o->refresh_hz <= TUI_REFRESH_MAX)) {
-                fprintf(stderr, "lcmon: --refresh: '%s' is not a rate from %g to %g per second\n",
-                        optarg, TUI_REFRESH_MIN, TUI_REFRESH_MAX);
-                return 2;
-            }
-            break;
         case 'v':
             o->verbose = true;
             break;
         case 'V':
         case OPT_VERSION:
-            /* The version, then what this build reads with (optional
-             * libraries are found at build time). */
-            printf("lcmon %s\n", LC_VERSION);
-            printf("inflate: %s; Parquet codecs: SNAPPY, GZIP, ZSTD%s%s (%s)\n",
-                   LC_HAVE_LIBDEFLATE ? "libdeflate, zlib" : "zlib",
-                   LC_HAVE_LZ4 ? ", LZ4, LZ4_RAW" : "", LC_HAVE_BROTLI ? ", BROTLI" : "",
-                   LC_HAVE_LZ4 && LC_HAVE_BROTLI ? "all but LZO"
-                   : !LC_HAVE_LZ4 && !LC_HAVE_BROTLI
-                       ? "LZ4 and BROTLI need liblz4-dev and libbrotli-dev at build time"
-                   : !LC_HAVE_LZ4 ? "LZ4 needs liblz4-dev at build time"
-                                  : "BROTLI needs libbrotli-dev at build time");
+            print_version();
             exit(0);
         case 'h':
         case OPT_HELP:
