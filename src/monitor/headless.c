@@ -105,145 +105,179 @@ static int wait_for_event(int sfd, int efd, double wait)
     return 0;
 }
 
-int lc_headless_run(lc_config *cfg, const lc_headless_options *o)
+/* A headless run's state: what the loop waits on and writes to. */
+typedef struct headless {
+    const lc_headless_options *o;
+    int sfd, efd; /* signals; the pipeline's end hook */
+    FILE *mlog;   /* --metrics-log, or NULL */
+    lc_monitor *m;
+    lc_server *server;                     /* --socket, or NULL */
+    Lcmon__MonitorSocketMetricsProto sock; /* the server's counts, for the metrics log */
+    double start, next_status, next_log;
+    bool status; /* a status line every status_interval */
+} headless;
+
+static void headless_close(headless *h)
+{
+    if (h->mlog)
+        fclose(h->mlog);
+    if (h->sfd >= 0)
+        close(h->sfd);
+    if (h->efd >= 0)
+        close(h->efd);
+}
+
+/* The signalfd, the eventfd and the metrics log; false (said) when one
+ * cannot be had. */
+static bool headless_open(headless *h)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
-
-    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
-    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (sfd < 0 || efd < 0) {
+    h->sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (h->sfd < 0 || h->efd < 0) {
         fprintf(stderr, "lcmon: cannot wait for signals: %s\n", strerror(errno));
-        if (sfd >= 0)
-            close(sfd);
-        if (efd >= 0)
-            close(efd);
-        lc_config_free(cfg);
-        return 1;
+        return false;
     }
-    FILE *mlog = NULL;
-    if (o->metrics_log) {
+    if (h->o->metrics_log) {
         lc_error err;
         lc_error_clear(&err);
-        mlog = lc_open_append(o->metrics_log, &err);
-        if (!mlog) {
+        h->mlog = lc_open_append(h->o->metrics_log, &err);
+        if (!h->mlog) {
             fprintf(stderr, "lcmon: --metrics-log: cannot open %s\n", err.msg);
-            close(sfd);
-            close(efd);
-            lc_config_free(cfg);
-            return 1;
+            return false;
         }
     }
-    lc_monitor *m = lc_monitor_local_new(cfg, o->source, wake_on_end, &efd); /* owns cfg */
-    {
-        lc_snapshot *snap = lc_monitor_metrics(m, false);
-        const Lcmon__DataLoaderMetricsProto *first = lc_snapshot_msg(snap);
-        bool failed = first->state == LCMON__PIPELINE_STATE__PIPELINE_FAILED;
-        if (failed)
-            fprintf(stderr, "lcmon: %s\n", first->error ? first->error : "the pipeline failed");
-        lc_snapshot_unref(snap);
-        if (failed)
-            goto refused;
-    }
-    lc_server *server = NULL;
-    if (o->socket_path) {
+    return true;
+}
+
+/* The pipeline started, and the socket serves it: true; else said. */
+static bool headless_started(headless *h)
+{
+    lc_snapshot *snap = lc_monitor_metrics(h->m, false);
+    const Lcmon__DataLoaderMetricsProto *first = lc_snapshot_msg(snap);
+    bool failed = first->state == LCMON__PIPELINE_STATE__PIPELINE_FAILED;
+    if (failed)
+        fprintf(stderr, "lcmon: %s\n", first->error ? first->error : "the pipeline failed");
+    lc_snapshot_unref(snap);
+    if (failed)
+        return false;
+    if (h->o->socket_path) {
         lc_error err;
         lc_error_clear(&err);
-        if (lc_server_start(o->socket_path, m, &server, &err) != 0) {
+        if (lc_server_start(h->o->socket_path, h->m, &h->server, &err) != 0) {
             fprintf(stderr, "lcmon: --socket: %s\n", err.msg);
-            goto refused;
+            return false;
         }
     }
+    return true;
+}
 
-    /* The server's counts, for the metrics log. */
-    Lcmon__MonitorSocketMetricsProto sock = LCMON__MONITOR_SOCKET_METRICS_PROTO__INIT;
-    double start = lc_now_seconds();
-    bool status = !o->quiet && o->status_interval > 0;
-    double next_status = start + (status ? o->status_interval : 0);
-    double next_log = start + 1.0;
-    int exit_code = 0;
+/* Seconds until the loop has something to do: a status line, a metrics
+ * log line, or --max-seconds. */
+static double headless_wait(const headless *h, double now)
+{
+    double wait = 60.0;
+    if (h->status && h->next_status - now < wait)
+        wait = h->next_status - now;
+    if (h->mlog && h->next_log - now < wait)
+        wait = h->next_log - now;
+    if (h->o->max_seconds > 0 && h->start + h->o->max_seconds - now < wait)
+        wait = h->start + h->o->max_seconds - now;
+    return wait < 0 ? 0 : wait;
+}
+
+/* The status line and the metrics log when due; the pipeline's state. */
+static Lcmon__PipelineState headless_tick(headless *h, double now)
+{
+    lc_snapshot *snap = lc_monitor_metrics(h->m, false);
+    const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(snap);
+    Lcmon__PipelineState st = last->state;
+    if (h->status && now >= h->next_status) {
+        char line[2048];
+        if (h->o->long_status)
+            lc_status_line(last, line, sizeof line);
+        else
+            lc_status_line_compact(last, 120, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+        h->next_status += h->o->status_interval;
+        if (h->next_status < now)
+            h->next_status = now + h->o->status_interval;
+    }
+    lc_snapshot_unref(snap);
+    if (h->mlog && now >= h->next_log) {
+        if (h->server)
+            lc_server_metrics(h->server, &h->sock);
+        append_metrics_log(h->mlog, h->m, h->server ? &h->sock : NULL);
+        h->next_log += 1.0;
+        if (h->next_log < now)
+            h->next_log = now + 1.0;
+    }
+    return st;
+}
+
+/* Until a signal, the end of the run, or --max-seconds: the exit status. */
+static int headless_loop(headless *h)
+{
+    h->start = lc_now_seconds();
+    h->status = !h->o->quiet && h->o->status_interval > 0;
+    h->next_status = h->start + (h->status ? h->o->status_interval : 0);
+    h->next_log = h->start + 1.0;
     for (;;) {
         /* Signals and the end hook wake the loop; the timeout is for the
          * status line, the metrics log and --max-seconds. */
-        double now = lc_now_seconds();
-        double wait = 60.0;
-        if (status && next_status - now < wait)
-            wait = next_status - now;
-        if (mlog && next_log - now < wait)
-            wait = next_log - now;
-        if (o->max_seconds > 0 && start + o->max_seconds - now < wait)
-            wait = start + o->max_seconds - now;
-        if (wait < 0)
-            wait = 0;
-        int sig = wait_for_event(sfd, efd, wait);
+        int sig = wait_for_event(h->sfd, h->efd, headless_wait(h, lc_now_seconds()));
         if (sig > 0) {
             LC_INFO("%s received: stopping", strsignal(sig));
-            break;
+            return 0;
         }
-        now = lc_now_seconds();
-        lc_snapshot *snap = lc_monitor_metrics(m, false);
-        const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(snap);
-        Lcmon__PipelineState st = last->state;
-        if (status && now >= next_status) {
-            char line[2048];
-            if (o->long_status)
-                lc_status_line(last, line, sizeof line);
-            else
-                lc_status_line_compact(last, 120, line, sizeof line);
-            fprintf(stderr, "%s\n", line);
-            next_status += o->status_interval;
-            if (next_status < now)
-                next_status = now + o->status_interval;
-        }
-        lc_snapshot_unref(snap);
-        if (mlog && now >= next_log) {
-            if (server)
-                lc_server_metrics(server, &sock);
-            append_metrics_log(mlog, m, server ? &sock : NULL);
-            next_log += 1.0;
-            if (next_log < now)
-                next_log = now + 1.0;
-        }
+        double now = lc_now_seconds();
+        Lcmon__PipelineState st = headless_tick(h, now);
         /* A pipeline stopped through the socket stays stopped until a start
          * request; only a finished or failed one ends lcmon. */
         if (st == LCMON__PIPELINE_STATE__PIPELINE_FINISHED)
-            break;
-        if (st == LCMON__PIPELINE_STATE__PIPELINE_FAILED) {
-            exit_code = 1;
-            break;
-        }
-        if (o->max_seconds > 0 && now - start >= o->max_seconds) {
+            return 0;
+        if (st == LCMON__PIPELINE_STATE__PIPELINE_FAILED)
+            return 1;
+        if (h->o->max_seconds > 0 && now - h->start >= h->o->max_seconds) {
             LC_INFO("--max-seconds reached: stopping");
-            break;
+            return 0;
         }
     }
+}
+
+int lc_headless_run(lc_config *cfg, const lc_headless_options *o)
+{
+    headless h = {.o = o, .sfd = -1, .efd = -1};
+    h.sock = (Lcmon__MonitorSocketMetricsProto)LCMON__MONITOR_SOCKET_METRICS_PROTO__INIT;
+    if (!headless_open(&h)) {
+        headless_close(&h);
+        lc_config_free(cfg);
+        return 1;
+    }
+    h.m = lc_monitor_local_new(cfg, o->source, wake_on_end, &h.efd); /* owns cfg */
+    if (!headless_started(&h)) { /* nothing to stop, summarise or log */
+        lc_monitor_free(h.m);
+        headless_close(&h);
+        return 1;
+    }
+    int exit_code = headless_loop(&h);
     /* From here a stop must end: a second signal, or a thread stuck past
      * the deadline, ends the process at once (core/exit.h). */
-    lc_stop_deadline_start(lc_monitor_local_stop_deadline(m)); /* of the config run last */
-    bool served = server != NULL;
-    if (server)
-        lc_server_metrics(server, &sock); /* the last counts, for the last line */
-    lc_server_stop(server);
-    lc_monitor_pipeline(m, false, NULL);
-    if (mlog) {
-        append_metrics_log(mlog, m, served ? &sock : NULL);
-        fclose(mlog);
-    }
-    summary(m);
-    lc_monitor_free(m);
+    lc_stop_deadline_start(lc_monitor_local_stop_deadline(h.m)); /* of the config run last */
+    bool served = h.server != NULL;
+    if (h.server)
+        lc_server_metrics(h.server, &h.sock); /* the last counts, for the last line */
+    lc_server_stop(h.server);
+    lc_monitor_pipeline(h.m, false, NULL);
+    if (h.mlog)
+        append_metrics_log(h.mlog, h.m, served ? &h.sock : NULL);
+    summary(h.m);
+    lc_monitor_free(h.m);
     lc_stop_deadline_end();
-    close(sfd);
-    close(efd);
+    headless_close(&h);
     return exit_code;
-
-refused: /* it did not start: nothing to stop, summarise or log */
-    lc_monitor_free(m);
-    if (mlog)
-        fclose(mlog);
-    close(sfd);
-    close(efd);
-    return 1;
 }
