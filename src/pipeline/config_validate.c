@@ -231,6 +231,113 @@ static int fan_out_origin(const lc_config *cfg, int at)
 /* Checks how the stages connect: inputs exist, come earlier, carry the
  * right items, and every output but the last stage's one is read by
  * exactly one stage. */
+/* A stage's input references against its class: both forms given, an
+ * input to a source, none, or too many. True when they can be resolved. */
+static bool input_refs_ok(const lc_stage_config *s, char **refs, unsigned n_refs, lc_error *err,
+                          int *count)
+{
+    const lc_stage_class *cls = s->cls;
+    if (s->input && s->inputs) {
+        problem(err, count, "stage '%s': inputs: give 'input' (one) or 'inputs' (a list), not both",
+                s->name);
+        return false;
+    }
+    if (!cls->input) {
+        if (n_refs)
+            problem(err, count, "stage '%s': input: %s reads no input (remove 'input: %s')",
+                    s->name, cls->type_name, refs[0]);
+        return false;
+    }
+    if (!n_refs) {
+        problem(err, count,
+                "stage '%s': input: missing (%s reads '%s' items; name the earlier stage "
+                "that produces them)",
+                s->name, cls->type_name, cls->input->name);
+        return false;
+    }
+    unsigned max = cls->max_inputs ? cls->max_inputs : 1;
+    if (n_refs > max) {
+        problem(err, count,
+                "stage '%s': inputs: %s reads %u input%s, %u given (a join stage merges "
+                "several)",
+                s->name, cls->type_name, max, max == 1 ? "" : "s at most", n_refs);
+        return false;
+    }
+    return true;
+}
+
+/* Resolve stage i's references into s->in: each an output no other stage
+ * reads, of the item type the stage takes. False (said) on the first that
+ * is not. */
+static bool connect_inputs(lc_config *cfg, unsigned i, char **refs, unsigned n_refs,
+                           unsigned (*readers)[LC_STAGE_MAX_OUTPUTS], lc_error *err, int *count)
+{
+    lc_stage_config *s = &cfg->stages[i];
+    const lc_stage_class *cls = s->cls;
+    for (unsigned r = 0; r < n_refs; r++) {
+        lc_stage_input in;
+        if (!resolve_input(cfg, i, refs[r], &in, err, count))
+            return false;
+        const lc_stage_config *up = &cfg->stages[in.stage];
+        if (readers[in.stage][in.output]++) {
+            problem(err, count,
+                    "stage '%s': input: %s '%s' already feeds another stage (each output "
+                    "feeds one stage)",
+                    s->name, strchr(refs[r], '.') ? "output" : "stage", refs[r]);
+            return false;
+        }
+        const lc_item_type *want = cls->input == &lc_item_any
+                                       ? (r ? cfg->stages[s->in[0].stage].out_type : NULL)
+                                       : cls->input;
+        if (want && up->out_type && strcmp(up->out_type->name, want->name) != 0) {
+            if (cls->input == &lc_item_any)
+                problem(err, count,
+                        "stage '%s': inputs: %s carries '%s' items but %s carries '%s' "
+                        "(every input of %s carries the same type)",
+                        s->name, refs[r], up->out_type->name, refs[0], want->name, cls->type_name);
+            else
+                problem(err, count,
+                        "stage '%s': input: stage '%s' (%s) produces '%s' items but %s "
+                        "reads '%s' items",
+                        s->name, up->name, up->cls->type_name, up->out_type->name, cls->type_name,
+                        want->name);
+            return false;
+        }
+        s->in[s->n_in++] = in;
+    }
+    return true;
+}
+
+/* Stage i's inputs: resolved, checked by its class, and its output's type
+ * when it passes on what it reads. */
+static void wire_stage(lc_config *cfg, unsigned i, unsigned (*readers)[LC_STAGE_MAX_OUTPUTS],
+                       lc_error *err, int *count)
+{
+    lc_stage_config *s = &cfg->stages[i];
+    const lc_stage_class *cls = s->cls;
+    char *one[1] = {s->input};
+    char **refs = s->inputs ? s->inputs : one;
+    unsigned n_refs = s->inputs ? s->n_inputs_given : (s->input ? 1 : 0);
+    if (!input_refs_ok(s, refs, n_refs, err, count))
+        return;
+    if (!connect_inputs(cfg, i, refs, n_refs, readers, err, count)) {
+        s->n_in = 0;
+        return;
+    }
+    s->input_index = s->in[0].stage;
+    if (cls->check_inputs) {
+        lc_error cerr;
+        lc_error_clear(&cerr);
+        int up[LC_STAGE_MAX_INPUTS];
+        for (unsigned r = 0; r < s->n_in; r++)
+            up[r] = fan_out_origin(cfg, s->in[r].stage);
+        if (cls->check_inputs(s->block, up, s->n_in, &cerr) != 0)
+            problem(err, count, "stage '%s': %s.%s", s->name, cls->type_name, cerr.msg);
+    }
+    if (cls->output == &lc_item_any)
+        s->out_type = cfg->stages[s->in[0].stage].out_type;
+}
+
 static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
 {
     unsigned(*readers)[LC_STAGE_MAX_OUTPUTS] = lc_xcalloc(cfg->n_stages, sizeof *readers);
@@ -240,93 +347,9 @@ static void validate_wiring(lc_config *cfg, lc_error *err, int *count)
         s->out_type = s->cls->output;
         s->n_in = 0;
     }
-    for (unsigned i = 0; i < cfg->n_stages; i++) {
-        lc_stage_config *s = &cfg->stages[i];
-        const lc_stage_class *cls = s->cls;
-        char *one[1] = {s->input};
-        char **refs = s->inputs ? s->inputs : one;
-        unsigned n_refs = s->inputs ? s->n_inputs_given : (s->input ? 1 : 0);
-        if (s->input && s->inputs) {
-            problem(err, count,
-                    "stage '%s': inputs: give 'input' (one) or 'inputs' (a list), not both",
-                    s->name);
-            continue;
-        }
-        if (!cls->input) {
-            if (n_refs)
-                problem(err, count, "stage '%s': input: %s reads no input (remove 'input: %s')",
-                        s->name, cls->type_name, refs[0]);
-            continue;
-        }
-        if (!n_refs) {
-            problem(err, count,
-                    "stage '%s': input: missing (%s reads '%s' items; name the earlier stage "
-                    "that produces them)",
-                    s->name, cls->type_name, cls->input->name);
-            continue;
-        }
-        unsigned max = cls->max_inputs ? cls->max_inputs : 1;
-        if (n_refs > max) {
-            problem(err, count,
-                    "stage '%s': inputs: %s reads %u input%s, %u given (a join stage merges "
-                    "several)",
-                    s->name, cls->type_name, max, max == 1 ? "" : "s at most", n_refs);
-            continue;
-        }
-        bool ok = true;
-        for (unsigned r = 0; r < n_refs && ok; r++) {
-            lc_stage_input in;
-            if (!resolve_input(cfg, i, refs[r], &in, err, count)) {
-                ok = false;
-                break;
-            }
-            const lc_stage_config *up = &cfg->stages[in.stage];
-            if (readers[in.stage][in.output]++) {
-                problem(err, count,
-                        "stage '%s': input: %s '%s' already feeds another stage (each output "
-                        "feeds one stage)",
-                        s->name, strchr(refs[r], '.') ? "output" : "stage", refs[r]);
-                ok = false;
-                break;
-            }
-            const lc_item_type *want = cls->input == &lc_item_any
-                                           ? (r ? cfg->stages[s->in[0].stage].out_type : NULL)
-                                           : cls->input;
-            if (want && up->out_type && strcmp(up->out_type->name, want->name) != 0) {
-                if (cls->input == &lc_item_any)
-                    problem(err, count,
-                            "stage '%s': inputs: %s carries '%s' items but %s carries '%s' "
-                            "(every input of %s carries the same type)",
-                            s->name, refs[r], up->out_type->name, refs[0], want->name,
-                            cls->type_name);
-                else
-                    problem(err, count,
-                            "stage '%s': input: stage '%s' (%s) produces '%s' items but %s "
-                            "reads '%s' items",
-                            s->name, up->name, up->cls->type_name, up->out_type->name,
-                            cls->type_name, want->name);
-                ok = false;
-                break;
-            }
-            s->in[s->n_in++] = in;
-        }
-        if (!ok) {
-            s->n_in = 0;
-            continue;
-        }
-        s->input_index = s->in[0].stage;
-        if (cls->check_inputs) {
-            lc_error cerr;
-            lc_error_clear(&cerr);
-            int up[LC_STAGE_MAX_INPUTS];
-            for (unsigned r = 0; r < s->n_in; r++)
-                up[r] = fan_out_origin(cfg, s->in[r].stage);
-            if (cls->check_inputs(s->block, up, s->n_in, &cerr) != 0)
-                problem(err, count, "stage '%s': %s.%s", s->name, cls->type_name, cerr.msg);
-        }
-        if (cls->output == &lc_item_any)
-            s->out_type = cfg->stages[s->in[0].stage].out_type;
-    }
+    for (unsigned i = 0; i < cfg->n_stages; i++)
+        wire_stage(cfg, i, readers, err, count);
+    /* Every output is read, but the last stage's one. */
     for (unsigned i = 0; i < cfg->n_stages; i++) {
         const lc_stage_config *s = &cfg->stages[i];
         bool last = i + 1 == cfg->n_stages && s->n_out == 1;
