@@ -591,81 +591,121 @@ static void feed_clients(lc_server *s)
     lc_wire_buf_fini(&snap);
 }
 
+/* Before the wait: write what can be written, and close the clients that
+ * connected and never said anything, or have nothing to do here any more
+ * (they would hold a place forever). */
+static void tend_clients(lc_server *s, uint64_t start)
+{
+    for (size_t i = 0; i < s->n_clients;) {
+        const char *why = NULL;
+        client *c = &s->clients[i];
+        if (!c->spoke && start - c->connected_ns > SILENT_LIMIT_NS) {
+            drop_client(s, i,
+                        c->in.len ? "it sent no whole message in the 10 s after connecting"
+                                  : "it sent nothing in the 10 s after connecting");
+            continue;
+        }
+        if (c->unfinished_since_ns && !c->closing &&
+            start - c->unfinished_since_ns > UNFINISHED_LIMIT_NS) {
+            drop_client(s, i, "it left a frame unfinished for 10 s");
+            continue;
+        }
+        /* Not misbehaving, so not a warning: a client may well ask once and
+         * keep its connection; it connects again when it has more to ask.
+         * One mid-frame is the unfinished limit's. */
+        if (c->spoke && !subscribed(c) && !c->closing && c->in.len == 0 &&
+            start > c->active_ns + IDLE_LIMIT_NS) {
+            close_client(s, i, LC_LOG_INFO,
+                         c->out.len ? "it read none of its replies for 10 s, and has no "
+                                      "subscription"
+                                    : "idle for 10 s without a subscription (no snapshots, "
+                                      "no log lines)");
+            continue;
+        }
+        if (!flush_client(c, &why)) {
+            drop_client(s, i, why);
+            continue;
+        }
+        if (c->closing && !c->more && c->out.len == 0) {
+            /* answered, as it asked before its EOF */
+            drop_client(s, i, hangup_why(c));
+            continue;
+        }
+        i++;
+    }
+}
+
+/* The poll set (the wake-up, the listening socket unless accepting is
+ * paused, every client) and its timeout: the next snapshot due, the next
+ * count of refusals to log, at most 100 ms. */
+static int poll_set(const lc_server *s, struct pollfd *fds, uint64_t now)
+{
+    fds[0] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
+    bool paused = now < s->accept_paused_until;
+    fds[1] = (struct pollfd){.fd = paused ? -1 : s->listen_fd, .events = POLLIN};
+    int timeout = paused ? (int)((s->accept_paused_until - now) / 1000000u) + 1 : 100;
+    for (size_t i = 0; i < s->n_clients; i++) {
+        const client *c = &s->clients[i];
+        if (c->more)
+            timeout = 0;
+        fds[2 + i] = (struct pollfd){
+            .fd = c->fd, .events = (short)((c->closing ? 0 : POLLIN) | (c->out.len ? POLLOUT : 0))};
+        if (c->interval_ms) {
+            int due = c->next_due_ns > now ? (int)((c->next_due_ns - now) / 1000000u) : 0;
+            if (due < timeout)
+                timeout = due;
+        }
+    }
+    /* A count of refusals waiting for its line: at its time, even if nothing
+     * else happens. */
+    for (const crowd_count *k = &s->refused; k <= &s->evicted; k++) {
+        if (k->n) {
+            int due = k->next_ns > now ? (int)((k->next_ns - now) / 1000000u) + 1 : 0;
+            if (due < timeout)
+                timeout = due;
+        }
+    }
+    return timeout;
+}
+
+/* After the wait: read, answer and write each of the `polled` clients.
+ * From the end, so that dropping one does not move an unvisited one (and
+ * indices stay valid while none is added). */
+static void serve_polled(lc_server *s, const struct pollfd *fds, size_t polled)
+{
+    for (size_t i = polled; i-- > 0;) {
+        short re = fds[2 + i].revents;
+        client *c = &s->clients[i];
+        if (!re && !c->more)
+            continue;
+        const char *why = NULL;
+        if ((re & POLLHUP) && c->closing) {
+            drop_client(s, i, hangup_why(c)); /* gone: nobody to answer */
+            continue;
+        }
+        if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->closing && !recv_client(c, &why)) {
+            drop_client(s, i, why);
+            continue;
+        }
+        if (!serve_client(s, c, &why)) {
+            drop_client(s, i, why);
+            continue;
+        }
+        if ((re & POLLOUT) && !flush_client(&s->clients[i], &why))
+            drop_client(s, i, why);
+    }
+}
+
 static void *server_main(void *arg)
 {
     lc_server *s = arg;
     struct pollfd fds[2 + LC_SERVER_MAX_CLIENTS];
     while (!atomic_load(&s->quit)) {
         feed_clients(s);
-        /* Write what we can before waiting; close the clients that connected
-         * and never said anything, or have nothing to do here any more (they
-         * would hold a place forever). */
         uint64_t start = lc_now_ns();
         report_crowding(s, start, false);
-        for (size_t i = 0; i < s->n_clients;) {
-            const char *why = NULL;
-            client *c = &s->clients[i];
-            if (!c->spoke && start - c->connected_ns > SILENT_LIMIT_NS) {
-                drop_client(s, i,
-                            c->in.len ? "it sent no whole message in the 10 s after connecting"
-                                      : "it sent nothing in the 10 s after connecting");
-                continue;
-            }
-            if (c->unfinished_since_ns && !c->closing &&
-                start - c->unfinished_since_ns > UNFINISHED_LIMIT_NS) {
-                drop_client(s, i, "it left a frame unfinished for 10 s");
-                continue;
-            }
-            /* Not misbehaving, so not a warning: a client may well ask once
-             * and keep its connection; it connects again when it has more
-             * to ask. One mid-frame is the unfinished limit's. */
-            if (c->spoke && !subscribed(c) && !c->closing && c->in.len == 0 &&
-                start > c->active_ns + IDLE_LIMIT_NS) {
-                close_client(s, i, LC_LOG_INFO,
-                             c->out.len ? "it read none of its replies for 10 s, and has no "
-                                          "subscription"
-                                        : "idle for 10 s without a subscription (no snapshots, "
-                                          "no log lines)");
-                continue;
-            }
-            if (!flush_client(c, &why)) {
-                drop_client(s, i, why);
-                continue;
-            }
-            if (c->closing && !c->more && c->out.len == 0) {
-                /* answered, as it asked before its EOF */
-                drop_client(s, i, hangup_why(c));
-                continue;
-            }
-            i++;
-        }
-        fds[0] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
-        uint64_t now = lc_now_ns();
-        bool paused = now < s->accept_paused_until;
-        fds[1] = (struct pollfd){.fd = paused ? -1 : s->listen_fd, .events = POLLIN};
-        int timeout = paused ? (int)((s->accept_paused_until - now) / 1000000u) + 1 : 100;
-        for (size_t i = 0; i < s->n_clients; i++) {
-            client *c = &s->clients[i];
-            if (c->more)
-                timeout = 0;
-            fds[2 + i] = (struct pollfd){
-                .fd = c->fd,
-                .events = (short)((c->closing ? 0 : POLLIN) | (c->out.len ? POLLOUT : 0))};
-            if (c->interval_ms) {
-                int due = c->next_due_ns > now ? (int)((c->next_due_ns - now) / 1000000u) : 0;
-                if (due < timeout)
-                    timeout = due;
-            }
-        }
-        /* A count of refusals waiting for its line: at its time, even if
-         * nothing else happens. */
-        for (const crowd_count *k = &s->refused; k <= &s->evicted; k++) {
-            if (k->n) {
-                int due = k->next_ns > now ? (int)((k->next_ns - now) / 1000000u) + 1 : 0;
-                if (due < timeout)
-                    timeout = due;
-            }
-        }
+        tend_clients(s, start);
+        int timeout = poll_set(s, fds, lc_now_ns());
         size_t polled = s->n_clients;
         int n = poll(fds, 2 + polled, timeout);
         if (n < 0 && errno != EINTR) {
@@ -676,29 +716,7 @@ static void *server_main(void *arg)
             continue;
         if (fds[0].revents)
             break;
-        /* Clients first (indices stay valid while none is added), from the
-         * end so that dropping one does not move an unvisited one. */
-        for (size_t i = polled; i-- > 0;) {
-            short re = fds[2 + i].revents;
-            client *c = &s->clients[i];
-            if (!re && !c->more)
-                continue;
-            const char *why = NULL;
-            if ((re & POLLHUP) && c->closing) {
-                drop_client(s, i, hangup_why(c)); /* gone: nobody to answer */
-                continue;
-            }
-            if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->closing && !recv_client(c, &why)) {
-                drop_client(s, i, why);
-                continue;
-            }
-            if (!serve_client(s, c, &why)) {
-                drop_client(s, i, why);
-                continue;
-            }
-            if ((re & POLLOUT) && !flush_client(&s->clients[i], &why))
-                drop_client(s, i, why);
-        }
+        serve_polled(s, fds, polled); /* clients first, then new ones */
         if (fds[1].revents & POLLIN)
             accept_clients(s);
     }
