@@ -106,8 +106,10 @@ static void header_reader(const Lcmon__StageMetricProto *writer, header_parts *h
     h->reader = NULL;
     if (!writer || !h->live)
         return;
-    const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(writer, "reader_connected");
-    const Lcmon__GaugeMetricProto *wait = lc_proto_find_gauge(writer, "waiting_for_reader");
+    const Lcmon__GaugeMetricProto *conn =
+        lc_proto_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
+    const Lcmon__GaugeMetricProto *wait =
+        lc_proto_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_WAITING);
     if (conn && conn->value) {
         h->reader = "reader connected";
     } else if (wait && wait->value) {

@@ -62,6 +62,9 @@ ENUMS = {
     "StageState": ["STAGE_IDLE", "STAGE_RUNNING", "STAGE_PAUSED", "STAGE_FINISHED",
                    "STAGE_STOPPED"],
     "CountKind": ["COUNT_WORK", "COUNT_BAD_INPUT", "COUNT_DROP"],
+    "MetricRole": ["ROLE_NONE", "ROLE_POSITIONS", "ROLE_ROWS", "ROLE_READER_CONNECTED",
+                   "ROLE_READER_WAITING", "ROLE_WINDOW_FILL", "ROLE_ANCHOR_COUNT", "ROLE_ANCHOR",
+                   "ROLE_ANCHOR_FROM", "ROLE_NEWEST_KEY", "ROLE_RESERVOIR_FILL"],
     "StageCommand": ["STAGE_COMMAND_NONE", "STAGE_COMMAND_PAUSE", "STAGE_COMMAND_RESUME"],
     "PipelineCommand": ["PIPELINE_COMMAND_NONE", "PIPELINE_COMMAND_STOP",
                         "PIPELINE_COMMAND_START"],
@@ -155,12 +158,15 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "CountMetricProto": {
         1: ("name", "string", False), 2: ("count", "uint64", False),
         3: ("kind", "enum:CountKind", False), 4: ("unit", "string", False),
+        5: ("role", "enum:MetricRole", False),
     },
     "GaugeMetricProto": {
         1: ("name", "string", False), 2: ("value", "int64", False),
         3: ("capacity", "int64", False), 4: ("unit", "string", False),
+        5: ("role", "enum:MetricRole", False),
     },
-    "TextMetricProto": {1: ("name", "string", False), 2: ("value", "string", False)},
+    "TextMetricProto": {1: ("name", "string", False), 2: ("value", "string", False),
+                        3: ("role", "enum:MetricRole", False)},
     "StatisticsMetricProto": {
         1: ("name", "string", False), 2: ("stats", "StatisticsProtoDouble", False),
     },

@@ -111,6 +111,23 @@ enum {
     LC_SHOW_ETA = 1u << 3      /* a FILL that says how long until full */
 };
 
+/* What a metric means to the loader as a whole (proto/training_metrics.proto,
+ * MetricRole, the same values): the status line, the screen's header and
+ * ctl find the numbers they show by role, never by name. */
+typedef enum lc_metric_role {
+    LC_ROLE_NONE = 0,
+    LC_ROLE_POSITIONS,        /* positions made: the headline rate */
+    LC_ROLE_ROWS,             /* rows written to the trainer */
+    LC_ROLE_READER_CONNECTED, /* 1 while the trainer's reader is connected */
+    LC_ROLE_READER_WAITING,   /* 1 while the writer waits for a reader */
+    LC_ROLE_WINDOW_FILL,      /* the chunk window's fill */
+    LC_ROLE_ANCHOR_COUNT,     /* chunks counted since the anchor */
+    LC_ROLE_ANCHOR,           /* the anchor's key */
+    LC_ROLE_ANCHOR_FROM,      /* the key the count runs from */
+    LC_ROLE_NEWEST_KEY,       /* the newest chunk's key */
+    LC_ROLE_RESERVOIR_FILL    /* the shuffle reservoir's fill */
+} lc_metric_role;
+
 /* One metric of a stage, as its class lists it (a table ended by a NULL
  * name): its unit, plural ("files", "chunks", "bytes", "ms"), and how a
  * screen shows it, in table order. `brief` is the label on a narrow row
@@ -125,6 +142,7 @@ typedef struct lc_metric_info {
     const char *brief;
     const char *of;
     const char *row;
+    lc_metric_role role; /* what it means to the loader as a whole (.role = ...) */
 } lc_metric_info;
 
 /* The entry of that name in a table ended by a NULL name, or NULL. */

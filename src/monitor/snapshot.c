@@ -39,6 +39,32 @@ const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto
     return NULL;
 }
 
+const Lcmon__CountMetricProto *lc_proto_count_of_role(const Lcmon__StageMetricProto *s,
+                                                      Lcmon__MetricRole role)
+{
+    for (size_t i = 0; s && i < s->n_count_metrics; i++)
+        if (s->count_metrics[i]->has_role && s->count_metrics[i]->role == role)
+            return s->count_metrics[i];
+    return NULL;
+}
+
+const Lcmon__GaugeMetricProto *lc_proto_gauge_of_role(const Lcmon__StageMetricProto *s,
+                                                      Lcmon__MetricRole role)
+{
+    for (size_t i = 0; s && i < s->n_gauge_metrics; i++)
+        if (s->gauge_metrics[i]->has_role && s->gauge_metrics[i]->role == role)
+            return s->gauge_metrics[i];
+    return NULL;
+}
+
+const char *lc_proto_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__MetricRole role)
+{
+    for (size_t i = 0; s && i < s->n_text_metrics; i++)
+        if (s->text_metrics[i]->has_role && s->text_metrics[i]->role == role)
+            return s->text_metrics[i]->value ? s->text_metrics[i]->value : "";
+    return NULL;
+}
+
 const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *name)
 {
     for (size_t i = 0; s && i < s->n_text_metrics; i++)
@@ -89,13 +115,14 @@ bool lc_proto_is_bytes(const char *unit)
 
 bool lc_proto_stage_anchor(const Lcmon__StageMetricProto *s, lc_proto_anchor *a)
 {
-    const Lcmon__GaugeMetricProto *g = s ? lc_proto_find_gauge(s, "chunks_since_anchor") : NULL;
+    const Lcmon__GaugeMetricProto *g =
+        lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR_COUNT);
     if (!g)
         return false;
     if (a) {
-        const char *anchor = lc_proto_find_text(s, "anchor");
-        const char *from = lc_proto_find_text(s, "count_from");
-        const char *newest = lc_proto_find_text(s, "last_chunk_key");
+        const char *anchor = lc_proto_text_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR);
+        const char *from = lc_proto_text_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR_FROM);
+        const char *newest = lc_proto_text_of_role(s, LCMON__METRIC_ROLE__ROLE_NEWEST_KEY);
         a->since = g->value > 0 ? (uint64_t)g->value : 0;
         a->anchor = anchor ? anchor : "";
         a->count_from = from ? from : a->anchor;
@@ -196,14 +223,16 @@ double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m)
      * generator, or the tokenizer, whose rows are samples: a decoder sample
      * is a whole game); else the rows of the last stage with rows. */
     for (size_t i = m->n_stage_metrics; i-- > 0;) {
-        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        if (lc_proto_find_count(s, "positions"))
-            return (double)lc_proto_count(s, "positions") / dt;
+        const Lcmon__CountMetricProto *c =
+            lc_proto_count_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_POSITIONS);
+        if (c)
+            return (double)c->count / dt;
     }
     for (size_t i = m->n_stage_metrics; i-- > 0;) {
-        const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        if (lc_proto_find_count(s, "rows"))
-            return (double)lc_proto_count(s, "rows") / dt;
+        const Lcmon__CountMetricProto *c =
+            lc_proto_count_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_ROWS);
+        if (c)
+            return (double)c->count / dt;
     }
     return -1;
 }
@@ -279,7 +308,8 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
         }
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(buf, len, &used, " | %s PAUSED", s->name);
-        const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(s, "reader_connected");
+        const Lcmon__GaugeMetricProto *conn =
+            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
         if (conn && live)
             append(buf, len, &used, " | reader %s", conn->value ? "connected" : "waiting");
     }
@@ -336,20 +366,23 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
         bad += lc_proto_bad_input(s);
-        const Lcmon__GaugeMetricProto *win = lc_proto_find_gauge(s, "chunks_in_window");
+        const Lcmon__GaugeMetricProto *win =
+            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_WINDOW_FILL);
         if (win)
             append(line, sizeof line, &used, " | window %lld/%lld", (long long)win->value,
                    (long long)win->capacity);
         lc_proto_anchor a;
         if (lc_proto_stage_anchor(s, &a))
             append(line, sizeof line, &used, " +%llu", (unsigned long long)a.since);
-        const Lcmon__GaugeMetricProto *res = lc_proto_find_gauge(s, "reservoir_size");
+        const Lcmon__GaugeMetricProto *res =
+            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL);
         if (res && res->capacity > 0)
             append(line, sizeof line, &used, " | reservoir %.0f%%",
                    100.0 * (double)res->value / (double)res->capacity);
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(line, sizeof line, &used, " | %s PAUSED", s->name);
-        const Lcmon__GaugeMetricProto *conn = lc_proto_find_gauge(s, "reader_connected");
+        const Lcmon__GaugeMetricProto *conn =
+            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
         if (conn && live && !(s->warning && s->warning[0])) /* else its warning said it */
             append(line, sizeof line, &used, " | reader %s", conn->value ? "connected" : "waiting");
     }

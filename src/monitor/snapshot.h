@@ -43,6 +43,14 @@ const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto
                                                    const char *name);
 const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
                                                    const char *name);
+/* The metric of that role (MetricRole: what it means to the loader as a
+ * whole), NULL when the stage has none; s may be NULL. The status line, the
+ * header and ctl look numbers up this way, never by name. */
+const Lcmon__CountMetricProto *lc_proto_count_of_role(const Lcmon__StageMetricProto *s,
+                                                      Lcmon__MetricRole role);
+const Lcmon__GaugeMetricProto *lc_proto_gauge_of_role(const Lcmon__StageMetricProto *s,
+                                                      Lcmon__MetricRole role);
+const char *lc_proto_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__MetricRole role);
 /* The text of that name, NULL when absent (s may be NULL). */
 const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *name);
 /* The count of that name, 0 when absent (s may be NULL). */

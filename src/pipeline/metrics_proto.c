@@ -54,6 +54,19 @@ static const char *metric_unit(const lc_stage_class *cls, const char *name)
     return NULL;
 }
 
+/* The two lists of roles are one (core/metrics.h has no protobuf). */
+_Static_assert((int)LC_ROLE_RESERVOIR_FILL == (int)LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL &&
+                   (int)LC_ROLE_POSITIONS == (int)LCMON__METRIC_ROLE__ROLE_POSITIONS &&
+                   (int)LC_ROLE_READER_CONNECTED == (int)LCMON__METRIC_ROLE__ROLE_READER_CONNECTED,
+               "lc_metric_role and MetricRole differ");
+
+/* A metric's role, as its stage's class lists it. */
+static Lcmon__MetricRole metric_role(const lc_stage_class *cls, const char *name)
+{
+    const lc_metric_info *info = cls ? lc_metric_info_find(cls->metrics, name) : NULL;
+    return info ? (Lcmon__MetricRole)info->role : LCMON__METRIC_ROLE__ROLE_NONE;
+}
+
 #define NEW_ARRAY(ptr, n) ((ptr) = (n) ? lc_xcalloc((size_t)(n), sizeof *(ptr)) : NULL)
 
 Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
@@ -121,6 +134,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         c->kind = (Lcmon__CountKind)m->count[i].kind;
         const char *unit = metric_unit(cls, c->name);
         c->unit = unit ? lc_xstrdup(unit) : NULL;
+        c->role = metric_role(cls, c->name);
+        c->has_role = c->role != LCMON__METRIC_ROLE__ROLE_NONE;
         p->count_metrics[i] = c;
     }
     p->n_gauge_metrics = (size_t)m->n_gauge;
@@ -135,6 +150,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         g->capacity = m->gauge[i].capacity;
         const char *unit = metric_unit(cls, g->name);
         g->unit = unit ? lc_xstrdup(unit) : NULL;
+        g->role = metric_role(cls, g->name);
+        g->has_role = g->role != LCMON__METRIC_ROLE__ROLE_NONE;
         p->gauge_metrics[i] = g;
     }
     p->n_text_metrics = (size_t)m->n_text;
@@ -144,6 +161,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         lcmon__text_metric_proto__init(tx);
         tx->name = lc_xstrdup(m->text[i].name);
         tx->value = lc_xstrdup(m->text[i].value);
+        tx->role = metric_role(cls, tx->name);
+        tx->has_role = tx->role != LCMON__METRIC_ROLE__ROLE_NONE;
         p->text_metrics[i] = tx;
     }
     p->n_statistics_metrics = (size_t)m->n_stat;

@@ -833,19 +833,20 @@ static void fw_flush(lc_stage *s, lc_stage_metrics *m)
 
 /* Waiting for a reader, the warning (first in the row) says what to run. */
 static const lc_metric_info fw_metrics[] = {
-    {"waiting_for_reader", "", LC_SHOW_FLAG, LC_SHOW_WARN, "waiting for a reader", "no reader"},
+    {"waiting_for_reader", "", LC_SHOW_FLAG, LC_SHOW_WARN, "waiting for a reader", "no reader",
+     .role = LC_ROLE_READER_WAITING},
     {"bytes", "bytes", LC_SHOW_RATE, 0, "/s"},
     /* Waiting on the reader is the loader keeping ahead of the trainer:
      * information, not a warning. */
     {"blocked_ms", "ms", LC_SHOW_SHARE_OF_TIME, 0, "blocked on the reader", "blocked"},
     {"batches", "batches"},
-    {"rows", "rows"},
+    {"rows", "rows", .role = LC_ROLE_ROWS},
     {"readers", "readers"},
     {"disconnects", "readers"},
     {"reader_stalls", "stalls"},
     {"resent_batches", "batches"},
     {"dropped_batches", "batches"},
-    {"reader_connected", ""},
+    {"reader_connected", "", .role = LC_ROLE_READER_CONNECTED},
     {"pipe_full", ""},
     {0},
 };

@@ -477,7 +477,7 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
 
 static const lc_metric_info tok_metrics[] = {
     {"games", "games", LC_SHOW_RATE, 0, "games/s"},
-    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s"},
+    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS},
     {"shuffle_buffer", "samples", LC_SHOW_FILL, 0, "in shuffle buffer"},
     {"batches", "batches"},
     {"samples", "samples"},

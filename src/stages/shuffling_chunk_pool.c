@@ -798,8 +798,8 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
  * row: the chunk store (when it has a budget). */
 #define BAD_REASON(r) {"bad_" #r, "chunks"},
 static const lc_metric_info pool_metrics[] = {
-    {"chunks_in_window", "chunks", LC_SHOW_FILL, 0, "in window"},
-    {"chunks_since_anchor", "chunks", LC_SHOW_SINCE_ANCHOR},
+    {"chunks_in_window", "chunks", LC_SHOW_FILL, 0, "in window", .role = LC_ROLE_WINDOW_FILL},
+    {"chunks_since_anchor", "chunks", LC_SHOW_SINCE_ANCHOR, .role = LC_ROLE_ANCHOR_COUNT},
     {"chunk_sources", "sources", LC_SHOW_VALUE, LC_SHOW_DIM, "sources", "src"},
     {"reshuffles", "passes", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "passes", ""},
     {"store_bytes", "bytes", LC_SHOW_FILL, 0, "in store", .row = "loading"},
@@ -808,9 +808,9 @@ static const lc_metric_info pool_metrics[] = {
      .row = "loading"},
     {"store_bytes_per_position", "bytes/position", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO,
      "B/position", "", .row = "loading"},
-    {"anchor", ""},
-    {"count_from", ""},
-    {"last_chunk_key", ""},
+    {"anchor", "", .role = LC_ROLE_ANCHOR},
+    {"count_from", "", .role = LC_ROLE_ANCHOR_FROM},
+    {"last_chunk_key", "", .role = LC_ROLE_NEWEST_KEY},
     {"chunks_emitted", "chunks"},
     {"hanse_accepted", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "Hanse accepted", "accepted"},
     {"hanse_rejected", "chunks", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "rejected", "rejected",

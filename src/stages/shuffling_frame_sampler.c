@@ -198,7 +198,8 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
 }
 
 static const lc_metric_info sampler_metrics[] = {
-    {"reservoir_size", "frames", LC_SHOW_FILL, LC_SHOW_ETA, "in reservoir"},
+    {"reservoir_size", "frames", LC_SHOW_FILL, LC_SHOW_ETA, "in reservoir",
+     .role = LC_ROLE_RESERVOIR_FILL},
     {"frames_in", "frames"},
     {"frames_out", "frames"},
     {0},

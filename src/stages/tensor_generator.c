@@ -282,7 +282,7 @@ static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
 }
 
 static const lc_metric_info tensor_metrics[] = {
-    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s"},
+    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS},
     {"batches", "batches"},
     {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened", "wide"},
     {0},

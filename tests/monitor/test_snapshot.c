@@ -21,12 +21,15 @@ static Lcmon__StageMetricProto stage(const char *name, Lcmon__CountMetricProto *
     return s;
 }
 
-static Lcmon__CountMetricProto count(const char *name, uint64_t v)
+/* A count with a role: readers find it by the role, whatever its name. */
+static Lcmon__CountMetricProto count(const char *name, uint64_t v, Lcmon__MetricRole role)
 {
     Lcmon__CountMetricProto c = LCMON__COUNT_METRIC_PROTO__INIT;
     c.name = (char *)name;
     c.has_count = true;
     c.count = v;
+    c.has_role = role != LCMON__METRIC_ROLE__ROLE_NONE;
+    c.role = role;
     return c;
 }
 
@@ -34,8 +37,11 @@ int main(void)
 {
     /* A decoder chain: the tokenizer made 40 samples (games) of 1000
      * positions; the writer wrote those 40 rows. Over 2 s: 500 pos/s. */
-    Lcmon__CountMetricProto samples = count("samples", 40), positions = count("positions", 1000),
-                            rows = count("rows", 40), batches = count("batches", 5);
+    Lcmon__CountMetricProto samples = count("samples", 40, LCMON__METRIC_ROLE__ROLE_NONE),
+                            positions =
+                                count("positions", 1000, LCMON__METRIC_ROLE__ROLE_POSITIONS),
+                            rows = count("rows", 40, LCMON__METRIC_ROLE__ROLE_ROWS),
+                            batches = count("batches", 5, LCMON__METRIC_ROLE__ROLE_NONE);
     Lcmon__CountMetricProto *tok_counts[] = {&samples, &positions};
     Lcmon__CountMetricProto *wr_counts[] = {&rows, &batches};
     Lcmon__StageMetricProto tok = stage("tokenizer", tok_counts, 2),
@@ -64,6 +70,8 @@ int main(void)
     conn.name = (char *)"reader_connected";
     conn.has_value = true;
     conn.value = 1;
+    conn.has_role = true;
+    conn.role = LCMON__METRIC_ROLE__ROLE_READER_CONNECTED;
     Lcmon__GaugeMetricProto *wr_gauges[] = {&conn};
     wr.gauge_metrics = wr_gauges;
     wr.n_gauge_metrics = 1;
@@ -97,5 +105,20 @@ int main(void)
     lc_status_line_compact(&m, 14, line, sizeof line);
     CHECK_EQ_STR(line, "[running] ...");
     CHECK(strlen(line) <= 14);
+
+    /* Roles, not names: a metric of another name with the role is what the
+     * readers use; one with the name and no role is not. */
+    m.stage_metrics = stages;
+    m.n_stage_metrics = 2;
+    conn.name = (char *)"pipe_open";
+    lc_status_line_compact(&m, 120, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s | reader connected");
+    conn.name = (char *)"reader_connected";
+    conn.has_role = false;
+    conn.role = LCMON__METRIC_ROLE__ROLE_NONE;
+    positions.has_role = false;
+    positions.role = LCMON__METRIC_ROLE__ROLE_NONE;
+    lc_status_line_compact(&m, 120, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 20 pos/s"); /* the writer's rows, and no reader */
     return check_finish();
 }

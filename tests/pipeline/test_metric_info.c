@@ -53,6 +53,22 @@ static void test_tables(void)
         }
     }
     CHECK(shown_somewhere >= 20);
+
+    /* Every role the readers look for is declared by some class, and no
+     * class declares one twice (the readers take the first). */
+    for (int role = LC_ROLE_POSITIONS; role <= LC_ROLE_RESERVOIR_FILL; role++) {
+        size_t declared = 0;
+        for (size_t i = 0; lc_stage_registry[i]; i++) {
+            size_t here = 0;
+            for (const lc_metric_info *m = lc_stage_registry[i]->metrics; m && m->name; m++)
+                here += m->role == (lc_metric_role)role;
+            CHECK(here <= 1);
+            declared += here;
+        }
+        if (!declared)
+            fprintf(stderr, "no stage class declares role %d\n", role);
+        CHECK(declared >= 1);
+    }
 }
 
 /* Every metric of every stage in the snapshot is listed by its class. */
