@@ -14,6 +14,8 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "format/gzip.h"
+#include "format/parquet/parquet.h"
 #include "lc_config.h"
 #include "pipeline/config.h"
 #include "pipeline/pipeline.h"
@@ -155,14 +157,20 @@ enum {
 static void print_version(void)
 {
     printf("lcmon %s\n", LC_VERSION);
-    printf("inflate: %s; Parquet codecs: SNAPPY, GZIP, ZSTD%s%s (%s)\n",
-           LC_HAVE_LIBDEFLATE ? "libdeflate, zlib" : "zlib", LC_HAVE_LZ4 ? ", LZ4, LZ4_RAW" : "",
-           LC_HAVE_BROTLI ? ", BROTLI" : "",
-           LC_HAVE_LZ4 && LC_HAVE_BROTLI ? "all but LZO"
-           : !LC_HAVE_LZ4 && !LC_HAVE_BROTLI
-               ? "LZ4 and BROTLI need liblz4-dev and libbrotli-dev at build time"
-           : !LC_HAVE_LZ4 ? "LZ4 needs liblz4-dev at build time"
-                          : "BROTLI needs libbrotli-dev at build time");
+    static const int codecs[] = {LC_PARQUET_CODEC_SNAPPY,  LC_PARQUET_CODEC_GZIP,
+                                 LC_PARQUET_CODEC_ZSTD,    LC_PARQUET_CODEC_LZ4,
+                                 LC_PARQUET_CODEC_LZ4_RAW, LC_PARQUET_CODEC_BROTLI,
+                                 LC_PARQUET_CODEC_LZO};
+    char read[128] = "", not_read[128] = "";
+    for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++) {
+        char *list = lc_parquet_codec_supported(codecs[i]) ? read : not_read;
+        size_t len = strlen(list);
+        snprintf(list + len, 128 - len, "%s%s", len ? ", " : "", lc_parquet_codec_name(codecs[i]));
+    }
+    /* A file in a codec not read says which Debian package brings it. */
+    printf("inflate: %s; Parquet codecs: %s (not read: %s)\n",
+           lc_inflate_backend_available(LC_INFLATE_LIBDEFLATE) ? "libdeflate, zlib" : "zlib", read,
+           not_read);
 }
 
 /* An option with a number: 0, or 2 after saying what is wrong. */

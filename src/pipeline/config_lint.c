@@ -324,7 +324,7 @@ static void walk_mapping(walker *w, const cyaml_schema_field_t *fields, const ch
 static void walk(walker *w, yaml_event_t *ev, const cyaml_schema_value_t *schema, const char *path,
                  int stage)
 {
-    if (schema && is_scalar_type(schema->type) && ev->type != YAML_SCALAR_EVENT &&
+    if (schema && is_scalar_type(schema->type) &&
         (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT)) {
         bool map = ev->type == YAML_MAPPING_START_EVENT;
         add_problem(w->l, &ev->start_mark, stage, path, "%s: a %s, where a single value belongs",

@@ -407,9 +407,10 @@ static void disconnect(lc_stage *s, fw *f, int rc, uint64_t partial)
     f->fd = -1;
     atomic_store(&f->g_connected, 0);
     atomic_fetch_add(&f->n_disconnects, 1);
-    lc_log_level level = (rc == 0 || rc == -EPIPE) ? LC_LOG_INFO : LC_LOG_WARN;
+    bool closed = rc == 0 || rc == -EPIPE;
+    lc_log_level level = closed ? LC_LOG_INFO : LC_LOG_WARN;
     char why[96];
-    if (rc == 0 || rc == -EPIPE)
+    if (closed)
         snprintf(why, sizeof why, "closed the pipe");
     else
         snprintf(why, sizeof why, "went away (%s)", lc_strerror(rc));
