@@ -23,8 +23,6 @@
 #include <libdeflate.h>
 #endif
 
-_Atomic size_t lc_gunzip_max_output = LC_GUNZIP_MAX_OUTPUT_DEFAULT;
-
 /* Deflate never compresses better than about 1032:1; an ISIZE above that is a
  * lie or belongs to a multi-member stream, and is not worth allocating for. */
 #define LC_DEFLATE_MAX_RATIO 1032
@@ -268,8 +266,8 @@ static int gunzip_zlib(const uint8_t *in, size_t in_len, size_t max, uint8_t **o
     return 0;
 }
 
-int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint8_t **out,
-              size_t *out_len, lc_error *err)
+int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
+              uint8_t **out, size_t *out_len, lc_error *err)
 {
     *out = NULL;
     *out_len = 0;
@@ -281,9 +279,7 @@ int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint
     if (!lc_is_gzip(in, in_len))
         return lc_error_set(err, LC_EFORMAT, "not a gzip stream (starts with %02x %02x, not 1f 8b)",
                             in[0], in_len > 1 ? in[1] : 0);
-    size_t max = atomic_load_explicit(&lc_gunzip_max_output, memory_order_relaxed);
-    if (max == 0)
-        max = LC_GUNZIP_MAX_OUTPUT_DEFAULT;
+    size_t max = max_output ? max_output : LC_GUNZIP_MAX_OUTPUT_DEFAULT;
 #if LC_HAVE_LIBDEFLATE
     if (backend != LC_INFLATE_ZLIB)
         return gunzip_libdeflate(in, in_len, max, out, out_len, err);

@@ -12,7 +12,6 @@
 #ifndef LC_FORMAT_GZIP_H
 #define LC_FORMAT_GZIP_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,14 +20,10 @@
 
 typedef enum { LC_INFLATE_AUTO, LC_INFLATE_ZLIB, LC_INFLATE_LIBDEFLATE } lc_inflate_backend;
 
+/* The bound on the decompressed size of one stream that a caller's 0
+ * means, so that a gzip bomb costs an error instead of all memory: 256 MiB
+ * (a 450-ply V6 game is under 4 MiB). */
 #define LC_GUNZIP_MAX_OUTPUT_DEFAULT ((size_t)256 << 20)
-
-/*
- * Upper bound on the decompressed size of one stream, so that a gzip bomb
- * costs an error instead of all memory. Default 256 MiB (a 450-ply V6 game is
- * under 4 MiB). Read once per lc_gunzip call; set it at start-up or in tests.
- */
-extern _Atomic size_t lc_gunzip_max_output;
 
 /* True for ZLIB and AUTO always, for LIBDEFLATE when built with it. */
 bool lc_inflate_backend_available(lc_inflate_backend b);
@@ -38,17 +33,18 @@ const char *lc_inflate_backend_name(lc_inflate_backend b);
 /*
  * Inflate a gzip stream made of one or more concatenated members into *out
  * (malloc'd, caller frees; non-NULL on success even when *out_len is 0).
- * AUTO means libdeflate when built with it, else zlib. Errors (*out is NULL):
+ * AUTO means libdeflate when built with it, else zlib. max_output bounds
+ * the inflated size (0: LC_GUNZIP_MAX_OUTPUT_DEFAULT). Errors (*out is NULL):
  *   in_len == 0                          LC_EEMPTY  "empty gzip stream"
  *   no 1f 8b magic at the start          LC_EFORMAT "not a gzip stream"
  *   corrupt or truncated member          LC_EGZIP   with the byte offset
  *   bytes after a member that are not
  *   another gzip member                  LC_EGZIP   "trailing garbage"
- *   output above lc_gunzip_max_output    LC_EFORMAT
+ *   output above max_output              LC_EFORMAT
  *   LIBDEFLATE requested, not built in   -ENOTSUP
  */
-int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, uint8_t **out,
-              size_t *out_len, lc_error *err);
+int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
+              uint8_t **out, size_t *out_len, lc_error *err);
 
 /*
  * Inflate a gzip or zlib stream (members may follow one another) into

@@ -27,7 +27,7 @@ static int decode_raw(const uint8_t *raw, size_t n, lc_inflate_backend b, lc_chu
 {
     size_t gz_len;
     uint8_t *gz = tu_gzip(raw, n, 6, &gz_len);
-    int rc = lc_chunk_decode(gz, gz_len, b, out, err);
+    int rc = lc_chunk_decode(gz, gz_len, b, 0, out, err);
     free(gz);
     return rc;
 }
@@ -103,15 +103,15 @@ static void test_backend(lc_inflate_backend b)
     CHECK_EQ_INT(decode_raw((const uint8_t *)"", 0, b, &c, &err), LC_EEMPTY);
     CHECK_EQ_INT(decode_raw((const uint8_t *)"\x06\x00", 2, b, &c, &err), LC_EFORMAT);
     /* Empty file (not even gzip), and not gzip. */
-    CHECK_EQ_INT(lc_chunk_decode((const uint8_t *)"", 0, b, &c, &err), LC_EEMPTY);
-    CHECK_EQ_INT(lc_chunk_decode((const uint8_t *)"\x06\0\0\0", 4, b, &c, &err), LC_EFORMAT);
+    CHECK_EQ_INT(lc_chunk_decode((const uint8_t *)"", 0, b, 0, &c, &err), LC_EEMPTY);
+    CHECK_EQ_INT(lc_chunk_decode((const uint8_t *)"\x06\0\0\0", 4, b, 0, &c, &err), LC_EFORMAT);
 
     /* A gzip error is passed on. */
     n = LC_V6_RECORD_SIZE;
     raw = make_records(6, LC_V6_RECORD_SIZE, n);
     size_t gz_len;
     uint8_t *gz = tu_gzip(raw, n, 6, &gz_len);
-    CHECK_EQ_INT(lc_chunk_decode(gz, gz_len - 3, b, &c, &err), LC_EGZIP);
+    CHECK_EQ_INT(lc_chunk_decode(gz, gz_len - 3, b, 0, &c, &err), LC_EGZIP);
     CHECK(c.data == NULL);
     free(gz);
     free(raw);

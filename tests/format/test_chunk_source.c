@@ -195,7 +195,7 @@ static void test_tar_with_non_gzip(void)
     tu_write_file(lic, "GPL-3.0\n", 8);
     free(lic);
     lc_chunk_data raw;
-    CHECK_OK(lc_chunk_decode(gz[0], gz_len[0], LC_INFLATE_ZLIB, &raw, NULL));
+    CHECK_OK(lc_chunk_decode(gz[0], gz_len[0], LC_INFLATE_ZLIB, 0, &raw, NULL));
     char *rawp = lc_xasprintf("%s/game_raw.bin", dir);
     tu_write_file(rawp, raw.data, raw.size);
     free(rawp);

@@ -32,8 +32,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
         }                                                                                          \
     } while (0)
 
-/* Quiet logging (a campaign logs millions of rejections), an 8 MiB bound on
- * inflated chunks, and a process-wide scratch directory; idempotent. Returns
+/* The bound the targets pass for inflated chunks (lc_gunzip's max_output,
+ * lc_chunk_source_limit_output): a gzip bomb must cost an error, not the
+ * fuzzer's memory. */
+#define FUZZ_MAX_OUTPUT ((size_t)8 << 20)
+
+/* Quiet logging (a campaign logs millions of rejections) and a
+ * process-wide scratch directory; idempotent. Returns
  * the directory. fuzz_common.c's LLVMFuzzerInitialize calls it, for the
  * targets that need nothing else. */
 const char *fuzz_setup(void);

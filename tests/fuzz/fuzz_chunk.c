@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lc_chunk_data c;
     memset(&c, 0xAB, sizeof c);
     lc_error err = {0};
-    int rc = lc_chunk_decode(gz, gz_len, backend, &c, &err);
+    int rc = lc_chunk_decode(gz, gz_len, backend, FUZZ_MAX_OUTPUT, &c, &err);
     free(made);
     if (rc < 0) {
         FUZZ_CHECK(c.data == NULL && c.n_records == 0 && c.size == 0);

@@ -61,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(s == NULL && err.msg[0]);
         return 0;
     }
+    lc_chunk_source_limit_output(s, FUZZ_MAX_OUTPUT);
     size_t n = lc_chunk_source_count(s);
     FUZZ_CHECK(lc_chunk_source_kind(s) == LC_SOURCE_TAR);
     for (size_t i = 0; i < n; i++) {

@@ -10,13 +10,13 @@
 
 #include "format/lc0/record.h"
 
-int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, lc_chunk_data *out,
-                    lc_error *err)
+int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
+                    lc_chunk_data *out, lc_error *err)
 {
     memset(out, 0, sizeof *out);
     uint8_t *data = NULL;
     size_t size = 0;
-    int rc = lc_gunzip(gz, gz_len, b, &data, &size, err);
+    int rc = lc_gunzip(gz, gz_len, b, max_output, &data, &size, err);
     if (rc < 0)
         return rc;
     if (size == 0) {

@@ -23,7 +23,7 @@ typedef struct lc_chunk_data {
 } lc_chunk_data;
 
 /*
- * Gunzip gz (see lc_gunzip for its errors) and check the result:
+ * Gunzip gz (see lc_gunzip for its errors and max_output) and check the result:
  *   decompresses to nothing                     LC_EEMPTY
  *   shorter than a version field (4 bytes)      LC_EFORMAT
  *   first u32 is not a known record version     LC_EVERSION
@@ -31,8 +31,8 @@ typedef struct lc_chunk_data {
  * On error *out is zeroed and holds nothing. Messages do not name the file;
  * the caller prefixes that.
  */
-int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, lc_chunk_data *out,
-                    lc_error *err);
+int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
+                    lc_chunk_data *out, lc_error *err);
 
 /* Free the data and zero the struct; accepts NULL and a zeroed struct. */
 void lc_chunk_data_fini(lc_chunk_data *c);

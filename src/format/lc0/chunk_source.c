@@ -37,6 +37,7 @@ struct lc_chunk_source {
      * which is never a view itself; n_chunks counts the view's. */
     lc_chunk_source *parent;
     uint32_t *map;
+    size_t max_output; /* 0: LC_GUNZIP_MAX_OUTPUT_DEFAULT; a view asks its parent */
 };
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -342,9 +343,7 @@ int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size
                             lc_chunk_source_count(s));
     if (s->parent)
         return lc_chunk_source_read(s->parent, s->map[i], buf, len, err);
-    size_t max = atomic_load_explicit(&lc_gunzip_max_output, memory_order_relaxed);
-    if (max == 0)
-        max = LC_GUNZIP_MAX_OUTPUT_DEFAULT;
+    size_t max = s->max_output ? s->max_output : LC_GUNZIP_MAX_OUTPUT_DEFAULT;
     if (s->kind == LC_SOURCE_GZ)
         return read_gz(s, buf, len, max, err);
 
@@ -362,6 +361,16 @@ int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size
     return 0;
 }
 
+void lc_chunk_source_limit_output(lc_chunk_source *s, size_t max)
+{
+    s->max_output = max;
+}
+
+static size_t source_max_output(const lc_chunk_source *s)
+{
+    return s->parent ? source_max_output(s->parent) : s->max_output;
+}
+
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err)
 {
@@ -371,7 +380,7 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
     int rc = lc_chunk_source_read(s, i, &gz, &len, err);
     if (rc < 0)
         return rc;
-    rc = lc_chunk_decode(gz, len, b, out, err);
+    rc = lc_chunk_decode(gz, len, b, source_max_output(s), out, err);
     free(gz);
     if (rc < 0) {
         if (s->kind == LC_SOURCE_TAR)

@@ -100,13 +100,18 @@ bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i);
 /*
  * Read chunk i's compressed bytes into *buf (malloc'd, caller frees). Errors
  * name the path (and member): i out of range -EINVAL, a vanished file its
- * errno, a shrunken one LC_ETRUNC, a chunk larger than lc_gunzip_max_output
- * LC_EFORMAT.
+ * errno, a shrunken one LC_ETRUNC, a chunk larger than the source's bound
+ * (lc_chunk_source_limit_output) LC_EFORMAT.
  */
 int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size_t *len,
                          lc_error *err);
 
-/* Read chunk i and lc_chunk_decode it; messages start with "path: " or
+/* The most bytes one chunk may take, compressed or inflated, for this
+ * source and its views (0, the default: LC_GUNZIP_MAX_OUTPUT_DEFAULT). Set
+ * it before the source is shared; the fuzzers keep bombs small with it. */
+void lc_chunk_source_limit_output(lc_chunk_source *s, size_t max);
+
+/* Read chunk i and lc_chunk_decode it (within the source's bound); messages start with "path: " or
  * "path: member 'name': ". */
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err);
