@@ -15,7 +15,7 @@
  * frame 2.2 KB and a reservoir of a million frames 2.2 GB; with 80 it is
  * about 1.4 KB, and a frame with 218 entries, heap included, is still under
  * 2.5 KB (both checked at compile time). Every field the tensors use is
- * reconstructed bit-exactly (lc_frame_to_record round-trips those fields).
+ * reconstructed bit-exactly (lc_frame_to_record_v7 round-trips those fields).
  * Frames are
  * plain values: copying one copies it; lc_frame_fini frees the overflow array
  * (frames move with queue items, so exactly one copy is finied).
