@@ -6,8 +6,8 @@
  * A caller that wants to tell a person what went wrong passes an lc_error; the
  * failing function fills it with a message that names the file, member, field
  * or offset involved. Passing NULL is always allowed. Library errors (zlib,
- * libdeflate, libcyaml, protobuf-c) are translated into these codes once, at
- * the boundary where they are called.
+ * libdeflate, zstd, liblz4, libbrotlidec, libyaml, protobuf-c) are translated into these codes
+ * once, at the boundary where they are called.
  *
  * Broken invariants and out-of-memory are not errors but bugs or the end of
  * the world: lc_fatal() runs the registered fatal hook (the screen uses it to

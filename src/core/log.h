@@ -2,7 +2,7 @@
  * log: leveled logging into a ring buffer of the last lines, and optionally
  * to stderr or a file.
  *
- * Any thread may log. Lines are kept in a ring (1000 lines by default) that
+ * Any thread may log. Lines are kept in a ring of LC_LOG_RING_DEFAULT (1000) lines that
  * the screen reads with lc_log_read(); each line has a sequence number, so a
  * reader asks for "everything after the last line I saw" and learns how many
  * it missed when the ring wrapped. Writing to stderr is on by default and is

@@ -19,8 +19,9 @@ typedef struct lc_rng {
 /* Seed r from the run's seed and a stream: generators seeded with the same
  * seed and different streams draw independent sequences, so that each use
  * of randomness stays the same when another use changes. The streams of the
- * stages are named below (their values spell the use in ASCII, so that no
- * two collide by accident); per-item streams (a chunk's index, a worker's
+ * stages are named below (most values spell their use in ASCII, so that no
+ * two collide by accident; the games stream is a small number no other
+ * use takes); per-item streams (a chunk's index, a worker's
  * number) are passed as they are. */
 void lc_rng_seed(lc_rng *r, uint64_t seed, uint64_t stream);
 #define LC_RNG_STREAM_POOL 0x706f6f6cu            /* "pool": the chunk pool's draws */

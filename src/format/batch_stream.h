@@ -164,7 +164,7 @@ void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches);
  * Decode a stream header at the start of buf (len bytes) into out, setting
  * *consumed to the header's size. Errors, with a message in err:
  *   not the magic                                 LC_EFORMAT
- *   a version other than 2 or 3                   LC_EVERSION
+ *   a version outside 2..4 (MIN_VERSION..VERSION)  LC_EVERSION
  *   buf shorter than the header                   LC_ETRUNC, and *consumed is
  *                                                 the size needed when known
  *                                                 (0 when fewer than 16 bytes)

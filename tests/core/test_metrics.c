@@ -1,8 +1,9 @@
 /*
  * test_metrics: lc_stage_metrics building and merging. Loads and counts add
  * up, gauges keep the latest value, queue counters add and fullness samples
- * merge as statistics, statistics merge, anchors and the last chunk key take
- * the newer value only when there is one; lc_metrics_add_queue reads and
+ * merge as statistics, statistics merge, texts take the newer flush's value
+ * when it has one (an empty text too) and are kept otherwise;
+ * lc_metrics_add_queue reads and
  * resets a real queue's counters.
  */
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * test_packed_chunk: the chunk store's compact form (format/packed_chunk.h).
+ * test_packed_chunk: the chunk store's compact form (format/lc0/packed_chunk.h).
  *
  * Exactness: every position of every real game in tests/data (input formats
  * 1, 2, 3 and 5, in .gz files and a tar), rewritten as records of every

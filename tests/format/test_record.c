@@ -1,8 +1,8 @@
 /*
  * test_record: the V6/V7 layout (offsets checked at run time as well as at
  * compile time), LC_REC_GET on unaligned bytes, and the fields of real lc0
- * records: the first game of lc0-v0.31.2-fmt1 from the shared data, or from
- * tests/data when the shared data is not there.
+ * records: the first game of lc0-v0.31.2-fmt1 from the sample set
+ * LCMON_SAMPLES names (when it holds that folder), else from tests/data.
  */
 #include <dirent.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * frames: test helpers for compact frames (format/frame.h): two frames
+ * frames: test helpers for compact frames (format/lc0/frame.h): two frames
  * compared field by field and tensor by tensor (both layouts, bit for bit),
  * and a frame written back as a record of any version 3..7, so that tests
  * can make records of every version from real games.

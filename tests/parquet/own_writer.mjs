@@ -317,7 +317,7 @@ function schemaElements(columns, f) {
 // dictOffset per column: 'set' (default), 'omit' (no field; data_page_offset
 // then points at the dictionary page) or 'zero' (field written as 0, same).
 // faults: {where: {column, rowGroup}, ...flags} breaks one column chunk, or
-// file-level flags (badMagicHead, ...), applied in writeFile.
+// file-level flags (badMagicHead, ...), applied in buildFile.
 export function buildFile({ columns, rowGroups, faults = {} }) {
   const parts = [Buffer.from('PAR1')];
   let offset = 4;

@@ -25,7 +25,7 @@ DATA = os.environ["LC_TEST_DATA"]
 # Sanitized builds run lcmon several times slower (tests/meson.build).
 SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
 
-# The status line of the default chain (src/pipeline/status.c):
+# The status line of the default chain (src/monitor/snapshot.c):
 # [running] 1234 pos/s | queues files 0/256 ... | pool: chunks_in_window
 # 43/50000, store_bytes 329 kB/6.32 GB, anchor '-' +43 | sampler:
 # reservoir_size 20000/20000 | reader ...

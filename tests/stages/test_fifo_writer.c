@@ -312,7 +312,8 @@ static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
 /* ---- (a) regular file ---- */
 
 /* Walk a whole stream in memory; returns the number of batches, checking
- * each against expect_layout(seq) and the values. */
+ * each against the layout in force at its seq (layout, or layout2 from
+ * relayout_at on) and the values. */
 static uint64_t walk_stream(const uint8_t *data, size_t len, uint64_t n_expect, uint64_t last_rows,
                             uint64_t relayout_at, int *headers)
 {
