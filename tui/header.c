@@ -107,9 +107,9 @@ static void header_reader(const Lcmon__StageMetricProto *writer, header_parts *h
     if (!writer || !h->live)
         return;
     const Lcmon__GaugeMetricProto *conn =
-        lc_proto_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
+        lc_snapshot_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
     const Lcmon__GaugeMetricProto *wait =
-        lc_proto_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_WAITING);
+        lc_snapshot_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_WAITING);
     if (conn && conn->value) {
         h->reader = "reader connected";
     } else if (wait && wait->value) {

@@ -339,8 +339,8 @@ static void fill_with_eta(const tui_screen *s, segs *ss, const Lcmon__GaugeMetri
  * say both. */
 static void since_anchor(segs *ss, const Lcmon__StageMetricProto *l)
 {
-    lc_proto_anchor an;
-    if (!lc_proto_stage_anchor(l, &an))
+    lc_snapshot_anchor an;
+    if (!lc_snapshot_stage_anchor(l, &an))
         return;
     char text[160], brief[80], n[16];
     fmt(n, sizeof n, (double)an.since);
@@ -365,7 +365,7 @@ static void since_anchor(segs *ss, const Lcmon__StageMetricProto *l)
 static void number_label(char *buf, size_t len, double v, const char *unit, const char *label)
 {
     char n[24];
-    if (lc_proto_is_bytes(unit))
+    if (lc_snapshot_is_bytes(unit))
         tui_fmt_bytes(n, sizeof n, v);
     else
         fmt(n, sizeof n, v);
@@ -387,8 +387,8 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
     const char *label = e->label ? e->label : "";
     const char *bl = e->brief ? e->brief : label; /* "": not shown on a narrow row */
     tui_elem style = e->warn ? TUI_WARN : e->dim ? TUI_DIM : TUI_VALUE;
-    const Lcmon__CountMetricProto *cm = lc_proto_find_count(l, e->metric);
-    const Lcmon__GaugeMetricProto *g = lc_proto_find_gauge(l, e->metric);
+    const Lcmon__CountMetricProto *cm = lc_snapshot_find_count(l, e->metric);
+    const Lcmon__GaugeMetricProto *g = lc_snapshot_find_gauge(l, e->metric);
     const char *unit = cm ? cm->unit : g ? g->unit : NULL;
     char text[160], brief[96];
     switch (e->as) {
@@ -396,7 +396,7 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
     case LCMON__METRIC_DISPLAY__AS__RATE: {
         bool total = e->as == LCMON__METRIC_DISPLAY__AS__TOTAL;
         const Lcmon__StageMetricProto *from = total ? at : l;
-        const Lcmon__CountMetricProto *c = lc_proto_find_count(from, e->metric);
+        const Lcmon__CountMetricProto *c = lc_snapshot_find_count(from, e->metric);
         uint64_t v = c ? c->count : 0;
         if (e->nonzero_only && !v)
             return;
@@ -415,7 +415,7 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
         if (e->eta)
             fill_with_eta(s, ss, g, label, l);
         else
-            fill_segment_as(ss, g, label, lc_proto_is_bytes(g->unit));
+            fill_segment_as(ss, g, label, lc_snapshot_is_bytes(g->unit));
         return;
     case LCMON__METRIC_DISPLAY__AS__VALUE:
         if (!g || (e->nonzero_only && !g->value))
@@ -433,7 +433,7 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
             add(ss, style, label, bl);
         return;
     case LCMON__METRIC_DISPLAY__AS__TEXT: {
-        const char *t = lc_proto_find_text(l, e->metric);
+        const char *t = lc_snapshot_find_text(l, e->metric);
         if (!t || !t[0])
             return;
         /* "to train 32 · test 11", "last README.md"; a brief of "" hides it
@@ -447,7 +447,7 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
         return;
     }
     case LCMON__METRIC_DISPLAY__AS__SHARE_OF_TIME: {
-        double ms = (double)lc_proto_count(l, e->metric);
+        double ms = (double)lc_snapshot_count(l, e->metric);
         double share = s->last->duration_seconds > 0 ? ms / 1000.0 / s->last->duration_seconds : 0;
         share = share > 1 ? 1 : share;
         snprintf(text, sizeof text, "%s %.0f%%", label, 100 * share);
@@ -456,7 +456,7 @@ static void show_metric(const tui_screen *s, segs *ss, const Lcmon__MetricDispla
         return;
     }
     case LCMON__METRIC_DISPLAY__AS__PERCENT: {
-        uint64_t v = lc_proto_count(l, e->metric), o = e->of ? lc_proto_count(l, e->of) : 0;
+        uint64_t v = lc_snapshot_count(l, e->metric), o = e->of ? lc_snapshot_count(l, e->of) : 0;
         if (v + o == 0)
             return;
         snprintf(text, sizeof text, "%.0f%% %s", 100.0 * (double)v / (double)(v + o), label);
@@ -495,7 +495,7 @@ static void details(const tui_screen *s, const cols *c, segs *ss, const Lcmon__S
         add(ss, TUI_WARN, l->warning, l->warning);
     /* Bad and dropped counts move here when their columns do not fit. */
     if (!c->bad && a) {
-        uint64_t bad = lc_proto_bad_input(a), drop = lc_proto_dropped(a);
+        uint64_t bad = lc_snapshot_bad_input(a), drop = lc_snapshot_dropped(a);
         if (bad) {
             fmt(n, sizeof n, (double)bad);
             snprintf(text, sizeof text, "%s bad", n);
@@ -540,7 +540,7 @@ static void put_load(WINDOW *w, int y, const cols *c, const Lcmon__StageMetricPr
 static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
 {
     const Lcmon__StageMetricProto *l = s->last->stage_metrics[i];
-    const Lcmon__StageMetricProto *a = l->name ? lc_proto_find_stage(s->all, l->name) : NULL;
+    const Lcmon__StageMetricProto *a = l->name ? lc_snapshot_find_stage(s->all, l->name) : NULL;
     const tui_glyphs *g = tui_glyph();
     bool sel = i == s->selected;
     if (sel)
@@ -567,11 +567,11 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
         put_load(w, y, c, l, 0);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, tui_stage_items(l)), false);
     if (c->unit)
-        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_stage_unit(l));
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_snapshot_stage_unit(l));
     if (a) {
         put_count(w, y, c->x_total, c->total, (double)tui_stage_items(a), false);
-        put_count(w, y, c->x_bad, c->bad, (double)lc_proto_bad_input(a), true);
-        put_count(w, y, c->x_drop, c->drop, (double)lc_proto_dropped(a), true);
+        put_count(w, y, c->x_bad, c->bad, (double)lc_snapshot_bad_input(a), true);
+        put_count(w, y, c->x_drop, c->drop, (double)lc_snapshot_dropped(a), true);
     }
     if (c->spark && l->name) {
         double v[TUI_HISTORY_SECONDS], peak;
@@ -587,7 +587,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
 {
     const Lcmon__StageMetricProto *l = s->last->stage_metrics[i];
     const Lcmon__QueueMetricProto *q = l->queue_metrics[k];
-    const Lcmon__StageMetricProto *a = l->name ? lc_proto_find_stage(s->all, l->name) : NULL;
+    const Lcmon__StageMetricProto *a = l->name ? lc_snapshot_find_stage(s->all, l->name) : NULL;
     const Lcmon__QueueMetricProto *qa = a && k < a->n_queue_metrics ? a->queue_metrics[k] : NULL;
     int64_t fill = tui_queue_fill(q);
     uint64_t cap = q->queue_capacity;
@@ -605,7 +605,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     tui_put_right(w, y, c->x_pct, c->pct, fill ? TUI_VALUE : TUI_DIM, pct);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, q->get_count), false);
     if (c->unit)
-        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_proto_queue_unit(q));
+        tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_snapshot_queue_unit(q));
     if (qa) {
         put_count(w, y, c->x_total, c->total, (double)qa->get_count, false);
         put_count(w, y, c->x_drop, c->drop, (double)qa->drop_count, true);
@@ -704,7 +704,7 @@ void tui_table_draw(tui_screen *s, WINDOW *w)
             const char *pool = st->load_metrics[rw->sub]->name;
             if (pool) {
                 const Lcmon__StageMetricProto *at =
-                    st->name ? lc_proto_find_stage(s->all, st->name) : NULL;
+                    st->name ? lc_snapshot_find_stage(s->all, st->name) : NULL;
                 segs ss = {.n = 0};
                 described(s, &ss, st, at ? at : st, pool);
                 draw_segs(w, y, c.x_detail, c.detail, &ss);
