@@ -308,7 +308,8 @@ static void show_since_anchor(const shown *m, tui_segs *ss)
 }
 
 /* The renderer of each display kind (MetricDisplay.As). A new kind: its
- * value in proto/monitor.proto, a row here and its function. */
+ * value in proto/monitor.proto, a row here and its function
+ * (tests/tui/test_details.c checks every kind of the proto has one). */
 static const renderer renderers[] = {
     [LCMON__METRIC_DISPLAY__AS__TOTAL] = show_total,
     [LCMON__METRIC_DISPLAY__AS__RATE] = show_rate,
@@ -320,15 +321,17 @@ static const renderer renderers[] = {
     [LCMON__METRIC_DISPLAY__AS__PERCENT] = show_percent,
     [LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR] = show_since_anchor,
 };
-_Static_assert(sizeof renderers / sizeof renderers[0] ==
-                   (size_t)LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR + 1,
-               "the last display kind has a renderer");
+enum { N_RENDERERS = sizeof renderers / sizeof renderers[0] };
 
-static void show_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
+bool tui_details_renders(int as)
+{
+    return as >= 0 && as < N_RENDERERS && renderers[as];
+}
+
+void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
                         const Lcmon__StageMetricProto *l, const Lcmon__StageMetricProto *at)
 {
-    size_t as = (size_t)e->as;
-    if (!e->metric || as >= sizeof renderers / sizeof renderers[0] || !renderers[as])
+    if (!e->metric || !tui_details_renders((int)e->as))
         return;
     const char *label = e->label ? e->label : "";
     shown m = {
@@ -342,7 +345,7 @@ static void show_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDi
                  : e->dim ? TUI_DIM
                           : TUI_VALUE,
     };
-    renderers[as](&m, ss);
+    renderers[e->as](&m, ss);
 }
 
 void tui_details_described(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
@@ -353,7 +356,7 @@ void tui_details_described(const tui_screen *s, tui_segs *ss, const Lcmon__Stage
         const Lcmon__MetricDisplay *e = d->details[k];
         bool on_row = on ? e->row && strcmp(e->row, on) == 0 : !e->row;
         if (on_row)
-            show_metric(s, ss, e, l, at);
+            tui_details_metric(s, ss, e, l, at);
     }
 }
 

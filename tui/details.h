@@ -49,6 +49,13 @@ void tui_details_stage(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetr
  * all-time view of the stage. */
 void tui_details_described(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
                            const Lcmon__StageMetricProto *at, const char *on);
+/* One metric as its stage describes it, by the renderer of its display
+ * kind: nothing when the metric is absent (a gauge, a text) or hidden at 0,
+ * or the kind has no renderer; an absent count is 0. */
+void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
+                        const Lcmon__StageMetricProto *l, const Lcmon__StageMetricProto *at);
+/* Whether display kind `as` (MetricDisplay.As) has a renderer. */
+bool tui_details_renders(int as);
 /* A queue row's details: "11/16 queued", its mean and peak, and its drops
  * when the DROP column does not show them (qa: all time, may be NULL). */
 void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
