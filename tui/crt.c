@@ -177,6 +177,8 @@ static void choose_glyphs(void)
 
 const tui_glyphs *tui_glyph(void)
 {
+    if (!crt.glyphs.ellipsis) /* no terminal yet (a unit test): ASCII */
+        choose_glyphs();
     return &crt.glyphs;
 }
 

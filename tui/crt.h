@@ -72,7 +72,8 @@ typedef struct tui_glyphs {
     const char *up_down;     /* key bar: "↑↓" */
 } tui_glyphs;
 
-/* The glyphs for the current theme and --ascii / locale. */
+/* The glyphs for the current theme and --ascii / locale (ASCII before the
+ * terminal opens). */
 const tui_glyphs *tui_glyph(void);
 
 /* The one resize path: read the terminal's new size and resize curses to it

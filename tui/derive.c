@@ -49,7 +49,8 @@ const Lcmon__MetricDisplay *tui_eta_fill(const Lcmon__StageDescription *d)
 const Lcmon__StageMetricProto *tui_find_writer(const Lcmon__DataLoaderMetricsProto *m)
 {
     for (size_t i = 0; m && i < m->n_stage_metrics; i++)
-        if (lc_proto_gauge_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_READER_CONNECTED))
+        if (lc_snapshot_gauge_of_role(m->stage_metrics[i],
+                                      LCMON__METRIC_ROLE__ROLE_READER_CONNECTED))
             return m->stage_metrics[i];
     return NULL;
 }

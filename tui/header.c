@@ -3,14 +3,16 @@
  *
  *    lcmon  RUNNING  up 1:23  rank 0/1  38.5k pos/s  → lcmon.pipe  reader connected   in-process
  *
- * When the line is too narrow the parts that matter least go first: where
- * the loader runs, the rank, then the output path shrinks from the left
- * (its end names the pipe), then the uptime. The state is always there,
- * in words.
+ * The line is a table of items (`items` below, header.h says how they fit):
+ * when it is too narrow the items that matter least go first, where the
+ * loader runs, then the uptime and the rank, and the output path shrinks
+ * from the left (its end names the pipe). The state is always there, in
+ * words.
  */
-#include "tui/screen.h"
+#include "tui/header.h"
 
 #include "monitor/snapshot.h"
+#include "tui/screen.h"
 #include "tui/derive.h"
 #include "tui/widgets.h"
 
@@ -60,13 +62,11 @@ static tui_elem state_elem(Lcmon__PipelineState st)
 }
 
 /* Draw s in width columns, cutting from the left so that its end shows. */
-static void put_tail(WINDOW *w, int y, int x, int width, tui_elem e, const char *s)
+static int put_tail(WINDOW *w, int y, int x, int width, tui_elem e, const char *s)
 {
     int tw = tui_text_width(s);
-    if (tw <= width) {
-        tui_put(w, y, x, width, e, s);
-        return;
-    }
+    if (tw <= width)
+        return tui_put(w, y, x, width, e, s);
     const char *ell = tui_glyph()->ellipsis;
     int ew = tui_text_width(ell);
     while (*s && tui_text_width(s) > width - ew) {
@@ -75,195 +75,311 @@ static void put_tail(WINDOW *w, int y, int x, int width, tui_elem e, const char 
             s++;
     }
     tui_put(w, y, x, ew, e, ell);
-    tui_put(w, y, x + ew, width - ew, e, s);
+    return ew + tui_put(w, y, x + ew, width - ew, e, s);
 }
 
-/* What the first line says, before it is fitted to the width. */
-typedef struct header_parts {
-    char state[24];
-    tui_elem st_elem;
-    char up[32], rank[40], pos[40];
-    const char *path;   /* the writer's pipe, or NULL */
-    const char *reader; /* "reader connected", ..., or NULL */
-    bool reader_warn;
-    char errs[200];     /* a stage's warning, or the log's counts; "" */
-    bool warned;        /* errs is a stage's warning */
-    bool writer_warned; /* ... the writer's, which names the pipe */
-    const char *where;
-    bool live; /* a rate and a reader mean something */
-    double pps;
-    unsigned world;
-} header_parts;
+/* ---- the items ---- */
 
-/* How much of it fits: the widths the fit leaves (0: left out). */
-typedef struct header_fit {
-    int w_path, w_errs;
-    bool show_up, show_rank, show_where, show_pos;
-} header_fit;
+/* What an item shows now; its function fills it from the row's defaults. */
+typedef struct header_value {
+    char text[200];
+    char label[16]; /* before the text, in the header's colours */
+    tui_elem elem;  /* the text's */
+    int drop;       /* the row's priority, or what the item makes of it now */
+    int least;      /* columns of text it may shrink to (0: it does not) */
+} header_value;
 
-static void header_reader(const Lcmon__StageMetricProto *writer, header_parts *h)
+/* How a text too long for its place is cut. */
+typedef enum { CUT_END, CUT_END_BARE, CUT_START } header_cut;
+
+typedef struct header_item {
+    const char *name;
+    bool right;  /* on the line's right end */
+    bool joined; /* no two-column gap before it */
+    int drop;    /* the lower, the sooner it goes (TUI_HEADER_KEPT: never) */
+    int shrink;  /* the priority of cutting its text to `least` columns */
+    int least;   /* 0: its text is never cut to fit */
+    header_cut cut;
+    const char *label, *unit; /* around its text */
+    /* What it shows now; false: nothing. */
+    bool (*value)(const tui_header_in *in, header_value *v);
+} header_item;
+
+/* A rate and a reader mean something: a stopped, finished, failed or lost
+ * pipeline has neither (its last numbers would be stale). */
+static bool live(const tui_header_in *in)
 {
-    h->reader = NULL;
-    if (!writer || !h->live)
-        return;
-    const Lcmon__GaugeMetricProto *conn =
-        lc_proto_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
-    const Lcmon__GaugeMetricProto *wait =
-        lc_proto_gauge_of_role(writer, LCMON__METRIC_ROLE__ROLE_READER_WAITING);
-    if (conn && conn->value) {
-        h->reader = "reader connected";
-    } else if (wait && wait->value) {
-        h->reader = "waiting for a reader";
-        h->reader_warn = true;
-    } else {
-        h->reader = "no reader";
-    }
+    return !in->disconnected && lc_pipeline_state_live(in->m->state);
 }
 
-static void header_parts_of(const tui_screen *s, header_parts *h)
+/* The first stage in a warning state, or NULL. */
+static const Lcmon__StageMetricProto *warned_stage(const Lcmon__DataLoaderMetricsProto *m)
 {
-    const Lcmon__DataLoaderMetricsProto *m = s->last;
-    *h = (header_parts){0};
-    Lcmon__PipelineState st = m->state;
-    snprintf(h->state, sizeof h->state, " %s ",
-             s->disconnected ? "disconnected"
-                             : (s->stopping ? "stopping" : lc_pipeline_state_name(st)));
-    for (char *p = h->state; *p; p++)
-        *p = (char)toupper((unsigned char)*p);
-    h->st_elem =
-        s->disconnected ? TUI_STATE_FAILED : (s->stopping ? TUI_STATE_BUSY : state_elem(st));
-    char clock[24];
-    tui_fmt_clock(clock, sizeof clock, m->uptime_seconds);
-    snprintf(h->up, sizeof h->up, "%s", clock);
-    h->world = m->world_size ? m->world_size : 1;
-    snprintf(h->rank, sizeof h->rank, "%u/%u", m->rank, h->world);
-    h->pps = lc_status_positions_per_second(m);
-    char num[16];
-    tui_fmt_count(num, sizeof num, h->pps < 0 ? 0 : h->pps);
-    snprintf(h->pos, sizeof h->pos, "%s", num);
-
-    const Lcmon__StageMetricProto *writer = tui_find_writer(m);
-    h->path = writer && writer->detail ? writer->detail : NULL;
-    /* A stopped, finished, failed or lost pipeline has no rate and no
-     * reader: its last numbers would be stale. */
-    h->live = !s->disconnected && lc_pipeline_state_live(st);
-    header_reader(writer, h);
-
-    size_t n_err = tui_logpane_errors(s->log);
-    size_t n_warn = tui_logpane_warnings(s->log);
-    const Lcmon__StageMetricProto *warned = NULL;
-    for (size_t i = 0; i < m->n_stage_metrics && !warned; i++)
+    for (size_t i = 0; i < m->n_stage_metrics; i++)
         if (m->stage_metrics[i]->warning && m->stage_metrics[i]->warning[0])
-            warned = m->stage_metrics[i];
-    if (warned) /* a stage in a warning state says so first */
-        snprintf(h->errs, sizeof h->errs, "%s: %s", warned->name, warned->warning);
-    h->warned = warned != NULL;
-    h->writer_warned = warned && warned == writer;
-    if (h->writer_warned)
-        h->reader = NULL;        /* the warning says it, and what to run */
-    else if (n_err && !s->log_h) /* hidden by l, or no room for the pane */
-        snprintf(h->errs, sizeof h->errs, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
-    else if (n_warn && !s->log_h)
-        snprintf(h->errs, sizeof h->errs, "%zu warning%s in the log", n_warn,
+            return m->stage_metrics[i];
+    return NULL;
+}
+
+/* The writer's warning names the pipe and says what to run. */
+static bool writer_warned(const Lcmon__DataLoaderMetricsProto *m)
+{
+    const Lcmon__StageMetricProto *wr = tui_find_writer(m);
+    return wr && wr == warned_stage(m);
+}
+
+static bool item_title(const tui_header_in *in, header_value *v)
+{
+    (void)in;
+    snprintf(v->text, sizeof v->text, " lcmon ");
+    v->elem = TUI_HEADER_TITLE;
+    return true;
+}
+
+static bool item_state(const tui_header_in *in, header_value *v)
+{
+    Lcmon__PipelineState st = in->m->state;
+    snprintf(v->text, sizeof v->text, " %s ",
+             in->disconnected ? "disconnected"
+                              : (in->stopping ? "stopping" : lc_pipeline_state_name(st)));
+    for (char *p = v->text; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    v->elem =
+        in->disconnected ? TUI_STATE_FAILED : (in->stopping ? TUI_STATE_BUSY : state_elem(st));
+    return true;
+}
+
+static bool item_uptime(const tui_header_in *in, header_value *v)
+{
+    tui_fmt_clock(v->text, sizeof v->text, in->m->uptime_seconds);
+    return true;
+}
+
+static bool item_rank(const tui_header_in *in, header_value *v)
+{
+    unsigned world = in->m->world_size ? in->m->world_size : 1;
+    snprintf(v->text, sizeof v->text, "%u/%u", in->m->rank, world);
+    if (world <= 1)
+        v->drop = 40; /* the only rank says little: before the uptime */
+    return true;
+}
+
+static bool item_rate(const tui_header_in *in, header_value *v)
+{
+    double pps = lc_status_positions_per_second(in->m);
+    if (!live(in) || pps < 0)
+        return false;
+    tui_fmt_count(v->text, sizeof v->text, pps);
+    return true;
+}
+
+static bool item_output(const tui_header_in *in, header_value *v)
+{
+    const Lcmon__StageMetricProto *wr = tui_find_writer(in->m);
+    if (!wr || !wr->detail)
+        return false;
+    snprintf(v->text, sizeof v->text, "%s", wr->detail);
+    snprintf(v->label, sizeof v->label, "%s ", tui_glyph()->arrow_right);
+    if (writer_warned(in->m))
+        v->drop = 10; /* the warning names the pipe */
+    return true;
+}
+
+static bool item_reader(const tui_header_in *in, header_value *v)
+{
+    const Lcmon__StageMetricProto *wr = tui_find_writer(in->m);
+    if (!wr || !live(in) || writer_warned(in->m)) /* the warning says it, and what to run */
+        return false;
+    const Lcmon__GaugeMetricProto *conn =
+        lc_snapshot_gauge_of_role(wr, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
+    const Lcmon__GaugeMetricProto *wait =
+        lc_snapshot_gauge_of_role(wr, LCMON__METRIC_ROLE__ROLE_READER_WAITING);
+    v->elem = TUI_HEADER;
+    if (conn && conn->value) {
+        snprintf(v->text, sizeof v->text, "reader connected");
+    } else if (wait && wait->value) {
+        snprintf(v->text, sizeof v->text, "waiting for a reader");
+        v->elem = TUI_HEADER_WARN;
+    } else {
+        snprintf(v->text, sizeof v->text, "no reader");
+    }
+    return true;
+}
+
+/* A stage's warning (it says it first), else the log's errors or warnings
+ * while the log pane is hidden. */
+static bool item_problem(const tui_header_in *in, header_value *v)
+{
+    const Lcmon__StageMetricProto *warned = warned_stage(in->m);
+    size_t n_err = in->log_errors, n_warn = in->log_warnings;
+    v->elem = TUI_HEADER_WARN;
+    if (warned) {
+        snprintf(v->text, sizeof v->text, "%s: %s", warned->name, warned->warning);
+        v->drop = 105; /* it matters more than the path; its stage's row has it all */
+        return true;
+    }
+    v->least = 0; /* counts are not cut */
+    if (n_err)
+        snprintf(v->text, sizeof v->text, "%zu error%s in the log", n_err, n_err == 1 ? "" : "s");
+    else if (n_warn)
+        snprintf(v->text, sizeof v->text, "%zu warning%s in the log", n_warn,
                  n_warn == 1 ? "" : "s");
-    h->where = lc_monitor_where(s->mon);
+    return v->text[0] != '\0';
 }
 
-/* When the line is too narrow, what matters least goes first. */
-static header_fit header_fit_to(const header_parts *h, int cols)
+static bool item_where(const tui_header_in *in, header_value *v)
 {
-    int arrow = tui_text_width(tui_glyph()->arrow_right) + 1;
-    int w_title = 7, w_state = tui_text_width(h->state);
-    int w_up = 5 + tui_text_width(h->up);       /* "  up " */
-    int w_rank = 7 + tui_text_width(h->rank);   /* "  rank " */
-    int w_pos = 2 + tui_text_width(h->pos) + 6; /* "  " " pos/s" */
-    int w_reader = h->reader ? 2 + tui_text_width(h->reader) : 0;
-    int w_where = h->where ? 2 + tui_text_width(h->where) + 1 : 0;
-    header_fit f = {
-        .w_path = h->path ? 2 + arrow + tui_text_width(h->path) : 0,
-        .w_errs = h->errs[0] ? 2 + tui_text_width(h->errs) : 0,
-        .show_up = true,
-        .show_rank = true,
-        .show_where = true,
-        .show_pos = h->live && h->pps >= 0,
-    };
-    for (;;) {
-        int total = w_title + w_state + (f.show_up ? w_up : 0) + (f.show_rank ? w_rank : 0) +
-                    (f.show_pos ? w_pos : 0) + f.w_path + w_reader + f.w_errs +
-                    (f.show_where ? w_where : 0);
-        if (total <= cols)
-            break;
-        int over = total - cols;
-        if (h->writer_warned && h->path && f.w_path) {
-            f.w_path = 0; /* the writer's warning names the pipe */
-        } else if (h->warned && f.w_errs > 2 + 40) {
-            /* A long warning is cut (its stage's row has it too) before the
-             * socket an attached screen shows goes. */
-            f.w_errs = f.w_errs - over > 2 + 40 ? f.w_errs - over : 2 + 40;
-        } else if (f.show_where && h->where) {
-            f.show_where = false;
-        } else if (f.show_rank && h->world <= 1) {
-            f.show_rank = false;
-        } else if (h->path && f.w_path > 2 + arrow + 12) {
-            f.w_path = f.w_path - over < 2 + arrow + 12 ? 2 + arrow + 12 : f.w_path - over;
-        } else if (f.show_up) {
-            f.show_up = false;
-        } else if (f.show_rank) {
-            f.show_rank = false;
-        } else if (h->warned && h->path && f.w_path) { /* a warning matters more than the path */
-            f.w_path = 0;
-        } else if (f.w_errs) {
-            f.w_errs = 0;
-        } else if (h->path && f.w_path) {
-            f.w_path = 0;
-        } else {
-            break;
+    if (!in->where)
+        return false;
+    snprintf(v->text, sizeof v->text, "%s", in->where);
+    v->elem = TUI_HEADER;
+    return true;
+}
+
+/* The header, left to right. A new item is a row here and its function.
+ * The priorities: what matters least goes first. Where the loader runs,
+ * then the uptime (after the rank when it is the only one), the rank, the
+ * log's counts, the output path; before the uptime goes, the path shrinks
+ * to its last 12 columns (its end names the pipe). A long warning is cut
+ * to 40 columns before anything goes. */
+static const header_item items[] = {
+    {"title", .joined = true, .drop = TUI_HEADER_KEPT, .value = item_title},
+    {"state", .joined = true, .drop = TUI_HEADER_KEPT, .value = item_state},
+    {"uptime", .drop = 60, .label = "up ", .value = item_uptime},
+    {"rank", .drop = 70, .label = "rank ", .value = item_rank},
+    {"rate", .drop = TUI_HEADER_KEPT, .unit = " pos/s", .value = item_rate},
+    {"output", .drop = 100, .shrink = 50, .least = 12, .cut = CUT_START, .value = item_output},
+    {"reader", .drop = TUI_HEADER_KEPT, .value = item_reader},
+    {"problem", .right = true, .drop = 90, .shrink = 20, .least = 40, .cut = CUT_END_BARE,
+     .value = item_problem},
+    {"where", .right = true, .drop = 30, .value = item_where},
+};
+enum { N_ITEMS = sizeof items / sizeof items[0] };
+
+size_t tui_header_items(void)
+{
+    return N_ITEMS;
+}
+
+const char *tui_header_item_name(size_t i)
+{
+    return i < N_ITEMS ? items[i].name : NULL;
+}
+
+/* ---- fitting ---- */
+
+static int line_width(const tui_header_size *sz, size_t n)
+{
+    int total = 0;
+    bool right = false;
+    for (size_t i = 0; i < n; i++) {
+        total += sz[i].width;
+        right |= sz[i].right && sz[i].width;
+    }
+    return total + (right ? 1 : 0);
+}
+
+void tui_header_fit(tui_header_size *sz, size_t n, int cols)
+{
+    for (int total = line_width(sz, n); total > cols; total = line_width(sz, n)) {
+        size_t next = n;
+        bool shrink = false;
+        int prio = TUI_HEADER_KEPT;
+        for (size_t i = 0; i < n; i++) {
+            if (!sz[i].width)
+                continue;
+            if (sz[i].least && sz[i].width > sz[i].least && sz[i].shrink < prio)
+                next = i, shrink = true, prio = sz[i].shrink;
+            if (sz[i].drop < prio)
+                next = i, shrink = false, prio = sz[i].drop;
         }
+        if (next == n)
+            return; /* what is left never goes */
+        int over = total - cols;
+        tui_header_size *s = &sz[next];
+        if (shrink)
+            s->width = s->width - over > s->least ? s->width - over : s->least;
+        else
+            s->width = 0;
     }
-    return f;
 }
 
-static void header_line_draw(const header_parts *h, const header_fit *f, WINDOW *w, int cols)
+/* What every item shows now, and its size. */
+static void measure(const tui_header_in *in, header_value *v, tui_header_size *sz)
 {
-    const tui_glyphs *g = tui_glyph();
-    int arrow = tui_text_width(g->arrow_right) + 1;
+    for (size_t i = 0; i < N_ITEMS; i++) {
+        const header_item *it = &items[i];
+        v[i] = (header_value){.elem = TUI_HEADER_VALUE, .drop = it->drop, .least = it->least};
+        snprintf(v[i].label, sizeof v[i].label, "%s", it->label ? it->label : "");
+        sz[i] = (tui_header_size){.right = it->right};
+        if (!it->value(in, &v[i]))
+            continue;
+        int around = (it->joined ? 0 : 2) + tui_text_width(v[i].label) +
+                     (it->unit ? tui_text_width(it->unit) : 0);
+        sz[i].width = around + tui_text_width(v[i].text);
+        sz[i].drop = v[i].drop;
+        sz[i].shrink = it->shrink;
+        if (v[i].least && around + v[i].least < sz[i].width)
+            sz[i].least = around + v[i].least;
+    }
+}
+
+void tui_header_layout(const tui_header_in *in, int cols, int *widths)
+{
+    header_value v[N_ITEMS];
+    tui_header_size sz[N_ITEMS];
+    measure(in, v, sz);
+    tui_header_fit(sz, N_ITEMS, cols);
+    for (size_t i = 0; i < N_ITEMS; i++)
+        widths[i] = sz[i].width;
+}
+
+/* ---- drawing ---- */
+
+/* An item in width columns at x: its gap, label, text and unit. */
+static int draw_item(WINDOW *w, int x, int width, const header_item *it, const header_value *v)
+{
+    int end = x + width, at = x;
+    if (!it->joined)
+        at += tui_put(w, 0, at, end - at, TUI_HEADER, "  ");
+    at += tui_put(w, 0, at, end - at, TUI_HEADER, v->label);
+    int text = end - at - (it->unit ? tui_text_width(it->unit) : 0);
+    switch (it->cut) {
+    case CUT_START:
+        put_tail(w, 0, at, text, v->elem, v->text);
+        at += text; /* the unit stays in its place */
+        break;
+    case CUT_END_BARE:
+        at += tui_put_cut(w, 0, at, text, v->elem, v->text);
+        break;
+    case CUT_END:
+        at += tui_put(w, 0, at, text, v->elem, v->text);
+        break;
+    }
+    if (it->unit)
+        at += tui_put(w, 0, at, end - at, TUI_HEADER, it->unit);
+    return at - x;
+}
+
+/* The line: the left items from the left, the right ones from the right
+ * end (after a one-column margin), where the left ones leave room. */
+static void header_line_draw(const tui_header_in *in, WINDOW *w, int cols)
+{
+    header_value v[N_ITEMS];
+    tui_header_size sz[N_ITEMS];
+    measure(in, v, sz);
+    tui_header_fit(sz, N_ITEMS, cols);
     int x = 0;
-    x += tui_put(w, 0, x, cols - x, TUI_HEADER_TITLE, " lcmon ");
-    x += tui_put(w, 0, x, cols - x, h->st_elem, h->state);
-    if (f->show_up) {
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, "  up ");
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER_VALUE, h->up);
-    }
-    if (f->show_rank) {
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, "  rank ");
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER_VALUE, h->rank);
-    }
-    if (f->show_pos) {
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, "  ");
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER_VALUE, h->pos);
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, " pos/s");
-    }
-    if (h->path && f->w_path) {
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, "  ");
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, g->arrow_right);
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, " ");
-        int pw = f->w_path - 2 - arrow;
-        put_tail(w, 0, x, pw < cols - x ? pw : cols - x, TUI_HEADER_VALUE, h->path);
-        x += pw;
-    }
-    if (h->reader) {
-        x += tui_put(w, 0, x, cols - x, TUI_HEADER, "  ");
-        x += tui_put(w, 0, x, cols - x, h->reader_warn ? TUI_HEADER_WARN : TUI_HEADER, h->reader);
-    }
-    int right = cols;
-    if (f->show_where && h->where) {
-        right -= tui_text_width(h->where) + 1;
-        tui_put(w, 0, right, cols - right, TUI_HEADER, h->where);
-    }
-    if (f->w_errs) {
-        right -= f->w_errs;
-        if (right > x)
-            tui_put_cut(w, 0, right, f->w_errs - 2, TUI_HEADER_WARN, h->errs);
+    for (size_t i = 0; i < N_ITEMS; i++)
+        if (!items[i].right && sz[i].width && x < cols)
+            x += draw_item(w, x, sz[i].width < cols - x ? sz[i].width : cols - x, &items[i], &v[i]);
+    int right = cols - 1;
+    for (size_t i = N_ITEMS; i-- > 0;) {
+        if (!items[i].right || !sz[i].width)
+            continue;
+        right -= sz[i].width;
+        if (right >= x)
+            draw_item(w, right, sz[i].width, &items[i], &v[i]);
     }
 }
 
@@ -294,9 +410,15 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
     int cols = getmaxx(w);
     werase(w);
     tui_fill(w, 0, 0, cols, TUI_HEADER, " ");
-    header_parts h;
-    header_parts_of(s, &h);
-    header_fit f = header_fit_to(&h, cols);
-    header_line_draw(&h, &f, w, cols);
+    tui_header_in in = {
+        .m = s->last,
+        .disconnected = s->disconnected,
+        .stopping = s->stopping,
+        /* hidden by l, or no room for the pane */
+        .log_errors = s->log_h ? 0 : tui_logpane_errors(s->log),
+        .log_warnings = s->log_h ? 0 : tui_logpane_warnings(s->log),
+        .where = lc_monitor_where(s->mon),
+    };
+    header_line_draw(&in, w, cols);
     header_error_draw(s, w, cols);
 }

@@ -146,8 +146,8 @@ static void act_reload(tui_screen *s)
 /* The prompt's prefill: the pool's newest chunk key. */
 static void act_anchor_set(tui_screen *s)
 {
-    lc_proto_anchor an;
-    const Lcmon__StageMetricProto *pool = lc_proto_find_anchor(s->last, &an);
+    lc_snapshot_anchor an;
+    const Lcmon__StageMetricProto *pool = lc_snapshot_find_anchor(s->last, &an);
     if (!pool) {
         tui_screen_message(s, true, "no shuffling_chunk_pool in this pipeline: no anchor to set");
         return;

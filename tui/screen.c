@@ -159,7 +159,7 @@ void tui_screen_fetch(tui_screen *s)
     for (size_t i = 0; i < n; i++) {
         const Lcmon__StageMetricProto *st = s->last->stage_metrics[i];
         const Lcmon__MetricDisplay *e = tui_eta_fill(tui_describe_stage(hello, st->name));
-        const Lcmon__GaugeMetricProto *g = e ? lc_proto_find_gauge(st, e->metric) : NULL;
+        const Lcmon__GaugeMetricProto *g = e ? lc_snapshot_find_gauge(st, e->metric) : NULL;
         if (g && g->has_capacity)
             tui_history_fill(s->hist, st->name, g->value, now);
     }

@@ -31,12 +31,12 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
                (unsigned long long)all->monitor_socket->closed);
     for (size_t i = 0; i < all->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = all->stage_metrics[i];
-        const Lcmon__StageMetricProto *l = lc_proto_find_stage(last, s->name);
+        const Lcmon__StageMetricProto *l = lc_snapshot_find_stage(last, s->name);
         printf("%-12s %-24s %-8s out %llu (%.0f/s)", s->name, s->stage_type,
                lc_stage_state_name(s->state), (unsigned long long)s->items_out,
                l && last->duration_seconds > 0 ? (double)l->items_out / last->duration_seconds
                                                : 0.0);
-        uint64_t bad = lc_proto_bad_input(s), dropped = lc_proto_dropped(s);
+        uint64_t bad = lc_snapshot_bad_input(s), dropped = lc_snapshot_dropped(s);
         if (bad)
             printf(" bad %llu", (unsigned long long)bad);
         if (dropped)

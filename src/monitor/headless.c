@@ -65,7 +65,7 @@ static void summary(lc_monitor *m)
     for (size_t i = 0; i < total->n_stage_metrics && used < sizeof items; i++) {
         const Lcmon__StageMetricProto *s = total->stage_metrics[i];
         int n = snprintf(items + used, sizeof items - used, "%s %s %llu %s", i ? "," : "", s->name,
-                         (unsigned long long)s->items_out, lc_proto_stage_unit(s));
+                         (unsigned long long)s->items_out, lc_snapshot_stage_unit(s));
         if (n > 0)
             used += (size_t)n;
     }

@@ -21,8 +21,8 @@ lc_snapshot *lc_snapshot_wrap(Lcmon__DataLoaderMetricsProto *m)
 
 /* --- lookups ----------------------------------------------------------- */
 
-const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,
-                                                   const char *name)
+const Lcmon__CountMetricProto *lc_snapshot_find_count(const Lcmon__StageMetricProto *s,
+                                                      const char *name)
 {
     for (size_t i = 0; i < s->n_count_metrics; i++)
         if (s->count_metrics[i]->name && strcmp(s->count_metrics[i]->name, name) == 0)
@@ -30,8 +30,8 @@ const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto
     return NULL;
 }
 
-const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
-                                                   const char *name)
+const Lcmon__GaugeMetricProto *lc_snapshot_find_gauge(const Lcmon__StageMetricProto *s,
+                                                      const char *name)
 {
     for (size_t i = 0; i < s->n_gauge_metrics; i++)
         if (s->gauge_metrics[i]->name && strcmp(s->gauge_metrics[i]->name, name) == 0)
@@ -39,8 +39,8 @@ const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto
     return NULL;
 }
 
-const Lcmon__CountMetricProto *lc_proto_count_of_role(const Lcmon__StageMetricProto *s,
-                                                      Lcmon__MetricRole role)
+const Lcmon__CountMetricProto *lc_snapshot_count_of_role(const Lcmon__StageMetricProto *s,
+                                                         Lcmon__MetricRole role)
 {
     for (size_t i = 0; s && i < s->n_count_metrics; i++)
         if (s->count_metrics[i]->has_role && s->count_metrics[i]->role == role)
@@ -48,8 +48,8 @@ const Lcmon__CountMetricProto *lc_proto_count_of_role(const Lcmon__StageMetricPr
     return NULL;
 }
 
-const Lcmon__GaugeMetricProto *lc_proto_gauge_of_role(const Lcmon__StageMetricProto *s,
-                                                      Lcmon__MetricRole role)
+const Lcmon__GaugeMetricProto *lc_snapshot_gauge_of_role(const Lcmon__StageMetricProto *s,
+                                                         Lcmon__MetricRole role)
 {
     for (size_t i = 0; s && i < s->n_gauge_metrics; i++)
         if (s->gauge_metrics[i]->has_role && s->gauge_metrics[i]->role == role)
@@ -57,7 +57,7 @@ const Lcmon__GaugeMetricProto *lc_proto_gauge_of_role(const Lcmon__StageMetricPr
     return NULL;
 }
 
-const char *lc_proto_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__MetricRole role)
+const char *lc_snapshot_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__MetricRole role)
 {
     for (size_t i = 0; s && i < s->n_text_metrics; i++)
         if (s->text_metrics[i]->has_role && s->text_metrics[i]->role == role)
@@ -65,7 +65,7 @@ const char *lc_proto_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__Metri
     return NULL;
 }
 
-const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *name)
+const char *lc_snapshot_find_text(const Lcmon__StageMetricProto *s, const char *name)
 {
     for (size_t i = 0; s && i < s->n_text_metrics; i++)
         if (s->text_metrics[i]->name && strcmp(s->text_metrics[i]->name, name) == 0)
@@ -73,8 +73,8 @@ const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *nam
     return NULL;
 }
 
-const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
-                                                   const char *name)
+const Lcmon__StageMetricProto *lc_snapshot_find_stage(const Lcmon__DataLoaderMetricsProto *m,
+                                                      const char *name)
 {
     for (size_t i = 0; i < m->n_stage_metrics; i++)
         if (m->stage_metrics[i]->name && strcmp(m->stage_metrics[i]->name, name) == 0)
@@ -82,13 +82,13 @@ const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetric
     return NULL;
 }
 
-uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name)
+uint64_t lc_snapshot_count(const Lcmon__StageMetricProto *s, const char *name)
 {
-    const Lcmon__CountMetricProto *c = s ? lc_proto_find_count(s, name) : NULL;
+    const Lcmon__CountMetricProto *c = s ? lc_snapshot_find_count(s, name) : NULL;
     return c ? c->count : 0;
 }
 
-uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s)
+uint64_t lc_snapshot_bad_input(const Lcmon__StageMetricProto *s)
 {
     uint64_t bad = 0;
     for (size_t i = 0; s && i < s->n_count_metrics; i++)
@@ -97,7 +97,7 @@ uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s)
     return bad;
 }
 
-uint64_t lc_proto_dropped(const Lcmon__StageMetricProto *s)
+uint64_t lc_snapshot_dropped(const Lcmon__StageMetricProto *s)
 {
     uint64_t d = 0;
     for (size_t i = 0; s && i < s->n_count_metrics; i++)
@@ -108,21 +108,21 @@ uint64_t lc_proto_dropped(const Lcmon__StageMetricProto *s)
     return d;
 }
 
-bool lc_proto_is_bytes(const char *unit)
+bool lc_snapshot_is_bytes(const char *unit)
 {
     return unit && strcmp(unit, "bytes") == 0;
 }
 
-bool lc_proto_stage_anchor(const Lcmon__StageMetricProto *s, lc_proto_anchor *a)
+bool lc_snapshot_stage_anchor(const Lcmon__StageMetricProto *s, lc_snapshot_anchor *a)
 {
     const Lcmon__GaugeMetricProto *g =
-        lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR_COUNT);
+        lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR_COUNT);
     if (!g)
         return false;
     if (a) {
-        const char *anchor = lc_proto_text_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR);
-        const char *from = lc_proto_text_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR_FROM);
-        const char *newest = lc_proto_text_of_role(s, LCMON__METRIC_ROLE__ROLE_NEWEST_KEY);
+        const char *anchor = lc_snapshot_text_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR);
+        const char *from = lc_snapshot_text_of_role(s, LCMON__METRIC_ROLE__ROLE_ANCHOR_FROM);
+        const char *newest = lc_snapshot_text_of_role(s, LCMON__METRIC_ROLE__ROLE_NEWEST_KEY);
         a->since = g->value > 0 ? (uint64_t)g->value : 0;
         a->anchor = anchor ? anchor : "";
         a->count_from = from ? from : a->anchor;
@@ -131,21 +131,21 @@ bool lc_proto_stage_anchor(const Lcmon__StageMetricProto *s, lc_proto_anchor *a)
     return true;
 }
 
-const Lcmon__StageMetricProto *lc_proto_find_anchor(const Lcmon__DataLoaderMetricsProto *m,
-                                                    lc_proto_anchor *a)
+const Lcmon__StageMetricProto *lc_snapshot_find_anchor(const Lcmon__DataLoaderMetricsProto *m,
+                                                       lc_snapshot_anchor *a)
 {
     for (size_t i = 0; m && i < m->n_stage_metrics; i++)
-        if (lc_proto_stage_anchor(m->stage_metrics[i], a))
+        if (lc_snapshot_stage_anchor(m->stage_metrics[i], a))
             return m->stage_metrics[i];
     return NULL;
 }
 
-const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s)
+const char *lc_snapshot_stage_unit(const Lcmon__StageMetricProto *s)
 {
     return s && s->item_unit && s->item_unit[0] ? s->item_unit : "items";
 }
 
-const char *lc_proto_queue_unit(const Lcmon__QueueMetricProto *q)
+const char *lc_snapshot_queue_unit(const Lcmon__QueueMetricProto *q)
 {
     return q && q->item_unit && q->item_unit[0] ? q->item_unit : "items";
 }
@@ -224,13 +224,13 @@ double lc_status_positions_per_second(const Lcmon__DataLoaderMetricsProto *m)
      * is a whole game); else the rows of the last stage with rows. */
     for (size_t i = m->n_stage_metrics; i-- > 0;) {
         const Lcmon__CountMetricProto *c =
-            lc_proto_count_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_POSITIONS);
+            lc_snapshot_count_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_POSITIONS);
         if (c)
             return (double)c->count / dt;
     }
     for (size_t i = m->n_stage_metrics; i-- > 0;) {
         const Lcmon__CountMetricProto *c =
-            lc_proto_count_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_ROWS);
+            lc_snapshot_count_of_role(m->stage_metrics[i], LCMON__METRIC_ROLE__ROLE_ROWS);
         if (c)
             return (double)c->count / dt;
     }
@@ -275,7 +275,7 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
     uint64_t bad = 0;
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        bad += lc_proto_bad_input(s);
+        bad += lc_snapshot_bad_input(s);
         bool named = false;
         /* Fills against a capacity (the pool's window, the reservoir) and
          * the anchor, under the stage's name. */
@@ -285,7 +285,7 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
                 continue;
             if (!named)
                 append(buf, len, &used, " | %s:", s->name);
-            if (lc_proto_is_bytes(g->unit)) {
+            if (lc_snapshot_is_bytes(g->unit)) {
                 char v[32], c[32];
                 lc_format_bytes(v, sizeof v, (double)g->value);
                 lc_format_bytes(c, sizeof c, (double)g->capacity);
@@ -296,8 +296,8 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
             }
             named = true;
         }
-        lc_proto_anchor a;
-        if (lc_proto_stage_anchor(s, &a)) {
+        lc_snapshot_anchor a;
+        if (lc_snapshot_stage_anchor(s, &a)) {
             if (!named)
                 append(buf, len, &used, " | %s:", s->name);
             append(buf, len, &used, "%s anchor '%s' +%llu", named ? "," : "",
@@ -309,7 +309,7 @@ void lc_status_line(const Lcmon__DataLoaderMetricsProto *m, char *buf, size_t le
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(buf, len, &used, " | %s PAUSED", s->name);
         const Lcmon__GaugeMetricProto *conn =
-            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
+            lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
         if (conn && live)
             append(buf, len, &used, " | reader %s", conn->value ? "connected" : "waiting");
     }
@@ -365,24 +365,24 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
     uint64_t bad = 0;
     for (size_t i = 0; i < m->n_stage_metrics; i++) {
         const Lcmon__StageMetricProto *s = m->stage_metrics[i];
-        bad += lc_proto_bad_input(s);
+        bad += lc_snapshot_bad_input(s);
         const Lcmon__GaugeMetricProto *win =
-            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_WINDOW_FILL);
+            lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_WINDOW_FILL);
         if (win)
             append(line, sizeof line, &used, " | window %lld/%lld", (long long)win->value,
                    (long long)win->capacity);
-        lc_proto_anchor a;
-        if (lc_proto_stage_anchor(s, &a))
+        lc_snapshot_anchor a;
+        if (lc_snapshot_stage_anchor(s, &a))
             append(line, sizeof line, &used, " +%llu", (unsigned long long)a.since);
         const Lcmon__GaugeMetricProto *res =
-            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL);
+            lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL);
         if (res && res->capacity > 0)
             append(line, sizeof line, &used, " | reservoir %.0f%%",
                    100.0 * (double)res->value / (double)res->capacity);
         if (s->state == LCMON__STAGE_STATE__STAGE_PAUSED)
             append(line, sizeof line, &used, " | %s PAUSED", s->name);
         const Lcmon__GaugeMetricProto *conn =
-            lc_proto_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
+            lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
         if (conn && live && !(s->warning && s->warning[0])) /* else its warning said it */
             append(line, sizeof line, &used, " | reader %s", conn->value ? "connected" : "waiting");
     }

@@ -37,31 +37,31 @@ static inline void lc_snapshot_unref(lc_snapshot *s)
 /* Share m (taken over: freed with the last reference). */
 lc_snapshot *lc_snapshot_wrap(Lcmon__DataLoaderMetricsProto *m);
 
-const Lcmon__StageMetricProto *lc_proto_find_stage(const Lcmon__DataLoaderMetricsProto *m,
-                                                   const char *name);
-const Lcmon__CountMetricProto *lc_proto_find_count(const Lcmon__StageMetricProto *s,
-                                                   const char *name);
-const Lcmon__GaugeMetricProto *lc_proto_find_gauge(const Lcmon__StageMetricProto *s,
-                                                   const char *name);
+const Lcmon__StageMetricProto *lc_snapshot_find_stage(const Lcmon__DataLoaderMetricsProto *m,
+                                                      const char *name);
+const Lcmon__CountMetricProto *lc_snapshot_find_count(const Lcmon__StageMetricProto *s,
+                                                      const char *name);
+const Lcmon__GaugeMetricProto *lc_snapshot_find_gauge(const Lcmon__StageMetricProto *s,
+                                                      const char *name);
 /* The metric of that role (MetricRole: what it means to the loader as a
  * whole), NULL when the stage has none; s may be NULL. The status line, the
  * header and ctl look numbers up this way, never by name. */
-const Lcmon__CountMetricProto *lc_proto_count_of_role(const Lcmon__StageMetricProto *s,
-                                                      Lcmon__MetricRole role);
-const Lcmon__GaugeMetricProto *lc_proto_gauge_of_role(const Lcmon__StageMetricProto *s,
-                                                      Lcmon__MetricRole role);
-const char *lc_proto_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__MetricRole role);
+const Lcmon__CountMetricProto *lc_snapshot_count_of_role(const Lcmon__StageMetricProto *s,
+                                                         Lcmon__MetricRole role);
+const Lcmon__GaugeMetricProto *lc_snapshot_gauge_of_role(const Lcmon__StageMetricProto *s,
+                                                         Lcmon__MetricRole role);
+const char *lc_snapshot_text_of_role(const Lcmon__StageMetricProto *s, Lcmon__MetricRole role);
 /* The text of that name, NULL when absent (s may be NULL). */
-const char *lc_proto_find_text(const Lcmon__StageMetricProto *s, const char *name);
+const char *lc_snapshot_find_text(const Lcmon__StageMetricProto *s, const char *name);
 /* The count of that name, 0 when absent (s may be NULL). */
-uint64_t lc_proto_count(const Lcmon__StageMetricProto *s, const char *name);
+uint64_t lc_snapshot_count(const Lcmon__StageMetricProto *s, const char *name);
 /* The sum of a stage's counts of bad input (kind COUNT_BAD_INPUT). */
-uint64_t lc_proto_bad_input(const Lcmon__StageMetricProto *s);
+uint64_t lc_snapshot_bad_input(const Lcmon__StageMetricProto *s);
 /* Good items a stage dropped: its counts of kind COUNT_DROP and what its
  * queues dropped. */
-uint64_t lc_proto_dropped(const Lcmon__StageMetricProto *s);
+uint64_t lc_snapshot_dropped(const Lcmon__StageMetricProto *s);
 /* Whether a count's or gauge's unit is bytes (shown as "1.20 GB"). */
-bool lc_proto_is_bytes(const char *unit);
+bool lc_snapshot_is_bytes(const char *unit);
 
 /* Whether a stage keeps an anchor (it has a chunks_since_anchor gauge, as
  * the shuffling chunk pool does), and the first stage of a snapshot that
@@ -69,19 +69,19 @@ bool lc_proto_is_bytes(const char *unit);
  * its anchor ("" for none), the key the count runs from (the anchor unless
  * a `set` moved it since the last reset) and the newest chunk's key. The
  * strings point into the snapshot. */
-typedef struct lc_proto_anchor {
+typedef struct lc_snapshot_anchor {
     uint64_t since;
     const char *anchor, *count_from, *newest;
-} lc_proto_anchor;
-bool lc_proto_stage_anchor(const Lcmon__StageMetricProto *s, lc_proto_anchor *a);
-const Lcmon__StageMetricProto *lc_proto_find_anchor(const Lcmon__DataLoaderMetricsProto *m,
-                                                    lc_proto_anchor *a);
+} lc_snapshot_anchor;
+bool lc_snapshot_stage_anchor(const Lcmon__StageMetricProto *s, lc_snapshot_anchor *a);
+const Lcmon__StageMetricProto *lc_snapshot_find_anchor(const Lcmon__DataLoaderMetricsProto *m,
+                                                       lc_snapshot_anchor *a);
 
 /* What a stage's items_out counts, plural ("chunks", "frames", "batches"; a
  * sink counts what it delivers, so its input's), and what a queue holds;
  * "items" when the snapshot does not say. */
-const char *lc_proto_stage_unit(const Lcmon__StageMetricProto *s);
-const char *lc_proto_queue_unit(const Lcmon__QueueMetricProto *q);
+const char *lc_snapshot_stage_unit(const Lcmon__StageMetricProto *s);
+const char *lc_snapshot_queue_unit(const Lcmon__QueueMetricProto *q);
 
 /* "[running] 71.8k pos/s | queues files 0/256 ... | pool: chunks_in_window
  * 43/50000, anchor '-' +43 | sampler: reservoir_size 20000/20000 | reader

@@ -146,7 +146,7 @@ static void check_described(const lc_config *cfg)
 static uint64_t written(lc_pipeline *p)
 {
     lc_shared *snap = lc_pipeline_snapshot(p, true);
-    uint64_t n = lc_proto_count(lc_proto_find_stage(lc_shared_get(snap), "writer"), "bytes");
+    uint64_t n = lc_snapshot_count(lc_snapshot_find_stage(lc_shared_get(snap), "writer"), "bytes");
     lc_shared_unref(snap);
     return n;
 }
@@ -166,8 +166,8 @@ static void run_and_check(const char *yaml, uint64_t bytes)
     Lcmon__DataLoaderMetricsProto *all = lc_pipeline_metrics(p, true);
     check_listed(all, cfg->n_stages);
     /* The writer wrote, so every stage before it ran. */
-    const Lcmon__StageMetricProto *w = lc_proto_find_stage(all, "writer");
-    CHECK(w && lc_proto_count(w, "bytes") > 0);
+    const Lcmon__StageMetricProto *w = lc_snapshot_find_stage(all, "writer");
+    CHECK(w && lc_snapshot_count(w, "bytes") > 0);
     lcmon__data_loader_metrics_proto__free_unpacked(all, NULL);
     lc_pipeline_free(p);
     lc_config_free(cfg);

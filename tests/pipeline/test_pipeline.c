@@ -112,20 +112,20 @@ static void test_sample_data_metrics(void)
     lc_pipeline_stop(p);
     CHECK_EQ_INT(lc_pipeline_state(p), LCMON__PIPELINE_STATE__PIPELINE_STOPPED);
     Lcmon__DataLoaderMetricsProto *all = lc_pipeline_metrics(p, true);
-    const Lcmon__StageMetricProto *files = lc_proto_find_stage(all, "files");
-    const Lcmon__StageMetricProto *src = lc_proto_find_stage(all, "sources");
+    const Lcmon__StageMetricProto *files = lc_snapshot_find_stage(all, "files");
+    const Lcmon__StageMetricProto *src = lc_snapshot_find_stage(all, "sources");
     CHECK(files && src);
     if (files && src) {
-        CHECK_EQ_U64(lc_proto_count(files, "files"), gz + tar + other);
-        CHECK_EQ_U64(lc_proto_count(files, "initial_files"), gz + tar + other);
-        CHECK_EQ_U64(lc_proto_count(src, "sources"), gz + tar);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), tar);
-        CHECK_EQ_U64(lc_proto_count(src, "skipped_files"), other);
-        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 0);
-        CHECK(lc_proto_count(src, "chunks") >= gz + tar);
-        CHECK_EQ_U64(lc_proto_count(src, "drained"), want);
+        CHECK_EQ_U64(lc_snapshot_count(files, "files"), gz + tar + other);
+        CHECK_EQ_U64(lc_snapshot_count(files, "initial_files"), gz + tar + other);
+        CHECK_EQ_U64(lc_snapshot_count(src, "sources"), gz + tar);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_sources"), tar);
+        CHECK_EQ_U64(lc_snapshot_count(src, "skipped_files"), other);
+        CHECK_EQ_U64(lc_snapshot_count(src, "unreadable_files"), 0);
+        CHECK(lc_snapshot_count(src, "chunks") >= gz + tar);
+        CHECK_EQ_U64(lc_snapshot_count(src, "drained"), want);
         CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_STOPPED);
-        const Lcmon__GaugeMetricProto *done = lc_proto_find_gauge(files, "initial_scan_done");
+        const Lcmon__GaugeMetricProto *done = lc_snapshot_find_gauge(files, "initial_scan_done");
         CHECK(done && done->value == 1);
         for (size_t k = 0; k < src->n_load_metrics; k++) {
             const Lcmon__LoadMetricProto *l = src->load_metrics[k];
@@ -326,7 +326,7 @@ static void test_end_seen_at_once(void)
     CHECK_EQ_INT(atomic_load(&ends), 1);
     CHECK_EQ_U64(lc_pipeline_drained(p), gz + tar + 1); /* the sources and the scan marker */
     Lcmon__DataLoaderMetricsProto *all = lc_pipeline_metrics(p, true);
-    const Lcmon__StageMetricProto *src = lc_proto_find_stage(all, "sources");
+    const Lcmon__StageMetricProto *src = lc_snapshot_find_stage(all, "sources");
     CHECK(src != NULL);
     if (src)
         CHECK_EQ_U64(src->items_out, gz + tar); /* the marker is drained, not counted */

@@ -184,28 +184,28 @@ static void test_loader(unsigned threads)
     lc_pipeline_stop(p);
 
     Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, true);
-    const Lcmon__StageMetricProto *files = lc_proto_find_stage(m, "files");
-    const Lcmon__StageMetricProto *src = lc_proto_find_stage(m, "sources");
+    const Lcmon__StageMetricProto *files = lc_snapshot_find_stage(m, "files");
+    const Lcmon__StageMetricProto *src = lc_snapshot_find_stage(m, "sources");
     CHECK(files && src);
     if (files && src) {
-        CHECK_EQ_U64(lc_proto_count(files, "files"), 11);
+        CHECK_EQ_U64(lc_snapshot_count(files, "files"), 11);
         CHECK_EQ_U64(files->items_out, 11); /* the end-of-scan marker is not an item */
-        CHECK_EQ_U64(lc_proto_count(src, "sources"), 7);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), 2);
-        CHECK_EQ_U64(lc_proto_count(src, "chunks"), 9);
-        CHECK_EQ_U64(lc_proto_count(src, "skipped_files"), 1);
+        CHECK_EQ_U64(lc_snapshot_count(src, "sources"), 7);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_sources"), 2);
+        CHECK_EQ_U64(lc_snapshot_count(src, "chunks"), 9);
+        CHECK_EQ_U64(lc_snapshot_count(src, "skipped_files"), 1);
         /* Skipped by name is work, not bad input; unreadable, empty and
          * truncated files are. */
-        CHECK_EQ_INT(lc_proto_find_count(src, "skipped_files")->kind,
+        CHECK_EQ_INT(lc_snapshot_find_count(src, "skipped_files")->kind,
                      LCMON__COUNT_KIND__COUNT_WORK);
-        CHECK_EQ_U64(lc_proto_bad_input(src), lc_proto_count(src, "unreadable_files") +
-                                                  lc_proto_count(src, "bad_empty_archives") +
-                                                  lc_proto_count(src, "truncated_archives"));
-        CHECK_EQ_STR(lc_proto_find_count(src, "skipped_files")->unit, "files");
-        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 2); /* gone.gz, x.gz */
-        CHECK_EQ_U64(lc_proto_count(src, "bad_empty_archives"), 1);
-        CHECK_EQ_U64(lc_proto_count(src, "non_gzip_members"), 1);
-        CHECK_EQ_U64(lc_proto_count(src, "truncated_archives"), 1);
+        CHECK_EQ_U64(lc_snapshot_bad_input(src), lc_snapshot_count(src, "unreadable_files") +
+                                                     lc_snapshot_count(src, "bad_empty_archives") +
+                                                     lc_snapshot_count(src, "truncated_archives"));
+        CHECK_EQ_STR(lc_snapshot_find_count(src, "skipped_files")->unit, "files");
+        CHECK_EQ_U64(lc_snapshot_count(src, "unreadable_files"), 2); /* gone.gz, x.gz */
+        CHECK_EQ_U64(lc_snapshot_count(src, "bad_empty_archives"), 1);
+        CHECK_EQ_U64(lc_snapshot_count(src, "non_gzip_members"), 1);
+        CHECK_EQ_U64(lc_snapshot_count(src, "truncated_archives"), 1);
         CHECK_EQ_U64(src->items_out, 7);
         CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_FINISHED);
         /* Queue counters: everything put was taken. */
@@ -452,26 +452,26 @@ static void test_tar_formats(void)
     lc_pipeline_stop(p);
 
     Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, true);
-    const Lcmon__StageMetricProto *src = lc_proto_find_stage(m, "sources");
+    const Lcmon__StageMetricProto *src = lc_snapshot_find_stage(m, "sources");
     CHECK(src != NULL);
     if (src) {
-        CHECK_EQ_U64(lc_proto_count(src, "sources"), N_FORMATS);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_sources"), N_FORMATS);
-        CHECK_EQ_U64(lc_proto_count(src, "chunks"), n_chunks);
+        CHECK_EQ_U64(lc_snapshot_count(src, "sources"), N_FORMATS);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_sources"), N_FORMATS);
+        CHECK_EQ_U64(lc_snapshot_count(src, "chunks"), n_chunks);
         CHECK_EQ_U64(n_chunks, 3 + 3 + 2);
-        CHECK_EQ_U64(lc_proto_count(src, "non_gzip_members"), N_FORMATS);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_directories"), 9);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_long_names"), 3);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_long_links"), 1);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_other_entries"), 5);
-        CHECK_EQ_U64(lc_proto_count(src, "tar_pax_headers"), sum.pax_headers);
+        CHECK_EQ_U64(lc_snapshot_count(src, "non_gzip_members"), N_FORMATS);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_directories"), 9);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_long_names"), 3);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_long_links"), 1);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_other_entries"), 5);
+        CHECK_EQ_U64(lc_snapshot_count(src, "tar_pax_headers"), sum.pax_headers);
         CHECK(sum.pax_headers >= 4);
         CHECK_EQ_U64(sum.directories, 9);
         /* Benign: nothing dropped, nothing unreadable or truncated. */
-        CHECK_EQ_U64(lc_proto_count(src, "unreadable_files"), 0);
-        CHECK_EQ_U64(lc_proto_count(src, "truncated_archives"), 0);
-        CHECK_EQ_U64(lc_proto_dropped(src), 0);
-        CHECK_EQ_U64(lc_proto_bad_input(src), 0);
+        CHECK_EQ_U64(lc_snapshot_count(src, "unreadable_files"), 0);
+        CHECK_EQ_U64(lc_snapshot_count(src, "truncated_archives"), 0);
+        CHECK_EQ_U64(lc_snapshot_dropped(src), 0);
+        CHECK_EQ_U64(lc_snapshot_bad_input(src), 0);
         CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_FINISHED);
     }
     lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);

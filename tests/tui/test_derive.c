@@ -87,8 +87,8 @@ static void test_stage_numbers(void)
     /* A sink's items are its items out (the writer counts its batches
      * there), the same number ctl and the exit summary give. */
     CHECK_EQ_U64(tui_stage_items(s), 0);
-    CHECK_EQ_U64(lc_proto_bad_input(s), 6);
-    CHECK_EQ_U64(lc_proto_dropped(s), 7);
+    CHECK_EQ_U64(lc_snapshot_bad_input(s), 6);
+    CHECK_EQ_U64(lc_snapshot_dropped(s), 7);
     s->has_items_out = true;
     s->items_out = 7;
     CHECK_EQ_U64(tui_stage_items(s), 7);
