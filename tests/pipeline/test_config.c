@@ -701,7 +701,7 @@ static void test_print_schema(void)
         const char *at = strstr(text, key);
         const char *eol = at ? strchr(at + 1, '\n') : NULL;
         const char *next = eol ? strstr(eol, "  # stage type: ") : NULL;
-        for (const cyaml_schema_field_t *k = cls->config_fields; at && k && k->key; k++) {
+        for (const lc_setting *k = cls->settings.rows; at && k && k->key; k++) {
             snprintf(key, sizeof key, "\n      %s: ", k->key);
             const char *found = strstr(at, key);
             CHECK(found != NULL && (!next || found < next));
