@@ -129,18 +129,13 @@ void lc_config_free_block(const struct lc_stage_class *cls, void *block);
  * when all is well, else LC_ECONFIG. */
 int lc_config_preflight(const lc_config *cfg, lc_error *err);
 
-/* `lcmon --print-schema[=text|markdown|man]`, printed from the settings
- * tables: every key the configuration may hold, its type, default and
- * range, and each stage type with its summary and settings. text: YAML
- * shaped; markdown: the README's "Stage types" tables; man: the man
- * page's STAGE TYPES section. */
-typedef enum lc_schema_format {
-    LC_SCHEMA_TEXT,
-    LC_SCHEMA_MARKDOWN,
-    LC_SCHEMA_MAN,
-} lc_schema_format;
-void lc_config_print_schema(FILE *out);
-void lc_config_print_schema_as(FILE *out, lc_schema_format format);
+/* `lcmon --print-schema[=FORMAT]`, printed from the settings tables: every
+ * key the configuration may hold, its type, default, range and meaning,
+ * and each stage type with its summary. format NULL or "text": YAML
+ * shaped; "markdown": the README's "Stage types" tables; "man": the man
+ * page's STAGE TYPES section. 0, or -1 (nothing printed) for another
+ * format. */
+int lc_config_print_schema(FILE *out, const char *format);
 
 /* Resolve and check a parsed configuration (config_validate.c): 0, or
  * LC_ECONFIG with every problem in err, one a line. Loading calls it. */

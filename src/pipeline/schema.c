@@ -77,12 +77,18 @@ static const char *default_text(const lc_setting *row)
     return row->def ? row->def : "none";
 }
 
+/* A default that is a value (in backticks in markdown), not words. */
+static bool default_is_value(const lc_setting *row)
+{
+    return row->def && !row->off && row->type != LC_SETTING_BLOCK;
+}
+
 /* What default_text is: "default 1", "absent: off", "required". */
 static const char *absent_label(const lc_setting *row)
 {
     if (row->off)
         return "absent: ";
-    return row->def ? "default " : "";
+    return default_is_value(row) ? "default " : "";
 }
 
 /* ---- text ---- */
@@ -181,14 +187,25 @@ static void doc_rows(FILE *out, const lc_settings *b, const char *prefix, bool m
             put_escaped(out, default_text(row), true);
             fputs(". ", out);
             put_escaped(out, row->meaning, true);
-            fputs(".\n", out);
+            fputs(row->example ? " (e.g. " : ".\n", out);
+            if (row->example) {
+                put_escaped(out, row->example, true);
+                fputs(").\n", out);
+            }
         } else {
             fprintf(out, "| `%s` | ", key);
             put_escaped(out, type, false);
-            fprintf(out, " | %s", row->def && !row->off ? "`" : "");
+            const char *tick = default_is_value(row) ? "`" : "";
+            fprintf(out, " | %s", tick);
             put_escaped(out, default_text(row), false);
-            fprintf(out, "%s | ", row->def && !row->off ? "`" : "");
+            fprintf(out, "%s | ", tick);
             put_escaped(out, row->meaning, false);
+            fputs(" | ", out);
+            if (row->example) {
+                fputs("`", out);
+                put_escaped(out, row->example, false);
+                fputs("`", out);
+            }
             fputs(" |\n", out);
         }
         if (row->block) {
@@ -206,7 +223,7 @@ static void md_block(FILE *out, const char *title, const char *what, const lc_se
         fprintf(out, "No settings: give `{}`.\n");
         return;
     }
-    fprintf(out, "| setting | type | default | meaning |\n|---|---|---|---|\n");
+    fprintf(out, "| setting | type | default | meaning | example |\n|---|---|---|---|---|\n");
     doc_rows(out, b, "", false);
 }
 
@@ -248,17 +265,15 @@ static void print_man(FILE *out)
     }
 }
 
-void lc_config_print_schema_as(FILE *out, lc_schema_format format)
+int lc_config_print_schema(FILE *out, const char *format)
 {
-    if (format == LC_SCHEMA_MARKDOWN)
+    if (!format || !strcmp(format, "text"))
+        print_text(out);
+    else if (!strcmp(format, "markdown"))
         print_markdown(out);
-    else if (format == LC_SCHEMA_MAN)
+    else if (!strcmp(format, "man"))
         print_man(out);
     else
-        print_text(out);
-}
-
-void lc_config_print_schema(FILE *out)
-{
-    lc_config_print_schema_as(out, LC_SCHEMA_TEXT);
+        return -1;
+    return 0;
 }

@@ -688,7 +688,7 @@ static void test_print_schema(void)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    lc_config_print_schema(f);
+    lc_config_print_schema(f, NULL);
     fclose(f);
     char key[96];
     for (size_t i = 0; lc_stage_registry[i]; i++) {
