@@ -419,6 +419,37 @@ static void test_world_size_out_of_range(void)
                  "test.yaml", "world_size: 65537 is out of range");
 }
 
+/* What the one reading of the tree refuses, each with its place: an alias
+ * (a short text must not expand without bound), a key given twice, a
+ * second document, a document that is not a mapping, a list too short or
+ * long, a list's item out of range. */
+static void test_reader_refusals(void)
+{
+    EXPECT_ERROR("stages:\n"
+                 "  - &files {name: files, file_path_provider: {directory: data}}\n"
+                 "  - *files\n",
+                 "test.yaml:3:5: an alias (*name): aliases are not read");
+    EXPECT_ERROR("stages:\n"
+                 "  - name: files\n"
+                 "    file_path_provider: {directory: data, watch: false, watch: true}\n",
+                 "test.yaml:3:57: stage 'files': file_path_provider.watch: given twice");
+    EXPECT_ERROR("stages:\n" FILES_STAGE "---\nseed: 1\n", "test.yaml:5:1: a second document");
+    EXPECT_ERROR("- files\n", "test.yaml:1:1: the document is a list");
+    EXPECT_ERROR(
+        "stages:\n" FILES_STAGE "  - name: split\n"
+        "    input: files\n"
+        "    chunk_source_splitter: {outputs: [{name: a}]}\n",
+        "test.yaml:6:29: stage 'split': chunk_source_splitter.outputs: 1 given (list 2 to 8)");
+    EXPECT_ERROR("stages:\n" FILES_STAGE "  - name: loader\n"
+                 "    input: files\n"
+                 "    chunk_source_loader: {}\n"
+                 "  - name: join\n"
+                 "    inputs: [loader]\n"
+                 "    join: {weights: [1, 0]}\n",
+                 "test.yaml:9:25: stage 'join': join.weights[1]: 0 is out of range (use a value in "
+                 "(0, 1e+09])");
+}
+
 static void test_yaml_syntax_error(void)
 {
     EXPECT_ERROR("stages: [ {name: files\n", "test.yaml:", "libyaml");
@@ -750,6 +781,7 @@ int main(void)
     test_rank_not_below_world_size();
     test_rank_negative();
     test_world_size_out_of_range();
+    test_reader_refusals();
     test_yaml_syntax_error();
     test_empty_document();
 
