@@ -15,12 +15,15 @@
  *
  * Plain C data: no YAML here, so every layer can describe its settings.
  *
- *   typedef struct my_config { unsigned threads; } my_config;
+ *   typedef struct my_config { unsigned threads; char *path; } my_config;
  *   static const lc_setting my_settings[] = {
- *       {.key = "threads", .type = LC_SETTING_WHOLE, LC_SETTING_AT(my_config, threads),
- *        .def = "1", LC_SETTING_RANGE(1, 256), .meaning = "worker threads", .example = "4"},
+ *       LC_SETTING_ROW_RANGE(my_config, threads, "threads", LC_SETTING_WHOLE, "1", 1, 256,
+ *                            "worker threads", "4"),
+ *       {.key = "path", .type = LC_SETTING_TEXT, LC_SETTING_AT(my_config, path),
+ *        .required = true, .meaning = "the pipe", .example = "/tmp/p"},
  *       {0},
  *   };
+ *   ... .settings = {my_settings, sizeof(my_config)} in the class table.
  */
 #ifndef LC_CORE_SETTINGS_H
 #define LC_CORE_SETTINGS_H
@@ -106,6 +109,19 @@ typedef struct lc_settings {
 #define LC_SETTING_LIST_OF(st, field, n_field, item_type)                                          \
     .type = LC_SETTING_LIST, .offset = offsetof(st, field), .size = sizeof(((st *)0)->field),      \
     .count = offsetof(st, n_field), .item = (item_type), .item_size = sizeof(*((st *)0)->field)
+
+/* Short rows, for a key with a default: its struct's field, key, type,
+ * default, meaning and example (and its range). */
+#define LC_SETTING_ROW(st, field, k, t, d, what, ex)                                               \
+    {                                                                                              \
+        .key = (k), .type = (t), LC_SETTING_AT(st, field), .def = (d), .meaning = (what),          \
+        .example = (ex)                                                                            \
+    }
+#define LC_SETTING_ROW_RANGE(st, field, k, t, d, lo, hi, what, ex)                                 \
+    {                                                                                              \
+        .key = (k), .type = (t), LC_SETTING_AT(st, field), .def = (d), LC_SETTING_RANGE(lo, hi),   \
+        .meaning = (what), .example = (ex)                                                         \
+    }
 
 /* A macro's value as the text of a default: LC_SETTING_STR(LC_PACK_BLOCK_DEFAULT). */
 #define LC_SETTING_STR(x) LC_SETTING_STR_(x)

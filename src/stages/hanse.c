@@ -12,13 +12,9 @@
 #define HANSE_TAG 0x68616e73u
 
 static const lc_setting hanse_rows[] = {
-    {.key = "gamma",
-     .type = LC_SETTING_REAL,
-     LC_SETTING_AT(lc_hanse_config, gamma),
-     .def = "1",
-     LC_SETTING_RANGE(0, 100),
-     .meaning = "a drawn chunk is taken with probability (weight / max_weight)^gamma",
-     .example = "1"},
+    LC_SETTING_ROW_RANGE(lc_hanse_config, gamma, "gamma", LC_SETTING_REAL, "1", 0, 100,
+                         "a drawn chunk is taken with probability (weight / max_weight)^gamma",
+                         "1"),
     {.key = "position_weights",
      .type = LC_SETTING_BLOCK,
      LC_SETTING_AT(lc_hanse_config, weights),

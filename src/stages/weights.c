@@ -5,37 +5,35 @@
 
 #include <math.h>
 
-#define WEIGHT_ROW(k, f, d, lo, hi, what, ex)                                                      \
-    {                                                                                              \
-        .key = (k), .type = LC_SETTING_REAL, LC_SETTING_AT(lc_weights_config, p.f), .def = (d),    \
-        LC_SETTING_RANGE(lo, hi), .meaning = (what), .example = (ex)                               \
-    }
-
 static const lc_setting weights_rows[] = {
-    WEIGHT_ROW("alpha", alpha, "1", 0, 1e9, "scale of the difference total", "1"),
-    WEIGHT_ROW("beta", beta, "0", -1e9, 1e9, "added to alpha * total", "0.1"),
-    WEIGHT_ROW("gamma", gamma, "1", 0, 100, "power of (alpha * total + beta)", "2"),
-    WEIGHT_ROW("tau", tau, "1e9", 1e-9, 1e9, "the largest weight", "10"),
-    WEIGHT_ROW("default_weight", default_weight, "1", 0, 1e9,
-               "weight of a position whose orig_q is unknown", "1"),
-    WEIGHT_ROW("q_weight", q_weight, "6", 0, 1e9, "weight of |best_q - orig_q| in the total", "6"),
-    WEIGHT_ROW("pol_scale", pol_scale, "3.5", 0, 1e9, "weight of the policy divergence", "3.5"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.alpha, "alpha", LC_SETTING_REAL, "1", 0, 1e9,
+                         "scale of the difference total", "1"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.beta, "beta", LC_SETTING_REAL, "0", -1e9, 1e9,
+                         "added to alpha * total", "0.1"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.gamma, "gamma", LC_SETTING_REAL, "1", 0, 100,
+                         "power of (alpha * total + beta)", "2"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.tau, "tau", LC_SETTING_REAL, "1e9", 1e-9, 1e9,
+                         "the largest weight", "10"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.default_weight, "default_weight", LC_SETTING_REAL,
+                         "1", 0, 1e9, "weight of a position whose orig_q is unknown", "1"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.q_weight, "q_weight", LC_SETTING_REAL, "6", 0, 1e9,
+                         "weight of |best_q - orig_q| in the total", "6"),
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.pol_scale, "pol_scale", LC_SETTING_REAL, "3.5", 0,
+                         1e9, "weight of the policy divergence", "3.5"),
     {0},
 };
 
 const lc_settings lc_weights_settings = {weights_rows, sizeof(lc_weights_config)};
 
-#define FOCUS_ROW(k, f, d, lo, hi, what, ex)                                                       \
-    {                                                                                              \
-        .key = (k), .type = LC_SETTING_REAL, LC_SETTING_AT(lc_diff_focus_config, f), .def = (d),   \
-        LC_SETTING_RANGE(lo, hi), .meaning = (what), .example = (ex)                               \
-    }
-
 static const lc_setting diff_focus_rows[] = {
-    FOCUS_ROW("min", min, "1", 0, 1, "the least keep probability", "0.5"),
-    FOCUS_ROW("slope", slope, "0", 0, 1e9, "keep probability gained per unit of total", "2"),
-    FOCUS_ROW("q_weight", q_weight, "6", 0, 1e9, "weight of |best_q - orig_q| in the total", "6"),
-    FOCUS_ROW("pol_scale", pol_scale, "3.5", 0, 1e9, "weight of the policy divergence", "3.5"),
+    LC_SETTING_ROW_RANGE(lc_diff_focus_config, min, "min", LC_SETTING_REAL, "1", 0, 1,
+                         "the least keep probability", "0.5"),
+    LC_SETTING_ROW_RANGE(lc_diff_focus_config, slope, "slope", LC_SETTING_REAL, "0", 0, 1e9,
+                         "keep probability gained per unit of total", "2"),
+    LC_SETTING_ROW_RANGE(lc_diff_focus_config, q_weight, "q_weight", LC_SETTING_REAL, "6", 0, 1e9,
+                         "weight of |best_q - orig_q| in the total", "6"),
+    LC_SETTING_ROW_RANGE(lc_diff_focus_config, pol_scale, "pol_scale", LC_SETTING_REAL, "3.5", 0,
+                         1e9, "weight of the policy divergence", "3.5"),
     {0},
 };
 
