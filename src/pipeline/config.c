@@ -20,11 +20,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Where a validation problem is: the key it names, found by the lint. The
+/* Where a validation problem is: the key it names, as the reader found it. The
  * problem's text starts "stage 'NAME': FIELD: ", "stage #N ...: FIELD: "
  * or "FIELD: "; a field that is not a key ("stage type") falls back on the
  * stage's own line. 0 when unknown. */
-static const lc_config_key *locate(const lc_config_marks *lint, const char *text, int *line,
+static const lc_config_key *locate(const lc_config_marks *marks, const char *text, int *line,
                                    int *col, int *stage)
 {
     *line = *col = 0;
@@ -37,7 +37,7 @@ static const lc_config_key *locate(const lc_config_marks *lint, const char *text
             return NULL;
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(q - text - 7), text + 7);
-        idx = lc_config_marks_stage_index(lint, name);
+        idx = lc_config_marks_stage_index(marks, name);
         rest = q + 3;
     } else if (strncmp(text, "stage #", 7) == 0) {
         idx = atoi(text + 7) - 1;
@@ -56,19 +56,19 @@ static const lc_config_key *locate(const lc_config_marks *lint, const char *text
     if (idx >= 0) {
         if (field[0]) {
             snprintf(path, sizeof path, "stages[%d].%s", idx, field);
-            k = lc_config_marks_find(lint, path);
+            k = lc_config_marks_find(marks, path);
             char *dot = strchr(path + 7, '.') ? strchr(strchr(path, '.') + 1, '.') : NULL;
             if (!k && dot) { /* the block, when its field is not in the text */
                 *dot = '\0';
-                k = lc_config_marks_find(lint, path);
+                k = lc_config_marks_find(marks, path);
             }
         }
         if (!k) {
             snprintf(path, sizeof path, "stages[%d]", idx);
-            k = lc_config_marks_find(lint, path);
+            k = lc_config_marks_find(marks, path);
         }
     } else if (field[0]) {
-        k = lc_config_marks_find(lint, field);
+        k = lc_config_marks_find(marks, field);
     }
     if (k) {
         *line = k->line;
@@ -106,20 +106,22 @@ static void add_placed(placed **v, size_t *n, int line, int col, const char *tex
     (*n)++;
 }
 
-/* The lint's problems and (validate's or libcyaml's) lines in `found`,
- * placed, merged and written to err. What the lint already said is not
- * said again: a problem about the same key (a negative number, then out of
- * range), or a stage's missing type when the lint found an unknown key in
- * that stage's mapping (a misspelt type). */
-static int report(const lc_config_marks *lint, const char *origin, const char *found, lc_error *err)
+/* The reader's problems and validation's (or preflight's) lines in
+ * `found`, placed, merged and written to err. What the reader already said
+ * is not said again: a problem about the same key, or a stage's missing
+ * type when the reader found an unknown key in that stage's mapping (a
+ * misspelt type). */
+static int report(const lc_config_marks *marks, const char *origin, const char *found,
+                  lc_error *err)
 {
     placed *v = NULL;
     size_t n = 0;
-    for (size_t i = 0; i < lint->n_problems; i++) {
-        const lc_config_problem *p = &lint->problems[i];
+    for (size_t i = 0; i < marks->n_problems; i++) {
+        const lc_config_problem *p = &marks->problems[i];
         char label[96] = "", text[LC_ERROR_MSG_MAX / 2];
         if (p->stage >= 0) {
-            const char *name = (size_t)p->stage < lint->n_stages ? lint->stage_names[p->stage] : "";
+            const char *name =
+                (size_t)p->stage < marks->n_stages ? marks->stage_names[p->stage] : "";
             if (name[0])
                 snprintf(label, sizeof label, "stage '%s': ", name);
             else
@@ -134,10 +136,10 @@ static int report(const lc_config_marks *lint, const char *origin, const char *f
         char text[LC_ERROR_MSG_MAX / 2];
         snprintf(text, sizeof text, "%.*s", (int)len, p);
         int line, col, stage;
-        const lc_config_key *k = locate(lint, text, &line, &col, &stage);
+        const lc_config_key *k = locate(marks, text, &line, &col, &stage);
         bool said = false;
-        for (size_t i = 0; i < lint->n_problems; i++) {
-            const lc_config_problem *lp = &lint->problems[i];
+        for (size_t i = 0; i < marks->n_problems; i++) {
+            const lc_config_problem *lp = &marks->problems[i];
             said = said || (k && strcmp(lp->path, k->path) == 0) ||
                    (lp->stage_key && lp->stage == stage && strstr(text, ": stage type: missing"));
         }
