@@ -7,6 +7,7 @@
  * their lines.
  */
 #include "pipeline/config.h"
+#include "pipeline/config_read.h"
 
 #include "core/text.h"
 #include "stages/registry.h"
@@ -45,6 +46,19 @@ static void type_list(char *buf, size_t len)
         size_t used = strlen(buf);
         snprintf(buf + used, len - used, "%s%s", i ? ", " : "", lc_stage_registry[i]->type_name);
     }
+}
+
+/* Whether the reader found a problem in stage i's `type` block. */
+static bool block_refused(const lc_config *cfg, unsigned i, const char *type)
+{
+    char prefix[96];
+    int n = snprintf(prefix, sizeof prefix, "stages[%u].%s", i, type);
+    for (size_t k = 0; cfg->keys && k < cfg->keys->n_problems; k++) {
+        const char *path = cfg->keys->problems[k].path;
+        if (!strncmp(path, prefix, (size_t)n) && (path[n] == '.' || path[n] == '\0'))
+            return true;
+    }
+    return false;
 }
 
 /* Checks and resolves one stage's own settings (type block, name, queue). */
@@ -104,11 +118,15 @@ static bool validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
                 nblocks, first, second, nblocks > 2 ? ", ..." : "");
         s->cls = NULL;
     }
+    /* A splitter's outputs come from its settings: not known when the
+     * reader refused some of them, or its check does (below). */
+    if (s->cls && s->cls->outputs && block_refused(cfg, i, s->cls->type_name))
+        outputs_known = false;
     if (s->cls) {
         lc_error cerr;
         lc_error_clear(&cerr);
         if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0) {
-            outputs_known = !s->cls->outputs; /* a splitter's come from its settings */
+            outputs_known = !s->cls->outputs;
             /* One problem per line: a check reports all it finds. */
             for (char *line = cerr.msg, *next; line; line = next) {
                 next = strchr(line, '\n');

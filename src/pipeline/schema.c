@@ -51,15 +51,15 @@ static void type_text(const lc_setting *row, lc_setting_type type, char *buf, si
         snprintf(buf, size, "a block");
         break;
     case LC_SETTING_LIST: {
-        char item[160];
-        if (row->item == LC_SETTING_BLOCK)
-            snprintf(item, sizeof item, "blocks");
-        else
-            type_text(row, row->item, item, sizeof item);
-        char count[48] = "";
+        char item[160], count[48] = "";
         if (row->max_items)
-            snprintf(count, sizeof count, "%u to %u ", row->min_items, row->max_items);
-        snprintf(buf, size, "a list of %s%s", count, item);
+            snprintf(count, sizeof count, " of %u to %u", row->min_items, row->max_items);
+        if (row->item == LC_SETTING_BLOCK) {
+            snprintf(buf, size, "a list%s blocks", count[0] ? count : " of");
+            break;
+        }
+        type_text(row, row->item, item, sizeof item);
+        snprintf(buf, size, "a list%s, each %s", count, item);
         break;
     }
     }

@@ -450,6 +450,28 @@ static void test_reader_refusals(void)
                  "(0, 1e+09])");
 }
 
+/* A splitter whose outputs the reader refused in part is not wired: its
+ * outputs are not known, and nothing is said about them but the reader's
+ * problem. */
+static void test_refused_outputs_not_wired(void)
+{
+    const char *yaml = "stages:\n" FILES_STAGE "  - name: loader\n"
+                       "    input: files\n"
+                       "    chunk_source_loader: {}\n"
+                       "  - name: split\n"
+                       "    input: loader\n"
+                       "    chunk_source_splitter: {outputs: [{weight: 1}, {name: b}]}\n"
+                       "  - name: r\n"
+                       "    input: split.b\n"
+                       "    chunk_reader: {}\n";
+    EXPECT_ERROR(yaml, "stage 'split': chunk_source_splitter.outputs[0].name: missing");
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_config_load_string(yaml, strlen(yaml), "t.yaml", &cfg, &err), LC_ECONFIG);
+    CHECK_EQ_INT(count_lines(err.msg), 1);
+}
+
 static void test_yaml_syntax_error(void)
 {
     EXPECT_ERROR("stages: [ {name: files\n", "test.yaml:", "libyaml");
@@ -782,6 +804,7 @@ int main(void)
     test_rank_negative();
     test_world_size_out_of_range();
     test_reader_refusals();
+    test_refused_outputs_not_wired();
     test_yaml_syntax_error();
     test_empty_document();
 
