@@ -135,8 +135,10 @@ static void read_stage(lc_reading *r, lc_stage_config *s, const lc_ynode *map, c
     stage_key_names(names, sizeof names / sizeof *names);
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const lc_ynode *key = map->kids[i], *value = map->kids[i + 1];
-        if (key->kind != LC_YNODE_SCALAR)
+        if (key->kind != LC_YNODE_SCALAR) {
+            lc_reading_problem(r, key->line, key->col, path, "a key that is not a word");
             continue;
+        }
         char sub[160];
         snprintf(sub, sizeof sub, "%s.%s", path, key->text);
         bool twice = false;
@@ -226,8 +228,10 @@ lc_config *lc_config_read_tree(const lc_ynode *root, lc_config_marks *marks)
     bool stages_seen = false;
     for (size_t i = 0; i + 1 < root->n; i += 2) {
         const lc_ynode *key = root->kids[i], *value = root->kids[i + 1];
-        if (key->kind != LC_YNODE_SCALAR)
+        if (key->kind != LC_YNODE_SCALAR) {
+            lc_reading_problem(&r, key->line, key->col, "", "a key that is not a word");
             continue;
+        }
         const lc_setting *row = lc_setting_find(&lc_config_top_settings, key->text);
         if (!row && strcmp(key->text, "stages") != 0) {
             lc_reading_unknown_key(&r, key, key->text, names);

@@ -413,8 +413,8 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const lc_ynode *key = map->kids[i], *value = map->kids[i + 1];
         if (key->kind != LC_YNODE_SCALAR) {
-            lc_reading_problem(r, key->line, key->col, path, "%s: a key that is not a word",
-                               lc_reading_shown(path));
+            lc_reading_problem(r, key->line, key->col, path, "%s%sa key that is not a word",
+                               lc_reading_shown(path), path[0] ? ": " : "");
             continue;
         }
         char sub[160];
