@@ -666,11 +666,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (o.print_schema) {
-        if (lc_config_print_schema(stdout, o.print_schema) == 0)
-            return 0;
-        fprintf(stderr, "lcmon: --print-schema: '%s' is not text, markdown or man\n",
-                o.print_schema);
-        return 2;
+        int bad = lc_config_print_schema(stdout, o.print_schema);
+        if (bad)
+            fprintf(stderr, "lcmon: --print-schema=%s: use text, markdown or man\n",
+                    o.print_schema);
+        return bad ? 2 : 0;
     }
     if (o.check_path)
         return check_config(o.check_path);
