@@ -64,57 +64,57 @@ typedef struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: lcmon [options]\n"
-        "       lcmon attach SOCKET [screen options]\n"
-        "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl help)\n"
-        "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
-        "\n"
-        "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
-        "default when no --config is given) and shows it on a live screen.\n"
-        "\n"
-        "  --no-ui                 run headless, printing a status line every second\n"
-        "  --theme NAME            (screen) %s\n"
-        "  --no-color              (screen) no colours; also when NO_COLOR is set\n"
-        "  --ascii                 (screen) ASCII bars instead of Unicode block glyphs\n"
-        "  --refresh HZ            (screen) redraws per second, %g to %g (default %g)\n"
-        "  --socket PATH           (headless) serve metrics and control on a Unix socket\n"
-        "  --metrics-log FILE      (headless) append one JSON line of metrics per second\n"
-        "  --config FILE           the pipeline to run\n"
-        "  --check-config FILE     validate FILE, explain every error, and exit\n"
-        "  --print-default-config  print the embedded default pipeline and exit\n"
-        "  --print-schema[=F]      every key a configuration may hold (F: text, markdown, man)\n"
-        "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
-        "  --seed N                the run's seed, over the config's (default: a new one\n"
-        "                          at every start, logged)\n"
-        "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
-        "  --log-level LEVEL       debug, info, warn or error (default info)\n"
-        "  --log-file FILE         also append log lines to FILE\n"
-        "  --quiet                 (headless) warnings and errors only, no status lines\n"
-        "  -v, --verbose           (headless) long status lines: every queue and gauge\n"
-        "  -V, --version           print the version and exit\n"
-        "  -h, --help              this text\n"
-        "\n"
-        "Environment:\n"
-        "  LCMON_DATA              the default pipeline's data directory (else tests/data,\n"
-        "                          else the sample data installed with lcmon)\n"
-        "  LCMON_PIPE              the default pipeline's named pipe (lcmon.pipe)\n"
-        "  LCMON_PARQUET           the Parquet tables of config/decoder.yaml and encoder.yaml\n"
-        "  RANK or LOCAL_RANK, WORLD_SIZE\n"
-        "                          this process's share of the data, when the config\n"
-        "                          does not set rank and world_size (torchrun sets them)\n"
-        "  LOCAL_WORLD_SIZE        ranks on this machine: they share the chunk store's\n"
-        "                          default budget\n"
-        "  NO_COLOR                (screen) no colours when set and not empty\n"
-        "  Configs may use ${VAR} and ${VAR:-default} anywhere.\n"
-        "\n"
-        "Exit status: 0 stopped cleanly (SIGINT, SIGTERM, q) or every stage ran out of\n"
-        "input; 1 a configuration or start-up error, or the pipeline failed; 2 a usage\n"
-        "error. lcmon ctl: 3 when it cannot reach the loader.\n"
-        "\n"
-        "Stage types:\n",
-        tui_theme_names(), TUI_REFRESH_MIN, TUI_REFRESH_MAX, TUI_REFRESH_DEFAULT);
+    fprintf(f,
+            "usage: lcmon [options]\n"
+            "       lcmon attach SOCKET [screen options]\n"
+            "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl help)\n"
+            "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
+            "\n"
+            "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
+            "default when no --config is given) and shows it on a live screen.\n"
+            "\n"
+            "  --no-ui                 run headless, printing a status line every second\n"
+            "  --theme NAME            (screen) %s\n"
+            "  --no-color              (screen) no colours; also when NO_COLOR is set\n"
+            "  --ascii                 (screen) ASCII bars instead of Unicode block glyphs\n"
+            "  --refresh HZ            (screen) redraws per second, %g to %g (default %g)\n"
+            "  --socket PATH           (headless) serve metrics and control on a Unix socket\n"
+            "  --metrics-log FILE      (headless) append one JSON line of metrics per second\n"
+            "  --config FILE           the pipeline to run\n"
+            "  --check-config FILE     validate FILE, explain every error, and exit\n"
+            "  --print-default-config  print the embedded default pipeline and exit\n"
+            "  --print-schema[=F]      print every key a configuration may hold and exit\n"
+            "                          (F: text, markdown or man)\n"
+            "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
+            "  --seed N                the run's seed, over the config's (default: a new one\n"
+            "                          at every start, logged)\n"
+            "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
+            "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+            "  --log-file FILE         also append log lines to FILE\n"
+            "  --quiet                 (headless) warnings and errors only, no status lines\n"
+            "  -v, --verbose           (headless) long status lines: every queue and gauge\n"
+            "  -V, --version           print the version and exit\n"
+            "  -h, --help              this text\n"
+            "\n"
+            "Environment:\n"
+            "  LCMON_DATA              the default pipeline's data directory (else tests/data,\n"
+            "                          else the sample data installed with lcmon)\n"
+            "  LCMON_PIPE              the default pipeline's named pipe (lcmon.pipe)\n"
+            "  LCMON_PARQUET           the Parquet tables of config/decoder.yaml and encoder.yaml\n"
+            "  RANK or LOCAL_RANK, WORLD_SIZE\n"
+            "                          this process's share of the data, when the config\n"
+            "                          does not set rank and world_size (torchrun sets them)\n"
+            "  LOCAL_WORLD_SIZE        ranks on this machine: they share the chunk store's\n"
+            "                          default budget\n"
+            "  NO_COLOR                (screen) no colours when set and not empty\n"
+            "  Configs may use ${VAR} and ${VAR:-default} anywhere.\n"
+            "\n"
+            "Exit status: 0 stopped cleanly (SIGINT, SIGTERM, q) or every stage ran out of\n"
+            "input; 1 a configuration or start-up error, or the pipeline failed; 2 a usage\n"
+            "error. lcmon ctl: 3 when it cannot reach the loader.\n"
+            "\n"
+            "Stage types:\n",
+            tui_theme_names(), TUI_REFRESH_MIN, TUI_REFRESH_MAX, TUI_REFRESH_DEFAULT);
     for (size_t i = 0; lc_stage_registry[i]; i++)
         fprintf(f, "  %-24s %s\n", lc_stage_registry[i]->type_name, lc_stage_registry[i]->summary);
 }
@@ -668,7 +668,7 @@ int main(int argc, char **argv)
     if (o.print_schema) {
         int bad = lc_config_print_schema(stdout, o.print_schema);
         if (bad)
-            fprintf(stderr, "lcmon: --print-schema=%s: use text, markdown or man\n",
+            fprintf(stderr, "lcmon: --print-schema=%s: not text, markdown or man\n",
                     o.print_schema);
         return bad ? 2 : 0;
     }
