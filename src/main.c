@@ -44,9 +44,9 @@ typedef struct options {
     const char *config_path;
     const char *check_path;
     bool print_default;
-    bool print_schema;
-    double max_seconds; /* 0: run until stopped or finished */
-    bool seed_given;    /* --seed: pins the seed over the config's */
+    const char *print_schema; /* its format: text, markdown or man */
+    double max_seconds;       /* 0: run until stopped or finished */
+    bool seed_given;          /* --seed: pins the seed over the config's */
     unsigned long long seed;
     double status_interval;
     bool status_interval_given;
@@ -83,7 +83,8 @@ static void usage(FILE *f)
             "  --config FILE           the pipeline to run\n"
             "  --check-config FILE     validate FILE, explain every error, and exit\n"
             "  --print-default-config  print the embedded default pipeline and exit\n"
-            "  --print-schema          print every key a configuration may hold and exit\n"
+            "  --print-schema[=F]      print every key a configuration may hold and exit\n"
+            "                          (F: text, markdown or man)\n"
             "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
             "  --seed N                the run's seed, over the config's (default: a new one\n"
             "                          at every start, logged)\n"
@@ -250,7 +251,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"config", required_argument, NULL, OPT_CONFIG},
         {"check-config", required_argument, NULL, OPT_CHECK},
         {"print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT},
-        {"print-schema", no_argument, NULL, OPT_PRINT_SCHEMA},
+        {"print-schema", optional_argument, NULL, OPT_PRINT_SCHEMA},
         {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
@@ -286,7 +287,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->print_default = true;
             break;
         case OPT_PRINT_SCHEMA:
-            o->print_schema = true;
+            o->print_schema = optarg ? optarg : "text";
             break;
         case OPT_MAX_SECONDS:
         case OPT_SEED:
@@ -665,8 +666,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (o.print_schema) {
-        lc_config_print_schema(stdout);
-        return 0;
+        int bad = lc_config_print_schema(stdout, o.print_schema);
+        if (bad)
+            fprintf(stderr, "lcmon: --print-schema=%s: not text, markdown or man\n",
+                    o.print_schema);
+        return bad ? 2 : 0;
     }
     if (o.check_path)
         return check_config(o.check_path);

@@ -1,305 +1,31 @@
 /*
- * config: see config.h. The libcyaml schema for a stage is built once from
- * the registry (pthread_once); libcyaml reports problems through a log
- * callback, which we collect into the error record so that the person reading
- * it sees the library's account of which key or value is wrong.
+ * config: see config.h. The text is parsed once (yaml_tree.h) and read by
+ * the settings tables (config_read.h); the reader's problems and
+ * validation's are placed on their lines from the places the reader kept,
+ * and reported together in line order.
  */
 #include "pipeline/config.h"
-#include "pipeline/config_lint.h"
+#include "pipeline/config_read.h"
+#include "pipeline/yaml_tree.h"
 
 #include "core/exit.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "stages/registry.h"
 
-#include <cyaml/cyaml.h>
-#include <yaml.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static const cyaml_strval_t overflow_strings[] = {
-    {"block", LC_OVERFLOW_BLOCK},
-    {"drop_newest", LC_OVERFLOW_DROP_NEWEST},
-    {"keep_newest", LC_OVERFLOW_KEEP_NEWEST},
-};
-
-static const cyaml_schema_field_t queue_fields[] = {
-    CYAML_FIELD_INT_PTR("capacity", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_queue_config,
-                        capacity_opt),
-    CYAML_FIELD_ENUM_PTR("overflow", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_queue_config,
-                         overflow_opt, overflow_strings, CYAML_ARRAY_LEN(overflow_strings)),
-    CYAML_FIELD_END,
-};
-
-static const cyaml_schema_value_t input_name_schema = {
-    CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 0, CYAML_UNLIMITED),
-};
-
-static cyaml_schema_field_t stage_fields[5 + LC_MAX_STAGE_TYPES];
-static cyaml_schema_value_t stage_schema;
-static cyaml_schema_field_t top_fields[6];
-static cyaml_schema_value_t top_schema;
-static pthread_once_t schema_once = PTHREAD_ONCE_INIT;
-
-static void build_schema(void)
-{
-    size_t n = 0;
-    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_STRING_PTR(
-        "name", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, name, 0,
-        CYAML_UNLIMITED);
-    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_STRING_PTR(
-        "input", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, input, 0,
-        CYAML_UNLIMITED);
-    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_SEQUENCE_COUNT(
-        "inputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, inputs, n_inputs_given,
-        &input_name_schema, 1, LC_STAGE_MAX_INPUTS);
-    stage_fields[n++] = (cyaml_schema_field_t)CYAML_FIELD_MAPPING_PTR(
-        "output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_stage_config, output, queue_fields);
-    size_t nclasses = lc_stage_registry_count();
-    if (nclasses > LC_MAX_STAGE_TYPES)
-        lc_fatal("more stage types (%zu) than LC_MAX_STAGE_TYPES", nclasses);
-    for (size_t i = 0; i < nclasses; i++) {
-        const lc_stage_class *cls = lc_stage_registry[i];
-        cyaml_schema_field_t *f = &stage_fields[n++];
-        memset(f, 0, sizeof *f);
-        f->key = cls->type_name;
-        f->data_offset = (uint32_t)(offsetof(lc_stage_config, blocks) + i * sizeof(void *));
-        f->value.type = CYAML_MAPPING;
-        f->value.flags = (enum cyaml_flag)(CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL);
-        f->value.data_size = (uint32_t)cls->config_size;
-        f->value.mapping.fields = cls->config_fields;
-    }
-    memset(&stage_fields[n], 0, sizeof stage_fields[n]); /* CYAML_FIELD_END */
-
-    stage_schema = (cyaml_schema_value_t){
-        CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, lc_stage_config, stage_fields),
-    };
-    size_t t = 0;
-    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_SEQUENCE_COUNT(
-        "stages", CYAML_FLAG_POINTER, lc_config, stages, n_stages, &stage_schema, 0,
-        CYAML_UNLIMITED);
-    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_UINT_PTR(
-        "seed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config, seed_opt);
-    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_UINT_PTR(
-        "metrics_interval_ms", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config,
-        metrics_interval_opt);
-    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_INT_PTR(
-        "rank", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config, rank_opt);
-    top_fields[t++] = (cyaml_schema_field_t)CYAML_FIELD_INT_PTR(
-        "world_size", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_config, world_size_opt);
-    memset(&top_fields[t], 0, sizeof top_fields[t]);
-    top_schema = (cyaml_schema_value_t){
-        CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, lc_config, top_fields),
-    };
-}
-
-const cyaml_schema_value_t *lc_config_schema(void)
-{
-    pthread_once(&schema_once, build_schema);
-    return &top_schema;
-}
-
-/* Collects libcyaml's error lines. */
-#define YAML_LOG_LINES 24
-typedef struct yaml_log {
-    char lines[YAML_LOG_LINES][200];
-    size_t n;
-} yaml_log;
-
-__attribute__((format(printf, 3, 0))) static void yaml_log_fn(cyaml_log_t level, void *ctx,
-                                                              const char *fmt, va_list args)
-{
-    if (level < CYAML_LOG_ERROR)
-        return;
-    yaml_log *log = ctx;
-    if (log->n >= YAML_LOG_LINES)
-        return;
-    char line[256];
-    vsnprintf(line, sizeof line, fmt, args);
-    const char *p = strncmp(line, "Load: ", 6) == 0 ? line + 6 : line;
-    while (*p == ' ')
-        p++;
-    size_t n = strlen(p);
-    while (n && (p[n - 1] == '\n' || p[n - 1] == ' '))
-        n--;
-    if (n == 0 || strncmp(p, "Backtrace", 9) == 0)
-        return;
-    snprintf(log->lines[log->n++], sizeof log->lines[0], "%.*s", (int)n, p);
-}
-
-/* Where each stage's mapping starts in the text, and its name, read with
- * libyaml so that libcyaml's complaints can be pinned to a stage by name. */
-typedef struct stage_mark {
-    int line; /* 1-based */
-    char name[64];
-} stage_mark;
-
-static size_t find_stage_marks(const char *yaml, size_t len, stage_mark *marks, size_t max)
-{
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser))
-        return 0;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    /* depth 1: the top mapping; stages is a sequence at depth 2 whose
-     * mappings are at depth 3. `expect_key` alternates inside mappings. */
-    int depth = 0, stages_depth = -1;
-    bool is_map[64] = {false};
-    bool expect_key[64] = {false};
-    char last_key[64][32];
-    size_t n = 0;
-    bool done = false;
-    while (!done) {
-        yaml_event_t ev;
-        if (!yaml_parser_parse(&parser, &ev))
-            break;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = true;
-            break;
-        case YAML_MAPPING_START_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-            if (depth > 0 && is_map[depth])
-                expect_key[depth] = true; /* this value is done after its end */
-            if (ev.type == YAML_SEQUENCE_START_EVENT && depth == 1 &&
-                strcmp(last_key[1], "stages") == 0)
-                stages_depth = depth + 1;
-            if (depth < 63)
-                depth++;
-            is_map[depth] = ev.type == YAML_MAPPING_START_EVENT;
-            expect_key[depth] = true;
-            last_key[depth][0] = '\0';
-            if (is_map[depth] && stages_depth > 0 && depth == stages_depth + 1 && n < max) {
-                marks[n].line = (int)ev.start_mark.line + 1;
-                marks[n].name[0] = '\0';
-                n++;
-            }
-            break;
-        case YAML_MAPPING_END_EVENT:
-        case YAML_SEQUENCE_END_EVENT:
-            if (depth == stages_depth)
-                stages_depth = -1;
-            if (depth > 0)
-                depth--;
-            break;
-        case YAML_SCALAR_EVENT: {
-            const char *v = (const char *)ev.data.scalar.value;
-            if (depth > 0 && is_map[depth]) {
-                if (expect_key[depth]) {
-                    snprintf(last_key[depth], sizeof last_key[0], "%s", v);
-                    expect_key[depth] = false;
-                } else {
-                    if (stages_depth > 0 && depth == stages_depth + 1 && n > 0 &&
-                        strcmp(last_key[depth], "name") == 0)
-                        snprintf(marks[n - 1].name, sizeof marks[0].name, "%s", v);
-                    expect_key[depth] = true;
-                }
-            }
-            break;
-        }
-        default:
-            break;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&parser);
-    return n;
-}
-
-/* Allowed values of the enum fields, for the messages. */
-static const char *enum_hint(const char *field)
-{
-    if (strcmp(field, "overflow") == 0)
-        return " (use block, drop_newest or keep_newest)";
-    if (strcmp(field, "layout") == 0)
-        return " (use current or legacy)";
-    return "";
-}
-
-/* Turn libcyaml's lines into one message: where, which stage, which field,
- * what is wrong. */
-static int yaml_failure(const char *yaml, size_t len, const char *origin, cyaml_err_t rc,
-                        const yaml_log *log, lc_error *err)
-{
-    const char *what = log->n ? log->lines[0] : cyaml_strerror(rc);
-    char path[160] = "";
-    char innermost[64] = "";
-    int line = 0, col = 0, stage_line = 0;
-    /* Backtrace lines run from the innermost outwards. */
-    for (size_t i = 1; i < log->n; i++) {
-        const char *l = log->lines[i];
-        int ln = 0, cl = 0;
-        const char *at = strstr(l, "(line: ");
-        if (at)
-            sscanf(at, "(line: %d, column: %d)", &ln, &cl);
-        if (line == 0 && ln) {
-            line = ln;
-            col = cl;
-        }
-        const char *q = strstr(l, "mapping field '");
-        if (q) {
-            char field[64];
-            if (sscanf(q, "mapping field '%63[^']'", field) == 1 && strcmp(field, "stages") != 0) {
-                if (!innermost[0])
-                    snprintf(innermost, sizeof innermost, "%s", field);
-                char joined[160];
-                snprintf(joined, sizeof joined, "%s%s%s", field, path[0] ? "." : "", path);
-                memcpy(path, joined, sizeof path);
-            }
-        } else if (strstr(l, "sequence entry") && ln) {
-            stage_line = ln;
-        }
-    }
-    char stage[96] = "";
-    if (stage_line) {
-        stage_mark marks[256];
-        size_t n = find_stage_marks(yaml, len, marks, 256);
-        for (size_t i = 0; i < n; i++) {
-            if (marks[i].line == stage_line) {
-                if (marks[i].name[0])
-                    snprintf(stage, sizeof stage, "stage '%s': ", marks[i].name);
-                else
-                    snprintf(stage, sizeof stage, "stage #%zu: ", i + 1);
-            }
-        }
-    }
-    const char *hint = enum_hint(innermost);
-    if (hint[0] && strncmp(what, "Invalid INT value: ", 19) == 0) {
-        static _Thread_local char reworded[200];
-        snprintf(reworded, sizeof reworded, "invalid value %s", what + 19);
-        what = reworded;
-    }
-    char where[64] = "";
-    if (line)
-        snprintf(where, sizeof where, ":%d:%d", line, col);
-    return lc_error_set(err, LC_ECONFIG, "%s%s: %s%s%s%s%s", origin, where, stage, path,
-                        path[0] ? ": " : "", what, hint);
-}
-
-static const cyaml_config_t *yaml_config(yaml_log *log)
-{
-    static _Thread_local cyaml_config_t c;
-    c = (cyaml_config_t){
-        .log_fn = yaml_log_fn,
-        .log_ctx = log,
-        .mem_fn = cyaml_mem,
-        .log_level = CYAML_LOG_ERROR,
-        .flags = CYAML_CFG_NO_ALIAS | CYAML_CFG_IGNORE_UNKNOWN_KEYS,
-    };
-    return &c;
-}
-
-/* Where a validation problem is: the key it names, found by the lint. The
+/* Where a validation problem is: the key it names, as the reader found it. The
  * problem's text starts "stage 'NAME': FIELD: ", "stage #N ...: FIELD: "
  * or "FIELD: "; a field that is not a key ("stage type") falls back on the
  * stage's own line. 0 when unknown. */
-static const lc_lint_key *locate(const lc_lint *lint, const char *text, int *line, int *col,
-                                 int *stage)
+static const lc_config_key *locate(const lc_config_marks *marks, const char *text, int *line,
+                                   int *col, int *stage)
 {
     *line = *col = 0;
     *stage = -1;
@@ -311,7 +37,7 @@ static const lc_lint_key *locate(const lc_lint *lint, const char *text, int *lin
             return NULL;
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(q - text - 7), text + 7);
-        idx = lc_lint_stage_index(lint, name);
+        idx = lc_config_marks_stage_index(marks, name);
         rest = q + 3;
     } else if (strncmp(text, "stage #", 7) == 0) {
         idx = atoi(text + 7) - 1;
@@ -326,23 +52,23 @@ static const lc_lint_key *locate(const lc_lint *lint, const char *text, int *lin
     if (colon && !memchr(rest, ' ', (size_t)(colon - rest)))
         snprintf(field, sizeof field, "%.*s", (int)(colon - rest), rest);
     char path[200];
-    const lc_lint_key *k = NULL;
+    const lc_config_key *k = NULL;
     if (idx >= 0) {
         if (field[0]) {
             snprintf(path, sizeof path, "stages[%d].%s", idx, field);
-            k = lc_lint_find(lint, path);
+            k = lc_config_marks_find(marks, path);
             char *dot = strchr(path + 7, '.') ? strchr(strchr(path, '.') + 1, '.') : NULL;
             if (!k && dot) { /* the block, when its field is not in the text */
                 *dot = '\0';
-                k = lc_lint_find(lint, path);
+                k = lc_config_marks_find(marks, path);
             }
         }
         if (!k) {
             snprintf(path, sizeof path, "stages[%d]", idx);
-            k = lc_lint_find(lint, path);
+            k = lc_config_marks_find(marks, path);
         }
     } else if (field[0]) {
-        k = lc_lint_find(lint, field);
+        k = lc_config_marks_find(marks, field);
     }
     if (k) {
         *line = k->line;
@@ -380,20 +106,22 @@ static void add_placed(placed **v, size_t *n, int line, int col, const char *tex
     (*n)++;
 }
 
-/* The lint's problems and (validate's or libcyaml's) lines in `found`,
- * placed, merged and written to err. What the lint already said is not
- * said again: a problem about the same key (a negative number, then out of
- * range), or a stage's missing type when the lint found an unknown key in
- * that stage's mapping (a misspelt type). */
-static int report(const lc_lint *lint, const char *origin, const char *found, lc_error *err)
+/* The reader's problems and validation's (or preflight's) lines in
+ * `found`, placed, merged and written to err. What the reader already said
+ * is not said again: a problem about the same key, or a stage's missing
+ * type when the reader found an unknown key in that stage's mapping (a
+ * misspelt type). */
+static int report(const lc_config_marks *marks, const char *origin, const char *found,
+                  lc_error *err)
 {
     placed *v = NULL;
     size_t n = 0;
-    for (size_t i = 0; i < lint->n_problems; i++) {
-        const lc_lint_problem *p = &lint->problems[i];
+    for (size_t i = 0; i < marks->n_problems; i++) {
+        const lc_config_problem *p = &marks->problems[i];
         char label[96] = "", text[LC_ERROR_MSG_MAX / 2];
         if (p->stage >= 0) {
-            const char *name = (size_t)p->stage < lint->n_stages ? lint->stage_names[p->stage] : "";
+            const char *name =
+                (size_t)p->stage < marks->n_stages ? marks->stage_names[p->stage] : "";
             if (name[0])
                 snprintf(label, sizeof label, "stage '%s': ", name);
             else
@@ -408,10 +136,10 @@ static int report(const lc_lint *lint, const char *origin, const char *found, lc
         char text[LC_ERROR_MSG_MAX / 2];
         snprintf(text, sizeof text, "%.*s", (int)len, p);
         int line, col, stage;
-        const lc_lint_key *k = locate(lint, text, &line, &col, &stage);
+        const lc_config_key *k = locate(marks, text, &line, &col, &stage);
         bool said = false;
-        for (size_t i = 0; i < lint->n_problems; i++) {
-            const lc_lint_problem *lp = &lint->problems[i];
+        for (size_t i = 0; i < marks->n_problems; i++) {
+            const lc_config_problem *lp = &marks->problems[i];
             said = said || (k && strcmp(lp->path, k->path) == 0) ||
                    (lp->stage_key && lp->stage == stage && strstr(text, ": stage type: missing"));
         }
@@ -440,59 +168,32 @@ static int report(const lc_lint *lint, const char *origin, const char *found, lc
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
                           lc_error *err)
 {
-    pthread_once(&schema_once, build_schema);
     *out = NULL;
-    /* The lint first: every unknown key and negative number, with lines;
-     * libcyaml then skips unknown keys, so that its own checks and
-     * validation's can report the rest in the same run. */
-    lc_lint lint;
-    lc_lint_run(&lint, yaml, len, &top_schema);
-    /* The values the lint refused are replaced by stand-ins of their types,
-     * so that libcyaml loads the rest and validation checks it in the same
-     * run: every problem at once. */
-    size_t patched_len = len;
-    char *patched = lint.n_patches ? lc_lint_patched(&lint, yaml, len, &patched_len) : NULL;
-    yaml_log log = {.n = 0};
-    lc_config *cfg = NULL;
-    cyaml_err_t rc = cyaml_load_data((const uint8_t *)(patched ? patched : yaml), patched_len,
-                                     yaml_config(&log), &top_schema, (cyaml_data_t **)&cfg, NULL);
+    lc_ynode *root = NULL;
+    char msg[LC_ERROR_MSG_MAX / 2];
+    if (lc_yaml_tree_parse(yaml, len, &root, msg, sizeof msg) != 0)
+        return lc_error_set(err, LC_ECONFIG, "%s:%s", origin, msg);
+    if (!root)
+        return lc_error_set(err, LC_ECONFIG,
+                            "%s: the document is empty (it needs at least a 'stages' list)",
+                            origin);
+    lc_config_marks *marks = lc_xmalloc(sizeof *marks);
+    lc_config *cfg = lc_config_read_tree(root, marks);
+    /* A document that is not a mapping has nothing to validate. */
+    bool mapping = root->kind == LC_YNODE_MAP;
+    lc_yaml_tree_free(root);
+    cfg->origin = lc_xstrdup(origin);
+    cfg->keys = marks;
+    lc_error verr;
+    lc_error_clear(&verr);
+    int vrc = mapping ? lc_config_validate(cfg, &verr) : 0;
     int result = 0;
-    if (rc != CYAML_OK) {
-        lc_error cy;
-        lc_error_clear(&cy);
-        yaml_failure(patched ? patched : yaml, patched_len, origin, rc, &log, &cy);
-        if (lint.n_problems == 0) {
-            if (err)
-                *err = cy;
-            result = LC_ECONFIG;
-        } else { /* libcyaml's line, after the lint's, as it stands */
-            result = report(&lint, origin, NULL, err);
-            if (err) {
-                size_t used = strlen(err->msg);
-                snprintf(err->msg + used, sizeof err->msg - used, "\n%s", cy.msg);
-            }
-        }
-    } else if (!cfg) {
-        result =
-            lc_error_set(err, LC_ECONFIG,
-                         "%s: the document is empty (it needs at least a 'stages' list)", origin);
-    } else {
-        cfg->origin = lc_xstrdup(origin);
-        cfg->keys = lc_xmalloc(sizeof *cfg->keys);
-        *cfg->keys = lint;
-        memset(&lint, 0, sizeof lint); /* the config owns it now */
-        lc_error verr;
-        lc_error_clear(&verr);
-        int vrc = lc_config_validate(cfg, &verr);
-        if (vrc != 0 || cfg->keys->n_problems)
-            result = report(cfg->keys, origin, vrc ? verr.msg : NULL, err);
-        if (result != 0) {
-            lc_config_free(cfg);
-            cfg = NULL;
-        }
+    if (vrc != 0 || marks->n_problems)
+        result = report(marks, origin, vrc ? verr.msg : NULL, err);
+    if (result != 0) {
+        lc_config_free(cfg);
+        cfg = NULL;
     }
-    lc_lint_fini(&lint);
-    free(patched);
     *out = cfg;
     return result;
 }
@@ -609,7 +310,7 @@ int lc_config_preflight(const lc_config *cfg, lc_error *err)
     }
     if (!count)
         return 0;
-    lc_lint none = {0};
+    lc_config_marks none = {0};
     return report(cfg->keys ? cfg->keys : &none, cfg->origin, all.msg, err);
 }
 
@@ -632,22 +333,21 @@ int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error
 
 void lc_config_free(lc_config *cfg)
 {
-    if (cfg && cfg->keys) {
-        lc_lint_fini(cfg->keys);
-        free(cfg->keys);
-        cfg->keys = NULL;
-    }
     if (!cfg)
         return;
-    free(cfg->origin);
-    cfg->origin = NULL;
-    /* Resolved pointers alias memory libcyaml owns; clear them first. */
-    for (unsigned i = 0; i < cfg->n_stages; i++) {
-        cfg->stages[i].block = NULL;
-        cfg->stages[i].cls = NULL;
+    if (cfg->keys) {
+        lc_config_marks_fini(cfg->keys);
+        free(cfg->keys);
     }
-    yaml_log log = {.n = 0};
-    cyaml_free(yaml_config(&log), &top_schema, cfg, 0);
+    free(cfg->origin);
+    for (unsigned i = 0; cfg->stages && i < cfg->n_stages; i++) {
+        lc_stage_config *s = &cfg->stages[i];
+        for (size_t k = 0; lc_stage_registry[k]; k++)
+            lc_settings_free_block(&lc_stage_registry[k]->settings, s->blocks[k]);
+        lc_settings_free_fields(&lc_config_stage_settings, s);
+    }
+    free(cfg->stages);
+    lc_settings_free_block(&lc_config_top_settings, cfg);
 }
 
 const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name)
@@ -658,53 +358,44 @@ const lc_stage_config *lc_config_stage(const lc_config *cfg, const char *name)
     return NULL;
 }
 
-static cyaml_schema_value_t block_schema(const lc_stage_class *cls)
-{
-    cyaml_schema_value_t v;
-    memset(&v, 0, sizeof v);
-    v.type = CYAML_MAPPING;
-    v.flags = (enum cyaml_flag)CYAML_FLAG_POINTER;
-    v.data_size = (uint32_t)cls->config_size;
-    v.mapping.fields = cls->config_fields;
-    return v;
-}
-
 int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, void **block,
                           lc_error *err)
 {
     *block = NULL;
-    yaml_log log = {.n = 0};
-    cyaml_schema_value_t schema = block_schema(cls);
-    cyaml_err_t rc = cyaml_load_data((const uint8_t *)yaml, strlen(yaml), yaml_config(&log),
-                                     &schema, (cyaml_data_t **)block, NULL);
-    if (rc != CYAML_OK)
-        return yaml_failure(yaml, strlen(yaml), cls->type_name, rc, &log, err);
-    if (!*block)
-        *block = lc_xcalloc(1, cls->config_size ? cls->config_size : 1);
+    lc_ynode *root = NULL;
+    char msg[LC_ERROR_MSG_MAX / 2];
+    if (lc_yaml_tree_parse(yaml, strlen(yaml), &root, msg, sizeof msg) != 0)
+        return lc_error_set(err, LC_ECONFIG, "%s:%s", cls->type_name, msg);
+    lc_config_marks marks;
+    memset(&marks, 0, sizeof marks);
+    void *b = lc_settings_read_block(&cls->settings, root, cls->type_name, &marks);
+    lc_yaml_tree_free(root);
+    lc_error_clear(err);
+    int rc = 0;
+    for (size_t i = 0; i < marks.n_problems; i++)
+        rc = lc_error_add(err, LC_ECONFIG, "%s", marks.problems[i].text);
+    lc_config_marks_fini(&marks);
     lc_error cerr;
     lc_error_clear(&cerr);
-    if (cls->config_check && cls->config_check(*block, &cerr) != 0) {
-        lc_config_free_block(cls, *block);
-        *block = NULL;
-        lc_error_clear(err);
+    if (cls->config_check && cls->config_check(b, &cerr) != 0) {
         for (char *line = cerr.msg, *next; line; line = next) {
             next = strchr(line, '\n');
             if (next)
                 *next++ = '\0';
-            lc_error_add(err, LC_ECONFIG, "%s.%s", cls->type_name, line);
+            rc = lc_error_add(err, LC_ECONFIG, "%s.%s", cls->type_name, line);
         }
+    }
+    if (rc != 0) {
+        lc_settings_free_block(&cls->settings, b);
         return LC_ECONFIG;
     }
+    *block = b;
     return 0;
 }
 
 void lc_config_free_block(const struct lc_stage_class *cls, void *block)
 {
-    if (!block)
-        return;
-    yaml_log log = {.n = 0};
-    cyaml_schema_value_t schema = block_schema(cls);
-    cyaml_free(yaml_config(&log), &schema, block, 0);
+    lc_settings_free_block(&cls->settings, block);
 }
 
 double lc_config_stop_deadline(const lc_config *cfg)

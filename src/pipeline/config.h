@@ -1,5 +1,6 @@
 /*
- * config: the pipeline configuration, read from YAML with libcyaml.
+ * config: the pipeline configuration, read from YAML by the settings tables
+ * (core/settings.h; config_read.h).
  *
  * The YAML (`lcmon --print-schema` lists every key):
  *
@@ -17,14 +18,14 @@
  * `input: split.train`; a stage that reads several (join) lists them
  * under `inputs:`.
  *
- * The schema of the stage mapping is assembled at run time from the stage
- * registry: every registered class contributes its YAML key and the libcyaml
- * fields of its block. Loading checks everything that can be checked without
- * starting anything (lc_config_validate): exactly one type block per stage,
- * unique names, inputs that exist, come earlier and carry the right item
- * type, every output read by exactly one stage (the last stage's one
- * output may be left to the pipeline), queue settings, and each class's own field ranges. Every
- * error names the stage and the field and says what to do.
+ * The text is parsed once into a tree that keeps every node's line and
+ * column (yaml_tree.h); the global keys, each stage's keys and each class's
+ * block are read from it by their settings tables (config_read.h), which
+ * write the defaults and check every value. Loading then checks everything that can be checked
+ * without starting anything (lc_config_validate): exactly one type block per stage, unique names,
+ * inputs that exist, come earlier and carry the right item type, every output read by exactly one
+ * stage (the last stage's one output may be left to the pipeline), queue settings, and each class's
+ * own field ranges. Every error names the stage and the field and says what to do.
  */
 #ifndef LC_PIPELINE_CONFIG_H
 #define LC_PIPELINE_CONFIG_H
@@ -34,7 +35,6 @@
 #include "stages/stage.h"
 
 #include <stdbool.h>
-#include <cyaml/cyaml.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -45,8 +45,8 @@ struct lc_stage_class;
 #define LC_QUEUE_CAPACITY_MAX 10000000u
 
 typedef struct lc_queue_config {
-    int64_t *capacity_opt;
-    int *overflow_opt; /* lc_overflow */
+    uint64_t capacity;
+    int overflow; /* lc_overflow */
 } lc_queue_config;
 
 /* Where a stage reads from: an earlier stage's output. */
@@ -60,7 +60,8 @@ typedef struct lc_stage_config {
     char *input;   /* "stage" or "stage.output" */
     char **inputs; /* several of them (a join) */
     unsigned n_inputs_given;
-    lc_queue_config *output;          /* settings of every output queue */
+    lc_queue_config *output; /* settings of every output queue (defaults when absent) */
+    bool output_given;
     void *blocks[LC_MAX_STAGE_TYPES]; /* by registry index; one is set */
     /* Resolved by validation. */
     const struct lc_stage_class *cls;
@@ -78,18 +79,13 @@ typedef struct lc_stage_config {
 typedef struct lc_config {
     lc_stage_config *stages;
     unsigned n_stages;
-    uint64_t *seed_opt;
-    uint32_t *metrics_interval_opt;
-    int64_t *rank_opt;
-    int64_t *world_size_opt;
-    /* Resolved by validation. */
     uint64_t seed;    /* when seed_pinned */
     bool seed_pinned; /* seed: (or --seed) given; else each start draws one */
     uint32_t metrics_interval_ms;
-    int64_t rank;         /* -1: take it from the environment */
-    int64_t world_size;   /* -1: take it from the environment */
-    char *origin;         /* file name, or "<default>", for messages */
-    struct lc_lint *keys; /* where each key is in the text, for messages */
+    int64_t rank;                 /* -1: take it from the environment */
+    int64_t world_size;           /* -1: take it from the environment */
+    char *origin;                 /* file name, or "<default>", for messages */
+    struct lc_config_marks *keys; /* where each key is in the text, for messages */
 } lc_config;
 
 /* Parse and validate. `origin` names the text in messages. On failure
@@ -133,12 +129,13 @@ void lc_config_free_block(const struct lc_stage_class *cls, void *block);
  * when all is well, else LC_ECONFIG. */
 int lc_config_preflight(const lc_config *cfg, lc_error *err);
 
-/* The libcyaml schema of the whole file, assembled from the stage registry
- * (the single description of the YAML; lc_config_print_schema prints it). */
-const cyaml_schema_value_t *lc_config_schema(void);
-/* `lcmon --print-schema`: every key the configuration may hold, its type
- * and range, and each stage type with its summary and fields. */
-void lc_config_print_schema(FILE *out);
+/* `lcmon --print-schema[=FORMAT]`, printed from the settings tables: every
+ * key the configuration may hold, its type, default, range and meaning,
+ * and each stage type with its summary. format NULL or "text": YAML
+ * shaped; "markdown": the README's "Stage types" tables; "man": the man
+ * page's STAGE TYPES section. 0, or -1 (nothing printed) for another
+ * format. */
+int lc_config_print_schema(FILE *out, const char *format);
 
 /* Resolve and check a parsed configuration (config_validate.c): 0, or
  * LC_ECONFIG with every problem in err, one a line. Loading calls it. */

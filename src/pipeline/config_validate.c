@@ -7,6 +7,7 @@
  * their lines.
  */
 #include "pipeline/config.h"
+#include "pipeline/config_read.h"
 
 #include "core/text.h"
 #include "stages/registry.h"
@@ -45,6 +46,19 @@ static void type_list(char *buf, size_t len)
         size_t used = strlen(buf);
         snprintf(buf + used, len - used, "%s%s", i ? ", " : "", lc_stage_registry[i]->type_name);
     }
+}
+
+/* Whether the reader found a problem in stage i's `type` block. */
+static bool block_refused(const lc_config *cfg, unsigned i, const char *type)
+{
+    char prefix[96];
+    int n = snprintf(prefix, sizeof prefix, "stages[%u].%s", i, type);
+    for (size_t k = 0; cfg->keys && k < cfg->keys->n_problems; k++) {
+        const char *path = cfg->keys->problems[k].path;
+        if (!strncmp(path, prefix, (size_t)n) && (path[n] == '.' || path[n] == '\0'))
+            return true;
+    }
+    return false;
 }
 
 /* Checks and resolves one stage's own settings (type block, name, queue). */
@@ -104,11 +118,15 @@ static bool validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
                 nblocks, first, second, nblocks > 2 ? ", ..." : "");
         s->cls = NULL;
     }
+    /* A splitter's outputs come from its settings: not known when the
+     * reader refused some of them, or its check does (below). */
+    if (s->cls && s->cls->outputs && block_refused(cfg, i, s->cls->type_name))
+        outputs_known = false;
     if (s->cls) {
         lc_error cerr;
         lc_error_clear(&cerr);
         if (s->cls->config_check && s->cls->config_check(s->block, &cerr) != 0) {
-            outputs_known = !s->cls->outputs; /* a splitter's come from its settings */
+            outputs_known = !s->cls->outputs;
             /* One problem per line: a check reports all it finds. */
             for (char *line = cerr.msg, *next; line; line = next) {
                 next = strchr(line, '\n');
@@ -119,23 +137,12 @@ static bool validate_stage(lc_config *cfg, unsigned i, lc_error *err, int *count
         }
     }
 
-    s->capacity = 16;
-    s->overflow = LC_OVERFLOW_BLOCK;
-    if (s->output) {
-        if (s->cls && !s->cls->output)
-            problem(err, count, "%s: output: %s has no output queue (remove the output block)",
-                    label, s->cls->type_name);
-        if (s->output->capacity_opt) {
-            int64_t c = *s->output->capacity_opt;
-            if (c < 1 || c > LC_QUEUE_CAPACITY_MAX)
-                problem(err, count, "%s: output.capacity: %lld is out of range (use 1 to %u)",
-                        label, (long long)c, LC_QUEUE_CAPACITY_MAX);
-            else
-                s->capacity = (size_t)c;
-        }
-        if (s->output->overflow_opt)
-            s->overflow = (lc_overflow)*s->output->overflow_opt;
-    }
+    /* The queue's settings were read and checked with their rows. */
+    s->capacity = (size_t)s->output->capacity;
+    s->overflow = (lc_overflow)s->output->overflow;
+    if (s->output_given && s->cls && !s->cls->output)
+        problem(err, count, "%s: output: %s has no output queue (remove the output block)", label,
+                s->cls->type_name);
     return s->cls && s->name && lc_valid_name(s->name, 40) && outputs_known;
 }
 
@@ -382,21 +389,9 @@ int lc_config_validate(lc_config *cfg, lc_error *err)
     if (whole)
         validate_wiring(cfg, err, &count);
 
-    /* Without seed: a fresh one at every start (lc_pipeline_new). */
-    cfg->seed_pinned = cfg->seed_opt != NULL;
-    cfg->seed = cfg->seed_opt ? *cfg->seed_opt : 0;
-    cfg->metrics_interval_ms = cfg->metrics_interval_opt ? *cfg->metrics_interval_opt : 100;
-    if (cfg->metrics_interval_ms < 10 || cfg->metrics_interval_ms > 10000)
-        problem(err, &count, "metrics_interval_ms: %u is out of range (use 10 to 10000)",
-                cfg->metrics_interval_ms);
-    cfg->world_size = cfg->world_size_opt ? *cfg->world_size_opt : -1;
-    cfg->rank = cfg->rank_opt ? *cfg->rank_opt : -1;
-    if (cfg->world_size_opt && (cfg->world_size < 1 || cfg->world_size > 65536))
-        problem(err, &count, "world_size: %lld is out of range (use 1 to 65536)",
-                (long long)cfg->world_size);
-    if (cfg->rank_opt && cfg->rank < 0)
-        problem(err, &count, "rank: %lld is negative", (long long)cfg->rank);
-    if (cfg->rank_opt && cfg->world_size_opt && cfg->rank >= cfg->world_size)
+    /* The global settings were read and checked with their rows (without
+     * seed: a fresh one at every start, lc_pipeline_new); what joins two: */
+    if (cfg->rank >= 0 && cfg->world_size >= 1 && cfg->rank >= cfg->world_size)
         problem(err, &count, "rank: %lld must be below world_size %lld", (long long)cfg->rank,
                 (long long)cfg->world_size);
     return count ? LC_ECONFIG : 0;

@@ -28,8 +28,8 @@ typedef struct reader_config {
     int unused; /* the block takes no settings yet */
 } reader_config;
 
-static const cyaml_schema_field_t reader_fields[] = {
-    CYAML_FIELD_END,
+static const lc_setting reader_settings[] = {
+    {0},
 };
 
 typedef struct reader {
@@ -124,8 +124,7 @@ const lc_stage_class lc_chunk_reader_class = {
     .priv_size = sizeof(reader),
     .worker = reader_worker,
     .workers = "reader",
-    .config_fields = reader_fields,
-    .config_size = sizeof(reader_config),
+    .settings = {reader_settings, sizeof(reader_config)},
     .config_check = NULL,
     .flush_metrics = reader_flush,
     .metrics = reader_metrics,

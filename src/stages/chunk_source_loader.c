@@ -31,21 +31,13 @@
 #include <string.h>
 
 typedef struct csl_config {
-    unsigned *threads_opt;
     unsigned threads;
 } csl_config;
 
-static const cyaml_schema_field_t csl_fields[] = {
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, csl_config,
-                         threads_opt),
-    CYAML_FIELD_END,
+static const lc_setting csl_settings[] = {
+    LC_SETTING_THREADS(csl_config, threads, "1", 256),
+    {0},
 };
-
-static int csl_config_check(void *p, lc_error *err)
-{
-    csl_config *c = p;
-    return lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
-}
 
 typedef struct csl {
     pthread_mutex_t mu;
@@ -331,9 +323,8 @@ const lc_stage_class lc_chunk_source_loader_class = {
     .worker = csl_worker,
     .threads = csl_threads,
     .workers = "loaders",
-    .config_fields = csl_fields,
-    .config_size = sizeof(csl_config),
-    .config_check = csl_config_check,
+    .settings = {csl_settings, sizeof(csl_config)},
+    .config_check = NULL,
     .init = csl_init,
     .fini = csl_fini,
     .stop = csl_stop,

@@ -34,8 +34,7 @@
 
 typedef struct split_output {
     char *name;
-    double *weight_opt;
-    double weight; /* resolved: default 1 */
+    double weight;
 } split_output;
 
 typedef struct splitter_config {
@@ -44,21 +43,37 @@ typedef struct splitter_config {
     double bound[LC_STAGE_MAX_OUTPUTS]; /* resolved: cumulative share, the last 1 */
 } splitter_config;
 
-static const cyaml_schema_field_t output_fields[] = {
-    CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, split_output, name, 0, CYAML_UNLIMITED),
-    CYAML_FIELD_FLOAT_PTR("weight", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, split_output,
-                          weight_opt),
-    CYAML_FIELD_END,
+static const lc_setting output_rows[] = {
+    {.key = "name",
+     .type = LC_SETTING_TEXT,
+     LC_SETTING_AT(split_output, name),
+     .required = true,
+     .meaning = "the output's name: 1 to 20 letters, digits, '_' or '-' (not out)",
+     .example = "train"},
+    {.key = "weight",
+     .type = LC_SETTING_REAL,
+     LC_SETTING_AT(split_output, weight),
+     .def = "1",
+     .range = LC_RANGE_MIN | LC_RANGE_MIN_OPEN | LC_RANGE_MAX,
+     .min = 0,
+     .max = 1e9,
+     .meaning = "its share: the weights over their sum",
+     .example = "0.95"},
+    {0},
 };
 
-static const cyaml_schema_value_t output_schema = {
-    CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, split_output, output_fields),
-};
+static const lc_settings output_settings = {output_rows, sizeof(split_output)};
 
-static const cyaml_schema_field_t splitter_fields[] = {
-    CYAML_FIELD_SEQUENCE_COUNT("outputs", CYAML_FLAG_POINTER, splitter_config, outputs, n_outputs,
-                               &output_schema, 0, CYAML_UNLIMITED),
-    CYAML_FIELD_END,
+static const lc_setting splitter_settings[] = {
+    {.key = "outputs",
+     LC_SETTING_LIST_OF(splitter_config, outputs, n_outputs, LC_SETTING_BLOCK),
+     .block = &output_settings,
+     .required = true,
+     .min_items = 2,
+     .max_items = LC_STAGE_MAX_OUTPUTS,
+     .meaning = "the named outputs, each {name, weight}",
+     .example = "[{name: train, weight: 0.95}, {name: test, weight: 0.05}]"},
+    {0},
 };
 
 static int splitter_config_check(void *p, lc_error *err)
@@ -73,6 +88,8 @@ static int splitter_config_check(void *p, lc_error *err)
     double total = 0;
     for (unsigned i = 0; i < c->n_outputs; i++) {
         split_output *o = &c->outputs[i];
+        if (!o->name) /* missing: said by the reader */
+            continue;
         if (!lc_valid_name(o->name, 20))
             rc = lc_error_add(err, LC_ECONFIG,
                               "outputs[%u].name: '%s' is not a valid name (use 1 to 20 letters, "
@@ -84,16 +101,10 @@ static int splitter_config_check(void *p, lc_error *err)
                               "(choose another name)",
                               i);
         for (unsigned j = 0; j < i; j++)
-            if (strcmp(c->outputs[j].name, o->name) == 0)
+            if (c->outputs[j].name && strcmp(c->outputs[j].name, o->name) == 0)
                 rc = lc_error_add(err, LC_ECONFIG,
                                   "outputs[%u].name: '%s' is used twice (names must be unique)", i,
                                   o->name);
-        o->weight = o->weight_opt ? *o->weight_opt : 1.0;
-        if (!(o->weight > 0) || o->weight > 1e9)
-            rc = lc_error_add(err, LC_ECONFIG,
-                              "outputs[%u].weight: %g is out of range (use a number above 0; "
-                              "the shares are the weights over their sum)",
-                              i, o->weight);
         total += o->weight;
     }
     double acc = 0;
@@ -234,8 +245,7 @@ const lc_stage_class lc_chunk_source_splitter_class = {
     .priv_size = sizeof(splitter),
     .worker = splitter_worker,
     .workers = "workers",
-    .config_fields = splitter_fields,
-    .config_size = sizeof(splitter_config),
+    .settings = {splitter_settings, sizeof(splitter_config)},
     .config_check = splitter_config_check,
     .fini = splitter_fini,
     .flush_metrics = splitter_flush,

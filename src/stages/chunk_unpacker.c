@@ -95,64 +95,90 @@
 #define LC_UNPACK_MASK 0xffffffffu
 
 typedef struct unpacker_config {
-    double *rate_opt;
-    uint64_t *per_chunk_opt;
-    unsigned *threads_opt;
-    bool *shuffle_opt;
-    int *st_opt;
-    double *st_theta_opt;
-    lc_diff_focus_config *diff_focus; /* the legacy keep probability; NULL: off */
-    lc_weights_config *weights;       /* position_weights; NULL: off */
-    bool st_compute;                  /* st_targets: compute */
-    double st_theta;
-    double rate;        /* 0 when positions_per_chunk is used */
-    uint64_t per_chunk; /* 0 when the rate is used */
+    double rate;        /* sampling_rate; not used with positions_per_chunk */
+    uint64_t per_chunk; /* positions_per_chunk; 0: the rate is used */
     unsigned threads;
     bool shuffle;
+    int st_targets; /* ST_KEEP or ST_COMPUTE */
+    double st_theta;
+    lc_diff_focus_config *diff_focus; /* the legacy keep probability; NULL: off */
+    lc_weights_config *weights;       /* position_weights; NULL: off */
+    bool rate_given, per_chunk_given, st_theta_given;
     uint64_t rate_fixed; /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
 } unpacker_config;
 
 enum { ST_KEEP = 0, ST_COMPUTE = 1 };
-static const cyaml_strval_t st_strings[] = {
+static const lc_setting_value st_values[] = {
     {"keep", ST_KEEP},
     {"compute", ST_COMPUTE},
+    {0},
 };
 
-static const cyaml_schema_field_t unpacker_fields[] = {
-    CYAML_FIELD_FLOAT_PTR("sampling_rate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                          unpacker_config, rate_opt),
-    CYAML_FIELD_UINT_PTR("positions_per_chunk", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                         unpacker_config, per_chunk_opt),
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
-                         threads_opt),
-    CYAML_FIELD_BOOL_PTR("shuffle", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
-                         shuffle_opt),
-    CYAML_FIELD_ENUM_PTR("st_targets", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
-                         st_opt, st_strings, CYAML_ARRAY_LEN(st_strings)),
-    CYAML_FIELD_FLOAT_PTR("st_theta", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
-                          st_theta_opt),
-    CYAML_FIELD_MAPPING_PTR("diff_focus", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, unpacker_config,
-                            diff_focus, lc_diff_focus_fields),
-    CYAML_FIELD_MAPPING_PTR("position_weights", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                            unpacker_config, weights, lc_weights_fields),
-    CYAML_FIELD_END,
+static const lc_setting unpacker_settings[] = {
+    {.key = "sampling_rate",
+     .type = LC_SETTING_REAL,
+     LC_SETTING_AT(unpacker_config, rate),
+     LC_SETTING_GIVEN(unpacker_config, rate_given),
+     .def = "1.0",
+     .range = LC_RANGE_MIN | LC_RANGE_MIN_OPEN | LC_RANGE_MAX,
+     .min = 0,
+     .max = 1,
+     .meaning = "the share of a chunk's positions each use emits (or positions_per_chunk)",
+     .example = "0.03125"},
+    {.key = "positions_per_chunk",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(unpacker_config, per_chunk),
+     LC_SETTING_GIVEN(unpacker_config, per_chunk_given),
+     .off = "off: sampling_rate",
+     LC_SETTING_RANGE(1, 100000),
+     .meaning = "positions each use of a chunk emits, instead of a rate",
+     .example = "1"},
+    LC_SETTING_THREADS(unpacker_config, threads, "1", 256),
+    LC_SETTING_ROW(unpacker_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
+                   "a chunk's positions in an order drawn from the seed (false: file order)",
+                   "false"),
+    {.key = "st_targets",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(unpacker_config, st_targets),
+     .def = "compute",
+     .values = st_values,
+     .meaning = "compute V6 games' short-term targets as upstream does, or keep them",
+     .example = "keep"},
+    {.key = "st_theta",
+     .type = LC_SETTING_REAL,
+     LC_SETTING_AT(unpacker_config, st_theta),
+     LC_SETTING_GIVEN(unpacker_config, st_theta_given),
+     .def = "0.8333333333333334",
+     .range = LC_RANGE_MIN | LC_RANGE_MAX | LC_RANGE_MAX_OPEN,
+     .min = 0,
+     .max = 1,
+     .meaning = "the short-term targets' average factor (5/6)",
+     .example = "0.9"},
+    {.key = "diff_focus",
+     .type = LC_SETTING_BLOCK,
+     LC_SETTING_AT(unpacker_config, diff_focus),
+     .off = "off",
+     .block = &lc_diff_focus_settings,
+     .meaning = "keep positions with the legacy chunkparser's probability",
+     .example = "{min: 0.5, slope: 2}"},
+    {.key = "position_weights",
+     .type = LC_SETTING_BLOCK,
+     LC_SETTING_AT(unpacker_config, weights),
+     .off = "off",
+     .block = &lc_weights_settings,
+     .meaning = "draw positions_per_chunk positions by weight",
+     .example = "{alpha: 1, gamma: 2}"},
+    {0},
 };
 
 static int unpacker_config_check(void *p, lc_error *err)
 {
     unpacker_config *c = p;
-    int rc = lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
-    if (c->rate_opt && c->per_chunk_opt)
+    int rc = 0;
+    if (c->rate_given && c->per_chunk_given)
         rc = lc_error_add(err, LC_ECONFIG,
                           "sampling_rate: give either sampling_rate or positions_per_chunk, "
                           "not both");
-    c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
-    c->st_compute = !c->st_opt || *c->st_opt == ST_COMPUTE;
-    c->st_theta = c->st_theta_opt ? *c->st_theta_opt : LC_ST_THETA_DEFAULT;
-    if (!(c->st_theta >= 0 && c->st_theta < 1))
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_theta: %g is out of range (use a value in [0, 1); 5/6 by default)",
-                          c->st_theta);
     if (lc_diff_focus_config_check(c->diff_focus, "diff_focus", err) != 0)
         rc = LC_ECONFIG;
     if (lc_weights_config_check(c->weights, "position_weights", err) != 0)
@@ -161,32 +187,20 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "diff_focus: give diff_focus (the legacy keep probability) or "
                           "position_weights (draws by weight), not both");
-    if (c->weights && c->per_chunk_opt && *c->per_chunk_opt > LC_WEIGHTED_K_MAX)
+    if (c->weights && c->per_chunk > LC_WEIGHTED_K_MAX)
         rc = lc_error_add(err, LC_ECONFIG,
                           "positions_per_chunk: %llu is above %d, the most position_weights "
                           "draws a use",
-                          (unsigned long long)*c->per_chunk_opt, LC_WEIGHTED_K_MAX);
-    if (c->weights && !c->per_chunk_opt)
+                          (unsigned long long)c->per_chunk, LC_WEIGHTED_K_MAX);
+    if (c->weights && !c->per_chunk_given)
         rc = lc_error_add(err, LC_ECONFIG,
                           "position_weights: draws positions_per_chunk positions by weight "
                           "(add positions_per_chunk, or use diff_focus with a sampling rate)");
-    if (c->st_theta_opt && !c->st_compute) /* st_targets: keep, given */
+    if (c->st_theta_given && c->st_targets != ST_COMPUTE)
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: only used with st_targets: compute (add it, or remove "
                           "st_theta)");
-    if (c->per_chunk_opt) {
-        c->per_chunk = *c->per_chunk_opt;
-        if (c->per_chunk < 1 || c->per_chunk > 100000)
-            rc = lc_error_add(err, LC_ECONFIG,
-                              "positions_per_chunk: %llu is out of range (use 1 to 100000)",
-                              (unsigned long long)c->per_chunk);
-        return rc;
-    }
-    c->rate = c->rate_opt ? *c->rate_opt : 1.0;
-    if (!(c->rate > 0 && c->rate <= 1))
-        return lc_error_add(err, LC_ECONFIG,
-                            "sampling_rate: %g is out of range (use a value in (0, 1])", c->rate);
-    if (rc)
+    if (rc || c->per_chunk_given)
         return rc;
     /* Exact: scaling by a power of two loses nothing, and ceil keeps
      * ceil(1/p) uses enough to cover a chunk (ceil(1/p) * P >= 2^32). */
@@ -499,7 +513,7 @@ static void compute_st(const unpacker_config *cfg, const lc_chunk_item *c, const
                        uint32_t k, lc_unpack_ctx **uctx, st_scratch *st)
 {
     st->valid = false;
-    if (!cfg->st_compute || c->version != 6 || k == 0)
+    if (cfg->st_targets != ST_COMPUTE || c->version != 6 || k == 0)
         return;
     uint32_t first = picks[0];
     for (uint32_t j = 1; j < k; j++)
@@ -675,8 +689,7 @@ const lc_stage_class lc_chunk_unpacker_class = {
     .worker = unpacker_worker,
     .threads = unpacker_threads,
     .workers = "workers",
-    .config_fields = unpacker_fields,
-    .config_size = sizeof(unpacker_config),
+    .settings = {unpacker_settings, sizeof(unpacker_config)},
     .config_check = unpacker_config_check,
     .flush_metrics = unpacker_flush,
     .metrics = unpacker_metrics,

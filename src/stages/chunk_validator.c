@@ -20,21 +20,13 @@
 #include <string.h>
 
 typedef struct validator_config {
-    unsigned *threads_opt;
     unsigned threads;
 } validator_config;
 
-static const cyaml_schema_field_t validator_fields[] = {
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, validator_config,
-                         threads_opt),
-    CYAML_FIELD_END,
+static const lc_setting validator_settings[] = {
+    LC_SETTING_THREADS(validator_config, threads, "1", 256),
+    {0},
 };
-
-static int validator_config_check(void *p, lc_error *err)
-{
-    validator_config *c = p;
-    return lc_config_threads(&c->threads, c->threads_opt, 1, 256, err);
-}
 
 #define N_REASONS LC_RECORD_CHECK_REASONS
 
@@ -131,9 +123,8 @@ const lc_stage_class lc_chunk_validator_class = {
     .worker = validator_worker,
     .threads = validator_threads,
     .workers = "workers",
-    .config_fields = validator_fields,
-    .config_size = sizeof(validator_config),
-    .config_check = validator_config_check,
+    .settings = {validator_settings, sizeof(validator_config)},
+    .config_check = NULL,
     .flush_metrics = validator_flush,
     .metrics = validator_metrics,
 };

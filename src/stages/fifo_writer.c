@@ -103,39 +103,36 @@
 
 typedef struct fw_config {
     char *path;
-    bool *regular_file_opt;
-    bool *create_opt;
-    double *stop_grace_opt;
-    /* Resolved by config_check. */
     bool regular_file;
     bool create;
     double stop_grace;
 } fw_config;
 
-static const cyaml_schema_field_t fw_fields[] = {
-    CYAML_FIELD_STRING_PTR("path", CYAML_FLAG_POINTER, fw_config, path, 1, CYAML_UNLIMITED),
-    CYAML_FIELD_BOOL_PTR("regular_file", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
-                         regular_file_opt),
-    CYAML_FIELD_BOOL_PTR("create", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config, create_opt),
-    CYAML_FIELD_FLOAT_PTR("stop_grace", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fw_config,
-                          stop_grace_opt),
-    CYAML_FIELD_END,
+static const lc_setting fw_settings[] = {
+    {.key = "path",
+     .type = LC_SETTING_TEXT,
+     LC_SETTING_AT(fw_config, path),
+     .required = true,
+     .nonempty = true,
+     .meaning = "the named pipe to write to (made when missing)",
+     .example = "/tmp/lcmon.pipe"},
+    LC_SETTING_ROW(fw_config, regular_file, "regular_file", LC_SETTING_BOOL, "false",
+                   "write a regular file instead of a pipe", "true"),
+    LC_SETTING_ROW(fw_config, create, "create", LC_SETTING_BOOL, "true",
+                   "make the pipe when it is missing", "false"),
+    LC_SETTING_ROW_RANGE(fw_config, stop_grace, "stop_grace", LC_SETTING_REAL,
+                         LC_SETTING_STR(FW_STOP_GRACE_DEFAULT_S), 0.1, 600,
+                         "seconds a stop may wait for a slow reader to take the batch it is in",
+                         "10"),
+    {0},
 };
 
 static int fw_config_check(void *p, lc_error *err)
 {
     fw_config *c = p;
-    int rc = lc_config_expand_path(&c->path, "path", "the pipe to write to", err);
-    if (rc != 0)
-        return rc;
-    c->regular_file = c->regular_file_opt ? *c->regular_file_opt : false;
-    c->create = c->create_opt ? *c->create_opt : true;
-    c->stop_grace = c->stop_grace_opt ? *c->stop_grace_opt : FW_STOP_GRACE_DEFAULT_S;
-    if (!(c->stop_grace >= 0.1 && c->stop_grace <= 600))
-        return lc_error_add(err, LC_ECONFIG,
-                            "stop_grace: %g seconds is out of range (use 0.1 to 600; default %g)",
-                            c->stop_grace, FW_STOP_GRACE_DEFAULT_S);
-    return 0;
+    if (!c->path) /* missing: the reader said so */
+        return 0;
+    return lc_config_expand_path(&c->path, "path", "the pipe to write to", err);
 }
 
 /* A batch the thread owns: not yet written on this connection, or written
@@ -895,8 +892,7 @@ const lc_stage_class lc_fifo_writer_class = {
     .priv_size = sizeof(fw),
     .worker = fw_worker,
     .workers = "writer",
-    .config_fields = fw_fields,
-    .config_size = sizeof(fw_config),
+    .settings = {fw_settings, sizeof(fw_config)},
     .config_check = fw_config_check,
     .preflight = fw_preflight,
     .stop_seconds = fw_stop_seconds,

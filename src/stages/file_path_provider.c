@@ -48,40 +48,36 @@
 
 typedef struct fpp_config {
     char *directory;
-    bool *watch_opt;
-    double *settle_opt;
-    bool *follow_opt;
-    /* Resolved by config_check. */
     bool watch;
     double settle_seconds;
     bool follow_symlinks;
     char defaulted[64]; /* the variable whose default names the directory, or "" */
 } fpp_config;
 
-static const cyaml_schema_field_t fpp_fields[] = {
-    CYAML_FIELD_STRING_PTR("directory", CYAML_FLAG_POINTER, fpp_config, directory, 1,
-                           CYAML_UNLIMITED),
-    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config, watch_opt),
-    CYAML_FIELD_FLOAT_PTR("settle_seconds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
-                          settle_opt),
-    CYAML_FIELD_BOOL_PTR("follow_symlinks", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, fpp_config,
-                         follow_opt),
-    CYAML_FIELD_END,
+static const lc_setting fpp_settings[] = {
+    {.key = "directory",
+     .type = LC_SETTING_TEXT,
+     LC_SETTING_AT(fpp_config, directory),
+     .required = true,
+     .nonempty = true,
+     .meaning = "the tree of training files",
+     .example = "${LCMON_DATA:-tests/data}"},
+    LC_SETTING_ROW(fpp_config, watch, "watch", LC_SETTING_BOOL, "true",
+                   "after the scan, watch for new files (false: the run ends)", "false"),
+    LC_SETTING_ROW_RANGE(fpp_config, settle_seconds, "settle_seconds", LC_SETTING_REAL, "2.0", 0,
+                         3600, "how long a file must be quiet before it is read", "5"),
+    LC_SETTING_ROW(fpp_config, follow_symlinks, "follow_symlinks", LC_SETTING_BOOL, "true",
+                   "follow symbolic links (false: skip and count them)", "false"),
+    {0},
 };
 
 static int fpp_config_check(void *p, lc_error *err)
 {
     fpp_config *c = p;
-    int rc = lc_config_expand_path_noting(&c->directory, "directory", "the data directory",
-                                          c->defaulted, sizeof c->defaulted, err);
-    c->watch = c->watch_opt ? *c->watch_opt : true;
-    c->settle_seconds = c->settle_opt ? *c->settle_opt : 2.0;
-    c->follow_symlinks = c->follow_opt ? *c->follow_opt : true;
-    if (c->settle_seconds < 0 || c->settle_seconds > 3600)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "settle_seconds: %g is out of range (use 0 to 3600 seconds)",
-                          c->settle_seconds);
-    return rc;
+    if (!c->directory) /* missing: the reader said so */
+        return 0;
+    return lc_config_expand_path_noting(&c->directory, "directory", "the data directory",
+                                        c->defaulted, sizeof c->defaulted, err);
 }
 
 typedef struct found_file {
@@ -713,8 +709,7 @@ const lc_stage_class lc_file_path_provider_class = {
     .priv_size = sizeof(fpp),
     .worker = fpp_worker,
     .workers = "scanner",
-    .config_fields = fpp_fields,
-    .config_size = sizeof(fpp_config),
+    .settings = {fpp_settings, sizeof(fpp_config)},
     .config_check = fpp_config_check,
     .preflight = fpp_preflight,
     .init = fpp_init,

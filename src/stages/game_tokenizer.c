@@ -67,92 +67,92 @@
 
 typedef enum { MODE_DECODER = 0, MODE_ENCODER = 1 } tok_mode;
 
-static const cyaml_strval_t mode_strings[] = {
+static const lc_setting_value mode_values[] = {
     {"decoder", MODE_DECODER},
     {"encoder", MODE_ENCODER},
+    {0},
 };
 
 typedef struct tok_config {
     uint64_t batch_size;
-    int *mode_opt;
-    uint64_t *max_seq_len_opt;
-    double *skip_board_prob_opt;
-    unsigned *threads_opt;
-    uint64_t *shuffle_buffer_opt;
-    bool *uci_spellings_opt;
-    bool *packed_opt;
-    /* Resolved by config_check. */
-    bool packed;
-    bool uci_spellings; /* map a7a8n and e1g1 to the vocabulary's spellings */
     tok_mode mode;
     uint64_t max_seq_len;
     double skip_board_prob;
     unsigned threads;
     uint64_t shuffle_buffer; /* 0 in decoder mode */
+    bool uci_spellings;      /* map a7a8n and e1g1 to the vocabulary's spellings */
+    bool packed;
+    bool max_seq_len_given, skip_board_prob_given, shuffle_buffer_given;
 } tok_config;
 
 #define DEFAULT_SHUFFLE_BUFFER 65536
 #define MAX_SHUFFLE_BUFFER 100000000
 
-static const cyaml_schema_field_t tok_fields[] = {
-    CYAML_FIELD_UINT("batch_size", CYAML_FLAG_DEFAULT, tok_config, batch_size),
-    CYAML_FIELD_ENUM_PTR("mode", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config, mode_opt,
-                         mode_strings, CYAML_ARRAY_LEN(mode_strings)),
-    CYAML_FIELD_UINT_PTR("max_seq_len", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
-                         max_seq_len_opt),
-    CYAML_FIELD_FLOAT_PTR("skip_board_prob", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
-                          skip_board_prob_opt),
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
-                         threads_opt),
-    CYAML_FIELD_UINT_PTR("shuffle_buffer", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
-                         shuffle_buffer_opt),
-    CYAML_FIELD_BOOL_PTR("uci_spellings", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
-                         uci_spellings_opt),
-    CYAML_FIELD_BOOL_PTR("packed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tok_config,
-                         packed_opt),
-    CYAML_FIELD_END,
+static const lc_setting tok_settings[] = {
+    {.key = "batch_size",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(tok_config, batch_size),
+     .required = true,
+     LC_SETTING_RANGE(1, 65536),
+     .meaning = "samples a batch",
+     .example = "256"},
+    {.key = "mode",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(tok_config, mode),
+     .def = "decoder",
+     .values = mode_values,
+     .meaning = "decoder: a game's tokens as one sequence; encoder: one position a sample",
+     .example = "encoder"},
+    {.key = "max_seq_len",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(tok_config, max_seq_len),
+     LC_SETTING_GIVEN(tok_config, max_seq_len_given),
+     .def = LC_SETTING_STR(LC_CHESS_DEFAULT_MAX_SEQ_LEN),
+     LC_SETTING_RANGE(1, 65536),
+     .meaning = "tokens a sequence (decoder)",
+     .example = "512"},
+    {.key = "skip_board_prob",
+     .type = LC_SETTING_REAL,
+     LC_SETTING_AT(tok_config, skip_board_prob),
+     LC_SETTING_GIVEN(tok_config, skip_board_prob_given),
+     .def = "0",
+     LC_SETTING_RANGE(0, 1),
+     .meaning = "the chance a board's tokens are left out (decoder)",
+     .example = "0.1"},
+    {.key = "shuffle_buffer",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(tok_config, shuffle_buffer),
+     LC_SETTING_GIVEN(tok_config, shuffle_buffer_given),
+     .def = LC_SETTING_STR(DEFAULT_SHUFFLE_BUFFER),
+     LC_SETTING_RANGE(0, MAX_SHUFFLE_BUFFER),
+     .meaning = "samples shuffled before batching, 0 for none (encoder)",
+     .example = "100000"},
+    LC_SETTING_ROW(tok_config, uci_spellings, "uci_spellings", LC_SETTING_BOOL, "true",
+                   "read a7a8n and castling e1g1 as the vocabulary's a7a8 and e1h1", "false"),
+    LC_SETTING_ROW(tok_config, packed, "packed", LC_SETTING_BOOL, "false",
+                   "ids as uint16, widened by the reader (false: int64)", "true"),
+    LC_SETTING_THREADS(tok_config, threads, "1", 64),
+    {0},
 };
 
 static int tok_config_check(void *p, lc_error *err)
 {
     tok_config *c = p;
     int rc = 0;
-    if (c->batch_size < 1 || c->batch_size > 65536)
-        rc = lc_error_add(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
-                          (unsigned long long)c->batch_size);
-    c->mode = c->mode_opt ? (tok_mode)*c->mode_opt : MODE_DECODER;
-    c->uci_spellings = c->uci_spellings_opt ? *c->uci_spellings_opt : true;
-    c->packed = c->packed_opt ? *c->packed_opt : false;
-    c->max_seq_len = c->max_seq_len_opt ? *c->max_seq_len_opt : LC_CHESS_DEFAULT_MAX_SEQ_LEN;
-    if (c->max_seq_len < 1 || c->max_seq_len > 65536)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "max_seq_len: %llu is out of range (use 1 to 65536; default %d)",
-                          (unsigned long long)c->max_seq_len, LC_CHESS_DEFAULT_MAX_SEQ_LEN);
-    c->skip_board_prob = c->skip_board_prob_opt ? *c->skip_board_prob_opt : 0.0;
-    if (!(c->skip_board_prob >= 0.0 && c->skip_board_prob <= 1.0))
-        rc = lc_error_add(err, LC_ECONFIG, "skip_board_prob: %g is out of range (use 0 to 1)",
-                          c->skip_board_prob);
-    if (c->mode == MODE_ENCODER && c->max_seq_len_opt)
+    if (c->mode == MODE_ENCODER && c->max_seq_len_given)
         rc = lc_error_add(err, LC_ECONFIG,
                           "max_seq_len: applies to mode decoder only (remove it, or set mode: "
                           "decoder)");
-    if (c->mode == MODE_ENCODER && c->skip_board_prob_opt)
+    if (c->mode == MODE_ENCODER && c->skip_board_prob_given)
         rc = lc_error_add(err, LC_ECONFIG,
                           "skip_board_prob: applies to mode decoder only (remove it, or set "
                           "mode: decoder)");
-    if (c->mode == MODE_DECODER && c->shuffle_buffer_opt)
+    if (c->mode == MODE_DECODER && c->shuffle_buffer_given)
         rc = lc_error_add(err, LC_ECONFIG,
                           "shuffle_buffer: applies to mode encoder only (remove it, or set mode: "
                           "encoder)");
-    c->shuffle_buffer = c->mode == MODE_DECODER ? 0
-                        : c->shuffle_buffer_opt ? *c->shuffle_buffer_opt
-                                                : DEFAULT_SHUFFLE_BUFFER;
-    if (c->shuffle_buffer > MAX_SHUFFLE_BUFFER)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "shuffle_buffer: %llu is out of range (use 0 to %d; 0 turns it off)",
-                          (unsigned long long)c->shuffle_buffer, MAX_SHUFFLE_BUFFER);
-    if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
-        rc = LC_ECONFIG;
+    if (c->mode == MODE_DECODER)
+        c->shuffle_buffer = 0;
     return rc;
 }
 
@@ -504,8 +504,7 @@ const lc_stage_class lc_game_tokenizer_class = {
     .worker = tok_worker,
     .threads = tok_threads,
     .workers = "workers",
-    .config_fields = tok_fields,
-    .config_size = sizeof(tok_config),
+    .settings = {tok_settings, sizeof(tok_config)},
     .config_check = tok_config_check,
     .init = tok_init,
     .fini = tok_fini,

@@ -11,26 +11,25 @@
 /* The stream of the acceptance coins, xored into the seed ("hans"). */
 #define HANSE_TAG 0x68616e73u
 
-const cyaml_schema_field_t lc_hanse_fields[] = {
-    CYAML_FIELD_FLOAT_PTR("gamma", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, lc_hanse_config,
-                          gamma_opt),
-    CYAML_FIELD_MAPPING_PTR("position_weights", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-                            lc_hanse_config, weights, lc_weights_fields),
-    CYAML_FIELD_END,
+static const lc_setting hanse_rows[] = {
+    LC_SETTING_ROW_RANGE(lc_hanse_config, gamma, "gamma", LC_SETTING_REAL, "1", 0, 100,
+                         "a drawn chunk is taken with probability (weight / max_weight)^gamma",
+                         "1"),
+    {.key = "position_weights",
+     .type = LC_SETTING_BLOCK,
+     LC_SETTING_AT(lc_hanse_config, weights),
+     .def = "{}",
+     .block = &lc_weights_settings,
+     .meaning = "how a position weighs; a chunk weighs the sum of its positions'",
+     .example = "{alpha: 1, gamma: 2}"},
+    {0},
 };
+
+const lc_settings lc_hanse_settings = {hanse_rows, sizeof(lc_hanse_config)};
 
 int lc_hanse_config_check(lc_hanse_config *c, lc_error *err)
 {
-    int rc = 0;
-    c->gamma = c->gamma_opt ? *c->gamma_opt : 1.0;
-    if (!(c->gamma >= 0 && c->gamma <= 100))
-        rc = lc_error_add(err, LC_ECONFIG, "hanse.gamma: %g is out of range (use 0 to 100)",
-                          c->gamma);
-    memset(&c->default_weights, 0, sizeof c->default_weights);
-    lc_weights_config *w = c->weights ? c->weights : &c->default_weights;
-    if (lc_weights_config_check(w, "hanse.position_weights", err) != 0)
-        rc = LC_ECONFIG;
-    return rc ? LC_ECONFIG : 0;
+    return lc_weights_config_check(c->weights, "hanse.position_weights", err);
 }
 
 void lc_hanse_init(lc_hanse *h, const lc_hanse_config *cfg, uint64_t seed)
@@ -46,7 +45,7 @@ void lc_hanse_init(lc_hanse *h, const lc_hanse_config *cfg, uint64_t seed)
 double lc_hanse_chunk_weight(const lc_hanse *h, const uint8_t *records, size_t record_size,
                              uint32_t n, uint32_t version)
 {
-    const lc_weights_config *wc = h->cfg->weights ? h->cfg->weights : &h->cfg->default_weights;
+    const lc_weights_config *wc = h->cfg->weights;
     double sum = 0;
     for (uint32_t i = 0; i < n; i++) {
         float best_q, orig_q, kld;

@@ -30,20 +30,17 @@
 #include "core/stats.h"
 #include "stages/weights.h"
 
-#include <cyaml/cyaml.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 /* hanse: {gamma, position_weights: {...}} in the pool's block. */
 typedef struct lc_hanse_config {
-    double *gamma_opt;
-    lc_weights_config *weights;
     double gamma;
-    lc_weights_config default_weights; /* when position_weights is absent */
+    lc_weights_config *weights; /* position_weights, with its defaults when absent */
 } lc_hanse_config;
-extern const cyaml_schema_field_t lc_hanse_fields[];
-/* Defaults (gamma 1; position_weights' own) and ranges, as "hanse.<key>". */
+extern const lc_settings lc_hanse_settings;
+/* What joins its settings (position_weights' rules), as "hanse.<key>". */
 int lc_hanse_config_check(lc_hanse_config *c, lc_error *err);
 
 typedef struct lc_hanse {

@@ -36,43 +36,39 @@
 
 enum { JOIN_WEIGHTED = 0, JOIN_AVAILABLE = 1 };
 
-static const cyaml_strval_t mode_strings[] = {
+static const lc_setting_value mode_values[] = {
     {"weighted", JOIN_WEIGHTED},
     {"available", JOIN_AVAILABLE},
+    {0},
 };
 
 typedef struct join_config {
     double *weights;
     unsigned n_weights;
-    int *mode_opt;
     int mode;
 } join_config;
 
-static const cyaml_schema_value_t weight_schema = {
-    CYAML_VALUE_FLOAT(CYAML_FLAG_DEFAULT, double),
+static const lc_setting join_settings[] = {
+    {.key = "weights",
+     LC_SETTING_LIST_OF(join_config, weights, n_weights, LC_SETTING_REAL),
+     .min_items = 1,
+     .max_items = LC_STAGE_MAX_INPUTS,
+     .range = LC_RANGE_MIN | LC_RANGE_MIN_OPEN | LC_RANGE_MAX,
+     .min = 0,
+     .max = 1e9,
+     .off = "all 1",
+     .meaning = "one per input, in the order of inputs: the share each gives",
+     .example = "[3, 1]"},
+    {.key = "mode",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(join_config, mode),
+     .def = "weighted",
+     .values = mode_values,
+     .meaning = "weighted: the weights exactly, waiting for the input whose turn it is; "
+                "available: the next input that has an item",
+     .example = "available"},
+    {0},
 };
-
-static const cyaml_schema_field_t join_fields[] = {
-    CYAML_FIELD_SEQUENCE_COUNT("weights", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, join_config,
-                               weights, n_weights, &weight_schema, 1, LC_STAGE_MAX_INPUTS),
-    CYAML_FIELD_ENUM_PTR("mode", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, join_config, mode_opt,
-                         mode_strings, CYAML_ARRAY_LEN(mode_strings)),
-    CYAML_FIELD_END,
-};
-
-static int join_config_check(void *p, lc_error *err)
-{
-    join_config *c = p;
-    int rc = 0;
-    c->mode = c->mode_opt ? *c->mode_opt : JOIN_WEIGHTED;
-    for (unsigned i = 0; i < c->n_weights; i++)
-        if (!(c->weights[i] > 0) || c->weights[i] > 1e9)
-            rc = lc_error_add(err, LC_ECONFIG,
-                              "weights[%u]: %g is out of range (use a number above 0, one per "
-                              "input in the order of inputs)",
-                              i, c->weights[i]);
-    return rc;
-}
 
 typedef struct join {
     double weight[LC_STAGE_MAX_INPUTS];
@@ -308,9 +304,8 @@ const lc_stage_class lc_join_class = {
     .priv_size = sizeof(join),
     .worker = join_worker,
     .workers = "workers",
-    .config_fields = join_fields,
-    .config_size = sizeof(join_config),
-    .config_check = join_config_check,
+    .settings = {join_settings, sizeof(join_config)},
+    .config_check = NULL,
     .init = join_init,
     .flush_metrics = join_flush,
     .metrics = join_metrics,

@@ -74,11 +74,6 @@
 
 typedef struct pgs_config {
     char *path;
-    unsigned *threads_opt;
-    uint64_t *epochs_opt;
-    bool *shuffle_opt;
-    bool *watch_opt;
-    /* Resolved by config_check. */
     unsigned threads;
     uint64_t epochs; /* 0: without end */
     bool shuffle;
@@ -86,30 +81,32 @@ typedef struct pgs_config {
     char defaulted[64]; /* the variable whose default names the path, or "" */
 } pgs_config;
 
-static const cyaml_schema_field_t pgs_fields[] = {
-    CYAML_FIELD_STRING_PTR("path", CYAML_FLAG_POINTER, pgs_config, path, 1, CYAML_UNLIMITED),
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
-                         threads_opt),
-    CYAML_FIELD_UINT_PTR("epochs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
-                         epochs_opt),
-    CYAML_FIELD_BOOL_PTR("shuffle", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config,
-                         shuffle_opt),
-    CYAML_FIELD_BOOL_PTR("watch", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pgs_config, watch_opt),
-    CYAML_FIELD_END,
+static const lc_setting pgs_settings[] = {
+    {.key = "path",
+     .type = LC_SETTING_TEXT,
+     LC_SETTING_AT(pgs_config, path),
+     .required = true,
+     .nonempty = true,
+     .meaning = "a directory of .parquet files, or one file",
+     .example = "${LCMON_GAMES:-tests/data/parquet}"},
+    LC_SETTING_THREADS(pgs_config, threads, "1", 64),
+    LC_SETTING_ROW(pgs_config, epochs, "epochs", LC_SETTING_WHOLE, "0",
+                   "passes over the data, 0 for without end", "1"),
+    LC_SETTING_ROW(pgs_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
+                   "games in an order drawn from the seed at each pass", "false"),
+    LC_SETTING_ROW(pgs_config, watch, "watch", LC_SETTING_BOOL, "true",
+                   "read files that appear later too", "false"),
+    {0},
 };
 
 static int pgs_config_check(void *p, lc_error *err)
 {
     pgs_config *c = p;
-    int rc =
-        lc_config_expand_path_noting(&c->path, "path", "a directory of .parquet files, or one file",
-                                     c->defaulted, sizeof c->defaulted, err);
-    if (lc_config_threads(&c->threads, c->threads_opt, 1, 64, err))
-        rc = LC_ECONFIG;
-    c->epochs = c->epochs_opt ? *c->epochs_opt : 0;
-    c->shuffle = c->shuffle_opt ? *c->shuffle_opt : true;
-    c->watch = c->watch_opt ? *c->watch_opt : true;
-    return rc;
+    if (!c->path) /* missing: the reader said so */
+        return 0;
+    return lc_config_expand_path_noting(&c->path, "path",
+                                        "a directory of .parquet files, or one file", c->defaulted,
+                                        sizeof c->defaulted, err);
 }
 
 /* Row groups read are lc_game_chunk (format/parquet/games.h), recycled
@@ -807,8 +804,7 @@ const lc_stage_class lc_parquet_game_source_class = {
     .worker = pgs_worker,
     .threads = pgs_threads,
     .workers = "readers",
-    .config_fields = pgs_fields,
-    .config_size = sizeof(pgs_config),
+    .settings = {pgs_settings, sizeof(pgs_config)},
     .config_check = pgs_config_check,
     .preflight = pgs_preflight,
     .init = pgs_init,

@@ -74,72 +74,70 @@
 
 typedef struct pool_config {
     uint64_t chunk_pool_size;
-    unsigned *threads_opt;
-    char *anchor;
-    char *inflate;     /* "auto", "zlib", "libdeflate" */
-    char *store_bytes; /* "auto", "0" (no store) or a size such as "6G" */
-    unsigned *store_block_opt;
     unsigned threads;
-    lc_inflate_backend backend;
-    bool store_auto;        /* store_bytes absent or "auto": sized at init */
-    uint64_t store_limit;   /* the size given; 0: no store */
-    unsigned store_block;   /* positions per packed block */
-    lc_hanse_config *hanse; /* Hanse sampling; NULL: off */
+    char *anchor;
+    char *inflate;              /* "auto", "zlib", "libdeflate" */
+    uint64_t store_bytes;       /* LC_SETTING_SIZE_AUTO: sized at init; 0: no store */
+    unsigned store_block;       /* positions per packed block */
+    lc_hanse_config *hanse;     /* Hanse sampling; NULL: off */
+    lc_inflate_backend backend; /* inflate, resolved */
 } pool_config;
 
-static const cyaml_schema_field_t pool_fields[] = {
-    CYAML_FIELD_UINT("chunk_pool_size", CYAML_FLAG_DEFAULT, pool_config, chunk_pool_size),
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
-                         threads_opt),
-    CYAML_FIELD_STRING_PTR("anchor", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config, anchor,
-                           0, CYAML_UNLIMITED),
-    CYAML_FIELD_STRING_PTR("inflate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
-                           inflate, 0, CYAML_UNLIMITED),
-    CYAML_FIELD_STRING_PTR("store_bytes", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
-                           store_bytes, 0, CYAML_UNLIMITED),
-    CYAML_FIELD_UINT_PTR("store_block", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config,
-                         store_block_opt),
-    CYAML_FIELD_MAPPING_PTR("hanse", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, pool_config, hanse,
-                            lc_hanse_fields),
-    CYAML_FIELD_END,
+static const lc_setting pool_settings[] = {
+    {.key = "chunk_pool_size",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(pool_config, chunk_pool_size),
+     .required = true,
+     LC_SETTING_RANGE(1, 100000000),
+     .meaning = "chunks in the window of the newest sources drawn from",
+     .example = "500000"},
+    LC_SETTING_THREADS(pool_config, threads, "2", 256),
+    {.key = "anchor",
+     .type = LC_SETTING_TEXT,
+     LC_SETTING_AT(pool_config, anchor),
+     .off = "none",
+     .meaning = "the source key a checkpoint stored: chunks_since_anchor counts from it",
+     .example = "training.123456.gz"},
+    LC_SETTING_ROW(pool_config, inflate, "inflate", LC_SETTING_TEXT, "auto",
+                   "the gzip decoder: auto, zlib or libdeflate", "zlib"),
+    {.key = "store_bytes",
+     .type = LC_SETTING_SIZE,
+     LC_SETTING_AT(pool_config, store_bytes),
+     .def = "auto",
+     .auto_ok = true,
+     .meaning = "memory of the chunk store: auto (a quarter of the machine's), 0 for none",
+     .example = "6G",
+     .hint = "auto, 0 for no store, or a number with an optional unit: 512M, 6G, 8GiB"},
+    LC_SETTING_ROW_RANGE(pool_config, store_block, "store_block", LC_SETTING_WHOLE,
+                         LC_SETTING_STR(LC_PACK_BLOCK_DEFAULT), 1, LC_PACK_BLOCK_MAX,
+                         "positions a packed block of the store", "16"),
+    {.key = "hanse",
+     .type = LC_SETTING_BLOCK,
+     LC_SETTING_AT(pool_config, hanse),
+     .off = "off",
+     .block = &lc_hanse_settings,
+     .meaning = "Hanse sampling: a drawn chunk is taken by its weight",
+     .example = "{gamma: 1}"},
+    {0},
 };
 
 static int pool_config_check(void *p, lc_error *err)
 {
     pool_config *c = p;
     int rc = 0;
-    if (c->chunk_pool_size < 1 || c->chunk_pool_size > 100000000)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "chunk_pool_size: %llu is out of range (use 1 to 100000000)",
-                          (unsigned long long)c->chunk_pool_size);
-    if (lc_config_threads(&c->threads, c->threads_opt, 2, 256, err))
-        rc = LC_ECONFIG;
-    c->store_auto = !c->store_bytes || strcmp(c->store_bytes, "auto") == 0;
-    if (!c->store_auto && !lc_parse_bytes(c->store_bytes, &c->store_limit))
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "store_bytes: '%s' is not a size (use auto, 0 for no store, or a "
-                          "number with an optional unit: 512M, 6G, 8GiB)",
-                          c->store_bytes);
-    c->store_block = c->store_block_opt ? *c->store_block_opt : LC_PACK_BLOCK_DEFAULT;
-    if (c->store_block < 1 || c->store_block > LC_PACK_BLOCK_MAX)
-        rc = lc_error_add(err, LC_ECONFIG, "store_block: %u is out of range (use 1 to %d)",
-                          c->store_block, LC_PACK_BLOCK_MAX);
     if (c->hanse && lc_hanse_config_check(c->hanse, err) != 0)
         rc = LC_ECONFIG;
     c->backend = LC_INFLATE_AUTO;
-    if (c->inflate) {
-        if (strcmp(c->inflate, "zlib") == 0)
-            c->backend = LC_INFLATE_ZLIB;
-        else if (strcmp(c->inflate, "libdeflate") == 0)
-            c->backend = LC_INFLATE_LIBDEFLATE;
-        else if (strcmp(c->inflate, "auto") != 0)
-            return lc_error_add(err, LC_ECONFIG, "inflate: '%s' is not auto, zlib or libdeflate",
-                                c->inflate);
-        if (!lc_inflate_backend_available(c->backend))
-            return lc_error_add(err, LC_ECONFIG,
-                                "inflate: %s is not available in this build (use auto)",
-                                c->inflate);
-    }
+    if (strcmp(c->inflate, "zlib") == 0)
+        c->backend = LC_INFLATE_ZLIB;
+    else if (strcmp(c->inflate, "libdeflate") == 0)
+        c->backend = LC_INFLATE_LIBDEFLATE;
+    else if (strcmp(c->inflate, "auto") != 0)
+        return lc_error_add(err, LC_ECONFIG, "inflate: '%s' is not auto, zlib or libdeflate",
+                            c->inflate);
+    if (!lc_inflate_backend_available(c->backend))
+        return lc_error_add(err, LC_ECONFIG,
+                            "inflate: %s is not available in this build (use auto)", c->inflate);
     return rc;
 }
 
@@ -715,7 +713,8 @@ static int pool_init(lc_stage *s, lc_error *err)
     lc_mutex_init(&p->mu);
     lc_cond_init(&p->cond);
     lc_load_init(&p->ingest_meter);
-    lc_chunk_store_init(&p->store, c->store_auto, c->store_limit);
+    bool store_auto = c->store_bytes == LC_SETTING_SIZE_AUTO;
+    lc_chunk_store_init(&p->store, store_auto, store_auto ? 0 : c->store_bytes);
     lc_hanse_init(&p->hanse, c->hanse, s->env->seed);
     lc_window_init(&p->win, c->chunk_pool_size, &p->store, c->anchor, s->env->seed);
     return 0;
@@ -927,8 +926,7 @@ const lc_stage_class lc_shuffling_chunk_pool_class = {
     .worker = loader_worker,
     .threads = pool_threads,
     .workers = "loading",
-    .config_fields = pool_fields,
-    .config_size = sizeof(pool_config),
+    .settings = {pool_settings, sizeof(pool_config)},
     .config_check = pool_config_check,
     .init = pool_init,
     .fini = pool_fini,

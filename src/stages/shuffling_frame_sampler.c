@@ -49,26 +49,26 @@
 
 typedef struct sampler_config {
     uint64_t reservoir_size;
-    unsigned *threads_opt;
     unsigned threads;
 } sampler_config;
 
-static const cyaml_schema_field_t sampler_fields[] = {
-    CYAML_FIELD_UINT("reservoir_size", CYAML_FLAG_DEFAULT, sampler_config, reservoir_size),
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, sampler_config,
-                         threads_opt),
-    CYAML_FIELD_END,
+static const lc_setting sampler_settings[] = {
+    {.key = "reservoir_size",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(sampler_config, reservoir_size),
+     .required = true,
+     LC_SETTING_RANGE(1, 100000000),
+     .meaning = "frames held; each thread keeps reservoir_size / threads of them",
+     .example = "1000000"},
+    LC_SETTING_THREADS(sampler_config, threads, "1", 64),
+    {0},
 };
 
 static int sampler_config_check(void *p, lc_error *err)
 {
     sampler_config *c = p;
-    int rc = lc_config_threads(&c->threads, c->threads_opt, 1, 64, err);
-    if (c->reservoir_size < 1 || c->reservoir_size > 100000000)
-        return lc_error_add(err, LC_ECONFIG,
-                            "reservoir_size: %llu is out of range (use 1 to 100000000)",
-                            (unsigned long long)c->reservoir_size);
-    if (rc == 0 && c->threads > c->reservoir_size)
+    int rc = 0;
+    if (c->reservoir_size >= 1 && c->threads > c->reservoir_size)
         rc = lc_error_add(err, LC_ECONFIG,
                           "threads: %u is more than reservoir_size %llu (each thread keeps a "
                           "share of the reservoir: lower threads)",
@@ -219,8 +219,7 @@ const lc_stage_class lc_shuffling_frame_sampler_class = {
     .worker = sampler_worker,
     .threads = sampler_threads,
     .workers = "sampler",
-    .config_fields = sampler_fields,
-    .config_size = sizeof(sampler_config),
+    .settings = {sampler_settings, sizeof(sampler_config)},
     .config_check = sampler_config_check,
     .init = sampler_init,
     .fini = sampler_fini,

@@ -390,15 +390,6 @@ void lc_stage_warn_default_path(const lc_stage *s, const char *defaulted, const 
             s->name, defaulted, hint, path, defaulted, what);
 }
 
-int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max, lc_error *err)
-{
-    *out = opt ? *opt : def;
-    if (*out < 1 || *out > max)
-        return lc_error_add(err, LC_ECONFIG, "threads: %u is out of range (use 1 to %u)", *out,
-                            max);
-    return 0;
-}
-
 void lc_run_progress_get(const lc_stage_env *env, lc_stream_progress *out)
 {
     memset(out, 0, sizeof *out);

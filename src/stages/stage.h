@@ -4,24 +4,22 @@
  *
  * A stage type is a constant class table (lc_stage_class) exported by one
  * file in this folder and listed in registry.c. The table names the YAML key
- * of the type, the item types it reads and writes, the libcyaml schema of its
- * configuration block, and its operations. The orchestrator owns lc_stage
+ * of the type, the item types it reads and writes, the settings table of its
+ * configuration block (core/settings.h), and its operations. The orchestrator owns lc_stage
  * objects and calls the operations from one control thread; only workers
  * started by `start` run concurrently, and they talk to the rest of the
  * pipeline only through queues.
  *
  * Life cycle, run by this file (lc_stage_init ... lc_stage_fini) for the
- * pipeline and the tests alike: config_check (defaults and ranges, at load
- * time) -> init (allocate, no threads) -> start (the class's own set-up,
- * then its worker pool) -> [pause/resume, control, flush from the metrics
- * thread] -> stop -> fini. A class names its worker function and how many
- * threads run it; stage.c owns the pool (starting, joining, its load
- * metrics). Pausing is generic: workers call lc_run_state_check() between
- * items. Stopping is generic too: the orchestrator sets the run state to
- * stopping and closes the stage's input and output queues, which wakes
- * every blocked put and get; the class's `stop` then wakes whatever else it
- * waits on (inotify, a pipe) and joins its own threads, and the pool is
- * joined last.
+ * pipeline and the tests alike: config_check (the rules that join several
+ * settings, at load time; the table gives defaults and ranges) -> init (allocate, no threads) ->
+ * start (the class's own set-up, then its worker pool) -> [pause/resume, control, flush from the
+ * metrics thread] -> stop -> fini. A class names its worker function and how many threads run it;
+ * stage.c owns the pool (starting, joining, its load metrics). Pausing is generic: workers call
+ * lc_run_state_check() between items. Stopping is generic too: the orchestrator sets the run state
+ * to stopping and closes the stage's input and output queues, which wakes every blocked put and
+ * get; the class's `stop` then wakes whatever else it waits on (inotify, a pipe) and joins its own
+ * threads, and the pool is joined last.
  *
  * A worker that runs out of input (input closed and drained) finishes: the
  * output queue closes when the last worker is done (queue producers), and the
@@ -34,10 +32,10 @@
 #include "core/load.h"
 #include "core/metrics.h"
 #include "core/queue.h"
+#include "core/settings.h"
 #include "core/thread.h"
 #include "format/batch_stream.h"
 
-#include <cyaml/cyaml.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -115,12 +113,13 @@ typedef struct lc_stage_class {
     unsigned (*outputs)(const void *config, const char **names);
     size_t priv_size; /* bytes of private state, zeroed at init */
 
-    /* The configuration block: libcyaml fields of a struct of config_size
-     * bytes. Absent optional fields are zero; config_check fills defaults
-     * and checks ranges, writing errors as "field: what is wrong (what to
-     * do)"; the caller adds the stage name. */
-    const cyaml_schema_field_t *config_fields;
-    size_t config_size;
+    /* The configuration block: its settings table and struct (one row a
+     * key: type, place, default, range, meaning; core/settings.h). The
+     * reader writes the defaults and checks each value against its row;
+     * config_check (may be NULL) then checks what joins several settings
+     * and resolves paths (${VAR}), writing errors as "field: what is wrong
+     * (what to do)"; the caller adds the stage name. */
+    lc_settings settings;
     int (*config_check)(void *config, lc_error *err);
     /* What can be checked on the file system without starting anything,
      * for --check-config (a checked config block): errors as for
@@ -261,12 +260,12 @@ int lc_config_expand_path_noting(char **field, const char *name, const char *wha
 void lc_stage_warn_default_path(const lc_stage *s, const char *defaulted, const char *path,
                                 const char *what);
 
-/* Resolve an optional `threads` setting: *out = *opt, or def when absent; a
- * value outside 1..max adds a problem to err (lc_error_add). Returns 0 or
- * LC_ECONFIG. Config checks add every problem they find, not only the
- * first, so that --check-config explains them all at once. */
-int lc_config_threads(unsigned *out, const unsigned *opt, unsigned def, unsigned max,
-                      lc_error *err);
+/* A `threads` row: worker threads, def (text) by default, 1 to max. */
+#define LC_SETTING_THREADS(st, field, def_text, most)                                              \
+    {                                                                                              \
+        .key = "threads", .type = LC_SETTING_WHOLE, LC_SETTING_AT(st, field), .def = (def_text),   \
+        LC_SETTING_RANGE(1, (most)), .meaning = "worker threads", .example = "4"                   \
+    }
 
 /* The share (0 .. world - 1) that owns the piece of data named by key (a
  * file's sort key) and index (a member, a row): FNV-1a of the key mixed with

@@ -40,9 +40,10 @@
 
 typedef enum { LAYOUT_CURRENT = 0, LAYOUT_LEGACY = 1 } layout_kind;
 
-static const cyaml_strval_t layout_strings[] = {
+static const lc_setting_value layout_values[] = {
     {"current", LAYOUT_CURRENT},
     {"legacy", LAYOUT_LEGACY},
+    {0},
 };
 
 #define DEFAULT_POLICY_SLOTS 80
@@ -54,47 +55,51 @@ _Static_assert((1u << (WIDE_MIN_SHIFT + WIDE_LAYOUTS - 1)) >= LC_POLICY_SIZE,
 
 typedef struct tensor_config {
     uint64_t batch_size;
-    int *layout_opt;
-    unsigned *threads_opt;
-    bool *packed_opt;
-    unsigned *policy_slots_opt;
     layout_kind layout;
     unsigned threads;
     bool packed;
     unsigned policy_slots;
+    bool policy_slots_given;
 } tensor_config;
 
-static const cyaml_schema_field_t tensor_fields[] = {
-    CYAML_FIELD_UINT("batch_size", CYAML_FLAG_DEFAULT, tensor_config, batch_size),
-    CYAML_FIELD_ENUM_PTR("layout", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
-                         layout_opt, layout_strings, CYAML_ARRAY_LEN(layout_strings)),
-    CYAML_FIELD_UINT_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
-                         threads_opt),
-    CYAML_FIELD_BOOL_PTR("packed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
-                         packed_opt),
-    CYAML_FIELD_UINT_PTR("policy_slots", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, tensor_config,
-                         policy_slots_opt),
-    CYAML_FIELD_END,
+static const lc_setting tensor_settings[] = {
+    {.key = "batch_size",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(tensor_config, batch_size),
+     .required = true,
+     LC_SETTING_RANGE(1, 65536),
+     .meaning = "positions a batch",
+     .example = "1024"},
+    {.key = "layout",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(tensor_config, layout),
+     .def = "current",
+     .values = layout_values,
+     .meaning = "the tensors' names and shapes: current (inputs, policy, values) or legacy",
+     .example = "legacy"},
+    LC_SETTING_ROW(tensor_config, packed, "packed", LC_SETTING_BOOL, "false",
+                   "planes as bits and the policy as its legal moves, expanded by the reader",
+                   "true"),
+    {.key = "policy_slots",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(tensor_config, policy_slots),
+     LC_SETTING_GIVEN(tensor_config, policy_slots_given),
+     .def = LC_SETTING_STR(DEFAULT_POLICY_SLOTS),
+     LC_SETTING_RANGE(1, LC_POLICY_SIZE),
+     .meaning = "policy entries a position of a packed batch (longer ones are widened)",
+     .example = "96"},
+    LC_SETTING_THREADS(tensor_config, threads, "1", 64),
+    {0},
 };
 
 static int tensor_config_check(void *p, lc_error *err)
 {
     tensor_config *c = p;
-    int rc = lc_config_threads(&c->threads, c->threads_opt, 1, 64, err);
-    if (c->batch_size < 1 || c->batch_size > 65536)
-        rc = lc_error_add(err, LC_ECONFIG, "batch_size: %llu is out of range (use 1 to 65536)",
-                          (unsigned long long)c->batch_size);
-    c->layout = c->layout_opt ? (layout_kind)*c->layout_opt : LAYOUT_CURRENT;
-    c->packed = c->packed_opt ? *c->packed_opt : false;
-    c->policy_slots = c->policy_slots_opt ? *c->policy_slots_opt : DEFAULT_POLICY_SLOTS;
-    if (c->policy_slots < 1 || c->policy_slots > LC_POLICY_SIZE)
-        rc = lc_error_add(err, LC_ECONFIG, "policy_slots: %u is out of range (use 1 to %d)",
-                          c->policy_slots, LC_POLICY_SIZE);
-    else if (c->policy_slots_opt && !c->packed)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "policy_slots: only packed batches have policy slots (add packed: true, "
-                          "or remove policy_slots)");
-    return rc;
+    if (c->policy_slots_given && !c->packed)
+        return lc_error_add(err, LC_ECONFIG,
+                            "policy_slots: only packed batches have policy slots (add packed: "
+                            "true, or remove policy_slots)");
+    return 0;
 }
 
 typedef struct tensor_gen {
@@ -302,8 +307,7 @@ const lc_stage_class lc_tensor_generator_class = {
     .worker = tensor_worker,
     .threads = tensor_threads,
     .workers = "workers",
-    .config_fields = tensor_fields,
-    .config_size = sizeof(tensor_config),
+    .settings = {tensor_settings, sizeof(tensor_config)},
     .config_check = tensor_config_check,
     .init = tensor_init,
     .fini = tensor_fini,

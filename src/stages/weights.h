@@ -10,28 +10,26 @@
 #include "core/error.h"
 #include "format/lc0/diff_focus.h"
 
-#include <cyaml/cyaml.h>
+#include "core/settings.h"
 
 /* position_weights: {alpha, beta, gamma, tau, default_weight, q_weight,
  * pol_scale}, every one optional. */
 typedef struct lc_weights_config {
-    double *alpha_opt, *beta_opt, *gamma_opt, *tau_opt, *default_opt, *q_weight_opt, *pol_scale_opt;
-    lc_weight_params p; /* resolved */
+    lc_weight_params p;
 } lc_weights_config;
-extern const cyaml_schema_field_t lc_weights_fields[];
+extern const lc_settings lc_weights_settings;
 
 /* diff_focus: {min, slope, q_weight, pol_scale} (the legacy chunkparser's
  * diff_focus_min, diff_focus_slope, diff_focus_q_weight,
  * diff_focus_pol_scale). */
 typedef struct lc_diff_focus_config {
-    double *min_opt, *slope_opt, *q_weight_opt, *pol_scale_opt;
-    double min, slope, q_weight, pol_scale; /* resolved */
+    double min, slope, q_weight, pol_scale;
 } lc_diff_focus_config;
-extern const cyaml_schema_field_t lc_diff_focus_fields[];
+extern const lc_settings lc_diff_focus_settings;
 
-/* Fill the defaults and check the ranges; problems are added to err as
- * "<field>.<key>: ..." (field names the block, e.g. "position_weights").
- * A NULL block is left alone. 0 or LC_ECONFIG. */
+/* What joins the settings of a block (the table checks each one): problems
+ * are added to err as "<field>.<key>: ..." (field names the block, e.g.
+ * "position_weights"). A NULL block is left alone. 0 or LC_ECONFIG. */
 int lc_weights_config_check(lc_weights_config *c, const char *field, lc_error *err);
 int lc_diff_focus_config_check(lc_diff_focus_config *c, const char *field, lc_error *err);
 

@@ -1,8 +1,8 @@
 /*
  * fuzz_config: a YAML configuration written by hand, loaded and validated
- * the way `lcmon --check-config` loads it (the stage registry's schemas,
- * the lint pass with lines and columns, every class's own checks), with no
- * stage built and nothing touched on disk.
+ * the way `lcmon --check-config` loads it (the text parsed once into a
+ * tree with lines and columns, read by the settings tables, every class's
+ * own checks), with no stage built and nothing touched on disk.
  *
  * Invariants: a refused text says why and leaves nothing allocated; an
  * accepted one describes a pipeline the factory can build: at least one

@@ -419,6 +419,59 @@ static void test_world_size_out_of_range(void)
                  "test.yaml", "world_size: 65537 is out of range");
 }
 
+/* What the one reading of the tree refuses, each with its place: an alias
+ * (a short text must not expand without bound), a key given twice, a
+ * second document, a document that is not a mapping, a list too short or
+ * long, a list's item out of range. */
+static void test_reader_refusals(void)
+{
+    EXPECT_ERROR("stages:\n"
+                 "  - &files {name: files, file_path_provider: {directory: data}}\n"
+                 "  - *files\n",
+                 "test.yaml:3:5: an alias (*name): aliases are not read");
+    EXPECT_ERROR("stages:\n"
+                 "  - name: files\n"
+                 "    file_path_provider: {directory: data, watch: false, watch: true}\n",
+                 "test.yaml:3:57: stage 'files': file_path_provider.watch: given twice");
+    EXPECT_ERROR("stages:\n" FILES_STAGE "---\nseed: 1\n", "test.yaml:5:1: a second document");
+    EXPECT_ERROR("- files\n", "test.yaml:1:1: the document is a list");
+    EXPECT_ERROR(
+        "stages:\n" FILES_STAGE "  - name: split\n"
+        "    input: files\n"
+        "    chunk_source_splitter: {outputs: [{name: a}]}\n",
+        "test.yaml:6:29: stage 'split': chunk_source_splitter.outputs: 1 given (list 2 to 8)");
+    EXPECT_ERROR("stages:\n" FILES_STAGE "  - name: loader\n"
+                 "    input: files\n"
+                 "    chunk_source_loader: {}\n"
+                 "  - name: join\n"
+                 "    inputs: [loader]\n"
+                 "    join: {weights: [1, 0]}\n",
+                 "test.yaml:9:25: stage 'join': join.weights[1]: 0 is out of range (use a value in "
+                 "(0, 1e+09])");
+}
+
+/* A splitter whose outputs the reader refused in part is not wired: its
+ * outputs are not known, and nothing is said about them but the reader's
+ * problem. */
+static void test_refused_outputs_not_wired(void)
+{
+    const char *yaml = "stages:\n" FILES_STAGE "  - name: loader\n"
+                       "    input: files\n"
+                       "    chunk_source_loader: {}\n"
+                       "  - name: split\n"
+                       "    input: loader\n"
+                       "    chunk_source_splitter: {outputs: [{weight: 1}, {name: b}]}\n"
+                       "  - name: r\n"
+                       "    input: split.b\n"
+                       "    chunk_reader: {}\n";
+    EXPECT_ERROR(yaml, "stage 'split': chunk_source_splitter.outputs[0].name: missing");
+    lc_config *cfg = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_EQ_INT(lc_config_load_string(yaml, strlen(yaml), "t.yaml", &cfg, &err), LC_ECONFIG);
+    CHECK_EQ_INT(count_lines(err.msg), 1);
+}
+
 static void test_yaml_syntax_error(void)
 {
     EXPECT_ERROR("stages: [ {name: files\n", "test.yaml:", "libyaml");
@@ -688,7 +741,7 @@ static void test_print_schema(void)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    lc_config_print_schema(f);
+    lc_config_print_schema(f, NULL);
     fclose(f);
     char key[96];
     for (size_t i = 0; lc_stage_registry[i]; i++) {
@@ -701,7 +754,7 @@ static void test_print_schema(void)
         const char *at = strstr(text, key);
         const char *eol = at ? strchr(at + 1, '\n') : NULL;
         const char *next = eol ? strstr(eol, "  # stage type: ") : NULL;
-        for (const cyaml_schema_field_t *k = cls->config_fields; at && k && k->key; k++) {
+        for (const lc_setting *k = cls->settings.rows; at && k && k->key; k++) {
             snprintf(key, sizeof key, "\n      %s: ", k->key);
             const char *found = strstr(at, key);
             CHECK(found != NULL && (!next || found < next));
@@ -750,6 +803,8 @@ int main(void)
     test_rank_not_below_world_size();
     test_rank_negative();
     test_world_size_out_of_range();
+    test_reader_refusals();
+    test_refused_outputs_not_wired();
     test_yaml_syntax_error();
     test_empty_document();
 

@@ -170,7 +170,7 @@ class Cli(unittest.TestCase):
         self.assertIn("'chunk_source' items", r.stderr)
 
     def test_check_config_every_problem_at_once_in_line_order(self):
-        """Values libcyaml would refuse or misread (a word for a boolean, a
+        """Values of the wrong type (a word for a boolean, a
         word for a number, an unknown enum name, an empty path, a list for a
         value) are reported together with the range and wiring problems of
         every other field: all at once, in line order, each once."""

@@ -1,0 +1,78 @@
+/*
+ * config_read: the configuration's YAML tree (yaml_tree.h) read into the
+ * structs its settings tables describe (core/settings.h): the global keys,
+ * each stage's keys and its class's block. The defaults are written first;
+ * every value is checked against its row (type, range, an enum's names, a
+ * list's length) and every key against its table (unknown ones with the
+ * nearest valid key, a key given twice, a required one missing). Problems
+ * do not stop the reading: each is kept with its line and column, and the
+ * place of every key is kept too, so that what validation finds later is
+ * placed on its line (config.c).
+ *
+ * Paths name keys from the top: "seed", "stages[2]" (the stage's mapping),
+ * "stages[2].name", "stages[2].shuffling_chunk_pool.threads",
+ * "stages[2].output.capacity", "stages[1].chunk_source_splitter.outputs[0]".
+ *
+ * Internal to the pipeline layer. One thread.
+ */
+#ifndef LC_PIPELINE_CONFIG_READ_H
+#define LC_PIPELINE_CONFIG_READ_H
+
+#include "core/settings.h"
+#include "pipeline/yaml_tree.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct lc_config;
+
+typedef struct lc_config_key {
+    char path[160];
+    int line, col; /* 1-based */
+} lc_config_key;
+
+typedef struct lc_config_problem {
+    int line, col;
+    int stage;      /* index in stages, or -1 */
+    char path[160]; /* the key it is about */
+    bool stage_key; /* an unknown key of a stage's own mapping (a misspelt type?) */
+    char text[320]; /* "field: what is wrong (what to do)", without the stage */
+} lc_config_problem;
+
+/* What a reading found: where each key is, and the problems. */
+typedef struct lc_config_marks {
+    lc_config_key *keys;
+    size_t n_keys, cap_keys;
+    lc_config_problem *problems;
+    size_t n_problems, cap_problems;
+    char (*stage_names)[64]; /* by stage index; "" when it has none */
+    size_t n_stages;
+} lc_config_marks;
+
+/* The global keys and a stage's own (name, input, inputs, output), and
+ * the output queue's block: tables like the classes'. The type blocks of
+ * a stage and the `stages` list itself are the reader's own. */
+extern const lc_settings lc_config_top_settings;
+extern const lc_settings lc_config_stage_settings;
+extern const lc_settings lc_config_queue_settings;
+
+/* Read the document's root into a new configuration (never NULL; free
+ * with lc_config_free), its problems and places in marks (zeroed here). */
+struct lc_config *lc_config_read_tree(const lc_ynode *root, lc_config_marks *marks);
+
+/* Read one block on its own (a stage built outside a pipeline): a new
+ * struct of b->size bytes with its defaults and the values of map (NULL:
+ * an empty block), problems in marks with paths under `path`. */
+void *lc_settings_read_block(const lc_settings *b, const lc_ynode *map, const char *path,
+                             lc_config_marks *marks);
+/* Free what the block's rows own (texts, blocks, lists); then the block. */
+void lc_settings_free_fields(const lc_settings *b, void *block);
+void lc_settings_free_block(const lc_settings *b, void *block);
+
+void lc_config_marks_fini(lc_config_marks *m);
+/* Where the key at path is; NULL when the text has none. */
+const lc_config_key *lc_config_marks_find(const lc_config_marks *m, const char *path);
+/* The index of the stage named name; -1 when none is. */
+int lc_config_marks_stage_index(const lc_config_marks *m, const char *name);
+
+#endif

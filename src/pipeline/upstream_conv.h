@@ -1,0 +1,129 @@
+/*
+ * upstream_conv: the pieces of `lcmon convert-config` (upstream_config.h)
+ * shared by its files: upstream's schema and the values read against it
+ * (upstream_schema.c, pass 1), the mapping of each upstream stage to
+ * lcmon's (upstream_map.c, pass 2), and the conversion's state, reading,
+ * wiring and printing (upstream_config.c, pass 3).
+ *
+ * Internal to the pipeline layer.
+ */
+#ifndef LC_PIPELINE_UPSTREAM_CONV_H
+#define LC_PIPELINE_UPSTREAM_CONV_H
+
+#include "format/textproto.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* ---- upstream's schema (upstream_schema.c) ---- */
+
+typedef enum utype { U_UINT, U_INT, U_DOUBLE, U_STRING, U_ENUM, U_BLOCK } utype;
+
+typedef struct ufield {
+    const char *name;
+    utype type;
+    bool repeated;
+    const char *const *enums; /* U_ENUM: the values */
+    const struct ufield *sub; /* U_BLOCK: its fields */
+} ufield;
+
+struct conv;
+struct lstage;
+/* Pass 2 for one upstream stage type (upstream_map.c). */
+typedef void (*map_fn)(struct conv *c, struct lstage *s);
+
+void up_map_fpp(struct conv *, struct lstage *);
+void up_map_loader(struct conv *, struct lstage *);
+void up_map_pool(struct conv *, struct lstage *);
+void up_map_rescorer(struct conv *, struct lstage *);
+void up_map_unpacker(struct conv *, struct lstage *);
+void up_map_sampler(struct conv *, struct lstage *);
+void up_map_tensors(struct conv *, struct lstage *);
+void up_map_splitter(struct conv *, struct lstage *);
+void up_map_nothing(struct conv *, struct lstage *);
+
+typedef struct ustage_type {
+    const char *name; /* upstream's block */
+    const ufield *fields;
+    const char *lcmon; /* lcmon's stage type; NULL: none (commented out) */
+    map_fn map;
+} ustage_type;
+
+/* Upstream's stage blocks, with lcmon's type and the mapping of each. */
+extern const ustage_type up_stage_types[];
+extern const size_t up_n_stage_types; /* at most UP_MAX_STAGE_TYPES */
+#define UP_MAX_STAGE_TYPES 16
+/* Upstream's overflow names and lcmon's, in the same order (NULL-ended). */
+extern const char *const up_overflow_values[];
+extern const char *const up_overflow_lcmon[];
+
+/* ---- the conversion's state (upstream_config.c) ---- */
+
+#define MAX_INPUTS 8
+#define MAX_OUTPUTS 8
+#define NAME_MAX_LEN 40 /* lcmon's limit for a stage's name */
+
+typedef struct lstage {
+    const lc_tp_field *def; /* stage { } (NULL for a writer) */
+    const char *up_name;    /* upstream's name (a writer: the output's alias) */
+    char name[NAME_MAX_LEN + 8];
+    const ustage_type *type;  /* NULL for a writer */
+    const lc_tp_field *block; /* the stage-type block */
+    const lc_tp_field *input_refs[MAX_INPUTS];
+    unsigned n_inputs;
+    int in_stage[MAX_INPUTS];    /* resolved */
+    char in_out[MAX_INPUTS][24]; /* lcmon output name, "" for the only one */
+    /* A splitter's outputs: upstream's names and lcmon's. */
+    const char *out_up[MAX_OUTPUTS];
+    char out_lc[MAX_OUTPUTS][24];
+    unsigned n_out;
+    char *body; /* settings and comments, each line indented by 6 */
+    size_t body_len;
+    FILE *bf;
+    char output[96];             /* the output queue's flow mapping, "" for none */
+    const lc_tp_field *st_theta; /* a rescorer's st_q_theta */
+    bool placed;
+} lstage;
+
+typedef struct conv {
+    const char *origin;
+    char *errs;
+    size_t errs_len;
+    FILE *ef;
+    unsigned n_errors;
+    lstage *st;
+    unsigned n_st, n_stage_defs;
+    unsigned n_unmapped, n_dropped;
+    const lc_tp_field *outputs[MAX_OUTPUTS * 4];
+    unsigned n_outputs;
+} conv;
+
+/* One error, "origin:LINE:COL: what", one line. */
+void up_error_at(conv *c, unsigned line, unsigned col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- values (upstream_schema.c) ---- */
+
+bool up_valid_utf8(const char *s, size_t n);
+/* A whole number, 0 or more (no sign), as strtoull base 0 reads it. */
+bool up_parse_uint(const char *s, unsigned long long *v);
+/* A YAML double-quoted scalar of s (n bytes, at most max shown). */
+void up_put_yaml_string(FILE *f, const char *s, size_t n, size_t max);
+/* A field's value as YAML text for lcmon: numbers cleaned up. */
+void up_value_yaml(const lc_tp_field *f, utype t, char *buf, size_t n);
+/* Pass 1: every field of block against table; problems via up_error_at. */
+void up_check_fields(conv *c, const lc_tp_field *block, const ufield *table, const char *where);
+/* The field of block named name; NULL when absent (or block NULL). */
+const lc_tp_field *up_get(const lc_tp_field *block, const char *name);
+
+/* ---- mapping (upstream_map.c) ---- */
+
+/* A setting line "key: value" of the lcmon stage's block. */
+void up_set(lstage *s, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The output queue's flow mapping from upstream's queue block. */
+void up_map_queue(lstage *s, const lc_tp_field *q);
+/* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
+void up_clean_name(const char *in, char *out, size_t max);
+
+#endif

@@ -1,0 +1,351 @@
+/*
+ * upstream_map: pass 2 of the conversion: each upstream stage block
+ * written as an lcmon stage's settings (YAML lines), the fields lcmon has
+ * no equivalent for kept as comments saying why. See upstream_conv.h.
+ */
+#include "pipeline/upstream_conv.h"
+
+#include "core/error.h"
+#include "core/text.h"
+#include "format/textproto.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* position_sampling { }: upstream's names, lcmon's, upstream's defaults
+ * (written out: lcmon's differ, see the README). */
+static const struct {
+    const char *upstream, *lcmon, *dflt;
+} weight_keys[] = {
+    {"diff_focus_alpha", "alpha", "1"},         {"diff_focus_beta", "beta", "0"},
+    {"diff_focus_gamma", "gamma", "1"},         {"diff_focus_tau", "tau", "1"},
+    {"default_weight", "default_weight", "1"},  {"diff_focus_q_weight", "q_weight", "0"},
+    {"diff_focus_pol_scale", "pol_scale", "1"},
+};
+#define N_WEIGHT_KEYS (sizeof weight_keys / sizeof weight_keys[0])
+
+/* ---- pass 2: mapping ---- */
+
+void up_set(lstage *s, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(s->bf, "      %s: ", key);
+    va_start(ap, fmt);
+    vfprintf(s->bf, fmt, ap);
+    va_end(ap);
+    fputc('\n', s->bf);
+}
+
+/* A scalar field converted under an lcmon key. */
+static void set_field(lstage *s, const char *key, const lc_tp_field *f, utype t)
+{
+    char v[64];
+    up_value_yaml(f, t, v, sizeof v);
+    up_set(s, key, "%s", v);
+}
+
+/* A field kept as a comment: what was written, where, and why. */
+static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
+    __attribute__((format(printf, 4, 5)));
+static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
+{
+    va_list ap;
+    fprintf(s->bf, "      # %s: ", f->name);
+    if (f->kind == LC_TP_BLOCK)
+        fputs("{...}", s->bf);
+    else if (f->kind == LC_TP_STRING)
+        up_put_yaml_string(s->bf, f->value, f->value_len, 60);
+    else
+        fprintf(s->bf, "%.40s", f->value);
+    fprintf(s->bf, " (line %u): ", f->line);
+    va_start(ap, why);
+    vfprintf(s->bf, why, ap);
+    va_end(ap);
+    fputc('\n', s->bf);
+    c->n_unmapped++;
+}
+
+void up_map_queue(lstage *s, const lc_tp_field *q)
+{
+    const lc_tp_field *cap = up_get(q, "queue_capacity"), *ov = up_get(q, "overflow_behavior");
+    size_t o = 0;
+    s->output[0] = '\0';
+    if (!cap && !ov)
+        return;
+    o += (size_t)snprintf(s->output + o, sizeof s->output - o, "{");
+    if (cap) {
+        char v[32];
+        up_value_yaml(cap, U_UINT, v, sizeof v);
+        o += (size_t)snprintf(s->output + o, sizeof s->output - o, "capacity: %s", v);
+    }
+    if (ov) {
+        unsigned k = 0;
+        while (up_overflow_values[k] && strcmp(up_overflow_values[k], ov->value))
+            k++;
+        o +=
+            (size_t)snprintf(s->output + o, sizeof s->output - o, "%soverflow: %s", cap ? ", " : "",
+                             up_overflow_values[k] ? up_overflow_lcmon[k] : "block");
+    }
+    snprintf(s->output + o, sizeof s->output - o, "}");
+}
+
+/* position_sampling { } as lcmon's position_weights: every key written,
+ * upstream's defaults where the block leaves one out. */
+static void put_weights(FILE *f, const lc_tp_field *ps)
+{
+    fputs("{", f);
+    for (unsigned k = 0; k < N_WEIGHT_KEYS; k++) {
+        const lc_tp_field *w = up_get(ps, weight_keys[k].upstream);
+        char v[64];
+        if (w)
+            up_value_yaml(w, U_DOUBLE, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%s", weight_keys[k].dflt);
+        fprintf(f, "%s%s: %s", k ? ", " : "", weight_keys[k].lcmon, v);
+    }
+    fputs("}", f);
+}
+
+void up_map_fpp(conv *c, lstage *s)
+{
+    const lc_tp_field *d = up_get(s->block, "directory");
+    if (!d) {
+        up_error_at(c, s->block->line, s->block->col,
+                    "stage '%s': file_path_provider needs a directory (upstream's too)",
+                    s->up_name);
+        return;
+    }
+    fprintf(s->bf, "      directory: ");
+    up_put_yaml_string(s->bf, d->value, d->value_len, (size_t)-1);
+    fputc('\n', s->bf);
+}
+
+void up_map_loader(conv *c, lstage *s)
+{
+    const lc_tp_field *f;
+    if ((f = up_get(s->block, "threads")))
+        set_field(s, "threads", f, U_UINT);
+    if ((f = up_get(s->block, "frame_format")))
+        note(c, s, f,
+             "no equivalent: lcmon reads each record's version (V3 to V7) from the record");
+}
+
+void up_map_pool(conv *c, lstage *s)
+{
+    const lc_tp_field *f, *threshold = up_get(s->block, "hanse_sampling_threshold");
+    if ((f = up_get(s->block, "chunk_pool_size")))
+        set_field(s, "chunk_pool_size", f, U_UINT);
+    else
+        up_set(s, "chunk_pool_size", "100000  # upstream's default");
+    if ((f = up_get(s->block, "chunk_loading_threads")))
+        set_field(s, "threads", f, U_UINT);
+    else
+        up_set(s, "threads", "4  # upstream's default chunk_loading_threads");
+    if ((f = up_get(s->block, "source_ingestion_threads")))
+        note(c, s, f, "no equivalent: lcmon indexes sources in chunk_source_loader (its threads)");
+    const lc_tp_field *gamma = up_get(s->block, "hanse_sampling_gamma");
+    const lc_tp_field *ps = up_get(s->block, "position_sampling");
+    if (threshold) {
+        fprintf(s->bf, "      hanse:\n        gamma: ");
+        if (gamma) {
+            char v[64];
+            up_value_yaml(gamma, U_DOUBLE, v, sizeof v);
+            fputs(v, s->bf);
+        } else {
+            fputs("1", s->bf);
+        }
+        fputs("\n        position_weights: ", s->bf);
+        put_weights(s->bf, ps);
+        fputc('\n', s->bf);
+        note(c, s, threshold,
+             "no equivalent: lcmon's Hanse sampling (hanse:, on because this is set) weighs every "
+             "chunk");
+    } else {
+        if (gamma)
+            note(c, s, gamma, "not converted: upstream uses it only with hanse_sampling_threshold");
+        if (ps)
+            note(c, s, ps, "not converted: upstream uses it only with hanse_sampling_threshold");
+    }
+    const char *cache[] = {"cachehit_output", "position_cache_size", "caching_threads"};
+    for (unsigned k = 0; k < 3; k++)
+        if ((f = up_get(s->block, cache[k])))
+            note(c, s, f, "no equivalent: lcmon has no position cache");
+}
+
+void up_map_rescorer(conv *c, lstage *s)
+{
+    c->n_dropped++;
+    for (unsigned i = 0; i < s->block->n_fields; i++) {
+        const lc_tp_field *f = &s->block->fields[i];
+        if (!strcmp(f->name, "st_q_theta")) {
+            s->st_theta = f;
+            note(c, s, f,
+                 "given as st_theta to the chunk_unpacker reading this stage (lcmon's "
+                 "unpacker computes the V6 short-term targets)");
+        } else {
+            note(c, s, f, "no equivalent yet: lcmon has no chunk_rescorer");
+        }
+    }
+}
+
+void up_map_unpacker(conv *c, lstage *s)
+{
+    const lc_tp_field *f, *count = up_get(s->block, "position_count");
+    if ((f = up_get(s->block, "threads")))
+        set_field(s, "threads", f, U_UINT);
+    if (count)
+        set_field(s, "positions_per_chunk", count, U_UINT);
+    if ((f = up_get(s->block, "position_sampling_rate"))) {
+        if (count)
+            note(c, s, f, "not converted: position_count takes its place (as upstream)");
+        else
+            set_field(s, "sampling_rate", f, U_DOUBLE);
+    }
+    if ((f = up_get(s->block, "position_sampling"))) {
+        if (count) {
+            fputs("      position_weights: ", s->bf);
+            put_weights(s->bf, f);
+            fputc('\n', s->bf);
+        } else {
+            note(c, s, f,
+                 "not converted: lcmon draws by weight with positions_per_chunk (upstream's "
+                 "position_count); with a rate, see diff_focus in the README");
+        }
+    }
+    if ((f = up_get(s->block, "prefetch_count")))
+        note(c, s, f, "no equivalent: lcmon has no prefetch output");
+    if ((f = up_get(s->block, "prefetch_output")))
+        note(c, s, f, "no equivalent: lcmon has no prefetch output");
+}
+
+void up_map_sampler(conv *c, lstage *s)
+{
+    (void)c;
+    const lc_tp_field *t = up_get(s->block, "threads"),
+                      *per = up_get(s->block, "reservoir_size_per_thread");
+    unsigned long long threads = 1, size = 1000000;
+    if (t)
+        up_parse_uint(t->value, &threads);
+    if (per)
+        up_parse_uint(per->value, &size);
+    unsigned long long total = threads ? size * threads : size;
+    if (threads && total / threads != size)
+        total = size;
+    up_set(s, "reservoir_size", "%llu  # %llu a thread (%s) x %llu thread%s", total, size,
+           per ? "reservoir_size_per_thread" : "upstream's default", threads,
+           threads == 1 ? "" : "s");
+    if (t)
+        set_field(s, "threads", t, U_UINT);
+}
+
+void up_map_tensors(conv *c, lstage *s)
+{
+    (void)c;
+    const lc_tp_field *f;
+    if ((f = up_get(s->block, "batch_size")))
+        set_field(s, "batch_size", f, U_UINT);
+    else
+        up_set(s, "batch_size", "1024  # upstream's default");
+    up_set(s, "layout", "current  # upstream's tensors");
+    if ((f = up_get(s->block, "threads")))
+        set_field(s, "threads", f, U_UINT);
+}
+
+/* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
+void up_clean_name(const char *in, char *out, size_t max)
+{
+    size_t o = 0;
+    for (const char *p = in; *p && o < max; p++) {
+        char ch = *p;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+        out[o++] = ok ? ch : '_';
+    }
+    if (!o)
+        out[o++] = 'x';
+    out[o] = '\0';
+}
+
+void up_map_splitter(conv *c, lstage *s)
+{
+    const lc_tp_field *weights[MAX_OUTPUTS * 4];
+    unsigned n_w = 0;
+    const lc_tp_field *first_queue = NULL;
+    s->n_out = 0;
+    for (unsigned i = 0; i < s->block->n_fields; i++) {
+        const lc_tp_field *f = &s->block->fields[i];
+        if (!strcmp(f->name, "weight")) {
+            if (n_w < MAX_OUTPUTS * 4)
+                weights[n_w++] = f;
+            continue;
+        }
+        if (strcmp(f->name, "output") != 0 || f->kind != LC_TP_BLOCK)
+            continue;
+        const lc_tp_field *name = up_get(f, "name");
+        if (!name || name->kind != LC_TP_STRING) {
+            up_error_at(
+                c, f->line, f->col,
+                "stage '%s': chunk_source_splitter: every output needs a name (output { name: "
+                "\"train\" })",
+                s->up_name);
+            continue;
+        }
+        if (s->n_out == MAX_OUTPUTS) {
+            up_error_at(c, f->line, f->col, "stage '%s': more than %d outputs", s->up_name,
+                        MAX_OUTPUTS);
+            continue;
+        }
+        s->out_up[s->n_out] = name->value;
+        up_clean_name(name->value, s->out_lc[s->n_out], 20);
+        for (unsigned k = 0; k < s->n_out; k++)
+            if (!strcmp(s->out_lc[k], s->out_lc[s->n_out]))
+                up_error_at(c, name->value_line, name->value_col,
+                            "stage '%s': two outputs named '%s'", s->up_name, s->out_lc[k]);
+        s->n_out++;
+        if (!first_queue) {
+            first_queue = f;
+            up_map_queue(s, f);
+        } else {
+            char other[sizeof s->output];
+            memcpy(other, s->output, sizeof other);
+            up_map_queue(s, f);
+            if (strcmp(other, s->output) != 0) {
+                note(c, s, f,
+                     "not converted: lcmon gives all of a stage's outputs one queue "
+                     "setting (the first output's)");
+                memcpy(s->output, other, sizeof other);
+            }
+        }
+    }
+    if (!s->n_out) {
+        up_error_at(
+            c, s->block->line, s->block->col,
+            "stage '%s': chunk_source_splitter needs its outputs (output { name: \"train\" })",
+            s->up_name);
+        return;
+    }
+    if (n_w && n_w != s->n_out)
+        up_error_at(
+            c, weights[0]->line, weights[0]->col,
+            "stage '%s': %u weights for %u outputs (one weight an output, in the same order)",
+            s->up_name, n_w, s->n_out);
+    fputs("      outputs:\n", s->bf);
+    for (unsigned k = 0; k < s->n_out; k++) {
+        char v[64] = "1";
+        if (n_w == s->n_out)
+            up_value_yaml(weights[k], U_UINT, v, sizeof v);
+        fprintf(s->bf, "        - {name: %s, weight: %s}\n", s->out_lc[k], v);
+    }
+}
+
+void up_map_nothing(conv *c, lstage *s)
+{
+    (void)c;
+    if (!strcmp(s->type->lcmon, "join"))
+        up_set(s, "mode", "available  # takes whichever input has positions, as upstream's join");
+}
