@@ -84,13 +84,18 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         1: ("name", "string", False), 2: ("stage_type", "string", False),
         3: ("input", "string", False), 4: ("queue_name", "string", False),
         5: ("queue_capacity", "uint64", False), 6: ("item_type", "string", False),
-        7: ("details", "MetricDisplay", True),
+        7: ("details", "MetricDisplay", True), 8: ("commands", "CommandDescription", True),
+    },
+    "CommandDescription": {
+        1: ("name", "string", False), 2: ("args", "string", False),
+        3: ("help", "string", False), 4: ("min_args", "uint32", False),
+        5: ("max_args", "uint32", False), 6: ("one_stage", "bool", False),
     },
     "Hello": {
         1: ("protocol_version", "uint32", False), 2: ("lcmon_version", "string", False),
         3: ("stages", "StageDescription", True), 4: ("pid", "uint32", False),
         5: ("run_id", "uint64", False), 6: ("seed", "uint64", False),
-        7: ("config", "string", False),
+        7: ("config", "string", False), 8: ("commands", "CommandDescription", True),
     },
     "Subscribe": {
         1: ("interval_ms", "uint32", False), 2: ("log_after", "uint64", False),
@@ -122,14 +127,17 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "ShufflingChunkPoolControlResponse": {
         1: ("chunk_anchor", "string", False), 2: ("chunks_since_anchor", "int64", False),
     },
+    "ReplyField": {1: ("name", "string", False), 2: ("value", "string", False)},
     "StageControlResponse": {
         1: ("chunk_pool_response", "ShufflingChunkPoolControlResponse", False),
         2: ("stage", "string", False), 3: ("ok", "bool", False), 4: ("error", "string", False),
+        5: ("fields", "ReplyField", True),
     },
     "ControlRequest": {
         1: ("pipeline_command", "enum:PipelineCommand", False),
         2: ("stage_request", "StageControlRequest", False),
-        3: ("reload_config", "bool", False),
+        3: ("reload_config", "bool", False), 4: ("command", "string", False),
+        5: ("args", "string", True), 6: ("stage", "string", False),
     },
     "ControlResponse": {
         1: ("ok", "bool", False), 2: ("error", "string", False),

@@ -50,6 +50,7 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "lc_config.h"
+#include "monitor/command_wire.h"
 #include "monitor/sockfile.h"
 #include "monitor/wire.h"
 
@@ -195,6 +196,8 @@ static void build_hello(lc_server *s, bool again)
         hello.n_stages = mine->n_stages;
         hello.stages = mine->stages;
         hello.config = mine->config;
+        hello.n_commands = mine->n_commands;
+        hello.commands = mine->commands;
     }
     msg.hello = &hello;
     lc_wire_put_server(&s->hello, &msg);
@@ -244,8 +247,8 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
         c->log_after = m->subscribe->has_log_after ? m->subscribe->log_after : 0;
     }
     if (m->control) {
-        Lcmon__ControlResponse *resp = NULL;
-        lc_monitor_control(s->monitor, m->control, &resp);
+        const char *name;
+        Lcmon__ControlResponse *resp = lc_command_wire_serve(s->monitor, m->control, &name);
         Lcmon__ServerMessage out = LCMON__SERVER_MESSAGE__INIT;
         out.control_response = resp;
         out.has_request_id = m->has_request_id;
@@ -257,7 +260,7 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
         c->next_due_ns = lc_now_ns();
         /* The stages may have changed: every client hears them again (the
          * one that asked, after its reply). */
-        if (m->control->has_reload_config && m->control->reload_config) {
+        if (name && strcmp(name, "reload") == 0) {
             build_hello(s, true);
             for (size_t i = 0; i < s->n_clients; i++)
                 if (!s->clients[i].closing)

@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The stages' states are StageState's numbers (core/metrics.h). */
+_Static_assert((int)LC_STAGE_IDLE == (int)LCMON__STAGE_STATE__STAGE_IDLE &&
+                   (int)LC_STAGE_RUNNING == (int)LCMON__STAGE_STATE__STAGE_RUNNING &&
+                   (int)LC_STAGE_PAUSED == (int)LCMON__STAGE_STATE__STAGE_PAUSED &&
+                   (int)LC_STAGE_FINISHED == (int)LCMON__STAGE_STATE__STAGE_FINISHED &&
+                   (int)LC_STAGE_STOPPED == (int)LCMON__STAGE_STATE__STAGE_STOPPED,
+               "lc_stage_state_id and StageState differ");
+
 static void set_stats_double(Lcmon__StatisticsProtoDouble *p, const lc_stats *s)
 {
     lcmon__statistics_proto_double__init(p);
