@@ -3,10 +3,13 @@
  * help screen are all made from the one table, so a key cannot be bound
  * without being listed, nor listed without being bound.
  *
- * Every action goes through the monitor interface (lc_monitor_pause,
- * lc_monitor_pipeline, lc_monitor_reload, lc_monitor_anchor) and reports
- * its outcome on the message line; results worth keeping (anchors,
- * restarts) also go to the log pane (a reload's, from the loader's log).
+ * A key that steers the loader names the loader's commands it runs (the
+ * rows of its command tables, core/command.h: "pause", "anchor-reset"),
+ * and its action runs them by that name through the monitor interface
+ * (lc_monitor_run); a test checks that every name is a command of the
+ * tables. Each action reports its outcome on the message line; results
+ * worth keeping (anchors, restarts) also go to the log pane (a reload's,
+ * from the loader's log).
  */
 #include "tui/screen.h"
 
@@ -28,7 +31,10 @@ typedef struct tui_key {
     const char *label; /* the key bar's word (NULL: not in the key bar) */
     int bar_priority;  /* lower stays longer on a narrow key bar */
     const char *help;  /* one line for the help screen */
-    void (*run)(tui_screen *s);
+    /* The loader's commands it runs, by name (NULL: none); Space runs the
+     * second on a paused stage, S the second a moment after the first. */
+    const char *commands[2];
+    void (*run)(tui_screen *s, const struct tui_key *k);
 } tui_key;
 
 /* ---- actions ---- */
@@ -47,18 +53,20 @@ static void select_stage(tui_screen *s, size_t i)
     snprintf(s->selected_name, sizeof s->selected_name, "%s", name ? name : "");
 }
 
-static void act_up(tui_screen *s)
+static void act_up(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     if (s->selected > 0)
         select_stage(s, s->selected - 1);
 }
 
-static void act_down(tui_screen *s)
+static void act_down(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     select_stage(s, s->selected + 1);
 }
 
-static void act_pause(tui_screen *s)
+static void act_pause(tui_screen *s, const tui_key *k)
 {
     const Lcmon__StageMetricProto *st = tui_screen_selected(s);
     if (!st || !st->name) {
@@ -70,8 +78,9 @@ static void act_pause(tui_screen *s)
     snprintf(name, sizeof name, "%s", st->name);
     lc_error err;
     lc_error_clear(&err);
-    if (lc_monitor_pause(s->mon, name, pause, &err) != 0) {
-        tui_screen_message(s, true, "cannot %s %s: %s", pause ? "pause" : "resume", name, err.msg);
+    const char *command = k->commands[pause ? 0 : 1];
+    if (lc_monitor_run(s->mon, command, name, 0, NULL, NULL, &err) != 0) {
+        tui_screen_message(s, true, "cannot %s %s: %s", command, name, err.msg);
         return;
     }
     if (pause)
@@ -90,7 +99,7 @@ static bool pipeline_active(Lcmon__PipelineState st)
            st == LCMON__PIPELINE_STATE__PIPELINE_PAUSED;
 }
 
-static void act_restart(tui_screen *s)
+static void act_restart(tui_screen *s, const tui_key *k)
 {
     if (s->restart_at > 0)
         return; /* already on its way back */
@@ -100,7 +109,7 @@ static void act_restart(tui_screen *s)
         tui_screen_draw(s);
         lc_error err;
         lc_error_clear(&err);
-        int rc = lc_monitor_pipeline(s->mon, false, &err);
+        int rc = lc_monitor_run(s->mon, k->commands[0], NULL, 0, NULL, NULL, &err);
         s->stopping = false;
         if (rc != 0) {
             tui_screen_message(s, true, "cannot stop the pipeline: %s", err.msg);
@@ -121,31 +130,32 @@ static void act_restart(tui_screen *s)
 /* R: the configuration file read again and, when it checks out, the
  * pipeline restarted with it. The loader logs what it loaded or every
  * problem (the log pane shows them); the message line says the outcome. */
-static void act_reload(tui_screen *s)
+static void act_reload(tui_screen *s, const tui_key *k)
 {
     const Lcmon__Hello *h = lc_monitor_hello(s->mon);
     tui_screen_message(s, false, "reloading %s...",
                        h && h->config ? h->config : "the configuration");
     tui_screen_draw(s);
-    char *said = NULL;
+    lc_command_result res = {0};
     lc_error err;
     lc_error_clear(&err);
-    if (lc_monitor_reload(s->mon, &said, &err) != 0) {
+    if (lc_monitor_run(s->mon, k->commands[0], NULL, 0, NULL, &res, &err) != 0) {
         /* The first line (it counts the problems); all are in the log. */
         int first = (int)strcspn(err.msg, "\n");
         tui_screen_message(s, true, "%.*s%s", first, err.msg,
                            err.msg[first] ? " (all of them in the log)" : "");
     } else {
         s->restart_at = 0; /* a start S has pending is done */
-        tui_screen_message(s, false, "%s", said ? said : "reloaded");
+        tui_screen_message(s, false, "%s", res.message ? res.message : "reloaded");
     }
-    free(said);
+    lc_command_result_fini(&res);
     tui_screen_fetch(s);
 }
 
 /* The prompt's prefill: the pool's newest chunk key. */
-static void act_anchor_set(tui_screen *s)
+static void act_anchor_set(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     lc_snapshot_anchor an;
     const Lcmon__StageMetricProto *pool = lc_snapshot_find_anchor(s->last, &an);
     if (!pool) {
@@ -156,54 +166,78 @@ static void act_anchor_set(tui_screen *s)
     s->prompting = true;
 }
 
-static void act_anchor_reset(tui_screen *s)
+/* The pool's answer to an anchor command ("(none)" for no anchor), or NULL. */
+static const char *anchor_of(const lc_command_result *res, long long *count)
 {
-    char *anchor = NULL;
-    int64_t count = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        const char *a = lc_reply_get(&res->replies[i], "anchor");
+        const char *c = lc_reply_get(&res->replies[i], "count");
+        if (a) {
+            *count = c ? strtoll(c, NULL, 10) : 0;
+            return a[0] ? a : "(none)";
+        }
+    }
+    return NULL;
+}
+
+static void act_anchor_reset(tui_screen *s, const tui_key *k)
+{
+    lc_command_result res = {0};
     lc_error err;
     lc_error_clear(&err);
-    if (lc_monitor_anchor(s->mon, NULL, true, &anchor, &count, &err) != 0) {
-        tui_screen_message(s, true, "cannot reset the anchor: %s", err.msg);
+    long long count = 0;
+    const char *key = NULL;
+    if (lc_monitor_run(s->mon, k->commands[0], NULL, 0, NULL, &res, &err) == 0)
+        key = anchor_of(&res, &count);
+    if (!key) {
+        tui_screen_message(s, true, "cannot reset the anchor: %s",
+                           err.msg[0] ? err.msg : "no stage answered with an anchor");
+        lc_command_result_fini(&res);
         return;
     }
-    const char *key = anchor && anchor[0] ? anchor : "(none)";
     tui_screen_message(s, false, "anchor reset to %s: %lld chunks were counted since the last one",
-                       key, (long long)count);
+                       key, count);
     tui_logpane_add(s->log, LC_LOG_INFO,
                     "anchor reset to %s; %lld chunks were counted since the previous anchor", key,
-                    (long long)count);
-    free(anchor);
+                    count);
+    lc_command_result_fini(&res);
     tui_screen_fetch(s);
 }
 
-static void act_log(tui_screen *s)
+static void act_log(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     s->show_log = !s->show_log;
     s->relayout = true;
 }
 
-static void act_log_up(tui_screen *s)
+static void act_log_up(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     tui_logpane_scroll(s->log, s->log_h > 3 ? s->log_h - 2 : 5);
 }
 
-static void act_log_down(tui_screen *s)
+static void act_log_down(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     tui_logpane_scroll(s->log, -(s->log_h > 3 ? s->log_h - 2 : 5));
 }
 
-static void act_log_end(tui_screen *s)
+static void act_log_end(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     tui_logpane_end(s->log);
 }
 
-static void act_log_home(tui_screen *s)
+static void act_log_home(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     tui_logpane_scroll(s->log, TUI_LOG_LINES * 8);
 }
 
-static void act_theme(tui_screen *s)
+static void act_theme(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     /* Without colour only the themes made for it take turns. */
     size_t cur = tui_theme_index(tui_crt_theme()), i = cur;
     do {
@@ -224,8 +258,9 @@ static void act_theme(tui_screen *s)
 static const double rates[] = {0.5, 1, 2, 5, 10};
 #define N_RATES (sizeof rates / sizeof rates[0])
 
-static void act_faster(tui_screen *s)
+static void act_faster(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     for (size_t i = 0; i < N_RATES; i++)
         if (rates[i] > s->refresh_hz + 1e-9) {
             s->refresh_hz = rates[i];
@@ -234,8 +269,9 @@ static void act_faster(tui_screen *s)
     tui_screen_message(s, false, "%g redraws per second", s->refresh_hz);
 }
 
-static void act_slower(tui_screen *s)
+static void act_slower(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     for (size_t i = N_RATES; i-- > 0;)
         if (rates[i] < s->refresh_hz - 1e-9) {
             s->refresh_hz = rates[i];
@@ -244,19 +280,22 @@ static void act_slower(tui_screen *s)
     tui_screen_message(s, false, "%g redraws per second", s->refresh_hz);
 }
 
-static void act_help(tui_screen *s)
+static void act_help(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     s->help = true;
 }
 
-static void act_repaint(tui_screen *s)
+static void act_repaint(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     (void)s;
     tui_crt_repaint_all();
 }
 
-static void act_quit(tui_screen *s)
+static void act_quit(tui_screen *s, const tui_key *k)
 {
+    (void)k;
     s->quit = true;
 }
 
@@ -264,30 +303,35 @@ static void act_quit(tui_screen *s)
 
 /* clang-format off */
 static const tui_key keys[] = {
-    {{KEY_UP, 'k', 0}, "↑ k", "Up k", NULL, 0, "select the stage above", act_up},
-    {{KEY_DOWN, 'j', 0}, "↓ j", "Down j", NULL, 0, "select the stage below", act_down},
-    {{' ', 0}, "Space", NULL, "pause", 2, "pause or resume the selected stage", act_pause},
+    {{KEY_UP, 'k', 0}, "↑ k", "Up k", NULL, 0, "select the stage above", {0}, act_up},
+    {{KEY_DOWN, 'j', 0}, "↓ j", "Down j", NULL, 0, "select the stage below", {0}, act_down},
+    {{' ', 0}, "Space", NULL, "pause", 2, "pause or resume the selected stage",
+     {"pause", "resume"}, act_pause},
     {{'S', 0}, "S", NULL, "restart", 4,
-     "stop the pipeline, then start it again with the same configuration", act_restart},
+     "stop the pipeline, then start it again with the same configuration", {"stop", "start"},
+     act_restart},
     {{'R', 0}, "R", NULL, "reload", 9,
      "read the configuration file again and restart with it (anchor and reader kept)",
-     act_reload},
+     {"reload"}, act_reload},
     {{'a', 0}, "a", NULL, "anchor", 5, "set the anchor (a prompt offers the newest chunk key)",
-     act_anchor_set},
+     {"anchor-set"}, act_anchor_set},
     {{'r', 0}, "r", NULL, "reset", 6,
-     "reset the anchor to the newest chunk; says how many chunks were counted", act_anchor_reset},
-    {{'l', 0}, "l", NULL, "log", 7, "show or hide the log pane", act_log},
-    {{KEY_PPAGE, 0}, "PgUp", NULL, NULL, 0, "scroll the log back", act_log_up},
-    {{KEY_NPAGE, 0}, "PgDn", NULL, NULL, 0, "scroll the log forward", act_log_down},
-    {{KEY_HOME, 0}, "Home", NULL, NULL, 0, "the oldest log line", act_log_home},
-    {{KEY_END, 0}, "End", NULL, NULL, 0, "the newest log line, and follow new ones", act_log_end},
-    {{'t', 0}, "t", NULL, "theme", 8, "next theme: default, monochrome, light", act_theme},
-    {{'+', '=', 0}, "+", NULL, NULL, 0, "redraw more often (up to 10 per second)", act_faster},
-    {{'-', 0}, "-", NULL, NULL, 0, "redraw less often", act_slower},
-    {{CTRL('L'), 0}, "Ctrl-L", NULL, NULL, 0, "repaint the whole screen", act_repaint},
-    {{'?', 'h', KEY_F(1), 0}, "?", NULL, "help", 1, "this help", act_help},
+     "reset the anchor to the newest chunk; says how many chunks were counted", {"anchor-reset"},
+     act_anchor_reset},
+    {{'l', 0}, "l", NULL, "log", 7, "show or hide the log pane", {0}, act_log},
+    {{KEY_PPAGE, 0}, "PgUp", NULL, NULL, 0, "scroll the log back", {0}, act_log_up},
+    {{KEY_NPAGE, 0}, "PgDn", NULL, NULL, 0, "scroll the log forward", {0}, act_log_down},
+    {{KEY_HOME, 0}, "Home", NULL, NULL, 0, "the oldest log line", {0}, act_log_home},
+    {{KEY_END, 0}, "End", NULL, NULL, 0, "the newest log line, and follow new ones", {0},
+     act_log_end},
+    {{'t', 0}, "t", NULL, "theme", 8, "next theme: default, monochrome, light", {0}, act_theme},
+    {{'+', '=', 0}, "+", NULL, NULL, 0, "redraw more often (up to 10 per second)", {0},
+     act_faster},
+    {{'-', 0}, "-", NULL, NULL, 0, "redraw less often", {0}, act_slower},
+    {{CTRL('L'), 0}, "Ctrl-L", NULL, NULL, 0, "repaint the whole screen", {0}, act_repaint},
+    {{'?', 'h', KEY_F(1), 0}, "?", NULL, "help", 1, "this help", {0}, act_help},
     {{'q', KEY_F(10), 0}, "q", NULL, "quit", 0, "quit: stop the pipeline cleanly and exit (as Ctrl-C)",
-     act_quit},
+     {0}, act_quit},
 };
 /* clang-format on */
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -314,12 +358,22 @@ static const char *key_help(const tui_screen *s, const tui_key *k)
                                          : k->help;
 }
 
+size_t tui_key_commands(const char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_KEYS; i++)
+        for (size_t j = 0; j < 2 && keys[i].commands[j]; j++)
+            if (n < max)
+                names[n++] = keys[i].commands[j];
+    return n;
+}
+
 bool tui_keys_dispatch(tui_screen *s, int ch)
 {
     for (size_t i = 0; i < N_KEYS; i++)
         for (size_t j = 0; j < 4 && keys[i].codes[j]; j++)
             if (keys[i].codes[j] == ch) {
-                keys[i].run(s);
+                keys[i].run(s, &keys[i]);
                 return true;
             }
     return false;
@@ -336,7 +390,12 @@ static void prompt_submit(tui_screen *s)
     }
     lc_error err;
     lc_error_clear(&err);
-    if (lc_monitor_anchor(s->mon, s->input, false, NULL, NULL, &err) != 0) {
+    const char *key = s->input;
+    const char *command = NULL; /* the command of the key that prompted */
+    for (size_t i = 0; i < N_KEYS && !command; i++)
+        if (keys[i].run == act_anchor_set)
+            command = keys[i].commands[0];
+    if (lc_monitor_run(s->mon, command, NULL, 1, &key, NULL, &err) != 0) {
         tui_screen_message(s, true, "cannot set the anchor: %s", err.msg);
         return;
     }

@@ -100,6 +100,9 @@ void tui_message_draw(const tui_screen *s, WINDOW *w);
 void tui_help_draw(const tui_screen *s, WINDOW *w);
 /* Run the action bound to key ch; false when nothing is bound to it. */
 bool tui_keys_dispatch(tui_screen *s, int ch);
+/* The loader's commands the keys run, by name, into names (at most max);
+ * how many there are. */
+size_t tui_key_commands(const char **names, size_t max);
 /* A key while the anchor prompt is open. */
 void tui_prompt_key(tui_screen *s, int ch);
 

@@ -12,6 +12,11 @@ standard library:
         ctl.wait_for_new_chunks(1000, timeout=3600)  # block until 1000 new games
         key, counted = ctl.reset_anchor()            # anchor at the newest game
         m = ctl.metrics()                            # plain dicts: every stage's metrics
+        ctl.command("anchor-set", key, stage="pool")  # any command of ctl.commands(), by name
+
+The commands are the loader's (its hello lists them, with their arguments
+and the stages that have them: commands()); anchor(), pause(), reload()
+and the others are shorthands over command().
 
 Errors are exceptions: ControlError (the loader refused a request: its
 words), LoaderGone (no loader on the socket, or it went away and did not
@@ -84,13 +89,18 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         1: ("name", "string", False), 2: ("stage_type", "string", False),
         3: ("input", "string", False), 4: ("queue_name", "string", False),
         5: ("queue_capacity", "uint64", False), 6: ("item_type", "string", False),
-        7: ("details", "MetricDisplay", True),
+        7: ("details", "MetricDisplay", True), 8: ("commands", "CommandDescription", True),
+    },
+    "CommandDescription": {
+        1: ("name", "string", False), 2: ("args", "string", False),
+        3: ("help", "string", False), 4: ("min_args", "uint32", False),
+        5: ("max_args", "uint32", False), 6: ("one_stage", "bool", False),
     },
     "Hello": {
         1: ("protocol_version", "uint32", False), 2: ("lcmon_version", "string", False),
         3: ("stages", "StageDescription", True), 4: ("pid", "uint32", False),
         5: ("run_id", "uint64", False), 6: ("seed", "uint64", False),
-        7: ("config", "string", False),
+        7: ("config", "string", False), 8: ("commands", "CommandDescription", True),
     },
     "Subscribe": {
         1: ("interval_ms", "uint32", False), 2: ("log_after", "uint64", False),
@@ -122,14 +132,17 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "ShufflingChunkPoolControlResponse": {
         1: ("chunk_anchor", "string", False), 2: ("chunks_since_anchor", "int64", False),
     },
+    "ReplyField": {1: ("name", "string", False), 2: ("value", "string", False)},
     "StageControlResponse": {
         1: ("chunk_pool_response", "ShufflingChunkPoolControlResponse", False),
         2: ("stage", "string", False), 3: ("ok", "bool", False), 4: ("error", "string", False),
+        5: ("fields", "ReplyField", True),
     },
     "ControlRequest": {
         1: ("pipeline_command", "enum:PipelineCommand", False),
         2: ("stage_request", "StageControlRequest", False),
-        3: ("reload_config", "bool", False),
+        3: ("reload_config", "bool", False), 4: ("command", "string", False),
+        5: ("args", "string", True), 6: ("stage", "string", False),
     },
     "ControlResponse": {
         1: ("ok", "bool", False), 2: ("error", "string", False),
@@ -500,45 +513,83 @@ class Control:
                 raise ControlError("stage %s: %s" % (sr.get("stage", "?"), sr.get("error", "")))
         return resp
 
-    def _anchor(self, pool: Dict[str, Any]) -> Tuple[str, int]:
-        resp = self.request({"stage_request": {"chunk_pool_request": pool}})
+    def commands(self) -> Dict[str, Dict[str, Any]]:
+        """The commands the loader answers, from its hello (the rows of its
+        command tables, as `lcmon ctl SOCKET help` lists them): name ->
+        {"args" (usage: "KEY", "" for none), "help", "min_args",
+        "max_args", "one_stage" (for one named stage only, as pause),
+        "stages" (the stages that have it; [] for the loader's own: stop,
+        start, restart, reload)}."""
+        out: Dict[str, Dict[str, Any]] = {}
+
+        def add(c: Dict[str, Any], stage: Optional[str]) -> None:
+            row = out.setdefault(c.get("name", ""), {
+                "args": c.get("args", ""), "help": c.get("help", ""),
+                "min_args": c.get("min_args", 0), "max_args": c.get("max_args", 0),
+                "one_stage": c.get("one_stage", False), "stages": []})
+            if stage is not None:
+                row["stages"].append(stage)
+
+        for c in self.hello.get("commands", []):
+            add(c, None)
+        for s in self.hello.get("stages", []):
+            for c in s.get("commands", []):
+                add(c, s.get("name", ""))
+        return out
+
+    def command(self, name: str, *args: str, stage: Optional[str] = None) -> Dict[str, Any]:
+        """Run one of the loader's commands by name (see commands()), as
+        `lcmon ctl SOCKET NAME [--stage STAGE] ARGS...` does: a stage's
+        command goes to `stage`, or to every stage that has it. Returns
+        {"message": what the loader said it did ("" for nothing more than
+        done), "replies": {stage: {field: value}} for each stage that ran
+        it, in pipeline order}. ControlError with the loader's words when it
+        refuses (no such command or stage, wrong arguments, ...)."""
+        resp = self.request({"command": name, "args": [str(a) for a in args],
+                             "stage": stage})
+        replies = {}
         for sr in resp.get("stage_responses", []):
-            p = sr.get("chunk_pool_response")
-            if p is not None:
-                return p.get("chunk_anchor", ""), p.get("chunks_since_anchor", 0)
+            replies[sr.get("stage", "")] = {f.get("name", ""): f.get("value", "")
+                                            for f in sr.get("fields", [])}
+        return {"message": resp.get("message", ""), "replies": replies}
+
+    def _anchor(self, name: str, *args: str) -> Tuple[str, int]:
+        for fields in self.command(name, *args)["replies"].values():
+            if "anchor" in fields:
+                return fields["anchor"], int(fields.get("count", 0))
         raise ControlError("no stage of this pipeline keeps an anchor (no shuffling_chunk_pool)")
 
     def anchor(self) -> Tuple[str, int]:
-        """(anchor key, chunks since the anchor)."""
-        return self._anchor({"query_chunk_anchor": True})
+        """(anchor key, chunks since the anchor): the command anchor-get."""
+        return self._anchor("anchor-get")
 
     def set_anchor(self, key: str) -> Tuple[str, int]:
         """Anchor at key (a file's sort key, as anchor() gives it); the count
         stays (it restarts at the pipeline's next start). Returns (key,
-        count)."""
-        return self._anchor({"set_chunk_anchor": key})
+        count). The command anchor-set."""
+        return self._anchor("anchor-set", key)
 
     def reset_anchor(self) -> Tuple[str, int]:
         """Anchor at the newest game and zero the count; returns (the new
-        key, the count it had). ControlError before the first game loads."""
-        return self._anchor({"reset_chunk_anchor": True})
+        key, the count it had). ControlError before the first game loads.
+        The command anchor-reset."""
+        return self._anchor("anchor-reset")
 
     def pause(self, stage: str) -> None:
-        self.request({"stage_request": {"stage": stage, "command": "STAGE_COMMAND_PAUSE"}})
+        self.command("pause", stage=stage)
 
     def resume(self, stage: str) -> None:
-        self.request({"stage_request": {"stage": stage, "command": "STAGE_COMMAND_RESUME"}})
+        self.command("resume", stage=stage)
 
     def stop(self) -> None:
         """Stop the pipeline (the process stays; start() runs it again)."""
-        self.request({"pipeline_command": "PIPELINE_COMMAND_STOP"})
+        self.command("stop")
 
     def start(self) -> None:
-        self.request({"pipeline_command": "PIPELINE_COMMAND_START"})
+        self.command("start")
 
     def restart(self) -> None:
-        self.stop()
-        self.start()
+        self.command("restart")
 
     def reload(self) -> str:
         """Read the loader's configuration file again and, when it checks out
@@ -548,7 +599,7 @@ class Control:
         stages"); hello and stages() describe the new pipeline. ControlError
         with every problem, one a line, when it does not check out: nothing
         changed then. Same as `lcmon ctl SOCKET reload`."""
-        resp = self.request({"reload_config": True})
+        said = self.command("reload")["message"]
         # The loader sends every client its new hello right after the reply.
         deadline = time.monotonic() + self.timeout
         while True:
@@ -556,7 +607,7 @@ class Control:
             self._note(msg)
             if "hello" in msg:
                 break
-        return resp.get("message", "reloaded")
+        return said or "reloaded"
 
     # -- metrics ---------------------------------------------------------
 
@@ -628,7 +679,7 @@ class Control:
         """Block until the pool has counted at least n chunks since the
         anchor; returns the count. The pool's live count (the anchor query,
         not the once-a-second metrics) is asked every `interval` seconds, a
-        16-byte request the loader answers under its pool's lock: the count
+        request of a few bytes the loader answers under its pool's lock: the count
         is seen within `interval` of the chunk that completes it. Raises
         TimeoutError after `timeout` seconds (None: for ever). Survives
         loader restarts (the count then starts again with the new

@@ -148,10 +148,21 @@ typedef struct lc_metric_info {
 /* The entry of that name in a table ended by a NULL name, or NULL. */
 const lc_metric_info *lc_metric_info_find(const lc_metric_info *table, const char *name);
 
+/* A stage's state as the snapshots carry it: the numbers of StageState in
+ * proto/training_metrics.proto (pipeline/metrics_proto.c checks they
+ * agree). */
+typedef enum lc_stage_state_id {
+    LC_STAGE_IDLE = 0,
+    LC_STAGE_RUNNING = 1,
+    LC_STAGE_PAUSED = 2,
+    LC_STAGE_FINISHED = 3, /* ran out of input and closed its output */
+    LC_STAGE_STOPPED = 4,
+} lc_stage_state_id;
+
 typedef struct lc_stage_metrics {
     char name[LC_METRIC_NAME_MAX];
     char type[LC_METRIC_NAME_MAX];
-    int state; /* Lcmon__StageState value */
+    int state; /* an lc_stage_state_id */
     int n_load, n_queue, n_count, n_gauge, n_stat, n_text;
     lc_metric_load load[LC_METRICS_MAX_LOAD];
     lc_metric_queue queue[LC_METRICS_MAX_QUEUE];

@@ -2,10 +2,19 @@
  * ctl: `lcmon ctl SOCKET COMMAND ...`, the scriptable client of a running
  * loader. Exit status: 0 done, 1 the loader refused (no such stage, ...),
  * 2 usage, 3 cannot reach the loader.
+ *
+ * Besides its own few commands (status, metrics, stages, help: what it
+ * shows of the snapshots and the hello), ctl runs any command of the
+ * loader's tables by name (core/command.h): it knows them from the hello
+ * (their arguments, which stages have them), and this build's from the
+ * catalogue (monitor/local.h), which decides before connecting whether a
+ * word is a command at all and which `lcmon ctl help` prints. A new
+ * command of a stage class needs nothing here.
  */
 #include "monitor/ctl.h"
 
 #include "monitor/json.h"
+#include "monitor/local.h"
 #include "monitor/remote.h"
 #include "monitor/snapshot.h"
 
@@ -86,110 +95,18 @@ static void print_stages(const Lcmon__Hello *h)
     }
 }
 
-/* One command: its words, the arguments after them, its help, and what it
- * does with a monitor connected to the loader (returns the exit status). */
+/* One of ctl's own commands (what it does with what the loader sends: its
+ * snapshots, its hello): its words, the arguments after them, its help,
+ * and what it does with a monitor connected to the loader (returns the
+ * exit status). The loader's commands come from its tables (the hello). */
 typedef struct ctl_command {
-    const char *words; /* "anchor set" */
-    const char *args;  /* "KEY", "[--json]", "" */
+    const char *words; /* "metrics" */
+    const char *args;  /* "[--json]", "" */
     int min_args, max_args;
     bool metrics;     /* needs snapshots */
     const char *help; /* lines joined by '\n' */
     int (*run)(lc_monitor *m, const char *path, char **args, int nargs);
 } ctl_command;
-
-static int refused(const lc_error *err)
-{
-    fprintf(stderr, "lcmon ctl: %s\n", err->msg);
-    return 1;
-}
-
-static int anchor_command(lc_monitor *m, const char *set, bool reset)
-{
-    char *anchor = NULL;
-    int64_t count = 0;
-    lc_error err;
-    lc_error_clear(&err);
-    int status = 0;
-    if (lc_monitor_anchor(m, set, reset, &anchor, &count, &err) != 0)
-        status = refused(&err);
-    else
-        printf("%s\t%lld\n", anchor ? anchor : "", (long long)count);
-    free(anchor);
-    return status;
-}
-
-static int run_anchor_get(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)args, (void)nargs;
-    return anchor_command(m, NULL, false);
-}
-
-static int run_anchor_set(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)nargs;
-    return anchor_command(m, args[0], false);
-}
-
-static int run_anchor_reset(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)args, (void)nargs;
-    return anchor_command(m, NULL, true);
-}
-
-static int pause_command(lc_monitor *m, const char *stage, bool pause)
-{
-    lc_error err;
-    lc_error_clear(&err);
-    return lc_monitor_pause(m, stage, pause, &err) != 0 ? refused(&err) : 0;
-}
-
-static int run_pause(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)nargs;
-    return pause_command(m, args[0], true);
-}
-
-static int run_resume(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)nargs;
-    return pause_command(m, args[0], false);
-}
-
-static int pipeline_command(lc_monitor *m, bool start)
-{
-    lc_error err;
-    lc_error_clear(&err);
-    return lc_monitor_pipeline(m, start, &err) != 0 ? refused(&err) : 0;
-}
-
-static int run_stop(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)args, (void)nargs;
-    return pipeline_command(m, false);
-}
-
-static int run_start(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)args, (void)nargs;
-    return pipeline_command(m, true);
-}
-
-static int run_reload(lc_monitor *m, const char *path, char **args, int nargs)
-{
-    (void)path, (void)args, (void)nargs;
-    char *said = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    int status = 0;
-    if (lc_monitor_reload(m, &said, &err) != 0) {
-        print_lines(stderr, err.msg);
-        status = 1;
-    } else {
-        printf("%s\n", said ? said : "reloaded");
-    }
-    free(said);
-    return status;
-}
 
 static int run_stages(lc_monitor *m, const char *path, char **args, int nargs)
 {
@@ -270,26 +187,17 @@ static int run_metrics(lc_monitor *m, const char *path, char **args, int nargs)
     return with_snapshots(m, path, show_metrics, nargs == 1);
 }
 
-/* The commands, in the order `lcmon ctl help` lists them. */
+static void print_help(FILE *f, const Lcmon__Hello *h, bool catalog);
+
+static int run_help(lc_monitor *m, const char *path, char **args, int nargs)
+{
+    (void)path, (void)args, (void)nargs;
+    print_help(stdout, lc_monitor_remote_hello(m), false);
+    return 0;
+}
+
+/* ctl's own commands, in the order `lcmon ctl help` lists them. */
 static const ctl_command ctl_commands[] = {
-    {"anchor get", "", 0, 0, false, "print the anchor and the chunks counted since it",
-     run_anchor_get},
-    {"anchor set", "KEY", 1, 1, false, "set the anchor (the count is kept)", run_anchor_set},
-    {"anchor reset", "", 0, 0, false,
-     "anchor at the newest chunk; print the new anchor\n"
-     "and the number of chunks counted before the reset",
-     run_anchor_reset},
-    {"pause", "STAGE", 1, 1, false, "pause the stage (the queues before it fill up)", run_pause},
-    {"resume", "STAGE", 1, 1, false, "let a paused stage run again", run_resume},
-    {"stop", "", 0, 0, false, "stop the pipeline", run_stop},
-    {"start", "", 0, 0, false, "build the pipeline anew and start it", run_start},
-    {"reload", "", 0, 0, false,
-     "read the configuration file again and check it as\n"
-     "--check-config does; when all is well, restart the\n"
-     "pipeline with it (the anchor and the pipe's reader are\n"
-     "kept) and print what was loaded; else change nothing,\n"
-     "print every problem and exit 1",
-     run_reload},
     {"status", "", 0, 0, true,
      "the run: state, run id, seed, uptime, rank, the\n"
      "loader's version and pid and its configuration file,\n"
@@ -300,31 +208,120 @@ static const ctl_command ctl_commands[] = {
      "the loader's pipeline: its version and pid, then one\n"
      "line per stage: NAME TYPE INPUT QUEUE CAPACITY ITEM",
      run_stages},
+    {"help", "", 0, 0, false,
+     "the commands of the loader on SOCKET (its own and its\n"
+     "stages', from its hello), as below",
+     run_help},
 };
 #define N_CTL_COMMANDS (sizeof ctl_commands / sizeof *ctl_commands)
 
-static void ctl_usage(FILE *f)
+/* The older spellings of the anchor commands, kept working. */
+static const char *const spellings[][2] = {
+    {"anchor get", "anchor-get"},
+    {"anchor set", "anchor-set"},
+    {"anchor reset", "anchor-reset"},
+};
+#define N_SPELLINGS (sizeof spellings / sizeof *spellings)
+
+/* One line of the help: head, then each line of help below the first. */
+static void help_line(FILE *f, const char *head, const char *help)
 {
-    fprintf(f, "usage: lcmon ctl SOCKET COMMAND\n       lcmon ctl help\n\n");
-    for (size_t i = 0; i < N_CTL_COMMANDS; i++) {
-        const ctl_command *c = &ctl_commands[i];
-        char head[40];
-        snprintf(head, sizeof head, "%s%s%s", c->words, c->args[0] ? " " : "", c->args);
-        const char *line = c->help;
-        bool first = true;
-        while (*line) {
-            const char *nl = strchr(line, '\n');
-            int n = nl ? (int)(nl - line) : (int)strlen(line);
-            fprintf(f, "  %-20s  %.*s\n", first ? head : "", n, line);
-            first = false;
-            line += n + (nl ? 1 : 0);
-        }
+    bool first = true;
+    for (const char *line = help ? help : ""; *line || first;) {
+        const char *nl = strchr(line, '\n');
+        int n = nl ? (int)(nl - line) : (int)strlen(line);
+        fprintf(f, "  %-20s  %.*s\n", first ? head : "", n, line);
+        first = false;
+        line += n + (nl ? 1 : 0);
     }
-    fprintf(f, "\nAnchor commands print one line: KEY<TAB>COUNT.\n"
-               "Exit status: 0 done, 1 refused by the loader, 2 usage, 3 cannot connect.\n");
 }
 
-/* The command argv names: its words match and its argument count fits. */
+/* A command's head: "anchor-set KEY", "pause STAGE". */
+static void command_head(const Lcmon__CommandDescription *c, char *head, size_t size)
+{
+    const char *args = c->args ? c->args : "";
+    snprintf(head, size, "%s%s%s%s", c->name, c->one_stage ? " STAGE" : "", args[0] ? " " : "",
+             args);
+}
+
+/* The first description of command `name` in the hello's stages (from
+ * `from` on), or NULL; *stage gets the stage's. */
+static const Lcmon__CommandDescription *stage_command(const Lcmon__Hello *h, const char *name,
+                                                      size_t from, size_t *stage)
+{
+    for (size_t i = from; h && i < h->n_stages; i++)
+        for (size_t k = 0; k < h->stages[i]->n_commands; k++)
+            if (h->stages[i]->commands[k]->name &&
+                strcmp(h->stages[i]->commands[k]->name, name) == 0) {
+                *stage = i;
+                return h->stages[i]->commands[k];
+            }
+    return NULL;
+}
+
+/* The stages' commands, each once: those every stage has (pause) when
+ * `every`, else the others, with the stages that have them. */
+static void print_stage_commands(FILE *f, const Lcmon__Hello *h, bool every)
+{
+    for (size_t i = 0; i < h->n_stages; i++)
+        for (size_t k = 0; k < h->stages[i]->n_commands; k++) {
+            const Lcmon__CommandDescription *c = h->stages[i]->commands[k];
+            size_t first, j, n = 0;
+            if (!c->name || (stage_command(h, c->name, 0, &first) && first < i))
+                continue; /* listed already */
+            char who[256] = "(";
+            for (j = i; stage_command(h, c->name, j, &j); j++, n++)
+                snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s", n ? ", " : "",
+                         h->stages[j]->name);
+            if ((n == h->n_stages) != every)
+                continue;
+            char head[64];
+            command_head(c, head, sizeof head);
+            help_line(f, head, c->help);
+            if (!every)
+                fprintf(f, "  %-20s  %s)\n", "", who);
+        }
+}
+
+/* The help: ctl's own commands, then the loader's and its stages' from a
+ * hello: the loader's on SOCKET, or (catalog) every stage type's. */
+static void print_help(FILE *f, const Lcmon__Hello *h, bool catalog)
+{
+    fprintf(f, "usage: lcmon ctl SOCKET COMMAND [--stage NAME] [ARGS]\n"
+               "       lcmon ctl [SOCKET] help\n\n");
+    for (size_t i = 0; i < N_CTL_COMMANDS; i++) {
+        char head[40];
+        const ctl_command *c = &ctl_commands[i];
+        snprintf(head, sizeof head, "%s%s%s", c->words, c->args[0] ? " " : "", c->args);
+        help_line(f, head, c->help);
+    }
+    fprintf(f, "\nThe loader's commands:\n");
+    for (size_t i = 0; h && i < h->n_commands; i++) {
+        char head[64];
+        command_head(h->commands[i], head, sizeof head);
+        help_line(f, head, h->commands[i]->help);
+    }
+    fprintf(f, "\nEvery stage's (STAGE names the stage):\n");
+    print_stage_commands(f, h, true);
+    fprintf(f, "\n%s (--stage NAME: that stage only; else each that has it):\n",
+            catalog ? "A stage type's" : "A stage's");
+    print_stage_commands(f, h, false);
+    fprintf(f,
+            "\nThe anchor commands may also be spelled anchor get, anchor set KEY, anchor reset.\n"
+            "A stage's command prints a line for each stage that ran it: the values\n"
+            "of its answer, tab-separated (anchor commands: KEY<TAB>COUNT).\n"
+            "Exit status: 0 done, 1 refused by the loader, 2 usage, 3 cannot connect.\n");
+}
+
+/* Without a loader: what this build's loader answers. */
+static void print_catalog_help(FILE *f)
+{
+    Lcmon__Hello *h = lc_monitor_local_catalog();
+    print_help(f, h, true);
+    lcmon__hello__free_unpacked(h, NULL);
+}
+
+/* The own command argv names: its words match and its argument count fits. */
 static const ctl_command *find_command(char **argv, int argc, int *used)
 {
     for (size_t i = 0; i < N_CTL_COMMANDS; i++) {
@@ -353,11 +350,170 @@ static const ctl_command *find_command(char **argv, int argc, int *used)
     return NULL;
 }
 
+/* A loader's command as ctl was given it: the name (an older spelling
+ * turned into it), --stage NAME, the arguments. */
+typedef struct loader_call {
+    const char *name, *stage;
+    const char *args[LC_COMMAND_MAX_ARGS + 1];
+    unsigned argc;
+} loader_call;
+
+/* Parse argv as a loader's command: false when it is not one (too many
+ * arguments, a --stage without a name). */
+static bool parse_call(char **argv, int argc, loader_call *call)
+{
+    *call = (loader_call){.name = argv[0]};
+    int k = 1;
+    for (size_t i = 0; i < N_SPELLINGS && argc > 1; i++) {
+        size_t len = strcspn(spellings[i][0], " ");
+        if (strncmp(argv[0], spellings[i][0], len) == 0 && !argv[0][len] &&
+            strcmp(argv[1], spellings[i][0] + len + 1) == 0) {
+            call->name = spellings[i][1];
+            k = 2;
+        }
+    }
+    for (; k < argc; k++) {
+        if (strcmp(argv[k], "--stage") == 0 && k + 1 < argc && !call->stage)
+            call->stage = argv[++k];
+        else if (strncmp(argv[k], "--stage=", 8) == 0 && argv[k][8] && !call->stage)
+            call->stage = argv[k] + 8;
+        else if (strncmp(argv[k], "--stage", 7) == 0 || call->argc == LC_COMMAND_MAX_ARGS)
+            return false;
+        else
+            call->args[call->argc++] = argv[k];
+    }
+    return true;
+}
+
+/* The description of the call's command in a hello, or NULL: the loader's
+ * own (*loader), else a stage's (its --stage's when given). */
+static const Lcmon__CommandDescription *describe_call(const Lcmon__Hello *h,
+                                                      const loader_call *call, bool *loader)
+{
+    *loader = false;
+    for (size_t i = 0; h && i < h->n_commands; i++)
+        if (h->commands[i]->name && strcmp(h->commands[i]->name, call->name) == 0)
+            return *loader = true, h->commands[i];
+    size_t at = 0;
+    while (h) {
+        const Lcmon__CommandDescription *c = stage_command(h, call->name, at, &at);
+        if (!c || !call->stage || strcmp(h->stages[at]->name, call->stage) == 0)
+            return c;
+        at++;
+    }
+    return NULL;
+}
+
+/* "status, metrics [--json], ..., anchor-set KEY": every command there is. */
+static void list_commands(char *list, size_t size)
+{
+    Lcmon__Hello *h = lc_monitor_local_catalog();
+    size_t len = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < N_CTL_COMMANDS && len < size; i++)
+        len += (size_t)snprintf(list + len, size - len, "%s%s%s%s", i ? ", " : "",
+                                ctl_commands[i].words, ctl_commands[i].args[0] ? " " : "",
+                                ctl_commands[i].args);
+    const Lcmon__CommandDescription *all[64];
+    size_t n = 0, at;
+    for (size_t i = 0; i < h->n_commands && n < 64; i++)
+        all[n++] = h->commands[i];
+    for (size_t i = 0; i < h->n_stages; i++)
+        for (size_t k = 0; k < h->stages[i]->n_commands && n < 64; k++)
+            if (stage_command(h, h->stages[i]->commands[k]->name, 0, &at) && at == i)
+                all[n++] = h->stages[i]->commands[k];
+    for (size_t i = 0; i < n && len < size; i++) {
+        char head[64];
+        command_head(all[i], head, sizeof head);
+        len += (size_t)snprintf(list + len, size - len, ", %s", head);
+    }
+    lcmon__hello__free_unpacked(h, NULL);
+}
+
+static int unknown_command(const char *word)
+{
+    char list[1024];
+    list_commands(list, sizeof list);
+    fprintf(stderr,
+            "lcmon ctl: '%s': unknown command or wrong arguments (commands: %s; lcmon ctl "
+            "help says more)\n",
+            word, list);
+    return 2;
+}
+
+/* Whether this build's loader has the command at all (else a usage error,
+ * before connecting). */
+static bool known_command(const loader_call *call)
+{
+    Lcmon__Hello *h = lc_monitor_local_catalog();
+    loader_call any = *call;
+    any.stage = NULL; /* a stage's name, not its type */
+    bool loader;
+    bool known = describe_call(h, &any, &loader) != NULL;
+    lcmon__hello__free_unpacked(h, NULL);
+    return known;
+}
+
+/* Check the call against the loader's description of the command: the
+ * arguments fit (pause's first is its stage when --stage is not given). 0,
+ * or 2 (usage, said). */
+static int check_call(const Lcmon__CommandDescription *c, bool loader, loader_call *call)
+{
+    if (c && c->one_stage && !call->stage && call->argc == c->max_args + 1) {
+        call->stage = call->args[0];
+        memmove(call->args, call->args + 1, --call->argc * sizeof *call->args);
+    }
+    char head[64];
+    if (c)
+        command_head(c, head, sizeof head);
+    if (c && c->one_stage && !call->stage) {
+        fprintf(stderr, "lcmon ctl: %s is for one stage: lcmon ctl SOCKET %s\n", c->name, head);
+        return 2;
+    }
+    if (c && loader && call->stage) {
+        fprintf(stderr, "lcmon ctl: %s is the loader's command: it takes no --stage\n", c->name);
+        return 2;
+    }
+    if (c && (call->argc < c->min_args || call->argc > c->max_args)) {
+        fprintf(stderr, "lcmon ctl: %s takes %s: lcmon ctl SOCKET %s%s\n", c->name,
+                c->args && c->args[0] ? c->args : "no arguments", head,
+                c->one_stage || loader ? "" : " [--stage NAME]");
+        return 2;
+    }
+    return 0;
+}
+
+/* Run the loader's command: its message, and a line for each stage's
+ * answer (the values of its fields, tab-separated); its refusal on stderr. */
+static int run_call(lc_monitor *m, loader_call *call)
+{
+    bool loader;
+    const Lcmon__CommandDescription *c = describe_call(lc_monitor_remote_hello(m), call, &loader);
+    int status = check_call(c, loader, call);
+    if (status != 0)
+        return status;
+    lc_command_result res = {0};
+    lc_command_request req = {call->name, call->stage, call->argc, call->args};
+    if (lc_monitor_command(m, &req, &res) != 0) {
+        print_lines(stderr, res.error ? res.error : "refused by the loader");
+        status = 1;
+    } else {
+        if (res.message)
+            printf("%s\n", res.message);
+        for (size_t i = 0; i < res.n; i++)
+            for (size_t k = 0; k < res.replies[i].n_fields; k++)
+                printf("%s%s", res.replies[i].fields[k].value,
+                       k + 1 < res.replies[i].n_fields ? "\t" : "\n");
+    }
+    lc_command_result_fini(&res);
+    return status;
+}
+
 int lc_ctl_main(int argc, char **argv)
 {
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0 ||
                       strcmp(argv[0], "help") == 0)) {
-        ctl_usage(stdout);
+        print_catalog_help(stdout);
         return 0;
     }
     if (argc < 2) {
@@ -368,30 +524,17 @@ int lc_ctl_main(int argc, char **argv)
     const char *path = argv[0];
     int used = 0;
     const ctl_command *c = find_command(argv + 1, argc - 1, &used);
-    if (!c) {
-        char list[512] = "";
-        size_t len = 0;
-        for (size_t i = 0; i < N_CTL_COMMANDS && len < sizeof list; i++) {
-            int n = snprintf(list + len, sizeof list - len, "%s%s%s%s", i ? ", " : "",
-                             ctl_commands[i].words, ctl_commands[i].args[0] ? " " : "",
-                             ctl_commands[i].args);
-            if (n > 0)
-                len += (size_t)n;
-        }
-        fprintf(stderr,
-                "lcmon ctl: '%s': unknown command or wrong arguments (commands: %s; lcmon ctl "
-                "help says more)\n",
-                argv[1], list);
-        return 2;
-    }
+    loader_call call;
+    if (!c && (!parse_call(argv + 1, argc - 1, &call) || !known_command(&call)))
+        return unknown_command(argv[1]);
     lc_monitor *m = NULL;
     lc_error err;
     lc_error_clear(&err);
-    if (lc_monitor_remote_new(path, c->metrics ? 100 : 0, false, &m, &err) != 0) {
+    if (lc_monitor_remote_new(path, c && c->metrics ? 100 : 0, false, &m, &err) != 0) {
         fprintf(stderr, "lcmon ctl: %s\n", err.msg);
         return 3;
     }
-    int status = c->run(m, path, argv + 1 + used, argc - 1 - used);
+    int status = c ? c->run(m, path, argv + 1 + used, argc - 1 - used) : run_call(m, &call);
     lc_monitor_free(m);
     return status;
 }

@@ -6,8 +6,8 @@
 #ifndef LC_MONITOR_HEADLESS_H
 #define LC_MONITOR_HEADLESS_H
 
+#include "monitor/local.h" /* the configuration's types, through the monitor's door */
 #include "monitor/monitor.h"
-#include "pipeline/config.h"
 
 #include <stdbool.h>
 

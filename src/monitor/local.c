@@ -27,6 +27,7 @@
 #include "core/thread.h"
 #include "pipeline/describe.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,9 @@ static void describe(local_monitor *lm)
     lc_config_describe_free(lm->hello.stages, lm->hello.n_stages);
     lm->hello.stages = lc_config_describe(lm->cfg, &lm->hello.n_stages);
 }
+
+/* The hello's list of the loader's own commands (loader_commands, below). */
+static void describe_loader_commands(Lcmon__Hello *h);
 
 static void build_and_start(local_monitor *lm)
 {
@@ -104,21 +108,6 @@ static lc_snapshot *local_metrics(lc_monitor *m, bool all_time)
     return snap;
 }
 
-static Lcmon__ControlResponse *new_response(void)
-{
-    Lcmon__ControlResponse *r = lc_xmalloc(sizeof *r);
-    lcmon__control_response__init(r);
-    r->has_ok = true;
-    r->ok = true;
-    return r;
-}
-
-static void refuse(Lcmon__ControlResponse *resp, char *why)
-{
-    resp->ok = false;
-    resp->error = why;
-}
-
 /* Log each of the problems (one a line) as an error, `what` first; how
  * many there were. */
 static size_t log_problems(const char *what, const char *problems)
@@ -136,20 +125,21 @@ static size_t log_problems(const char *what, const char *problems)
 /* The reload of a configuration that has problems (one a line): each is
  * logged, and the answer lists them all after saying that nothing changed
  * and how many there are (a screen shows the first line). */
-static void reload_refused(local_monitor *lm, const char *problems, Lcmon__ControlResponse *resp)
+static void reload_refused(local_monitor *lm, const char *problems, lc_command_result *res)
 {
     size_t n = log_problems("config reload", problems);
     LC_ERROR("config not reloaded from %s: %zu problem%s; nothing changed", lm->source.path, n,
              n == 1 ? "" : "s");
     if (n > 1)
-        refuse(resp, lc_xasprintf("not reloaded (nothing changed; %zu problems): %s", n, problems));
+        lc_command_refuse(res, LC_ECONFIG, "not reloaded (nothing changed; %zu problems): %s", n,
+                          problems);
     else
-        refuse(resp, lc_xasprintf("not reloaded (nothing changed): %s", problems));
+        lc_command_refuse(res, LC_ECONFIG, "not reloaded (nothing changed): %s", problems);
 }
 
 /* Read the configuration again, check it, and restart the pipeline with it;
  * on any problem change nothing. See the top of the file. */
-static void reload_locked(local_monitor *lm, Lcmon__ControlResponse *resp)
+static void run_reload(local_monitor *lm, lc_command_result *res)
 {
     const char *path = lm->source.path;
     if (!path || strcmp(path, "-") == 0) {
@@ -162,7 +152,7 @@ static void reload_locked(local_monitor *lm, Lcmon__ControlResponse *resp)
                   "runs one that reloads)"
                 : "nothing to reload: this loader was given no configuration file";
         LC_WARN("config reload: %s", why);
-        refuse(resp, lc_xstrdup(why));
+        lc_command_refuse(res, -ENOENT, "%s", why);
         return;
     }
     lc_config *cfg = NULL;
@@ -173,7 +163,7 @@ static void reload_locked(local_monitor *lm, Lcmon__ControlResponse *resp)
         rc = lc_config_preflight(cfg, &err); /* what --check-config checks besides */
     if (rc != 0) {
         lc_config_free(cfg);
-        reload_refused(lm, err.msg, resp);
+        reload_refused(lm, err.msg, res);
         return;
     }
     unsigned n = cfg->n_stages;
@@ -185,57 +175,74 @@ static void reload_locked(local_monitor *lm, Lcmon__ControlResponse *resp)
     describe(lm);
     build_and_start(lm);
     if (lm->error[0])
-        refuse(resp, lc_xasprintf("reloaded %s (%u stage%s), but the pipeline did not start: %s",
-                                  path, n, n == 1 ? "" : "s", lm->error));
+        lc_command_refuse(res, -EIO, "reloaded %s (%u stage%s), but the pipeline did not start: %s",
+                          path, n, n == 1 ? "" : "s", lm->error);
     else
-        resp->message = lc_xasprintf("reloaded %s: %u stage%s", path, n, n == 1 ? "" : "s");
+        res->message = lc_xasprintf("reloaded %s: %u stage%s", path, n, n == 1 ? "" : "s");
 }
 
-static void control_locked(local_monitor *lm, const Lcmon__ControlRequest *req,
-                           Lcmon__ControlResponse **resp)
+static void run_stop(local_monitor *lm, lc_command_result *res)
 {
-    if (req->has_reload_config && req->reload_config) {
-        *resp = new_response();
-        reload_locked(lm, *resp);
-        return;
-    }
-    if (req->has_pipeline_command &&
-        req->pipeline_command != LCMON__PIPELINE_COMMAND__PIPELINE_COMMAND_NONE) {
-        *resp = new_response();
-        if (req->pipeline_command == LCMON__PIPELINE_COMMAND__PIPELINE_COMMAND_STOP) {
-            if (lm->pipeline)
-                lc_pipeline_stop(lm->pipeline);
-        } else {
-            build_and_start(lm);
-            if (lm->error[0]) {
-                (*resp)->ok = false;
-                (*resp)->error = lc_xstrdup(lm->error);
-            }
-        }
-        return;
-    }
-    if (!req->stage_request) {
-        *resp = new_response();
-        (*resp)->ok = false;
-        (*resp)->error = lc_xstrdup("empty request");
-        return;
-    }
-    if (!lm->pipeline) {
-        *resp = new_response();
-        (*resp)->ok = false;
-        (*resp)->error = lc_xstrdup("the pipeline is not running");
-        return;
-    }
-    lc_pipeline_control(lm->pipeline, req->stage_request, resp);
+    (void)res;
+    if (lm->pipeline)
+        lc_pipeline_stop(lm->pipeline);
 }
 
-static void local_control(lc_monitor *m, const Lcmon__ControlRequest *req,
-                          Lcmon__ControlResponse **resp)
+static void run_start(local_monitor *lm, lc_command_result *res)
+{
+    build_and_start(lm);
+    if (lm->error[0])
+        lc_command_refuse(res, -EIO, "%s", lm->error);
+}
+
+static void run_restart(local_monitor *lm, lc_command_result *res)
+{
+    run_stop(lm, res);
+    run_start(lm, res);
+}
+
+/* The loader's own commands: a pipeline's life is its monitor's (a start
+ * builds a new one from the configuration, a reload reads that again). */
+typedef struct loader_command {
+    lc_command_info c;
+    void (*run)(local_monitor *lm, lc_command_result *res);
+} loader_command;
+
+static const loader_command loader_commands[] = {
+    {{"stop", "", 0, 0, "stop the pipeline"}, run_stop},
+    {{"start", "", 0, 0, "build the pipeline anew and start it"}, run_start},
+    {{"restart", "", 0, 0, "stop the pipeline, then build it anew and start it"}, run_restart},
+    {{"reload", "", 0, 0,
+      "read the configuration file again and check it as\n"
+      "--check-config does; when all is well, restart the\n"
+      "pipeline with it (the anchor and the pipe's reader are\n"
+      "kept) and print what was loaded; else change nothing,\n"
+      "print every problem and exit 1"},
+     run_reload},
+    {{0}, 0},
+};
+
+static void command_locked(local_monitor *lm, const lc_command_request *req, lc_command_result *res)
+{
+    const loader_command *c = lc_command_find(loader_commands, sizeof *loader_commands, req->name);
+    if (c && req->stage)
+        lc_command_refuse(res, -EINVAL, "%s is the loader's command: it takes no stage", req->name);
+    else if (c && lc_command_check_args(&c->c, req->argc, res) == 0)
+        c->run(lm, res);
+    else if (!c && !lm->pipeline)
+        lc_command_refuse(res, -ESRCH, "the pipeline is not running%s%s", lm->error[0] ? ": " : "",
+                          lm->error);
+    else if (!c)
+        lc_pipeline_command(lm->pipeline, req, res);
+}
+
+static int local_command(lc_monitor *m, const lc_command_request *req, lc_command_result *res)
 {
     local_monitor *lm = (local_monitor *)m;
     lc_mutex_lock(&lm->mu);
-    control_locked(lm, req, resp);
+    command_locked(lm, req, res);
     lc_mutex_unlock(&lm->mu);
+    return res->rc;
 }
 
 static size_t local_read_log(lc_monitor *m, uint64_t after, lc_log_entry *out, size_t max,
@@ -260,6 +267,9 @@ static void local_free(lc_monitor *m)
 {
     local_monitor *lm = (local_monitor *)m;
     lc_config_describe_free(lm->hello.stages, lm->hello.n_stages);
+    for (size_t i = 0; i < lm->hello.n_commands; i++)
+        lcmon__command_description__free_unpacked(lm->hello.commands[i], NULL);
+    free(lm->hello.commands);
     lc_pipeline_free(lm->pipeline);
     lc_pipeline_carry_free(lm->carried);
     lc_config_free(lm->cfg); /* after its pipeline */
@@ -271,7 +281,7 @@ static void local_free(lc_monitor *m)
 
 static const lc_monitor_ops local_ops = {
     .metrics = local_metrics,
-    .control = local_control,
+    .command = local_command,
     .read_log = local_read_log,
     .where = local_where,
     .hello = local_hello,
@@ -291,6 +301,7 @@ static local_monitor *new_local(lc_config *cfg, const lc_config_source *src)
     }
     lcmon__hello__init(&lm->hello);
     lm->hello.config = (char *)lm->source.path;
+    describe_loader_commands(&lm->hello);
     lc_mutex_init(&lm->mu);
     return lm;
 }
@@ -338,4 +349,21 @@ lc_monitor *lc_monitor_failed_new(const char *errors, const lc_config_source *sr
         lm->config_error = lc_xasprintf("invalid configuration: %.*s", first_len, errors);
     build_and_start(lm);
     return &lm->base;
+}
+
+static void describe_loader_commands(Lcmon__Hello *h)
+{
+    size_t n = sizeof loader_commands / sizeof *loader_commands - 1;
+    h->commands = lc_xcalloc(n, sizeof *h->commands);
+    for (h->n_commands = 0; h->n_commands < n; h->n_commands++)
+        h->commands[h->n_commands] = lc_command_describe(&loader_commands[h->n_commands].c);
+}
+
+Lcmon__Hello *lc_monitor_local_catalog(void)
+{
+    Lcmon__Hello *h = lc_xmalloc(sizeof *h);
+    lcmon__hello__init(h);
+    describe_loader_commands(h);
+    h->stages = lc_registry_describe(&h->n_stages);
+    return h;
 }

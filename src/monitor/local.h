@@ -1,8 +1,13 @@
 /*
  * local: the monitor of a loader in this process (see monitor.h), which
  * builds, starts, stops and restarts the pipeline a configuration
- * describes. The one monitor that needs the pipeline's API; the screen and
- * the server see only monitor.h.
+ * describes, and answers the loader's own commands (stop, start, restart,
+ * reload). The monitor's one door to the pipeline: local.c and this header
+ * are the only files of monitor/ that include pipeline/ headers
+ * (scripts/check-layers fails the build otherwise); what the rest of the
+ * monitor needs of the pipeline (the configuration's types, the catalogue
+ * of commands) it gets from here. The screen and the server see only
+ * monitor.h.
  */
 #ifndef LC_MONITOR_LOCAL_H
 #define LC_MONITOR_LOCAL_H
@@ -35,6 +40,12 @@ double lc_monitor_local_stop_deadline(lc_monitor *m);
  * reload request reads src (may be NULL) again and it loads: the monitor
  * then runs it as lc_monitor_local_new's does. */
 lc_monitor *lc_monitor_failed_new(const char *errors, const lc_config_source *src);
+/* What a loader of this build answers, with no loader at hand (`lcmon ctl
+ * help`): a hello (as monitor.h's hello) whose commands are the loader's
+ * own and whose stages are every stage type there is, each named after its
+ * type, with its commands. Free with lcmon__hello__free_unpacked. */
+Lcmon__Hello *lc_monitor_local_catalog(void);
+
 /* Whether the monitor has a configuration to run: false for
  * lc_monitor_failed_new's until a reload loaded one. Any thread. */
 bool lc_monitor_local_configured(lc_monitor *m);

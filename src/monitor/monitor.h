@@ -3,9 +3,10 @@
  * and steers it, wherever the loader runs.
  *
  * A monitor hands out metrics snapshots (DataLoaderMetricsProto, the
- * last second or all time), carries out control requests (ControlRequest:
- * pipeline stop, start and reload, stage pause and resume, anchors), and reads the
- * loader's log. The screen never touches stages or the pipeline directly, so
+ * last second or all time), runs commands by name (core/command.h: the
+ * loader's stop, start, restart and reload, every stage's pause and resume,
+ * a stage class's own such as the pool's anchor-set; the hello lists them),
+ * and reads the loader's log. The screen never touches stages or the pipeline directly, so
  * the same screen shows a loader in this process (monitor/local.h) or in
  * another one over its socket.
  *
@@ -14,6 +15,7 @@
 #ifndef LC_MONITOR_MONITOR_H
 #define LC_MONITOR_MONITOR_H
 
+#include "core/command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "monitor/snapshot.h"
@@ -33,15 +35,17 @@ typedef struct lc_monitor_ops {
      * none is available (a remote loader that went away). Drop it with
      * lc_snapshot_unref. */
     lc_snapshot *(*metrics)(lc_monitor *m, bool all_time);
-    /* *resp is malloc'd; free with lcmon__control_response__free_unpacked. */
-    void (*control)(lc_monitor *m, const Lcmon__ControlRequest *req, Lcmon__ControlResponse **resp);
+    /* Run a command: fills res (a zeroed result; free it with
+     * lc_command_result_fini) and returns res->rc. */
+    int (*command)(lc_monitor *m, const lc_command_request *req, lc_command_result *res);
     /* Log lines with seq > after, oldest first (see lc_log_read). */
     size_t (*read_log)(lc_monitor *m, uint64_t after, lc_log_entry *out, size_t max,
                        uint64_t *next_after);
     /* Where the loader is, for the header: "in-process", a socket path. */
     const char *(*where)(lc_monitor *m);
-    /* What the loader says of itself (its stages, and how to show each
-     * one's metrics, the configuration file), as a socket's hello carries
+    /* What the loader says of itself (its stages, how to show each one's
+     * metrics, the commands of each and its own, the configuration file),
+     * as a socket's hello carries
      * it; NULL when unknown. Owned by the monitor; valid until the next
      * call on it from the thread that uses it (a reload, or a new hello
      * from a remote loader, replaces it): take it again each time. */
@@ -58,10 +62,10 @@ static inline lc_snapshot *lc_monitor_metrics(lc_monitor *m, bool all_time)
     return m->ops->metrics(m, all_time);
 }
 
-static inline void lc_monitor_control(lc_monitor *m, const Lcmon__ControlRequest *req,
-                                      Lcmon__ControlResponse **resp)
+static inline int lc_monitor_command(lc_monitor *m, const lc_command_request *req,
+                                     lc_command_result *res)
 {
-    m->ops->control(m, req, resp);
+    return m->ops->command(m, req, res);
 }
 
 static inline size_t lc_monitor_read_log(lc_monitor *m, uint64_t after, lc_log_entry *out,
@@ -86,14 +90,23 @@ static inline void lc_monitor_free(lc_monitor *m)
         m->ops->free(m);
 }
 
-/* Convenience requests; each returns 0 or a negative code with err set from
- * the response. *anchor and *count (when not NULL) receive the pool's answer
- * for anchor requests; *anchor is malloc'd. */
+/* Run the command `name` with its arguments (argc of argv) for `stage`
+ * (NULL: the loader's command, or every stage that has it): 0, or a
+ * negative code with err holding every problem, one a line. res (may be
+ * NULL) takes the answer; free it with lc_command_result_fini. */
+int lc_monitor_run(lc_monitor *m, const char *name, const char *stage, unsigned argc,
+                   const char *const *argv, lc_command_result *res, lc_error *err);
+
+/* Shorthands over lc_monitor_run for what the screen and main do; each
+ * returns 0 or a negative code with err set. *anchor and *count (when not
+ * NULL) receive the pool's answer for the anchor commands (anchor-set
+ * with set_key, anchor-reset with reset, else anchor-get); *anchor is
+ * malloc'd. */
 int lc_monitor_pause(lc_monitor *m, const char *stage, bool pause, lc_error *err);
 int lc_monitor_pipeline(lc_monitor *m, bool start, lc_error *err);
 int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor, int64_t *count,
                       lc_error *err);
-/* Reload the configuration (ControlRequest.reload_config): 0 with *message
+/* Reload the configuration (the command "reload"): 0 with *message
  * (malloc'd, may be NULL) saying what was loaded, or a negative code with
  * err holding every problem, one a line, the first saying nothing changed
  * when nothing did. message may be NULL. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "core/clock.h"
+#include "monitor/command_wire.h"
 #include "monitor/wire.h"
 
 #include <errno.h>
@@ -176,44 +177,36 @@ static lc_snapshot *remote_metrics(lc_monitor *m, bool all_time)
     return lc_snapshot_ref(r->snap[all_time]);
 }
 
-static void remote_control(lc_monitor *m, const Lcmon__ControlRequest *req,
-                           Lcmon__ControlResponse **resp)
+static int remote_command(lc_monitor *m, const lc_command_request *req, lc_command_result *res)
 {
     remote_monitor *r = (remote_monitor *)m;
-    *resp = NULL;
-    const char *problem = NULL;
-    if (!r->lost) {
-        Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
-        msg.control = (Lcmon__ControlRequest *)req;
-        msg.has_request_id = true;
-        msg.request_id = ++r->next_request;
-        lc_wire_buf out = {0};
-        lc_wire_put_client(&out, &msg);
-        if (lc_wire_write_all(r->fd, out.data, out.len, NULL) != 0)
-            r->lost = true;
-        lc_wire_buf_fini(&out);
-        Lcmon__ServerMessage *reply =
-            r->lost ? NULL : pump(r, msg.request_id, lc_now_ns() + 10000000000ull);
-        if (reply) {
-            *resp = reply->control_response;
-            reply->control_response = NULL;
-            lcmon__server_message__free_unpacked(reply, NULL);
-            /* Wait (briefly) for the snapshot that follows the reply, so
-             * that the caller's next read shows the request's effect. */
-            if (r->subscribed)
-                lc_monitor_remote_wait_snapshot(m, 2.0);
-            return;
-        }
-        problem = r->lost ? "the loader closed the connection" : "no answer from the loader";
-    } else {
-        problem = "not connected to the loader";
-    }
-    Lcmon__ControlResponse *fail = lc_xmalloc(sizeof *fail);
-    lcmon__control_response__init(fail);
-    fail->has_ok = true;
-    fail->ok = false;
-    fail->error = lc_xstrdup(problem);
-    *resp = fail;
+    if (r->lost)
+        return lc_command_refuse(res, -ENOTCONN, "not connected to the loader");
+    Lcmon__ControlRequest creq;
+    lc_command_wire_request(req, &creq);
+    Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
+    msg.control = &creq;
+    msg.has_request_id = true;
+    msg.request_id = ++r->next_request;
+    lc_wire_buf out = {0};
+    lc_wire_put_client(&out, &msg);
+    free(creq.args);
+    if (lc_wire_write_all(r->fd, out.data, out.len, NULL) != 0)
+        r->lost = true;
+    lc_wire_buf_fini(&out);
+    Lcmon__ServerMessage *reply =
+        r->lost ? NULL : pump(r, msg.request_id, lc_now_ns() + 10000000000ull);
+    if (!reply)
+        return lc_command_refuse(res, r->lost ? -EPIPE : -ETIMEDOUT, "%s",
+                                 r->lost ? "the loader closed the connection"
+                                         : "no answer from the loader");
+    lc_command_wire_result(reply->control_response, res);
+    lcmon__server_message__free_unpacked(reply, NULL);
+    /* Wait (briefly) for the snapshot that follows the reply, so that the
+     * caller's next read shows the request's effect. */
+    if (r->subscribed)
+        lc_monitor_remote_wait_snapshot(m, 2.0);
+    return res->rc;
 }
 
 static size_t remote_read_log(lc_monitor *m, uint64_t after, lc_log_entry *out, size_t max,
@@ -257,7 +250,7 @@ static void remote_free(lc_monitor *m)
 
 static const lc_monitor_ops remote_ops = {
     .metrics = remote_metrics,
-    .control = remote_control,
+    .command = remote_command,
     .read_log = remote_read_log,
     .where = remote_where,
     .hello = lc_monitor_remote_hello,

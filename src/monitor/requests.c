@@ -1,94 +1,67 @@
 /*
- * requests: the common control requests, built once for every monitor.
+ * requests: running a command by name, and the shorthands over it, once
+ * for every monitor.
  */
 #include "monitor/monitor.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int finish(Lcmon__ControlResponse *resp, lc_error *err)
+int lc_monitor_run(lc_monitor *m, const char *name, const char *stage, unsigned argc,
+                   const char *const *argv, lc_command_result *res, lc_error *err)
 {
-    int rc = 0;
-    if (!resp || (resp->has_ok && !resp->ok))
-        rc = lc_error_set(err, -EINVAL, "%s",
-                          resp && resp->error ? resp->error : "no answer from the loader");
+    lc_command_result mine = {0};
+    lc_command_result *r = res ? res : &mine;
+    lc_command_request req = {.name = name, .stage = stage, .argc = argc, .argv = argv};
+    int rc = lc_monitor_command(m, &req, r);
+    if (rc != 0)
+        lc_error_set(err, rc, "%s", r->error ? r->error : "no answer from the loader");
+    lc_command_result_fini(&mine);
     return rc;
 }
 
 int lc_monitor_pause(lc_monitor *m, const char *stage, bool pause, lc_error *err)
 {
-    Lcmon__ControlRequest req = LCMON__CONTROL_REQUEST__INIT;
-    Lcmon__StageControlRequest sreq = LCMON__STAGE_CONTROL_REQUEST__INIT;
-    sreq.stage = (char *)stage;
-    sreq.has_command = true;
-    sreq.command = pause ? LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE
-                         : LCMON__STAGE_COMMAND__STAGE_COMMAND_RESUME;
-    req.stage_request = &sreq;
-    Lcmon__ControlResponse *resp = NULL;
-    lc_monitor_control(m, &req, &resp);
-    int rc = finish(resp, err);
-    lcmon__control_response__free_unpacked(resp, NULL);
-    return rc;
+    return lc_monitor_run(m, pause ? "pause" : "resume", stage, 0, NULL, NULL, err);
 }
 
 int lc_monitor_pipeline(lc_monitor *m, bool start, lc_error *err)
 {
-    Lcmon__ControlRequest req = LCMON__CONTROL_REQUEST__INIT;
-    req.has_pipeline_command = true;
-    req.pipeline_command = start ? LCMON__PIPELINE_COMMAND__PIPELINE_COMMAND_START
-                                 : LCMON__PIPELINE_COMMAND__PIPELINE_COMMAND_STOP;
-    Lcmon__ControlResponse *resp = NULL;
-    lc_monitor_control(m, &req, &resp);
-    int rc = finish(resp, err);
-    lcmon__control_response__free_unpacked(resp, NULL);
-    return rc;
+    return lc_monitor_run(m, start ? "start" : "stop", NULL, 0, NULL, NULL, err);
 }
 
 int lc_monitor_reload(lc_monitor *m, char **message, lc_error *err)
 {
-    Lcmon__ControlRequest req = LCMON__CONTROL_REQUEST__INIT;
-    req.has_reload_config = true;
-    req.reload_config = true;
-    Lcmon__ControlResponse *resp = NULL;
-    lc_monitor_control(m, &req, &resp);
-    int rc = finish(resp, err);
+    lc_command_result res = {0};
+    int rc = lc_monitor_run(m, "reload", NULL, 0, NULL, &res, err);
     if (message)
-        *message = rc == 0 && resp->message ? lc_xstrdup(resp->message) : NULL;
-    lcmon__control_response__free_unpacked(resp, NULL);
+        *message = rc == 0 && res.message ? lc_xstrdup(res.message) : NULL;
+    lc_command_result_fini(&res);
     return rc;
 }
 
 int lc_monitor_anchor(lc_monitor *m, const char *set_key, bool reset, char **anchor, int64_t *count,
                       lc_error *err)
 {
-    Lcmon__ControlRequest req = LCMON__CONTROL_REQUEST__INIT;
-    Lcmon__StageControlRequest sreq = LCMON__STAGE_CONTROL_REQUEST__INIT;
-    Lcmon__ShufflingChunkPoolControlRequest pool =
-        LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
-    pool.set_chunk_anchor = (char *)set_key;
-    pool.has_reset_chunk_anchor = reset;
-    pool.reset_chunk_anchor = reset;
-    pool.has_query_chunk_anchor = !set_key && !reset;
-    pool.query_chunk_anchor = !set_key && !reset;
-    sreq.chunk_pool_request = &pool;
-    req.stage_request = &sreq;
-    Lcmon__ControlResponse *resp = NULL;
-    lc_monitor_control(m, &req, &resp);
-    int rc = finish(resp, err);
+    lc_command_result res = {0};
+    const char *name = set_key ? "anchor-set" : reset ? "anchor-reset" : "anchor-get";
+    int rc = lc_monitor_run(m, name, NULL, set_key ? 1 : 0, &set_key, &res, err);
     if (rc == 0 && anchor)
         *anchor = NULL;
-    for (size_t i = 0; rc == 0 && i < resp->n_stage_responses; i++) {
-        const Lcmon__ShufflingChunkPoolControlResponse *p =
-            resp->stage_responses[i]->chunk_pool_response;
-        if (!p)
+    /* The first stage that answered with an anchor (a pipeline has one pool). */
+    for (size_t i = 0; rc == 0 && i < res.n; i++) {
+        const char *a = lc_reply_get(&res.replies[i], "anchor");
+        const char *c = lc_reply_get(&res.replies[i], "count");
+        if (!a)
             continue;
-        if (anchor && !*anchor)
-            *anchor = strdup(p->chunk_anchor ? p->chunk_anchor : "");
+        if (anchor)
+            *anchor = lc_xstrdup(a);
         if (count)
-            *count = p->chunks_since_anchor;
+            *count = c ? strtoll(c, NULL, 10) : 0;
         break;
     }
-    lcmon__control_response__free_unpacked(resp, NULL);
+    lc_command_result_fini(&res);
     return rc;
 }

@@ -14,8 +14,9 @@
  *     instead of growing our memory; a client whose buffer still passes a
  *     hard limit (replies it never reads) is closed;
  *   - a buffer that grew for a large message or a burst of replies is given
- *     back once it is drained, so an idle client holds at most BUF_KEEP of
- *     each, not the 4 MiB of the largest frame it ever sent;
+ *     back once it is drained, so an idle client holds at most
+ *     LC_SERVER_BUF_KEEP of each, not the 4 MiB of the largest frame it
+ *     ever sent (the bytes of one client: server_client.c);
  *   - a client that sends nothing within 10 s of connecting is closed, and
  *     so is one without a subscription (no snapshots, no log lines) that has
  *     been idle for 10 s: nothing in or out. Subscribers stay as long as
@@ -50,6 +51,8 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "lc_config.h"
+#include "monitor/command_wire.h"
+#include "monitor/server_client.h"
 #include "monitor/sockfile.h"
 #include "monitor/wire.h"
 
@@ -66,9 +69,7 @@
 
 #define LC_SERVER_MAX_CLIENTS 64
 #define SOFT_OUT_LIMIT (256u << 10) /* queue snapshots only below this */
-#define HARD_OUT_LIMIT (8u << 20)   /* close a client that holds more */
 #define LOG_BATCH 200
-#define FRAMES_PER_TURN 64
 #define ACCEPTS_PER_TURN 64
 #define SILENT_LIMIT_NS 10000000000ull     /* a client that says nothing this long is closed */
 #define UNFINISHED_LIMIT_NS 10000000000ull /* ... or leaves a frame unfinished this long */
@@ -78,25 +79,6 @@
  * middle of its request (connected, asking, reading) never does. */
 #define EVICT_IDLE_NS 1000000000ull
 #define CROWD_REPORT_NS 10000000000ull /* at most one line this often on refusals */
-#define BUF_KEEP (64u << 10)           /* what a drained buffer may keep of its memory */
-
-typedef struct client {
-    int fd;
-    unsigned id;
-    char who[24]; /* " (pid N)" for the log, or "" when the peer's pid is unknown */
-    lc_wire_buf in, out;
-    uint32_t interval_ms;
-    uint64_t next_due_ns;
-    bool logs;
-    uint64_t log_after;
-    uint64_t skipped; /* snapshots missed because the client was not reading */
-    uint64_t connected_ns;
-    bool spoke;                   /* it sent a whole message */
-    uint64_t active_ns;           /* when bytes last came from it or went to it */
-    uint64_t unfinished_since_ns; /* `in` has held the start of a frame since then (0: no) */
-    bool more;                    /* whole frames wait in `in` for the next turn */
-    bool closing;                 /* it sent EOF: answer what it asked, flush, then close */
-} client;
 
 /* Events logged at most once per CROWD_REPORT_NS, with a count. */
 typedef struct crowd_count {
@@ -114,7 +96,7 @@ struct lc_server {
     uint64_t accept_paused_until, accept_warned_ns;
     lc_thread thread;
     atomic_bool quit;
-    client clients[LC_SERVER_MAX_CLIENTS];
+    lc_server_client clients[LC_SERVER_MAX_CLIENTS];
     size_t n_clients;
     unsigned next_id;
     lc_wire_buf hello; /* for the run hello_run (rebuilt when another starts) */
@@ -195,6 +177,8 @@ static void build_hello(lc_server *s, bool again)
         hello.n_stages = mine->n_stages;
         hello.stages = mine->stages;
         hello.config = mine->config;
+        hello.n_commands = mine->n_commands;
+        hello.commands = mine->commands;
     }
     msg.hello = &hello;
     lc_wire_put_server(&s->hello, &msg);
@@ -204,7 +188,7 @@ static void build_hello(lc_server *s, bool again)
  * closed by the server (else it went by itself). */
 static void close_client(lc_server *s, size_t i, lc_log_level level, const char *why)
 {
-    client *c = &s->clients[i];
+    lc_server_client *c = &s->clients[i];
     if (why) {
         lc_log(level, "monitor client %u%s closed: %s", c->id, c->who, why);
         atomic_fetch_add(&s->n_dropped_clients, 1);
@@ -227,14 +211,9 @@ static void drop_client(lc_server *s, size_t i, const char *why)
     close_client(s, i, LC_LOG_WARN, why);
 }
 
-/* It asked for snapshots or log lines: it may stay however quiet it is. */
-static bool subscribed(const client *c)
+static void handle_message(void *ctx, lc_server_client *c, const Lcmon__ClientMessage *m)
 {
-    return c->interval_ms || c->logs;
-}
-
-static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *m)
-{
+    lc_server *s = ctx;
     c->spoke = true;
     if (m->subscribe) {
         uint32_t ms = m->subscribe->has_interval_ms ? m->subscribe->interval_ms : 1000;
@@ -244,8 +223,8 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
         c->log_after = m->subscribe->has_log_after ? m->subscribe->log_after : 0;
     }
     if (m->control) {
-        Lcmon__ControlResponse *resp = NULL;
-        lc_monitor_control(s->monitor, m->control, &resp);
+        const char *name;
+        Lcmon__ControlResponse *resp = lc_command_wire_serve(s->monitor, m->control, &name);
         Lcmon__ServerMessage out = LCMON__SERVER_MESSAGE__INIT;
         out.control_response = resp;
         out.has_request_id = m->has_request_id;
@@ -257,169 +236,13 @@ static void handle_message(lc_server *s, client *c, const Lcmon__ClientMessage *
         c->next_due_ns = lc_now_ns();
         /* The stages may have changed: every client hears them again (the
          * one that asked, after its reply). */
-        if (m->control->has_reload_config && m->control->reload_config) {
+        if (name && strcmp(name, "reload") == 0) {
             build_hello(s, true);
             for (size_t i = 0; i < s->n_clients; i++)
                 if (!s->clients[i].closing)
                     lc_wire_buf_append(&s->clients[i].out, s->hello.data, s->hello.len);
         }
     }
-}
-
-/* Take what the client sent into its input buffer; false to close it. */
-static bool recv_client(client *c, const char **why)
-{
-    uint8_t buf[65536];
-    /* Enough for the largest frame; beyond that, frames are answered first. */
-    while (c->in.len <= LC_WIRE_MAX_FRAME + 4) {
-        ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) {
-            lc_wire_buf_append(&c->in, buf, (size_t)n);
-            c->active_ns = lc_now_ns();
-            continue;
-        }
-        if (n == 0) {
-            c->closing = true;
-            c->interval_ms = 0;
-            c->logs = false;
-            return true;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN)
-            break;
-        if (errno == ECONNRESET) { /* it hung up with our bytes unread: a disconnect */
-            c->closing = true;
-            c->interval_ms = 0;
-            c->logs = false;
-            return true;
-        }
-        *why = strerror(errno);
-        return false;
-    }
-    return true;
-}
-
-/* Why a client that hung up counts as misbehaving, or NULL (a plain
- * disconnect): it cut its last frame short. What it sent before it hung up
- * is taken in first, as it may still wait in the socket. */
-static const char *hangup_why(client *c)
-{
-    const char *ignored;
-    if (!c->closing && !recv_client(c, &ignored))
-        return NULL;
-    if (!c->closing || c->in.len == 0)
-        return NULL; /* nothing left over, or its end is not in sight (a frame's worth waits) */
-    for (size_t off = 0;;) {
-        lc_wire_buf rest = {.data = c->in.data + off, .len = c->in.len - off};
-        const uint8_t *frame;
-        size_t len;
-        int rc = lc_wire_peek_frame(&rest, &frame, &len);
-        if (rc < 0)
-            return "it announced a frame over the size limit";
-        if (rc == 0)
-            return off < c->in.len ? "it hung up in the middle of a frame" : NULL;
-        off += 4 + len;
-    }
-}
-
-/* Answer up to FRAMES_PER_TURN whole frames of the client's input, so that
- * one client's burst never keeps the others waiting; c->more says whether
- * whole frames are left. False to close the client. */
-static bool serve_client(lc_server *s, client *c, const char **why)
-{
-    size_t off = 0;
-    bool ok = true;
-    c->more = false;
-    if (c->in.len == 0)
-        return true; /* nothing yet (and maybe no buffer at all) */
-    for (int k = 0;; k++) {
-        lc_wire_buf rest = {.data = c->in.data + off, .len = c->in.len - off};
-        const uint8_t *frame;
-        size_t len;
-        int rc = lc_wire_peek_frame(&rest, &frame, &len);
-        if (rc < 0) {
-            *why = "it announced a frame over the size limit";
-            ok = false;
-            break;
-        }
-        if (rc == 0)
-            break;
-        if (k == FRAMES_PER_TURN) {
-            c->more = true;
-            break;
-        }
-        Lcmon__ClientMessage *m = lcmon__client_message__unpack(NULL, len, frame);
-        if (!m) {
-            *why = "it sent bytes that are not a monitor message";
-            ok = false;
-            break;
-        }
-        handle_message(s, c, m);
-        lcmon__client_message__free_unpacked(m, NULL);
-        off += 4 + len;
-        /* Requests whose replies it does not read: stop answering. */
-        if (c->out.len > HARD_OUT_LIMIT) {
-            *why = "it stopped reading its replies";
-            ok = false;
-            break;
-        }
-    }
-    lc_wire_buf_consume(&c->in, off); /* once: no memmove per frame */
-    lc_wire_buf_shrink(&c->in, BUF_KEEP);
-    /* What is left is the start of a frame: since this turn when it follows
-     * a whole one, else since it began to arrive. */
-    if (c->in.len == 0 || c->more)
-        c->unfinished_since_ns = 0;
-    else if (off > 0 || !c->unfinished_since_ns)
-        c->unfinished_since_ns = lc_now_ns();
-    return ok;
-}
-
-static bool flush_client(client *c, const char **why)
-{
-    while (c->out.len > 0) {
-        ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n > 0) {
-            lc_wire_buf_consume(&c->out, (size_t)n);
-            c->active_ns = lc_now_ns();
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        /* One that hung up (said EOF, or reset) is not misbehaving, unless
-         * it cut a frame short. */
-        bool gone = c->closing || (n < 0 && (errno == EPIPE || errno == ECONNRESET));
-        *why = gone ? hangup_why(c) : n < 0 ? strerror(errno) : "short write";
-        return false;
-    }
-    if (c->out.len > HARD_OUT_LIMIT) {
-        *why = "it stopped reading its replies";
-        return false;
-    }
-    lc_wire_buf_shrink(&c->out, BUF_KEEP);
-    return true;
-}
-
-/* The pid of the process at the other end, or 0 if unknown. */
-static long peer_pid(int fd)
-{
-    struct ucred cred;
-    socklen_t len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
-        return (long)cred.pid;
-    return 0;
-}
-
-/* " (pid N)" of the process at the other end, for the log; "" if unknown. */
-static void peer_who(int fd, char *who, size_t size)
-{
-    long pid = peer_pid(fd);
-    who[0] = '\0';
-    if (pid)
-        snprintf(who, size, " (pid %ld)", pid);
 }
 
 /* Log what was refused or evicted since the last line, if a line is due
@@ -456,19 +279,19 @@ static bool make_room(lc_server *s, uint64_t now)
 {
     size_t best = s->n_clients;
     for (size_t i = 0; i < s->n_clients; i++) {
-        const client *c = &s->clients[i];
+        const lc_server_client *c = &s->clients[i];
         if (c->closing)
             continue; /* answered and gone in a moment */
-        bool idle = !subscribed(c) && now >= c->active_ns + EVICT_IDLE_NS;
-        bool deaf = subscribed(c) && c->skipped > 0;
+        bool idle = !lc_server_client_subscribed(c) && now >= c->active_ns + EVICT_IDLE_NS;
+        bool deaf = lc_server_client_subscribed(c) && c->skipped > 0;
         if ((idle || deaf) && (best == s->n_clients || c->active_ns < s->clients[best].active_ns))
             best = i;
     }
     if (best == s->n_clients)
         return false;
-    const client *c = &s->clients[best];
-    const char *what =
-        subscribed(c) ? "skipping its snapshots (not reading)" : "idle without a subscription";
+    const lc_server_client *c = &s->clients[best];
+    const char *what = lc_server_client_subscribed(c) ? "skipping its snapshots (not reading)"
+                                                      : "idle without a subscription";
     char why[160];
     snprintf(why, sizeof why,
              "every place was taken and it had been %s for %.1f s: its place went to a new "
@@ -502,18 +325,18 @@ static void accept_clients(lc_server *s)
         if (s->n_clients == LC_SERVER_MAX_CLIENTS && !make_room(s, now)) {
             /* No line of its own, even at debug level: a connect loop would
              * write one per try (report_crowding counts them instead). */
-            s->refused_pid = peer_pid(fd);
+            s->refused_pid = lc_server_peer_pid(fd);
             atomic_fetch_add(&s->n_refused, 1);
             s->refused.n++;
             close(fd);
             report_crowding(s, now, false);
             continue;
         }
-        client *c = &s->clients[s->n_clients++];
+        lc_server_client *c = &s->clients[s->n_clients++];
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->id = ++s->next_id;
-        peer_who(fd, c->who, sizeof c->who);
+        lc_server_peer_who(fd, c->who, sizeof c->who);
         c->interval_ms = 0; /* nothing until it subscribes */
         c->connected_ns = c->active_ns = now;
         build_hello(s, false);
@@ -531,7 +354,7 @@ static void feed_clients(lc_server *s)
     uint64_t now = lc_now_ns();
     lc_wire_buf snap = {0};
     for (size_t i = 0; i < s->n_clients; i++) {
-        client *c = &s->clients[i];
+        lc_server_client *c = &s->clients[i];
         if (c->interval_ms && now >= c->next_due_ns) {
             c->next_due_ns = now + (uint64_t)c->interval_ms * 1000000u;
             if (c->out.len > SOFT_OUT_LIMIT) {
@@ -598,7 +421,7 @@ static void tend_clients(lc_server *s, uint64_t start)
 {
     for (size_t i = 0; i < s->n_clients;) {
         const char *why = NULL;
-        client *c = &s->clients[i];
+        lc_server_client *c = &s->clients[i];
         if (!c->spoke && start - c->connected_ns > SILENT_LIMIT_NS) {
             drop_client(s, i,
                         c->in.len ? "it sent no whole message in the 10 s after connecting"
@@ -613,7 +436,7 @@ static void tend_clients(lc_server *s, uint64_t start)
         /* Not misbehaving, so not a warning: a client may well ask once and
          * keep its connection; it connects again when it has more to ask.
          * One mid-frame is the unfinished limit's. */
-        if (c->spoke && !subscribed(c) && !c->closing && c->in.len == 0 &&
+        if (c->spoke && !lc_server_client_subscribed(c) && !c->closing && c->in.len == 0 &&
             start > c->active_ns + IDLE_LIMIT_NS) {
             close_client(s, i, LC_LOG_INFO,
                          c->out.len ? "it read none of its replies for 10 s, and has no "
@@ -622,13 +445,13 @@ static void tend_clients(lc_server *s, uint64_t start)
                                       "no log lines)");
             continue;
         }
-        if (!flush_client(c, &why)) {
+        if (!lc_server_client_flush(c, &why)) {
             drop_client(s, i, why);
             continue;
         }
         if (c->closing && !c->more && c->out.len == 0) {
             /* answered, as it asked before its EOF */
-            drop_client(s, i, hangup_why(c));
+            drop_client(s, i, lc_server_client_hangup_why(c));
             continue;
         }
         i++;
@@ -645,7 +468,7 @@ static int poll_set(const lc_server *s, struct pollfd *fds, uint64_t now)
     fds[1] = (struct pollfd){.fd = paused ? -1 : s->listen_fd, .events = POLLIN};
     int timeout = paused ? (int)((s->accept_paused_until - now) / 1000000u) + 1 : 100;
     for (size_t i = 0; i < s->n_clients; i++) {
-        const client *c = &s->clients[i];
+        const lc_server_client *c = &s->clients[i];
         if (c->more)
             timeout = 0;
         fds[2 + i] = (struct pollfd){
@@ -675,23 +498,23 @@ static void serve_polled(lc_server *s, const struct pollfd *fds, size_t polled)
 {
     for (size_t i = polled; i-- > 0;) {
         short re = fds[2 + i].revents;
-        client *c = &s->clients[i];
+        lc_server_client *c = &s->clients[i];
         if (!re && !c->more)
             continue;
         const char *why = NULL;
         if ((re & POLLHUP) && c->closing) {
-            drop_client(s, i, hangup_why(c)); /* gone: nobody to answer */
+            drop_client(s, i, lc_server_client_hangup_why(c)); /* gone: nobody to answer */
             continue;
         }
-        if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->closing && !recv_client(c, &why)) {
+        if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->closing && !lc_server_client_recv(c, &why)) {
             drop_client(s, i, why);
             continue;
         }
-        if (!serve_client(s, c, &why)) {
+        if (!lc_server_client_serve(c, handle_message, s, &why)) {
             drop_client(s, i, why);
             continue;
         }
-        if ((re & POLLOUT) && !flush_client(&s->clients[i], &why))
+        if ((re & POLLOUT) && !lc_server_client_flush(&s->clients[i], &why))
             drop_client(s, i, why);
     }
 }

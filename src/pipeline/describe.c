@@ -1,11 +1,14 @@
 /*
  * describe: the stages of a configuration as the monitor's hello shows them
- * (proto/monitor.proto, StageDescription), built here, where the stage
- * classes are known, so that the monitor needs nothing of them.
+ * (proto/monitor.proto, StageDescription: their metrics and commands),
+ * built here, where the stage classes are known, so that the monitor needs
+ * nothing of them.
  */
 #include "pipeline/describe.h"
 
 #include "core/error.h"
+#include "pipeline/commands.h"
+#include "stages/registry.h"
 #include "stages/stage.h"
 
 #include <stdio.h>
@@ -60,6 +63,34 @@ static void describe_details(Lcmon__StageDescription *s, const lc_metric_info *t
     }
 }
 
+Lcmon__CommandDescription *lc_command_describe(const lc_command_info *c)
+{
+    Lcmon__CommandDescription *d = lc_xmalloc(sizeof *d);
+    lcmon__command_description__init(d);
+    d->name = lc_xstrdup(c->name);
+    d->args = lc_xstrdup(c->args ? c->args : "");
+    d->help = dup_or_null(c->help);
+    d->has_min_args = d->has_max_args = true;
+    d->min_args = c->min_args;
+    d->max_args = c->max_args;
+    d->has_one_stage = d->one_stage = c->one_stage;
+    return d;
+}
+
+/* The commands a stage of the class answers: every stage's, then its own. */
+static void describe_commands(Lcmon__StageDescription *s, const lc_stage_class *cls)
+{
+    const lc_stage_command *tables[2] = {lc_every_stage_commands, cls->commands};
+    size_t n = 0;
+    for (int t = 0; t < 2; t++)
+        for (const lc_stage_command *c = tables[t]; c && c->c.name; c++)
+            n++;
+    s->commands = lc_xcalloc(n, sizeof *s->commands);
+    for (int t = 0; t < 2; t++)
+        for (const lc_stage_command *c = tables[t]; c && c->c.name; c++)
+            s->commands[s->n_commands++] = lc_command_describe(&c->c);
+}
+
 Lcmon__StageDescription **lc_config_describe(const lc_config *cfg, size_t *n)
 {
     *n = cfg->n_stages;
@@ -86,6 +117,7 @@ Lcmon__StageDescription **lc_config_describe(const lc_config *cfg, size_t *n)
             s->item_type = lc_xstrdup(sc->out_type->name);
         }
         describe_details(s, sc->cls->metrics);
+        describe_commands(s, sc->cls);
         d[i] = s;
     }
     return d;
@@ -96,4 +128,18 @@ void lc_config_describe_free(Lcmon__StageDescription **d, size_t n)
     for (size_t i = 0; d && i < n; i++)
         lcmon__stage_description__free_unpacked(d[i], NULL);
     free(d);
+}
+
+Lcmon__StageDescription **lc_registry_describe(size_t *n)
+{
+    *n = lc_stage_registry_count();
+    Lcmon__StageDescription **d = lc_xcalloc(*n, sizeof *d);
+    for (size_t i = 0; i < *n; i++) {
+        d[i] = lc_xmalloc(sizeof *d[i]);
+        lcmon__stage_description__init(d[i]);
+        d[i]->name = lc_xstrdup(lc_stage_registry[i]->type_name);
+        d[i]->stage_type = lc_xstrdup(lc_stage_registry[i]->type_name);
+        describe_commands(d[i], lc_stage_registry[i]);
+    }
+    return d;
 }

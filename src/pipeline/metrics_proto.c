@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The stages' states are StageState's numbers (core/metrics.h). */
+_Static_assert((int)LC_STAGE_IDLE == (int)LCMON__STAGE_STATE__STAGE_IDLE &&
+                   (int)LC_STAGE_RUNNING == (int)LCMON__STAGE_STATE__STAGE_RUNNING &&
+                   (int)LC_STAGE_PAUSED == (int)LCMON__STAGE_STATE__STAGE_PAUSED &&
+                   (int)LC_STAGE_FINISHED == (int)LCMON__STAGE_STATE__STAGE_FINISHED &&
+                   (int)LC_STAGE_STOPPED == (int)LCMON__STAGE_STATE__STAGE_STOPPED,
+               "lc_stage_state_id and StageState differ");
+
 static void set_stats_double(Lcmon__StatisticsProtoDouble *p, const lc_stats *s)
 {
     lcmon__statistics_proto_double__init(p);
@@ -69,28 +77,9 @@ static Lcmon__MetricRole metric_role(const lc_stage_class *cls, const char *name
 
 #define NEW_ARRAY(ptr, n) ((ptr) = (n) ? lc_xcalloc((size_t)(n), sizeof *(ptr)) : NULL)
 
-Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
+/* The stage's loads (its threads' busy time) and its output queues. */
+static void add_loads_and_queues(Lcmon__StageMetricProto *p, const lc_stage_metrics *m)
 {
-    Lcmon__StageMetricProto *p = lc_xmalloc(sizeof *p);
-    lcmon__stage_metric_proto__init(p);
-    p->name = lc_xstrdup(m->name);
-    p->stage_type = lc_xstrdup(m->type);
-    p->has_state = true;
-    p->state = (Lcmon__StageState)m->state;
-    p->has_items_out = true;
-    p->items_out = m->items_out;
-    if (m->detail[0])
-        p->detail = lc_xstrdup(m->detail);
-    if (m->warning[0])
-        p->warning = lc_xstrdup(m->warning);
-    /* What items_out counts: the output's items, a sink's input's. */
-    const lc_stage_class *cls = m->type[0] ? lc_stage_class_find(m->type) : NULL;
-    const lc_item_type *t = !cls ? NULL : cls->output ? cls->output : cls->input;
-    if (m->n_queue && m->queue[0].item_unit[0]) /* a join writes what it reads */
-        p->item_unit = lc_xstrdup(m->queue[0].item_unit);
-    else
-        p->item_unit = lc_xstrdup(t && t->unit ? t->unit : "items");
-
     p->n_load_metrics = (size_t)m->n_load;
     NEW_ARRAY(p->load_metrics, m->n_load);
     for (int i = 0; i < m->n_load; i++) {
@@ -122,6 +111,31 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         set_stats_int(qp->queue_fullness, &q->fullness);
         p->queue_metrics[i] = qp;
     }
+}
+
+Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
+{
+    Lcmon__StageMetricProto *p = lc_xmalloc(sizeof *p);
+    lcmon__stage_metric_proto__init(p);
+    p->name = lc_xstrdup(m->name);
+    p->stage_type = lc_xstrdup(m->type);
+    p->has_state = true;
+    p->state = (Lcmon__StageState)m->state;
+    p->has_items_out = true;
+    p->items_out = m->items_out;
+    if (m->detail[0])
+        p->detail = lc_xstrdup(m->detail);
+    if (m->warning[0])
+        p->warning = lc_xstrdup(m->warning);
+    /* What items_out counts: the output's items, a sink's input's. */
+    const lc_stage_class *cls = m->type[0] ? lc_stage_class_find(m->type) : NULL;
+    const lc_item_type *t = !cls ? NULL : cls->output ? cls->output : cls->input;
+    if (m->n_queue && m->queue[0].item_unit[0]) /* a join writes what it reads */
+        p->item_unit = lc_xstrdup(m->queue[0].item_unit);
+    else
+        p->item_unit = lc_xstrdup(t && t->unit ? t->unit : "items");
+
+    add_loads_and_queues(p, m);
     p->n_count_metrics = (size_t)m->n_count;
     NEW_ARRAY(p->count_metrics, m->n_count);
     for (int i = 0; i < m->n_count; i++) {

@@ -7,8 +7,8 @@
  * flushes of the last second; the last-second view is the merge of the ring.
  * Aggregates live under `metrics_mu`.
  *
- * Snapshots. After each flush, and at once after a start, a stop, a control
- * request and the end, the two snapshots (the last second, all time) are
+ * Snapshots. After each flush, and at once after a start, a stop, a
+ * command and the end, the two snapshots (the last second, all time) are
  * built once and published as shared immutable messages (core/shared.h):
  * the screen, the status line and every socket client read the same ones by
  * reference, instead of each building its own.
@@ -19,13 +19,13 @@
 #include "core/log.h"
 #include "core/shared.h"
 #include "core/thread.h"
+#include "pipeline/commands.h"
 #include "pipeline/metrics_proto.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
 
 #include <errno.h>
 #include <sys/random.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,102 +605,14 @@ lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time)
     }
 }
 
-static Lcmon__StageControlResponse *new_stage_response(const char *stage)
+int lc_pipeline_command(lc_pipeline *p, const lc_command_request *req, lc_command_result *res)
 {
-    Lcmon__StageControlResponse *r = lc_xmalloc(sizeof *r);
-    lcmon__stage_control_response__init(r);
-    r->stage = lc_xstrdup(stage);
-    r->has_ok = true;
-    r->ok = true;
-    return r;
-}
-
-static void respond_error(Lcmon__ControlResponse *resp, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void respond_error(Lcmon__ControlResponse *resp, const char *fmt, ...)
-{
-    char buf[LC_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    resp->has_ok = true;
-    resp->ok = false;
-    free(resp->error);
-    resp->error = lc_xstrdup(buf);
-}
-
-void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
-                         Lcmon__ControlResponse **out)
-{
-    Lcmon__ControlResponse *resp = lc_xmalloc(sizeof *resp);
-    lcmon__control_response__init(resp);
-    resp->has_ok = true;
-    resp->ok = true;
-    *out = resp;
-    const char *target = req->stage && req->stage[0] ? req->stage : NULL;
-    if (target) {
-        bool found = false;
-        for (size_t i = 0; i < p->n; i++)
-            found |= strcmp(p->stages[i].name, target) == 0;
-        if (!found) {
-            char names[512] = "";
-            size_t used = 0;
-            for (size_t i = 0; i < p->n && used < sizeof names; i++) {
-                int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                                 p->stages[i].name);
-                if (w > 0)
-                    used += (size_t)w;
-            }
-            respond_error(resp, "no stage named '%s' (the stages are %s)", target, names);
-            return;
-        }
-    }
-    bool is_command = req->has_command && req->command != LCMON__STAGE_COMMAND__STAGE_COMMAND_NONE;
-    if (is_command && !target) {
-        respond_error(resp, "pause and resume need a stage name");
-        return;
-    }
     lc_mutex_lock(&p->control_mu);
-    size_t cap = p->n;
-    resp->stage_responses = lc_xcalloc(cap, sizeof *resp->stage_responses);
-    bool handled = false;
-    for (size_t i = 0; i < p->n; i++) {
-        lc_stage *s = &p->stages[i];
-        if (target && strcmp(s->name, target) != 0)
-            continue;
-        if (is_command) {
-            bool pause = req->command == LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
-            lc_run_state_pause(&s->run, pause);
-            LC_INFO("stage %s %s", s->name, pause ? "paused" : "resumed");
-            resp->stage_responses[resp->n_stage_responses++] = new_stage_response(s->name);
-            handled = true;
-            continue;
-        }
-        if (!s->cls->control)
-            continue;
-        Lcmon__StageControlResponse *r = new_stage_response(s->name);
-        lc_error serr;
-        lc_error_clear(&serr);
-        int rc = s->cls->control(s, req, r, &serr);
-        if (rc == 0) {
-            lcmon__stage_control_response__free_unpacked(r, NULL);
-            continue;
-        }
-        if (rc < 0) {
-            r->ok = false;
-            r->error = lc_xstrdup(serr.msg[0] ? serr.msg : lc_strerror(rc));
-            respond_error(resp, "stage '%s': %s", s->name, r->error);
-        }
-        resp->stage_responses[resp->n_stage_responses++] = r;
-        handled = true;
-    }
+    int rc = lc_stages_command(p->stages, p->n, req, res);
     lc_mutex_unlock(&p->control_mu);
-    if (handled)
-        publish(p); /* what readers see next already shows the request */
-    if (!handled)
-        respond_error(resp, "%s%s%s understands this request", target ? "stage '" : "no stage",
-                      target ? target : "", target ? "' never" : "");
+    if (res->n)
+        publish(p); /* what readers see next already shows the command */
+    return rc;
 }
 
 /* ---- restarts ---- */

@@ -1,8 +1,8 @@
 /*
  * pipeline: the orchestrator. Builds the stages a configuration describes,
  * wires their queues, starts and stops them, flushes their metrics at a fixed
- * interval into a last-second and an all-time view, and fans control
- * requests out to them.
+ * interval into a last-second and an all-time view, and runs commands
+ * (core/command.h) on them.
  *
  * Threads: the caller (one control thread: main, the screen, or the monitor
  * server, serialised by the pipeline's control lock), the stages' workers,
@@ -17,6 +17,7 @@
 #ifndef LC_PIPELINE_PIPELINE_H
 #define LC_PIPELINE_PIPELINE_H
 
+#include "core/command.h"
 #include "core/error.h"
 #include "pipeline/config.h"
 
@@ -26,7 +27,6 @@
 
 #include "core/shared.h"
 
-#include "stage_control.pb-c.h"
 #include "training_metrics.pb-c.h"
 
 typedef struct lc_pipeline lc_pipeline;
@@ -69,7 +69,7 @@ uint64_t lc_pipeline_drained(lc_pipeline *p);
  * configured interval; tests call it to avoid waiting). */
 void lc_pipeline_flush_metrics(lc_pipeline *p);
 /* The snapshot published last (after each metrics interval, and at once
- * after a start, a stop, a control request and the end): the last second,
+ * after a start, a stop, a command and the end): the last second,
  * or everything since start. A reference to an immutable
  * Lcmon__DataLoaderMetricsProto (lc_shared_get) that every reader shares;
  * drop it with lc_shared_unref. */
@@ -89,10 +89,10 @@ lc_pipeline_carry *lc_pipeline_carry_out(lc_pipeline *p);
 void lc_pipeline_carry_in(lc_pipeline *p, const lc_pipeline_carry *c);
 void lc_pipeline_carry_free(lc_pipeline_carry *c);
 
-/* Fan a request out: to the stage it names, or to every stage that
- * understands it. *resp is malloc'd (free with
- * lcmon__control_response__free_unpacked); on failure it says why. */
-void lc_pipeline_control(lc_pipeline *p, const Lcmon__StageControlRequest *req,
-                         Lcmon__ControlResponse **resp);
+/* Run a command (core/command.h) on the stage req names, or on every stage
+ * that has it: pause, resume (every stage's) and the classes' own rows
+ * (pipeline/commands.h). Fills res (one reply a stage that ran it) and
+ * returns res->rc: 0, or a negative code with res->error saying why. */
+int lc_pipeline_command(lc_pipeline *p, const lc_command_request *req, lc_command_result *res);
 
 #endif

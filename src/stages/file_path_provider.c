@@ -25,8 +25,6 @@
  */
 #include "stages/stage.h"
 
-#include "training_metrics.pb-c.h"
-
 #include "core/clock.h"
 #include "core/dirwalk.h"
 #include "core/dirwatch.h"
@@ -659,7 +657,7 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     /* What it is doing, for people, unless a warning says more. */
     if (m->warning[0])
         ;
-    else if (!atomic_load(&f->scan_done) && m->state == LCMON__STAGE_STATE__STAGE_RUNNING)
+    else if (!atomic_load(&f->scan_done) && m->state == LC_STAGE_RUNNING)
         lc_metrics_set_text(m, "activity", "scanning");
     else if (atomic_load(&f->g_dirs)) {
         char text[64];

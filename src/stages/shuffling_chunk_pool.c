@@ -839,45 +839,45 @@ static const lc_metric_info pool_metrics[] = {
 };
 #undef BAD_REASON
 
-static int pool_control(lc_stage *s, const Lcmon__StageControlRequest *req,
-                        Lcmon__StageControlResponse *resp, lc_error *err)
+/* anchor-get, anchor-set KEY and anchor-reset: each answers with the
+ * anchor and the chunks counted since it (a reset: before it). */
+static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *reply, lc_error *err)
 {
-    const Lcmon__ShufflingChunkPoolControlRequest *r = req->chunk_pool_request;
-    if (!r)
-        return 0;
     pool *p = s->priv;
+    bool reset = strcmp(req->name, "anchor-reset") == 0;
+    const char *set = strcmp(req->name, "anchor-set") == 0 ? req->argv[0] : NULL;
     lc_mutex_lock(&p->mu);
-    if (r->has_reset_chunk_anchor && r->reset_chunk_anchor && !p->win.newest_key) {
-        /* Nothing loaded yet: the anchor would be empty, and every game
-         * there is would then count as new. */
+    if (reset && !p->win.newest_key) { /* an empty anchor: every game would be new */
         lc_mutex_unlock(&p->mu);
         return lc_error_set(err, -EAGAIN,
                             "anchor reset: no game is loaded yet (the initial load is under "
                             "way), so there is nothing to anchor at: try again once the pool "
                             "has loaded, or set an anchor by name");
     }
-    if (r->set_chunk_anchor) {
-        lc_window_set_anchor(&p->win, r->set_chunk_anchor);
-        p->anchor_moved = true;
-        LC_INFO("%s: anchor set to '%s' (count stays %llu)", s->name, p->win.anchor,
-                (unsigned long long)p->win.since_anchor);
-    }
     uint64_t count = p->win.since_anchor;
-    if (r->has_reset_chunk_anchor && r->reset_chunk_anchor) {
+    if (set)
+        lc_window_set_anchor(&p->win, set);
+    else if (reset)
         lc_window_reset_anchor(&p->win);
-        p->anchor_moved = true;
-        LC_INFO("%s: anchor reset to '%s' after %llu chunks", s->name, p->win.anchor,
-                (unsigned long long)count);
-    }
-    Lcmon__ShufflingChunkPoolControlResponse *out = lc_xmalloc(sizeof *out);
-    lcmon__shuffling_chunk_pool_control_response__init(out);
-    out->chunk_anchor = lc_xstrdup(p->win.anchor ? p->win.anchor : "");
-    out->has_chunks_since_anchor = true;
-    out->chunks_since_anchor = (int64_t)count;
+    p->anchor_moved |= set || reset;
+    if (set || reset) /* "set to K (count stays N)", "reset to K after N chunks" */
+        LC_INFO("%s: anchor %s to '%s' %s%llu%s", s->name, set ? "set" : "reset", p->win.anchor,
+                set ? "(count stays " : "after ", (unsigned long long)count, set ? ")" : " chunks");
+    lc_reply_add(reply, "anchor", "%s", p->win.anchor ? p->win.anchor : "");
+    lc_reply_add(reply, "count", "%llu", (unsigned long long)count);
     lc_mutex_unlock(&p->mu);
-    resp->chunk_pool_response = out;
-    return 1;
+    return 0;
 }
+
+static const lc_stage_command pool_commands[] = {
+    {{"anchor-get", "", 0, 0, "print the anchor and the chunks counted since it"}, pool_anchor},
+    {{"anchor-set", "KEY", 1, 1, "set the anchor (the count is kept)"}, pool_anchor},
+    {{"anchor-reset", "", 0, 0,
+      "anchor at the newest chunk; print the new anchor\nand the number of chunks counted "
+      "before the reset"},
+     pool_anchor},
+    {{0}},
+};
 
 /* Across a restart an anchor moved at run time is kept (the count starts
  * again): it is what the trainer counts from. One the configuration gave is
@@ -934,7 +934,7 @@ const lc_stage_class lc_shuffling_chunk_pool_class = {
     .stop = pool_stop,
     .flush_metrics = pool_flush,
     .metrics = pool_metrics,
-    .control = pool_control,
+    .commands = pool_commands,
     .carry_out = pool_carry_out,
     .carry_in = pool_carry_in,
 };

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "training_metrics.pb-c.h"
-
 void lc_worker_pool_init(lc_worker_pool *p, const char *name, unsigned n)
 {
     p->name = name;
@@ -211,12 +209,12 @@ void lc_stage_fini(lc_stage *s)
 int lc_stage_state(lc_stage *s)
 {
     if (atomic_load(&s->finished))
-        return LCMON__STAGE_STATE__STAGE_FINISHED;
+        return LC_STAGE_FINISHED;
     if (lc_run_state_stopping(&s->run))
-        return LCMON__STAGE_STATE__STAGE_STOPPED;
+        return LC_STAGE_STOPPED;
     if (lc_run_state_paused(&s->run))
-        return LCMON__STAGE_STATE__STAGE_PAUSED;
-    return LCMON__STAGE_STATE__STAGE_RUNNING;
+        return LC_STAGE_PAUSED;
+    return LC_STAGE_RUNNING;
 }
 
 void lc_stage_flush(lc_stage *s, lc_stage_metrics *m)

@@ -12,14 +12,16 @@
  *
  * Life cycle, run by this file (lc_stage_init ... lc_stage_fini) for the
  * pipeline and the tests alike: config_check (the rules that join several
- * settings, at load time; the table gives defaults and ranges) -> init (allocate, no threads) ->
- * start (the class's own set-up, then its worker pool) -> [pause/resume, control, flush from the
- * metrics thread] -> stop -> fini. A class names its worker function and how many threads run it;
- * stage.c owns the pool (starting, joining, its load metrics). Pausing is generic: workers call
- * lc_run_state_check() between items. Stopping is generic too: the orchestrator sets the run state
- * to stopping and closes the stage's input and output queues, which wakes every blocked put and
- * get; the class's `stop` then wakes whatever else it waits on (inotify, a pipe) and joins its own
- * threads, and the pool is joined last.
+ * settings, at load time; the table gives defaults and ranges) -> init
+ * (allocate, no threads) -> start (the class's own set-up, then its worker
+ * pool) -> [pause/resume, commands, flush from the metrics thread] -> stop
+ * -> fini. A class names its worker function and how many threads run it;
+ * stage.c owns the pool (starting, joining, its load metrics). Pausing is
+ * generic: workers call lc_run_state_check() between items. Stopping is
+ * generic too: the orchestrator sets the run state to stopping and closes
+ * the stage's input and output queues, which wakes every blocked put and
+ * get; the class's `stop` then wakes whatever else it waits on (inotify, a
+ * pipe) and joins its own threads, and the pool is joined last.
  *
  * A worker that runs out of input (input closed and drained) finishes: the
  * output queue closes when the last worker is done (queue producers), and the
@@ -28,6 +30,7 @@
 #ifndef LC_STAGES_STAGE_H
 #define LC_STAGES_STAGE_H
 
+#include "core/command.h"
 #include "core/error.h"
 #include "core/load.h"
 #include "core/metrics.h"
@@ -40,9 +43,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "stage_control.pb-c.h"
-
 typedef struct lc_stage lc_stage;
+
+/* A row of a class's command table: a control request people and programs
+ * make by name (`lcmon ctl SOCKET anchor-set KEY`, a key of the screen, the
+ * Python client's Control.command), listed in the monitor's hello. The
+ * pipeline checks the argument count against c (min_args .. max_args) and
+ * calls run from its control thread with the request (req->name tells the
+ * rows apart when several share a function; req->argv its arguments): 0
+ * with the answer's fields added to reply (lc_reply_add: "anchor",
+ * "count"), or a negative code with err saying why. Adding a command costs the row, its function
+ * and tests: nothing in the pipeline, the monitor, ctl or Python. */
+typedef struct lc_stage_command {
+    lc_command_info c;
+    int (*run)(lc_stage *s, const lc_command_request *req, lc_reply *reply, lc_error *err);
+} lc_stage_command;
 
 /* How far a finite run is, for the batch stream's frames: the stages that
  * know write it (file_path_provider's scan without watching, chunk_reader,
@@ -154,11 +169,9 @@ typedef struct lc_stage_class {
      * and how a screen shows it (core/metrics.h). Ended by a NULL name; a
      * test checks that every metric a stage reports is listed. */
     const lc_metric_info *metrics;
-    /* Answer a request meant for this stage type: return 1 and fill resp
-     * when handled, 0 when the request does not concern the stage, or a
-     * negative code with err set. May be NULL. */
-    int (*control)(lc_stage *s, const Lcmon__StageControlRequest *req,
-                   Lcmon__StageControlResponse *resp, lc_error *err);
+    /* The class's commands, ended by a row with a NULL name; NULL for none.
+     * Every stage also has the pipeline's (pause, resume). */
+    const lc_stage_command *commands;
     /* What a restart of the pipeline (a stop, then a start) carries from
      * this stage to the stage of the same name in the new pipeline: a
      * malloc'd string, NULL for nothing (called on the stopped stage), and
@@ -229,7 +242,7 @@ void lc_stage_stop(lc_stage *s);
 void lc_stage_fini(lc_stage *s);
 /* One metrics flush into m: the generic part, the class's, the pool's load. */
 void lc_stage_flush(lc_stage *s, lc_stage_metrics *m);
-/* STAGE_RUNNING, PAUSED, STOPPED or FINISHED (an Lcmon__StageState). */
+/* LC_STAGE_RUNNING, PAUSED, STOPPED or FINISHED (core/metrics.h). */
 int lc_stage_state(lc_stage *s);
 
 /* Threads are named "<stage>-<index>" (truncated to 15 bytes). If the stage

@@ -3,6 +3,7 @@
  */
 #include "standalone.h"
 
+#include "pipeline/commands.h"
 #include "pipeline/config.h"
 
 #include <stdio.h>
@@ -81,10 +82,11 @@ void lc_standalone_flush(lc_stage *s, lc_stage_metrics *m)
     lc_stage_flush(s, m);
 }
 
-int lc_standalone_control(lc_stage *s, const Lcmon__StageControlRequest *req,
-                          Lcmon__StageControlResponse *resp, lc_error *err)
+int lc_standalone_command(lc_stage *s, const char *name, unsigned argc, const char *const *argv,
+                          lc_command_result *res)
 {
-    return s->cls->control ? s->cls->control(s, req, resp, err) : 0;
+    lc_command_request req = {.name = name, .argc = argc, .argv = argv};
+    return lc_stages_command(s, 1, &req, res);
 }
 
 lc_config *lc_test_config(const char *yaml)

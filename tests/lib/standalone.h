@@ -35,8 +35,11 @@ void lc_standalone_stop(lc_stage *s);
 void lc_standalone_free(lc_stage *s);
 /* One metrics flush into m (generic part included). */
 void lc_standalone_flush(lc_stage *s, lc_stage_metrics *m);
-/* Send a control request; returns the class's answer (1 handled, 0 not). */
-int lc_standalone_control(lc_stage *s, const Lcmon__StageControlRequest *req,
-                          Lcmon__StageControlResponse *resp, lc_error *err);
+/* Run a command (core/command.h) on the stage as a pipeline runs it
+ * (pipeline/commands.h: the argument count checked, pause and resume
+ * included): fills res (free with lc_command_result_fini) and returns
+ * res->rc. */
+int lc_standalone_command(lc_stage *s, const char *name, unsigned argc, const char *const *argv,
+                          lc_command_result *res);
 
 #endif

@@ -4,8 +4,8 @@
  * problem in a message that names the origin ("test.yaml"), the stage
  * ("stage 'loader'", or "stage #N (type)" when the name itself is the
  * problem) and the field ("input", "output.capacity",
- * "chunk_source_loader.threads", ...). Errors found by libcyaml (bad enum
- * value, unknown key, YAML syntax) must name the offending key or value and
+ * "chunk_source_loader.threads", ...). Errors found while reading the YAML
+ * (bad enum value, unknown key, YAML syntax) must name the offending key or value and
  * the origin. Positive tests cover the embedded default, the resolved wiring
  * and queue settings, ${VAR:-default} expansion, loading from a file, and
  * several problems reported together. Every config that loads is freed, so
@@ -315,7 +315,7 @@ static void test_capacity_out_of_range(void)
 
 static void test_bad_overflow(void)
 {
-    /* libcyaml's message: it names the value and, in its backtrace, the key. */
+    /* The reader's message names the value and the key. */
     EXPECT_ERROR("stages:\n"
                  "  - name: files\n"
                  "    file_path_provider: {directory: data}\n"

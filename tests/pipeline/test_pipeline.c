@@ -209,44 +209,46 @@ static void test_control_errors(void)
     lc_config *cfg = lc_test_config(yaml);
     lc_pipeline *p = NULL;
     CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
-    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
-    Lcmon__ControlResponse *resp = NULL;
+    lc_command_request req = {.name = "pause", .stage = "nope"};
+    lc_command_result res = {0};
+    CHECK(lc_pipeline_command(p, &req, &res) < 0);
+    CHECK(tu_contains(res.error, "no stage named 'nope' (the stages are files)"));
+    lc_command_result_fini(&res);
 
-    req.stage = "nope";
-    req.has_command = true;
-    req.command = LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
-    lc_pipeline_control(p, &req, &resp);
-    CHECK(!resp->ok);
-    CHECK(tu_contains(resp->error, "no stage named 'nope'"));
-    lcmon__control_response__free_unpacked(resp, NULL);
+    req.stage = NULL; /* pause is for one stage */
+    CHECK(lc_pipeline_command(p, &req, &res) < 0);
+    CHECK(tu_contains(res.error, "pause needs a stage name"));
+    lc_command_result_fini(&res);
 
-    req.stage = NULL;
-    lc_pipeline_control(p, &req, &resp);
-    CHECK(!resp->ok);
-    CHECK(tu_contains(resp->error, "need a stage name"));
-    lcmon__control_response__free_unpacked(resp, NULL);
+    /* An anchor command when no stage keeps anchors, for every stage or
+     * for one. */
+    req.name = "anchor-reset";
+    CHECK(lc_pipeline_command(p, &req, &res) < 0);
+    CHECK(tu_contains(res.error, "no stage has the command 'anchor-reset'"));
+    lc_command_result_fini(&res);
+    req.stage = "files";
+    CHECK(lc_pipeline_command(p, &req, &res) < 0);
+    CHECK(tu_contains(res.error, "stage 'files' (file_path_provider) has no command "
+                                 "'anchor-reset' (its commands: pause, resume)"));
+    lc_command_result_fini(&res);
 
-    /* An anchor request when no stage keeps anchors. */
-    Lcmon__ShufflingChunkPoolControlRequest pool =
-        LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
-    pool.has_reset_chunk_anchor = true;
-    pool.reset_chunk_anchor = true;
-    req.has_command = false;
-    req.chunk_pool_request = &pool;
-    lc_pipeline_control(p, &req, &resp);
-    CHECK(!resp->ok);
-    CHECK(tu_contains(resp->error, "no stage understands"));
-    lcmon__control_response__free_unpacked(resp, NULL);
+    /* The wrong number of arguments: the stage's refusal says the usage. */
+    const char *extra[] = {"x"};
+    req.name = "pause";
+    req.argc = 1;
+    req.argv = extra;
+    CHECK(lc_pipeline_command(p, &req, &res) < 0);
+    CHECK(tu_contains(res.error, "stage 'files': pause takes no arguments (1 given)"));
+    CHECK_EQ_INT(res.n, 1);
+    lc_command_result_fini(&res);
 
     /* Pause and resume a stage by name. */
-    req.chunk_pool_request = NULL;
-    req.stage = "files";
-    req.has_command = true;
-    req.command = LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
-    lc_pipeline_control(p, &req, &resp);
-    CHECK(resp->ok);
-    CHECK_EQ_INT(resp->n_stage_responses, 1);
-    lcmon__control_response__free_unpacked(resp, NULL);
+    req.argc = 0;
+    CHECK_OK(lc_pipeline_command(p, &req, &res));
+    CHECK_EQ_INT(res.n, 1);
+    CHECK_EQ_STR(res.replies[0].stage, "files");
+    CHECK(res.replies[0].error == NULL);
+    lc_command_result_fini(&res);
     Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, false);
     CHECK_EQ_INT(m->stage_metrics[0]->state, LCMON__STAGE_STATE__STAGE_PAUSED);
     lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);

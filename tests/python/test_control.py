@@ -29,7 +29,7 @@ import unittest
 
 from lcmon import Control, ControlError, LoaderGone, ProtocolError
 from lcmon.control import SCHEMA, decode, encode
-from test_monitor import DATA, SLOW, Loader
+from test_monitor import DATA, SLOW, Loader, ctl
 
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
 WAIT = 30 * SLOW
@@ -172,6 +172,92 @@ class AgainstLcmon(unittest.TestCase):
             self.assertNotIn(c.run()["run_id"], (0, run["run_id"]))  # a new run
             self.assertEqual(c.anchor()[0], new_key)  # kept across the restart
             self.assertEqual(c.reconnects, 0)  # one connection throughout
+
+    # A sample value for each kind of argument the tables' commands take
+    # (their usage words); a command with an argument of a new kind fails
+    # the test below until its sample is added here.
+    SAMPLE_ARGS = {"KEY": "game_03.gz"}
+
+    def test_every_command_answers_through_the_socket_and_ctl(self):
+        """Every command of the loader's tables, as its hello lists them (its
+        own, every stage's, each stage type's), answers through
+        Control.command and through `lcmon ctl SOCKET NAME [--stage S]
+        ARGS`, and both say the same: a line of ctl a stage that answered,
+        its fields' values. Nothing here names a stage type's command: a
+        new one is tested by being in the table."""
+        with Control(self.L.sock, timeout=WAIT) as c:
+            table = c.commands()
+            self.assertLessEqual({"stop", "start", "restart", "reload", "pause", "resume",
+                                  "anchor-get", "anchor-set", "anchor-reset"}, set(table))
+            deadline = time.monotonic() + WAIT
+            while c.anchor()[1] < 10:  # loaded: anchor-reset has a game to anchor at
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            # The stages' commands first, pause before resume; the loader's
+            # (stop, start, restart, reload) last.
+            for name in sorted(table, key=lambda n: (not table[n]["stages"], n == "resume")):
+                row = table[name]
+                args = [self.SAMPLE_ARGS[a] for a in row["args"].split()]
+                stage = row["stages"][-1] if row["one_stage"] else None
+                got = c.command(name, *args, stage=stage)
+                if row["stages"] and not row["one_stage"]:  # every stage that has it
+                    self.assertEqual(sorted(got["replies"]), sorted(row["stages"]), name)
+                r = ctl(self.L.sock, name, *(["--stage", stage] if stage else []), *args,
+                        timeout=WAIT)
+                self.assertEqual(r.returncode, 0, "%s: %s" % (name, r.stderr))
+                lines = r.stdout.splitlines()
+                if got["message"]:
+                    self.assertEqual(lines.pop(0).split(":")[0], got["message"].split(":")[0])
+                self.assertEqual([len(l.split("\t")) for l in lines],
+                                 [len(f) for f in got["replies"].values() if f], name)
+            # anchor-get says the same both ways.
+            key, count = c.anchor()
+            self.assertEqual(ctl(self.L.sock, "anchor-get").stdout, "%s\t%d\n" % (key, count))
+            # A command the tables lack, or the wrong arguments: refused.
+            with self.assertRaisesRegex(ControlError, "no stage has the command 'no-such'"):
+                c.command("no-such")
+            with self.assertRaisesRegex(ControlError, "anchor-set takes KEY"):
+                c.command("anchor-set")
+            with self.assertRaisesRegex(ControlError, "no stage named 'nope'"):
+                c.command("anchor-get", stage="nope")
+            self.assertEqual(ctl(self.L.sock, "anchor-set").returncode, 2)
+
+    def test_older_request_forms_still_answer(self):
+        """A client of before the command form (the anchor, pause and
+        pipeline requests as their own messages) gets the same answers."""
+        with Control(self.L.sock, timeout=WAIT) as c:
+            deadline = time.monotonic() + WAIT
+            while c.anchor()[1] < 10:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            resp = c.request({"stage_request": {"chunk_pool_request": {"query_chunk_anchor": True}}})
+            pool = [sr["chunk_pool_response"] for sr in resp["stage_responses"]]
+            self.assertEqual([(p["chunk_anchor"], p["chunks_since_anchor"]) for p in pool],
+                             [c.anchor()])
+            resp = c.request({"stage_request": {"chunk_pool_request":
+                                                {"set_chunk_anchor": "game_02.gz"}}})
+            self.assertEqual(resp["stage_responses"][0]["chunk_pool_response"]["chunk_anchor"],
+                             "game_02.gz")
+            c.request({"stage_request": {"stage": "unpacker", "command": "STAGE_COMMAND_PAUSE"}})
+            self.wait_stage(c, "unpacker", "STAGE_PAUSED")
+            c.request({"stage_request": {"stage": "unpacker", "command": "STAGE_COMMAND_RESUME"}})
+            self.wait_stage(c, "unpacker", "STAGE_RUNNING")
+            with self.assertRaisesRegex(ControlError, "no stage named 'nope'"):
+                c.request({"stage_request": {"stage": "nope"}})
+            c.request({"pipeline_command": "PIPELINE_COMMAND_STOP"})
+            self.wait_state(c, "PIPELINE_STOPPED")
+            c.request({"pipeline_command": "PIPELINE_COMMAND_START"})
+            self.wait_state(c, "PIPELINE_RUNNING")
+            self.assertIn("reloaded", c.request({"reload_config": True})["message"])
+
+    def wait_stage(self, c, stage, state):
+        deadline = time.monotonic() + WAIT
+        while True:
+            m = c.metrics()["last_second"]
+            if [s.get("state") for s in m["stage_metrics"] if s["name"] == stage] == [state]:
+                return
+            self.assertLess(time.monotonic(), deadline, "%s never %s" % (stage, state))
+            time.sleep(0.05)
 
     def test_wait_for_new_chunks(self):
         with Control(self.L.sock, timeout=WAIT) as c:

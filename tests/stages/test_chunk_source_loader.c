@@ -128,23 +128,18 @@ static void test_loader(unsigned threads)
     lc_queue *out = lc_pipeline_take_output(p);
     /* Hold the loader until the scan has emitted everything, then remove a
      * file it has not opened yet. */
-    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
-    req.stage = "sources";
-    req.has_command = true;
-    req.command = LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE;
-    Lcmon__ControlResponse *resp = NULL;
-    lc_pipeline_control(p, &req, &resp);
-    CHECK(resp->ok);
-    lcmon__control_response__free_unpacked(resp, NULL);
+    lc_command_request req = {.name = "pause", .stage = "sources"};
+    lc_command_result res = {0};
+    CHECK_OK(lc_pipeline_command(p, &req, &res));
+    lc_command_result_fini(&res);
     CHECK_OK(lc_pipeline_start(p, NULL));
     usleep(300 * 1000);
     char gone[4096];
     snprintf(gone, sizeof gone, "%s/gone.gz", dir);
     CHECK_EQ_INT(unlink(gone), 0);
-    req.command = LCMON__STAGE_COMMAND__STAGE_COMMAND_RESUME;
-    lc_pipeline_control(p, &req, &resp);
-    CHECK(resp->ok);
-    lcmon__control_response__free_unpacked(resp, NULL);
+    req.name = "resume";
+    CHECK_OK(lc_pipeline_command(p, &req, &res));
+    lc_command_result_fini(&res);
 
     size_t n_sources = 0, n_chunks = 0, n_tars = 0;
     bool saw_marker = false;

@@ -125,30 +125,27 @@ static const char *text_of(const lc_stage_metrics *m, const char *name)
     return t ? t : "(absent)";
 }
 
-static Lcmon__ShufflingChunkPoolControlResponse *
-anchor_request(lc_stage *s, bool reset, const char *set, Lcmon__StageControlResponse *resp)
-{
-    Lcmon__ShufflingChunkPoolControlRequest pr = LCMON__SHUFFLING_CHUNK_POOL_CONTROL_REQUEST__INIT;
-    Lcmon__StageControlRequest req = LCMON__STAGE_CONTROL_REQUEST__INIT;
-    pr.has_reset_chunk_anchor = reset;
-    pr.reset_chunk_anchor = reset;
-    pr.set_chunk_anchor = (char *)set;
-    pr.has_query_chunk_anchor = !reset && !set;
-    pr.query_chunk_anchor = !reset && !set;
-    req.chunk_pool_request = &pr;
-    lcmon__stage_control_response__init(resp);
-    CHECK_EQ_INT(lc_standalone_control(s, &req, resp, NULL), 1);
-    return resp->chunk_pool_response;
-}
+/* The pool's answer to an anchor command (anchor-get, anchor-set KEY,
+ * anchor-reset), run as a pipeline runs it. */
+typedef struct anchor_answer {
+    char key[256];
+    int64_t count;
+} anchor_answer;
 
-static void free_response(Lcmon__StageControlResponse *resp)
+static anchor_answer anchor_request(lc_stage *s, bool reset, const char *set)
 {
-    Lcmon__ShufflingChunkPoolControlResponse *r = resp->chunk_pool_response;
-    if (r) {
-        free(r->chunk_anchor);
-        free(r);
+    const char *name = set ? "anchor-set" : reset ? "anchor-reset" : "anchor-get";
+    lc_command_result res = {0};
+    CHECK_EQ_INT(lc_standalone_command(s, name, set ? 1 : 0, &set, &res), 0);
+    anchor_answer a = {"(none)", -1};
+    CHECK_EQ_INT(res.n, 1);
+    if (res.n == 1 && lc_reply_get(&res.replies[0], "anchor") &&
+        lc_reply_get(&res.replies[0], "count")) {
+        snprintf(a.key, sizeof a.key, "%s", lc_reply_get(&res.replies[0], "anchor"));
+        a.count = strtoll(lc_reply_get(&res.replies[0], "count"), NULL, 10);
     }
-    resp->chunk_pool_response = NULL;
+    lc_command_result_fini(&res);
+    return a;
 }
 
 static void test_window_passes_eviction_and_anchor(void)
@@ -229,26 +226,21 @@ static void test_window_passes_eviction_and_anchor(void)
     }
 
     /* set keeps the count; query reports; reset returns and zeroes it. */
-    Lcmon__StageControlResponse resp;
-    Lcmon__ShufflingChunkPoolControlResponse *r = anchor_request(s, false, "game_000031.gz", &resp);
-    CHECK_EQ_STR(r->chunk_anchor, "game_000031.gz");
-    CHECK_EQ_INT(r->chunks_since_anchor, 7);
-    free_response(&resp);
-    r = anchor_request(s, false, NULL, &resp);
-    CHECK_EQ_INT(r->chunks_since_anchor, 7);
-    free_response(&resp);
+    anchor_answer r = anchor_request(s, false, "game_000031.gz");
+    CHECK_EQ_STR(r.key, "game_000031.gz");
+    CHECK_EQ_INT(r.count, 7);
+    r = anchor_request(s, false, NULL);
+    CHECK_EQ_INT(r.count, 7);
     /* The metrics say what the count runs from: not the key just set. */
     lc_standalone_flush(s, &m);
     CHECK_EQ_STR(text_of(&m, "anchor"), "game_000031.gz");
     CHECK(strcmp(text_of(&m, "count_from"), "game_000031.gz") != 0);
-    r = anchor_request(s, true, NULL, &resp);
-    CHECK_EQ_STR(r->chunk_anchor, "game_000032.gz");
-    CHECK_EQ_INT(r->chunks_since_anchor, 7);
-    free_response(&resp);
-    r = anchor_request(s, false, NULL, &resp);
-    CHECK_EQ_STR(r->chunk_anchor, "game_000032.gz");
-    CHECK_EQ_INT(r->chunks_since_anchor, 0);
-    free_response(&resp);
+    r = anchor_request(s, true, NULL);
+    CHECK_EQ_STR(r.key, "game_000032.gz");
+    CHECK_EQ_INT(r.count, 7);
+    r = anchor_request(s, false, NULL);
+    CHECK_EQ_STR(r.key, "game_000032.gz");
+    CHECK_EQ_INT(r.count, 0);
     lc_standalone_flush(s, &m); /* after a reset the count runs from the anchor */
     CHECK_EQ_STR(text_of(&m, "count_from"), "game_000032.gz");
     games(dir, 33, 33);
@@ -672,11 +664,9 @@ static void test_anchor_with_sharding(void)
                 } while (since_anchor(&m) != want + 1 && lc_now_seconds() < deadline &&
                          (lc_sleep_seconds(0.01), true));
                 CHECK_EQ_U64(since_anchor(&m), want + 1);
-                Lcmon__StageControlResponse resp;
-                Lcmon__ShufflingChunkPoolControlResponse *r = anchor_request(s, true, NULL, &resp);
-                CHECK_EQ_STR(r->chunk_anchor, "game_000211.gz");
-                CHECK_EQ_INT(r->chunks_since_anchor, (int64_t)want + 1);
-                free_response(&resp);
+                anchor_answer r = anchor_request(s, true, NULL);
+                CHECK_EQ_STR(r.key, "game_000211.gz");
+                CHECK_EQ_INT(r.count, (int64_t)want + 1);
                 lc_queue_close(in);
                 lc_standalone_free(s);
                 lc_queue_free(in);
