@@ -72,36 +72,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct pgs_config {
+typedef struct source_config {
     char *path;
     unsigned threads;
     uint64_t epochs; /* 0: without end */
     bool shuffle;
     bool watch;
     char defaulted[64]; /* the variable whose default names the path, or "" */
-} pgs_config;
+} source_config;
 
-static const lc_setting pgs_settings[] = {
+static const lc_setting source_settings[] = {
     {.key = "path",
      .type = LC_SETTING_TEXT,
-     LC_SETTING_AT(pgs_config, path),
+     LC_SETTING_AT(source_config, path),
      .required = true,
      .nonempty = true,
      .meaning = "a directory of .parquet files, or one file",
      .example = "${LCMON_GAMES:-tests/data/parquet}"},
-    LC_SETTING_THREADS(pgs_config, threads, "1", 64),
-    LC_SETTING_ROW(pgs_config, epochs, "epochs", LC_SETTING_WHOLE, "0",
+    LC_SETTING_THREADS(source_config, threads, "1", 64),
+    LC_SETTING_ROW(source_config, epochs, "epochs", LC_SETTING_WHOLE, "0",
                    "passes over the data, 0 for without end", "1"),
-    LC_SETTING_ROW(pgs_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(source_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
                    "games in an order drawn from the seed at each pass", "false"),
-    LC_SETTING_ROW(pgs_config, watch, "watch", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(source_config, watch, "watch", LC_SETTING_BOOL, "true",
                    "read files that appear later too", "false"),
     {0},
 };
 
-static int pgs_config_check(void *p, lc_error *err)
+static int source_config_check(void *p, lc_error *err)
 {
-    pgs_config *c = p;
+    source_config *c = p;
     if (!c->path) /* missing: the reader said so */
         return 0;
     return lc_config_expand_path_noting(&c->path, "path",
@@ -146,7 +146,7 @@ typedef struct pq_unit {
     size_t rg;
 } pq_unit;
 
-typedef struct pgs {
+typedef struct game_source {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     /* Under mu. */
@@ -167,7 +167,7 @@ typedef struct pgs {
     atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
         n_other_rank, n_dropped, n_share_rows, n_all_rows;
     atomic_uint_fast64_t epoch_gauge, files_done_gauge, held_gauge;
-} pgs;
+} game_source;
 
 /* ---- bad files, logged once ------------------------------------------- */
 
@@ -178,7 +178,7 @@ typedef struct reported {
 
 /* Should a problem with this file be logged? Once per path, and again when
  * the file has changed since. */
-static bool first_report(pgs *g, const char *path)
+static bool first_report(game_source *g, const char *path)
 {
     struct stat st;
     int64_t size = -1, mtime = -1;
@@ -212,9 +212,9 @@ static bool first_report(pgs *g, const char *path)
     lc_log(first_report((g), (path)) ? LC_LOG_WARN : LC_LOG_DEBUG, __VA_ARGS__)
 
 /* Under mu: list the files of the next epoch. */
-static void start_epoch(lc_stage *s, pgs *g)
+static void start_epoch(lc_stage *s, game_source *g)
 {
-    const pgs_config *c = s->config;
+    const source_config *c = s->config;
     g->epoch++;
     lc_epoch_files_list(&g->files, c->shuffle,
                         s->env->seed ^ lc_game_text_hash(s->name, strlen(s->name)), g->epoch);
@@ -234,7 +234,7 @@ static void start_epoch(lc_stage *s, pgs *g)
 /* ---- planning a file -------------------------------------------------- */
 
 /* Under mu. */
-static void push_unit(pgs *g, const pq_unit *u)
+static void push_unit(game_source *g, const pq_unit *u)
 {
     if (g->head_unit > 0 && g->head_unit == g->n_units) {
         g->head_unit = g->n_units = 0;
@@ -247,7 +247,7 @@ static void push_unit(pgs *g, const pq_unit *u)
 }
 
 /* A chunk to read into: a spare one (its buffers warm) or a new one. */
-static pq_chunk *chunk_get(pgs *g)
+static pq_chunk *chunk_get(game_source *g)
 {
     lc_mutex_lock(&g->mu);
     pq_chunk *ch = g->spare;
@@ -263,7 +263,7 @@ static pq_chunk *chunk_get(pgs *g)
     return ch;
 }
 
-static void chunk_put(pgs *g, pq_chunk *ch)
+static void chunk_put(game_source *g, pq_chunk *ch)
 {
     lc_mutex_lock(&g->mu);
     bool keep = g->n_spare < MAX_SPARE_CHUNKS;
@@ -277,7 +277,7 @@ static void chunk_put(pgs *g, pq_chunk *ch)
         lc_game_chunk_free(ch);
 }
 
-static void file_free(pgs *g, pq_file *f)
+static void file_free(game_source *g, pq_file *f)
 {
     if (!f)
         return;
@@ -296,8 +296,8 @@ static void file_free(pgs *g, pq_file *f)
 
 /* world > 1: this rank's share of the file's games (f->mine), and the row
  * groups that hold rows of them (need); see format/parquet/games.h. */
-static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, uint8_t *need,
-                       lc_error *err)
+static int plan_shares(lc_stage *s, game_source *g, pq_file *f, lc_parquet_column *col,
+                       uint8_t *need, lc_error *err)
 {
     lc_game_shares sh;
     uint32_t world = s->env->world_size, rank = s->env->rank;
@@ -326,7 +326,8 @@ static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, 
 
 /* Under no lock; takes path. Opens the file, works out which of its row
  * groups this rank reads and queues them (or drops the file). */
-static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parquet_column *scratch)
+static void plan_file(lc_stage *s, game_source *g, char *path, uint64_t epoch,
+                      lc_parquet_column *scratch)
 {
     pq_file *f = lc_xcalloc(1, sizeof *f);
     f->path = path;
@@ -377,7 +378,7 @@ static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parque
                 "files, hold less)",
                 s->name, f->base, (unsigned long long)held,
                 (unsigned long long)(held * BYTES_PER_ROW >> 20),
-                ((const pgs_config *)s->config)->threads);
+                ((const source_config *)s->config)->threads);
     lc_mutex_lock(&g->mu);
     /* A file with rows to read counts as good for the epoch once one of its
      * row groups has read (do_unit). */
@@ -410,7 +411,7 @@ bad:
 /* ---- reading a row group ------------------------------------------------ */
 
 /* Read row group rg of f into a chunk (*out; NULL when it keeps no row). */
-static int read_row_group(pgs *g, pq_file *f, size_t rg, pq_chunk **out, lc_error *err)
+static int read_row_group(game_source *g, pq_file *f, size_t rg, pq_chunk **out, lc_error *err)
 {
     *out = NULL;
     pq_chunk *ch = chunk_get(g);
@@ -449,8 +450,8 @@ static size_t cell_len(const lc_parquet_column *c, size_t i)
     return c->valid[i] ? (size_t)(c->offsets[i + 1] - c->offsets[i]) : 0;
 }
 
-static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *refs, size_t n,
-                      lc_load_meter *meter)
+static bool emit_game(lc_stage *s, game_source *g, const pq_file *f, const lc_game_ref *refs,
+                      size_t n, lc_load_meter *meter)
 {
     char num[32];
     size_t id_len;
@@ -499,9 +500,9 @@ static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *
 /* Every row group of f is read: group its rows into games and emit them in
  * one permutation of the file. false when the output closed or the stage
  * stops. */
-static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
+static bool emit_file(lc_stage *s, game_source *g, pq_file *f, lc_load_meter *meter)
 {
-    const pgs_config *c = s->config;
+    const source_config *c = s->config;
     lc_game_groups gg;
     size_t left_out;
     /* The file's own seed (the run's, its name's and the epoch's): the same
@@ -525,7 +526,7 @@ static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
 
 /* Read one queued row group; the thread that reads a file's last one emits
  * the file. false when the output closed or the stage stops. */
-static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
+static bool do_unit(lc_stage *s, game_source *g, pq_unit u, lc_load_meter *meter)
 {
     pq_file *f = u.f;
     lc_error err;
@@ -573,11 +574,11 @@ static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
     return ok;
 }
 
-static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void source_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
-    pgs *g = s->priv;
-    const pgs_config *c = s->config;
+    game_source *g = s->priv;
+    const source_config *c = s->config;
     lc_parquet_column ids = {0}; /* game_id, for planning */
     for (;;) {
         if (!lc_run_state_check(&s->run, meter))
@@ -662,26 +663,26 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_parquet_column_fini(&ids);
 }
 
-static int pgs_preflight(const void *config, lc_error *err);
+static int source_preflight(const void *config, lc_error *err);
 
-static int pgs_init(lc_stage *s, lc_error *err)
+static int source_init(lc_stage *s, lc_error *err)
 {
     (void)err;
-    pgs *g = s->priv;
+    game_source *g = s->priv;
     lc_mutex_init(&g->mu);
     lc_cond_init(&g->cond);
-    const pgs_config *c = s->config;
+    const source_config *c = s->config;
     lc_epoch_files_init(&g->files, s->name, c->path, &g->mu, &g->cond);
     return 0;
 }
 
-static int pgs_start(lc_stage *s, lc_error *err)
+static int source_start(lc_stage *s, lc_error *err)
 {
-    const pgs_config *c = s->config;
-    pgs *g = s->priv;
+    const source_config *c = s->config;
+    game_source *g = s->priv;
     lc_error_clear(err);
     lc_stage_warn_default_path(s, c->defaulted, c->path, "Parquet files");
-    if (pgs_preflight(c, err) != 0)
+    if (source_preflight(c, err) != 0)
         return err->code;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     if (world > 1)
@@ -689,18 +690,18 @@ static int pgs_start(lc_stage *s, lc_error *err)
     return c->watch ? lc_epoch_files_watch(&g->files, &s->run, err) : 0;
 }
 
-static void pgs_stop(lc_stage *s)
+static void source_stop(lc_stage *s)
 {
-    pgs *g = s->priv;
+    game_source *g = s->priv;
     lc_mutex_lock(&g->mu);
     lc_cond_broadcast(&g->cond);
     lc_mutex_unlock(&g->mu);
     lc_epoch_files_stop(&g->files);
 }
 
-static void pgs_fini(lc_stage *s)
+static void source_fini(lc_stage *s)
 {
-    pgs *g = s->priv;
+    game_source *g = s->priv;
     /* Row groups not read (a stop): release their files. */
     for (size_t i = g->head_unit; i < g->n_units; i++) {
         pq_file *f = g->units[i].f;
@@ -722,10 +723,10 @@ static void pgs_fini(lc_stage *s)
     lc_mutex_destroy(&g->mu);
 }
 
-static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
+static void source_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    pgs *g = s->priv;
-    const pgs_config *c = s->config;
+    game_source *g = s->priv;
+    const source_config *c = s->config;
     lc_metrics_add_count(m, "files", atomic_exchange(&g->n_files, 0));
     lc_metrics_add_count(m, "row_groups", atomic_exchange(&g->n_rg_read, 0));
     lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
@@ -750,7 +751,7 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
 }
 
-static const lc_metric_info pgs_metrics[] = {
+static const lc_metric_info source_metrics[] = {
     {"files", "files", LC_SHOW_TOTAL, 0, "files"},
     {"games", "games", LC_SHOW_RATE, 0, "games/s"},
     {"files_planned", "files", LC_SHOW_FILL, 0, "files this epoch"},
@@ -773,9 +774,9 @@ static const lc_metric_info pgs_metrics[] = {
 };
 
 /* --check-config: the path is a directory or a file that can be read. */
-static int pgs_preflight(const void *config, lc_error *err)
+static int source_preflight(const void *config, lc_error *err)
 {
-    const pgs_config *c = config;
+    const source_config *c = config;
     struct stat st;
     if (stat(c->path, &st) != 0)
         return lc_error_add(err, LC_ECONFIG,
@@ -789,9 +790,9 @@ static int pgs_preflight(const void *config, lc_error *err)
     return 0;
 }
 
-static unsigned pgs_threads(const void *config)
+static unsigned source_threads(const void *config)
 {
-    return ((const pgs_config *)config)->threads;
+    return ((const source_config *)config)->threads;
 }
 
 const lc_stage_class lc_parquet_game_source_class = {
@@ -800,17 +801,17 @@ const lc_stage_class lc_parquet_game_source_class = {
                "and ranks)",
     .input = NULL,
     .output = &lc_item_game,
-    .priv_size = sizeof(pgs),
-    .worker = pgs_worker,
-    .threads = pgs_threads,
+    .priv_size = sizeof(game_source),
+    .worker = source_worker,
+    .threads = source_threads,
     .workers = "readers",
-    .settings = {pgs_settings, sizeof(pgs_config)},
-    .config_check = pgs_config_check,
-    .preflight = pgs_preflight,
-    .init = pgs_init,
-    .fini = pgs_fini,
-    .start = pgs_start,
-    .stop = pgs_stop,
-    .flush_metrics = pgs_flush,
-    .metrics = pgs_metrics,
+    .settings = {source_settings, sizeof(source_config)},
+    .config_check = source_config_check,
+    .preflight = source_preflight,
+    .init = source_init,
+    .fini = source_fini,
+    .start = source_start,
+    .stop = source_stop,
+    .flush_metrics = source_flush,
+    .metrics = source_metrics,
 };
