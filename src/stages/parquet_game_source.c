@@ -109,21 +109,19 @@ static int source_config_check(void *p, lc_error *err)
                                         sizeof c->defaulted, err);
 }
 
-/* Row groups read are lc_game_chunk (format/parquet/games.h), recycled
- * through the stage's spare list, buffers and all: first touches of fresh
- * memory cost more than decoding on some machines. */
-typedef lc_game_chunk pq_chunk;
-
 /* A file this big (rows this rank holds) is logged with its memory, at
  * about BYTES_PER_ROW a row (decoded columns and references of typical FEN
  * tables, measured). */
 #define BIG_FILE_ROWS 4000000u
 #define BYTES_PER_ROW 170u
 
-/* Spare chunks kept for reuse, at most (beyond that they are freed). */
+/* Row groups read are lc_game_chunk (format/parquet/games.h), recycled
+ * through the stage's spare list, buffers and all: first touches of fresh
+ * memory cost more than decoding on some machines. Spare chunks kept for
+ * reuse, at most (beyond that they are freed). */
 #define MAX_SPARE_CHUNKS 64
 
-typedef struct pq_file {
+typedef struct game_file {
     char *path;
     const char *base; /* inside path */
     lc_parquet_file *pf;
@@ -135,23 +133,23 @@ typedef struct pq_file {
     lc_hash_set mine;   /* id hashes of this rank's games (read-only once planned) */
     uint64_t epoch;     /* the epoch it was planned in */
     /* Under the stage lock. */
-    size_t pending;   /* row groups not yet read */
-    size_t read_ok;   /* row groups read */
-    pq_chunk *chunks; /* row groups read */
-    uint8_t *damaged; /* n_rg flags (NULL while none is) */
-} pq_file;
+    size_t pending;        /* row groups not yet read */
+    size_t read_ok;        /* row groups read */
+    lc_game_chunk *chunks; /* row groups read */
+    uint8_t *damaged;      /* n_rg flags (NULL while none is) */
+} game_file;
 
-typedef struct pq_unit {
-    pq_file *f;
+typedef struct game_unit {
+    game_file *f;
     size_t rg;
-} pq_unit;
+} game_unit;
 
 typedef struct game_source {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     /* Under mu. */
     lc_epoch_files files; /* the epoch's files (its own thread watches) */
-    pq_unit *units;
+    game_unit *units;
     size_t n_units, head_unit, cap_units;
     unsigned busy;             /* workers planning a file, reading a row group or emitting */
     unsigned files_open;       /* planned and not yet emitted */
@@ -161,7 +159,7 @@ typedef struct game_source {
     double backoff;            /* seconds to wait after an epoch with nothing readable */
     struct reported *reported; /* bad files already logged */
     size_t n_reported, cap_reported;
-    pq_chunk *spare; /* recycled chunks */
+    lc_game_chunk *spare; /* recycled chunks */
     unsigned n_spare;
     atomic_uint_fast64_t seq;
     atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
@@ -234,7 +232,7 @@ static void start_epoch(lc_stage *s, game_source *g)
 /* ---- planning a file -------------------------------------------------- */
 
 /* Under mu. */
-static void push_unit(game_source *g, const pq_unit *u)
+static void push_unit(game_source *g, const game_unit *u)
 {
     if (g->head_unit > 0 && g->head_unit == g->n_units) {
         g->head_unit = g->n_units = 0;
@@ -247,10 +245,10 @@ static void push_unit(game_source *g, const pq_unit *u)
 }
 
 /* A chunk to read into: a spare one (its buffers warm) or a new one. */
-static pq_chunk *chunk_get(game_source *g)
+static lc_game_chunk *chunk_get(game_source *g)
 {
     lc_mutex_lock(&g->mu);
-    pq_chunk *ch = g->spare;
+    lc_game_chunk *ch = g->spare;
     if (ch) {
         g->spare = ch->next;
         g->n_spare--;
@@ -263,7 +261,7 @@ static pq_chunk *chunk_get(game_source *g)
     return ch;
 }
 
-static void chunk_put(game_source *g, pq_chunk *ch)
+static void chunk_put(game_source *g, lc_game_chunk *ch)
 {
     lc_mutex_lock(&g->mu);
     bool keep = g->n_spare < MAX_SPARE_CHUNKS;
@@ -277,12 +275,12 @@ static void chunk_put(game_source *g, pq_chunk *ch)
         lc_game_chunk_free(ch);
 }
 
-static void file_free(game_source *g, pq_file *f)
+static void file_free(game_source *g, game_file *f)
 {
     if (!f)
         return;
     while (f->chunks) {
-        pq_chunk *next = f->chunks->next;
+        lc_game_chunk *next = f->chunks->next;
         chunk_put(g, f->chunks);
         f->chunks = next;
     }
@@ -296,7 +294,7 @@ static void file_free(game_source *g, pq_file *f)
 
 /* world > 1: this rank's share of the file's games (f->mine), and the row
  * groups that hold rows of them (need); see format/parquet/games.h. */
-static int plan_shares(lc_stage *s, game_source *g, pq_file *f, lc_parquet_column *col,
+static int plan_shares(lc_stage *s, game_source *g, game_file *f, lc_parquet_column *col,
                        uint8_t *need, lc_error *err)
 {
     lc_game_shares sh;
@@ -329,7 +327,7 @@ static int plan_shares(lc_stage *s, game_source *g, pq_file *f, lc_parquet_colum
 static void plan_file(lc_stage *s, game_source *g, char *path, uint64_t epoch,
                       lc_parquet_column *scratch)
 {
-    pq_file *f = lc_xcalloc(1, sizeof *f);
+    game_file *f = lc_xcalloc(1, sizeof *f);
     f->path = path;
     f->base = lc_basename(path);
     lc_error err;
@@ -388,7 +386,7 @@ static void plan_file(lc_stage *s, game_source *g, char *path, uint64_t epoch,
         f->pending = n_units;
         for (size_t rg = 0; rg < f->n_rg; rg++)
             if (need[rg])
-                push_unit(g, &(pq_unit){.f = f, .rg = rg});
+                push_unit(g, &(game_unit){.f = f, .rg = rg});
     } else {
         g->files_open--;
     }
@@ -411,10 +409,11 @@ bad:
 /* ---- reading a row group ------------------------------------------------ */
 
 /* Read row group rg of f into a chunk (*out; NULL when it keeps no row). */
-static int read_row_group(game_source *g, pq_file *f, size_t rg, pq_chunk **out, lc_error *err)
+static int read_row_group(game_source *g, game_file *f, size_t rg, lc_game_chunk **out,
+                          lc_error *err)
 {
     *out = NULL;
-    pq_chunk *ch = chunk_get(g);
+    lc_game_chunk *ch = chunk_get(g);
     uint64_t no_id = 0;
     int rc = lc_game_read_row_group(f->pf, f->col, rg, f->rg_first[rg],
                                     f->sharded ? &f->mine : NULL, ch, &no_id, err);
@@ -450,7 +449,7 @@ static size_t cell_len(const lc_parquet_column *c, size_t i)
     return c->valid[i] ? (size_t)(c->offsets[i + 1] - c->offsets[i]) : 0;
 }
 
-static bool emit_game(lc_stage *s, game_source *g, const pq_file *f, const lc_game_ref *refs,
+static bool emit_game(lc_stage *s, game_source *g, const game_file *f, const lc_game_ref *refs,
                       size_t n, lc_load_meter *meter)
 {
     char num[32];
@@ -500,7 +499,7 @@ static bool emit_game(lc_stage *s, game_source *g, const pq_file *f, const lc_ga
 /* Every row group of f is read: group its rows into games and emit them in
  * one permutation of the file. false when the output closed or the stage
  * stops. */
-static bool emit_file(lc_stage *s, game_source *g, pq_file *f, lc_load_meter *meter)
+static bool emit_file(lc_stage *s, game_source *g, game_file *f, lc_load_meter *meter)
 {
     const source_config *c = s->config;
     lc_game_groups gg;
@@ -526,12 +525,12 @@ static bool emit_file(lc_stage *s, game_source *g, pq_file *f, lc_load_meter *me
 
 /* Read one queued row group; the thread that reads a file's last one emits
  * the file. false when the output closed or the stage stops. */
-static bool do_unit(lc_stage *s, game_source *g, pq_unit u, lc_load_meter *meter)
+static bool do_unit(lc_stage *s, game_source *g, game_unit u, lc_load_meter *meter)
 {
-    pq_file *f = u.f;
+    game_file *f = u.f;
     lc_error err;
     lc_error_clear(&err);
-    pq_chunk *ch = NULL;
+    lc_game_chunk *ch = NULL;
     int rc = read_row_group(g, f, u.rg, &ch, &err);
     if (rc != 0) {
         SKIP_WARN(s, g, f->path,
@@ -564,7 +563,7 @@ static bool do_unit(lc_stage *s, game_source *g, pq_unit u, lc_load_meter *meter
         return true;
     bool ok = emit_file(s, g, f, meter);
     uint64_t held = 0;
-    for (const pq_chunk *c = f->chunks; c; c = c->next)
+    for (const lc_game_chunk *c = f->chunks; c; c = c->next)
         held += c->n_refs;
     atomic_fetch_sub(&g->held_gauge, held);
     file_free(g, f);
@@ -585,7 +584,7 @@ static void source_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             break;
         lc_mutex_lock(&g->mu);
         if (g->head_unit < g->n_units) {
-            pq_unit u = g->units[g->head_unit++];
+            game_unit u = g->units[g->head_unit++];
             g->busy++;
             lc_mutex_unlock(&g->mu);
             bool ok = do_unit(s, g, u, meter);
@@ -704,12 +703,12 @@ static void source_fini(lc_stage *s)
     game_source *g = s->priv;
     /* Row groups not read (a stop): release their files. */
     for (size_t i = g->head_unit; i < g->n_units; i++) {
-        pq_file *f = g->units[i].f;
+        game_file *f = g->units[i].f;
         if (--f->pending == 0)
             file_free(g, f);
     }
     while (g->spare) {
-        pq_chunk *next = g->spare->next;
+        lc_game_chunk *next = g->spare->next;
         lc_game_chunk_free(g->spare);
         g->spare = next;
     }
