@@ -51,35 +51,20 @@
  * Progress (the batch stream's): the epoch, the files whose games are all
  * emitted, of the epoch's files times the epochs left, and the games.
  */
-#include "stages/stage.h"
+#include "stages/game_file.h"
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/dirwalk.h"
-#include "core/rng.h"
 #include "core/text.h"
 #include "format/chess/chess_tokens.h"
-#include "format/parquet/games.h"
-#include "format/parquet/parquet.h"
-#include "stages/epoch_files.h"
 #include "stages/items.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct source_config {
-    char *path;
-    unsigned threads;
-    uint64_t epochs; /* 0: without end */
-    bool shuffle;
-    bool watch;
-    char defaulted[64]; /* the variable whose default names the path, or "" */
-} source_config;
 
 static const lc_setting source_settings[] = {
     {.key = "path",
@@ -109,106 +94,6 @@ static int source_config_check(void *p, lc_error *err)
                                         sizeof c->defaulted, err);
 }
 
-/* A file this big (rows this rank holds) is logged with its memory, at
- * about BYTES_PER_ROW a row (decoded columns and references of typical FEN
- * tables, measured). */
-#define BIG_FILE_ROWS 4000000u
-#define BYTES_PER_ROW 170u
-
-/* Row groups read are lc_game_chunk (format/parquet/games.h), recycled
- * through the stage's spare list, buffers and all: first touches of fresh
- * memory cost more than decoding on some machines. Spare chunks kept for
- * reuse, at most (beyond that they are freed). */
-#define MAX_SPARE_CHUNKS 64
-
-typedef struct game_file {
-    char *path;
-    const char *base; /* inside path */
-    lc_parquet_file *pf;
-    int col[LC_GAME_COLS]; /* < 0 when absent */
-    size_t n_rg;
-    uint64_t *rg_first; /* first row of each row group; [n_rg] = rows */
-    uint64_t seed;      /* for the order of its games */
-    bool sharded;       /* world > 1: keep only the games in mine */
-    lc_hash_set mine;   /* id hashes of this rank's games (read-only once planned) */
-    uint64_t epoch;     /* the epoch it was planned in */
-    /* Under the stage lock. */
-    size_t pending;        /* row groups not yet read */
-    size_t read_ok;        /* row groups read */
-    lc_game_chunk *chunks; /* row groups read */
-    uint8_t *damaged;      /* n_rg flags (NULL while none is) */
-} game_file;
-
-typedef struct game_unit {
-    game_file *f;
-    size_t rg;
-} game_unit;
-
-typedef struct game_source {
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    /* Under mu. */
-    lc_epoch_files files; /* the epoch's files (its own thread watches) */
-    game_unit *units;
-    size_t n_units, head_unit, cap_units;
-    unsigned busy;             /* workers planning a file, reading a row group or emitting */
-    unsigned files_open;       /* planned and not yet emitted */
-    uint64_t epoch;            /* epochs started */
-    bool done;                 /* the last epoch is read */
-    uint64_t epoch_good;       /* files of this epoch that gave rows (or had none to give) */
-    double backoff;            /* seconds to wait after an epoch with nothing readable */
-    struct reported *reported; /* bad files already logged */
-    size_t n_reported, cap_reported;
-    lc_game_chunk *spare; /* recycled chunks */
-    unsigned n_spare;
-    atomic_uint_fast64_t seq;
-    atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
-        n_other_rank, n_dropped, n_share_rows, n_all_rows;
-    atomic_uint_fast64_t epoch_gauge, files_done_gauge, held_gauge;
-} game_source;
-
-/* ---- bad files, logged once ------------------------------------------- */
-
-typedef struct reported {
-    char *path;
-    int64_t size, mtime_ns;
-} reported;
-
-/* Should a problem with this file be logged? Once per path, and again when
- * the file has changed since. */
-static bool first_report(game_source *g, const char *path)
-{
-    struct stat st;
-    int64_t size = -1, mtime = -1;
-    if (stat(path, &st) == 0) {
-        size = (int64_t)st.st_size;
-        mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    }
-    bool first = true;
-    lc_mutex_lock(&g->mu);
-    size_t i = 0;
-    while (i < g->n_reported && strcmp(g->reported[i].path, path) != 0)
-        i++;
-    if (i < g->n_reported) {
-        first = g->reported[i].size != size || g->reported[i].mtime_ns != mtime;
-    } else {
-        if (g->n_reported == g->cap_reported) {
-            g->cap_reported = g->cap_reported ? 2 * g->cap_reported : 16;
-            g->reported = lc_xrealloc(g->reported, g->cap_reported * sizeof *g->reported);
-        }
-        g->reported[g->n_reported++].path = lc_xstrdup(path);
-    }
-    g->reported[i].size = size;
-    g->reported[i].mtime_ns = mtime;
-    lc_mutex_unlock(&g->mu);
-    return first;
-}
-
-/* A file (or a row group of it) skipped: a warning the first time and when
- * the file has changed, else a debug line. */
-#define SKIP_WARN(s, g, path, ...)                                                                 \
-    lc_log(first_report((g), (path)) ? LC_LOG_WARN : LC_LOG_DEBUG, __VA_ARGS__)
-
 /* Under mu: list the files of the next epoch. */
 static void start_epoch(lc_stage *s, game_source *g)
 {
@@ -227,204 +112,6 @@ static void start_epoch(lc_stage *s, game_source *g)
         uint64_t left = c->epochs >= g->epoch ? c->epochs - g->epoch + 1 : 0;
         atomic_store(&p->files_total, atomic_load(&p->files_done) + g->files.n * left);
     }
-}
-
-/* ---- planning a file -------------------------------------------------- */
-
-/* Under mu. */
-static void push_unit(game_source *g, const game_unit *u)
-{
-    if (g->head_unit > 0 && g->head_unit == g->n_units) {
-        g->head_unit = g->n_units = 0;
-    }
-    if (g->n_units == g->cap_units) {
-        g->cap_units = g->cap_units ? 2 * g->cap_units : 64;
-        g->units = lc_xrealloc(g->units, g->cap_units * sizeof *g->units);
-    }
-    g->units[g->n_units++] = *u;
-}
-
-/* A chunk to read into: a spare one (its buffers warm) or a new one. */
-static lc_game_chunk *chunk_get(game_source *g)
-{
-    lc_mutex_lock(&g->mu);
-    lc_game_chunk *ch = g->spare;
-    if (ch) {
-        g->spare = ch->next;
-        g->n_spare--;
-    }
-    lc_mutex_unlock(&g->mu);
-    if (!ch)
-        ch = lc_xcalloc(1, sizeof *ch);
-    ch->n_refs = 0;
-    ch->next = NULL;
-    return ch;
-}
-
-static void chunk_put(game_source *g, lc_game_chunk *ch)
-{
-    lc_mutex_lock(&g->mu);
-    bool keep = g->n_spare < MAX_SPARE_CHUNKS;
-    if (keep) {
-        ch->next = g->spare;
-        g->spare = ch;
-        g->n_spare++;
-    }
-    lc_mutex_unlock(&g->mu);
-    if (!keep)
-        lc_game_chunk_free(ch);
-}
-
-static void file_free(game_source *g, game_file *f)
-{
-    if (!f)
-        return;
-    while (f->chunks) {
-        lc_game_chunk *next = f->chunks->next;
-        chunk_put(g, f->chunks);
-        f->chunks = next;
-    }
-    lc_parquet_close(f->pf);
-    lc_hash_set_fini(&f->mine);
-    free(f->damaged);
-    free(f->rg_first);
-    free(f->path);
-    free(f);
-}
-
-/* world > 1: this rank's share of the file's games (f->mine), and the row
- * groups that hold rows of them (need); see format/parquet/games.h. */
-static int plan_shares(lc_stage *s, game_source *g, game_file *f, lc_parquet_column *col,
-                       uint8_t *need, lc_error *err)
-{
-    lc_game_shares sh;
-    uint32_t world = s->env->world_size, rank = s->env->rank;
-    int rc = lc_game_plan_shares(f->pf, f->col[LC_GCOL_ID], f->rg_first, f->n_rg, world, rank, col,
-                                 &f->mine, need, &sh, err);
-    if (rc != 0)
-        return rc;
-    if (world <= 16) {
-        char list[16 * 24] = "";
-        size_t used = 0;
-        for (uint32_t r = 0; r < world && used < sizeof list; r++) {
-            int w = snprintf(list + used, sizeof list - used, "%s%llu", r ? "/" : "",
-                             (unsigned long long)sh.per_rank[r]);
-            if (w > 0)
-                used += (size_t)w;
-        }
-        LC_DEBUG("%s: %s: %zu games; rows per rank %s", s->name, f->base, sh.n_games, list);
-    }
-    if (sh.no_id && rank == 0) /* counted by one rank */
-        atomic_fetch_add(&g->n_rows_no_id, sh.no_id);
-    atomic_fetch_add(&g->n_other_rank, sh.other_games);
-    atomic_fetch_add(&g->n_share_rows, sh.mine_rows);
-    atomic_fetch_add(&g->n_all_rows, sh.with_id);
-    return 0;
-}
-
-/* Under no lock; takes path. Opens the file, works out which of its row
- * groups this rank reads and queues them (or drops the file). */
-static void plan_file(lc_stage *s, game_source *g, char *path, uint64_t epoch,
-                      lc_parquet_column *scratch)
-{
-    game_file *f = lc_xcalloc(1, sizeof *f);
-    f->path = path;
-    f->base = lc_basename(path);
-    lc_error err;
-    lc_error_clear(&err);
-    size_t n_units = 0;
-    uint8_t *need = NULL;
-    if (lc_parquet_open(path, &f->pf, &err) != 0) {
-        SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
-        goto bad;
-    }
-    if (lc_game_columns(f->pf, path, f->col, &err) != 0) {
-        SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
-        goto bad;
-    }
-    f->n_rg = lc_parquet_num_row_groups(f->pf);
-    f->rg_first = lc_xmalloc((f->n_rg + 1) * sizeof *f->rg_first);
-    uint64_t rows = 0;
-    for (size_t rg = 0; rg < f->n_rg; rg++) {
-        f->rg_first[rg] = rows;
-        rows += (uint64_t)lc_parquet_row_group_rows(f->pf, rg);
-    }
-    f->rg_first[f->n_rg] = rows;
-    f->epoch = epoch;
-    f->seed = s->env->seed ^
-              lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ lc_game_text_hash(f->base, strlen(f->base)));
-    need = lc_xcalloc(f->n_rg ? f->n_rg : 1, 1);
-    f->sharded = s->env->world_size > 1;
-    if (f->sharded) {
-        if (plan_shares(s, g, f, scratch, need, &err) != 0) {
-            SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
-            goto bad;
-        }
-    } else {
-        for (size_t rg = 0; rg < f->n_rg; rg++)
-            need[rg] = f->rg_first[rg + 1] > f->rg_first[rg];
-    }
-    atomic_fetch_add(&g->n_files, 1);
-    uint64_t held = 0;
-    for (size_t rg = 0; rg < f->n_rg; rg++) {
-        n_units += need[rg];
-        held += need[rg] ? f->rg_first[rg + 1] - f->rg_first[rg] : 0;
-    }
-    if (held >= BIG_FILE_ROWS)
-        LC_WARN("%s: %s: holding %llu rows for the whole-file game shuffle (about %llu MB; up "
-                "to %u such files at once, one per reader thread: fewer threads, or smaller "
-                "files, hold less)",
-                s->name, f->base, (unsigned long long)held,
-                (unsigned long long)(held * BYTES_PER_ROW >> 20),
-                ((const source_config *)s->config)->threads);
-    lc_mutex_lock(&g->mu);
-    /* A file with rows to read counts as good for the epoch once one of its
-     * row groups has read (do_unit). */
-    if (!n_units && epoch == g->epoch)
-        g->epoch_good++;
-    if (n_units) {
-        f->pending = n_units;
-        for (size_t rg = 0; rg < f->n_rg; rg++)
-            if (need[rg])
-                push_unit(g, &(game_unit){.f = f, .rg = rg});
-    } else {
-        g->files_open--;
-    }
-    lc_cond_broadcast(&g->cond);
-    lc_mutex_unlock(&g->mu);
-    free(need);
-    if (!n_units)
-        file_free(g, f);
-    return;
-bad:
-    atomic_fetch_add(&g->n_bad_files, 1);
-    free(need);
-    file_free(g, f);
-    lc_mutex_lock(&g->mu);
-    g->files_open--;
-    lc_cond_broadcast(&g->cond);
-    lc_mutex_unlock(&g->mu);
-}
-
-/* ---- reading a row group ------------------------------------------------ */
-
-/* Read row group rg of f into a chunk (*out; NULL when it keeps no row). */
-static int read_row_group(game_source *g, game_file *f, size_t rg, lc_game_chunk **out,
-                          lc_error *err)
-{
-    *out = NULL;
-    lc_game_chunk *ch = chunk_get(g);
-    uint64_t no_id = 0;
-    int rc = lc_game_read_row_group(f->pf, f->col, rg, f->rg_first[rg],
-                                    f->sharded ? &f->mine : NULL, ch, &no_id, err);
-    if (no_id && !f->sharded) /* sharded: counted when planned */
-        atomic_fetch_add(&g->n_rows_no_id, no_id);
-    if (rc != 0 || !ch->n_refs) {
-        chunk_put(g, ch);
-        return rc;
-    }
-    *out = ch;
-    return 0;
 }
 
 /* ---- emitting a file's games ------------------------------------------- */
@@ -531,7 +218,7 @@ static bool do_unit(lc_stage *s, game_source *g, game_unit u, lc_load_meter *met
     lc_error err;
     lc_error_clear(&err);
     lc_game_chunk *ch = NULL;
-    int rc = read_row_group(g, f, u.rg, &ch, &err);
+    int rc = game_file_read_row_group(g, f, u.rg, &ch, &err);
     if (rc != 0) {
         SKIP_WARN(s, g, f->path,
                   "%s: skipping row group %zu of %s (games at its edges are dropped too; this "
@@ -566,7 +253,7 @@ static bool do_unit(lc_stage *s, game_source *g, game_unit u, lc_load_meter *met
     for (const lc_game_chunk *c = f->chunks; c; c = c->next)
         held += c->n_refs;
     atomic_fetch_sub(&g->held_gauge, held);
-    file_free(g, f);
+    game_file_free(g, f);
     lc_mutex_lock(&g->mu);
     g->files_open--;
     lc_mutex_unlock(&g->mu);
@@ -602,7 +289,7 @@ static void source_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             g->busy++;
             g->files_open++;
             lc_mutex_unlock(&g->mu);
-            plan_file(s, g, path, epoch, &ids);
+            game_file_plan(s, g, path, epoch, &ids);
             atomic_fetch_add(&g->files_done_gauge, 1);
             lc_mutex_lock(&g->mu);
             g->busy--;
@@ -705,7 +392,7 @@ static void source_fini(lc_stage *s)
     for (size_t i = g->head_unit; i < g->n_units; i++) {
         game_file *f = g->units[i].f;
         if (--f->pending == 0)
-            file_free(g, f);
+            game_file_free(g, f);
     }
     while (g->spare) {
         lc_game_chunk *next = g->spare->next;
