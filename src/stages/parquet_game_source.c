@@ -51,20 +51,14 @@
  * Progress (the batch stream's): the epoch, the files whose games are all
  * emitted, of the epoch's files times the epochs left, and the games.
  */
-#include "stages/stage.h"
+#include "stages/game_file.h"
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/dirwalk.h"
-#include "core/rng.h"
 #include "core/text.h"
 #include "format/chess/chess_tokens.h"
-#include "format/parquet/games.h"
-#include "format/parquet/parquet.h"
-#include "stages/epoch_files.h"
 #include "stages/items.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,36 +66,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct pgs_config {
-    char *path;
-    unsigned threads;
-    uint64_t epochs; /* 0: without end */
-    bool shuffle;
-    bool watch;
-    char defaulted[64]; /* the variable whose default names the path, or "" */
-} pgs_config;
-
-static const lc_setting pgs_settings[] = {
+static const lc_setting source_settings[] = {
     {.key = "path",
      .type = LC_SETTING_TEXT,
-     LC_SETTING_AT(pgs_config, path),
+     LC_SETTING_AT(source_config, path),
      .required = true,
      .nonempty = true,
      .meaning = "a directory of .parquet files, or one file",
      .example = "${LCMON_GAMES:-tests/data/parquet}"},
-    LC_SETTING_THREADS(pgs_config, threads, "1", 64),
-    LC_SETTING_ROW(pgs_config, epochs, "epochs", LC_SETTING_WHOLE, "0",
+    LC_SETTING_THREADS(source_config, threads, "1", 64),
+    LC_SETTING_ROW(source_config, epochs, "epochs", LC_SETTING_WHOLE, "0",
                    "passes over the data, 0 for without end", "1"),
-    LC_SETTING_ROW(pgs_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(source_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
                    "games in an order drawn from the seed at each pass", "false"),
-    LC_SETTING_ROW(pgs_config, watch, "watch", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(source_config, watch, "watch", LC_SETTING_BOOL, "true",
                    "read files that appear later too", "false"),
     {0},
 };
 
-static int pgs_config_check(void *p, lc_error *err)
+static int source_config_check(void *p, lc_error *err)
 {
-    pgs_config *c = p;
+    source_config *c = p;
     if (!c->path) /* missing: the reader said so */
         return 0;
     return lc_config_expand_path_noting(&c->path, "path",
@@ -109,112 +94,10 @@ static int pgs_config_check(void *p, lc_error *err)
                                         sizeof c->defaulted, err);
 }
 
-/* Row groups read are lc_game_chunk (format/parquet/games.h), recycled
- * through the stage's spare list, buffers and all: first touches of fresh
- * memory cost more than decoding on some machines. */
-typedef lc_game_chunk pq_chunk;
-
-/* A file this big (rows this rank holds) is logged with its memory, at
- * about BYTES_PER_ROW a row (decoded columns and references of typical FEN
- * tables, measured). */
-#define BIG_FILE_ROWS 4000000u
-#define BYTES_PER_ROW 170u
-
-/* Spare chunks kept for reuse, at most (beyond that they are freed). */
-#define MAX_SPARE_CHUNKS 64
-
-typedef struct pq_file {
-    char *path;
-    const char *base; /* inside path */
-    lc_parquet_file *pf;
-    int col[LC_GAME_COLS]; /* < 0 when absent */
-    size_t n_rg;
-    uint64_t *rg_first; /* first row of each row group; [n_rg] = rows */
-    uint64_t seed;      /* for the order of its games */
-    bool sharded;       /* world > 1: keep only the games in mine */
-    lc_hash_set mine;   /* id hashes of this rank's games (read-only once planned) */
-    uint64_t epoch;     /* the epoch it was planned in */
-    /* Under the stage lock. */
-    size_t pending;   /* row groups not yet read */
-    size_t read_ok;   /* row groups read */
-    pq_chunk *chunks; /* row groups read */
-    uint8_t *damaged; /* n_rg flags (NULL while none is) */
-} pq_file;
-
-typedef struct pq_unit {
-    pq_file *f;
-    size_t rg;
-} pq_unit;
-
-typedef struct pgs {
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    /* Under mu. */
-    lc_epoch_files files; /* the epoch's files (its own thread watches) */
-    pq_unit *units;
-    size_t n_units, head_unit, cap_units;
-    unsigned busy;             /* workers planning a file, reading a row group or emitting */
-    unsigned files_open;       /* planned and not yet emitted */
-    uint64_t epoch;            /* epochs started */
-    bool done;                 /* the last epoch is read */
-    uint64_t epoch_good;       /* files of this epoch that gave rows (or had none to give) */
-    double backoff;            /* seconds to wait after an epoch with nothing readable */
-    struct reported *reported; /* bad files already logged */
-    size_t n_reported, cap_reported;
-    pq_chunk *spare; /* recycled chunks */
-    unsigned n_spare;
-    atomic_uint_fast64_t seq;
-    atomic_uint_fast64_t n_files, n_rg_read, n_games, n_rows, n_bad_files, n_bad_rg, n_rows_no_id,
-        n_other_rank, n_dropped, n_share_rows, n_all_rows;
-    atomic_uint_fast64_t epoch_gauge, files_done_gauge, held_gauge;
-} pgs;
-
-/* ---- bad files, logged once ------------------------------------------- */
-
-typedef struct reported {
-    char *path;
-    int64_t size, mtime_ns;
-} reported;
-
-/* Should a problem with this file be logged? Once per path, and again when
- * the file has changed since. */
-static bool first_report(pgs *g, const char *path)
-{
-    struct stat st;
-    int64_t size = -1, mtime = -1;
-    if (stat(path, &st) == 0) {
-        size = (int64_t)st.st_size;
-        mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    }
-    bool first = true;
-    lc_mutex_lock(&g->mu);
-    size_t i = 0;
-    while (i < g->n_reported && strcmp(g->reported[i].path, path) != 0)
-        i++;
-    if (i < g->n_reported) {
-        first = g->reported[i].size != size || g->reported[i].mtime_ns != mtime;
-    } else {
-        if (g->n_reported == g->cap_reported) {
-            g->cap_reported = g->cap_reported ? 2 * g->cap_reported : 16;
-            g->reported = lc_xrealloc(g->reported, g->cap_reported * sizeof *g->reported);
-        }
-        g->reported[g->n_reported++].path = lc_xstrdup(path);
-    }
-    g->reported[i].size = size;
-    g->reported[i].mtime_ns = mtime;
-    lc_mutex_unlock(&g->mu);
-    return first;
-}
-
-/* A file (or a row group of it) skipped: a warning the first time and when
- * the file has changed, else a debug line. */
-#define SKIP_WARN(s, g, path, ...)                                                                 \
-    lc_log(first_report((g), (path)) ? LC_LOG_WARN : LC_LOG_DEBUG, __VA_ARGS__)
-
 /* Under mu: list the files of the next epoch. */
-static void start_epoch(lc_stage *s, pgs *g)
+static void start_epoch(lc_stage *s, game_source *g)
 {
-    const pgs_config *c = s->config;
+    const source_config *c = s->config;
     g->epoch++;
     lc_epoch_files_list(&g->files, c->shuffle,
                         s->env->seed ^ lc_game_text_hash(s->name, strlen(s->name)), g->epoch);
@@ -229,202 +112,6 @@ static void start_epoch(lc_stage *s, pgs *g)
         uint64_t left = c->epochs >= g->epoch ? c->epochs - g->epoch + 1 : 0;
         atomic_store(&p->files_total, atomic_load(&p->files_done) + g->files.n * left);
     }
-}
-
-/* ---- planning a file -------------------------------------------------- */
-
-/* Under mu. */
-static void push_unit(pgs *g, const pq_unit *u)
-{
-    if (g->head_unit > 0 && g->head_unit == g->n_units) {
-        g->head_unit = g->n_units = 0;
-    }
-    if (g->n_units == g->cap_units) {
-        g->cap_units = g->cap_units ? 2 * g->cap_units : 64;
-        g->units = lc_xrealloc(g->units, g->cap_units * sizeof *g->units);
-    }
-    g->units[g->n_units++] = *u;
-}
-
-/* A chunk to read into: a spare one (its buffers warm) or a new one. */
-static pq_chunk *chunk_get(pgs *g)
-{
-    lc_mutex_lock(&g->mu);
-    pq_chunk *ch = g->spare;
-    if (ch) {
-        g->spare = ch->next;
-        g->n_spare--;
-    }
-    lc_mutex_unlock(&g->mu);
-    if (!ch)
-        ch = lc_xcalloc(1, sizeof *ch);
-    ch->n_refs = 0;
-    ch->next = NULL;
-    return ch;
-}
-
-static void chunk_put(pgs *g, pq_chunk *ch)
-{
-    lc_mutex_lock(&g->mu);
-    bool keep = g->n_spare < MAX_SPARE_CHUNKS;
-    if (keep) {
-        ch->next = g->spare;
-        g->spare = ch;
-        g->n_spare++;
-    }
-    lc_mutex_unlock(&g->mu);
-    if (!keep)
-        lc_game_chunk_free(ch);
-}
-
-static void file_free(pgs *g, pq_file *f)
-{
-    if (!f)
-        return;
-    while (f->chunks) {
-        pq_chunk *next = f->chunks->next;
-        chunk_put(g, f->chunks);
-        f->chunks = next;
-    }
-    lc_parquet_close(f->pf);
-    lc_hash_set_fini(&f->mine);
-    free(f->damaged);
-    free(f->rg_first);
-    free(f->path);
-    free(f);
-}
-
-/* world > 1: this rank's share of the file's games (f->mine), and the row
- * groups that hold rows of them (need); see format/parquet/games.h. */
-static int plan_shares(lc_stage *s, pgs *g, pq_file *f, lc_parquet_column *col, uint8_t *need,
-                       lc_error *err)
-{
-    lc_game_shares sh;
-    uint32_t world = s->env->world_size, rank = s->env->rank;
-    int rc = lc_game_plan_shares(f->pf, f->col[LC_GCOL_ID], f->rg_first, f->n_rg, world, rank, col,
-                                 &f->mine, need, &sh, err);
-    if (rc != 0)
-        return rc;
-    if (world <= 16) {
-        char list[16 * 24] = "";
-        size_t used = 0;
-        for (uint32_t r = 0; r < world && used < sizeof list; r++) {
-            int w = snprintf(list + used, sizeof list - used, "%s%llu", r ? "/" : "",
-                             (unsigned long long)sh.per_rank[r]);
-            if (w > 0)
-                used += (size_t)w;
-        }
-        LC_DEBUG("%s: %s: %zu games; rows per rank %s", s->name, f->base, sh.n_games, list);
-    }
-    if (sh.no_id && rank == 0) /* counted by one rank */
-        atomic_fetch_add(&g->n_rows_no_id, sh.no_id);
-    atomic_fetch_add(&g->n_other_rank, sh.other_games);
-    atomic_fetch_add(&g->n_share_rows, sh.mine_rows);
-    atomic_fetch_add(&g->n_all_rows, sh.with_id);
-    return 0;
-}
-
-/* Under no lock; takes path. Opens the file, works out which of its row
- * groups this rank reads and queues them (or drops the file). */
-static void plan_file(lc_stage *s, pgs *g, char *path, uint64_t epoch, lc_parquet_column *scratch)
-{
-    pq_file *f = lc_xcalloc(1, sizeof *f);
-    f->path = path;
-    f->base = lc_basename(path);
-    lc_error err;
-    lc_error_clear(&err);
-    size_t n_units = 0;
-    uint8_t *need = NULL;
-    if (lc_parquet_open(path, &f->pf, &err) != 0) {
-        SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
-        goto bad;
-    }
-    if (lc_game_columns(f->pf, path, f->col, &err) != 0) {
-        SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
-        goto bad;
-    }
-    f->n_rg = lc_parquet_num_row_groups(f->pf);
-    f->rg_first = lc_xmalloc((f->n_rg + 1) * sizeof *f->rg_first);
-    uint64_t rows = 0;
-    for (size_t rg = 0; rg < f->n_rg; rg++) {
-        f->rg_first[rg] = rows;
-        rows += (uint64_t)lc_parquet_row_group_rows(f->pf, rg);
-    }
-    f->rg_first[f->n_rg] = rows;
-    f->epoch = epoch;
-    f->seed = s->env->seed ^
-              lc_mix64(epoch * 0x9e3779b97f4a7c15u ^ lc_game_text_hash(f->base, strlen(f->base)));
-    need = lc_xcalloc(f->n_rg ? f->n_rg : 1, 1);
-    f->sharded = s->env->world_size > 1;
-    if (f->sharded) {
-        if (plan_shares(s, g, f, scratch, need, &err) != 0) {
-            SKIP_WARN(s, g, path, "%s: skipping %s", s->name, err.msg);
-            goto bad;
-        }
-    } else {
-        for (size_t rg = 0; rg < f->n_rg; rg++)
-            need[rg] = f->rg_first[rg + 1] > f->rg_first[rg];
-    }
-    atomic_fetch_add(&g->n_files, 1);
-    uint64_t held = 0;
-    for (size_t rg = 0; rg < f->n_rg; rg++) {
-        n_units += need[rg];
-        held += need[rg] ? f->rg_first[rg + 1] - f->rg_first[rg] : 0;
-    }
-    if (held >= BIG_FILE_ROWS)
-        LC_WARN("%s: %s: holding %llu rows for the whole-file game shuffle (about %llu MB; up "
-                "to %u such files at once, one per reader thread: fewer threads, or smaller "
-                "files, hold less)",
-                s->name, f->base, (unsigned long long)held,
-                (unsigned long long)(held * BYTES_PER_ROW >> 20),
-                ((const pgs_config *)s->config)->threads);
-    lc_mutex_lock(&g->mu);
-    /* A file with rows to read counts as good for the epoch once one of its
-     * row groups has read (do_unit). */
-    if (!n_units && epoch == g->epoch)
-        g->epoch_good++;
-    if (n_units) {
-        f->pending = n_units;
-        for (size_t rg = 0; rg < f->n_rg; rg++)
-            if (need[rg])
-                push_unit(g, &(pq_unit){.f = f, .rg = rg});
-    } else {
-        g->files_open--;
-    }
-    lc_cond_broadcast(&g->cond);
-    lc_mutex_unlock(&g->mu);
-    free(need);
-    if (!n_units)
-        file_free(g, f);
-    return;
-bad:
-    atomic_fetch_add(&g->n_bad_files, 1);
-    free(need);
-    file_free(g, f);
-    lc_mutex_lock(&g->mu);
-    g->files_open--;
-    lc_cond_broadcast(&g->cond);
-    lc_mutex_unlock(&g->mu);
-}
-
-/* ---- reading a row group ------------------------------------------------ */
-
-/* Read row group rg of f into a chunk (*out; NULL when it keeps no row). */
-static int read_row_group(pgs *g, pq_file *f, size_t rg, pq_chunk **out, lc_error *err)
-{
-    *out = NULL;
-    pq_chunk *ch = chunk_get(g);
-    uint64_t no_id = 0;
-    int rc = lc_game_read_row_group(f->pf, f->col, rg, f->rg_first[rg],
-                                    f->sharded ? &f->mine : NULL, ch, &no_id, err);
-    if (no_id && !f->sharded) /* sharded: counted when planned */
-        atomic_fetch_add(&g->n_rows_no_id, no_id);
-    if (rc != 0 || !ch->n_refs) {
-        chunk_put(g, ch);
-        return rc;
-    }
-    *out = ch;
-    return 0;
 }
 
 /* ---- emitting a file's games ------------------------------------------- */
@@ -449,8 +136,8 @@ static size_t cell_len(const lc_parquet_column *c, size_t i)
     return c->valid[i] ? (size_t)(c->offsets[i + 1] - c->offsets[i]) : 0;
 }
 
-static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *refs, size_t n,
-                      lc_load_meter *meter)
+static bool emit_game(lc_stage *s, game_source *g, const game_file *f, const lc_game_ref *refs,
+                      size_t n, lc_load_meter *meter)
 {
     char num[32];
     size_t id_len;
@@ -499,9 +186,9 @@ static bool emit_game(lc_stage *s, pgs *g, const pq_file *f, const lc_game_ref *
 /* Every row group of f is read: group its rows into games and emit them in
  * one permutation of the file. false when the output closed or the stage
  * stops. */
-static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
+static bool emit_file(lc_stage *s, game_source *g, game_file *f, lc_load_meter *meter)
 {
-    const pgs_config *c = s->config;
+    const source_config *c = s->config;
     lc_game_groups gg;
     size_t left_out;
     /* The file's own seed (the run's, its name's and the epoch's): the same
@@ -525,13 +212,13 @@ static bool emit_file(lc_stage *s, pgs *g, pq_file *f, lc_load_meter *meter)
 
 /* Read one queued row group; the thread that reads a file's last one emits
  * the file. false when the output closed or the stage stops. */
-static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
+static bool do_unit(lc_stage *s, game_source *g, game_unit u, lc_load_meter *meter)
 {
-    pq_file *f = u.f;
+    game_file *f = u.f;
     lc_error err;
     lc_error_clear(&err);
-    pq_chunk *ch = NULL;
-    int rc = read_row_group(g, f, u.rg, &ch, &err);
+    lc_game_chunk *ch = NULL;
+    int rc = game_file_read_row_group(g, f, u.rg, &ch, &err);
     if (rc != 0) {
         SKIP_WARN(s, g, f->path,
                   "%s: skipping row group %zu of %s (games at its edges are dropped too; this "
@@ -563,28 +250,28 @@ static bool do_unit(lc_stage *s, pgs *g, pq_unit u, lc_load_meter *meter)
         return true;
     bool ok = emit_file(s, g, f, meter);
     uint64_t held = 0;
-    for (const pq_chunk *c = f->chunks; c; c = c->next)
+    for (const lc_game_chunk *c = f->chunks; c; c = c->next)
         held += c->n_refs;
     atomic_fetch_sub(&g->held_gauge, held);
-    file_free(g, f);
+    game_file_free(g, f);
     lc_mutex_lock(&g->mu);
     g->files_open--;
     lc_mutex_unlock(&g->mu);
     return ok;
 }
 
-static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void source_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
-    pgs *g = s->priv;
-    const pgs_config *c = s->config;
+    game_source *g = s->priv;
+    const source_config *c = s->config;
     lc_parquet_column ids = {0}; /* game_id, for planning */
     for (;;) {
         if (!lc_run_state_check(&s->run, meter))
             break;
         lc_mutex_lock(&g->mu);
         if (g->head_unit < g->n_units) {
-            pq_unit u = g->units[g->head_unit++];
+            game_unit u = g->units[g->head_unit++];
             g->busy++;
             lc_mutex_unlock(&g->mu);
             bool ok = do_unit(s, g, u, meter);
@@ -602,7 +289,7 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             g->busy++;
             g->files_open++;
             lc_mutex_unlock(&g->mu);
-            plan_file(s, g, path, epoch, &ids);
+            game_file_plan(s, g, path, epoch, &ids);
             atomic_fetch_add(&g->files_done_gauge, 1);
             lc_mutex_lock(&g->mu);
             g->busy--;
@@ -662,26 +349,26 @@ static void pgs_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_parquet_column_fini(&ids);
 }
 
-static int pgs_preflight(const void *config, lc_error *err);
+static int source_preflight(const void *config, lc_error *err);
 
-static int pgs_init(lc_stage *s, lc_error *err)
+static int source_init(lc_stage *s, lc_error *err)
 {
     (void)err;
-    pgs *g = s->priv;
+    game_source *g = s->priv;
     lc_mutex_init(&g->mu);
     lc_cond_init(&g->cond);
-    const pgs_config *c = s->config;
+    const source_config *c = s->config;
     lc_epoch_files_init(&g->files, s->name, c->path, &g->mu, &g->cond);
     return 0;
 }
 
-static int pgs_start(lc_stage *s, lc_error *err)
+static int source_start(lc_stage *s, lc_error *err)
 {
-    const pgs_config *c = s->config;
-    pgs *g = s->priv;
+    const source_config *c = s->config;
+    game_source *g = s->priv;
     lc_error_clear(err);
     lc_stage_warn_default_path(s, c->defaulted, c->path, "Parquet files");
-    if (pgs_preflight(c, err) != 0)
+    if (source_preflight(c, err) != 0)
         return err->code;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     if (world > 1)
@@ -689,26 +376,26 @@ static int pgs_start(lc_stage *s, lc_error *err)
     return c->watch ? lc_epoch_files_watch(&g->files, &s->run, err) : 0;
 }
 
-static void pgs_stop(lc_stage *s)
+static void source_stop(lc_stage *s)
 {
-    pgs *g = s->priv;
+    game_source *g = s->priv;
     lc_mutex_lock(&g->mu);
     lc_cond_broadcast(&g->cond);
     lc_mutex_unlock(&g->mu);
     lc_epoch_files_stop(&g->files);
 }
 
-static void pgs_fini(lc_stage *s)
+static void source_fini(lc_stage *s)
 {
-    pgs *g = s->priv;
+    game_source *g = s->priv;
     /* Row groups not read (a stop): release their files. */
     for (size_t i = g->head_unit; i < g->n_units; i++) {
-        pq_file *f = g->units[i].f;
+        game_file *f = g->units[i].f;
         if (--f->pending == 0)
-            file_free(g, f);
+            game_file_free(g, f);
     }
     while (g->spare) {
-        pq_chunk *next = g->spare->next;
+        lc_game_chunk *next = g->spare->next;
         lc_game_chunk_free(g->spare);
         g->spare = next;
     }
@@ -722,10 +409,10 @@ static void pgs_fini(lc_stage *s)
     lc_mutex_destroy(&g->mu);
 }
 
-static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
+static void source_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    pgs *g = s->priv;
-    const pgs_config *c = s->config;
+    game_source *g = s->priv;
+    const source_config *c = s->config;
     lc_metrics_add_count(m, "files", atomic_exchange(&g->n_files, 0));
     lc_metrics_add_count(m, "row_groups", atomic_exchange(&g->n_rg_read, 0));
     lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
@@ -750,7 +437,7 @@ static void pgs_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
 }
 
-static const lc_metric_info pgs_metrics[] = {
+static const lc_metric_info source_metrics[] = {
     {"files", "files", LC_SHOW_TOTAL, 0, "files"},
     {"games", "games", LC_SHOW_RATE, 0, "games/s"},
     {"files_planned", "files", LC_SHOW_FILL, 0, "files this epoch"},
@@ -773,9 +460,9 @@ static const lc_metric_info pgs_metrics[] = {
 };
 
 /* --check-config: the path is a directory or a file that can be read. */
-static int pgs_preflight(const void *config, lc_error *err)
+static int source_preflight(const void *config, lc_error *err)
 {
-    const pgs_config *c = config;
+    const source_config *c = config;
     struct stat st;
     if (stat(c->path, &st) != 0)
         return lc_error_add(err, LC_ECONFIG,
@@ -789,9 +476,9 @@ static int pgs_preflight(const void *config, lc_error *err)
     return 0;
 }
 
-static unsigned pgs_threads(const void *config)
+static unsigned source_threads(const void *config)
 {
-    return ((const pgs_config *)config)->threads;
+    return ((const source_config *)config)->threads;
 }
 
 const lc_stage_class lc_parquet_game_source_class = {
@@ -800,17 +487,17 @@ const lc_stage_class lc_parquet_game_source_class = {
                "and ranks)",
     .input = NULL,
     .output = &lc_item_game,
-    .priv_size = sizeof(pgs),
-    .worker = pgs_worker,
-    .threads = pgs_threads,
+    .priv_size = sizeof(game_source),
+    .worker = source_worker,
+    .threads = source_threads,
     .workers = "readers",
-    .settings = {pgs_settings, sizeof(pgs_config)},
-    .config_check = pgs_config_check,
-    .preflight = pgs_preflight,
-    .init = pgs_init,
-    .fini = pgs_fini,
-    .start = pgs_start,
-    .stop = pgs_stop,
-    .flush_metrics = pgs_flush,
-    .metrics = pgs_metrics,
+    .settings = {source_settings, sizeof(source_config)},
+    .config_check = source_config_check,
+    .preflight = source_preflight,
+    .init = source_init,
+    .fini = source_fini,
+    .start = source_start,
+    .stop = source_stop,
+    .flush_metrics = source_flush,
+    .metrics = source_metrics,
 };

@@ -1,0 +1,493 @@
+/*
+ * writer_pipe: fifo_writer's side of the pipe (stages/writer_pipe.h): the
+ * batches it holds until no reader can still need them, connecting a reader
+ * and noticing one leave, writing records whole without blocking a stop
+ * (header, batch, DONE), and ending a stream or a run. fifo_writer.c tells
+ * why it works so.
+ */
+#include "stages/writer_pipe.h"
+
+#include "core/clock.h"
+#include "core/fifo.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "format/batch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static held_batch *held_at(writer *w, size_t i)
+{
+    return lc_deque_at(&w->held_q, i);
+}
+
+static size_t held_count(const writer *w)
+{
+    return lc_deque_len(&w->held_q);
+}
+
+void writer_pipe_hold(writer *w, const lc_batch_item *item, const lc_stage_env *env)
+{
+    held_batch *h = lc_deque_push_back(&w->held_q);
+    h->item = *item;
+    lc_run_progress_get(env, &h->progress);
+}
+
+static void held_drop_front(writer *w)
+{
+    lc_batch_free(held_at(w, 0)->item.batch);
+    lc_deque_pop_front(&w->held_q);
+}
+
+void writer_pipe_clear(writer *w)
+{
+    while (held_count(w))
+        held_drop_front(w);
+    w->n_sent = 0;
+}
+
+/* How long a stopping writer waits for its reader to take bytes: twice the
+ * longest recent wait on a full pipe, at least WRITER_STOP_IDLE_MIN_NS. */
+static uint64_t stop_idle_ns(const writer *w)
+{
+    uint64_t idle = 2 * w->reader_gap;
+    return idle > WRITER_STOP_IDLE_MIN_NS ? idle : WRITER_STOP_IDLE_MIN_NS;
+}
+
+/* A stop begins to wait for the reader (once). */
+static void grace_begin(const lc_stage *s, writer *w)
+{
+    if (w->grace_end)
+        return;
+    uint64_t now = lc_now_ns();
+    w->grace_limit = now + (uint64_t)(((const writer_config *)s->config)->stop_grace * 1e9);
+    w->grace_end = now + stop_idle_ns(w);
+    if (w->grace_end > w->grace_limit)
+        w->grace_end = w->grace_limit;
+}
+
+/* Payload pieces at least this large are spliced rather than copied. */
+#define WRITER_SPLICE_MIN (64 * 1024)
+
+/* A reader that has not read for this long (stopped, or stuck) is logged
+ * once, and the stage shows a warning until it reads again. */
+#define WRITER_STALL_NS 10000000000ull
+
+/* Wait until the pipe has room or stop is signalled; counted idle. */
+static void wait_writable(lc_stage *s, writer *w, lc_load_meter *meter)
+{
+    struct pollfd fds[2] = {{.fd = w->fd, .events = POLLOUT}, {.fd = w->wake_fd, .events = POLLIN}};
+    atomic_store(&w->g_pipe_full, 1);
+    lc_load_idle(meter);
+    uint64_t t0 = lc_now_ns();
+    /* The timeout only bounds the wait should a wake-up ever be missed.
+     * While a stop finishes a batch, the wake-up is spent: wait on the pipe
+     * alone, until the grace time ends. */
+    int nfds = 2, ms = 1000;
+    if (w->grace_end) {
+        nfds = 1;
+        ms = t0 < w->grace_end ? (int)((w->grace_end - t0) / 1000000u) + 1 : 0;
+    }
+    if (!w->full_since)
+        w->full_since = t0;
+    if (poll(fds, (nfds_t)nfds, ms) < 0 && errno != EINTR)
+        LC_WARN("poll on the batch pipe failed: %s", strerror(errno));
+    uint64_t now = lc_now_ns();
+    atomic_fetch_add(&w->blocked_ns, now - t0);
+    const writer_config *c = s->config;
+    if (fds[0].revents) { /* room again (or the reader went: the write says) */
+        /* The reader's gap, decaying so that one long pause is forgotten. */
+        uint64_t gap = now - w->full_since;
+        w->reader_gap = w->reader_gap - w->reader_gap / 8;
+        if (gap > w->reader_gap)
+            w->reader_gap = gap;
+        if (w->grace_end) { /* stopping: the reader takes bytes, wait on */
+            w->grace_end = now + stop_idle_ns(w);
+            if (w->grace_end > w->grace_limit)
+                w->grace_end = w->grace_limit;
+        }
+        if (atomic_load(&w->g_stalled))
+            LC_INFO("%s: the reader of %s reads again after %.0f s", s->name, c->path,
+                    (double)(now - w->full_since) / 1e9);
+        atomic_store(&w->g_stalled, 0);
+        w->full_since = 0;
+    } else if (now - w->full_since >= WRITER_STALL_NS && !atomic_load(&w->g_stalled)) {
+        LC_WARN("%s: the reader of %s has read nothing for %.0f s (stopped, or busy?); "
+                "batches wait for it",
+                s->name, c->path, (double)(now - w->full_since) / 1e9);
+        atomic_store(&w->g_stalled, 1);
+        atomic_fetch_add(&w->n_stalls, 1);
+    }
+    lc_load_busy(meter);
+    atomic_store(&w->g_pipe_full, 0);
+}
+
+/* Write the iovecs whole. Returns 0, LC_ESTOPPED, or a negative errno (EPIPE
+ * when the reader has gone). *written counts the bytes that went out. */
+static int send_all(lc_stage *s, writer *w, struct iovec *iov, int iovcnt, uint64_t *written,
+                    lc_load_meter *meter)
+{
+    while (iovcnt > 0) {
+        if (iov->iov_len == 0) {
+            iov++;
+            iovcnt--;
+            continue;
+        }
+        if (lc_run_state_stopping(&s->run)) {
+            /* Nothing of this record out yet: stop here, at a boundary
+             * (unless the grace time is already running: end_run's marker).
+             * Part of it out: finish it within the grace time. */
+            if ((*written == 0 && !w->grace_end) || (w->grace_end && lc_now_ns() >= w->grace_end))
+                return LC_ESTOPPED;
+            grace_begin(s, w);
+        }
+        /* Batch payloads go into a pipe by reference (vmsplice), which saves
+         * the copy into the pipe buffer: the reader's read() is then the
+         * only copy. It is safe because a batch stays held, untouched, until
+         * enough bytes have followed it that none of it can still be in the
+         * pipe (see the drop in send_batch). Small records are copied. */
+        ssize_t n;
+        if (w->pipe_bytes && iov->iov_len >= WRITER_SPLICE_MIN) {
+            n = vmsplice(w->fd, iov, 1, SPLICE_F_NONBLOCK);
+        } else {
+            int small = 1;
+            while (w->pipe_bytes && small < iovcnt && iov[small].iov_len < WRITER_SPLICE_MIN)
+                small++;
+            n = writev(w->fd, iov, w->pipe_bytes ? small : iovcnt);
+        }
+        if (n > 0) {
+            w->conn_bytes += (uint64_t)n;
+            *written += (uint64_t)n;
+            atomic_fetch_add(&w->n_bytes, (uint64_t)n);
+            size_t left = (size_t)n;
+            while (left > 0 && left >= iov->iov_len) {
+                left -= iov->iov_len;
+                iov++;
+                iovcnt--;
+            }
+            if (left > 0) {
+                iov->iov_base = (uint8_t *)iov->iov_base + left;
+                iov->iov_len -= left;
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            wait_writable(s, w, meter);
+            continue;
+        }
+        int e = n < 0 ? errno : EIO;
+        if (e == EPIPE)
+            lc_fifo_drain_sigpipe();
+        return -e;
+    }
+    return 0;
+}
+
+/* Encode the header of layout l (NULL: an empty layout, for a stream without
+ * batches) unless it is the header already sent on this connection. Returns
+ * true when a header must be written before the next record; it is then in
+ * w->hdr. */
+static bool header_needed(writer *w, const lc_batch_layout *l)
+{
+    lc_batch_layout empty;
+    if (!l) {
+        if (w->hdr_len)
+            return !w->conn_header_sent; /* repeat the last layout */
+        lc_batch_layout_init(&empty, 0);
+        l = &empty;
+    }
+    size_t n = lc_stream_header_encode(l, &w->run, w->hdr_tmp, w->hdr_tmp_cap);
+    if (n > w->hdr_tmp_cap) {
+        free(w->hdr_tmp);
+        w->hdr_tmp_cap = n;
+        w->hdr_tmp = lc_xmalloc(n);
+        lc_stream_header_encode(l, &w->run, w->hdr_tmp, w->hdr_tmp_cap);
+    }
+    if (w->conn_header_sent && n == w->hdr_len && memcmp(w->hdr, w->hdr_tmp, n) == 0)
+        return false;
+    uint8_t *t = w->hdr;
+    w->hdr = w->hdr_tmp;
+    w->hdr_tmp = t;
+    size_t c = w->hdr_cap;
+    w->hdr_cap = w->hdr_tmp_cap;
+    w->hdr_tmp_cap = c;
+    w->hdr_len = n;
+    return true;
+}
+
+/* The reader is gone (or the write failed): keep what it did not read. rc is
+ * the write's error, or 0 when the pipe was seen closed: a reader that
+ * closed its end (a trainer that finished, or was stopped) is an ordinary
+ * event, logged as information; any other failure is a warning. */
+void writer_pipe_disconnect(lc_stage *s, writer *w, int rc, uint64_t partial)
+{
+    const writer_config *c = s->config;
+    uint64_t unread, consumed;
+    if (lc_fifo_unread(w->fd, &unread))
+        consumed = w->conn_bytes - (unread < w->conn_bytes ? unread : w->conn_bytes);
+    else
+        consumed = 0; /* unknown: send again everything that may be unread */
+    while (w->n_sent > 0 && held_at(w, 0)->end <= consumed) {
+        held_drop_front(w);
+        w->n_sent--;
+    }
+    size_t again = w->n_sent;
+    for (size_t i = 0; i < w->n_sent; i++)
+        held_at(w, i)->resend = true;
+    if (partial > 0 && w->n_sent < held_count(w)) {
+        held_at(w, w->n_sent)->resend = true;
+        again++;
+    }
+    w->n_sent = 0;
+    close(w->fd);
+    w->fd = -1;
+    atomic_store(&w->g_connected, 0);
+    atomic_fetch_add(&w->n_disconnects, 1);
+    bool closed = rc == 0 || rc == -EPIPE;
+    lc_log_level level = closed ? LC_LOG_INFO : LC_LOG_WARN;
+    char why[96];
+    if (closed)
+        snprintf(why, sizeof why, "closed the pipe");
+    else
+        snprintf(why, sizeof why, "went away (%s)", lc_strerror(rc));
+    if (again)
+        lc_log(level,
+               "%s: the reader of %s %s after %llu batches; the %zu it had not read whole "
+               "(from seq %llu) go to the next reader",
+               s->name, c->path, why, (unsigned long long)w->conn_batches, again,
+               (unsigned long long)held_at(w, 0)->item.seq);
+    else
+        lc_log(level, "%s: the reader of %s %s after %llu batches; waiting for the next", s->name,
+               c->path, why, (unsigned long long)w->conn_batches);
+}
+
+/* While idle: notice a reader that closed the pipe, so that the next one
+ * does not attach to the old pipe. */
+void writer_pipe_check_reader(lc_stage *s, writer *w)
+{
+    const writer_config *c = s->config;
+    if (w->fd < 0 || c->regular_file)
+        return;
+    struct pollfd p = {.fd = w->fd, .events = POLLOUT};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP)))
+        writer_pipe_disconnect(s, w, 0, 0);
+}
+
+/* Wait for a reader and open the pipe. False when stopping. */
+bool writer_pipe_connect(lc_stage *s, writer *w, lc_load_meter *meter)
+{
+    const writer_config *c = s->config;
+    bool told_wait = false, told_problem = false;
+    atomic_store(&w->g_waiting, 1);
+    for (;;) {
+        if (lc_run_state_stopping(&s->run))
+            break;
+        int fd;
+        lc_fifo_open o = lc_fifo_try_open(c->path, c->create, &fd);
+        if (o == LC_FIFO_OPENED) {
+            w->fd = fd;
+            break;
+        }
+        if (o == LC_FIFO_MADE)
+            continue;
+        if (o == LC_FIFO_UNREAD) {
+            /* An earlier writer's bytes are still in the pipe (the end of a
+             * run, or a torn batch): let the reader drain them and meet the
+             * end of file before anything of this run. */
+            if (!told_wait)
+                LC_INFO("%s: the reader of %s is still reading an earlier run; waiting", s->name,
+                        c->path);
+            told_wait = true;
+            if (!lc_run_state_sleep(&s->run, WRITER_RETRY_SECONDS, meter))
+                break;
+            continue;
+        }
+        if (o == LC_FIFO_NOT_FIFO && !told_problem)
+            LC_ERROR("%s: %s is no longer a named pipe; waiting until it is one again "
+                     "(remove it: it is recreated when create is on)",
+                     s->name, c->path);
+        else if (o == LC_FIFO_NOT_MADE && !told_problem)
+            LC_ERROR("%s: cannot create the named pipe %s: %s", s->name, c->path, strerror(errno));
+        else if (o == LC_FIFO_FAILED && !told_problem)
+            LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path, strerror(errno));
+        told_problem = told_problem || (o != LC_FIFO_NO_READER);
+        if (!told_wait)
+            LC_INFO("%s: waiting for a reader on %s", s->name, c->path);
+        told_wait = true;
+        if (!lc_run_state_sleep(&s->run, WRITER_RETRY_SECONDS, meter))
+            break;
+    }
+    atomic_store(&w->g_waiting, 0);
+    if (w->fd < 0)
+        return false;
+    w->pipe_bytes = lc_fifo_grow(w->fd, WRITER_PIPE_BYTES);
+    w->conn_bytes = 0;
+    w->conn_batches = 0;
+    w->conn_header_sent = false;
+    w->conn_done_sent = false;
+    w->n_sent = 0;
+    atomic_fetch_add(&w->n_readers, 1);
+    w->connections++;
+    atomic_store(&w->g_connected, 1);
+    w->full_since = 0; /* a new reader has not stalled */
+    atomic_store(&w->g_stalled, 0);
+    LC_INFO("%s: reader connected to %s (connection %llu)", s->name, c->path,
+            (unsigned long long)w->connections);
+    return true;
+}
+
+/* Write failed on a regular file: nothing more can go there. */
+void writer_pipe_file_failed(lc_stage *s, writer *w, int rc)
+{
+    const writer_config *c = s->config;
+    LC_ERROR("%s: cannot write %s: %s; batches from now on are dropped", s->name, c->path,
+             lc_strerror(rc));
+    atomic_fetch_add(&w->n_dropped, held_count(w) - w->n_sent);
+    writer_pipe_clear(w);
+    close(w->fd);
+    w->fd = -1;
+    w->file_failed = true;
+    atomic_store(&w->g_connected, 0);
+}
+
+/* Write held batch n_sent (with a header first when needed). */
+int writer_pipe_send_next(lc_stage *s, writer *w, uint64_t *partial, lc_load_meter *meter)
+{
+    held_batch *h = held_at(w, w->n_sent);
+    lc_batch *b = h->item.batch;
+    uint8_t frame[LC_STREAM_FRAME_BYTES];
+    uint32_t flags = (h->item.flags & LC_ITEM_END_OF_STREAM) ? LC_STREAM_FLAG_LAST : 0;
+    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes, &h->progress);
+    struct iovec iov[3];
+    int n = 0;
+    if (header_needed(w, b->layout))
+        iov[n++] = (struct iovec){.iov_base = w->hdr, .iov_len = w->hdr_len};
+    iov[n++] = (struct iovec){.iov_base = frame, .iov_len = sizeof frame};
+    iov[n++] = (struct iovec){.iov_base = b->data, .iov_len = b->layout->total_bytes};
+    int rc = send_all(s, w, iov, n, partial, meter);
+    if (rc != 0)
+        return rc;
+    w->conn_header_sent = true;
+    h->end = w->conn_bytes;
+    w->conn_batches++;
+    atomic_fetch_add(&w->n_batches, 1);
+    atomic_fetch_add(&s->items_out, 1); /* a sink's output: batches into the pipe */
+    atomic_fetch_add(&w->n_rows, b->rows);
+    if (h->resend)
+        atomic_fetch_add(&w->n_resent, 1);
+    w->n_sent++;
+    /* Batches that ended more than a pipe capacity ago have been read. */
+    while (w->n_sent > 0 && held_at(w, 0)->end + w->pipe_bytes <= w->conn_bytes) {
+        held_drop_front(w);
+        w->n_sent--;
+    }
+    return 0;
+}
+
+/* The DONE marker with its reason into done, and the iovecs to send: the
+ * header first if this connection has had none. Returns the iovec count. */
+static int done_record(writer *w, uint32_t reason, uint8_t done[LC_STREAM_DONE_BYTES],
+                       struct iovec iov[2])
+{
+    lc_stream_done_frame(done, reason, w->conn_batches);
+    int n = 0;
+    if (header_needed(w, NULL))
+        iov[n++] = (struct iovec){.iov_base = w->hdr, .iov_len = w->hdr_len};
+    iov[n++] = (struct iovec){.iov_base = done, .iov_len = LC_STREAM_DONE_BYTES};
+    return n;
+}
+
+/* After DONE: wait until the reader has read everything. 1 when it has, 0
+ * when it left first (then disconnected), -1 when stopping. */
+static int wait_drained(lc_stage *s, writer *w, lc_load_meter *meter)
+{
+    for (;;) {
+        uint64_t unread;
+        if (!lc_fifo_unread(w->fd, &unread) || unread == 0)
+            return 1;
+        /* No event says "the pipe is empty": look again every 20 ms. A
+         * reader leaving shows as POLLERR at once. */
+        struct pollfd fds[2] = {{.fd = w->fd, .events = 0}, {.fd = w->wake_fd, .events = POLLIN}};
+        lc_load_idle(meter);
+        int n = poll(fds, 2, 20);
+        lc_load_busy(meter);
+        if (lc_run_state_stopping(&s->run))
+            return -1;
+        if (n > 0 && (fds[0].revents & (POLLERR | POLLHUP))) {
+            if (!lc_fifo_unread(w->fd, &unread) || unread == 0)
+                return 1;
+            writer_pipe_disconnect(s, w, 0, 0);
+            return 0;
+        }
+    }
+}
+
+/* Input done and everything written: end the stream. 1 when finished, 0 to
+ * go round again (the reader left: batches to send again), -1 when stopping. */
+int writer_pipe_finish(lc_stage *s, writer *w, lc_load_meter *meter)
+{
+    const writer_config *c = s->config;
+    if (w->file_failed)
+        return 1;
+    if (w->fd < 0 && !writer_pipe_connect(s, w, meter))
+        return -1;
+    if (!w->conn_done_sent) {
+        uint8_t done[LC_STREAM_DONE_BYTES];
+        struct iovec iov[2];
+        int n = done_record(w, LC_STREAM_END_DATA, done, iov);
+        uint64_t partial = 0;
+        int rc = send_all(s, w, iov, n, &partial, meter);
+        if (rc == LC_ESTOPPED)
+            return -1;
+        if (rc != 0) {
+            if (c->regular_file) {
+                writer_pipe_file_failed(s, w, rc);
+                return 1;
+            }
+            writer_pipe_disconnect(s, w, rc, 0);
+            return 0;
+        }
+        w->conn_header_sent = true;
+        w->conn_done_sent = true;
+    }
+    if (!c->regular_file) {
+        int rc = wait_drained(s, w, meter);
+        if (rc != 1)
+            return rc;
+    }
+    close(w->fd);
+    w->fd = -1;
+    atomic_store(&w->g_connected, 0);
+    writer_pipe_clear(w);
+    LC_INFO("%s: stream complete on %s: %llu batches to the last reader, then DONE", s->name,
+            c->path, (unsigned long long)w->conn_batches);
+    return 1;
+}
+
+/* A stop: DONE with the reason "stopped", after the header if this
+ * connection has had none (a run stopped before its first batch). Not after
+ * a torn batch: the reader must see the end of file there. */
+void writer_pipe_end_run(lc_stage *s, writer *w, lc_load_meter *meter)
+{
+    if (w->torn)
+        return;
+    grace_begin(s, w);
+    uint8_t done[LC_STREAM_DONE_BYTES];
+    struct iovec iov[2];
+    int n = done_record(w, LC_STREAM_END_STOPPED, done, iov);
+    uint64_t written = 0;
+    if (send_all(s, w, iov, n, &written, meter) != 0)
+        return; /* the pipe stayed full or went: the reader sees the end of file */
+    w->conn_done_sent = true;
+    LC_INFO("%s: run stopped: %llu batches to the reader of %s, then DONE (stopped)", s->name,
+            (unsigned long long)w->conn_batches, ((const writer_config *)s->config)->path);
+}
