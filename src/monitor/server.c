@@ -108,41 +108,74 @@ struct lc_server {
 
 /* --- the socket file -------------------------------------------------- */
 
-/* Bind and listen on path, which `file` takes (and gives back on failure). */
-static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
+/* A socket bound and listening at `at`; on failure nothing is left there. */
+static int bind_and_listen(const char *at, struct stat *st, lc_error *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof addr.sun_path)
-        return lc_error_set(err, -ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
-                            path, sizeof addr.sun_path - 1);
-    int rc = lc_sockfile_claim(file, path, err);
-    if (rc != 0)
-        return rc;
-    strcpy(addr.sun_path, path);
+    strcpy(addr.sun_path, at);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        rc = lc_error_set(err, -errno, "socket: %s", strerror(errno));
-        lc_sockfile_release(file);
-        return rc;
-    }
+    if (fd < 0)
+        return lc_error_set(err, -errno, "socket: %s", strerror(errno));
     /* Only the loader's user may connect: no window with wider rights. */
     mode_t old = umask(0177);
-    rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
+    int rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
     int e = errno;
     umask(old);
     if (rc != 0) {
         close(fd);
-        lc_sockfile_release(file);
-        return lc_error_set(err, -e, "%s: cannot bind: %s", path, strerror(e));
+        return lc_error_set(err, -e, "%s: cannot bind: %s", at, strerror(e));
     }
-    lc_sockfile_bound(file);
-    chmod(path, 0600);
-    if (listen(fd, 16) != 0) {
+    chmod(at, 0600);
+    if (lstat(at, st) != 0 || listen(fd, 16) != 0) {
         e = errno;
         close(fd);
-        lc_sockfile_release(file);
-        return lc_error_set(err, -e, "%s: cannot listen: %s", path, strerror(e));
+        unlink(at);
+        return lc_error_set(err, -e, "%s: cannot listen: %s", at, strerror(e));
     }
+    return fd;
+}
+
+/* A socket left at PATH.new by a run that died between its bind and its
+ * rename: ours under the lock. Anything else there is left alone (and the
+ * bind says so). */
+static void remove_stale(const char *at)
+{
+    struct stat st;
+    if (lstat(at, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(at);
+}
+
+/* Bind and listen on path, which `file` takes (and gives back on failure):
+ * under PATH.new, then renamed to PATH (sockfile.h says why), or at PATH
+ * itself when the longer name would not fit a socket address. */
+static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
+{
+    char at[sizeof((struct sockaddr_un *)0)->sun_path];
+    if (strlen(path) >= sizeof at)
+        return lc_error_set(err, -ENAMETOOLONG, "%s: socket path too long (at most %zu bytes)",
+                            path, sizeof at - 1);
+    int rc = lc_sockfile_claim(file, path, err);
+    if (rc != 0)
+        return rc;
+    bool direct = snprintf(at, sizeof at, "%s.new", path) >= (int)sizeof at;
+    if (direct)
+        snprintf(at, sizeof at, "%s", path);
+    else
+        remove_stale(at);
+    struct stat st;
+    int fd = bind_and_listen(at, &st, err);
+    if (fd >= 0 && !direct && rename(at, path) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(at);
+        fd = lc_error_set(err, -e, "%s: cannot move the socket there from %s: %s", path, at,
+                          strerror(e));
+    }
+    if (fd < 0) {
+        lc_sockfile_release(file);
+        return fd;
+    }
+    lc_sockfile_bound(file, &st);
     return fd;
 }
 

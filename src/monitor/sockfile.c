@@ -276,14 +276,11 @@ int lc_sockfile_claim(lc_sockfile *f, const char *path, lc_error *err)
     return rc;
 }
 
-void lc_sockfile_bound(lc_sockfile *f)
+void lc_sockfile_bound(lc_sockfile *f, const struct stat *st)
 {
-    struct stat st;
-    if (lstat(f->path, &st) == 0) {
-        f->bound = true;
-        f->dev = st.st_dev;
-        f->ino = st.st_ino;
-    }
+    f->bound = true;
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
 }
 
 void lc_sockfile_release(lc_sockfile *f)

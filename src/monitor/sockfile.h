@@ -10,7 +10,11 @@
  * one that the kernel says is bound by a running process (listening or
  * not), is refused, naming that process when it can be found. At exit the
  * socket is removed only if the path still holds the one this lcmon bound
- * (same device and inode), then the lock file.
+ * (same device and inode), then the lock file. The server binds and listens
+ * under a name of its own (PATH.new) and then renames the socket to PATH,
+ * so that a client never finds it before it listens, and the file taken
+ * for ours is the one bound even when something else is put at the path at
+ * once.
  */
 #ifndef LC_MONITOR_SOCKFILE_H
 #define LC_MONITOR_SOCKFILE_H
@@ -18,6 +22,7 @@
 #include "core/error.h"
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 typedef struct lc_sockfile {
@@ -32,8 +37,9 @@ typedef struct lc_sockfile {
  * write to, take the lock, refuse a live socket or anything that is not a
  * socket, remove a stale one. On failure everything is given back. */
 int lc_sockfile_claim(lc_sockfile *f, const char *path, lc_error *err);
-/* Right after bind(): remember which file is ours. */
-void lc_sockfile_bound(lc_sockfile *f);
+/* Once the socket is at the path: remember which file is ours, as lstat
+ * saw it where it was bound (before anyone else could reach it). */
+void lc_sockfile_bound(lc_sockfile *f, const struct stat *st);
 /* Remove the socket if it is still ours, and the lock. Idempotent. */
 void lc_sockfile_release(lc_sockfile *f);
 
