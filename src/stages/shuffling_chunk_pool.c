@@ -166,12 +166,12 @@ typedef struct pool {
 } pool;
 
 /* The entry for a source, counting the chunks of other ranks. */
-static bool make_entry(lc_stage *s, lc_chunk_source *src, lc_window_source *e)
+static bool make_entry(lc_stage *s, lc_chunk_source *src, lc_chunk_window_source *e)
 {
     pool *p = s->priv;
     uint64_t other = 0;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
-    bool ours = lc_window_entry(&p->win, src, world, s->env->rank, e, &other);
+    bool ours = lc_chunk_window_entry(&p->win, src, world, s->env->rank, e, &other);
     atomic_fetch_add(&p->n_other_rank, other);
     return ours;
 }
@@ -215,7 +215,7 @@ static int compare_with(const lc_chunk_source *old, const lc_chunk_source *src, 
 
 static int rewritten(lc_chunk_window *w, const lc_chunk_source *src, size_t *fresh)
 {
-    lc_window_source *old = lc_window_find_path(w, lc_chunk_source_path(src));
+    lc_chunk_window_source *old = lc_chunk_window_find_path(w, lc_chunk_source_path(src));
     return old ? compare_with(old->src, src, fresh) : REWRITTEN_NO;
 }
 
@@ -282,9 +282,9 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     }
     char *anchor_then = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
     if (n) /* the newest source, whichever rank keeps its chunks */
-        lc_window_note_key(&p->win, lc_chunk_source_key(srcs[n - 1]));
+        lc_chunk_window_note_key(&p->win, lc_chunk_source_key(srcs[n - 1]));
     lc_mutex_unlock(&p->mu);
-    lc_window_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
+    lc_chunk_window_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
     size_t first = n;
     uint64_t kept = 0;
     while (first > 0 && kept < c->chunk_pool_size) {
@@ -307,7 +307,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
             (!anchor_then ||
              lc_source_key_compare(lc_chunk_source_key(entries[i].src), anchor_then) > 0);
         entries[i].anchor_gen = p->win.anchor_gen;
-        lc_window_append(&p->win, &entries[i]);
+        lc_chunk_window_append(&p->win, &entries[i]);
         atomic_fetch_add(&p->n_sources_added, 1);
     }
     p->win.since_anchor += since;
@@ -370,13 +370,13 @@ static void *ingest_main(void *arg)
             continue;
         }
         char *key = lc_xstrdup(lc_chunk_source_key(in.source)); /* make_entry may unref */
-        lc_window_source e;
+        lc_chunk_window_source e;
         bool ours = make_entry(s, in.source, &e);
         lc_mutex_lock(&p->mu);
         if (again == REWRITTEN_OTHER) {
-            lc_window_source *old = lc_window_find_path(&p->win, path);
+            lc_chunk_window_source *old = lc_chunk_window_find_path(&p->win, path);
             if (old)
-                lc_window_retire(&p->win, old);
+                lc_chunk_window_retire(&p->win, old);
             atomic_fetch_add(&p->n_rewritten_replaced, 1);
             LC_INFO("%s: %s written again with other games: its %zu chunks replace the old "
                     "ones (%zu of them new)",
@@ -384,13 +384,13 @@ static void *ingest_main(void *arg)
         }
         free(path);
         p->win.since_anchor += fresh;
-        lc_window_note_key(&p->win, key);
+        lc_chunk_window_note_key(&p->win, key);
         free(key);
         if (ours) {
             e.since_counted = true;
             e.anchor_gen = p->win.anchor_gen;
-            lc_window_append(&p->win, &e);
-            atomic_fetch_add(&p->n_evicted, lc_window_evict(&p->win));
+            lc_chunk_window_append(&p->win, &e);
+            atomic_fetch_add(&p->n_evicted, lc_chunk_window_evict(&p->win));
             atomic_fetch_add(&p->n_sources_added, 1);
             lc_cond_broadcast(&p->cond);
         }
@@ -458,23 +458,23 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         if (p->win.n_pending == 0) {
             if (p->passes++ == 0)
                 log_first_pass(s, p);
-            lc_window_new_pass(&p->win);
+            lc_chunk_window_new_pass(&p->win);
             if (p->hanse.cfg)
                 lc_hanse_new_pass(&p->hanse);
             atomic_fetch_add(&p->n_reshuffles, 1);
             if (p->win.n_pending == 0)
                 continue;
         }
-        uint64_t idx = lc_window_take(&p->win);
+        uint64_t idx = lc_chunk_window_take(&p->win);
         uint32_t pos;
-        lc_window_source *e = lc_window_find_live(&p->win, idx, &pos);
-        if (!e || e->uses[pos] == LC_WINDOW_DROPPED) {
+        lc_chunk_window_source *e = lc_chunk_window_find_live(&p->win, idx, &pos);
+        if (!e || e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) {
             atomic_fetch_add(&p->n_stale_draws, 1);
             continue;
         }
         uint32_t m = e->members ? e->members[pos] : pos;
         if (lc_chunk_source_is_bad(e->src, m)) { /* rejected downstream */
-            lc_window_drop(&p->win, e, pos);
+            lc_chunk_window_drop(&p->win, e, pos);
             atomic_fetch_add(&p->n_dropped, 1);
             continue;
         }
@@ -500,7 +500,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
         d->use = e->uses[pos]++;
         d->packed = e->packed && e->packed[pos] ? lc_packed_chunk_ref(e->packed[pos]) : NULL;
         d->unfit = e->unfit && e->unfit[pos];
-        if (e->uses[pos] == LC_WINDOW_DROPPED) /* wrapped after 4 billion uses */
+        if (e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;
     }
@@ -513,7 +513,7 @@ static bool draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter)
 static bool mark_dropped(pool *p, uint64_t idx)
 {
     lc_mutex_lock(&p->mu);
-    bool first = lc_window_drop_unstored(&p->win, idx);
+    bool first = lc_chunk_window_drop_unstored(&p->win, idx);
     lc_mutex_unlock(&p->mu);
     return first;
 }
@@ -539,7 +539,7 @@ static void note_unfit(lc_stage *s, uint64_t global)
 {
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    lc_window_note_unfit(&p->win, global);
+    lc_chunk_window_note_unfit(&p->win, global);
     lc_mutex_unlock(&p->mu);
     store_full(s);
 }
@@ -551,7 +551,7 @@ static void store_put(lc_stage *s, uint64_t global, lc_packed_chunk *pk)
 {
     pool *p = s->priv;
     lc_mutex_lock(&p->mu);
-    bool unfit = !lc_window_store(&p->win, global, pk);
+    bool unfit = !lc_chunk_window_store(&p->win, global, pk);
     lc_mutex_unlock(&p->mu);
     if (unfit)
         store_full(s);
@@ -565,7 +565,7 @@ static bool weigh_and_judge(lc_stage *s, const draw *d, const lc_chunk_data *dat
     double w = lc_hanse_chunk_weight(&p->hanse, data->data, data->record_size,
                                      (uint32_t)data->n_records, data->version);
     lc_mutex_lock(&p->mu);
-    lc_window_set_weight(&p->win, d->global, w);
+    lc_chunk_window_set_weight(&p->win, d->global, w);
     lc_hanse_note(&p->hanse, w);
     bool yes = lc_hanse_accept(&p->hanse, w, d->global, d->use, p->passes);
     lc_mutex_unlock(&p->mu);
@@ -716,7 +716,7 @@ static int pool_init(lc_stage *s, lc_error *err)
     bool store_auto = c->store_bytes == LC_SETTING_SIZE_AUTO;
     lc_chunk_store_init(&p->store, store_auto, store_auto ? 0 : c->store_bytes);
     lc_hanse_init(&p->hanse, c->hanse, s->env->seed);
-    lc_window_init(&p->win, c->chunk_pool_size, &p->store, c->anchor, s->env->seed);
+    lc_chunk_window_init(&p->win, c->chunk_pool_size, &p->store, c->anchor, s->env->seed);
     return 0;
 }
 
@@ -746,7 +746,7 @@ static void pool_fini(lc_stage *s)
 {
     pool *p = s->priv;
     lc_load_fini(&p->ingest_meter);
-    lc_window_fini(&p->win);
+    lc_chunk_window_fini(&p->win);
     lc_cond_destroy(&p->cond);
     lc_mutex_destroy(&p->mu);
 }
@@ -856,9 +856,9 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
     }
     uint64_t count = p->win.since_anchor;
     if (set)
-        lc_window_set_anchor(&p->win, set);
+        lc_chunk_window_set_anchor(&p->win, set);
     else if (reset)
-        lc_window_reset_anchor(&p->win);
+        lc_chunk_window_reset_anchor(&p->win);
     p->anchor_moved |= set || reset;
     if (set || reset) /* "set to K (count stays N)", "reset to K after N chunks" */
         LC_INFO("%s: anchor %s to '%s' %s%llu%s", s->name, set ? "set" : "reset", p->win.anchor,
@@ -899,7 +899,7 @@ static int pool_carry_in(lc_stage *s, const char *carried, lc_error *err)
     pool *p = s->priv;
     const pool_config *c = s->config;
     lc_mutex_lock(&p->mu);
-    lc_window_set_anchor(&p->win, carried);
+    lc_chunk_window_set_anchor(&p->win, carried);
     p->anchor_moved = true;
     lc_mutex_unlock(&p->mu);
     if (c->anchor && c->anchor[0] && strcmp(c->anchor, carried) != 0)
