@@ -44,34 +44,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct fpp_config {
+typedef struct provider_config {
     char *directory;
     bool watch;
     double settle_seconds;
     bool follow_symlinks;
     char defaulted[64]; /* the variable whose default names the directory, or "" */
-} fpp_config;
+} provider_config;
 
-static const lc_setting fpp_settings[] = {
+static const lc_setting provider_settings[] = {
     {.key = "directory",
      .type = LC_SETTING_TEXT,
-     LC_SETTING_AT(fpp_config, directory),
+     LC_SETTING_AT(provider_config, directory),
      .required = true,
      .nonempty = true,
      .meaning = "the tree of training files",
      .example = "${LCMON_DATA:-tests/data}"},
-    LC_SETTING_ROW(fpp_config, watch, "watch", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(provider_config, watch, "watch", LC_SETTING_BOOL, "true",
                    "after the scan, watch for new files (false: the run ends)", "false"),
-    LC_SETTING_ROW_RANGE(fpp_config, settle_seconds, "settle_seconds", LC_SETTING_REAL, "2.0", 0,
-                         3600, "how long a file must be quiet before it is read", "5"),
-    LC_SETTING_ROW(fpp_config, follow_symlinks, "follow_symlinks", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW_RANGE(provider_config, settle_seconds, "settle_seconds", LC_SETTING_REAL, "2.0",
+                         0, 3600, "how long a file must be quiet before it is read", "5"),
+    LC_SETTING_ROW(provider_config, follow_symlinks, "follow_symlinks", LC_SETTING_BOOL, "true",
                    "follow symbolic links (false: skip and count them)", "false"),
     {0},
 };
 
-static int fpp_config_check(void *p, lc_error *err)
+static int provider_config_check(void *p, lc_error *err)
 {
-    fpp_config *c = p;
+    provider_config *c = p;
     if (!c->directory) /* missing: the reader said so */
         return 0;
     return lc_config_expand_path_noting(&c->directory, "directory", "the data directory",
@@ -90,7 +90,7 @@ typedef struct pending_file {
     double quiet_since; /* monotonic seconds when last seen changed */
 } pending_file;
 
-typedef struct fpp {
+typedef struct provider {
     lc_dirwatch *watch; /* NULL with watch: false */
     int wake_fd;
     pending_file *pending;
@@ -108,7 +108,7 @@ typedef struct fpp {
     atomic_bool scan_done;
     atomic_int warn;  /* the warning state: WARN_* */
     double warned_at; /* when it was last logged; worker thread */
-} fpp;
+} provider;
 
 /* Problems that last, shown on the screen while they do and logged again
  * every WARN_AGAIN_S. */
@@ -122,7 +122,7 @@ enum {
 };
 #define WARN_AGAIN_S 60.0
 
-static void add_watch(fpp *f, const char *dir)
+static void add_watch(provider *f, const char *dir)
 {
     if (!f->watch)
         return;
@@ -143,7 +143,7 @@ typedef struct file_list {
 /* The scan: every directory watched before it is listed, every regular
  * file found, problems logged and counted. */
 typedef struct scan_ctx {
-    fpp *f;
+    provider *f;
     lc_stage *s;
     file_list *out;
 } scan_ctx;
@@ -178,7 +178,7 @@ static void scan_error(void *ctx, const char *path, int err, bool listing)
 
 /* Whether path was logged as skipped lately; if not, it is now. Worker
  * thread only. */
-static bool skip_logged(fpp *f, const char *path)
+static bool skip_logged(provider *f, const char *path)
 {
     for (unsigned i = 0; i < sizeof f->skip_warned / sizeof *f->skip_warned; i++)
         if (f->skip_warned[i] && !strcmp(f->skip_warned[i], path))
@@ -189,7 +189,7 @@ static bool skip_logged(fpp *f, const char *path)
     return false;
 }
 
-static void skip_other(fpp *f, const char *path, mode_t mode)
+static void skip_other(provider *f, const char *path, mode_t mode)
 {
     atomic_fetch_add(&f->n_not_regular, 1);
     if (!skip_logged(f, path))
@@ -203,7 +203,7 @@ static void scan_other(void *ctx, const char *path, mode_t mode)
 
 static void scan_again(void *ctx, const char *path, const char *first)
 {
-    fpp *f = ((scan_ctx *)ctx)->f;
+    provider *f = ((scan_ctx *)ctx)->f;
     atomic_fetch_add(&f->n_dir_again, 1);
     if (!skip_logged(f, path))
         LC_WARN("%s: leads to %s, a directory already listed (a symbolic link loop, or a second "
@@ -216,9 +216,9 @@ static bool scan_stop(void *ctx)
     return lc_run_state_stopping(&((scan_ctx *)ctx)->s->run);
 }
 
-static void scan_tree(fpp *f, lc_stage *s, const char *dir, file_list *out)
+static void scan_tree(provider *f, lc_stage *s, const char *dir, file_list *out)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,         scan_stop,
                              scan_again, scan_other, !c->follow_symlinks};
     scan_ctx ctx = {f, s, out};
@@ -233,7 +233,7 @@ static int compare_found(const void *a, const void *b)
 }
 
 /* Emit a path; takes ownership. Returns false when the output is closed. */
-static bool emit_path(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
+static bool emit_path(provider *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
 {
     lc_path_item item = {.path = path, .flags = flags, .seq = f->seq};
     if (lc_stage_emit(s, &item, meter) != 0) {
@@ -247,7 +247,7 @@ static bool emit_path(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_m
     return true;
 }
 
-static ssize_t find_pending(fpp *f, const char *path)
+static ssize_t find_pending(provider *f, const char *path)
 {
     for (size_t i = 0; i < f->n_pending; i++)
         if (strcmp(f->pending[i].path, path) == 0)
@@ -255,14 +255,14 @@ static ssize_t find_pending(fpp *f, const char *path)
     return -1;
 }
 
-static void drop_pending(fpp *f, size_t i)
+static void drop_pending(provider *f, size_t i)
 {
     free(f->pending[i].path);
     f->pending[i] = f->pending[--f->n_pending];
     atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
 }
 
-static void add_pending(fpp *f, char *path, const struct stat *st)
+static void add_pending(provider *f, char *path, const struct stat *st)
 {
     if (find_pending(f, path) >= 0) {
         free(path);
@@ -282,9 +282,10 @@ static void add_pending(fpp *f, char *path, const struct stat *st)
 
 /* A file found by a scan: emit now if it has been quiet long enough (or we
  * cannot watch it), else hold it. Takes ownership of path. */
-static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
+static bool offer_scanned(provider *f, lc_stage *s, char *path, uint32_t flags,
+                          lc_load_meter *meter)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     struct stat st;
     if (stat(path, &st) != 0) {
         free(path);
@@ -300,9 +301,9 @@ static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_lo
 }
 
 /* Emit pending files that stayed unchanged for settle_seconds. */
-static bool check_pending(fpp *f, lc_stage *s, lc_load_meter *meter)
+static bool check_pending(provider *f, lc_stage *s, lc_load_meter *meter)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     double now = lc_now_seconds();
     for (size_t i = 0; i < f->n_pending;) {
         pending_file *p = &f->pending[i];
@@ -330,7 +331,7 @@ static bool check_pending(fpp *f, lc_stage *s, lc_load_meter *meter)
     return true;
 }
 
-static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
+static bool scan_and_offer(provider *f, lc_stage *s, const char *dir, uint32_t flags,
                            lc_load_meter *meter)
 {
     file_list list = {0};
@@ -368,9 +369,9 @@ static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
  * path now, and again whenever that changes (a file put there after the
  * directory was moved away). The chunks already loaded go on; no new file
  * is found until a directory is there again (watch_again). */
-static void note_directory_gone(fpp *f, lc_stage *s)
+static void note_directory_gone(provider *f, lc_stage *s)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     struct stat st;
     int warn = stat(c->directory, &st) != 0 ? WARN_DIR_GONE
                : !S_ISDIR(st.st_mode)       ? WARN_DIR_NOT_DIR
@@ -384,7 +385,7 @@ static void note_directory_gone(fpp *f, lc_stage *s)
                                   : "is not a directory any more (replaced by a file?)");
 }
 
-static bool directory_gone(const fpp *f)
+static bool directory_gone(const provider *f)
 {
     int w = atomic_load(&f->warn);
     return w == WARN_DIR_GONE || w == WARN_DIR_NOT_DIR || w == WARN_DIR_REPLACED;
@@ -392,7 +393,7 @@ static bool directory_gone(const fpp *f)
 
 /* The watch's events (core/dirwatch.h), for the stage's worker. */
 typedef struct watch_ctx {
-    fpp *f;
+    provider *f;
     lc_stage *s;
     lc_load_meter *meter;
 } watch_ctx;
@@ -400,7 +401,7 @@ typedef struct watch_ctx {
 static bool on_file(void *p, char *path)
 {
     watch_ctx *w = p;
-    const fpp_config *c = w->s->config;
+    const provider_config *c = w->s->config;
     ssize_t i = find_pending(w->f, path);
     if (i >= 0)
         drop_pending(w->f, (size_t)i);
@@ -427,7 +428,7 @@ static bool on_dir(void *p, char *path)
 static void on_gone(void *p, const char *dir)
 {
     watch_ctx *w = p;
-    const fpp_config *c = w->s->config;
+    const provider_config *c = w->s->config;
     if (strcmp(dir, c->directory) == 0) {
         atomic_fetch_add(&w->f->n_scan_errors, 1);
         note_directory_gone(w->f, w->s);
@@ -446,9 +447,9 @@ static void on_overflow(void *p)
  * back): watch it afresh (the old watches followed the old directory
  * wherever it went) and offer its files. False on a stop or a closed
  * output. */
-static bool watch_again(fpp *f, lc_stage *s, lc_load_meter *meter)
+static bool watch_again(provider *f, lc_stage *s, lc_load_meter *meter)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     lc_error err;
     lc_error_clear(&err);
     lc_dirwatch *w = lc_dirwatch_new(&err);
@@ -466,7 +467,7 @@ static bool watch_again(fpp *f, lc_stage *s, lc_load_meter *meter)
 
 /* Watch until stopped; or, with until > 0, until no file is pending or that
  * moment passes (true then). False on a stop or a closed output. */
-static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
+static bool watch_loop(provider *f, lc_stage *s, double until, lc_load_meter *meter)
 {
     static const lc_dirwatch_ops ops = {on_file, on_dir, on_gone, on_overflow};
     watch_ctx ctx = {f, s, meter};
@@ -505,22 +506,22 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
             if (f->seq > 0) {
                 atomic_store(&f->warn, WARN_NONE);
                 LC_INFO("%s: files have arrived in %s", s->name,
-                        ((const fpp_config *)s->config)->directory);
+                        ((const provider_config *)s->config)->directory);
             } else if (lc_now_seconds() - f->warned_at >= WARN_AGAIN_S) {
                 f->warned_at = lc_now_seconds();
                 LC_WARN("%s: still no .gz or .tar files in %s", s->name,
-                        ((const fpp_config *)s->config)->directory);
+                        ((const provider_config *)s->config)->directory);
             }
         }
     }
     return false;
 }
 
-static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
-    fpp *f = s->priv;
-    const fpp_config *c = s->config;
+    provider *f = s->priv;
+    const provider_config *c = s->config;
     struct stat st;
     double since = lc_now_seconds();
     lc_stage_warn_default_path(s, c->defaulted, c->directory, "data folder");
@@ -587,10 +588,10 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         watch_loop(f, s, 0, meter);
 }
 
-static int fpp_init(lc_stage *s, lc_error *err)
+static int provider_init(lc_stage *s, lc_error *err)
 {
-    fpp *f = s->priv;
-    const fpp_config *c = s->config;
+    provider *f = s->priv;
+    const provider_config *c = s->config;
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
@@ -605,17 +606,17 @@ static int fpp_init(lc_stage *s, lc_error *err)
     return 0;
 }
 
-static void fpp_stop(lc_stage *s)
+static void provider_stop(lc_stage *s)
 {
-    fpp *f = s->priv;
+    provider *f = s->priv;
     uint64_t one = 1;
     if (f->wake_fd >= 0 && write(f->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
         LC_WARN("%s: cannot wake the watcher: %s", s->name, strerror(errno));
 }
 
-static void fpp_fini(lc_stage *s)
+static void provider_fini(lc_stage *s)
 {
-    fpp *f = s->priv;
+    provider *f = s->priv;
     for (size_t i = 0; i < f->n_pending; i++)
         free(f->pending[i].path);
     free(f->pending);
@@ -626,10 +627,10 @@ static void fpp_fini(lc_stage *s)
         close(f->wake_fd);
 }
 
-static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
+static void provider_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    fpp *f = s->priv;
-    const fpp_config *c = s->config;
+    provider *f = s->priv;
+    const provider_config *c = s->config;
     snprintf(m->detail, sizeof m->detail, "%s", c->directory);
     int warn = atomic_load(&f->warn);
     if (warn == WARN_NO_DIRECTORY)
@@ -666,7 +667,7 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     }
 }
 
-static const lc_metric_info fpp_metrics[] = {
+static const lc_metric_info provider_metrics[] = {
     {"files", "files", LC_SHOW_TOTAL, 0, "files"},
     {"pending_files", "files", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO, "settling"},
     {"activity", "", LC_SHOW_TEXT, LC_SHOW_DIM, NULL, ""},
@@ -682,9 +683,9 @@ static const lc_metric_info fpp_metrics[] = {
 };
 
 /* --check-config: the directory is there and can be listed. */
-static int fpp_preflight(const void *config, lc_error *err)
+static int provider_preflight(const void *config, lc_error *err)
 {
-    const fpp_config *c = config;
+    const provider_config *c = config;
     struct stat st;
     if (stat(c->directory, &st) != 0)
         return lc_error_add(err, LC_ECONFIG,
@@ -704,15 +705,15 @@ const lc_stage_class lc_file_path_provider_class = {
     .summary = "lists training files in a directory tree, then watches it for new ones",
     .input = NULL,
     .output = &lc_item_path,
-    .priv_size = sizeof(fpp),
-    .worker = fpp_worker,
+    .priv_size = sizeof(provider),
+    .worker = provider_worker,
     .workers = "scanner",
-    .settings = {fpp_settings, sizeof(fpp_config)},
-    .config_check = fpp_config_check,
-    .preflight = fpp_preflight,
-    .init = fpp_init,
-    .fini = fpp_fini,
-    .stop = fpp_stop,
-    .flush_metrics = fpp_flush,
-    .metrics = fpp_metrics,
+    .settings = {provider_settings, sizeof(provider_config)},
+    .config_check = provider_config_check,
+    .preflight = provider_preflight,
+    .init = provider_init,
+    .fini = provider_fini,
+    .stop = provider_stop,
+    .flush_metrics = provider_flush,
+    .metrics = provider_metrics,
 };
