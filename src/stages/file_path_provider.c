@@ -22,15 +22,17 @@
  * one still written after that comes later, as a new file.
  *
  * Stopping: the poll() also waits on an eventfd that `stop` signals.
+ *
+ * Files. This file holds the stage: its settings, the files held until
+ * they settle, the watch loop, the worker, the life cycle and metrics; the
+ * scan of a tree is path_provider_scan.c, sharing the state through
+ * stages/path_provider.h.
  */
-#include "stages/stage.h"
+#include "stages/path_provider.h"
 
 #include "core/clock.h"
-#include "core/dirwalk.h"
 #include "core/dirwatch.h"
-#include "core/file.h"
 #include "core/log.h"
-#include "core/text.h"
 #include "stages/items.h"
 
 #include <dirent.h>
@@ -39,18 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct provider_config {
-    char *directory;
-    bool watch;
-    double settle_seconds;
-    bool follow_symlinks;
-    char defaulted[64]; /* the variable whose default names the directory, or "" */
-} provider_config;
 
 static const lc_setting provider_settings[] = {
     {.key = "directory",
@@ -78,38 +71,6 @@ static int provider_config_check(void *p, lc_error *err)
                                         c->defaulted, sizeof c->defaulted, err);
 }
 
-typedef struct found_file {
-    char *path;
-    const char *key; /* points into path */
-} found_file;
-
-typedef struct pending_file {
-    char *path;
-    off_t size;
-    struct timespec mtime;
-    double quiet_since; /* monotonic seconds when last seen changed */
-} pending_file;
-
-typedef struct provider {
-    lc_dirwatch *watch; /* NULL with watch: false */
-    int wake_fd;
-    pending_file *pending;
-    size_t n_pending, cap_pending;
-    uint64_t seq;
-    uint32_t emit_flags; /* LC_ITEM_INITIAL while the initial scan settles */
-    atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
-    /* Entries skipped: not a regular file (a FIFO, a socket, a device; a
-     * link without follow_symlinks), a directory reached a second time (a
-     * link loop). Each path is logged once (skip_warned, a ring). */
-    atomic_uint_fast64_t n_not_regular, n_dir_again;
-    char *skip_warned[32];
-    unsigned skip_next;
-    atomic_int_fast64_t g_dirs, g_pending;
-    atomic_bool scan_done;
-    atomic_int warn;  /* the warning state: WARN_* */
-    double warned_at; /* when it was last logged; worker thread */
-} provider;
-
 /* Problems that last, shown on the screen while they do and logged again
  * every WARN_AGAIN_S. */
 enum {
@@ -121,116 +82,6 @@ enum {
     WARN_DIR_REPLACED
 };
 #define WARN_AGAIN_S 60.0
-
-static void add_watch(provider *f, const char *dir)
-{
-    if (!f->watch)
-        return;
-    int rc = lc_dirwatch_add(f->watch, dir);
-    if (rc < 0) {
-        LC_WARN("cannot watch %s: %s (files written there will not be seen)", dir, strerror(-rc));
-        atomic_fetch_add(&f->n_scan_errors, 1);
-        return;
-    }
-    atomic_store(&f->g_dirs, (int_fast64_t)lc_dirwatch_dirs(f->watch));
-}
-
-typedef struct file_list {
-    found_file *v;
-    size_t n, cap;
-} file_list;
-
-/* The scan: every directory watched before it is listed, every regular
- * file found, problems logged and counted. */
-typedef struct scan_ctx {
-    provider *f;
-    lc_stage *s;
-    file_list *out;
-} scan_ctx;
-
-static void scan_dir(void *ctx, const char *path)
-{
-    add_watch(((scan_ctx *)ctx)->f, path);
-}
-
-static void scan_file(void *ctx, char *path, const char *name)
-{
-    file_list *out = ((scan_ctx *)ctx)->out;
-    (void)name;
-    if (out->n == out->cap) {
-        out->cap = out->cap ? 2 * out->cap : 256;
-        out->v = lc_xrealloc(out->v, out->cap * sizeof *out->v);
-    }
-    out->v[out->n].path = path;
-    out->v[out->n].key = lc_basename(path);
-    out->n++;
-}
-
-static void scan_error(void *ctx, const char *path, int err, bool listing)
-{
-    /* A symlink loop, a permission problem: worth a word. */
-    if (listing)
-        LC_WARN("cannot list %s: %s", path, strerror(err));
-    else
-        LC_WARN("cannot read %s: %s (skipped)", path, strerror(err));
-    atomic_fetch_add(&((scan_ctx *)ctx)->f->n_scan_errors, 1);
-}
-
-/* Whether path was logged as skipped lately; if not, it is now. Worker
- * thread only. */
-static bool skip_logged(provider *f, const char *path)
-{
-    for (unsigned i = 0; i < sizeof f->skip_warned / sizeof *f->skip_warned; i++)
-        if (f->skip_warned[i] && !strcmp(f->skip_warned[i], path))
-            return true;
-    unsigned k = f->skip_next++ % (sizeof f->skip_warned / sizeof *f->skip_warned);
-    free(f->skip_warned[k]);
-    f->skip_warned[k] = lc_xstrdup(path);
-    return false;
-}
-
-static void skip_other(provider *f, const char *path, mode_t mode)
-{
-    atomic_fetch_add(&f->n_not_regular, 1);
-    if (!skip_logged(f, path))
-        LC_WARN("%s: is %s, not a game file: skipped", path, lc_file_kind(mode));
-}
-
-static void scan_other(void *ctx, const char *path, mode_t mode)
-{
-    skip_other(((scan_ctx *)ctx)->f, path, mode);
-}
-
-static void scan_again(void *ctx, const char *path, const char *first)
-{
-    provider *f = ((scan_ctx *)ctx)->f;
-    atomic_fetch_add(&f->n_dir_again, 1);
-    if (!skip_logged(f, path))
-        LC_WARN("%s: leads to %s, a directory already listed (a symbolic link loop, or a second "
-                "link to it): skipped",
-                path, first);
-}
-
-static bool scan_stop(void *ctx)
-{
-    return lc_run_state_stopping(&((scan_ctx *)ctx)->s->run);
-}
-
-static void scan_tree(provider *f, lc_stage *s, const char *dir, file_list *out)
-{
-    const provider_config *c = s->config;
-    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,         scan_stop,
-                             scan_again, scan_other, !c->follow_symlinks};
-    scan_ctx ctx = {f, s, out};
-    lc_walk_tree(dir, &ops, &ctx);
-}
-
-static int compare_found(const void *a, const void *b)
-{
-    const found_file *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : strcmp(x->path, y->path);
-}
 
 /* Emit a path; takes ownership. Returns false when the output is closed. */
 static bool emit_path(provider *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
@@ -280,10 +131,10 @@ static void add_pending(provider *f, char *path, const struct stat *st)
     atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
 }
 
-/* A file found by a scan: emit now if it has been quiet long enough (or we
- * cannot watch it), else hold it. Takes ownership of path. */
-static bool offer_scanned(provider *f, lc_stage *s, char *path, uint32_t flags,
-                          lc_load_meter *meter)
+/* A file the scan found (stages/path_provider.h): emitted, or held until it
+ * settles. */
+bool lc_path_provider_offer(provider *f, lc_stage *s, char *path, uint32_t flags,
+                            lc_load_meter *meter)
 {
     const provider_config *c = s->config;
     struct stat st;
@@ -331,40 +182,6 @@ static bool check_pending(provider *f, lc_stage *s, lc_load_meter *meter)
     return true;
 }
 
-static bool scan_and_offer(provider *f, lc_stage *s, const char *dir, uint32_t flags,
-                           lc_load_meter *meter)
-{
-    file_list list = {0};
-    scan_tree(f, s, dir, &list);
-    if (list.n)
-        qsort(list.v, list.n, sizeof *list.v, compare_found);
-    lc_run_progress *progress = s->env->progress;
-    if (progress && !f->watch && (flags & LC_ITEM_INITIAL)) {
-        /* Without watching, the scan is the run: its files are the total. */
-        uint64_t files = 0, archives = 0;
-        for (size_t i = 0; i < list.n; i++) {
-            size_t len = strlen(list.v[i].path);
-            const char *end = list.v[i].path + (len >= 4 ? len - 4 : 0);
-            bool gz = len >= 3 && !strcasecmp(list.v[i].path + len - 3, ".gz");
-            bool tar = !strcasecmp(end, ".tar");
-            files += gz || tar;
-            archives += tar;
-        }
-        atomic_store(&progress->scan_files, files);
-        atomic_store(&progress->scan_archives, archives);
-        atomic_store(&progress->scan_done, true);
-    }
-    bool ok = true;
-    for (size_t i = 0; i < list.n; i++) {
-        if (ok && !lc_run_state_stopping(&s->run))
-            ok = offer_scanned(f, s, list.v[i].path, flags, meter);
-        else
-            free(list.v[i].path);
-    }
-    free(list.v);
-    return ok;
-}
-
 /* The data directory itself went (its watch said so): say what is at its
  * path now, and again whenever that changes (a file put there after the
  * directory was moved away). The chunks already loaded go on; no new file
@@ -409,7 +226,7 @@ static bool on_file(void *p, char *path)
     struct stat st;
     if ((c->follow_symlinks ? stat(path, &st) : lstat(path, &st)) == 0 && !S_ISREG(st.st_mode)) {
         if (!S_ISDIR(st.st_mode))
-            skip_other(w->f, path, st.st_mode);
+            lc_path_provider_skip_other(w->f, path, st.st_mode);
         free(path);
         return true;
     }
@@ -420,7 +237,7 @@ static bool on_dir(void *p, char *path)
 {
     watch_ctx *w = p;
     LC_INFO("watching new directory %s", path);
-    bool ok = scan_and_offer(w->f, w->s, path, w->f->emit_flags, w->meter);
+    bool ok = lc_path_provider_scan(w->f, w->s, path, w->f->emit_flags, w->meter);
     free(path);
     return ok;
 }
@@ -462,7 +279,7 @@ static bool watch_again(provider *f, lc_stage *s, lc_load_meter *meter)
     atomic_store(&f->warn, WARN_NONE);
     LC_WARN("%s: data directory %s is there again: watching it and reading its files", s->name,
             c->directory);
-    return scan_and_offer(f, s, c->directory, f->emit_flags, meter);
+    return lc_path_provider_scan(f, s, c->directory, f->emit_flags, meter);
 }
 
 /* Watch until stopped; or, with until > 0, until no file is pending or that
@@ -552,7 +369,7 @@ static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
     LC_INFO("%s: scanning %s%s", s->name, c->directory, c->watch ? " (then watching)" : "");
     double t0 = lc_now_seconds();
-    if (!scan_and_offer(f, s, c->directory, LC_ITEM_INITIAL, meter))
+    if (!lc_path_provider_scan(f, s, c->directory, LC_ITEM_INITIAL, meter))
         return;
     /* Files the scan found still changing belong to the initial set when they
      * settle soon: wait for them (a little longer than they need) before the
