@@ -11,22 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store, const char *anchor,
-                    uint64_t seed)
+void lc_chunk_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store,
+                          const char *anchor, uint64_t seed)
 {
     memset(w, 0, sizeof *w);
     w->size = size;
     w->store = store;
-    lc_deque_init(&w->sources, sizeof(lc_window_source));
+    lc_deque_init(&w->sources, sizeof(lc_chunk_window_source));
     if (anchor && anchor[0])
         w->anchor = lc_xstrdup(anchor);
     lc_rng_seed(&w->rng, seed, LC_RNG_STREAM_POOL);
 }
 
-void lc_window_fini(lc_chunk_window *w)
+void lc_chunk_window_fini(lc_chunk_window *w)
 {
     for (size_t i = 0; i < lc_deque_len(&w->sources); i++)
-        lc_window_entry_free(w, lc_window_at(w, i));
+        lc_chunk_window_entry_free(w, lc_chunk_window_at(w, i));
     lc_deque_fini(&w->sources);
     free(w->pending);
     free(w->anchor);
@@ -36,12 +36,12 @@ void lc_window_fini(lc_chunk_window *w)
     memset(w, 0, sizeof *w);
 }
 
-lc_window_source *lc_window_at(lc_chunk_window *w, size_t i)
+lc_chunk_window_source *lc_chunk_window_at(lc_chunk_window *w, size_t i)
 {
     return lc_deque_at(&w->sources, i);
 }
 
-uint64_t lc_window_lower(const lc_chunk_window *w)
+uint64_t lc_chunk_window_lower(const lc_chunk_window *w)
 {
     return w->upper > w->size ? w->upper - w->size : 0;
 }
@@ -55,8 +55,8 @@ static void pending_push(lc_chunk_window *w, uint64_t idx)
     w->pending[w->n_pending++] = idx;
 }
 
-bool lc_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, uint32_t rank,
-                     lc_window_source *e, uint64_t *other_rank)
+bool lc_chunk_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, uint32_t rank,
+                           lc_chunk_window_source *e, uint64_t *other_rank)
 {
     memset(e, 0, sizeof *e);
     *other_rank = 0;
@@ -88,7 +88,7 @@ bool lc_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, u
     return true;
 }
 
-void lc_window_unstore(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
+void lc_chunk_window_unstore(lc_chunk_window *w, lc_chunk_window_source *e, uint32_t pos)
 {
     if (e->packed && e->packed[pos]) {
         lc_chunk_store_release(w->store, e->packed[pos]);
@@ -96,10 +96,10 @@ void lc_window_unstore(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
     }
 }
 
-void lc_window_entry_free(lc_chunk_window *w, lc_window_source *e)
+void lc_chunk_window_entry_free(lc_chunk_window *w, lc_chunk_window_source *e)
 {
     for (uint32_t i = 0; e->packed && i < e->n; i++)
-        lc_window_unstore(w, e, i);
+        lc_chunk_window_unstore(w, e, i);
     lc_chunk_source_unref(e->src);
     free(e->members);
     free(e->weight);
@@ -123,7 +123,7 @@ static void paths_insert(lc_chunk_window *w, uint64_t hash, uint64_t base)
         size_t cap = w->paths_cap ? w->paths_cap : 64;
         while (cap < 4 * (lc_deque_len(&w->sources) + 1))
             cap *= 2;
-        struct lc_window_path *old = w->paths;
+        struct lc_chunk_window_path *old = w->paths;
         size_t old_cap = w->paths_cap;
         w->paths = lc_xcalloc(cap, sizeof *w->paths);
         w->paths_cap = cap;
@@ -142,7 +142,7 @@ static void paths_insert(lc_chunk_window *w, uint64_t hash, uint64_t base)
     w->paths[i].base = base;
 }
 
-static void paths_remove(lc_chunk_window *w, const lc_window_source *e)
+static void paths_remove(lc_chunk_window *w, const lc_chunk_window_source *e)
 {
     if (!w->paths_cap || !e->n)
         return;
@@ -154,7 +154,7 @@ static void paths_remove(lc_chunk_window *w, const lc_window_source *e)
         }
 }
 
-lc_window_source *lc_window_find_path(lc_chunk_window *w, const char *path)
+lc_chunk_window_source *lc_chunk_window_find_path(lc_chunk_window *w, const char *path)
 {
     if (!w->paths_cap)
         return NULL;
@@ -163,7 +163,7 @@ lc_window_source *lc_window_find_path(lc_chunk_window *w, const char *path)
         if (w->paths[i].hash != hash)
             continue;
         uint32_t pos;
-        lc_window_source *e = lc_window_find(w, w->paths[i].base, &pos);
+        lc_chunk_window_source *e = lc_chunk_window_find(w, w->paths[i].base, &pos);
         if (e && e->base == w->paths[i].base && !strcmp(lc_chunk_source_path(e->src), path))
             return e;
     }
@@ -171,28 +171,28 @@ lc_window_source *lc_window_find_path(lc_chunk_window *w, const char *path)
 }
 
 /* Chunk pos of e leaves for good; false when it had already. */
-static bool drop_chunk(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
+static bool drop_chunk(lc_chunk_window *w, lc_chunk_window_source *e, uint32_t pos)
 {
-    if (e->uses[pos] == LC_WINDOW_DROPPED)
+    if (e->uses[pos] == LC_CHUNK_WINDOW_DROPPED)
         return false;
-    e->uses[pos] = LC_WINDOW_DROPPED;
-    lc_window_unstore(w, e, pos);
+    e->uses[pos] = LC_CHUNK_WINDOW_DROPPED;
+    lc_chunk_window_unstore(w, e, pos);
     e->n_dropped++;
     w->dropped_held++;
     return true;
 }
 
-void lc_window_retire(lc_chunk_window *w, lc_window_source *e)
+void lc_chunk_window_retire(lc_chunk_window *w, lc_chunk_window_source *e)
 {
     for (uint32_t pos = 0; pos < e->n; pos++)
         drop_chunk(w, e, pos);
     paths_remove(w, e);
 }
 
-void lc_window_append(lc_chunk_window *w, lc_window_source *e)
+void lc_chunk_window_append(lc_chunk_window *w, lc_chunk_window_source *e)
 {
     e->base = w->upper;
-    *(lc_window_source *)lc_deque_push_back(&w->sources) = *e;
+    *(lc_chunk_window_source *)lc_deque_push_back(&w->sources) = *e;
     for (uint32_t i = 0; i < e->n; i++)
         pending_push(w, w->upper + i);
     w->upper += e->n;
@@ -201,7 +201,7 @@ void lc_window_append(lc_chunk_window *w, lc_window_source *e)
         paths_insert(w, path_hash(lc_chunk_source_path(e->src)), e->base);
 }
 
-void lc_window_note_key(lc_chunk_window *w, const char *key)
+void lc_chunk_window_note_key(lc_chunk_window *w, const char *key)
 {
     if (w->newest_key && lc_source_key_compare(key, w->newest_key) <= 0)
         return;
@@ -209,33 +209,33 @@ void lc_window_note_key(lc_chunk_window *w, const char *key)
     w->newest_key = lc_xstrdup(key);
 }
 
-size_t lc_window_evict(lc_chunk_window *w)
+size_t lc_chunk_window_evict(lc_chunk_window *w)
 {
-    uint64_t lower = lc_window_lower(w);
+    uint64_t lower = lc_chunk_window_lower(w);
     size_t evicted = 0;
     while (lc_deque_len(&w->sources) > 1) {
-        lc_window_source *front = lc_window_at(w, 0);
+        lc_chunk_window_source *front = lc_chunk_window_at(w, 0);
         if (front->base + front->n > lower)
             break;
         w->in_window -= front->n;
         w->dropped_held -= front->n_dropped;
         paths_remove(w, front);
-        lc_window_entry_free(w, front);
+        lc_chunk_window_entry_free(w, front);
         lc_deque_pop_front(&w->sources);
         evicted++;
     }
     /* A source of many chunks (a tar) straddling the lower bound: its chunks
      * below the window leave the store now, not when the whole source goes. */
     if (lc_deque_len(&w->sources) && lc_chunk_store_on(w->store)) {
-        lc_window_source *front = lc_window_at(w, 0);
+        lc_chunk_window_source *front = lc_chunk_window_at(w, 0);
         for (; front->released < front->n && front->base + front->released < lower;
              front->released++)
-            lc_window_unstore(w, front, front->released);
+            lc_chunk_window_unstore(w, front, front->released);
     }
     /* Keep the pass array from filling with evicted indices. */
     if (w->n_pending > 2 * w->in_window + 1024) {
         size_t k = 0;
-        uint64_t first = lc_deque_len(&w->sources) ? lc_window_at(w, 0)->base : w->upper;
+        uint64_t first = lc_deque_len(&w->sources) ? lc_chunk_window_at(w, 0)->base : w->upper;
         for (size_t i = 0; i < w->n_pending; i++)
             if (w->pending[i] >= first && w->pending[i] >= lower)
                 w->pending[k++] = w->pending[i];
@@ -244,19 +244,19 @@ size_t lc_window_evict(lc_chunk_window *w)
     return evicted;
 }
 
-void lc_window_drop(lc_chunk_window *w, lc_window_source *e, uint32_t pos)
+void lc_chunk_window_drop(lc_chunk_window *w, lc_chunk_window_source *e, uint32_t pos)
 {
     if (drop_chunk(w, e, pos) && e->since_counted && e->anchor_gen == w->anchor_gen &&
         w->since_anchor > 0)
         w->since_anchor--;
 }
 
-lc_window_source *lc_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos)
+lc_chunk_window_source *lc_chunk_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos)
 {
     size_t lo = 0, hi = lc_deque_len(&w->sources);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        lc_window_source *e = lc_window_at(w, mid);
+        lc_chunk_window_source *e = lc_chunk_window_at(w, mid);
         if (idx < e->base)
             hi = mid;
         else if (idx >= e->base + e->n)
@@ -269,17 +269,17 @@ lc_window_source *lc_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos
     return NULL;
 }
 
-void lc_window_new_pass(lc_chunk_window *w)
+void lc_chunk_window_new_pass(lc_chunk_window *w)
 {
-    uint64_t lower = lc_window_lower(w);
-    uint64_t first = lc_deque_len(&w->sources) ? lc_window_at(w, 0)->base : w->upper;
+    uint64_t lower = lc_chunk_window_lower(w);
+    uint64_t first = lc_deque_len(&w->sources) ? lc_chunk_window_at(w, 0)->base : w->upper;
     if (first < lower)
         first = lower;
     for (uint64_t i = first; i < w->upper; i++)
         pending_push(w, i);
 }
 
-uint64_t lc_window_take(lc_chunk_window *w)
+uint64_t lc_chunk_window_take(lc_chunk_window *w)
 {
     size_t r = (size_t)lc_rng_below(&w->rng, w->n_pending);
     uint64_t idx = w->pending[r];
@@ -287,16 +287,16 @@ uint64_t lc_window_take(lc_chunk_window *w)
     return idx;
 }
 
-void lc_window_set_anchor(lc_chunk_window *w, const char *key)
+void lc_chunk_window_set_anchor(lc_chunk_window *w, const char *key)
 {
     free(w->anchor);
     w->anchor = lc_xstrdup(key);
 }
 
-uint64_t lc_window_reset_anchor(lc_chunk_window *w)
+uint64_t lc_chunk_window_reset_anchor(lc_chunk_window *w)
 {
     uint64_t count = w->since_anchor;
-    lc_window_set_anchor(w, w->newest_key ? w->newest_key : "");
+    lc_chunk_window_set_anchor(w, w->newest_key ? w->newest_key : "");
     w->since_anchor = 0;
     w->anchor_gen++;
     free(w->count_from);
@@ -304,26 +304,26 @@ uint64_t lc_window_reset_anchor(lc_chunk_window *w)
     return count;
 }
 
-lc_window_source *lc_window_find_live(lc_chunk_window *w, uint64_t idx, uint32_t *pos)
+lc_chunk_window_source *lc_chunk_window_find_live(lc_chunk_window *w, uint64_t idx, uint32_t *pos)
 {
-    return idx >= lc_window_lower(w) ? lc_window_find(w, idx, pos) : NULL;
+    return idx >= lc_chunk_window_lower(w) ? lc_chunk_window_find(w, idx, pos) : NULL;
 }
 
-bool lc_window_drop_unstored(lc_chunk_window *w, uint64_t idx)
+bool lc_chunk_window_drop_unstored(lc_chunk_window *w, uint64_t idx)
 {
     uint32_t pos;
-    lc_window_source *e = lc_window_find(w, idx, &pos);
-    if (!e || (e->packed && e->packed[pos]) || e->uses[pos] == LC_WINDOW_DROPPED)
+    lc_chunk_window_source *e = lc_chunk_window_find(w, idx, &pos);
+    if (!e || (e->packed && e->packed[pos]) || e->uses[pos] == LC_CHUNK_WINDOW_DROPPED)
         return false;
-    lc_window_drop(w, e, pos);
+    lc_chunk_window_drop(w, e, pos);
     return true;
 }
 
-bool lc_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk)
+bool lc_chunk_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk)
 {
     uint32_t pos;
-    lc_window_source *e = lc_window_find_live(w, idx, &pos);
-    if (!e || !e->packed || e->packed[pos] || e->uses[pos] == LC_WINDOW_DROPPED)
+    lc_chunk_window_source *e = lc_chunk_window_find_live(w, idx, &pos);
+    if (!e || !e->packed || e->packed[pos] || e->uses[pos] == LC_CHUNK_WINDOW_DROPPED)
         return true;
     if (!lc_chunk_store_admit(w->store, pk)) {
         e->unfit[pos] = 1;
@@ -334,18 +334,18 @@ bool lc_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk)
     return true;
 }
 
-void lc_window_note_unfit(lc_chunk_window *w, uint64_t idx)
+void lc_chunk_window_note_unfit(lc_chunk_window *w, uint64_t idx)
 {
     uint32_t pos;
-    lc_window_source *e = lc_window_find_live(w, idx, &pos);
+    lc_chunk_window_source *e = lc_chunk_window_find_live(w, idx, &pos);
     if (e && e->unfit)
         e->unfit[pos] = 1;
 }
 
-void lc_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight)
+void lc_chunk_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight)
 {
     uint32_t pos;
-    lc_window_source *e = lc_window_find_live(w, idx, &pos);
+    lc_chunk_window_source *e = lc_chunk_window_find_live(w, idx, &pos);
     if (!e)
         return;
     if (!e->weight) {

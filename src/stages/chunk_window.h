@@ -44,14 +44,14 @@
 #include <stdint.h>
 
 /* A chunk's use count once it was found bad. */
-#define LC_WINDOW_DROPPED UINT32_MAX
+#define LC_CHUNK_WINDOW_DROPPED UINT32_MAX
 
-typedef struct lc_window_source {
+typedef struct lc_chunk_window_source {
     lc_chunk_source *src;
     uint64_t base;            /* global index of its first kept chunk */
     uint32_t n;               /* kept chunks */
     uint32_t *members;        /* kept member indices; NULL: all, in order */
-    uint32_t *uses;           /* per kept chunk; LC_WINDOW_DROPPED when bad */
+    uint32_t *uses;           /* per kept chunk; LC_CHUNK_WINDOW_DROPPED when bad */
     lc_packed_chunk **packed; /* per kept chunk: its stored form, or NULL */
     uint8_t *unfit;           /* per kept chunk: did not fit in the store when first used */
     float *weight;            /* per kept chunk: its Hanse weight, NaN until weighed; NULL: none */
@@ -59,12 +59,12 @@ typedef struct lc_window_source {
     uint32_t n_dropped;       /* kept chunks found bad */
     bool since_counted;       /* its chunks were counted in since_anchor ... */
     uint64_t anchor_gen;      /* ... before this many resets */
-} lc_window_source;
+} lc_chunk_window_source;
 
 typedef struct lc_chunk_window {
     uint64_t size;         /* chunk_pool_size */
     lc_chunk_store *store; /* where the chunks' stored forms are accounted */
-    lc_deque sources;      /* lc_window_source, oldest first */
+    lc_deque sources;      /* lc_chunk_window_source, oldest first */
     uint64_t upper;        /* next global index */
     uint64_t in_window;    /* kept chunks of the sources held */
     uint64_t dropped_held; /* chunks found bad in the sources held */
@@ -76,77 +76,77 @@ typedef struct lc_chunk_window {
     char *count_from; /* the key since_anchor counts from (NULL: the start) */
     uint64_t since_anchor;
     uint64_t anchor_gen; /* anchor resets so far */
-    /* The paths of the sources held, for lc_window_find_path: an open
+    /* The paths of the sources held, for lc_chunk_window_find_path: an open
      * addressing table of (hash of the path, base of its source); hash 0
      * is an empty slot, 1 a removed one. */
-    struct lc_window_path {
+    struct lc_chunk_window_path {
         uint64_t hash, base;
     } * paths;
     size_t paths_cap, paths_used;
 } lc_chunk_window;
 
 /* anchor may be NULL or "" (none). */
-void lc_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store, const char *anchor,
-                    uint64_t seed);
-void lc_window_fini(lc_chunk_window *w);
+void lc_chunk_window_init(lc_chunk_window *w, uint64_t size, lc_chunk_store *store,
+                          const char *anchor, uint64_t seed);
+void lc_chunk_window_fini(lc_chunk_window *w);
 
 /* The lowest global index inside the window. */
-uint64_t lc_window_lower(const lc_chunk_window *w);
-lc_window_source *lc_window_at(lc_chunk_window *w, size_t i);
+uint64_t lc_chunk_window_lower(const lc_chunk_window *w);
+lc_chunk_window_source *lc_chunk_window_at(lc_chunk_window *w, size_t i);
 
 /* The entry for a source: which of its chunks this rank keeps (*other_rank:
  * how many it does not). false (and the source unref'd) when none. */
-bool lc_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, uint32_t rank,
-                     lc_window_source *e, uint64_t *other_rank);
-void lc_window_entry_free(lc_chunk_window *w, lc_window_source *e);
+bool lc_chunk_window_entry(lc_chunk_window *w, lc_chunk_source *src, uint32_t world, uint32_t rank,
+                           lc_chunk_window_source *e, uint64_t *other_rank);
+void lc_chunk_window_entry_free(lc_chunk_window *w, lc_chunk_window_source *e);
 /* Let chunk pos of a source leave the store. */
-void lc_window_unstore(lc_chunk_window *w, lc_window_source *e, uint32_t pos);
+void lc_chunk_window_unstore(lc_chunk_window *w, lc_chunk_window_source *e, uint32_t pos);
 
 /* Append a kept source at the upper bound; its chunks join the pass. */
-void lc_window_append(lc_chunk_window *w, lc_window_source *e);
+void lc_chunk_window_append(lc_chunk_window *w, lc_chunk_window_source *e);
 /* The source held for path (a file written again), or NULL. */
-lc_window_source *lc_window_find_path(lc_chunk_window *w, const char *path);
+lc_chunk_window_source *lc_chunk_window_find_path(lc_chunk_window *w, const char *path);
 /* A file written again with other content: its old source's chunks leave
  * the window for good (not drawn again; the anchor's count keeps them: they
  * were games once). */
-void lc_window_retire(lc_chunk_window *w, lc_window_source *e);
+void lc_chunk_window_retire(lc_chunk_window *w, lc_chunk_window_source *e);
 /* Note a source's key: the newest is the largest seen. */
-void lc_window_note_key(lc_chunk_window *w, const char *key);
+void lc_chunk_window_note_key(lc_chunk_window *w, const char *key);
 /* Evict whole sources that fell out of the window; how many went. */
-size_t lc_window_evict(lc_chunk_window *w);
+size_t lc_chunk_window_evict(lc_chunk_window *w);
 /* Chunk pos of a held source is bad: dropped for good, out of the store,
  * out of the window's count and, when counted there, the anchor's. */
-void lc_window_drop(lc_chunk_window *w, lc_window_source *e, uint32_t pos);
+void lc_chunk_window_drop(lc_chunk_window *w, lc_chunk_window_source *e, uint32_t pos);
 /* The source holding global index idx (*pos its chunk), NULL when evicted. */
-lc_window_source *lc_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos);
+lc_chunk_window_source *lc_chunk_window_find(lc_chunk_window *w, uint64_t idx, uint32_t *pos);
 
 /* The source holding idx when idx is still inside the window, else NULL. */
-lc_window_source *lc_window_find_live(lc_chunk_window *w, uint64_t idx, uint32_t *pos);
-/* Chunk idx is bad: dropped (lc_window_drop) unless it left the window,
+lc_chunk_window_source *lc_chunk_window_find_live(lc_chunk_window *w, uint64_t idx, uint32_t *pos);
+/* Chunk idx is bad: dropped (lc_chunk_window_drop) unless it left the window,
  * was dropped already or is stored (then it was read and checked: a file
  * that vanished since does not make it bad). true when this call dropped
  * it. */
-bool lc_window_drop_unstored(lc_chunk_window *w, uint64_t idx);
+bool lc_chunk_window_drop_unstored(lc_chunk_window *w, uint64_t idx);
 /* Keep pk (a new reference) as chunk idx's stored form, if idx is in the
  * window, not dropped, not stored yet (two passes can hand one chunk to
  * two threads) and the store admits it. false when it did not fit (idx
- * then never tries again: lc_window_note_unfit). */
-bool lc_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk);
+ * then never tries again: lc_chunk_window_note_unfit). */
+bool lc_chunk_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk);
 /* Chunk idx does not fit in the store: its later uses read it from disk
  * without packing it again, for its life in the window. */
-void lc_window_note_unfit(lc_chunk_window *w, uint64_t idx);
+void lc_chunk_window_note_unfit(lc_chunk_window *w, uint64_t idx);
 /* Chunk idx's Hanse weight (the pool's stages/hanse.h), kept for its life
  * in the window (entries' `weight`, NaN until set). */
-void lc_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight);
+void lc_chunk_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight);
 
 /* A new pass over the window (when the current one is empty). */
-void lc_window_new_pass(lc_chunk_window *w);
+void lc_chunk_window_new_pass(lc_chunk_window *w);
 /* Draw an index of the current pass (not empty). */
-uint64_t lc_window_take(lc_chunk_window *w);
+uint64_t lc_chunk_window_take(lc_chunk_window *w);
 
 /* Set the anchor's key (the count stays). */
-void lc_window_set_anchor(lc_chunk_window *w, const char *key);
+void lc_chunk_window_set_anchor(lc_chunk_window *w, const char *key);
 /* Reset the anchor to the newest key; returns the count it had. */
-uint64_t lc_window_reset_anchor(lc_chunk_window *w);
+uint64_t lc_chunk_window_reset_anchor(lc_chunk_window *w);
 
 #endif

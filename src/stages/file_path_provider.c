@@ -22,15 +22,17 @@
  * one still written after that comes later, as a new file.
  *
  * Stopping: the poll() also waits on an eventfd that `stop` signals.
+ *
+ * Files. This file holds the stage: its settings, the files held until
+ * they settle, the watch loop, the worker, the life cycle and metrics; the
+ * scan of a tree is path_provider_scan.c, sharing the state through
+ * stages/path_provider.h.
  */
-#include "stages/stage.h"
+#include "stages/path_provider.h"
 
 #include "core/clock.h"
-#include "core/dirwalk.h"
 #include "core/dirwatch.h"
-#include "core/file.h"
 #include "core/log.h"
-#include "core/text.h"
 #include "stages/items.h"
 
 #include <dirent.h>
@@ -39,76 +41,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct fpp_config {
-    char *directory;
-    bool watch;
-    double settle_seconds;
-    bool follow_symlinks;
-    char defaulted[64]; /* the variable whose default names the directory, or "" */
-} fpp_config;
-
-static const lc_setting fpp_settings[] = {
+static const lc_setting provider_settings[] = {
     {.key = "directory",
      .type = LC_SETTING_TEXT,
-     LC_SETTING_AT(fpp_config, directory),
+     LC_SETTING_AT(provider_config, directory),
      .required = true,
      .nonempty = true,
      .meaning = "the tree of training files",
      .example = "${LCMON_DATA:-tests/data}"},
-    LC_SETTING_ROW(fpp_config, watch, "watch", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(provider_config, watch, "watch", LC_SETTING_BOOL, "true",
                    "after the scan, watch for new files (false: the run ends)", "false"),
-    LC_SETTING_ROW_RANGE(fpp_config, settle_seconds, "settle_seconds", LC_SETTING_REAL, "2.0", 0,
-                         3600, "how long a file must be quiet before it is read", "5"),
-    LC_SETTING_ROW(fpp_config, follow_symlinks, "follow_symlinks", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW_RANGE(provider_config, settle_seconds, "settle_seconds", LC_SETTING_REAL, "2.0",
+                         0, 3600, "how long a file must be quiet before it is read", "5"),
+    LC_SETTING_ROW(provider_config, follow_symlinks, "follow_symlinks", LC_SETTING_BOOL, "true",
                    "follow symbolic links (false: skip and count them)", "false"),
     {0},
 };
 
-static int fpp_config_check(void *p, lc_error *err)
+static int provider_config_check(void *p, lc_error *err)
 {
-    fpp_config *c = p;
+    provider_config *c = p;
     if (!c->directory) /* missing: the reader said so */
         return 0;
     return lc_config_expand_path_noting(&c->directory, "directory", "the data directory",
                                         c->defaulted, sizeof c->defaulted, err);
 }
-
-typedef struct found_file {
-    char *path;
-    const char *key; /* points into path */
-} found_file;
-
-typedef struct pending_file {
-    char *path;
-    off_t size;
-    struct timespec mtime;
-    double quiet_since; /* monotonic seconds when last seen changed */
-} pending_file;
-
-typedef struct fpp {
-    lc_dirwatch *watch; /* NULL with watch: false */
-    int wake_fd;
-    pending_file *pending;
-    size_t n_pending, cap_pending;
-    uint64_t seq;
-    uint32_t emit_flags; /* LC_ITEM_INITIAL while the initial scan settles */
-    atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
-    /* Entries skipped: not a regular file (a FIFO, a socket, a device; a
-     * link without follow_symlinks), a directory reached a second time (a
-     * link loop). Each path is logged once (skip_warned, a ring). */
-    atomic_uint_fast64_t n_not_regular, n_dir_again;
-    char *skip_warned[32];
-    unsigned skip_next;
-    atomic_int_fast64_t g_dirs, g_pending;
-    atomic_bool scan_done;
-    atomic_int warn;  /* the warning state: WARN_* */
-    double warned_at; /* when it was last logged; worker thread */
-} fpp;
 
 /* Problems that last, shown on the screen while they do and logged again
  * every WARN_AGAIN_S. */
@@ -122,118 +83,8 @@ enum {
 };
 #define WARN_AGAIN_S 60.0
 
-static void add_watch(fpp *f, const char *dir)
-{
-    if (!f->watch)
-        return;
-    int rc = lc_dirwatch_add(f->watch, dir);
-    if (rc < 0) {
-        LC_WARN("cannot watch %s: %s (files written there will not be seen)", dir, strerror(-rc));
-        atomic_fetch_add(&f->n_scan_errors, 1);
-        return;
-    }
-    atomic_store(&f->g_dirs, (int_fast64_t)lc_dirwatch_dirs(f->watch));
-}
-
-typedef struct file_list {
-    found_file *v;
-    size_t n, cap;
-} file_list;
-
-/* The scan: every directory watched before it is listed, every regular
- * file found, problems logged and counted. */
-typedef struct scan_ctx {
-    fpp *f;
-    lc_stage *s;
-    file_list *out;
-} scan_ctx;
-
-static void scan_dir(void *ctx, const char *path)
-{
-    add_watch(((scan_ctx *)ctx)->f, path);
-}
-
-static void scan_file(void *ctx, char *path, const char *name)
-{
-    file_list *out = ((scan_ctx *)ctx)->out;
-    (void)name;
-    if (out->n == out->cap) {
-        out->cap = out->cap ? 2 * out->cap : 256;
-        out->v = lc_xrealloc(out->v, out->cap * sizeof *out->v);
-    }
-    out->v[out->n].path = path;
-    out->v[out->n].key = lc_basename(path);
-    out->n++;
-}
-
-static void scan_error(void *ctx, const char *path, int err, bool listing)
-{
-    /* A symlink loop, a permission problem: worth a word. */
-    if (listing)
-        LC_WARN("cannot list %s: %s", path, strerror(err));
-    else
-        LC_WARN("cannot read %s: %s (skipped)", path, strerror(err));
-    atomic_fetch_add(&((scan_ctx *)ctx)->f->n_scan_errors, 1);
-}
-
-/* Whether path was logged as skipped lately; if not, it is now. Worker
- * thread only. */
-static bool skip_logged(fpp *f, const char *path)
-{
-    for (unsigned i = 0; i < sizeof f->skip_warned / sizeof *f->skip_warned; i++)
-        if (f->skip_warned[i] && !strcmp(f->skip_warned[i], path))
-            return true;
-    unsigned k = f->skip_next++ % (sizeof f->skip_warned / sizeof *f->skip_warned);
-    free(f->skip_warned[k]);
-    f->skip_warned[k] = lc_xstrdup(path);
-    return false;
-}
-
-static void skip_other(fpp *f, const char *path, mode_t mode)
-{
-    atomic_fetch_add(&f->n_not_regular, 1);
-    if (!skip_logged(f, path))
-        LC_WARN("%s: is %s, not a game file: skipped", path, lc_file_kind(mode));
-}
-
-static void scan_other(void *ctx, const char *path, mode_t mode)
-{
-    skip_other(((scan_ctx *)ctx)->f, path, mode);
-}
-
-static void scan_again(void *ctx, const char *path, const char *first)
-{
-    fpp *f = ((scan_ctx *)ctx)->f;
-    atomic_fetch_add(&f->n_dir_again, 1);
-    if (!skip_logged(f, path))
-        LC_WARN("%s: leads to %s, a directory already listed (a symbolic link loop, or a second "
-                "link to it): skipped",
-                path, first);
-}
-
-static bool scan_stop(void *ctx)
-{
-    return lc_run_state_stopping(&((scan_ctx *)ctx)->s->run);
-}
-
-static void scan_tree(fpp *f, lc_stage *s, const char *dir, file_list *out)
-{
-    const fpp_config *c = s->config;
-    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,         scan_stop,
-                             scan_again, scan_other, !c->follow_symlinks};
-    scan_ctx ctx = {f, s, out};
-    lc_walk_tree(dir, &ops, &ctx);
-}
-
-static int compare_found(const void *a, const void *b)
-{
-    const found_file *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : strcmp(x->path, y->path);
-}
-
 /* Emit a path; takes ownership. Returns false when the output is closed. */
-static bool emit_path(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
+static bool emit_path(provider *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
 {
     lc_path_item item = {.path = path, .flags = flags, .seq = f->seq};
     if (lc_stage_emit(s, &item, meter) != 0) {
@@ -247,7 +98,7 @@ static bool emit_path(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_m
     return true;
 }
 
-static ssize_t find_pending(fpp *f, const char *path)
+static ssize_t find_pending(provider *f, const char *path)
 {
     for (size_t i = 0; i < f->n_pending; i++)
         if (strcmp(f->pending[i].path, path) == 0)
@@ -255,14 +106,14 @@ static ssize_t find_pending(fpp *f, const char *path)
     return -1;
 }
 
-static void drop_pending(fpp *f, size_t i)
+static void drop_pending(provider *f, size_t i)
 {
     free(f->pending[i].path);
     f->pending[i] = f->pending[--f->n_pending];
     atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
 }
 
-static void add_pending(fpp *f, char *path, const struct stat *st)
+static void add_pending(provider *f, char *path, const struct stat *st)
 {
     if (find_pending(f, path) >= 0) {
         free(path);
@@ -280,11 +131,12 @@ static void add_pending(fpp *f, char *path, const struct stat *st)
     atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
 }
 
-/* A file found by a scan: emit now if it has been quiet long enough (or we
- * cannot watch it), else hold it. Takes ownership of path. */
-static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
+/* A file the scan found (stages/path_provider.h): emitted, or held until it
+ * settles. */
+bool lc_path_provider_offer(provider *f, lc_stage *s, char *path, uint32_t flags,
+                            lc_load_meter *meter)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     struct stat st;
     if (stat(path, &st) != 0) {
         free(path);
@@ -300,9 +152,9 @@ static bool offer_scanned(fpp *f, lc_stage *s, char *path, uint32_t flags, lc_lo
 }
 
 /* Emit pending files that stayed unchanged for settle_seconds. */
-static bool check_pending(fpp *f, lc_stage *s, lc_load_meter *meter)
+static bool check_pending(provider *f, lc_stage *s, lc_load_meter *meter)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     double now = lc_now_seconds();
     for (size_t i = 0; i < f->n_pending;) {
         pending_file *p = &f->pending[i];
@@ -330,47 +182,13 @@ static bool check_pending(fpp *f, lc_stage *s, lc_load_meter *meter)
     return true;
 }
 
-static bool scan_and_offer(fpp *f, lc_stage *s, const char *dir, uint32_t flags,
-                           lc_load_meter *meter)
-{
-    file_list list = {0};
-    scan_tree(f, s, dir, &list);
-    if (list.n)
-        qsort(list.v, list.n, sizeof *list.v, compare_found);
-    lc_run_progress *progress = s->env->progress;
-    if (progress && !f->watch && (flags & LC_ITEM_INITIAL)) {
-        /* Without watching, the scan is the run: its files are the total. */
-        uint64_t files = 0, archives = 0;
-        for (size_t i = 0; i < list.n; i++) {
-            size_t len = strlen(list.v[i].path);
-            const char *end = list.v[i].path + (len >= 4 ? len - 4 : 0);
-            bool gz = len >= 3 && !strcasecmp(list.v[i].path + len - 3, ".gz");
-            bool tar = !strcasecmp(end, ".tar");
-            files += gz || tar;
-            archives += tar;
-        }
-        atomic_store(&progress->scan_files, files);
-        atomic_store(&progress->scan_archives, archives);
-        atomic_store(&progress->scan_done, true);
-    }
-    bool ok = true;
-    for (size_t i = 0; i < list.n; i++) {
-        if (ok && !lc_run_state_stopping(&s->run))
-            ok = offer_scanned(f, s, list.v[i].path, flags, meter);
-        else
-            free(list.v[i].path);
-    }
-    free(list.v);
-    return ok;
-}
-
 /* The data directory itself went (its watch said so): say what is at its
  * path now, and again whenever that changes (a file put there after the
  * directory was moved away). The chunks already loaded go on; no new file
  * is found until a directory is there again (watch_again). */
-static void note_directory_gone(fpp *f, lc_stage *s)
+static void note_directory_gone(provider *f, lc_stage *s)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     struct stat st;
     int warn = stat(c->directory, &st) != 0 ? WARN_DIR_GONE
                : !S_ISDIR(st.st_mode)       ? WARN_DIR_NOT_DIR
@@ -384,7 +202,7 @@ static void note_directory_gone(fpp *f, lc_stage *s)
                                   : "is not a directory any more (replaced by a file?)");
 }
 
-static bool directory_gone(const fpp *f)
+static bool directory_gone(const provider *f)
 {
     int w = atomic_load(&f->warn);
     return w == WARN_DIR_GONE || w == WARN_DIR_NOT_DIR || w == WARN_DIR_REPLACED;
@@ -392,7 +210,7 @@ static bool directory_gone(const fpp *f)
 
 /* The watch's events (core/dirwatch.h), for the stage's worker. */
 typedef struct watch_ctx {
-    fpp *f;
+    provider *f;
     lc_stage *s;
     lc_load_meter *meter;
 } watch_ctx;
@@ -400,7 +218,7 @@ typedef struct watch_ctx {
 static bool on_file(void *p, char *path)
 {
     watch_ctx *w = p;
-    const fpp_config *c = w->s->config;
+    const provider_config *c = w->s->config;
     ssize_t i = find_pending(w->f, path);
     if (i >= 0)
         drop_pending(w->f, (size_t)i);
@@ -408,7 +226,7 @@ static bool on_file(void *p, char *path)
     struct stat st;
     if ((c->follow_symlinks ? stat(path, &st) : lstat(path, &st)) == 0 && !S_ISREG(st.st_mode)) {
         if (!S_ISDIR(st.st_mode))
-            skip_other(w->f, path, st.st_mode);
+            lc_path_provider_skip_other(w->f, path, st.st_mode);
         free(path);
         return true;
     }
@@ -419,7 +237,7 @@ static bool on_dir(void *p, char *path)
 {
     watch_ctx *w = p;
     LC_INFO("watching new directory %s", path);
-    bool ok = scan_and_offer(w->f, w->s, path, w->f->emit_flags, w->meter);
+    bool ok = lc_path_provider_scan(w->f, w->s, path, w->f->emit_flags, w->meter);
     free(path);
     return ok;
 }
@@ -427,7 +245,7 @@ static bool on_dir(void *p, char *path)
 static void on_gone(void *p, const char *dir)
 {
     watch_ctx *w = p;
-    const fpp_config *c = w->s->config;
+    const provider_config *c = w->s->config;
     if (strcmp(dir, c->directory) == 0) {
         atomic_fetch_add(&w->f->n_scan_errors, 1);
         note_directory_gone(w->f, w->s);
@@ -446,9 +264,9 @@ static void on_overflow(void *p)
  * back): watch it afresh (the old watches followed the old directory
  * wherever it went) and offer its files. False on a stop or a closed
  * output. */
-static bool watch_again(fpp *f, lc_stage *s, lc_load_meter *meter)
+static bool watch_again(provider *f, lc_stage *s, lc_load_meter *meter)
 {
-    const fpp_config *c = s->config;
+    const provider_config *c = s->config;
     lc_error err;
     lc_error_clear(&err);
     lc_dirwatch *w = lc_dirwatch_new(&err);
@@ -461,12 +279,12 @@ static bool watch_again(fpp *f, lc_stage *s, lc_load_meter *meter)
     atomic_store(&f->warn, WARN_NONE);
     LC_WARN("%s: data directory %s is there again: watching it and reading its files", s->name,
             c->directory);
-    return scan_and_offer(f, s, c->directory, f->emit_flags, meter);
+    return lc_path_provider_scan(f, s, c->directory, f->emit_flags, meter);
 }
 
 /* Watch until stopped; or, with until > 0, until no file is pending or that
  * moment passes (true then). False on a stop or a closed output. */
-static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
+static bool watch_loop(provider *f, lc_stage *s, double until, lc_load_meter *meter)
 {
     static const lc_dirwatch_ops ops = {on_file, on_dir, on_gone, on_overflow};
     watch_ctx ctx = {f, s, meter};
@@ -505,22 +323,22 @@ static bool watch_loop(fpp *f, lc_stage *s, double until, lc_load_meter *meter)
             if (f->seq > 0) {
                 atomic_store(&f->warn, WARN_NONE);
                 LC_INFO("%s: files have arrived in %s", s->name,
-                        ((const fpp_config *)s->config)->directory);
+                        ((const provider_config *)s->config)->directory);
             } else if (lc_now_seconds() - f->warned_at >= WARN_AGAIN_S) {
                 f->warned_at = lc_now_seconds();
                 LC_WARN("%s: still no .gz or .tar files in %s", s->name,
-                        ((const fpp_config *)s->config)->directory);
+                        ((const provider_config *)s->config)->directory);
             }
         }
     }
     return false;
 }
 
-static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
-    fpp *f = s->priv;
-    const fpp_config *c = s->config;
+    provider *f = s->priv;
+    const provider_config *c = s->config;
     struct stat st;
     double since = lc_now_seconds();
     lc_stage_warn_default_path(s, c->defaulted, c->directory, "data folder");
@@ -551,7 +369,7 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
     LC_INFO("%s: scanning %s%s", s->name, c->directory, c->watch ? " (then watching)" : "");
     double t0 = lc_now_seconds();
-    if (!scan_and_offer(f, s, c->directory, LC_ITEM_INITIAL, meter))
+    if (!lc_path_provider_scan(f, s, c->directory, LC_ITEM_INITIAL, meter))
         return;
     /* Files the scan found still changing belong to the initial set when they
      * settle soon: wait for them (a little longer than they need) before the
@@ -587,10 +405,10 @@ static void fpp_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         watch_loop(f, s, 0, meter);
 }
 
-static int fpp_init(lc_stage *s, lc_error *err)
+static int provider_init(lc_stage *s, lc_error *err)
 {
-    fpp *f = s->priv;
-    const fpp_config *c = s->config;
+    provider *f = s->priv;
+    const provider_config *c = s->config;
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
@@ -605,17 +423,17 @@ static int fpp_init(lc_stage *s, lc_error *err)
     return 0;
 }
 
-static void fpp_stop(lc_stage *s)
+static void provider_stop(lc_stage *s)
 {
-    fpp *f = s->priv;
+    provider *f = s->priv;
     uint64_t one = 1;
     if (f->wake_fd >= 0 && write(f->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
         LC_WARN("%s: cannot wake the watcher: %s", s->name, strerror(errno));
 }
 
-static void fpp_fini(lc_stage *s)
+static void provider_fini(lc_stage *s)
 {
-    fpp *f = s->priv;
+    provider *f = s->priv;
     for (size_t i = 0; i < f->n_pending; i++)
         free(f->pending[i].path);
     free(f->pending);
@@ -626,10 +444,10 @@ static void fpp_fini(lc_stage *s)
         close(f->wake_fd);
 }
 
-static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
+static void provider_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    fpp *f = s->priv;
-    const fpp_config *c = s->config;
+    provider *f = s->priv;
+    const provider_config *c = s->config;
     snprintf(m->detail, sizeof m->detail, "%s", c->directory);
     int warn = atomic_load(&f->warn);
     if (warn == WARN_NO_DIRECTORY)
@@ -666,7 +484,7 @@ static void fpp_flush(lc_stage *s, lc_stage_metrics *m)
     }
 }
 
-static const lc_metric_info fpp_metrics[] = {
+static const lc_metric_info provider_metrics[] = {
     {"files", "files", LC_SHOW_TOTAL, 0, "files"},
     {"pending_files", "files", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO, "settling"},
     {"activity", "", LC_SHOW_TEXT, LC_SHOW_DIM, NULL, ""},
@@ -682,9 +500,9 @@ static const lc_metric_info fpp_metrics[] = {
 };
 
 /* --check-config: the directory is there and can be listed. */
-static int fpp_preflight(const void *config, lc_error *err)
+static int provider_preflight(const void *config, lc_error *err)
 {
-    const fpp_config *c = config;
+    const provider_config *c = config;
     struct stat st;
     if (stat(c->directory, &st) != 0)
         return lc_error_add(err, LC_ECONFIG,
@@ -704,15 +522,15 @@ const lc_stage_class lc_file_path_provider_class = {
     .summary = "lists training files in a directory tree, then watches it for new ones",
     .input = NULL,
     .output = &lc_item_path,
-    .priv_size = sizeof(fpp),
-    .worker = fpp_worker,
+    .priv_size = sizeof(provider),
+    .worker = provider_worker,
     .workers = "scanner",
-    .settings = {fpp_settings, sizeof(fpp_config)},
-    .config_check = fpp_config_check,
-    .preflight = fpp_preflight,
-    .init = fpp_init,
-    .fini = fpp_fini,
-    .stop = fpp_stop,
-    .flush_metrics = fpp_flush,
-    .metrics = fpp_metrics,
+    .settings = {provider_settings, sizeof(provider_config)},
+    .config_check = provider_config_check,
+    .preflight = provider_preflight,
+    .init = provider_init,
+    .fini = provider_fini,
+    .stop = provider_stop,
+    .flush_metrics = provider_flush,
+    .metrics = provider_metrics,
 };

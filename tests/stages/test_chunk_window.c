@@ -32,47 +32,47 @@ static lc_chunk_source *game(unsigned i)
 
 static void add(lc_chunk_window *w, unsigned i, size_t *evicted)
 {
-    lc_window_source e;
+    lc_chunk_window_source e;
     uint64_t other;
     lc_chunk_source *src = game(i);
-    lc_window_note_key(w, lc_chunk_source_key(src));
-    CHECK(lc_window_entry(w, src, 1, 0, &e, &other));
+    lc_chunk_window_note_key(w, lc_chunk_source_key(src));
+    CHECK(lc_chunk_window_entry(w, src, 1, 0, &e, &other));
     CHECK_EQ_U64(other, 0);
     e.since_counted = true;
     e.anchor_gen = w->anchor_gen;
     w->since_anchor += e.n;
-    lc_window_append(w, &e);
-    *evicted += lc_window_evict(w);
+    lc_chunk_window_append(w, &e);
+    *evicted += lc_chunk_window_evict(w);
 }
 
 static void test_window_and_passes(lc_chunk_store *store)
 {
     lc_chunk_window w;
-    lc_window_init(&w, SIZE, store, NULL, 7);
+    lc_chunk_window_init(&w, SIZE, store, NULL, 7);
     size_t evicted = 0;
     for (unsigned i = 0; i < 12; i++)
         add(&w, i, &evicted);
     /* Twelve one-chunk sources in a window of ten: the two oldest left. */
     CHECK_EQ_U64(w.upper, 12);
-    CHECK_EQ_U64(lc_window_lower(&w), 2);
+    CHECK_EQ_U64(lc_chunk_window_lower(&w), 2);
     CHECK_EQ_INT(evicted, 2);
     CHECK_EQ_U64(w.in_window, SIZE);
     uint32_t pos = 99;
-    CHECK(lc_window_find(&w, 1, &pos) == NULL);
-    lc_window_source *e = lc_window_find(&w, 5, &pos);
+    CHECK(lc_chunk_window_find(&w, 1, &pos) == NULL);
+    lc_chunk_window_source *e = lc_chunk_window_find(&w, 5, &pos);
     CHECK(e && e->base == 5 && pos == 0);
     CHECK_EQ_STR(w.newest_key, "game_000011.gz");
 
     /* The appends' pass, then two fresh passes: each draws the window once. */
     while (w.n_pending)
-        lc_window_take(&w);
+        lc_chunk_window_take(&w);
     uint64_t order[2][SIZE];
     for (int pass = 0; pass < 2; pass++) {
-        lc_window_new_pass(&w);
+        lc_chunk_window_new_pass(&w);
         CHECK_EQ_INT(w.n_pending, SIZE);
         int seen[12] = {0};
         for (int k = 0; k < SIZE; k++) {
-            uint64_t idx = lc_window_take(&w);
+            uint64_t idx = lc_chunk_window_take(&w);
             CHECK(idx >= 2 && idx < 12);
             if (idx < 12)
                 seen[idx]++;
@@ -83,26 +83,26 @@ static void test_window_and_passes(lc_chunk_store *store)
             CHECK_EQ_INT(seen[i], 1);
     }
     CHECK(memcmp(order[0], order[1], sizeof order[0]) != 0); /* passes differ */
-    lc_window_fini(&w);
+    lc_chunk_window_fini(&w);
 
     /* The same seed, the same draws. */
     lc_chunk_window v;
-    lc_window_init(&v, SIZE, store, NULL, 7);
+    lc_chunk_window_init(&v, SIZE, store, NULL, 7);
     evicted = 0;
     for (unsigned i = 0; i < 12; i++)
         add(&v, i, &evicted);
     while (v.n_pending)
-        lc_window_take(&v);
-    lc_window_new_pass(&v);
+        lc_chunk_window_take(&v);
+    lc_chunk_window_new_pass(&v);
     for (int k = 0; k < SIZE; k++)
-        CHECK_EQ_U64(lc_window_take(&v), order[0][k]);
-    lc_window_fini(&v);
+        CHECK_EQ_U64(lc_chunk_window_take(&v), order[0][k]);
+    lc_chunk_window_fini(&v);
 }
 
 static void test_drops_and_anchor(lc_chunk_store *store)
 {
     lc_chunk_window w;
-    lc_window_init(&w, SIZE, store, "game_000002.gz", 1);
+    lc_chunk_window_init(&w, SIZE, store, "game_000002.gz", 1);
     CHECK_EQ_STR(w.anchor, "game_000002.gz");
     size_t evicted = 0;
     for (unsigned i = 0; i < 5; i++)
@@ -110,30 +110,30 @@ static void test_drops_and_anchor(lc_chunk_store *store)
     CHECK_EQ_U64(w.since_anchor, 5);
     /* A bad chunk leaves both counts, once. */
     uint32_t pos;
-    lc_window_source *e = lc_window_find(&w, 3, &pos);
-    lc_window_drop(&w, e, pos);
-    lc_window_drop(&w, e, pos);
+    lc_chunk_window_source *e = lc_chunk_window_find(&w, 3, &pos);
+    lc_chunk_window_drop(&w, e, pos);
+    lc_chunk_window_drop(&w, e, pos);
     CHECK_EQ_U64(w.since_anchor, 4);
     CHECK_EQ_U64(w.dropped_held, 1);
-    CHECK_EQ_U64(e->uses[pos], LC_WINDOW_DROPPED);
+    CHECK_EQ_U64(e->uses[pos], LC_CHUNK_WINDOW_DROPPED);
     /* Set moves the key, not the count; reset takes the newest key and
      * returns the count. */
-    lc_window_set_anchor(&w, "game_000001.gz");
+    lc_chunk_window_set_anchor(&w, "game_000001.gz");
     CHECK_EQ_U64(w.since_anchor, 4);
-    CHECK_EQ_U64(lc_window_reset_anchor(&w), 4);
+    CHECK_EQ_U64(lc_chunk_window_reset_anchor(&w), 4);
     CHECK_EQ_STR(w.anchor, "game_000004.gz");
     CHECK_EQ_STR(w.count_from, "game_000004.gz");
     CHECK_EQ_U64(w.since_anchor, 0);
     /* A chunk counted before the reset does not leave the new count. */
-    e = lc_window_find(&w, 4, &pos);
-    lc_window_drop(&w, e, pos);
+    e = lc_chunk_window_find(&w, 4, &pos);
+    lc_chunk_window_drop(&w, e, pos);
     CHECK_EQ_U64(w.since_anchor, 0);
     add(&w, 5, &evicted);
     CHECK_EQ_U64(w.since_anchor, 1);
-    e = lc_window_find(&w, 5, &pos);
-    lc_window_drop(&w, e, pos);
+    e = lc_chunk_window_find(&w, 5, &pos);
+    lc_chunk_window_drop(&w, e, pos);
     CHECK_EQ_U64(w.since_anchor, 0);
-    lc_window_fini(&w);
+    lc_chunk_window_fini(&w);
 }
 
 /* Two ranks split a tar's chunks: every chunk kept by exactly one. */
@@ -141,7 +141,7 @@ static void test_sharding(lc_chunk_store *store)
 {
     char *tar = lc_xasprintf("%s/training-run-mini.tar", tu_test_data());
     lc_chunk_window w;
-    lc_window_init(&w, SIZE, store, NULL, 1);
+    lc_chunk_window_init(&w, SIZE, store, NULL, 1);
     size_t total = 0, kept = 0;
     uint8_t *owner = NULL;
     for (uint32_t rank = 0; rank < 2; rank++) {
@@ -149,21 +149,21 @@ static void test_sharding(lc_chunk_store *store)
         total = lc_chunk_source_count(src);
         if (!owner)
             owner = calloc(total, 1);
-        lc_window_source e;
+        lc_chunk_window_source e;
         uint64_t other;
-        CHECK(lc_window_entry(&w, src, 2, rank, &e, &other));
+        CHECK(lc_chunk_window_entry(&w, src, 2, rank, &e, &other));
         CHECK_EQ_U64(e.n + other, total);
         for (uint32_t k = 0; k < e.n; k++)
             owner[e.members[k]]++;
         kept += e.n;
-        lc_window_entry_free(&w, &e);
+        lc_chunk_window_entry_free(&w, &e);
     }
     CHECK(total > 4);
     CHECK_EQ_INT(kept, total);
     for (size_t m = 0; m < total; m++)
         CHECK_EQ_INT(owner[m], 1);
     free(owner);
-    lc_window_fini(&w);
+    lc_chunk_window_fini(&w);
     free(tar);
 }
 

@@ -1,0 +1,265 @@
+/*
+ * chunk_pool_ingest: the shuffling chunk pool's ingestion thread
+ * (stages/chunk_pool.h). Until the scan-done marker it collects the
+ * sources; then the initial load keeps the newest of them holding
+ * chunk_pool_size chunks (and counts the anchor's chunks over the window of
+ * all ranks); afterwards each new source joins the window at once. A file
+ * the window holds already, written again, is matched by its path: with
+ * the same chunks it is ignored, with others its old chunks are retired.
+ */
+#include "stages/chunk_pool.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The entry for a source, counting the chunks of other ranks. */
+static bool make_entry(lc_stage *s, lc_chunk_source *src, lc_chunk_window_source *e)
+{
+    pool *p = s->priv;
+    uint64_t other = 0;
+    uint32_t world = s->env->world_size ? s->env->world_size : 1;
+    bool ours = lc_chunk_window_entry(&p->win, src, world, s->env->rank, e, &other);
+    atomic_fetch_add(&p->n_other_rank, other);
+    return ours;
+}
+
+static int compare_sources(const void *a, const void *b)
+{
+    lc_chunk_source *const *x = a, *const *y = b;
+    int c = lc_source_key_compare(lc_chunk_source_key(*x), lc_chunk_source_key(*y));
+    return c ? c : strcmp(lc_chunk_source_path(*x), lc_chunk_source_path(*y));
+}
+
+enum { REWRITTEN_NO, REWRITTEN_SAME, REWRITTEN_OTHER };
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A source whose path the window holds already: a file written again (a
+ * copy over it, rsync's rename, a tar that grew). REWRITTEN_SAME when its
+ * chunks are those held (by lc_chunk_source_chunk_id), else
+ * REWRITTEN_OTHER with *fresh the chunks that were not among them (an
+ * anchor counts each game once). Caller holds mu. */
+static int compare_with(const lc_chunk_source *old, const lc_chunk_source *src, size_t *fresh)
+{
+    size_t n_old = lc_chunk_source_count(old), n_new = lc_chunk_source_count(src);
+    uint64_t *ids = lc_xmalloc((n_old ? n_old : 1) * sizeof *ids);
+    for (size_t i = 0; i < n_old; i++)
+        ids[i] = lc_chunk_source_chunk_id(old, i);
+    qsort(ids, n_old, sizeof *ids, compare_u64);
+    size_t new_ones = 0;
+    for (size_t i = 0; i < n_new; i++) {
+        uint64_t id = lc_chunk_source_chunk_id(src, i);
+        new_ones += bsearch(&id, ids, n_old, sizeof *ids, compare_u64) == NULL;
+    }
+    free(ids);
+    *fresh = new_ones;
+    return new_ones == 0 && n_new == n_old ? REWRITTEN_SAME : REWRITTEN_OTHER;
+}
+
+static int rewritten(lc_chunk_window *w, const lc_chunk_source *src, size_t *fresh)
+{
+    lc_chunk_window_source *old = lc_chunk_window_find_path(w, lc_chunk_source_path(src));
+    return old ? compare_with(old->src, src, fresh) : REWRITTEN_NO;
+}
+
+typedef struct arrival {
+    lc_chunk_source *src;
+    size_t order;
+} arrival;
+
+static int compare_arrivals(const void *a, const void *b)
+{
+    const arrival *x = a, *y = b;
+    int c = strcmp(lc_chunk_source_path(x->src), lc_chunk_source_path(y->src));
+    return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The initial scan's sources with a path given twice (a file written again
+ * while the scan settled): the last one stays. Returns the new count. */
+static size_t keep_last_of_each_path(pool *p, lc_chunk_source **srcs, size_t n)
+{
+    arrival *v = lc_xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (arrival){srcs[i], i};
+    qsort(v, n, sizeof *v, compare_arrivals);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n &&
+            !strcmp(lc_chunk_source_path(v[i].src), lc_chunk_source_path(v[i + 1].src))) {
+            size_t fresh;
+            atomic_fetch_add(compare_with(v[i].src, v[i + 1].src, &fresh) == REWRITTEN_SAME
+                                 ? &p->n_rewritten_same
+                                 : &p->n_rewritten_replaced,
+                             1);
+            lc_chunk_source_unref(v[i].src);
+            continue;
+        }
+        srcs[kept++] = v[i].src;
+    }
+    free(v);
+    return kept;
+}
+
+/* The initial load: keep the newest sources holding chunk_pool_size chunks. */
+static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
+{
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    n = keep_last_of_each_path(p, srcs, n);
+    if (n)
+        qsort(srcs, n, sizeof *srcs, compare_sources);
+    /* The anchor's count: the chunks of every rank newer than the anchor in
+     * the newest sources that hold the window of all ranks (the same on every
+     * rank: it depends on the files alone). */
+    uint32_t world = s->env->world_size ? s->env->world_size : 1;
+    uint64_t since = 0, all_ranks = 0;
+    size_t since_from = n; /* sources from here on were counted (when newer) */
+    lc_mutex_lock(&p->mu); /* the anchor may be set meanwhile */
+    for (size_t i = n; i > 0 && all_ranks < c->chunk_pool_size * world; i--) {
+        const char *key = lc_chunk_source_key(srcs[i - 1]);
+        size_t count = lc_chunk_source_count(srcs[i - 1]);
+        all_ranks += count;
+        if (!p->win.anchor || lc_source_key_compare(key, p->win.anchor) > 0)
+            since += count;
+        since_from = i - 1;
+    }
+    char *anchor_then = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
+    if (n) /* the newest source, whichever rank keeps its chunks */
+        lc_chunk_window_note_key(&p->win, lc_chunk_source_key(srcs[n - 1]));
+    lc_mutex_unlock(&p->mu);
+    lc_chunk_window_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
+    size_t first = n;
+    uint64_t kept = 0;
+    while (first > 0 && kept < c->chunk_pool_size) {
+        first--;
+        if (make_entry(s, srcs[first], &entries[first]))
+            kept += entries[first].n;
+        else
+            entries[first].src = NULL;
+    }
+    for (size_t i = 0; i < first; i++) {
+        lc_chunk_source_unref(srcs[i]);
+        atomic_fetch_add(&p->n_not_kept, 1);
+    }
+    lc_mutex_lock(&p->mu);
+    for (size_t i = first; i < n; i++) {
+        if (!entries[i].src)
+            continue;
+        entries[i].since_counted =
+            i >= since_from &&
+            (!anchor_then ||
+             lc_source_key_compare(lc_chunk_source_key(entries[i].src), anchor_then) > 0);
+        entries[i].anchor_gen = p->win.anchor_gen;
+        lc_chunk_window_append(&p->win, &entries[i]);
+        atomic_fetch_add(&p->n_sources_added, 1);
+    }
+    p->win.since_anchor += since;
+    free(p->win.count_from);
+    p->win.count_from = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
+    p->initial_done = true;
+    p->initial_done_ns = lc_now_ns();
+    lc_rng_seed(&p->win.rng, s->env->seed, LC_RNG_STREAM_POOL);
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+    free(anchor_then);
+    free(entries);
+    char store[192];
+    lc_chunk_store_describe(&p->store, store, sizeof store);
+    LC_INFO("%s: initial window: %llu chunks from %zu of %zu sources (pool size %llu)%s; %s",
+            s->name, (unsigned long long)kept, n - first, n, (unsigned long long)c->chunk_pool_size,
+            kept < c->chunk_pool_size ? "; the window fills as new files arrive" : "", store);
+}
+
+void *lc_chunk_pool_ingest(void *arg)
+{
+    lc_stage *s = arg;
+    pool *p = s->priv;
+    lc_load_meter *meter = &p->ingest_meter;
+    lc_load_start(meter);
+    lc_chunk_source **initial = NULL;
+    size_t n_initial = 0, cap_initial = 0;
+    bool scanning = true;
+    lc_source_item in;
+    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
+        if (in.flags & LC_ITEM_SCAN_DONE) {
+            if (scanning) {
+                initial_load(s, initial, n_initial);
+                free(initial);
+                initial = NULL;
+                n_initial = 0;
+                scanning = false;
+            }
+            continue;
+        }
+        if (scanning) {
+            if (n_initial == cap_initial) {
+                cap_initial = cap_initial ? 2 * cap_initial : 256;
+                initial = lc_xrealloc(initial, cap_initial * sizeof *initial);
+            }
+            initial[n_initial++] = in.source;
+            continue;
+        }
+        size_t total = lc_chunk_source_count(in.source);
+        char *path = lc_xstrdup(lc_chunk_source_path(in.source));
+        lc_mutex_lock(&p->mu);
+        size_t fresh = total;
+        int again = rewritten(&p->win, in.source, &fresh);
+        lc_mutex_unlock(&p->mu);
+        if (again == REWRITTEN_SAME) {
+            atomic_fetch_add(&p->n_rewritten_same, 1);
+            LC_DEBUG("%s: %s written again with the same games: ignored", s->name, path);
+            lc_chunk_source_unref(in.source);
+            free(path);
+            continue;
+        }
+        char *key = lc_xstrdup(lc_chunk_source_key(in.source)); /* make_entry may unref */
+        lc_chunk_window_source e;
+        bool ours = make_entry(s, in.source, &e);
+        lc_mutex_lock(&p->mu);
+        if (again == REWRITTEN_OTHER) {
+            lc_chunk_window_source *old = lc_chunk_window_find_path(&p->win, path);
+            if (old)
+                lc_chunk_window_retire(&p->win, old);
+            atomic_fetch_add(&p->n_rewritten_replaced, 1);
+            LC_INFO("%s: %s written again with other games: its %zu chunks replace the old "
+                    "ones (%zu of them new)",
+                    s->name, path, total, fresh);
+        }
+        free(path);
+        p->win.since_anchor += fresh;
+        lc_chunk_window_note_key(&p->win, key);
+        free(key);
+        if (ours) {
+            e.since_counted = true;
+            e.anchor_gen = p->win.anchor_gen;
+            lc_chunk_window_append(&p->win, &e);
+            atomic_fetch_add(&p->n_evicted, lc_chunk_window_evict(&p->win));
+            atomic_fetch_add(&p->n_sources_added, 1);
+            lc_cond_broadcast(&p->cond);
+        }
+        lc_mutex_unlock(&p->mu);
+    }
+    /* Input ended before the scan marker (a stop, or a producer without
+     * one): whatever arrived becomes the window. */
+    if (scanning && !lc_run_state_stopping(&s->run))
+        initial_load(s, initial, n_initial);
+    else
+        for (size_t i = 0; i < n_initial; i++)
+            lc_chunk_source_unref(initial[i]);
+    free(initial);
+    lc_mutex_lock(&p->mu);
+    p->input_closed = true;
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+    lc_load_stop(meter);
+    return NULL;
+}

@@ -1,0 +1,73 @@
+/*
+ * path_provider: what the files of the file_path_provider stage share, and
+ * no other file includes: its settings and state, the scan
+ * (path_provider_scan.c) and the one call it makes back into the stage
+ * (file_path_provider.c, which tells the whole design). All of it runs on
+ * the stage's one worker thread; the counters and gauges are atomics the
+ * metrics read.
+ */
+#ifndef LC_STAGES_PATH_PROVIDER_H
+#define LC_STAGES_PATH_PROVIDER_H
+
+#include "core/dirwatch.h"
+#include "stages/stage.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+typedef struct provider_config {
+    char *directory;
+    bool watch;
+    double settle_seconds;
+    bool follow_symlinks;
+    char defaulted[64]; /* the variable whose default names the directory, or "" */
+} provider_config;
+
+typedef struct pending_file {
+    char *path;
+    off_t size;
+    struct timespec mtime;
+    double quiet_since; /* monotonic seconds when last seen changed */
+} pending_file;
+
+typedef struct provider {
+    lc_dirwatch *watch; /* NULL with watch: false */
+    int wake_fd;
+    pending_file *pending;
+    size_t n_pending, cap_pending;
+    uint64_t seq;
+    uint32_t emit_flags; /* LC_ITEM_INITIAL while the initial scan settles */
+    atomic_uint_fast64_t n_found, n_initial, n_watch_events, n_scan_errors, n_overflows;
+    /* Entries skipped: not a regular file (a FIFO, a socket, a device; a
+     * link without follow_symlinks), a directory reached a second time (a
+     * link loop). Each path is logged once (skip_warned, a ring). */
+    atomic_uint_fast64_t n_not_regular, n_dir_again;
+    char *skip_warned[32];
+    unsigned skip_next;
+    atomic_int_fast64_t g_dirs, g_pending;
+    atomic_bool scan_done;
+    atomic_int warn;  /* the warning state: WARN_* (file_path_provider.c) */
+    double warned_at; /* when it was last logged; worker thread */
+} provider;
+
+/* Scan the tree at dir (watching each directory before listing it), sort
+ * its files by key and offer each (lc_path_provider_offer) with flags;
+ * without watching, the initial scan also sets the run's progress totals.
+ * False on a stop or a closed output. */
+bool lc_path_provider_scan(provider *f, lc_stage *s, const char *dir, uint32_t flags,
+                           lc_load_meter *meter);
+
+/* An entry that is not a regular file (a FIFO, a socket, a device; a link
+ * without follow_symlinks): counted, and logged once in a while. */
+void lc_path_provider_skip_other(provider *f, const char *path, mode_t mode);
+
+/* A file found by a scan (file_path_provider.c): emit now if it has been
+ * quiet long enough (or it cannot be watched), else hold it as pending.
+ * Takes ownership of path; false when the output is closed. */
+bool lc_path_provider_offer(provider *f, lc_stage *s, char *path, uint32_t flags,
+                            lc_load_meter *meter);
+
+#endif
