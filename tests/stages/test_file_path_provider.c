@@ -245,18 +245,24 @@ static void test_settle_at_startup(void)
     lc_pipeline_free(p);
     lc_config_free(cfg);
 
-    /* Still being written past the wait (at most 1.4 s here). */
+    /* Still being written past the wait (twice the settle time): written
+     * every 0.1 s, ten times more often than it would take to settle, so
+     * that a loaded machine's late wake-up cannot make it look quiet; the
+     * writes go on until the marker has come and five more were made (or
+     * a deadline passes, and the CHECK after the loop fails). */
     snprintf(dir, sizeof dir, "%s/settle-slow", tu_tmpdir());
     tu_mkdirs(dir);
     snprintf(fresh, sizeof fresh, "%s/game_000009.gz", dir);
     int fd = open(fresh, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0);
     CHECK_EQ_INT(write(fd, "part", 4), 4);
-    p = start_watching(dir, 0.4, &cfg, &out);
+    p = start_watching(dir, 1.0, &cfg, &out);
     bool marker = false;
-    for (int i = 0; i < 12; i++) {
-        usleep(200 * 1000);
+    int after = 0;
+    for (double until = lc_now_seconds() + 20; after < 5 && lc_now_seconds() < until;) {
+        usleep(100 * 1000);
         CHECK_EQ_INT(write(fd, "more", 4), 4);
+        after += marker;
         lc_path_item early;
         if (lc_queue_try_get(out, &early) == 0) {
             CHECK(early.flags == LC_ITEM_SCAN_DONE && !marker); /* never the file */
