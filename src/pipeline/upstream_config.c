@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void up_error_at(conv *c, unsigned line, unsigned col, const char *fmt, ...)
+void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
 {
     va_list ap;
     char msg[1024];
@@ -48,7 +48,7 @@ void up_error_at(conv *c, unsigned line, unsigned col, const char *fmt, ...)
 
 /* ---- reading the stages ---- */
 
-static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
+static void read_stage(conversion *c, const lc_tp_field *def, lcmon_stage *s)
 {
     memset(s, 0, sizeof *s);
     s->def = def;
@@ -84,7 +84,7 @@ static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
                 s->input_refs[s->n_inputs++] = f;
             continue;
         }
-        const ustage_type *t = NULL;
+        const upstream_stage_type *t = NULL;
         for (unsigned k = 0; k < up_n_stage_types; k++)
             if (!strcmp(up_stage_types[k].name, f->name))
                 t = &up_stage_types[k];
@@ -124,7 +124,7 @@ static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
 /* Which stage (index) an input or output string names, and which of its
  * outputs (lcmon's name, "" for the only one). -1 when none, with an
  * error. */
-static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const char *ref,
+static int resolve(conversion *c, const char *who, const lc_tp_field *ref_field, const char *ref,
                    char *out_name, size_t out_len)
 {
     out_name[0] = '\0';
@@ -156,7 +156,7 @@ static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const
                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return -1;
     }
-    lstage *s = &c->st[found];
+    lcmon_stage *s = &c->st[found];
     if (s->type && !strcmp(s->type->name, "chunk_source_splitter")) {
         if (!suffix) {
             up_error_at(c, ref_field->value_line, ref_field->value_col,
@@ -191,14 +191,14 @@ static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const
 
 /* ---- pass 3: printing ---- */
 
-static void print_ref(FILE *f, const conv *c, const lstage *s, unsigned k)
+static void print_ref(FILE *f, const conversion *c, const lcmon_stage *s, unsigned k)
 {
     fputs(c->st[s->in_stage[k]].name, f);
     if (s->in_out[k][0])
         fprintf(f, ".%s", s->in_out[k]);
 }
 
-static void print_stage(FILE *f, conv *c, lstage *s)
+static void print_stage(FILE *f, conversion *c, lcmon_stage *s)
 {
     fflush(s->bf);
     if (s->type && !s->type->lcmon) {
@@ -260,10 +260,10 @@ static void print_stage(FILE *f, conv *c, lstage *s)
 }
 
 /* The lcmon names: upstream's, cleaned, unique. */
-static void name_stages(conv *c)
+static void name_stages(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         up_clean_name(s->up_name ? s->up_name : "stage", s->name, NAME_MAX_LEN);
         for (unsigned n = 2;; n++) {
             bool clash = false;
@@ -278,7 +278,7 @@ static void name_stages(conv *c)
     }
 }
 
-static void free_conv(conv *c)
+static void free_conv(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
         if (c->st[i].bf)
@@ -293,7 +293,7 @@ static void free_conv(conv *c)
 /* The DataLoaderConfig: data_loader { } of a whole training config (the
  * other sections named in `ignored`), or the file itself. NULL with an
  * error when neither. */
-static const lc_tp_field *find_loader(conv *c, const lc_tp_field *root, char *ignored,
+static const lc_tp_field *find_loader(conversion *c, const lc_tp_field *root, char *ignored,
                                       size_t ignored_len)
 {
     const lc_tp_field *dl = up_get(root, "data_loader");
@@ -328,7 +328,7 @@ static const lc_tp_field *find_loader(conv *c, const lc_tp_field *root, char *ig
 
 /* Its stages (read, checked against upstream's schema, mapped) and
  * outputs. false when it holds no stage. */
-static bool read_loader(conv *c, const lc_tp_field *dl)
+static bool read_loader(conversion *c, const lc_tp_field *dl)
 {
     unsigned n_defs = 0;
     for (unsigned i = 0; i < dl->n_fields; i++) {
@@ -370,7 +370,7 @@ static bool read_loader(conv *c, const lc_tp_field *dl)
                             c->st[j].def->line);
     /* Upstream's schema, then each stage's settings. */
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         if (!s->type || s->block->kind != LC_TP_BLOCK)
             continue;
         char where[160];
@@ -389,11 +389,11 @@ static bool read_loader(conv *c, const lc_tp_field *dl)
 
 /* A fifo_writer for each output, named after its alias (once every
  * stage has its lcmon name). */
-static void add_writers(conv *c)
+static void add_writers(conversion *c)
 {
     for (unsigned k = 0; k < c->n_outputs; k++) {
         const lc_tp_field *o = c->outputs[k];
-        lstage *w = &c->st[c->n_st++];
+        lcmon_stage *w = &c->st[c->n_st++];
         memset(w, 0, sizeof *w);
         w->bf = open_memstream(&w->body, &w->body_len);
         if (!w->bf)
@@ -405,7 +405,7 @@ static void add_writers(conv *c)
     name_stages(c);
     /* The writers' names and pipes: the output's alias. */
     for (unsigned k = 0; k < c->n_outputs; k++) {
-        lstage *w = &c->st[c->n_stage_defs + k];
+        lcmon_stage *w = &c->st[c->n_stage_defs + k];
         const char *v = c->outputs[k]->value;
         const char *colon = strchr(v, ':');
         char *alias = colon ? lc_xstrndup(v, (size_t)(colon - v)) : lc_xstrdup(v);
@@ -429,10 +429,10 @@ static void add_writers(conv *c)
 }
 
 /* Every input (and output) to the stage and output it names. */
-static void resolve_inputs(conv *c)
+static void resolve_inputs(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         for (unsigned k = 0; k < s->n_inputs; k++) {
             const char *ref = s->input_refs[k]->value;
             if (i >= c->n_stage_defs && strchr(ref, ':'))
@@ -450,12 +450,12 @@ static void resolve_inputs(conv *c)
 
 /* Stages lcmon has no type for are left out: their readers read their
  * input; a rescorer's st_q_theta goes to the unpackers reading it. */
-static int leave_out(conv *c)
+static int leave_out(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         for (unsigned k = 0; k < s->n_inputs; k++) {
-            lstage *up = &c->st[s->in_stage[k]];
+            lcmon_stage *up = &c->st[s->in_stage[k]];
             if (up->st_theta && s->type && !strcmp(s->type->name, "chunk_unpacker")) {
                 char v[64];
                 up_value_yaml(up->st_theta, U_DOUBLE, v, sizeof v);
@@ -480,7 +480,7 @@ static int leave_out(conv *c)
 }
 
 /* The YAML: a header, then the stages, every input before its readers. */
-static int print_config(conv *c, const char *ignored, FILE *out)
+static int print_config(conversion *c, const char *ignored, FILE *out)
 {
     fprintf(out, "# lcmon configuration converted by `lcmon convert-config` from upstream's\n"
                  "# DataLoaderConfig in ");
@@ -500,7 +500,7 @@ static int print_config(conv *c, const char *ignored, FILE *out)
     while (placed < c->n_st) {
         int pick = -1;
         for (unsigned i = 0; i < c->n_st && pick < 0; i++) {
-            lstage *s = &c->st[i];
+            lcmon_stage *s = &c->st[i];
             if (s->placed)
                 continue;
             bool ready = true;
@@ -535,7 +535,7 @@ static int print_config(conv *c, const char *ignored, FILE *out)
     return 0;
 }
 
-static int convert(conv *c, const lc_tp_field *root, FILE *out)
+static int convert(conversion *c, const lc_tp_field *root, FILE *out)
 {
     char ignored[256];
     const lc_tp_field *dl = find_loader(c, root, ignored, sizeof ignored);
@@ -605,7 +605,7 @@ static void sort_lines(char *text, size_t skip)
 int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_upstream_result *out)
 {
     memset(out, 0, sizeof *out);
-    conv c = {.origin = origin};
+    conversion c = {.origin = origin};
     c.ef = open_memstream(&c.errs, &c.errs_len);
     if (!c.ef)
         lc_fatal("out of memory");

@@ -31,7 +31,7 @@ static const struct {
 
 /* ---- pass 2: mapping ---- */
 
-void up_set(lstage *s, const char *key, const char *fmt, ...)
+void up_set(lcmon_stage *s, const char *key, const char *fmt, ...)
 {
     va_list ap;
     fprintf(s->bf, "      %s: ", key);
@@ -42,7 +42,7 @@ void up_set(lstage *s, const char *key, const char *fmt, ...)
 }
 
 /* A scalar field converted under an lcmon key. */
-static void set_field(lstage *s, const char *key, const lc_tp_field *f, utype t)
+static void set_field(lcmon_stage *s, const char *key, const lc_tp_field *f, upstream_type t)
 {
     char v[64];
     up_value_yaml(f, t, v, sizeof v);
@@ -50,9 +50,9 @@ static void set_field(lstage *s, const char *key, const lc_tp_field *f, utype t)
 }
 
 /* A field kept as a comment: what was written, where, and why. */
-static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
+static void note(conversion *c, lcmon_stage *s, const lc_tp_field *f, const char *why, ...)
     __attribute__((format(printf, 4, 5)));
-static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
+static void note(conversion *c, lcmon_stage *s, const lc_tp_field *f, const char *why, ...)
 {
     va_list ap;
     fprintf(s->bf, "      # %s: ", f->name);
@@ -70,7 +70,7 @@ static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
     c->n_unmapped++;
 }
 
-void up_map_queue(lstage *s, const lc_tp_field *q)
+void up_map_queue(lcmon_stage *s, const lc_tp_field *q)
 {
     const lc_tp_field *cap = up_get(q, "queue_capacity"), *ov = up_get(q, "overflow_behavior");
     size_t o = 0;
@@ -111,7 +111,7 @@ static void put_weights(FILE *f, const lc_tp_field *ps)
     fputs("}", f);
 }
 
-void up_map_fpp(conv *c, lstage *s)
+void up_map_provider(conversion *c, lcmon_stage *s)
 {
     const lc_tp_field *d = up_get(s->block, "directory");
     if (!d) {
@@ -125,7 +125,7 @@ void up_map_fpp(conv *c, lstage *s)
     fputc('\n', s->bf);
 }
 
-void up_map_loader(conv *c, lstage *s)
+void up_map_loader(conversion *c, lcmon_stage *s)
 {
     const lc_tp_field *f;
     if ((f = up_get(s->block, "threads")))
@@ -135,7 +135,7 @@ void up_map_loader(conv *c, lstage *s)
              "no equivalent: lcmon reads each record's version (V3 to V7) from the record");
 }
 
-void up_map_pool(conv *c, lstage *s)
+void up_map_pool(conversion *c, lcmon_stage *s)
 {
     const lc_tp_field *f, *threshold = up_get(s->block, "hanse_sampling_threshold");
     if ((f = up_get(s->block, "chunk_pool_size")))
@@ -177,7 +177,7 @@ void up_map_pool(conv *c, lstage *s)
             note(c, s, f, "no equivalent: lcmon has no position cache");
 }
 
-void up_map_rescorer(conv *c, lstage *s)
+void up_map_rescorer(conversion *c, lcmon_stage *s)
 {
     c->n_dropped++;
     for (unsigned i = 0; i < s->block->n_fields; i++) {
@@ -193,7 +193,7 @@ void up_map_rescorer(conv *c, lstage *s)
     }
 }
 
-void up_map_unpacker(conv *c, lstage *s)
+void up_map_unpacker(conversion *c, lcmon_stage *s)
 {
     const lc_tp_field *f, *count = up_get(s->block, "position_count");
     if ((f = up_get(s->block, "threads")))
@@ -223,7 +223,7 @@ void up_map_unpacker(conv *c, lstage *s)
         note(c, s, f, "no equivalent: lcmon has no prefetch output");
 }
 
-void up_map_sampler(conv *c, lstage *s)
+void up_map_sampler(conversion *c, lcmon_stage *s)
 {
     (void)c;
     const lc_tp_field *t = up_get(s->block, "threads"),
@@ -243,7 +243,7 @@ void up_map_sampler(conv *c, lstage *s)
         set_field(s, "threads", t, U_UINT);
 }
 
-void up_map_tensors(conv *c, lstage *s)
+void up_map_tensors(conversion *c, lcmon_stage *s)
 {
     (void)c;
     const lc_tp_field *f;
@@ -271,7 +271,7 @@ void up_clean_name(const char *in, char *out, size_t max)
     out[o] = '\0';
 }
 
-void up_map_splitter(conv *c, lstage *s)
+void up_map_splitter(conversion *c, lcmon_stage *s)
 {
     const lc_tp_field *weights[MAX_OUTPUTS * 4];
     unsigned n_w = 0;
@@ -343,7 +343,7 @@ void up_map_splitter(conv *c, lstage *s)
     }
 }
 
-void up_map_nothing(conv *c, lstage *s)
+void up_map_nothing(conversion *c, lcmon_stage *s)
 {
     (void)c;
     if (!strcmp(s->type->lcmon, "join"))
