@@ -48,25 +48,25 @@ void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ..
 
 /* ---- reading the stages ---- */
 
-static void read_stage(conversion *c, const lc_tp_field *def, lcmon_stage *s)
+static void read_stage(conversion *c, const lc_textproto_field *def, lcmon_stage *s)
 {
     memset(s, 0, sizeof *s);
     s->def = def;
     s->bf = open_memstream(&s->body, &s->body_len);
     if (!s->bf)
         lc_fatal("out of memory");
-    if (def->kind != LC_TP_BLOCK) {
+    if (def->kind != LC_TEXTPROTO_BLOCK) {
         up_error_at(c, def->value_line, def->value_col, "stage: expects a block { ... }");
         return;
     }
-    const lc_tp_field *name = NULL;
+    const lc_textproto_field *name = NULL;
     for (unsigned i = 0; i < def->n_fields; i++) {
-        const lc_tp_field *f = &def->fields[i];
+        const lc_textproto_field *f = &def->fields[i];
         if (!strcmp(f->name, "name")) {
             if (name)
                 up_error_at(c, f->line, f->col, "stage: name given twice (first at line %u)",
                             name->line);
-            else if (f->kind != LC_TP_STRING || !up_valid_utf8(f->value, f->value_len))
+            else if (f->kind != LC_TEXTPROTO_STRING || !up_valid_utf8(f->value, f->value_len))
                 up_error_at(c, f->value_line, f->value_col,
                             "stage: name expects a string in double quotes");
             else
@@ -74,7 +74,7 @@ static void read_stage(conversion *c, const lc_tp_field *def, lcmon_stage *s)
             continue;
         }
         if (!strcmp(f->name, "input")) {
-            if (f->kind != LC_TP_STRING)
+            if (f->kind != LC_TEXTPROTO_STRING)
                 up_error_at(c, f->value_line, f->value_col,
                             "stage: input expects a string in double quotes (\"stage\" or "
                             "\"stage.output\")");
@@ -116,7 +116,7 @@ static void read_stage(conversion *c, const lc_tp_field *def, lcmon_stage *s)
                     "stage '%s': no stage block (one of file_path_provider, "
                     "chunk_source_loader, shuffling_chunk_pool, ...)",
                     name ? name->value : "?");
-    else if (s->block->kind != LC_TP_BLOCK)
+    else if (s->block->kind != LC_TEXTPROTO_BLOCK)
         up_error_at(c, s->block->value_line, s->block->value_col,
                     "stage: %s expects a block { ... }", s->type->name);
 }
@@ -124,8 +124,8 @@ static void read_stage(conversion *c, const lc_tp_field *def, lcmon_stage *s)
 /* Which stage (index) an input or output string names, and which of its
  * outputs (lcmon's name, "" for the only one). -1 when none, with an
  * error. */
-static int resolve(conversion *c, const char *who, const lc_tp_field *ref_field, const char *ref,
-                   char *out_name, size_t out_len)
+static int resolve(conversion *c, const char *who, const lc_textproto_field *ref_field,
+                   const char *ref, char *out_name, size_t out_len)
 {
     out_name[0] = '\0';
     int found = -1;
@@ -176,9 +176,9 @@ static int resolve(conversion *c, const char *who, const lc_tp_field *ref_field,
     if (suffix && s->block) {
         const char *extra[] = {"cachehit_output", "prefetch_output"};
         for (unsigned k = 0; k < 2; k++) {
-            const lc_tp_field *q = up_get(s->block, extra[k]);
-            const lc_tp_field *qn = up_get(q, "name");
-            if (qn && qn->kind == LC_TP_STRING && !strcmp(qn->value, suffix)) {
+            const lc_textproto_field *q = up_get(s->block, extra[k]);
+            const lc_textproto_field *qn = up_get(q, "name");
+            if (qn && qn->kind == LC_TEXTPROTO_STRING && !strcmp(qn->value, suffix)) {
                 up_error_at(c, ref_field->value_line, ref_field->value_col,
                             "%s '%s': lcmon has no %s; read the stage's main output ('%s')", who,
                             ref, extra[k], s->up_name);
@@ -293,10 +293,10 @@ static void free_conv(conversion *c)
 /* The DataLoaderConfig: data_loader { } of a whole training config (the
  * other sections named in `ignored`), or the file itself. NULL with an
  * error when neither. */
-static const lc_tp_field *find_loader(conversion *c, const lc_tp_field *root, char *ignored,
-                                      size_t ignored_len)
+static const lc_textproto_field *find_loader(conversion *c, const lc_textproto_field *root,
+                                             char *ignored, size_t ignored_len)
 {
-    const lc_tp_field *dl = up_get(root, "data_loader");
+    const lc_textproto_field *dl = up_get(root, "data_loader");
     ignored[0] = '\0';
     if (!dl) {
         if (up_get(root, "stage"))
@@ -308,7 +308,7 @@ static const lc_tp_field *find_loader(conversion *c, const lc_tp_field *root, ch
     }
     size_t o = 0;
     for (unsigned i = 0; i < root->n_fields; i++) {
-        const lc_tp_field *f = &root->fields[i];
+        const lc_textproto_field *f = &root->fields[i];
         if (!strcmp(f->name, "data_loader")) {
             if (f != dl)
                 up_error_at(c, f->line, f->col, "data_loader given twice (first at line %u)",
@@ -319,7 +319,7 @@ static const lc_tp_field *find_loader(conversion *c, const lc_tp_field *root, ch
             continue;
         o += (size_t)snprintf(ignored + o, ignored_len - o, "%s%s", o ? ", " : "", f->name);
     }
-    if (dl->kind != LC_TP_BLOCK) {
+    if (dl->kind != LC_TEXTPROTO_BLOCK) {
         up_error_at(c, dl->value_line, dl->value_col, "data_loader: expects a block { ... }");
         return NULL;
     }
@@ -328,15 +328,15 @@ static const lc_tp_field *find_loader(conversion *c, const lc_tp_field *root, ch
 
 /* Its stages (read, checked against upstream's schema, mapped) and
  * outputs. false when it holds no stage. */
-static bool read_loader(conversion *c, const lc_tp_field *dl)
+static bool read_loader(conversion *c, const lc_textproto_field *dl)
 {
     unsigned n_defs = 0;
     for (unsigned i = 0; i < dl->n_fields; i++) {
-        const lc_tp_field *f = &dl->fields[i];
+        const lc_textproto_field *f = &dl->fields[i];
         if (!strcmp(f->name, "stage")) {
             n_defs++;
         } else if (!strcmp(f->name, "output")) {
-            if (f->kind != LC_TP_STRING)
+            if (f->kind != LC_TEXTPROTO_STRING)
                 up_error_at(c, f->value_line, f->value_col,
                             "output expects a string (\"alias:stage\" or \"stage\")");
             else if (c->n_outputs < sizeof c->outputs / sizeof c->outputs[0])
@@ -371,7 +371,7 @@ static bool read_loader(conversion *c, const lc_tp_field *dl)
     /* Upstream's schema, then each stage's settings. */
     for (unsigned i = 0; i < c->n_st; i++) {
         lcmon_stage *s = &c->st[i];
-        if (!s->type || s->block->kind != LC_TP_BLOCK)
+        if (!s->type || s->block->kind != LC_TEXTPROTO_BLOCK)
             continue;
         char where[160];
         snprintf(where, sizeof where, "stage '%s': %s", s->up_name ? s->up_name : "?",
@@ -392,7 +392,7 @@ static bool read_loader(conversion *c, const lc_tp_field *dl)
 static void add_writers(conversion *c)
 {
     for (unsigned k = 0; k < c->n_outputs; k++) {
-        const lc_tp_field *o = c->outputs[k];
+        const lc_textproto_field *o = c->outputs[k];
         lcmon_stage *w = &c->st[c->n_st++];
         memset(w, 0, sizeof *w);
         w->bf = open_memstream(&w->body, &w->body_len);
@@ -535,10 +535,10 @@ static int print_config(conversion *c, const char *ignored, FILE *out)
     return 0;
 }
 
-static int convert(conversion *c, const lc_tp_field *root, FILE *out)
+static int convert(conversion *c, const lc_textproto_field *root, FILE *out)
 {
     char ignored[256];
-    const lc_tp_field *dl = find_loader(c, root, ignored, sizeof ignored);
+    const lc_textproto_field *dl = find_loader(c, root, ignored, sizeof ignored);
     if (!dl || !read_loader(c, dl))
         return LC_ECONFIG;
     /* Inputs are resolved even after errors: all problems at once. */
@@ -609,7 +609,7 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
     c.ef = open_memstream(&c.errs, &c.errs_len);
     if (!c.ef)
         lc_fatal("out of memory");
-    lc_tp_field root;
+    lc_textproto_field root;
     lc_error perr = {0};
     int rc;
     if (lc_textproto_parse(text, len, &root, &perr) < 0) {

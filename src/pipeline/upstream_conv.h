@@ -67,12 +67,12 @@ extern const char *const up_overflow_lcmon[];
 /* One stage of the lcmon YAML being written, from an upstream stage (or a
  * writer, from an output). */
 typedef struct lcmon_stage {
-    const lc_tp_field *def; /* stage { } (NULL for a writer) */
-    const char *up_name;    /* upstream's name (a writer: the output's alias) */
+    const lc_textproto_field *def; /* stage { } (NULL for a writer) */
+    const char *up_name;           /* upstream's name (a writer: the output's alias) */
     char name[NAME_MAX_LEN + 8];
     const upstream_stage_type *type; /* NULL for a writer */
-    const lc_tp_field *block;        /* the stage-type block */
-    const lc_tp_field *input_refs[MAX_INPUTS];
+    const lc_textproto_field *block; /* the stage-type block */
+    const lc_textproto_field *input_refs[MAX_INPUTS];
     unsigned n_inputs;
     int in_stage[MAX_INPUTS];    /* resolved */
     char in_out[MAX_INPUTS][24]; /* lcmon output name, "" for the only one */
@@ -83,8 +83,8 @@ typedef struct lcmon_stage {
     char *body; /* settings and comments, each line indented by 6 */
     size_t body_len;
     FILE *bf;
-    char output[96];             /* the output queue's flow mapping, "" for none */
-    const lc_tp_field *st_theta; /* a rescorer's st_q_theta */
+    char output[96];                    /* the output queue's flow mapping, "" for none */
+    const lc_textproto_field *st_theta; /* a rescorer's st_q_theta */
     bool placed;
 } lcmon_stage;
 
@@ -98,7 +98,7 @@ typedef struct conversion {
     lcmon_stage *st;
     unsigned n_st, n_stage_defs;
     unsigned n_unmapped, n_dropped;
-    const lc_tp_field *outputs[MAX_OUTPUTS * 4];
+    const lc_textproto_field *outputs[MAX_OUTPUTS * 4];
     unsigned n_outputs;
 } conversion;
 
@@ -114,12 +114,12 @@ bool up_parse_uint(const char *s, unsigned long long *v);
 /* A YAML double-quoted scalar of s (n bytes, at most max shown). */
 void up_put_yaml_string(FILE *f, const char *s, size_t n, size_t max);
 /* A field's value as YAML text for lcmon: numbers cleaned up. */
-void up_value_yaml(const lc_tp_field *f, upstream_type t, char *buf, size_t n);
+void up_value_yaml(const lc_textproto_field *f, upstream_type t, char *buf, size_t n);
 /* Pass 1: every field of block against table; problems via up_error_at. */
-void up_check_fields(conversion *c, const lc_tp_field *block, const upstream_field *table,
+void up_check_fields(conversion *c, const lc_textproto_field *block, const upstream_field *table,
                      const char *where);
 /* The field of block named name; NULL when absent (or block NULL). */
-const lc_tp_field *up_get(const lc_tp_field *block, const char *name);
+const lc_textproto_field *up_get(const lc_textproto_field *block, const char *name);
 
 /* ---- mapping (upstream_map.c) ---- */
 
@@ -127,7 +127,7 @@ const lc_tp_field *up_get(const lc_tp_field *block, const char *name);
 void up_set(lcmon_stage *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The output queue's flow mapping from upstream's queue block. */
-void up_map_queue(lcmon_stage *s, const lc_tp_field *q);
+void up_map_queue(lcmon_stage *s, const lc_textproto_field *q);
 /* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
 void up_clean_name(const char *in, char *out, size_t max);
 

@@ -205,7 +205,7 @@ static void format_double(double v, char *buf, size_t n)
 }
 
 /* A field's value as YAML text for lcmon: numbers cleaned up. */
-void up_value_yaml(const lc_tp_field *f, upstream_type t, char *buf, size_t n)
+void up_value_yaml(const lc_textproto_field *f, upstream_type t, char *buf, size_t n)
 {
     unsigned long long u;
     long long i;
@@ -230,7 +230,7 @@ static const upstream_field *find_ufield(const upstream_field *table, const char
     return NULL;
 }
 
-static void unknown_field(conversion *c, const lc_tp_field *f, const char *where,
+static void unknown_field(conversion *c, const lc_textproto_field *f, const char *where,
                           const upstream_field *table)
 {
     const char *words[40];
@@ -246,7 +246,7 @@ static void unknown_field(conversion *c, const lc_tp_field *f, const char *where
                 f->name, hint);
 }
 
-static void check_value(conversion *c, const lc_tp_field *f, const upstream_field *u,
+static void check_value(conversion *c, const lc_textproto_field *f, const upstream_field *u,
                         const char *where)
 {
     unsigned long long uv;
@@ -255,25 +255,25 @@ static void check_value(conversion *c, const lc_tp_field *f, const upstream_fiel
     const char *want = NULL;
     switch (u->type) {
     case U_UINT:
-        if (f->kind != LC_TP_NUMBER || !up_parse_uint(f->value, &uv))
+        if (f->kind != LC_TEXTPROTO_NUMBER || !up_parse_uint(f->value, &uv))
             want = "a whole number, 0 or more";
         break;
     case U_INT:
-        if (f->kind != LC_TP_NUMBER || !parse_int(f->value, &iv))
+        if (f->kind != LC_TEXTPROTO_NUMBER || !parse_int(f->value, &iv))
             want = "a whole number";
         break;
     case U_DOUBLE:
-        if (f->kind != LC_TP_NUMBER || !parse_double(f->value, &dv))
+        if (f->kind != LC_TEXTPROTO_NUMBER || !parse_double(f->value, &dv))
             want = "a number";
         break;
     case U_STRING:
-        if (f->kind != LC_TP_STRING)
+        if (f->kind != LC_TEXTPROTO_STRING)
             want = "a string in double quotes";
         else if (!up_valid_utf8(f->value, f->value_len))
             want = "text in UTF-8";
         break;
     case U_ENUM:
-        if (f->kind != LC_TP_IDENT) {
+        if (f->kind != LC_TEXTPROTO_IDENT) {
             want = "one of its names";
         } else {
             bool ok = false;
@@ -284,7 +284,7 @@ static void check_value(conversion *c, const lc_tp_field *f, const upstream_fiel
         }
         break;
     case U_BLOCK:
-        if (f->kind != LC_TP_BLOCK) {
+        if (f->kind != LC_TEXTPROTO_BLOCK) {
             want = "a block { ... }";
         } else {
             char sub[160];
@@ -303,19 +303,19 @@ static void check_value(conversion *c, const lc_tp_field *f, const upstream_fiel
         if (o < sizeof enums)
             snprintf(enums + o, sizeof enums - o, ")");
     }
-    if (f->kind == LC_TP_BLOCK)
+    if (f->kind == LC_TEXTPROTO_BLOCK)
         up_error_at(c, f->value_line, f->value_col, "%s.%s: expects %s%s, found a block", where,
                     f->name, want, enums);
     else
         up_error_at(c, f->value_line, f->value_col, "%s.%s: expects %s%s, found %s '%.40s'", where,
-                    f->name, want, enums, lc_tp_kind_name(f->kind), f->value);
+                    f->name, want, enums, lc_textproto_kind_name(f->kind), f->value);
 }
 
-void up_check_fields(conversion *c, const lc_tp_field *block, const upstream_field *table,
+void up_check_fields(conversion *c, const lc_textproto_field *block, const upstream_field *table,
                      const char *where)
 {
     for (unsigned i = 0; i < block->n_fields; i++) {
-        const lc_tp_field *f = &block->fields[i];
+        const lc_textproto_field *f = &block->fields[i];
         const upstream_field *u = find_ufield(table, f->name);
         if (!u) {
             unknown_field(c, f, where, table);
@@ -334,7 +334,7 @@ void up_check_fields(conversion *c, const lc_tp_field *block, const upstream_fie
     }
 }
 
-const lc_tp_field *up_get(const lc_tp_field *block, const char *name)
+const lc_textproto_field *up_get(const lc_textproto_field *block, const char *name)
 {
     if (!block)
         return NULL;
