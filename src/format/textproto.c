@@ -338,13 +338,13 @@ static int unescape(reader *r, const tok *t, char **buf, size_t *len, size_t *ca
     return 0;
 }
 
-static lc_tp_field *add_field(lc_tp_field *block, const tok *name)
+static lc_textproto_field *add_field(lc_textproto_field *block, const tok *name)
 {
     if (block->n_fields == block->cap_fields) {
         block->cap_fields = block->cap_fields ? block->cap_fields * 2 : 8;
         block->fields = lc_xrealloc(block->fields, block->cap_fields * sizeof *block->fields);
     }
-    lc_tp_field *f = &block->fields[block->n_fields++];
+    lc_textproto_field *f = &block->fields[block->n_fields++];
     memset(f, 0, sizeof *f);
     f->name = lc_xstrndup(name->start, name->len);
     f->line = name->line;
@@ -352,19 +352,20 @@ static lc_tp_field *add_field(lc_tp_field *block, const tok *name)
     return f;
 }
 
-static int parse_block_body(reader *r, lc_tp_field *block, char close, unsigned depth);
+static int parse_block_body(reader *r, lc_textproto_field *block, char close, unsigned depth);
 
 /* A value after "name:" (or a list element): a scalar or a block. */
-static int parse_value(reader *r, lc_tp_field *f, unsigned depth)
+static int parse_value(reader *r, lc_textproto_field *f, unsigned depth)
 {
     char buf[48];
     f->value_line = r->t.line;
     f->value_col = r->t.col;
     if (is_punct(r, '{') || is_punct(r, '<')) {
         char close = r->t.punct == '{' ? '}' : '>';
-        f->kind = LC_TP_BLOCK;
-        if (depth + 1 > LC_TP_MAX_DEPTH)
-            return fail(r, r->t.line, r->t.col, "blocks nested more than %d deep", LC_TP_MAX_DEPTH);
+        f->kind = LC_TEXTPROTO_BLOCK;
+        if (depth + 1 > LC_TEXTPROTO_MAX_DEPTH)
+            return fail(r, r->t.line, r->t.col, "blocks nested more than %d deep",
+                        LC_TEXTPROTO_MAX_DEPTH);
         if (next(r) < 0)
             return LC_EFORMAT;
         return parse_block_body(r, f, close, depth + 1);
@@ -373,7 +374,7 @@ static int parse_value(reader *r, lc_tp_field *f, unsigned depth)
     case TOK_STRING: {
         size_t len = 0, cap = 0;
         char *s = NULL;
-        f->kind = LC_TP_STRING;
+        f->kind = LC_TEXTPROTO_STRING;
         while (r->t.kind == TOK_STRING) {
             if (unescape(r, &r->t, &s, &len, &cap) < 0 || next(r) < 0) {
                 free(s);
@@ -391,19 +392,19 @@ static int parse_value(reader *r, lc_tp_field *f, unsigned depth)
         if (!check_number(r->t.start, r->t.len, clean, sizeof clean))
             return fail(r, r->t.line, r->t.col, "%s is not a number",
                         tok_text(&r->t, buf, sizeof buf));
-        f->kind = LC_TP_NUMBER;
+        f->kind = LC_TEXTPROTO_NUMBER;
         f->value = lc_xstrdup(clean);
         f->value_len = strlen(clean);
         return next(r);
     }
     case TOK_IDENT:
-        f->kind = LC_TP_IDENT;
+        f->kind = LC_TEXTPROTO_IDENT;
         f->value = lc_xstrndup(r->t.start, r->t.len);
         f->value_len = r->t.len;
         /* inf and nan are numbers. */
         if (!strcasecmp(f->value, "inf") || !strcasecmp(f->value, "infinity") ||
             !strcasecmp(f->value, "nan"))
-            f->kind = LC_TP_NUMBER;
+            f->kind = LC_TEXTPROTO_NUMBER;
         return next(r);
     default:
         return fail(r, r->t.line, r->t.col, "expected a value, found %s",
@@ -412,7 +413,7 @@ static int parse_value(reader *r, lc_tp_field *f, unsigned depth)
 }
 
 /* Fields until `close` ('\0': the end of the text). */
-static int parse_block_body(reader *r, lc_tp_field *block, char close, unsigned depth)
+static int parse_block_body(reader *r, lc_textproto_field *block, char close, unsigned depth)
 {
     char buf[48];
     for (;;) {
@@ -464,10 +465,10 @@ static int parse_block_body(reader *r, lc_tp_field *block, char close, unsigned 
     }
 }
 
-int lc_textproto_parse(const char *text, size_t len, lc_tp_field *root, lc_error *err)
+int lc_textproto_parse(const char *text, size_t len, lc_textproto_field *root, lc_error *err)
 {
     memset(root, 0, sizeof *root);
-    root->kind = LC_TP_BLOCK;
+    root->kind = LC_TEXTPROTO_BLOCK;
     root->line = root->col = 1;
     reader r = {.p = text, .end = text + len, .line = 1, .col = 1, .err = err};
     if (next(&r) < 0 || parse_block_body(&r, root, '\0', 0) < 0) {
@@ -477,7 +478,7 @@ int lc_textproto_parse(const char *text, size_t len, lc_tp_field *root, lc_error
     return 0;
 }
 
-static void free_fields(lc_tp_field *f)
+static void free_fields(lc_textproto_field *f)
 {
     for (unsigned i = 0; i < f->n_fields; i++) {
         free_fields(&f->fields[i]);
@@ -487,7 +488,7 @@ static void free_fields(lc_tp_field *f)
     free(f->fields);
 }
 
-void lc_textproto_free(lc_tp_field *root)
+void lc_textproto_free(lc_textproto_field *root)
 {
     if (!root)
         return;
@@ -497,16 +498,16 @@ void lc_textproto_free(lc_tp_field *root)
     memset(root, 0, sizeof *root);
 }
 
-const char *lc_tp_kind_name(lc_tp_kind kind)
+const char *lc_textproto_kind_name(lc_textproto_kind kind)
 {
     switch (kind) {
-    case LC_TP_BLOCK:
+    case LC_TEXTPROTO_BLOCK:
         return "a block";
-    case LC_TP_STRING:
+    case LC_TEXTPROTO_STRING:
         return "a string";
-    case LC_TP_NUMBER:
+    case LC_TEXTPROTO_NUMBER:
         return "a number";
-    case LC_TP_IDENT:
+    case LC_TEXTPROTO_IDENT:
         return "a name";
     }
     return "?";

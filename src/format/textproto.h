@@ -22,35 +22,35 @@
 
 #include <stddef.h>
 
-typedef enum lc_tp_kind {
-    LC_TP_BLOCK,  /* name { ... } */
-    LC_TP_STRING, /* "text": value holds the bytes, unescaped */
-    LC_TP_NUMBER, /* value holds the number as written ("-1.5e3", "0x10") */
-    LC_TP_IDENT,  /* an enum value, true, false */
-} lc_tp_kind;
+typedef enum lc_textproto_kind {
+    LC_TEXTPROTO_BLOCK,  /* name { ... } */
+    LC_TEXTPROTO_STRING, /* "text": value holds the bytes, unescaped */
+    LC_TEXTPROTO_NUMBER, /* value holds the number as written ("-1.5e3", "0x10") */
+    LC_TEXTPROTO_IDENT,  /* an enum value, true, false */
+} lc_textproto_kind;
 
-typedef struct lc_tp_field {
+typedef struct lc_textproto_field {
     char *name;
     unsigned line, col; /* of the name */
-    lc_tp_kind kind;
+    lc_textproto_kind kind;
     char *value; /* scalars: NUL-terminated (a string holding NUL is refused) */
     size_t value_len;
     unsigned value_line, value_col;
-    struct lc_tp_field *fields; /* a block's fields, in the order written */
+    struct lc_textproto_field *fields; /* a block's fields, in the order written */
     unsigned n_fields, cap_fields;
-} lc_tp_field;
+} lc_textproto_field;
 
 /* Blocks nest at most this deep. */
-#define LC_TP_MAX_DEPTH 64
+#define LC_TEXTPROTO_MAX_DEPTH 64
 
 /* Parse text (len bytes, no NUL needed) into *root, a block holding the
  * top-level fields. On a syntax error returns LC_EFORMAT with err saying
  * "LINE:COL: what" (the caller adds the file's name) and leaves *root
  * empty. */
-int lc_textproto_parse(const char *text, size_t len, lc_tp_field *root, lc_error *err);
-void lc_textproto_free(lc_tp_field *root);
+int lc_textproto_parse(const char *text, size_t len, lc_textproto_field *root, lc_error *err);
+void lc_textproto_free(lc_textproto_field *root);
 
 /* A field's kind in words ("a block", "a string", ...), for messages. */
-const char *lc_tp_kind_name(lc_tp_kind kind);
+const char *lc_textproto_kind_name(lc_textproto_kind kind);
 
 #endif

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void up_error_at(conv *c, unsigned line, unsigned col, const char *fmt, ...)
+void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
 {
     va_list ap;
     char msg[1024];
@@ -48,25 +48,25 @@ void up_error_at(conv *c, unsigned line, unsigned col, const char *fmt, ...)
 
 /* ---- reading the stages ---- */
 
-static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
+static void read_stage(conversion *c, const lc_textproto_field *def, lcmon_stage *s)
 {
     memset(s, 0, sizeof *s);
     s->def = def;
     s->bf = open_memstream(&s->body, &s->body_len);
     if (!s->bf)
         lc_fatal("out of memory");
-    if (def->kind != LC_TP_BLOCK) {
+    if (def->kind != LC_TEXTPROTO_BLOCK) {
         up_error_at(c, def->value_line, def->value_col, "stage: expects a block { ... }");
         return;
     }
-    const lc_tp_field *name = NULL;
+    const lc_textproto_field *name = NULL;
     for (unsigned i = 0; i < def->n_fields; i++) {
-        const lc_tp_field *f = &def->fields[i];
+        const lc_textproto_field *f = &def->fields[i];
         if (!strcmp(f->name, "name")) {
             if (name)
                 up_error_at(c, f->line, f->col, "stage: name given twice (first at line %u)",
                             name->line);
-            else if (f->kind != LC_TP_STRING || !up_valid_utf8(f->value, f->value_len))
+            else if (f->kind != LC_TEXTPROTO_STRING || !up_valid_utf8(f->value, f->value_len))
                 up_error_at(c, f->value_line, f->value_col,
                             "stage: name expects a string in double quotes");
             else
@@ -74,7 +74,7 @@ static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
             continue;
         }
         if (!strcmp(f->name, "input")) {
-            if (f->kind != LC_TP_STRING)
+            if (f->kind != LC_TEXTPROTO_STRING)
                 up_error_at(c, f->value_line, f->value_col,
                             "stage: input expects a string in double quotes (\"stage\" or "
                             "\"stage.output\")");
@@ -84,7 +84,7 @@ static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
                 s->input_refs[s->n_inputs++] = f;
             continue;
         }
-        const ustage_type *t = NULL;
+        const upstream_stage_type *t = NULL;
         for (unsigned k = 0; k < up_n_stage_types; k++)
             if (!strcmp(up_stage_types[k].name, f->name))
                 t = &up_stage_types[k];
@@ -116,7 +116,7 @@ static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
                     "stage '%s': no stage block (one of file_path_provider, "
                     "chunk_source_loader, shuffling_chunk_pool, ...)",
                     name ? name->value : "?");
-    else if (s->block->kind != LC_TP_BLOCK)
+    else if (s->block->kind != LC_TEXTPROTO_BLOCK)
         up_error_at(c, s->block->value_line, s->block->value_col,
                     "stage: %s expects a block { ... }", s->type->name);
 }
@@ -124,8 +124,8 @@ static void read_stage(conv *c, const lc_tp_field *def, lstage *s)
 /* Which stage (index) an input or output string names, and which of its
  * outputs (lcmon's name, "" for the only one). -1 when none, with an
  * error. */
-static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const char *ref,
-                   char *out_name, size_t out_len)
+static int resolve(conversion *c, const char *who, const lc_textproto_field *ref_field,
+                   const char *ref, char *out_name, size_t out_len)
 {
     out_name[0] = '\0';
     int found = -1;
@@ -156,7 +156,7 @@ static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const
                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return -1;
     }
-    lstage *s = &c->st[found];
+    lcmon_stage *s = &c->st[found];
     if (s->type && !strcmp(s->type->name, "chunk_source_splitter")) {
         if (!suffix) {
             up_error_at(c, ref_field->value_line, ref_field->value_col,
@@ -176,9 +176,9 @@ static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const
     if (suffix && s->block) {
         const char *extra[] = {"cachehit_output", "prefetch_output"};
         for (unsigned k = 0; k < 2; k++) {
-            const lc_tp_field *q = up_get(s->block, extra[k]);
-            const lc_tp_field *qn = up_get(q, "name");
-            if (qn && qn->kind == LC_TP_STRING && !strcmp(qn->value, suffix)) {
+            const lc_textproto_field *q = up_get(s->block, extra[k]);
+            const lc_textproto_field *qn = up_get(q, "name");
+            if (qn && qn->kind == LC_TEXTPROTO_STRING && !strcmp(qn->value, suffix)) {
                 up_error_at(c, ref_field->value_line, ref_field->value_col,
                             "%s '%s': lcmon has no %s; read the stage's main output ('%s')", who,
                             ref, extra[k], s->up_name);
@@ -191,14 +191,14 @@ static int resolve(conv *c, const char *who, const lc_tp_field *ref_field, const
 
 /* ---- pass 3: printing ---- */
 
-static void print_ref(FILE *f, const conv *c, const lstage *s, unsigned k)
+static void print_ref(FILE *f, const conversion *c, const lcmon_stage *s, unsigned k)
 {
     fputs(c->st[s->in_stage[k]].name, f);
     if (s->in_out[k][0])
         fprintf(f, ".%s", s->in_out[k]);
 }
 
-static void print_stage(FILE *f, conv *c, lstage *s)
+static void print_stage(FILE *f, conversion *c, lcmon_stage *s)
 {
     fflush(s->bf);
     if (s->type && !s->type->lcmon) {
@@ -260,10 +260,10 @@ static void print_stage(FILE *f, conv *c, lstage *s)
 }
 
 /* The lcmon names: upstream's, cleaned, unique. */
-static void name_stages(conv *c)
+static void name_stages(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         up_clean_name(s->up_name ? s->up_name : "stage", s->name, NAME_MAX_LEN);
         for (unsigned n = 2;; n++) {
             bool clash = false;
@@ -278,7 +278,7 @@ static void name_stages(conv *c)
     }
 }
 
-static void free_conv(conv *c)
+static void free_conv(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
         if (c->st[i].bf)
@@ -293,10 +293,10 @@ static void free_conv(conv *c)
 /* The DataLoaderConfig: data_loader { } of a whole training config (the
  * other sections named in `ignored`), or the file itself. NULL with an
  * error when neither. */
-static const lc_tp_field *find_loader(conv *c, const lc_tp_field *root, char *ignored,
-                                      size_t ignored_len)
+static const lc_textproto_field *find_loader(conversion *c, const lc_textproto_field *root,
+                                             char *ignored, size_t ignored_len)
 {
-    const lc_tp_field *dl = up_get(root, "data_loader");
+    const lc_textproto_field *dl = up_get(root, "data_loader");
     ignored[0] = '\0';
     if (!dl) {
         if (up_get(root, "stage"))
@@ -308,7 +308,7 @@ static const lc_tp_field *find_loader(conv *c, const lc_tp_field *root, char *ig
     }
     size_t o = 0;
     for (unsigned i = 0; i < root->n_fields; i++) {
-        const lc_tp_field *f = &root->fields[i];
+        const lc_textproto_field *f = &root->fields[i];
         if (!strcmp(f->name, "data_loader")) {
             if (f != dl)
                 up_error_at(c, f->line, f->col, "data_loader given twice (first at line %u)",
@@ -319,7 +319,7 @@ static const lc_tp_field *find_loader(conv *c, const lc_tp_field *root, char *ig
             continue;
         o += (size_t)snprintf(ignored + o, ignored_len - o, "%s%s", o ? ", " : "", f->name);
     }
-    if (dl->kind != LC_TP_BLOCK) {
+    if (dl->kind != LC_TEXTPROTO_BLOCK) {
         up_error_at(c, dl->value_line, dl->value_col, "data_loader: expects a block { ... }");
         return NULL;
     }
@@ -328,15 +328,15 @@ static const lc_tp_field *find_loader(conv *c, const lc_tp_field *root, char *ig
 
 /* Its stages (read, checked against upstream's schema, mapped) and
  * outputs. false when it holds no stage. */
-static bool read_loader(conv *c, const lc_tp_field *dl)
+static bool read_loader(conversion *c, const lc_textproto_field *dl)
 {
     unsigned n_defs = 0;
     for (unsigned i = 0; i < dl->n_fields; i++) {
-        const lc_tp_field *f = &dl->fields[i];
+        const lc_textproto_field *f = &dl->fields[i];
         if (!strcmp(f->name, "stage")) {
             n_defs++;
         } else if (!strcmp(f->name, "output")) {
-            if (f->kind != LC_TP_STRING)
+            if (f->kind != LC_TEXTPROTO_STRING)
                 up_error_at(c, f->value_line, f->value_col,
                             "output expects a string (\"alias:stage\" or \"stage\")");
             else if (c->n_outputs < sizeof c->outputs / sizeof c->outputs[0])
@@ -370,8 +370,8 @@ static bool read_loader(conv *c, const lc_tp_field *dl)
                             c->st[j].def->line);
     /* Upstream's schema, then each stage's settings. */
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
-        if (!s->type || s->block->kind != LC_TP_BLOCK)
+        lcmon_stage *s = &c->st[i];
+        if (!s->type || s->block->kind != LC_TEXTPROTO_BLOCK)
             continue;
         char where[160];
         snprintf(where, sizeof where, "stage '%s': %s", s->up_name ? s->up_name : "?",
@@ -389,11 +389,11 @@ static bool read_loader(conv *c, const lc_tp_field *dl)
 
 /* A fifo_writer for each output, named after its alias (once every
  * stage has its lcmon name). */
-static void add_writers(conv *c)
+static void add_writers(conversion *c)
 {
     for (unsigned k = 0; k < c->n_outputs; k++) {
-        const lc_tp_field *o = c->outputs[k];
-        lstage *w = &c->st[c->n_st++];
+        const lc_textproto_field *o = c->outputs[k];
+        lcmon_stage *w = &c->st[c->n_st++];
         memset(w, 0, sizeof *w);
         w->bf = open_memstream(&w->body, &w->body_len);
         if (!w->bf)
@@ -405,7 +405,7 @@ static void add_writers(conv *c)
     name_stages(c);
     /* The writers' names and pipes: the output's alias. */
     for (unsigned k = 0; k < c->n_outputs; k++) {
-        lstage *w = &c->st[c->n_stage_defs + k];
+        lcmon_stage *w = &c->st[c->n_stage_defs + k];
         const char *v = c->outputs[k]->value;
         const char *colon = strchr(v, ':');
         char *alias = colon ? lc_xstrndup(v, (size_t)(colon - v)) : lc_xstrdup(v);
@@ -429,10 +429,10 @@ static void add_writers(conv *c)
 }
 
 /* Every input (and output) to the stage and output it names. */
-static void resolve_inputs(conv *c)
+static void resolve_inputs(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         for (unsigned k = 0; k < s->n_inputs; k++) {
             const char *ref = s->input_refs[k]->value;
             if (i >= c->n_stage_defs && strchr(ref, ':'))
@@ -450,12 +450,12 @@ static void resolve_inputs(conv *c)
 
 /* Stages lcmon has no type for are left out: their readers read their
  * input; a rescorer's st_q_theta goes to the unpackers reading it. */
-static int leave_out(conv *c)
+static int leave_out(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
-        lstage *s = &c->st[i];
+        lcmon_stage *s = &c->st[i];
         for (unsigned k = 0; k < s->n_inputs; k++) {
-            lstage *up = &c->st[s->in_stage[k]];
+            lcmon_stage *up = &c->st[s->in_stage[k]];
             if (up->st_theta && s->type && !strcmp(s->type->name, "chunk_unpacker")) {
                 char v[64];
                 up_value_yaml(up->st_theta, U_DOUBLE, v, sizeof v);
@@ -480,7 +480,7 @@ static int leave_out(conv *c)
 }
 
 /* The YAML: a header, then the stages, every input before its readers. */
-static int print_config(conv *c, const char *ignored, FILE *out)
+static int print_config(conversion *c, const char *ignored, FILE *out)
 {
     fprintf(out, "# lcmon configuration converted by `lcmon convert-config` from upstream's\n"
                  "# DataLoaderConfig in ");
@@ -500,7 +500,7 @@ static int print_config(conv *c, const char *ignored, FILE *out)
     while (placed < c->n_st) {
         int pick = -1;
         for (unsigned i = 0; i < c->n_st && pick < 0; i++) {
-            lstage *s = &c->st[i];
+            lcmon_stage *s = &c->st[i];
             if (s->placed)
                 continue;
             bool ready = true;
@@ -535,10 +535,10 @@ static int print_config(conv *c, const char *ignored, FILE *out)
     return 0;
 }
 
-static int convert(conv *c, const lc_tp_field *root, FILE *out)
+static int convert(conversion *c, const lc_textproto_field *root, FILE *out)
 {
     char ignored[256];
-    const lc_tp_field *dl = find_loader(c, root, ignored, sizeof ignored);
+    const lc_textproto_field *dl = find_loader(c, root, ignored, sizeof ignored);
     if (!dl || !read_loader(c, dl))
         return LC_ECONFIG;
     /* Inputs are resolved even after errors: all problems at once. */
@@ -605,11 +605,11 @@ static void sort_lines(char *text, size_t skip)
 int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_upstream_result *out)
 {
     memset(out, 0, sizeof *out);
-    conv c = {.origin = origin};
+    conversion c = {.origin = origin};
     c.ef = open_memstream(&c.errs, &c.errs_len);
     if (!c.ef)
         lc_fatal("out of memory");
-    lc_tp_field root;
+    lc_textproto_field root;
     lc_error perr = {0};
     int rc;
     if (lc_textproto_parse(text, len, &root, &perr) < 0) {

@@ -18,40 +18,40 @@
 
 /* ---- upstream's schema (upstream_schema.c) ---- */
 
-typedef enum utype { U_UINT, U_INT, U_DOUBLE, U_STRING, U_ENUM, U_BLOCK } utype;
+typedef enum upstream_type { U_UINT, U_INT, U_DOUBLE, U_STRING, U_ENUM, U_BLOCK } upstream_type;
 
-typedef struct ufield {
+typedef struct upstream_field {
     const char *name;
-    utype type;
+    upstream_type type;
     bool repeated;
-    const char *const *enums; /* U_ENUM: the values */
-    const struct ufield *sub; /* U_BLOCK: its fields */
-} ufield;
+    const char *const *enums;         /* U_ENUM: the values */
+    const struct upstream_field *sub; /* U_BLOCK: its fields */
+} upstream_field;
 
-struct conv;
-struct lstage;
+struct conversion;
+struct lcmon_stage;
 /* Pass 2 for one upstream stage type (upstream_map.c). */
-typedef void (*map_fn)(struct conv *c, struct lstage *s);
+typedef void (*map_fn)(struct conversion *c, struct lcmon_stage *s);
 
-void up_map_fpp(struct conv *, struct lstage *);
-void up_map_loader(struct conv *, struct lstage *);
-void up_map_pool(struct conv *, struct lstage *);
-void up_map_rescorer(struct conv *, struct lstage *);
-void up_map_unpacker(struct conv *, struct lstage *);
-void up_map_sampler(struct conv *, struct lstage *);
-void up_map_tensors(struct conv *, struct lstage *);
-void up_map_splitter(struct conv *, struct lstage *);
-void up_map_nothing(struct conv *, struct lstage *);
+void up_map_provider(struct conversion *, struct lcmon_stage *);
+void up_map_loader(struct conversion *, struct lcmon_stage *);
+void up_map_pool(struct conversion *, struct lcmon_stage *);
+void up_map_rescorer(struct conversion *, struct lcmon_stage *);
+void up_map_unpacker(struct conversion *, struct lcmon_stage *);
+void up_map_sampler(struct conversion *, struct lcmon_stage *);
+void up_map_tensors(struct conversion *, struct lcmon_stage *);
+void up_map_splitter(struct conversion *, struct lcmon_stage *);
+void up_map_nothing(struct conversion *, struct lcmon_stage *);
 
-typedef struct ustage_type {
+typedef struct upstream_stage_type {
     const char *name; /* upstream's block */
-    const ufield *fields;
+    const upstream_field *fields;
     const char *lcmon; /* lcmon's stage type; NULL: none (commented out) */
     map_fn map;
-} ustage_type;
+} upstream_stage_type;
 
 /* Upstream's stage blocks, with lcmon's type and the mapping of each. */
-extern const ustage_type up_stage_types[];
+extern const upstream_stage_type up_stage_types[];
 extern const size_t up_n_stage_types; /* at most UP_MAX_STAGE_TYPES */
 #define UP_MAX_STAGE_TYPES 16
 /* Upstream's overflow names and lcmon's, in the same order (NULL-ended). */
@@ -64,13 +64,15 @@ extern const char *const up_overflow_lcmon[];
 #define MAX_OUTPUTS 8
 #define NAME_MAX_LEN 40 /* lcmon's limit for a stage's name */
 
-typedef struct lstage {
-    const lc_tp_field *def; /* stage { } (NULL for a writer) */
-    const char *up_name;    /* upstream's name (a writer: the output's alias) */
+/* One stage of the lcmon YAML being written, from an upstream stage (or a
+ * writer, from an output). */
+typedef struct lcmon_stage {
+    const lc_textproto_field *def; /* stage { } (NULL for a writer) */
+    const char *up_name;           /* upstream's name (a writer: the output's alias) */
     char name[NAME_MAX_LEN + 8];
-    const ustage_type *type;  /* NULL for a writer */
-    const lc_tp_field *block; /* the stage-type block */
-    const lc_tp_field *input_refs[MAX_INPUTS];
+    const upstream_stage_type *type; /* NULL for a writer */
+    const lc_textproto_field *block; /* the stage-type block */
+    const lc_textproto_field *input_refs[MAX_INPUTS];
     unsigned n_inputs;
     int in_stage[MAX_INPUTS];    /* resolved */
     char in_out[MAX_INPUTS][24]; /* lcmon output name, "" for the only one */
@@ -81,26 +83,27 @@ typedef struct lstage {
     char *body; /* settings and comments, each line indented by 6 */
     size_t body_len;
     FILE *bf;
-    char output[96];             /* the output queue's flow mapping, "" for none */
-    const lc_tp_field *st_theta; /* a rescorer's st_q_theta */
+    char output[96];                    /* the output queue's flow mapping, "" for none */
+    const lc_textproto_field *st_theta; /* a rescorer's st_q_theta */
     bool placed;
-} lstage;
+} lcmon_stage;
 
-typedef struct conv {
+/* One run of convert-config: its input, errors and stages. */
+typedef struct conversion {
     const char *origin;
     char *errs;
     size_t errs_len;
     FILE *ef;
     unsigned n_errors;
-    lstage *st;
+    lcmon_stage *st;
     unsigned n_st, n_stage_defs;
     unsigned n_unmapped, n_dropped;
-    const lc_tp_field *outputs[MAX_OUTPUTS * 4];
+    const lc_textproto_field *outputs[MAX_OUTPUTS * 4];
     unsigned n_outputs;
-} conv;
+} conversion;
 
 /* One error, "origin:LINE:COL: what", one line. */
-void up_error_at(conv *c, unsigned line, unsigned col, const char *fmt, ...)
+void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* ---- values (upstream_schema.c) ---- */
@@ -111,18 +114,20 @@ bool up_parse_uint(const char *s, unsigned long long *v);
 /* A YAML double-quoted scalar of s (n bytes, at most max shown). */
 void up_put_yaml_string(FILE *f, const char *s, size_t n, size_t max);
 /* A field's value as YAML text for lcmon: numbers cleaned up. */
-void up_value_yaml(const lc_tp_field *f, utype t, char *buf, size_t n);
+void up_value_yaml(const lc_textproto_field *f, upstream_type t, char *buf, size_t n);
 /* Pass 1: every field of block against table; problems via up_error_at. */
-void up_check_fields(conv *c, const lc_tp_field *block, const ufield *table, const char *where);
+void up_check_fields(conversion *c, const lc_textproto_field *block, const upstream_field *table,
+                     const char *where);
 /* The field of block named name; NULL when absent (or block NULL). */
-const lc_tp_field *up_get(const lc_tp_field *block, const char *name);
+const lc_textproto_field *up_get(const lc_textproto_field *block, const char *name);
 
 /* ---- mapping (upstream_map.c) ---- */
 
 /* A setting line "key: value" of the lcmon stage's block. */
-void up_set(lstage *s, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void up_set(lcmon_stage *s, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* The output queue's flow mapping from upstream's queue block. */
-void up_map_queue(lstage *s, const lc_tp_field *q);
+void up_map_queue(lcmon_stage *s, const lc_textproto_field *q);
 /* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
 void up_clean_name(const char *in, char *out, size_t max);
 

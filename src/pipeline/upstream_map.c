@@ -31,7 +31,7 @@ static const struct {
 
 /* ---- pass 2: mapping ---- */
 
-void up_set(lstage *s, const char *key, const char *fmt, ...)
+void up_set(lcmon_stage *s, const char *key, const char *fmt, ...)
 {
     va_list ap;
     fprintf(s->bf, "      %s: ", key);
@@ -42,7 +42,7 @@ void up_set(lstage *s, const char *key, const char *fmt, ...)
 }
 
 /* A scalar field converted under an lcmon key. */
-static void set_field(lstage *s, const char *key, const lc_tp_field *f, utype t)
+static void set_field(lcmon_stage *s, const char *key, const lc_textproto_field *f, upstream_type t)
 {
     char v[64];
     up_value_yaml(f, t, v, sizeof v);
@@ -50,15 +50,15 @@ static void set_field(lstage *s, const char *key, const lc_tp_field *f, utype t)
 }
 
 /* A field kept as a comment: what was written, where, and why. */
-static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
+static void note(conversion *c, lcmon_stage *s, const lc_textproto_field *f, const char *why, ...)
     __attribute__((format(printf, 4, 5)));
-static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
+static void note(conversion *c, lcmon_stage *s, const lc_textproto_field *f, const char *why, ...)
 {
     va_list ap;
     fprintf(s->bf, "      # %s: ", f->name);
-    if (f->kind == LC_TP_BLOCK)
+    if (f->kind == LC_TEXTPROTO_BLOCK)
         fputs("{...}", s->bf);
-    else if (f->kind == LC_TP_STRING)
+    else if (f->kind == LC_TEXTPROTO_STRING)
         up_put_yaml_string(s->bf, f->value, f->value_len, 60);
     else
         fprintf(s->bf, "%.40s", f->value);
@@ -70,9 +70,10 @@ static void note(conv *c, lstage *s, const lc_tp_field *f, const char *why, ...)
     c->n_unmapped++;
 }
 
-void up_map_queue(lstage *s, const lc_tp_field *q)
+void up_map_queue(lcmon_stage *s, const lc_textproto_field *q)
 {
-    const lc_tp_field *cap = up_get(q, "queue_capacity"), *ov = up_get(q, "overflow_behavior");
+    const lc_textproto_field *cap = up_get(q, "queue_capacity"),
+                             *ov = up_get(q, "overflow_behavior");
     size_t o = 0;
     s->output[0] = '\0';
     if (!cap && !ov)
@@ -96,11 +97,11 @@ void up_map_queue(lstage *s, const lc_tp_field *q)
 
 /* position_sampling { } as lcmon's position_weights: every key written,
  * upstream's defaults where the block leaves one out. */
-static void put_weights(FILE *f, const lc_tp_field *ps)
+static void put_weights(FILE *f, const lc_textproto_field *ps)
 {
     fputs("{", f);
     for (unsigned k = 0; k < N_WEIGHT_KEYS; k++) {
-        const lc_tp_field *w = up_get(ps, weight_keys[k].upstream);
+        const lc_textproto_field *w = up_get(ps, weight_keys[k].upstream);
         char v[64];
         if (w)
             up_value_yaml(w, U_DOUBLE, v, sizeof v);
@@ -111,9 +112,9 @@ static void put_weights(FILE *f, const lc_tp_field *ps)
     fputs("}", f);
 }
 
-void up_map_fpp(conv *c, lstage *s)
+void up_map_provider(conversion *c, lcmon_stage *s)
 {
-    const lc_tp_field *d = up_get(s->block, "directory");
+    const lc_textproto_field *d = up_get(s->block, "directory");
     if (!d) {
         up_error_at(c, s->block->line, s->block->col,
                     "stage '%s': file_path_provider needs a directory (upstream's too)",
@@ -125,9 +126,9 @@ void up_map_fpp(conv *c, lstage *s)
     fputc('\n', s->bf);
 }
 
-void up_map_loader(conv *c, lstage *s)
+void up_map_loader(conversion *c, lcmon_stage *s)
 {
-    const lc_tp_field *f;
+    const lc_textproto_field *f;
     if ((f = up_get(s->block, "threads")))
         set_field(s, "threads", f, U_UINT);
     if ((f = up_get(s->block, "frame_format")))
@@ -135,9 +136,9 @@ void up_map_loader(conv *c, lstage *s)
              "no equivalent: lcmon reads each record's version (V3 to V7) from the record");
 }
 
-void up_map_pool(conv *c, lstage *s)
+void up_map_pool(conversion *c, lcmon_stage *s)
 {
-    const lc_tp_field *f, *threshold = up_get(s->block, "hanse_sampling_threshold");
+    const lc_textproto_field *f, *threshold = up_get(s->block, "hanse_sampling_threshold");
     if ((f = up_get(s->block, "chunk_pool_size")))
         set_field(s, "chunk_pool_size", f, U_UINT);
     else
@@ -148,8 +149,8 @@ void up_map_pool(conv *c, lstage *s)
         up_set(s, "threads", "4  # upstream's default chunk_loading_threads");
     if ((f = up_get(s->block, "source_ingestion_threads")))
         note(c, s, f, "no equivalent: lcmon indexes sources in chunk_source_loader (its threads)");
-    const lc_tp_field *gamma = up_get(s->block, "hanse_sampling_gamma");
-    const lc_tp_field *ps = up_get(s->block, "position_sampling");
+    const lc_textproto_field *gamma = up_get(s->block, "hanse_sampling_gamma");
+    const lc_textproto_field *ps = up_get(s->block, "position_sampling");
     if (threshold) {
         fprintf(s->bf, "      hanse:\n        gamma: ");
         if (gamma) {
@@ -177,11 +178,11 @@ void up_map_pool(conv *c, lstage *s)
             note(c, s, f, "no equivalent: lcmon has no position cache");
 }
 
-void up_map_rescorer(conv *c, lstage *s)
+void up_map_rescorer(conversion *c, lcmon_stage *s)
 {
     c->n_dropped++;
     for (unsigned i = 0; i < s->block->n_fields; i++) {
-        const lc_tp_field *f = &s->block->fields[i];
+        const lc_textproto_field *f = &s->block->fields[i];
         if (!strcmp(f->name, "st_q_theta")) {
             s->st_theta = f;
             note(c, s, f,
@@ -193,9 +194,9 @@ void up_map_rescorer(conv *c, lstage *s)
     }
 }
 
-void up_map_unpacker(conv *c, lstage *s)
+void up_map_unpacker(conversion *c, lcmon_stage *s)
 {
-    const lc_tp_field *f, *count = up_get(s->block, "position_count");
+    const lc_textproto_field *f, *count = up_get(s->block, "position_count");
     if ((f = up_get(s->block, "threads")))
         set_field(s, "threads", f, U_UINT);
     if (count)
@@ -223,11 +224,11 @@ void up_map_unpacker(conv *c, lstage *s)
         note(c, s, f, "no equivalent: lcmon has no prefetch output");
 }
 
-void up_map_sampler(conv *c, lstage *s)
+void up_map_sampler(conversion *c, lcmon_stage *s)
 {
     (void)c;
-    const lc_tp_field *t = up_get(s->block, "threads"),
-                      *per = up_get(s->block, "reservoir_size_per_thread");
+    const lc_textproto_field *t = up_get(s->block, "threads"),
+                             *per = up_get(s->block, "reservoir_size_per_thread");
     unsigned long long threads = 1, size = 1000000;
     if (t)
         up_parse_uint(t->value, &threads);
@@ -243,10 +244,10 @@ void up_map_sampler(conv *c, lstage *s)
         set_field(s, "threads", t, U_UINT);
 }
 
-void up_map_tensors(conv *c, lstage *s)
+void up_map_tensors(conversion *c, lcmon_stage *s)
 {
     (void)c;
-    const lc_tp_field *f;
+    const lc_textproto_field *f;
     if ((f = up_get(s->block, "batch_size")))
         set_field(s, "batch_size", f, U_UINT);
     else
@@ -271,23 +272,23 @@ void up_clean_name(const char *in, char *out, size_t max)
     out[o] = '\0';
 }
 
-void up_map_splitter(conv *c, lstage *s)
+void up_map_splitter(conversion *c, lcmon_stage *s)
 {
-    const lc_tp_field *weights[MAX_OUTPUTS * 4];
+    const lc_textproto_field *weights[MAX_OUTPUTS * 4];
     unsigned n_w = 0;
-    const lc_tp_field *first_queue = NULL;
+    const lc_textproto_field *first_queue = NULL;
     s->n_out = 0;
     for (unsigned i = 0; i < s->block->n_fields; i++) {
-        const lc_tp_field *f = &s->block->fields[i];
+        const lc_textproto_field *f = &s->block->fields[i];
         if (!strcmp(f->name, "weight")) {
             if (n_w < MAX_OUTPUTS * 4)
                 weights[n_w++] = f;
             continue;
         }
-        if (strcmp(f->name, "output") != 0 || f->kind != LC_TP_BLOCK)
+        if (strcmp(f->name, "output") != 0 || f->kind != LC_TEXTPROTO_BLOCK)
             continue;
-        const lc_tp_field *name = up_get(f, "name");
-        if (!name || name->kind != LC_TP_STRING) {
+        const lc_textproto_field *name = up_get(f, "name");
+        if (!name || name->kind != LC_TEXTPROTO_STRING) {
             up_error_at(
                 c, f->line, f->col,
                 "stage '%s': chunk_source_splitter: every output needs a name (output { name: "
@@ -343,7 +344,7 @@ void up_map_splitter(conv *c, lstage *s)
     }
 }
 
-void up_map_nothing(conv *c, lstage *s)
+void up_map_nothing(conversion *c, lcmon_stage *s)
 {
     (void)c;
     if (!strcmp(s->type->lcmon, "join"))

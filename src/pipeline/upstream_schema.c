@@ -21,14 +21,14 @@ const char *const up_overflow_values[] = {"BLOCK", "DROP_NEW", "KEEP_NEWEST", NU
 const char *const up_overflow_lcmon[] = {"block", "drop_newest", "keep_newest"};
 static const char *const frame_values[] = {"V6TrainingData", "V7TrainingData", NULL};
 
-static const ufield queue_fields[] = {
+static const upstream_field queue_fields[] = {
     {"name", U_STRING, false, NULL, NULL},
     {"queue_capacity", U_UINT, false, NULL, NULL},
     {"overflow_behavior", U_ENUM, false, up_overflow_values, NULL},
     {NULL, 0, false, NULL, NULL},
 };
 
-static const ufield sampling_fields[] = {
+static const upstream_field sampling_fields[] = {
     {"diff_focus_q_weight", U_DOUBLE, false, NULL, NULL},
     {"diff_focus_pol_scale", U_DOUBLE, false, NULL, NULL},
     {"diff_focus_alpha", U_DOUBLE, false, NULL, NULL},
@@ -48,36 +48,38 @@ static const ufield sampling_fields[] = {
         NULL, 0, false, NULL, NULL                                                                 \
     }
 
-static const ufield fpp_fields[] = {
+static const upstream_field fpp_fields[] = {
     {"directory", U_STRING, false, NULL, NULL}, OUTPUT_FIELD, END_FIELD};
-static const ufield loader_fields[] = {{"threads", U_UINT, false, NULL, NULL},
-                                       {"frame_format", U_ENUM, false, frame_values, NULL},
-                                       OUTPUT_FIELD,
-                                       END_FIELD};
-static const ufield pool_fields[] = {{"chunk_pool_size", U_UINT, false, NULL, NULL},
-                                     {"source_ingestion_threads", U_UINT, false, NULL, NULL},
-                                     {"chunk_loading_threads", U_UINT, false, NULL, NULL},
-                                     {"hanse_sampling_threshold", U_UINT, false, NULL, NULL},
-                                     {"hanse_sampling_gamma", U_DOUBLE, false, NULL, NULL},
-                                     {"position_sampling", U_BLOCK, false, NULL, sampling_fields},
-                                     {"cachehit_output", U_BLOCK, false, NULL, queue_fields},
-                                     {"position_cache_size", U_UINT, false, NULL, NULL},
-                                     {"caching_threads", U_UINT, false, NULL, NULL},
-                                     OUTPUT_FIELD,
-                                     END_FIELD};
-static const ufield rescorer_fields[] = {{"threads", U_UINT, false, NULL, NULL},
-                                         {"syzygy_paths", U_STRING, false, NULL, NULL},
-                                         {"gaviota_paths", U_STRING, false, NULL, NULL},
-                                         {"dist_temp", U_DOUBLE, false, NULL, NULL},
-                                         {"dist_offset", U_DOUBLE, false, NULL, NULL},
-                                         {"dtz_boost", U_DOUBLE, false, NULL, NULL},
-                                         {"new_input_format", U_INT, false, NULL, NULL},
-                                         {"deblunder_threshold", U_DOUBLE, false, NULL, NULL},
-                                         {"deblunder_width", U_DOUBLE, false, NULL, NULL},
-                                         {"st_q_theta", U_DOUBLE, false, NULL, NULL},
-                                         OUTPUT_FIELD,
-                                         END_FIELD};
-static const ufield unpacker_fields[] = {
+static const upstream_field loader_fields[] = {{"threads", U_UINT, false, NULL, NULL},
+                                               {"frame_format", U_ENUM, false, frame_values, NULL},
+                                               OUTPUT_FIELD,
+                                               END_FIELD};
+static const upstream_field pool_fields[] = {
+    {"chunk_pool_size", U_UINT, false, NULL, NULL},
+    {"source_ingestion_threads", U_UINT, false, NULL, NULL},
+    {"chunk_loading_threads", U_UINT, false, NULL, NULL},
+    {"hanse_sampling_threshold", U_UINT, false, NULL, NULL},
+    {"hanse_sampling_gamma", U_DOUBLE, false, NULL, NULL},
+    {"position_sampling", U_BLOCK, false, NULL, sampling_fields},
+    {"cachehit_output", U_BLOCK, false, NULL, queue_fields},
+    {"position_cache_size", U_UINT, false, NULL, NULL},
+    {"caching_threads", U_UINT, false, NULL, NULL},
+    OUTPUT_FIELD,
+    END_FIELD};
+static const upstream_field rescorer_fields[] = {
+    {"threads", U_UINT, false, NULL, NULL},
+    {"syzygy_paths", U_STRING, false, NULL, NULL},
+    {"gaviota_paths", U_STRING, false, NULL, NULL},
+    {"dist_temp", U_DOUBLE, false, NULL, NULL},
+    {"dist_offset", U_DOUBLE, false, NULL, NULL},
+    {"dtz_boost", U_DOUBLE, false, NULL, NULL},
+    {"new_input_format", U_INT, false, NULL, NULL},
+    {"deblunder_threshold", U_DOUBLE, false, NULL, NULL},
+    {"deblunder_width", U_DOUBLE, false, NULL, NULL},
+    {"st_q_theta", U_DOUBLE, false, NULL, NULL},
+    OUTPUT_FIELD,
+    END_FIELD};
+static const upstream_field unpacker_fields[] = {
     {"threads", U_UINT, false, NULL, NULL},
     {"position_sampling_rate", U_DOUBLE, false, NULL, NULL},
     {"position_count", U_UINT, false, NULL, NULL},
@@ -86,20 +88,21 @@ static const ufield unpacker_fields[] = {
     {"position_sampling", U_BLOCK, false, NULL, sampling_fields},
     OUTPUT_FIELD,
     END_FIELD};
-static const ufield sampler_fields[] = {{"threads", U_UINT, false, NULL, NULL},
-                                        {"reservoir_size_per_thread", U_UINT, false, NULL, NULL},
-                                        OUTPUT_FIELD,
-                                        END_FIELD};
-static const ufield tensor_fields[] = {{"threads", U_UINT, false, NULL, NULL},
-                                       {"batch_size", U_UINT, false, NULL, NULL},
-                                       OUTPUT_FIELD,
-                                       END_FIELD};
-static const ufield splitter_fields[] = {
+static const upstream_field sampler_fields[] = {
+    {"threads", U_UINT, false, NULL, NULL},
+    {"reservoir_size_per_thread", U_UINT, false, NULL, NULL},
+    OUTPUT_FIELD,
+    END_FIELD};
+static const upstream_field tensor_fields[] = {{"threads", U_UINT, false, NULL, NULL},
+                                               {"batch_size", U_UINT, false, NULL, NULL},
+                                               OUTPUT_FIELD,
+                                               END_FIELD};
+static const upstream_field splitter_fields[] = {
     {"output", U_BLOCK, true, NULL, queue_fields}, {"weight", U_UINT, true, NULL, NULL}, END_FIELD};
-static const ufield output_only_fields[] = {OUTPUT_FIELD, END_FIELD};
+static const upstream_field output_only_fields[] = {OUTPUT_FIELD, END_FIELD};
 
-const ustage_type up_stage_types[] = {
-    {"file_path_provider", fpp_fields, "file_path_provider", up_map_fpp},
+const upstream_stage_type up_stage_types[] = {
+    {"file_path_provider", fpp_fields, "file_path_provider", up_map_provider},
     {"chunk_source_loader", loader_fields, "chunk_source_loader", up_map_loader},
     {"shuffling_chunk_pool", pool_fields, "shuffling_chunk_pool", up_map_pool},
     {"chunk_rescorer", rescorer_fields, NULL, up_map_rescorer},
@@ -202,7 +205,7 @@ static void format_double(double v, char *buf, size_t n)
 }
 
 /* A field's value as YAML text for lcmon: numbers cleaned up. */
-void up_value_yaml(const lc_tp_field *f, utype t, char *buf, size_t n)
+void up_value_yaml(const lc_textproto_field *f, upstream_type t, char *buf, size_t n)
 {
     unsigned long long u;
     long long i;
@@ -219,19 +222,20 @@ void up_value_yaml(const lc_tp_field *f, utype t, char *buf, size_t n)
 
 /* ---- pass 1: upstream's schema ---- */
 
-static const ufield *find_ufield(const ufield *table, const char *name)
+static const upstream_field *find_ufield(const upstream_field *table, const char *name)
 {
-    for (const ufield *u = table; u->name; u++)
+    for (const upstream_field *u = table; u->name; u++)
         if (!strcmp(u->name, name))
             return u;
     return NULL;
 }
 
-static void unknown_field(conv *c, const lc_tp_field *f, const char *where, const ufield *table)
+static void unknown_field(conversion *c, const lc_textproto_field *f, const char *where,
+                          const upstream_field *table)
 {
     const char *words[40];
     unsigned n = 0;
-    for (const ufield *u = table; u->name && n < 39; u++)
+    for (const upstream_field *u = table; u->name && n < 39; u++)
         words[n++] = u->name;
     words[n] = NULL;
     const char *near = lc_closest_word(f->name, words);
@@ -242,7 +246,8 @@ static void unknown_field(conv *c, const lc_tp_field *f, const char *where, cons
                 f->name, hint);
 }
 
-static void check_value(conv *c, const lc_tp_field *f, const ufield *u, const char *where)
+static void check_value(conversion *c, const lc_textproto_field *f, const upstream_field *u,
+                        const char *where)
 {
     unsigned long long uv;
     long long iv;
@@ -250,25 +255,25 @@ static void check_value(conv *c, const lc_tp_field *f, const ufield *u, const ch
     const char *want = NULL;
     switch (u->type) {
     case U_UINT:
-        if (f->kind != LC_TP_NUMBER || !up_parse_uint(f->value, &uv))
+        if (f->kind != LC_TEXTPROTO_NUMBER || !up_parse_uint(f->value, &uv))
             want = "a whole number, 0 or more";
         break;
     case U_INT:
-        if (f->kind != LC_TP_NUMBER || !parse_int(f->value, &iv))
+        if (f->kind != LC_TEXTPROTO_NUMBER || !parse_int(f->value, &iv))
             want = "a whole number";
         break;
     case U_DOUBLE:
-        if (f->kind != LC_TP_NUMBER || !parse_double(f->value, &dv))
+        if (f->kind != LC_TEXTPROTO_NUMBER || !parse_double(f->value, &dv))
             want = "a number";
         break;
     case U_STRING:
-        if (f->kind != LC_TP_STRING)
+        if (f->kind != LC_TEXTPROTO_STRING)
             want = "a string in double quotes";
         else if (!up_valid_utf8(f->value, f->value_len))
             want = "text in UTF-8";
         break;
     case U_ENUM:
-        if (f->kind != LC_TP_IDENT) {
+        if (f->kind != LC_TEXTPROTO_IDENT) {
             want = "one of its names";
         } else {
             bool ok = false;
@@ -279,7 +284,7 @@ static void check_value(conv *c, const lc_tp_field *f, const ufield *u, const ch
         }
         break;
     case U_BLOCK:
-        if (f->kind != LC_TP_BLOCK) {
+        if (f->kind != LC_TEXTPROTO_BLOCK) {
             want = "a block { ... }";
         } else {
             char sub[160];
@@ -298,19 +303,20 @@ static void check_value(conv *c, const lc_tp_field *f, const ufield *u, const ch
         if (o < sizeof enums)
             snprintf(enums + o, sizeof enums - o, ")");
     }
-    if (f->kind == LC_TP_BLOCK)
+    if (f->kind == LC_TEXTPROTO_BLOCK)
         up_error_at(c, f->value_line, f->value_col, "%s.%s: expects %s%s, found a block", where,
                     f->name, want, enums);
     else
         up_error_at(c, f->value_line, f->value_col, "%s.%s: expects %s%s, found %s '%.40s'", where,
-                    f->name, want, enums, lc_tp_kind_name(f->kind), f->value);
+                    f->name, want, enums, lc_textproto_kind_name(f->kind), f->value);
 }
 
-void up_check_fields(conv *c, const lc_tp_field *block, const ufield *table, const char *where)
+void up_check_fields(conversion *c, const lc_textproto_field *block, const upstream_field *table,
+                     const char *where)
 {
     for (unsigned i = 0; i < block->n_fields; i++) {
-        const lc_tp_field *f = &block->fields[i];
-        const ufield *u = find_ufield(table, f->name);
+        const lc_textproto_field *f = &block->fields[i];
+        const upstream_field *u = find_ufield(table, f->name);
         if (!u) {
             unknown_field(c, f, where, table);
             continue;
@@ -328,7 +334,7 @@ void up_check_fields(conv *c, const lc_tp_field *block, const ufield *table, con
     }
 }
 
-const lc_tp_field *up_get(const lc_tp_field *block, const char *name)
+const lc_textproto_field *up_get(const lc_textproto_field *block, const char *name)
 {
     if (!block)
         return NULL;

@@ -30,16 +30,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct csl_config {
+typedef struct loader_config {
     unsigned threads;
-} csl_config;
+} loader_config;
 
-static const lc_setting csl_settings[] = {
-    LC_SETTING_THREADS(csl_config, threads, "1", 256),
+static const lc_setting loader_settings[] = {
+    LC_SETTING_THREADS(loader_config, threads, "1", 256),
     {0},
 };
 
-typedef struct csl {
+typedef struct loader {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     uint64_t initial_done;                        /* initial files finished (under mu) */
@@ -51,23 +51,23 @@ typedef struct csl {
     atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
         n_truncated;
     atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
-} csl;
+} loader;
 
 /* What became of one path. */
-typedef enum { CSL_LOADED, CSL_SKIPPED, CSL_UNREADABLE } csl_outcome;
+typedef enum { FILE_LOADED, FILE_SKIPPED, FILE_UNREADABLE } file_outcome;
 
-static void initial_file_done(csl *c, csl_outcome outcome)
+static void initial_file_done(loader *ld, file_outcome outcome)
 {
-    lc_mutex_lock(&c->mu);
-    c->initial_done++;
-    if (outcome == CSL_LOADED)
-        c->initial_emitted++;
-    else if (outcome == CSL_SKIPPED)
-        c->initial_skipped++;
+    lc_mutex_lock(&ld->mu);
+    ld->initial_done++;
+    if (outcome == FILE_LOADED)
+        ld->initial_emitted++;
+    else if (outcome == FILE_SKIPPED)
+        ld->initial_skipped++;
     else
-        c->initial_unreadable++;
-    lc_cond_broadcast(&c->cond);
-    lc_mutex_unlock(&c->mu);
+        ld->initial_unreadable++;
+    lc_cond_broadcast(&ld->cond);
+    lc_mutex_unlock(&ld->mu);
 }
 
 /* Append ", N thing(s)" (or "N thing(s)" first) to buf when n > 0. */
@@ -82,14 +82,14 @@ static void append_count(char *buf, size_t size, size_t *len, size_t n, const ch
 }
 
 /* Count a tar's entries that are not chunks and say so in one line. */
-static void report_tar_entries(lc_stage *s, csl *c, const lc_chunk_source *src)
+static void report_tar_entries(lc_stage *s, loader *ld, const lc_chunk_source *src)
 {
     lc_tar_entry_counts e = lc_chunk_source_tar_entries(src);
-    atomic_fetch_add(&c->n_tar_dirs, e.directories);
-    atomic_fetch_add(&c->n_tar_pax, e.pax_headers);
-    atomic_fetch_add(&c->n_tar_long_names, e.long_names);
-    atomic_fetch_add(&c->n_tar_long_links, e.long_links);
-    atomic_fetch_add(&c->n_tar_other, e.other);
+    atomic_fetch_add(&ld->n_tar_dirs, e.directories);
+    atomic_fetch_add(&ld->n_tar_pax, e.pax_headers);
+    atomic_fetch_add(&ld->n_tar_long_names, e.long_names);
+    atomic_fetch_add(&ld->n_tar_long_links, e.long_links);
+    atomic_fetch_add(&ld->n_tar_other, e.other);
     if (!e.directories && !e.pax_headers && !e.long_names && !e.long_links && !e.other)
         return;
     char skipped[200];
@@ -112,19 +112,19 @@ static void report_tar_entries(lc_stage *s, csl *c, const lc_chunk_source *src)
 
 /* The first skipped files of a run are named in the log; after these, the
  * metrics name the newest. */
-#define CSL_NAMED_SKIPS 10
+#define NAMED_SKIPS 10
 
 /* A file that is not a .gz or a .tar: counted, remembered, named. */
-static void skip_file(lc_stage *s, csl *c, const char *path)
+static void skip_file(lc_stage *s, loader *ld, const char *path)
 {
-    atomic_fetch_add(&c->n_skipped, 1);
-    lc_mutex_lock(&c->mu);
-    snprintf(c->last_skipped, sizeof c->last_skipped, "%s", lc_basename(path));
-    uint64_t named = c->named_skips++;
-    lc_mutex_unlock(&c->mu);
-    if (named < CSL_NAMED_SKIPS)
+    atomic_fetch_add(&ld->n_skipped, 1);
+    lc_mutex_lock(&ld->mu);
+    snprintf(ld->last_skipped, sizeof ld->last_skipped, "%s", lc_basename(path));
+    uint64_t named = ld->named_skips++;
+    lc_mutex_unlock(&ld->mu);
+    if (named < NAMED_SKIPS)
         LC_INFO("%s: skipped %s: not a .gz or .tar file", s->name, path);
-    else if (named == CSL_NAMED_SKIPS)
+    else if (named == NAMED_SKIPS)
         LC_INFO("%s: skipped %s: not a .gz or .tar file (further skipped files are counted, "
                 "not named: the stage's last_skipped metric shows the newest)",
                 s->name, path);
@@ -133,7 +133,7 @@ static void skip_file(lc_stage *s, csl *c, const char *path)
 }
 
 /* Open one path into *out (one reference; NULL unless loaded). */
-static csl_outcome open_source(lc_stage *s, csl *c, const char *path, lc_chunk_source **out)
+static file_outcome open_source(lc_stage *s, loader *ld, const char *path, lc_chunk_source **out)
 {
     lc_chunk_source *src = NULL;
     lc_error err;
@@ -141,44 +141,44 @@ static csl_outcome open_source(lc_stage *s, csl *c, const char *path, lc_chunk_s
     *out = NULL;
     int rc = lc_chunk_source_open(path, &src, &err);
     if (rc == -ENOTSUP) {
-        skip_file(s, c, path);
-        return CSL_SKIPPED;
+        skip_file(s, ld, path);
+        return FILE_SKIPPED;
     }
     if (rc != 0) {
-        atomic_fetch_add(&c->n_unreadable, 1);
+        atomic_fetch_add(&ld->n_unreadable, 1);
         LC_WARN("%s: cannot load %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
-        return CSL_UNREADABLE;
+        return FILE_UNREADABLE;
     }
     if (lc_chunk_source_count(src) == 0) { /* nothing to train on: say so */
-        atomic_fetch_add(&c->n_empty, 1);
+        atomic_fetch_add(&ld->n_empty, 1);
         LC_WARN("%s: %s holds no game chunks (%s); skipped", s->name, path,
                 lc_chunk_source_kind(src) == LC_SOURCE_TAR ? "an archive without .gz members"
                                                            : "empty");
         lc_chunk_source_unref(src);
-        return CSL_UNREADABLE;
+        return FILE_UNREADABLE;
     }
-    atomic_fetch_add(&c->n_sources, 1);
-    atomic_fetch_add(&c->n_chunks, lc_chunk_source_count(src));
+    atomic_fetch_add(&ld->n_sources, 1);
+    atomic_fetch_add(&ld->n_chunks, lc_chunk_source_count(src));
     if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
-        atomic_fetch_add(&c->n_tars, 1);
-    atomic_fetch_add(&c->n_non_gzip, lc_chunk_source_non_gzip(src));
+        atomic_fetch_add(&ld->n_tars, 1);
+    atomic_fetch_add(&ld->n_non_gzip, lc_chunk_source_non_gzip(src));
     if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
-        report_tar_entries(s, c, src);
+        report_tar_entries(s, ld, src);
     if (lc_chunk_source_truncated(src))
-        atomic_fetch_add(&c->n_truncated, 1);
+        atomic_fetch_add(&ld->n_truncated, 1);
     *out = src;
-    return CSL_LOADED;
+    return FILE_LOADED;
 }
 
 /* The initial scan loaded nothing: say why, once, so that a folder of files
  * lcmon cannot read is not mistaken for a slow start. */
-static void warn_nothing_loaded(lc_stage *s, csl *c, uint64_t files)
+static void warn_nothing_loaded(lc_stage *s, loader *ld, uint64_t files)
 {
-    lc_mutex_lock(&c->mu);
-    uint64_t skipped = c->initial_skipped, unreadable = c->initial_unreadable;
+    lc_mutex_lock(&ld->mu);
+    uint64_t skipped = ld->initial_skipped, unreadable = ld->initial_unreadable;
     char example[LC_METRIC_TEXT_MAX];
-    snprintf(example, sizeof example, "%s", c->last_skipped);
-    lc_mutex_unlock(&c->mu);
+    snprintf(example, sizeof example, "%s", ld->last_skipped);
+    lc_mutex_unlock(&ld->mu);
     if (files == 0) {
         LC_WARN("%s: the initial scan loaded no sources: the folder holds no files yet; waiting "
                 "for .gz or .tar files to arrive",
@@ -199,21 +199,21 @@ static void warn_nothing_loaded(lc_stage *s, csl *c, uint64_t files)
             s->name, (unsigned long long)files, why);
 }
 
-static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
-    csl *c = s->priv;
+    loader *ld = s->priv;
     lc_path_item in;
     while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
         if (in.flags & LC_ITEM_SCAN_DONE) {
             lc_load_idle(meter);
-            lc_mutex_lock(&c->mu);
-            while (c->initial_done < in.seq && !lc_run_state_stopping(&s->run))
-                lc_cond_wait(&c->cond, &c->mu);
-            uint64_t emitted = c->initial_emitted;
-            lc_mutex_unlock(&c->mu);
+            lc_mutex_lock(&ld->mu);
+            while (ld->initial_done < in.seq && !lc_run_state_stopping(&s->run))
+                lc_cond_wait(&ld->cond, &ld->mu);
+            uint64_t emitted = ld->initial_emitted;
+            lc_mutex_unlock(&ld->mu);
             if (emitted == 0)
-                warn_nothing_loaded(s, c, in.seq);
+                warn_nothing_loaded(s, ld, in.seq);
             lc_load_busy(meter);
             lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
             if (lc_stage_emit_marker(s, &marker, meter) != 0)
@@ -222,7 +222,7 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             continue;
         }
         lc_chunk_source *src;
-        csl_outcome outcome = open_source(s, c, in.path, &src);
+        file_outcome outcome = open_source(s, ld, in.path, &src);
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
         if (src) {
@@ -231,66 +231,66 @@ static void csl_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             if (lc_stage_emit(s, &out, meter) != 0) {
                 lc_chunk_source_unref(src);
                 if (initial)
-                    initial_file_done(c, CSL_UNREADABLE);
+                    initial_file_done(ld, FILE_UNREADABLE);
                 return;
             }
         }
         if (initial)
-            initial_file_done(c, outcome);
+            initial_file_done(ld, outcome);
     }
 }
 
-static int csl_init(lc_stage *s, lc_error *err)
+static int loader_init(lc_stage *s, lc_error *err)
 {
     (void)err;
-    csl *c = s->priv;
-    lc_mutex_init(&c->mu);
-    lc_cond_init(&c->cond);
+    loader *ld = s->priv;
+    lc_mutex_init(&ld->mu);
+    lc_cond_init(&ld->cond);
     return 0;
 }
 
-static void csl_stop(lc_stage *s)
+static void loader_stop(lc_stage *s)
 {
-    csl *c = s->priv;
-    lc_mutex_lock(&c->mu);
-    lc_cond_broadcast(&c->cond);
-    lc_mutex_unlock(&c->mu);
+    loader *ld = s->priv;
+    lc_mutex_lock(&ld->mu);
+    lc_cond_broadcast(&ld->cond);
+    lc_mutex_unlock(&ld->mu);
 }
 
-static void csl_fini(lc_stage *s)
+static void loader_fini(lc_stage *s)
 {
-    csl *c = s->priv;
-    lc_cond_destroy(&c->cond);
-    lc_mutex_destroy(&c->mu);
+    loader *ld = s->priv;
+    lc_cond_destroy(&ld->cond);
+    lc_mutex_destroy(&ld->mu);
 }
 
-static void csl_flush(lc_stage *s, lc_stage_metrics *m)
+static void loader_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    csl *c = s->priv;
-    lc_metrics_add_count(m, "sources", atomic_exchange(&c->n_sources, 0));
-    lc_metrics_add_count(m, "tar_sources", atomic_exchange(&c->n_tars, 0));
-    lc_metrics_add_count(m, "chunks", atomic_exchange(&c->n_chunks, 0));
-    uint64_t skipped = atomic_exchange(&c->n_skipped, 0);
+    loader *ld = s->priv;
+    lc_metrics_add_count(m, "sources", atomic_exchange(&ld->n_sources, 0));
+    lc_metrics_add_count(m, "tar_sources", atomic_exchange(&ld->n_tars, 0));
+    lc_metrics_add_count(m, "chunks", atomic_exchange(&ld->n_chunks, 0));
+    uint64_t skipped = atomic_exchange(&ld->n_skipped, 0);
     lc_metrics_add_count(m, "skipped_files", skipped);
     char last[LC_METRIC_TEXT_MAX];
-    lc_mutex_lock(&c->mu);
-    snprintf(last, sizeof last, "%s", c->last_skipped);
-    lc_mutex_unlock(&c->mu);
+    lc_mutex_lock(&ld->mu);
+    snprintf(last, sizeof last, "%s", ld->last_skipped);
+    lc_mutex_unlock(&ld->mu);
     if (last[0])
         lc_metrics_set_text(m, "last_skipped", last);
-    lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&c->n_unreadable, 0));
-    lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&c->n_non_gzip, 0));
-    lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&c->n_empty, 0));
-    lc_metrics_add_bad(m, "truncated_archives", atomic_exchange(&c->n_truncated, 0));
+    lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&ld->n_unreadable, 0));
+    lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&ld->n_non_gzip, 0));
+    lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&ld->n_empty, 0));
+    lc_metrics_add_bad(m, "truncated_archives", atomic_exchange(&ld->n_truncated, 0));
     /* Benign tar entries: work, not bad input. */
-    lc_metrics_add_count(m, "tar_directories", atomic_exchange(&c->n_tar_dirs, 0));
-    lc_metrics_add_count(m, "tar_pax_headers", atomic_exchange(&c->n_tar_pax, 0));
-    lc_metrics_add_count(m, "tar_long_names", atomic_exchange(&c->n_tar_long_names, 0));
-    lc_metrics_add_count(m, "tar_long_links", atomic_exchange(&c->n_tar_long_links, 0));
-    lc_metrics_add_count(m, "tar_other_entries", atomic_exchange(&c->n_tar_other, 0));
+    lc_metrics_add_count(m, "tar_directories", atomic_exchange(&ld->n_tar_dirs, 0));
+    lc_metrics_add_count(m, "tar_pax_headers", atomic_exchange(&ld->n_tar_pax, 0));
+    lc_metrics_add_count(m, "tar_long_names", atomic_exchange(&ld->n_tar_long_names, 0));
+    lc_metrics_add_count(m, "tar_long_links", atomic_exchange(&ld->n_tar_long_links, 0));
+    lc_metrics_add_count(m, "tar_other_entries", atomic_exchange(&ld->n_tar_other, 0));
 }
 
-static const lc_metric_info csl_metrics[] = {
+static const lc_metric_info loader_metrics[] = {
     {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
     {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
     {"skipped_files", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "files skipped",
@@ -309,9 +309,9 @@ static const lc_metric_info csl_metrics[] = {
     {0},
 };
 
-static unsigned csl_threads(const void *config)
+static unsigned loader_threads(const void *config)
 {
-    return ((const csl_config *)config)->threads;
+    return ((const loader_config *)config)->threads;
 }
 
 const lc_stage_class lc_chunk_source_loader_class = {
@@ -319,15 +319,15 @@ const lc_stage_class lc_chunk_source_loader_class = {
     .summary = "opens .gz and .tar files as chunk sources (tar archives are indexed)",
     .input = &lc_item_path,
     .output = &lc_item_source,
-    .priv_size = sizeof(csl),
-    .worker = csl_worker,
-    .threads = csl_threads,
+    .priv_size = sizeof(loader),
+    .worker = loader_worker,
+    .threads = loader_threads,
     .workers = "loaders",
-    .settings = {csl_settings, sizeof(csl_config)},
+    .settings = {loader_settings, sizeof(loader_config)},
     .config_check = NULL,
-    .init = csl_init,
-    .fini = csl_fini,
-    .stop = csl_stop,
-    .flush_metrics = csl_flush,
-    .metrics = csl_metrics,
+    .init = loader_init,
+    .fini = loader_fini,
+    .stop = loader_stop,
+    .flush_metrics = loader_flush,
+    .metrics = loader_metrics,
 };

@@ -65,7 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { MODE_DECODER = 0, MODE_ENCODER = 1 } tok_mode;
+typedef enum { MODE_DECODER = 0, MODE_ENCODER = 1 } tokenizer_mode;
 
 static const lc_setting_value mode_values[] = {
     {"decoder", MODE_DECODER},
@@ -73,9 +73,9 @@ static const lc_setting_value mode_values[] = {
     {0},
 };
 
-typedef struct tok_config {
+typedef struct tokenizer_config {
     uint64_t batch_size;
-    tok_mode mode;
+    tokenizer_mode mode;
     uint64_t max_seq_len;
     double skip_board_prob;
     unsigned threads;
@@ -83,61 +83,61 @@ typedef struct tok_config {
     bool uci_spellings;      /* map a7a8n and e1g1 to the vocabulary's spellings */
     bool packed;
     bool max_seq_len_given, skip_board_prob_given, shuffle_buffer_given;
-} tok_config;
+} tokenizer_config;
 
 #define DEFAULT_SHUFFLE_BUFFER 65536
 #define MAX_SHUFFLE_BUFFER 100000000
 
-static const lc_setting tok_settings[] = {
+static const lc_setting tokenizer_settings[] = {
     {.key = "batch_size",
      .type = LC_SETTING_WHOLE,
-     LC_SETTING_AT(tok_config, batch_size),
+     LC_SETTING_AT(tokenizer_config, batch_size),
      .required = true,
      LC_SETTING_RANGE(1, 65536),
      .meaning = "samples a batch",
      .example = "256"},
     {.key = "mode",
      .type = LC_SETTING_ENUM,
-     LC_SETTING_AT(tok_config, mode),
+     LC_SETTING_AT(tokenizer_config, mode),
      .def = "decoder",
      .values = mode_values,
      .meaning = "decoder: a game's tokens as one sequence; encoder: one position a sample",
      .example = "encoder"},
     {.key = "max_seq_len",
      .type = LC_SETTING_WHOLE,
-     LC_SETTING_AT(tok_config, max_seq_len),
-     LC_SETTING_GIVEN(tok_config, max_seq_len_given),
+     LC_SETTING_AT(tokenizer_config, max_seq_len),
+     LC_SETTING_GIVEN(tokenizer_config, max_seq_len_given),
      .def = LC_SETTING_STR(LC_CHESS_DEFAULT_MAX_SEQ_LEN),
      LC_SETTING_RANGE(1, 65536),
      .meaning = "tokens a sequence (decoder)",
      .example = "512"},
     {.key = "skip_board_prob",
      .type = LC_SETTING_REAL,
-     LC_SETTING_AT(tok_config, skip_board_prob),
-     LC_SETTING_GIVEN(tok_config, skip_board_prob_given),
+     LC_SETTING_AT(tokenizer_config, skip_board_prob),
+     LC_SETTING_GIVEN(tokenizer_config, skip_board_prob_given),
      .def = "0",
      LC_SETTING_RANGE(0, 1),
      .meaning = "the chance a board's tokens are left out (decoder)",
      .example = "0.1"},
     {.key = "shuffle_buffer",
      .type = LC_SETTING_WHOLE,
-     LC_SETTING_AT(tok_config, shuffle_buffer),
-     LC_SETTING_GIVEN(tok_config, shuffle_buffer_given),
+     LC_SETTING_AT(tokenizer_config, shuffle_buffer),
+     LC_SETTING_GIVEN(tokenizer_config, shuffle_buffer_given),
      .def = LC_SETTING_STR(DEFAULT_SHUFFLE_BUFFER),
      LC_SETTING_RANGE(0, MAX_SHUFFLE_BUFFER),
      .meaning = "samples shuffled before batching, 0 for none (encoder)",
      .example = "100000"},
-    LC_SETTING_ROW(tok_config, uci_spellings, "uci_spellings", LC_SETTING_BOOL, "true",
+    LC_SETTING_ROW(tokenizer_config, uci_spellings, "uci_spellings", LC_SETTING_BOOL, "true",
                    "read a7a8n and castling e1g1 as the vocabulary's a7a8 and e1h1", "false"),
-    LC_SETTING_ROW(tok_config, packed, "packed", LC_SETTING_BOOL, "false",
+    LC_SETTING_ROW(tokenizer_config, packed, "packed", LC_SETTING_BOOL, "false",
                    "ids as uint16, widened by the reader (false: int64)", "true"),
-    LC_SETTING_THREADS(tok_config, threads, "1", 64),
+    LC_SETTING_THREADS(tokenizer_config, threads, "1", 64),
     {0},
 };
 
-static int tok_config_check(void *p, lc_error *err)
+static int tokenizer_config_check(void *p, lc_error *err)
 {
-    tok_config *c = p;
+    tokenizer_config *c = p;
     int rc = 0;
     if (c->mode == MODE_ENCODER && c->max_seq_len_given)
         rc = lc_error_add(err, LC_ECONFIG,
@@ -158,10 +158,10 @@ static int tok_config_check(void *p, lc_error *err)
 
 /* An encoder sample as the shuffle buffer holds it: every id of the
  * vocabulary fits in 16 bits; the attention mask is all ones and not kept. */
-typedef struct tok_sample {
+typedef struct encoder_sample {
     uint16_t input_ids[LC_CHESS_POS_TOKENS];
     uint16_t target;
-} tok_sample;
+} encoder_sample;
 _Static_assert(LC_CHESS_VOCAB_SIZE <= UINT16_MAX + 1, "token ids fit in uint16_t");
 
 /* How many skipped samples of one kind are logged, before only counting. */
@@ -193,8 +193,8 @@ static void skipped(lc_stage *s, tokenizer *t, const lc_game_item *game, int rc,
     uint64_t k = atomic_fetch_add(&t->n_logged, 1);
     if (k < LOG_FIRST)
         LC_WARN("%s: skipping %s %s of %s: %s%s", s->name,
-                ((const tok_config *)s->config)->mode == MODE_DECODER ? "game"
-                                                                      : "a position of game",
+                ((const tokenizer_config *)s->config)->mode == MODE_DECODER ? "game"
+                                                                            : "a position of game",
                 game->id, game->file, err->msg,
                 k + 1 == LOG_FIRST ? " (further ones are only counted)" : "");
 }
@@ -216,7 +216,7 @@ static int check_present(const lc_chess_row *r, uint32_t i, bool need_played, lc
 static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rng,
                            lc_load_meter *meter)
 {
-    const tok_config *c = s->config;
+    const tokenizer_config *c = s->config;
     lc_error err;
     lc_error_clear(&err);
     lc_chess_decoder *d = lc_chess_decoder_new(c->max_seq_len, c->skip_board_prob, &err);
@@ -266,7 +266,7 @@ static void decoder_worker(lc_stage *s, tokenizer *t, lc_batcher *bt, lc_rng *rn
 
 /* Write one sample into the next row of the batch and commit it; false
  * when the output closed. */
-static bool put_sample(lc_batcher *bt, const tok_sample *smp, lc_load_meter *meter)
+static bool put_sample(lc_batcher *bt, const encoder_sample *smp, lc_load_meter *meter)
 {
     uint64_t row;
     lc_batch *b = lc_batcher_row(bt, &row);
@@ -296,12 +296,12 @@ typedef struct shuffle_buffer {
 } shuffle_buffer;
 
 /* Pass a new sample through the buffer. False when the output closed. */
-static bool buffer_push(shuffle_buffer *sb, const tok_sample *smp, lc_rng *rng, lc_batcher *bt,
+static bool buffer_push(shuffle_buffer *sb, const encoder_sample *smp, lc_rng *rng, lc_batcher *bt,
                         lc_load_meter *meter)
 {
     if (!sb->res)
         return put_sample(bt, smp, meter);
-    tok_sample out;
+    encoder_sample out;
     if (!lc_reservoir_put(sb->res, smp, &out, rng)) {
         atomic_store_explicit(sb->gauge, sb->res->fill, memory_order_relaxed);
         return true;
@@ -313,7 +313,7 @@ static bool buffer_push(shuffle_buffer *sb, const tok_sample *smp, lc_rng *rng, 
 static void buffer_drain(lc_stage *s, shuffle_buffer *sb, lc_rng *rng, lc_batcher *bt,
                          lc_load_meter *meter)
 {
-    tok_sample out;
+    encoder_sample out;
     while (sb->res && lc_run_state_check(&s->run, meter) && lc_reservoir_take(sb->res, &out, rng)) {
         atomic_store_explicit(sb->gauge, sb->res->fill, memory_order_relaxed);
         if (!put_sample(bt, &out, meter))
@@ -323,7 +323,8 @@ static void buffer_drain(lc_stage *s, shuffle_buffer *sb, lc_rng *rng, lc_batche
 
 /* The compact sample of row i, or a nonzero code (err filled) when the row
  * is to be skipped. */
-static int encode_row(const lc_chess_row *r, uint32_t i, bool uci, tok_sample *smp, lc_error *err)
+static int encode_row(const lc_chess_row *r, uint32_t i, bool uci, encoder_sample *smp,
+                      lc_error *err)
 {
     int64_t ids[LC_CHESS_POS_TOKENS], mask[LC_CHESS_POS_TOKENS], target;
     lc_error_clear(err);
@@ -352,9 +353,9 @@ static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher
     while (open && lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &g, meter) == 0) {
         atomic_fetch_add(&t->n_games, 1);
         for (uint32_t i = 0; i < g.n_rows; i++) {
-            tok_sample smp;
-            int rc = encode_row(&g.rows[i], i, ((const tok_config *)s->config)->uci_spellings, &smp,
-                                &err);
+            encoder_sample smp;
+            int rc = encode_row(&g.rows[i], i, ((const tokenizer_config *)s->config)->uci_spellings,
+                                &smp, &err);
             if (rc != 0) {
                 skipped(s, t, &g, rc, &err);
                 continue;
@@ -375,10 +376,10 @@ static void encoder_worker(lc_stage *s, tokenizer *t, unsigned index, lc_batcher
         atomic_store_explicit(sb.gauge, 0, memory_order_relaxed);
 }
 
-static void tok_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void tokenizer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     tokenizer *t = s->priv;
-    const tok_config *c = s->config;
+    const tokenizer_config *c = s->config;
     lc_batcher bt;
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
     lc_rng rng;
@@ -401,22 +402,22 @@ static void free_buffers(tokenizer *t, unsigned threads)
     t->fill = NULL;
 }
 
-static int tok_init(lc_stage *s, lc_error *err)
+static int tokenizer_init(lc_stage *s, lc_error *err)
 {
     tokenizer *t = s->priv;
-    const tok_config *c = s->config;
+    const tokenizer_config *c = s->config;
     if (c->shuffle_buffer > 0) {
         /* The pages of a buffer are only touched as it fills. */
         t->share = c->shuffle_buffer / c->threads ? c->shuffle_buffer / c->threads : 1;
         t->res = lc_xcalloc(c->threads, sizeof *t->res);
         t->fill = lc_xcalloc(c->threads, sizeof *t->fill);
         for (unsigned i = 0; i < c->threads; i++)
-            if (lc_reservoir_init(&t->res[i], sizeof(tok_sample), t->share) != 0) {
+            if (lc_reservoir_init(&t->res[i], sizeof(encoder_sample), t->share) != 0) {
                 free_buffers(t, c->threads);
                 return lc_error_set(err, -ENOMEM,
                                     "shuffle_buffer: cannot reserve %zu MB for %llu positions "
                                     "(lower it)",
-                                    (size_t)(t->share * c->threads * sizeof(tok_sample)) >> 20,
+                                    (size_t)(t->share * c->threads * sizeof(encoder_sample)) >> 20,
                                     (unsigned long long)(t->share * c->threads));
             }
     }
@@ -444,17 +445,17 @@ static int tok_init(lc_stage *s, lc_error *err)
     return 0;
 }
 
-static void tok_fini(lc_stage *s)
+static void tokenizer_fini(lc_stage *s)
 {
     tokenizer *t = s->priv;
     lc_batch_sink_fini(&t->sink);
-    free_buffers(t, ((const tok_config *)s->config)->threads);
+    free_buffers(t, ((const tokenizer_config *)s->config)->threads);
 }
 
-static void tok_flush(lc_stage *s, lc_stage_metrics *m)
+static void tokenizer_flush(lc_stage *s, lc_stage_metrics *m)
 {
     tokenizer *t = s->priv;
-    const tok_config *c = s->config;
+    const tokenizer_config *c = s->config;
     lc_batch_sink_flush(&t->sink, m, "samples");
     lc_metrics_add_count(m, "games", atomic_exchange(&t->n_games, 0));
     lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_positions, 0));
@@ -475,7 +476,7 @@ static void tok_flush(lc_stage *s, lc_stage_metrics *m)
     snprintf(m->detail, sizeof m->detail, "%s", dec ? "decoder" : "encoder");
 }
 
-static const lc_metric_info tok_metrics[] = {
+static const lc_metric_info tokenizer_metrics[] = {
     {"games", "games", LC_SHOW_RATE, 0, "games/s"},
     {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS},
     {"shuffle_buffer", "samples", LC_SHOW_FILL, 0, "in shuffle buffer"},
@@ -490,9 +491,9 @@ static const lc_metric_info tok_metrics[] = {
     {0},
 };
 
-static unsigned tok_threads(const void *config)
+static unsigned tokenizer_threads(const void *config)
 {
-    return ((const tok_config *)config)->threads;
+    return ((const tokenizer_config *)config)->threads;
 }
 
 const lc_stage_class lc_game_tokenizer_class = {
@@ -501,13 +502,13 @@ const lc_stage_class lc_game_tokenizer_class = {
     .input = &lc_item_game,
     .output = &lc_item_batch,
     .priv_size = sizeof(tokenizer),
-    .worker = tok_worker,
-    .threads = tok_threads,
+    .worker = tokenizer_worker,
+    .threads = tokenizer_threads,
     .workers = "workers",
-    .settings = {tok_settings, sizeof(tok_config)},
-    .config_check = tok_config_check,
-    .init = tok_init,
-    .fini = tok_fini,
-    .flush_metrics = tok_flush,
-    .metrics = tok_metrics,
+    .settings = {tokenizer_settings, sizeof(tokenizer_config)},
+    .config_check = tokenizer_config_check,
+    .init = tokenizer_init,
+    .fini = tokenizer_fini,
+    .flush_metrics = tokenizer_flush,
+    .metrics = tokenizer_metrics,
 };

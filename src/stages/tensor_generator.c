@@ -53,48 +53,48 @@ static const lc_setting_value layout_values[] = {
 _Static_assert((1u << (WIDE_MIN_SHIFT + WIDE_LAYOUTS - 1)) >= LC_POLICY_SIZE,
                "the widest layout holds every policy entry");
 
-typedef struct tensor_config {
+typedef struct generator_config {
     uint64_t batch_size;
     layout_kind layout;
     unsigned threads;
     bool packed;
     unsigned policy_slots;
     bool policy_slots_given;
-} tensor_config;
+} generator_config;
 
-static const lc_setting tensor_settings[] = {
+static const lc_setting generator_settings[] = {
     {.key = "batch_size",
      .type = LC_SETTING_WHOLE,
-     LC_SETTING_AT(tensor_config, batch_size),
+     LC_SETTING_AT(generator_config, batch_size),
      .required = true,
      LC_SETTING_RANGE(1, 65536),
      .meaning = "positions a batch",
      .example = "1024"},
     {.key = "layout",
      .type = LC_SETTING_ENUM,
-     LC_SETTING_AT(tensor_config, layout),
+     LC_SETTING_AT(generator_config, layout),
      .def = "current",
      .values = layout_values,
      .meaning = "the tensors' names and shapes: current (inputs, policy, values) or legacy",
      .example = "legacy"},
-    LC_SETTING_ROW(tensor_config, packed, "packed", LC_SETTING_BOOL, "false",
+    LC_SETTING_ROW(generator_config, packed, "packed", LC_SETTING_BOOL, "false",
                    "planes as bits and the policy as its legal moves, expanded by the reader",
                    "true"),
     {.key = "policy_slots",
      .type = LC_SETTING_WHOLE,
-     LC_SETTING_AT(tensor_config, policy_slots),
-     LC_SETTING_GIVEN(tensor_config, policy_slots_given),
+     LC_SETTING_AT(generator_config, policy_slots),
+     LC_SETTING_GIVEN(generator_config, policy_slots_given),
      .def = LC_SETTING_STR(DEFAULT_POLICY_SLOTS),
      LC_SETTING_RANGE(1, LC_POLICY_SIZE),
      .meaning = "policy entries a position of a packed batch (longer ones are widened)",
      .example = "96"},
-    LC_SETTING_THREADS(tensor_config, threads, "1", 64),
+    LC_SETTING_THREADS(generator_config, threads, "1", 64),
     {0},
 };
 
-static int tensor_config_check(void *p, lc_error *err)
+static int generator_config_check(void *p, lc_error *err)
 {
-    tensor_config *c = p;
+    generator_config *c = p;
     if (c->policy_slots_given && !c->packed)
         return lc_error_add(err, LC_ECONFIG,
                             "policy_slots: only packed batches have policy slots (add packed: "
@@ -102,7 +102,7 @@ static int tensor_config_check(void *p, lc_error *err)
     return 0;
 }
 
-typedef struct tensor_gen {
+typedef struct generator {
     lc_batch_layout layout;
     lc_batch_sink sink;
     /* packed: the widened layouts, made when first needed */
@@ -110,10 +110,10 @@ typedef struct tensor_gen {
     lc_batch_layout wide_layout[WIDE_LAYOUTS];
     lc_batch_pool *wide_pool[WIDE_LAYOUTS];
     atomic_uint_fast64_t n_widened;
-} tensor_gen;
+} generator;
 
 /* The tensors after the planes and policy: the targets. */
-static void fill_targets(const tensor_config *c, lc_batch *b, unsigned first, uint64_t row,
+static void fill_targets(const generator_config *c, lc_batch *b, unsigned first, uint64_t row,
                          const lc_frame *f)
 {
     if (c->layout == LAYOUT_CURRENT) {
@@ -126,7 +126,7 @@ static void fill_targets(const tensor_config *c, lc_batch *b, unsigned first, ui
     }
 }
 
-static void fill_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
+static void fill_row(const generator_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
 {
     float *planes = (float *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 64;
     float *policy = (float *)lc_batch_tensor(b, 1) + row * LC_POLICY_SIZE;
@@ -141,7 +141,7 @@ static unsigned slots_of(const lc_batch *b)
     return (unsigned)b->layout->tensors[2].shape[1];
 }
 
-static void fill_packed_row(const tensor_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
+static void fill_packed_row(const generator_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
 {
     unsigned k = slots_of(b);
     lc_frame_packed_planes(f, (uint8_t *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 8,
@@ -152,7 +152,7 @@ static void fill_packed_row(const tensor_config *c, lc_batch *b, uint64_t row, c
 }
 
 /* Lay out the tensors of a batch of policy_slots k; packed or dense. */
-static void make_layout(const tensor_config *c, unsigned k, lc_batch_layout *l)
+static void make_layout(const generator_config *c, unsigned k, lc_batch_layout *l)
 {
     static const char *const names[2][2] = {{"inputs", "policy"}, {"planes", "probs"}};
     const char *planes_name = names[c->layout][0], *policy_name = names[c->layout][1];
@@ -195,7 +195,7 @@ static void make_layout(const tensor_config *c, unsigned k, lc_batch_layout *l)
  * batcher's batch and return it. Rare: a position with more legal moves
  * than policy_slots.
  */
-static lc_batch *widen(tensor_gen *t, lc_batcher *bt, lc_batch *b, uint64_t row, unsigned n)
+static lc_batch *widen(generator *t, lc_batcher *bt, lc_batch *b, uint64_t row, unsigned n)
 {
     unsigned w = 0;
     while ((1u << (WIDE_MIN_SHIFT + w)) < n || (1u << (WIDE_MIN_SHIFT + w)) <= slots_of(b))
@@ -223,17 +223,17 @@ static lc_batch *widen(tensor_gen *t, lc_batcher *bt, lc_batch *b, uint64_t row,
             memcpy(dst, src, from->tensors[i].nbytes / from->batch_size * row);
         }
     }
-    if (k_from == ((const tensor_config *)bt->stage->config)->policy_slots)
+    if (k_from == ((const generator_config *)bt->stage->config)->policy_slots)
         atomic_fetch_add(&t->n_widened, 1); /* batches, not widenings */
     lc_batch_free(b);
     return lc_batcher_replace(bt, wide);
 }
 
-static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
+static void generator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
-    tensor_gen *t = s->priv;
-    const tensor_config *c = s->config;
+    generator *t = s->priv;
+    const generator_config *c = s->config;
     lc_batcher bt;
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
     lc_stage_inbox ib;
@@ -257,11 +257,11 @@ static void tensor_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_batcher_finish(&bt, meter);
 }
 
-static int tensor_init(lc_stage *s, lc_error *err)
+static int generator_init(lc_stage *s, lc_error *err)
 {
     (void)err;
-    tensor_gen *t = s->priv;
-    const tensor_config *c = s->config;
+    generator *t = s->priv;
+    const generator_config *c = s->config;
     make_layout(c, c->policy_slots, &t->layout);
     lc_batch_sink_init(&t->sink, &t->layout, c->threads);
     lc_mutex_init(&t->wide_mu);
@@ -269,33 +269,33 @@ static int tensor_init(lc_stage *s, lc_error *err)
     return 0;
 }
 
-static void tensor_fini(lc_stage *s)
+static void generator_fini(lc_stage *s)
 {
-    tensor_gen *t = s->priv;
+    generator *t = s->priv;
     lc_batch_sink_fini(&t->sink);
     for (unsigned w = 0; w < WIDE_LAYOUTS; w++)
         lc_batch_pool_unref(t->wide_pool[w]); /* batches still out keep theirs */
     lc_mutex_destroy(&t->wide_mu);
 }
 
-static void tensor_flush(lc_stage *s, lc_stage_metrics *m)
+static void generator_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    tensor_gen *t = s->priv;
+    generator *t = s->priv;
     lc_batch_sink_flush(&t->sink, m, "positions");
-    if (((const tensor_config *)s->config)->packed)
+    if (((const generator_config *)s->config)->packed)
         lc_metrics_add_count(m, "widened_batches", atomic_exchange(&t->n_widened, 0));
 }
 
-static const lc_metric_info tensor_metrics[] = {
+static const lc_metric_info generator_metrics[] = {
     {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS},
     {"batches", "batches"},
     {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened", "wide"},
     {0},
 };
 
-static unsigned tensor_threads(const void *config)
+static unsigned generator_threads(const void *config)
 {
-    return ((const tensor_config *)config)->threads;
+    return ((const generator_config *)config)->threads;
 }
 
 const lc_stage_class lc_tensor_generator_class = {
@@ -303,14 +303,14 @@ const lc_stage_class lc_tensor_generator_class = {
     .summary = "packs positions into tensor batches (current or legacy layout, dense or packed)",
     .input = &lc_item_frame,
     .output = &lc_item_batch,
-    .priv_size = sizeof(tensor_gen),
-    .worker = tensor_worker,
-    .threads = tensor_threads,
+    .priv_size = sizeof(generator),
+    .worker = generator_worker,
+    .threads = generator_threads,
     .workers = "workers",
-    .settings = {tensor_settings, sizeof(tensor_config)},
-    .config_check = tensor_config_check,
-    .init = tensor_init,
-    .fini = tensor_fini,
-    .flush_metrics = tensor_flush,
-    .metrics = tensor_metrics,
+    .settings = {generator_settings, sizeof(generator_config)},
+    .config_check = generator_config_check,
+    .init = generator_init,
+    .fini = generator_fini,
+    .flush_metrics = generator_flush,
+    .metrics = generator_metrics,
 };

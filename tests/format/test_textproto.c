@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse(const char *text, lc_tp_field *root, lc_error *err)
+static int parse(const char *text, lc_textproto_field *root, lc_error *err)
 {
     lc_error_clear(err);
     return lc_textproto_parse(text, strlen(text), root, err);
@@ -17,7 +17,7 @@ static int parse(const char *text, lc_tp_field *root, lc_error *err)
 
 static void test_shapes(void)
 {
-    lc_tp_field root;
+    lc_textproto_field root;
     lc_error err;
     const char *text = "# a comment\n"
                        "a: 1 b: \"x\" 'y'\n"
@@ -29,24 +29,24 @@ static void test_shapes(void)
                        "empty: []\n"
                        "neg: - inf\n";
     CHECK_EQ_INT(parse(text, &root, &err), 0);
-    CHECK_EQ_INT(root.kind, LC_TP_BLOCK);
+    CHECK_EQ_INT(root.kind, LC_TEXTPROTO_BLOCK);
     /* a, b, blk, colon, angle, list x3, blocks x2, neg: empty lists add nothing. */
     CHECK_EQ_INT(root.n_fields, 11);
     if (root.n_fields == 11) {
-        lc_tp_field *f = root.fields;
+        lc_textproto_field *f = root.fields;
         CHECK_EQ_STR(f[0].name, "a");
-        CHECK_EQ_INT(f[0].kind, LC_TP_NUMBER);
+        CHECK_EQ_INT(f[0].kind, LC_TEXTPROTO_NUMBER);
         CHECK_EQ_STR(f[0].value, "1");
         CHECK_EQ_INT(f[0].line, 2);
         CHECK_EQ_INT(f[0].col, 1);
         CHECK_EQ_INT(f[0].value_col, 4);
-        CHECK_EQ_INT(f[1].kind, LC_TP_STRING);
+        CHECK_EQ_INT(f[1].kind, LC_TEXTPROTO_STRING);
         CHECK_EQ_STR(f[1].value, "xy"); /* adjacent strings join */
         CHECK_EQ_INT(f[1].value_len, 2);
-        CHECK_EQ_INT(f[2].kind, LC_TP_BLOCK);
+        CHECK_EQ_INT(f[2].kind, LC_TEXTPROTO_BLOCK);
         CHECK_EQ_INT(f[2].n_fields, 3);
         CHECK_EQ_STR(f[2].fields[0].value, "-2.5e3");
-        CHECK_EQ_INT(f[2].fields[1].kind, LC_TP_IDENT);
+        CHECK_EQ_INT(f[2].fields[1].kind, LC_TEXTPROTO_IDENT);
         CHECK_EQ_STR(f[2].fields[1].value, "V6");
         CHECK_EQ_INT(f[2].fields[2].line, 3);
         CHECK_EQ_INT(f[2].fields[2].col, 24);
@@ -57,9 +57,9 @@ static void test_shapes(void)
             CHECK_EQ_STR(f[5 + k].name, "list");
             CHECK_EQ_INT(atoi(f[5 + k].value), k + 1);
         }
-        CHECK_EQ_INT(f[8].kind, LC_TP_BLOCK);
+        CHECK_EQ_INT(f[8].kind, LC_TEXTPROTO_BLOCK);
         CHECK_EQ_STR(f[9].fields[0].value, "2");
-        CHECK_EQ_INT(f[10].kind, LC_TP_NUMBER);
+        CHECK_EQ_INT(f[10].kind, LC_TEXTPROTO_NUMBER);
         CHECK_EQ_STR(f[10].value, "-inf");
     }
     lc_textproto_free(&root);
@@ -67,7 +67,7 @@ static void test_shapes(void)
 
 static void test_escapes(void)
 {
-    lc_tp_field root;
+    lc_textproto_field root;
     lc_error err;
     CHECK_EQ_INT(parse("s: \"a\\n\\t\\\\\\\"\\'\\101\\x42\\?\"", &root, &err), 0);
     if (root.n_fields == 1)
@@ -83,7 +83,7 @@ static void test_escapes(void)
 /* A syntax error: its place and a phrase of its message. */
 static void expect_error(const char *text, const char *place, const char *phrase)
 {
-    lc_tp_field root;
+    lc_textproto_field root;
     lc_error err;
     CHECK_EQ_INT(parse(text, &root, &err), LC_EFORMAT);
     CHECK(strncmp(err.msg, place, strlen(place)) == 0);
@@ -114,7 +114,7 @@ static void test_errors(void)
     expect_error("a: 1 }", "1:6:", "expected a field name");
     expect_error("a: \x01", "1:4:", "'\\x01'");
     /* Nesting beyond the bound is refused, not a deep recursion. */
-    size_t depth = LC_TP_MAX_DEPTH + 5;
+    size_t depth = LC_TEXTPROTO_MAX_DEPTH + 5;
     char *deep = malloc(depth * 4 + 1);
     size_t o = 0;
     for (size_t i = 0; i < depth; i++) {
@@ -122,7 +122,7 @@ static void test_errors(void)
         o += 3;
     }
     deep[o] = '\0';
-    lc_tp_field root;
+    lc_textproto_field root;
     lc_error err;
     CHECK_EQ_INT(parse(deep, &root, &err), LC_EFORMAT);
     CHECK(strstr(err.msg, "nested more than") != NULL);

@@ -79,6 +79,9 @@ void lc_frame_copy(lc_frame *dst, const lc_frame *src);
  * version field says f->version. Unused bytes are zero. For tests. */
 void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec);
 
+/* The tensors: the planes, the values and the legacy targets are made in
+ * frame_tensors.c, the policy in frame.c (from the sparse policy it keeps). */
+
 /* The 112 x 8 x 8 input planes as floats, per input_format (see the doc). */
 void lc_frame_input_planes(const lc_frame *f, float *out /* 112*64 */);
 /* Planes 104..111 as words (lc0's bit convention) and values: plane 104 + i

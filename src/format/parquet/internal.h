@@ -26,7 +26,7 @@ typedef struct pq_leaf {
     bool flat;   /* a direct child of the root, not repeated */
 } pq_leaf;
 
-typedef struct pq_chunk {
+typedef struct pq_column_chunk {
     bool has_meta; /* ColumnMetaData present */
     bool external; /* file_path set: the chunk lives in another file */
     int type;      /* physical type the chunk claims */
@@ -35,12 +35,12 @@ typedef struct pq_chunk {
     int64_t total_compressed;
     int64_t data_off;
     int64_t dict_off; /* 0 when unset */
-} pq_chunk;
+} pq_column_chunk;
 
 typedef struct pq_row_group {
     int64_t rows;
     size_t n_chunks;
-    pq_chunk *chunks;
+    pq_column_chunk *chunks;
 } pq_row_group;
 
 struct lc_parquet_file {
@@ -99,7 +99,7 @@ typedef struct pq_read {
     const lc_parquet_file *f;
     size_t rg, col;
     const pq_leaf *leaf;
-    const pq_chunk *chunk;
+    const pq_column_chunk *chunk;
     lc_parquet_column *out;
     lc_error *err;
     uint64_t page_off; /* file offset of the page being read; 0 before the first */

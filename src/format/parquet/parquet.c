@@ -98,34 +98,34 @@ int pq_pread_full(int fd, void *buf, size_t n, uint64_t off)
 
 /* ---- footer metadata ---------------------------------------------------- */
 
-typedef struct pq_selem {
+typedef struct pq_schema_element {
     const uint8_t *name;
     size_t name_len;
     int type; /* -1 unset */
     int repetition;
     int32_t num_children; /* -1 unset */
-} pq_selem;
+} pq_schema_element;
 
 /* Per column chunk, what open checks against the schema then forgets. */
-typedef struct pq_chunk_path {
+typedef struct pq_column_chunk_path {
     const uint8_t *first; /* first element of path_in_schema */
     size_t first_len;
     size_t depth;
-} pq_chunk_path;
+} pq_column_chunk_path;
 
 typedef struct pq_meta {
-    pq_selem *schema;
+    pq_schema_element *schema;
     size_t n_schema, cap_schema;
     pq_row_group *rgs;
     size_t n_rgs, cap_rgs;
-    pq_chunk_path **paths; /* per row group */
+    pq_column_chunk_path **paths; /* per row group */
     int64_t num_rows;
     bool have_schema, have_rgs, have_rows;
 } pq_meta;
 
-static bool parse_schema_element(lc_thrift *t, pq_selem *e)
+static bool parse_schema_element(lc_thrift *t, pq_schema_element *e)
 {
-    *e = (pq_selem){.type = -1, .repetition = -1, .num_children = -1};
+    *e = (pq_schema_element){.type = -1, .repetition = -1, .num_children = -1};
     if (!lc_thrift_begin(t))
         return false;
     int16_t last = 0, id;
@@ -155,7 +155,7 @@ static bool parse_schema_element(lc_thrift *t, pq_selem *e)
     return lc_thrift_ok(t);
 }
 
-static void parse_column_meta(lc_thrift *t, pq_chunk *c, pq_chunk_path *path)
+static void parse_column_meta(lc_thrift *t, pq_column_chunk *c, pq_column_chunk_path *path)
 {
     if (!lc_thrift_begin(t))
         return;
@@ -212,10 +212,10 @@ static void parse_column_meta(lc_thrift *t, pq_chunk *c, pq_chunk_path *path)
     c->has_meta = true;
 }
 
-static void parse_column_chunk(lc_thrift *t, pq_chunk *c, pq_chunk_path *path)
+static void parse_column_chunk(lc_thrift *t, pq_column_chunk *c, pq_column_chunk_path *path)
 {
-    *c = (pq_chunk){.type = -1, .codec = -1};
-    *path = (pq_chunk_path){0};
+    *c = (pq_column_chunk){.type = -1, .codec = -1};
+    *path = (pq_column_chunk_path){0};
     if (!lc_thrift_begin(t))
         return;
     int16_t last = 0, id;
@@ -261,7 +261,7 @@ static bool struct_list_once(lc_thrift *t, int ty, bool *seen, const char *twice
 }
 
 /* max_chunks: the number of schema elements when already known, else -1. */
-static void parse_row_group(lc_thrift *t, pq_row_group *rg, pq_chunk_path **paths,
+static void parse_row_group(lc_thrift *t, pq_row_group *rg, pq_column_chunk_path **paths,
                             int64_t max_chunks)
 {
     *rg = (pq_row_group){.rows = -1};
@@ -370,20 +370,20 @@ static void meta_fini(pq_meta *m)
 enum { REP_REQUIRED = 0, REP_OPTIONAL = 1, REP_REPEATED = 2 };
 
 typedef struct pq_schema_walk {
-    const pq_selem *el;
+    const pq_schema_element *el;
     size_t n, next;
     pq_leaf *leaves;
     size_t n_leaves, cap_leaves;
     const char *error;
 } pq_schema_walk;
 
-static bool is_group(const pq_selem *e)
+static bool is_group(const pq_schema_element *e)
 {
     return e->num_children > 0 || (e->num_children == 0 && e->type < 0);
 }
 
-static void add_leaf(pq_schema_walk *w, const pq_selem *e, const char *path, const char *top,
-                     int depth, int def, bool repeated)
+static void add_leaf(pq_schema_walk *w, const pq_schema_element *e, const char *path,
+                     const char *top, int depth, int def, bool repeated)
 {
     w->leaves = pq_grow(w->leaves, &w->cap_leaves, w->n_leaves + 1, sizeof *w->leaves);
     pq_leaf *l = &w->leaves[w->n_leaves++];
@@ -428,7 +428,7 @@ static void walk_group(pq_schema_walk *w, int32_t children, const char *prefix, 
             w->error = "schema has fewer elements than its groups claim";
             return;
         }
-        const pq_selem *e = &w->el[w->next++];
+        const pq_schema_element *e = &w->el[w->next++];
         int rep = e->repetition < 0 ? REP_REQUIRED : e->repetition;
         if (rep > REP_REPEATED) {
             w->error = "schema element with an unknown repetition";
@@ -476,9 +476,9 @@ static int adopt_row_groups(lc_parquet_file *f, pq_meta *m, lc_error *err)
                              "row group %zu has %zu column chunks but the schema %zu columns", r,
                              rg->n_chunks, f->n_leaves);
         for (size_t c = 0; c < rg->n_chunks; c++) {
-            const pq_chunk *ch = &rg->chunks[c];
+            const pq_column_chunk *ch = &rg->chunks[c];
             const pq_leaf *l = &f->leaves[c];
-            const pq_chunk_path *p = &m->paths[r][c];
+            const pq_column_chunk_path *p = &m->paths[r][c];
             if (!ch->has_meta)
                 continue; /* refused when read, so the other columns stay usable */
             if (ch->type != (int)l->info.type)

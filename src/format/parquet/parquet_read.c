@@ -419,7 +419,7 @@ static int read_pages(pq_read *r, const uint8_t *buf, size_t len, uint64_t file_
 
 static int check_chunk(pq_read *r, uint64_t *start, uint64_t *len)
 {
-    const pq_chunk *c = r->chunk;
+    const pq_column_chunk *c = r->chunk;
     const lc_parquet_file *f = r->f;
     int64_t rows = f->rgs[r->rg].rows;
     if (c->external)

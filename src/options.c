@@ -1,0 +1,333 @@
+/*
+ * options: see options.h. The usage text (--help), the version (--version),
+ * getopt's table of the options and the checks of their values and of the
+ * mode they apply to.
+ */
+#include "options.h"
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/log.h"
+#include "format/gzip.h"
+#include "format/parquet/parquet.h"
+#include "lc_config.h"
+#include "stages/registry.h"
+#include "tui/tui.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: lcmon [options]\n"
+            "       lcmon attach SOCKET [screen options]\n"
+            "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl help)\n"
+            "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
+            "\n"
+            "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
+            "default when no --config is given) and shows it on a live screen.\n"
+            "\n"
+            "  --no-ui                 run headless, printing a status line every second\n"
+            "  --theme NAME            (screen) %s\n"
+            "  --no-color              (screen) no colours; also when NO_COLOR is set\n"
+            "  --ascii                 (screen) ASCII bars instead of Unicode block glyphs\n"
+            "  --refresh HZ            (screen) redraws per second, %g to %g (default %g)\n"
+            "  --socket PATH           (headless) serve metrics and control on a Unix socket\n"
+            "  --metrics-log FILE      (headless) append one JSON line of metrics per second\n"
+            "  --config FILE           the pipeline to run\n"
+            "  --check-config FILE     validate FILE, explain every error, and exit\n"
+            "  --print-default-config  print the embedded default pipeline and exit\n"
+            "  --print-schema[=F]      print every key a configuration may hold and exit\n"
+            "                          (F: text, markdown or man)\n"
+            "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
+            "  --seed N                the run's seed, over the config's (default: a new one\n"
+            "                          at every start, logged)\n"
+            "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
+            "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+            "  --log-file FILE         also append log lines to FILE\n"
+            "  --quiet                 (headless) warnings and errors only, no status lines\n"
+            "  -v, --verbose           (headless) long status lines: every queue and gauge\n"
+            "  -V, --version           print the version and exit\n"
+            "  -h, --help              this text\n"
+            "\n"
+            "Environment:\n"
+            "  LCMON_DATA              the default pipeline's data directory (else tests/data,\n"
+            "                          else the sample data installed with lcmon)\n"
+            "  LCMON_PIPE              the default pipeline's named pipe (lcmon.pipe)\n"
+            "  LCMON_PARQUET           the Parquet tables of config/decoder.yaml and encoder.yaml\n"
+            "  RANK or LOCAL_RANK, WORLD_SIZE\n"
+            "                          this process's share of the data, when the config\n"
+            "                          does not set rank and world_size (torchrun sets them)\n"
+            "  LOCAL_WORLD_SIZE        ranks on this machine: they share the chunk store's\n"
+            "                          default budget\n"
+            "  NO_COLOR                (screen) no colours when set and not empty\n"
+            "  Configs may use ${VAR} and ${VAR:-default} anywhere.\n"
+            "\n"
+            "Exit status: 0 stopped cleanly (SIGINT, SIGTERM, q) or every stage ran out of\n"
+            "input; 1 a configuration or start-up error, or the pipeline failed; 2 a usage\n"
+            "error. lcmon ctl: 3 when it cannot reach the loader.\n"
+            "\n"
+            "Stage types:\n",
+            tui_theme_names(), TUI_REFRESH_MIN, TUI_REFRESH_MAX, TUI_REFRESH_DEFAULT);
+    for (size_t i = 0; lc_stage_registry[i]; i++)
+        fprintf(f, "  %-24s %s\n", lc_stage_registry[i]->type_name, lc_stage_registry[i]->summary);
+}
+
+/* The long options without a one-letter form. */
+enum {
+    OPT_NO_UI = 256,
+    OPT_CONFIG,
+    OPT_CHECK,
+    OPT_PRINT_DEFAULT,
+    OPT_PRINT_SCHEMA,
+    OPT_MAX_SECONDS,
+    OPT_SEED,
+    OPT_STATUS_INTERVAL,
+    OPT_LOG_LEVEL,
+    OPT_LOG_FILE,
+    OPT_QUIET,
+    OPT_SOCKET,
+    OPT_METRICS_LOG,
+    OPT_THEME,
+    OPT_NO_COLOR,
+    OPT_ASCII,
+    OPT_REFRESH,
+    OPT_VERSION,
+    OPT_HELP,
+};
+
+/* The version, then what this build reads with (optional libraries are
+ * found at build time). */
+static void print_version(void)
+{
+    printf("lcmon %s\n", LC_VERSION);
+    static const int codecs[] = {LC_PARQUET_CODEC_SNAPPY,  LC_PARQUET_CODEC_GZIP,
+                                 LC_PARQUET_CODEC_ZSTD,    LC_PARQUET_CODEC_LZ4,
+                                 LC_PARQUET_CODEC_LZ4_RAW, LC_PARQUET_CODEC_BROTLI,
+                                 LC_PARQUET_CODEC_LZO};
+    char read[128] = "", not_read[128] = "";
+    for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++) {
+        char *list = lc_parquet_codec_supported(codecs[i]) ? read : not_read;
+        size_t len = strlen(list);
+        snprintf(list + len, 128 - len, "%s%s", len ? ", " : "", lc_parquet_codec_name(codecs[i]));
+    }
+    /* A file in a codec not read says which Debian package brings it. */
+    printf("inflate: %s; Parquet codecs: %s (not read: %s)\n",
+           lc_inflate_backend_available(LC_INFLATE_LIBDEFLATE) ? "libdeflate, zlib" : "zlib", read,
+           not_read);
+}
+
+/* An option with a number: 0, or 2 after saying what is wrong. */
+static int parse_number_option(int c, const char *arg, options *o)
+{
+    char *end;
+    switch (c) {
+    case OPT_MAX_SECONDS:
+        o->max_seconds = strtod(arg, &end);
+        if (*end || o->max_seconds < 0) {
+            fprintf(stderr, "lcmon: --max-seconds: '%s' is not a number of seconds\n", arg);
+            return 2;
+        }
+        return 0;
+    case OPT_SEED:
+        errno = 0;
+        o->seed = strtoull(arg, &end, 0);
+        if (*end || !arg[0] || arg[0] == '-' || errno) {
+            fprintf(stderr, "lcmon: --seed: '%s' is not a whole number (0 or more)\n", arg);
+            return 2;
+        }
+        o->seed_given = true;
+        return 0;
+    case OPT_STATUS_INTERVAL:
+        o->status_interval_given = true;
+        o->status_interval = strtod(arg, &end);
+        if (*end || o->status_interval < 0) {
+            fprintf(stderr, "lcmon: --status-interval: '%s' is not a number of seconds\n", arg);
+            return 2;
+        }
+        return 0;
+    default: /* OPT_REFRESH */
+        o->refresh_hz = strtod(arg, &end);
+        if (*end || !(o->refresh_hz >= TUI_REFRESH_MIN && o->refresh_hz <= TUI_REFRESH_MAX)) {
+            fprintf(stderr, "lcmon: --refresh: '%s' is not a rate from %g to %g per second\n", arg,
+                    TUI_REFRESH_MIN, TUI_REFRESH_MAX);
+            return 2;
+        }
+        return 0;
+    }
+}
+
+/* --log-level, --log-file and --theme: 0, or 2 after saying what is wrong. */
+static int parse_named_option(int c, const char *arg, options *o)
+{
+    if (c == OPT_LOG_LEVEL) {
+        lc_log_level level;
+        if (!lc_log_level_parse(arg, &level)) {
+            fprintf(stderr, "lcmon: --log-level: '%s' is not debug, info, warn or error\n", arg);
+            return 2;
+        }
+        lc_log_set_level(level);
+        o->log_level_given = true;
+    } else if (c == OPT_LOG_FILE) {
+        lc_error err;
+        lc_error_clear(&err);
+        FILE *f = lc_open_append(arg, &err);
+        if (!f) {
+            fprintf(stderr, "lcmon: --log-file: cannot open %s\n", err.msg);
+            return 2;
+        }
+        lc_log_set_file(f);
+    } else { /* OPT_THEME */
+        if (!tui_theme_known(arg)) {
+            fprintf(stderr, "lcmon: --theme: '%s' is not one of %s\n", arg, tui_theme_names());
+            return 2;
+        }
+        o->theme = arg;
+    }
+    return 0;
+}
+
+int options_parse(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        {"no-ui", no_argument, NULL, OPT_NO_UI},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"check-config", required_argument, NULL, OPT_CHECK},
+        {"print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT},
+        {"print-schema", optional_argument, NULL, OPT_PRINT_SCHEMA},
+        {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"log-file", required_argument, NULL, OPT_LOG_FILE},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"metrics-log", required_argument, NULL, OPT_METRICS_LOG},
+        {"theme", required_argument, NULL, OPT_THEME},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"ascii", no_argument, NULL, OPT_ASCII},
+        {"refresh", required_argument, NULL, OPT_REFRESH},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"verbose", no_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
+    };
+    o->status_interval = 1.0;
+    opterr = 0; /* our own message: getopt's would name argv[0], a socket under attach */
+    int c;
+    while ((c = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_NO_UI:
+            o->no_ui = true;
+            break;
+        case OPT_CONFIG:
+            o->config_path = optarg;
+            break;
+        case OPT_CHECK:
+            o->check_path = optarg;
+            break;
+        case OPT_PRINT_DEFAULT:
+            o->print_default = true;
+            break;
+        case OPT_PRINT_SCHEMA:
+            o->print_schema = optarg ? optarg : "text";
+            break;
+        case OPT_MAX_SECONDS:
+        case OPT_SEED:
+        case OPT_STATUS_INTERVAL:
+        case OPT_REFRESH:
+            if (parse_number_option(c, optarg, o))
+                return 2;
+            break;
+        case OPT_LOG_LEVEL:
+        case OPT_LOG_FILE:
+        case OPT_THEME:
+            if (parse_named_option(c, optarg, o))
+                return 2;
+            break;
+        case OPT_QUIET:
+            o->quiet = true;
+            break;
+        case OPT_SOCKET:
+            o->socket_path = optarg;
+            break;
+        case OPT_METRICS_LOG:
+            o->metrics_log = optarg;
+            break;
+        case OPT_NO_COLOR:
+            o->no_color = true;
+            break;
+        case OPT_ASCII:
+            o->ascii = true;
+            break;
+        case 'v':
+            o->verbose = true;
+            break;
+        case 'V':
+        case OPT_VERSION:
+            print_version();
+            exit(0);
+        case 'h':
+        case OPT_HELP:
+            usage(stdout);
+            exit(0);
+        default:
+            fprintf(stderr,
+                    "lcmon: %s: unknown option, or its value is missing. Try 'lcmon --help'.\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "lcmon: unexpected argument '%s'. Try 'lcmon --help'.\n", argv[optind]);
+        return 2;
+    }
+    /* --quiet: warnings and errors only, unless --log-level says otherwise. */
+    if (o->quiet && !o->log_level_given)
+        lc_log_set_level(LC_LOG_WARN);
+    return 0;
+}
+
+int options_check_mode(const options *o, bool attach)
+{
+    if (o->check_path || o->print_default || o->print_schema)
+        return 0;
+    const char *screen = o->theme            ? "--theme"
+                         : o->no_color       ? "--no-color"
+                         : o->ascii          ? "--ascii"
+                         : o->refresh_hz > 0 ? "--refresh"
+                                             : NULL;
+    const char *headless = o->socket_path             ? "--socket"
+                           : o->metrics_log           ? "--metrics-log"
+                           : o->status_interval_given ? "--status-interval"
+                           : o->quiet                 ? "--quiet"
+                           : o->verbose               ? "-v"
+                                                      : NULL;
+    if (attach) {
+        const char *bad = o->no_ui         ? "--no-ui"
+                          : o->config_path ? "--config"
+                          : o->seed_given  ? "--seed"
+                                           : headless;
+        if (bad) {
+            fprintf(stderr,
+                    "lcmon: attach: %s does not apply (attach takes --theme, --no-color, "
+                    "--ascii, --refresh and --max-seconds)\n",
+                    bad);
+            return 2;
+        }
+        return 0;
+    }
+    if (o->no_ui && screen) {
+        fprintf(stderr, "lcmon: %s is for the screen; it does not apply with --no-ui\n", screen);
+        return 2;
+    }
+    if (!o->no_ui && headless) {
+        fprintf(stderr, "lcmon: %s is for headless runs; add --no-ui\n", headless);
+        return 2;
+    }
+    return 0;
+}
