@@ -255,12 +255,27 @@ def check_layout(test, pane, text):
 
 class ScreenCase(unittest.TestCase):
     def select(self, pane, name):
-        for _ in range(len(STAGES) + 1):
-            text = pane.capture()
-            if row(text, name).startswith("▶"):
-                return
-            pane.send("j" if STAGES.index(name) > self.selected_index(text) else "k")
-            time.sleep(0.15)
+        """Move the selection to stage `name`, a key at a time, each time
+        waiting for the screen to show the move before the next key (a
+        fixed pause overshoots on a loaded machine)."""
+        deadline = time.monotonic() + 20 * SLOW
+        while time.monotonic() < deadline:
+            try:
+                text = pane.capture()
+                if row(text, name).startswith("▶"):
+                    return
+                at = self.selected_index(text)
+            except AssertionError:  # caught between two rows of a redraw
+                time.sleep(0.05)
+                continue
+            pane.send("j" if STAGES.index(name) > at else "k")
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                try:
+                    if self.selected_index(pane.capture()) != at:
+                        break
+                except (AssertionError, StopIteration, ValueError, IndexError):
+                    pass  # caught between two rows of a redraw
         self.fail("cannot select %s" % name)
 
     def selected_index(self, text):
