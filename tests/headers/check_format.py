@@ -1,6 +1,6 @@
 """Every C source and header of the repository is formatted as .clang-format
-says (clang-format --dry-run --Werror). On a failure it names the files and
-the command that formats them.
+says (clang-format --dry-run --Werror). On a failure it names the files, the
+command that shows how each differs, and the command that formats them.
 
 Usage: check_format.py SOURCE_ROOT
 """
@@ -28,6 +28,8 @@ def main():
         print("%d of %d files are not formatted as .clang-format says:" % (len(bad), len(files)))
         for f in bad:
             print("  " + f)
+        print("see the difference: for f in %s; do clang-format \"$f\" | diff -u \"$f\" -; done"
+              % " ".join(bad))
         print("format them with: git ls-files '*.c' '*.h' | xargs clang-format -i")
         return 1
     print("%d files formatted as .clang-format says" % len(files))
