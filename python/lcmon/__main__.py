@@ -147,7 +147,7 @@ def main(argv=None) -> int:
         skipped = "; timing began at %.3f (Unix time)" % began
     progress = getattr(reader, "progress", None)
     if progress is not None and progress != type(progress)():
-        ended += "; %s" % progress
+        ended += "; %s" % (progress,)  # a tuple: formatted whole, not spread
     print(
         "%d batches, %d rows, %.1f MB; after %s: %.3f s, "
         "%.1f batches/s, %.0f rows/s, %.1f MB/s; %s%s"

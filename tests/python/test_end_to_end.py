@@ -640,6 +640,24 @@ class Sequential(LcmonCase):
         self.assertEqual(frames[-1][1], n_rows - batch_size * (n_batches - 1))
         self.assertTrue(frames[-1][2], "the last batch carries no last-batch flag")
 
+    def test_reader_cli_on_a_finite_run(self):
+        """python -m lcmon reading a finite run's stream ends its summary
+        with how far the run got (the progress each batch carries), and
+        exits 0: it once failed formatting that progress."""
+        data = self.copy_data(["lc0-v0.31.2-fmt1"], False)
+        stream = self.path("stream.bin")
+        self.start(self.write_config(sequential_yaml(data, stream, "batch_size: 64", "",
+                                                     ", regular_file: true")))
+        self.wait_exit()
+        env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE_ROOT, "python"))
+        out = subprocess.run([sys.executable, "-m", "lcmon", stream, "--batches", "0"], env=env,
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertNotIn("Traceback", out.stderr)
+        files = len([p for p in sources_in_order(data) if p.endswith(".gz")])
+        self.assertRegex(out.stdout, r"end of stream \(DONE\); epoch 1 of 1, %d of %d files, "
+                         r"\d+ of \d+ records, 100.0%%" % (files, files))
+
     def test_current_layout_every_record_in_order(self):
         bs = 128
         recs, got, frames = self.run_sequential(
