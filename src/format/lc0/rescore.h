@@ -1,0 +1,66 @@
+/*
+ * rescore: what the chunk_rescorer stage does to one game (chunk) of lc0
+ * records, in place, before it is unpacked:
+ *
+ *   1. tablebase results: the first position of the game that the
+ *      tablebases answer (few enough pieces, no castling rights, and the
+ *      fifty-move counter at 0) gives its exact result to itself and to
+ *      every position before it, the sign alternating with the side to
+ *      move (result_q, result_d, and the int8 result of pre-V6 records);
+ *   2. policy sharpening: in every position the tablebases answer, moves
+ *      that do worse than the best tablebase outcome get 0, the others
+ *      max(0, p + dist_offset (+ dtz_boost for the moves that are best by
+ *      distance)) ^ (1 / dist_temp), renormalised; illegal moves stay -1;
+ *   3. deblunder: walking back from the end, a position whose played move
+ *      lost more than deblunder_threshold of q against the best move
+ *      (best_q - played_q) is a blunder; from it backwards the positions
+ *      learn the best line's value instead of the game's result (blended by
+ *      deblunder_width, see docs/pipelines.md "chunk_rescorer").
+ *
+ * docs/pipelines.md gives the exact rules with a worked example. The
+ * tablebases (format/lc0/tablebase.h) are opened once per process; every
+ * function here is pure given them and may be called from any thread.
+ */
+#ifndef LC_FORMAT_RESCORE_H
+#define LC_FORMAT_RESCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lc_tablebases;
+
+typedef struct lc_rescore_config {
+    const struct lc_tablebases *tb; /* NULL: no tablebase rescoring or sharpening */
+    double dist_temp;               /* > 0; 1 leaves the shares as they are */
+    double dist_offset;             /* added to every kept share before the temperature */
+    double dtz_boost;               /* added to the shares of the moves best by distance */
+    double deblunder_threshold;     /* NaN: no deblunder */
+    double deblunder_width;         /* >= 0; 0: a sharp threshold */
+} lc_rescore_config;
+
+/* Every decision, counted (added to, never reset, by lc_rescore_game). */
+typedef struct lc_rescore_counts {
+    uint64_t games;              /* games looked at */
+    uint64_t positions;          /* positions in them */
+    uint64_t probed;             /* positions asked of a tablebase */
+    uint64_t hits;               /* of those, answered */
+    uint64_t games_rescored;     /* games whose result a tablebase changed */
+    uint64_t results_changed;    /* positions whose result_q/result_d a tablebase changed */
+    uint64_t policies_sharpened; /* positions whose policy was rewritten */
+    uint64_t blunders;           /* blunders found */
+    uint64_t deblundered;        /* positions whose result the deblunder changed */
+} lc_rescore_counts;
+
+/* The defaults: no tablebases, dist_temp 1, offsets 0, no deblunder. */
+void lc_rescore_config_init(lc_rescore_config *cfg);
+
+/*
+ * Rescore the n records (record_size apart, version 3..7) of one game, in
+ * ply order, in place. Records that cannot be read as a position (a board
+ * the planes do not describe) are left as they are and end the tablebase
+ * part for that game; nothing here fails.
+ */
+void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size,
+                     uint32_t n, uint32_t version, lc_rescore_counts *counts);
+
+#endif
