@@ -7,7 +7,7 @@
  *   2. map (upstream_map.c): each stage block to an lcmon stage (its settings written as
  *      YAML lines, fields without an equivalent as comments); inputs and
  *      outputs resolved by name, readers of a stage lcmon has no type for
- *      (the rescorer) given that stage's input instead;
+ *      given that stage's input instead;
  *   3. print (this file, with the reading and wiring): in an order where every input comes first
  * (upstream allows any order; lcmon wants inputs earlier), a fifo_writer per output.
  */
@@ -449,18 +449,13 @@ static void resolve_inputs(conversion *c)
 }
 
 /* Stages lcmon has no type for are left out: their readers read their
- * input; a rescorer's st_q_theta goes to the unpackers reading it. */
+ * input. */
 static int leave_out(conversion *c)
 {
     for (unsigned i = 0; i < c->n_st; i++) {
         lcmon_stage *s = &c->st[i];
         for (unsigned k = 0; k < s->n_inputs; k++) {
             lcmon_stage *up = &c->st[s->in_stage[k]];
-            if (up->st_theta && s->type && !strcmp(s->type->name, "chunk_unpacker")) {
-                char v[64];
-                up_value_yaml(up->st_theta, U_DOUBLE, v, sizeof v);
-                up_set(s, "st_theta", "%s  # chunk_rescorer '%s''s st_q_theta", v, up->name);
-            }
             for (unsigned hops = 0; up->type && !up->type->lcmon; hops++) {
                 if (!up->n_inputs || hops > c->n_st) {
                     up_error_at(

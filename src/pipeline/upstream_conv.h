@@ -83,8 +83,7 @@ typedef struct lcmon_stage {
     char *body; /* settings and comments, each line indented by 6 */
     size_t body_len;
     FILE *bf;
-    char output[96];                    /* the output queue's flow mapping, "" for none */
-    const lc_textproto_field *st_theta; /* a rescorer's st_q_theta */
+    char output[96]; /* the output queue's flow mapping, "" for none */
     bool placed;
 } lcmon_stage;
 

@@ -180,18 +180,40 @@ void up_map_pool(conversion *c, lcmon_stage *s)
 
 void up_map_rescorer(conversion *c, lcmon_stage *s)
 {
-    c->n_dropped++;
-    for (unsigned i = 0; i < s->block->n_fields; i++) {
-        const lc_textproto_field *f = &s->block->fields[i];
-        if (!strcmp(f->name, "st_q_theta")) {
-            s->st_theta = f;
-            note(c, s, f,
-                 "given as st_theta to the chunk_unpacker reading this stage (lcmon's "
-                 "unpacker computes the V6 short-term targets)");
-        } else {
-            note(c, s, f, "no equivalent yet: lcmon has no chunk_rescorer");
+    const lc_textproto_field *f;
+    if ((f = up_get(s->block, "threads")))
+        set_field(s, "threads", f, U_UINT);
+    const char *paths[] = {"syzygy_paths", "gaviota_paths"};
+    for (unsigned k = 0; k < 2; k++) {
+        if (!(f = up_get(s->block, paths[k])))
+            continue;
+        if (f->value_len == 0) { /* upstream's "no tables" */
+            note(c, s, f, "not converted: no folders (lcmon's default)");
+            continue;
         }
+        fprintf(s->bf, "      %s: ", paths[k]);
+        up_put_yaml_string(s->bf, f->value, f->value_len, (size_t)-1);
+        fputc('\n', s->bf);
     }
+    const char *same[] = {"dist_temp", "dist_offset", "dtz_boost", "deblunder_threshold"};
+    for (unsigned k = 0; k < 4; k++)
+        if ((f = up_get(s->block, same[k])))
+            set_field(s, same[k], f, U_DOUBLE);
+    if ((f = up_get(s->block, "deblunder_width"))) {
+        if (up_get(s->block, "deblunder_threshold"))
+            set_field(s, "deblunder_width", f, U_DOUBLE);
+        else
+            note(c, s, f, "not converted: upstream uses it only with deblunder_threshold");
+    }
+    if ((f = up_get(s->block, "new_input_format"))) {
+        if (f->value[0] == '-')
+            note(c, s, f, "not converted: keeps the input format (lcmon's default)");
+        else
+            set_field(s, "new_input_format", f, U_INT);
+    }
+    /* Upstream's rescorer makes V6 records V7; lcmon's does by default. */
+    if ((f = up_get(s->block, "st_q_theta")))
+        set_field(s, "st_theta", f, U_DOUBLE);
 }
 
 void up_map_unpacker(conversion *c, lcmon_stage *s)

@@ -105,7 +105,7 @@ const upstream_stage_type up_stage_types[] = {
     {"file_path_provider", fpp_fields, "file_path_provider", up_map_provider},
     {"chunk_source_loader", loader_fields, "chunk_source_loader", up_map_loader},
     {"shuffling_chunk_pool", pool_fields, "shuffling_chunk_pool", up_map_pool},
-    {"chunk_rescorer", rescorer_fields, NULL, up_map_rescorer},
+    {"chunk_rescorer", rescorer_fields, "chunk_rescorer", up_map_rescorer},
     {"chunk_unpacker", unpacker_fields, "chunk_unpacker", up_map_unpacker},
     {"shuffling_frame_sampler", sampler_fields, "shuffling_frame_sampler", up_map_sampler},
     {"tensor_generator", tensor_fields, "tensor_generator", up_map_tensors},

@@ -51,14 +51,20 @@
  *
  * Short-term targets. With `st_targets: compute` (the default), a V6
  * chunk's positions get q_st, d_st, opp_played_idx and next_played_idx
- * computed over the game (format/lc0/st_targets.h) from the first position
- * picked to the end, the only ones they depend on; V7 chunks keep their
- * own, older versions have none. A stored chunk's targets are computed once,
- * decoding it whole, and kept with its packed form (LC_AUX_ST: theta, then
- * q_st, d_st, opp_played_idx and next_played_idx as floats, per position),
- * so that later uses cost nothing more. `st_targets: keep` passes what the
+ * computed over the game (format/lc0/st_targets.h, stages/short_term.h) from
+ * the first position picked to the end, the only ones they depend on; V7
+ * chunks keep their own, older versions have none. A stored chunk's targets
+ * are computed once, decoding it whole, and kept with its packed form, so
+ * that later uses cost nothing more. A chunk_rescorer above that computes
+ * them (its own st_targets) hands on V7 records, or a patch that carries
+ * them, and they are not computed here again. `st_targets: keep` passes what the
  * records hold: for V6, q_st is the 4 bytes before the record's end read
  * as a float (0.0 in lc0's data, which leaves them zero) and d_st NaN.
+ *
+ * Rescored stored chunks. A chunk from the store that passed a
+ * chunk_rescorer carries its patch (format/lc0/rescore_patch.h): each
+ * position decoded gets the rescored results and policy, the input format
+ * conversion and the short-term targets the patch holds.
  *
  * Diff focus (format/lc0/diff_focus.h, docs/pipelines.md). `diff_focus`
  * keeps each picked position with the legacy chunkparser's probability,
@@ -77,8 +83,9 @@
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/packed_chunk.h"
-#include "format/lc0/st_targets.h"
+#include "format/lc0/rescore_patch.h"
 #include "stages/items.h"
+#include "stages/short_term.h"
 #include "stages/weights.h"
 
 #include <math.h>
@@ -99,20 +106,13 @@ typedef struct unpacker_config {
     uint64_t per_chunk; /* positions_per_chunk; 0: the rate is used */
     unsigned threads;
     bool shuffle;
-    int st_targets; /* ST_KEEP or ST_COMPUTE */
+    int st_targets; /* LC_ST_KEEP or LC_ST_COMPUTE */
     double st_theta;
     lc_diff_focus_config *diff_focus; /* the legacy keep probability; NULL: off */
     lc_weights_config *weights;       /* position_weights; NULL: off */
     bool rate_given, per_chunk_given, st_theta_given;
     uint64_t rate_fixed; /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
 } unpacker_config;
-
-enum { ST_KEEP = 0, ST_COMPUTE = 1 };
-static const lc_setting_value st_values[] = {
-    {"keep", ST_KEEP},
-    {"compute", ST_COMPUTE},
-    {0},
-};
 
 static const lc_setting unpacker_settings[] = {
     {.key = "sampling_rate",
@@ -137,23 +137,9 @@ static const lc_setting unpacker_settings[] = {
     LC_SETTING_ROW(unpacker_config, shuffle, "shuffle", LC_SETTING_BOOL, "true",
                    "a chunk's positions in an order drawn from the seed (false: file order)",
                    "false"),
-    {.key = "st_targets",
-     .type = LC_SETTING_ENUM,
-     LC_SETTING_AT(unpacker_config, st_targets),
-     .def = "compute",
-     .values = st_values,
-     .meaning = "compute V6 games' short-term targets as upstream does, or keep them",
-     .example = "keep"},
-    {.key = "st_theta",
-     .type = LC_SETTING_REAL,
-     LC_SETTING_AT(unpacker_config, st_theta),
-     LC_SETTING_GIVEN(unpacker_config, st_theta_given),
-     .def = "0.8333333333333334",
-     .range = LC_RANGE_MIN | LC_RANGE_MAX | LC_RANGE_MAX_OPEN,
-     .min = 0,
-     .max = 1,
-     .meaning = "the short-term targets' average factor (5/6)",
-     .example = "0.9"},
+    LC_SETTING_ST_TARGETS(unpacker_config, st_targets, "compute",
+                          "compute V6 games' short-term targets as upstream does, or keep them"),
+    LC_SETTING_ST_THETA(unpacker_config, st_theta, st_theta_given),
     {.key = "diff_focus",
      .type = LC_SETTING_BLOCK,
      LC_SETTING_AT(unpacker_config, diff_focus),
@@ -196,7 +182,7 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "position_weights: draws positions_per_chunk positions by weight "
                           "(add positions_per_chunk, or use diff_focus with a sampling rate)");
-    if (c->st_theta_given && c->st_targets != ST_COMPUTE)
+    if (c->st_theta_given && c->st_targets != LC_ST_COMPUTE)
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: only used with st_targets: compute (add it, or remove "
                           "st_theta)");
@@ -225,29 +211,6 @@ static double unit_hash(uint64_t seed, uint64_t global, uint64_t use, uint64_t p
 {
     uint64_t h = lc_mix64(lc_mix64(seed) ^ lc_mix64(global) ^ lc_mix64(use << 32 ^ pos));
     return lc_unit(h);
-}
-
-/* A worker's scratch space for the st targets of one chunk's positions
- * from `first` on. */
-typedef struct st_scratch {
-    float *root_q, *root_d, *q_st, *d_st;
-    uint16_t *played, *opp, *next;
-    size_t cap;
-    float *own;     /* a stored chunk's targets for another theta than the kept ones */
-    uint32_t first; /* positions before it have no targets computed */
-    bool valid;
-} st_scratch;
-
-static void st_scratch_fini(st_scratch *st)
-{
-    free(st->root_q);
-    free(st->root_d);
-    free(st->q_st);
-    free(st->d_st);
-    free(st->played);
-    free(st->opp);
-    free(st->next);
-    free(st->own);
 }
 
 /*
@@ -441,117 +404,19 @@ static bool position_frame(const lc_chunk_item *c, uint32_t i, lc_unpack_ctx **u
     if (!*uctx)
         *uctx = lc_unpack_ctx_new();
     lc_error_clear(&err);
-    if (lc_packed_chunk_frame(c->packed, *uctx, i, f, &err) == 0)
-        return true;
-    LC_ERROR("chunk store: %s", err.msg);
-    *why = "its stored form does not decode";
-    return false;
-}
-
-/* The st targets of chunk c's positions from the first one picked on
- * (they depend only on the positions after them), for a V6 chunk with
- * st_targets: compute; st->valid says whether they were computed. */
-/* A stored V6 chunk's short-term targets for the whole game, computed once
- * (decoding it whole) and kept with it: theta, then per position q_st,
- * d_st, opp_played_idx, next_played_idx. A chunk kept with another theta
- * (another unpacker reading the same pool) gets an array of this call's
- * own (in st, freed by the next). NULL when a position does not decode. */
-static const float *stored_st(const unpacker_config *cfg, const lc_chunk_item *c,
-                              lc_unpack_ctx **uctx, st_scratch *st)
-{
-    const float *kept = lc_packed_chunk_aux(c->packed, LC_AUX_ST);
-    if (kept && kept[0] == (float)cfg->st_theta)
-        return kept;
-    uint32_t n = c->n_records;
-    float *rq = lc_xmalloc((n ? n : 1) * sizeof *rq), *rd = lc_xmalloc((n ? n : 1) * sizeof *rd);
-    float *q = lc_xmalloc((n ? n : 1) * sizeof *q), *d = lc_xmalloc((n ? n : 1) * sizeof *d);
-    uint16_t *played = lc_xmalloc((n ? n : 1) * sizeof *played);
-    uint16_t *opp = lc_xmalloc((n ? n : 1) * sizeof *opp);
-    uint16_t *next = lc_xmalloc((n ? n : 1) * sizeof *next);
-    float *out = NULL;
-    uint32_t i = 0;
-    for (; i < n; i++) {
-        lc_frame f;
-        lc_error err;
-        if (!*uctx)
-            *uctx = lc_unpack_ctx_new();
-        if (lc_packed_chunk_frame(c->packed, *uctx, i, &f, &err) != 0)
-            break;
-        rq[i] = f.root_q;
-        rd[i] = f.root_d;
-        played[i] = f.played_idx;
-        lc_frame_fini(&f);
+    if (lc_packed_chunk_frame(c->packed, *uctx, i, f, &err) != 0) {
+        LC_ERROR("chunk store: %s", err.msg);
+        *why = "its stored form does not decode";
+        return false;
     }
-    if (i == n) {
-        lc_st_targets(rq, rd, played, n, cfg->st_theta, q, d, opp, next);
-        out = lc_xmalloc((1 + 4 * (size_t)n) * sizeof *out);
-        out[0] = (float)cfg->st_theta;
-        for (uint32_t k = 0; k < n; k++) {
-            out[1 + 4 * k] = q[k];
-            out[2 + 4 * k] = d[k];
-            out[3 + 4 * k] = opp[k];
-            out[4 + 4 * k] = next[k];
-        }
+    /* The rescorer's changes to the stored game (format/lc0/rescore_patch.h). */
+    if (c->patch && lc_rescore_patch_apply(c->patch, i, f, &err) != 0) {
+        LC_ERROR("chunk store: %s", err.msg);
+        lc_frame_fini(f);
+        *why = "the rescorer's patch does not apply";
+        return false;
     }
-    free(rq);
-    free(rd);
-    free(q);
-    free(d);
-    free(played);
-    free(opp);
-    free(next);
-    if (!out)
-        return NULL;
-    if (!kept) /* the first to compute them keeps them with the chunk */
-        return lc_packed_chunk_attach_aux(c->packed, LC_AUX_ST, out);
-    free(st->own);
-    st->own = out;
-    return out;
-}
-
-static void compute_st(const unpacker_config *cfg, const lc_chunk_item *c, const uint32_t *picks,
-                       uint32_t k, lc_unpack_ctx **uctx, st_scratch *st)
-{
-    st->valid = false;
-    if (cfg->st_targets != ST_COMPUTE || c->version != 6 || k == 0)
-        return;
-    uint32_t first = picks[0];
-    for (uint32_t j = 1; j < k; j++)
-        first = picks[j] < first ? picks[j] : first;
-    uint32_t n = c->n_records - first;
-    if (n > st->cap) {
-        st->cap = n;
-        st->root_q = lc_xrealloc(st->root_q, n * sizeof *st->root_q);
-        st->root_d = lc_xrealloc(st->root_d, n * sizeof *st->root_d);
-        st->q_st = lc_xrealloc(st->q_st, n * sizeof *st->q_st);
-        st->d_st = lc_xrealloc(st->d_st, n * sizeof *st->d_st);
-        st->played = lc_xrealloc(st->played, n * sizeof *st->played);
-        st->opp = lc_xrealloc(st->opp, n * sizeof *st->opp);
-        st->next = lc_xrealloc(st->next, n * sizeof *st->next);
-    }
-    if (c->packed) {
-        const float *kept = stored_st(cfg, c, uctx, st);
-        if (!kept)
-            return; /* a position did not decode: its own decode reports it */
-        for (uint32_t i = 0; i < n; i++) {
-            const float *v = kept + 1 + 4 * (size_t)(first + i);
-            st->q_st[i] = v[0];
-            st->d_st[i] = v[1];
-            st->opp[i] = (uint16_t)v[2];
-            st->next[i] = (uint16_t)v[3];
-        }
-    } else {
-        for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *rec = c->data + (size_t)(first + i) * c->record_size;
-            LC_REC_GET(rec, root_q, st->root_q[i]);
-            LC_REC_GET(rec, root_d, st->root_d[i]);
-            LC_REC_GET(rec, played_idx, st->played[i]);
-        }
-        lc_st_targets(st->root_q, st->root_d, st->played, n, cfg->st_theta, st->q_st, st->d_st,
-                      st->opp, st->next);
-    }
-    st->first = first;
-    st->valid = true;
+    return true;
 }
 
 static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -562,7 +427,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     uint32_t *order = NULL, *picks = NULL;
     size_t cap = 0;
     lc_unpack_ctx *uctx = NULL; /* made at the first stored chunk */
-    st_scratch st = {0};
+    lc_st_scratch st = {0};
     float *wscratch = NULL;
     size_t wcap = 0;
     /* Chunks and frames move in blocks (stages/stage.h). */
@@ -593,7 +458,9 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         } else {
             k = pick_positions(cfg, s->env->seed, &c, order, picks);
         }
-        compute_st(cfg, &c, picks, k, &uctx, &st);
+        st.valid = false;
+        if (cfg->st_targets == LC_ST_COMPUTE && !(c.patch && lc_rescore_patch_has_st(c.patch)))
+            lc_st_for_picks(cfg->st_theta, &c, picks, k, &uctx, &st);
         bool closed = false;
         uint32_t bad = 0;
         const char *why = NULL;
@@ -640,7 +507,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         lc_stage_outbox_flush(&ob, meter);
     lc_stage_outbox_fini(&ob);
     lc_unpack_ctx_free(uctx);
-    st_scratch_fini(&st);
+    lc_st_scratch_fini(&st);
     free(wscratch);
     free(order);
     free(picks);

@@ -25,6 +25,8 @@ static void dispose_chunk(void *p)
 {
     lc_chunk_item *c = p;
     free(c->data);
+    if (c->flags & LC_ITEM_OWN_PATCH)
+        free((float *)c->patch);
     lc_packed_chunk_unref(c->packed);
     lc_chunk_source_unref(c->source);
 }

@@ -51,6 +51,11 @@ typedef struct lc_chunk_item {
     struct lc_chunk_source *source; /* one reference, owned: names it in logs */
     uint32_t member;                /* chunk index within the source */
     uint32_t flags;                 /* LC_ITEM_* */
+    /* With packed: chunk_rescorer's changes to the game (format/lc0/
+     * rescore_patch.h), which chunk_unpacker applies to each position it
+     * decodes; NULL for none. The packed chunk's (LC_AUX_RESCORE), or, with
+     * LC_ITEM_OWN_PATCH, the item's own. */
+    const float *patch;
 } lc_chunk_item;
 
 /* "frame": one position in compact form (format/lc0/frame.h), by value. */
@@ -83,6 +88,9 @@ enum {
      * (the pool's chunk store checks what it stores): chunk_validator
      * passes it on. */
     LC_ITEM_CHECKED = 1u << 3,
+    /* The chunk's patch is its own (freed with it), not its packed chunk's:
+     * a rescorer whose settings differ from those of the patch kept with it. */
+    LC_ITEM_OWN_PATCH = 1u << 4,
 };
 
 extern const lc_item_type lc_item_path;

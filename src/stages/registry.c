@@ -15,6 +15,7 @@
     X(chunk_reader)                                                                                \
     X(join)                                                                                        \
     X(chunk_validator)                                                                             \
+    X(chunk_rescorer)                                                                              \
     X(chunk_unpacker)                                                                              \
     X(shuffling_frame_sampler)                                                                     \
     X(tensor_generator)                                                                            \

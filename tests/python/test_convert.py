@@ -47,9 +47,8 @@ UPSTREAM_FIELDS = {
                           "default_weight"],
 }
 
-# every_field.pbtxt as lcmon stages (the rescorer left out: lcmon has none
-# yet, its reader reads the pool; upstream's defaults written where lcmon's
-# differ).
+# every_field.pbtxt as lcmon stages (upstream's defaults written where
+# lcmon's differ).
 EVERY_FIELD = [
     {"name": "files", "file_path_provider": {"directory": "/data/run3"},
      "output": {"capacity": 16, "overflow": "block"}},
@@ -67,8 +66,14 @@ EVERY_FIELD = [
                                         "default_weight": 0.25, "q_weight": 6.0,
                                         "pol_scale": 3.5}}},
      "output": {"capacity": 16, "overflow": "keep_newest"}},
-    {"name": "unpacker", "input": "pool",
-     "chunk_unpacker": {"threads": 2, "positions_per_chunk": 4, "st_theta": 0.75,
+    {"name": "rescorer", "input": "pool",
+     "chunk_rescorer": {"threads": 2, "syzygy_paths": "/tb/syzygy",
+                        "gaviota_paths": "/tb/gaviota", "dist_temp": 0.9, "dist_offset": 0.1,
+                        "dtz_boost": 0.2, "deblunder_threshold": 0.1, "deblunder_width": 0.03,
+                        "new_input_format": 3, "st_theta": 0.75},
+     "output": {"capacity": 8}},
+    {"name": "unpacker", "input": "rescorer",
+     "chunk_unpacker": {"threads": 2, "positions_per_chunk": 4,
                         "position_weights": {"alpha": 1, "beta": 0, "gamma": 1, "tau": 1,
                                              "default_weight": 1, "q_weight": 1,
                                              "pol_scale": 1}},
@@ -91,10 +96,7 @@ EVERY_FIELD = [
 # that another field replaces): each kept as a comment naming it.
 COMMENTED = ["frame_format", "source_ingestion_threads", "hanse_sampling_threshold",
              "cachehit_output", "position_cache_size", "caching_threads",
-             "threads", "syzygy_paths", "gaviota_paths", "dist_temp", "dist_offset",
-             "dtz_boost", "new_input_format", "deblunder_threshold", "deblunder_width",
-             "st_q_theta", "output", "position_sampling_rate", "prefetch_count",
-             "prefetch_output"]
+             "position_sampling_rate", "prefetch_count", "prefetch_output"]
 
 
 def convert(path_or_text, *args, stdin=None):
@@ -128,9 +130,8 @@ class ConvertTests(unittest.TestCase):
         for name, line in comments:
             self.assertIn(name, lines[int(line) - 1])
         self.assertIn("Not the loader's, so not converted: name, model, training.", r.stdout)
-        self.assertIn("chunk_rescorer, which lcmon does not have yet", r.stdout)
-        self.assertIn("12 stages and 2 outputs converted", r.stderr)
-        self.assertIn("20 fields kept as comments", r.stderr)
+        self.assertIn("13 stages and 2 outputs converted", r.stderr)
+        self.assertIn("9 fields kept as comments", r.stderr)
 
     def test_syntax_spellings_order_and_names(self):
         r = convert(fixture("syntax.pbtxt"))

@@ -112,13 +112,14 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
 /*
  * Floats a reader computes once for a chunk and keeps with it, in slots:
  * LC_AUX_FOCUS, chunk_unpacker's diff-focus weights (one a position);
- * LC_AUX_ST, its short-term targets (chunk_unpacker.c says the layout).
+ * LC_AUX_ST, its short-term targets (stages/short_term.c says the layout);
+ * LC_AUX_RESCORE, chunk_rescorer's patch (format/lc0/rescore_patch.h).
  * NULL until attached. Attaching takes a malloc'd array; the first attach
  * to a slot wins, a later one frees its array and gets the first. Any
  * thread. The arrays are freed with the chunk and are not counted in
  * lc_packed_chunk_bytes.
  */
-enum { LC_AUX_FOCUS = 0, LC_AUX_ST = 1, LC_AUX_SLOTS = 2 };
+enum { LC_AUX_FOCUS = 0, LC_AUX_ST = 1, LC_AUX_RESCORE = 2, LC_AUX_SLOTS = 3 };
 const float *lc_packed_chunk_aux(const lc_packed_chunk *c, unsigned slot);
 const float *lc_packed_chunk_attach_aux(lc_packed_chunk *c, unsigned slot, float *values);
 

@@ -1,0 +1,338 @@
+/*
+ * test_chunk_rescorer: the chunk_rescorer stage between the shuffling chunk
+ * pool and chunk_unpacker, with Debian's Gaviota 3-piece tables.
+ *
+ *   - Rescoring end to end: generated games that end in KQ against K (a
+ *     win for the side with the queen wherever it is to move) after a few
+ *     positions with a black rook too (four pieces: no 3-piece table
+ *     answers), every game recorded as a draw. Through pool -> rescorer ->
+ *     unpacker every position comes out with the tablebase's result (+1
+ *     where the queen's side is to move, -1 elsewhere, the positions before
+ *     the first tablebase position included), as V7 with short-term targets;
+ *     some tablebase positions have moves set to 0 (the queen given away).
+ *   - The pool's records and the chunk store give the same frames, bit for
+ *     bit, over several passes (from the second, every chunk comes from the
+ *     store with its patch); the store's patches are made once a chunk and
+ *     reused after.
+ *   - Real games (tests/data) pass unchanged but for the short-term targets,
+ *     which are those the unpacker computes alone (the rescorer makes them
+ *     once, the unpacker does not again).
+ *   - Settings: a missing folder, a folder without tables, dist_temp 0,
+ *     sharpening without tables, deblunder_width alone, an unknown input
+ *     format, each refused with the field named; a library the build lacks.
+ *
+ * Skipped (exit 77) when lcmon is built without Gaviota, or the gaviotatb
+ * package's tables are not installed.
+ */
+#include "check.h"
+#include "frames.h"
+#include "testutil.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "format/lc0/chunk_source.h"
+#include "format/lc0/position.h"
+#include "format/lc0/tablebase.h"
+#include "standalone.h"
+#include "stages/items.h"
+#include "stages/registry.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEED 11
+#define GAMES 12
+#define GTB "/usr/share/gaviotatb/gtb4"
+
+/* ---- games ---- */
+
+static void put(lc_frame *f, unsigned plane, unsigned square)
+{
+    f->planes[plane] |= 1ull << (square ^ 7); /* a record's bit order */
+}
+
+/*
+ * Position pos of game g: white Kc3 and Qd2 against black Kh8 (and a black
+ * rook on a8 before position `rook_until`), seen from the side to move
+ * (white at even positions); the legal moves' equal shares as the policy.
+ * Recorded a draw. orig_m tags it: g * 1000 + pos.
+ */
+static void endgame_frame(lc_frame *f, uint32_t g, uint32_t pos, uint32_t rook_until)
+{
+    memset(f, 0, sizeof *f);
+    f->version = 6;
+    f->input_format = 1;
+    bool white = pos % 2 == 0;
+    unsigned mirror = white ? 0 : 56; /* black to move: the board upside down */
+    unsigned us = white ? LC_OURS : LC_THEIRS, them = white ? LC_THEIRS : LC_OURS;
+    put(f, us + LC_KING, 18 ^ mirror);
+    put(f, us + LC_QUEEN, 11 ^ mirror);
+    put(f, them + LC_KING, 63 ^ mirror);
+    if (pos < rook_until)
+        put(f, them + LC_ROOK, 56 ^ mirror);
+    f->side_to_move_or_enpassant = white ? 0 : 1;
+    f->root_q = white ? 0.8f : -0.8f;
+    f->best_q = f->played_q = f->root_q;
+    f->root_d = f->best_d = f->played_d = 0.1f;
+    f->plies_left = (float)(40 - pos);
+    f->result_q = 0;
+    f->result_d = 1;
+    f->orig_q = f->orig_d = NAN;
+    f->orig_m = (float)(g * 1000 + pos);
+    f->policy_kld = 0.1f;
+    lc_position p;
+    CHECK(lc_position_from_frame(f, &p));
+    lc_move moves[LC_MAX_MOVES];
+    unsigned n = lc_position_legal_moves(&p, moves);
+    CHECK(n > 0 && n <= LC_FRAME_INLINE_POLICY);
+    f->n_policy = (uint16_t)n;
+    for (unsigned k = 0; k < n; k++) {
+        f->policy_idx[k] = moves[k].policy;
+        f->policy_val[k] = 1.0f / (float)n;
+    }
+    f->played_idx = f->best_idx = moves[0].policy;
+}
+
+/* The endgames, each a .gz in dir: 8 to 13 positions, 2 to 4 with the rook. */
+static void endgames(const char *dir, char ***paths, size_t *n_paths)
+{
+    tu_mkdirs(dir);
+    for (uint32_t g = 0; g < GAMES; g++) {
+        uint32_t n = 8 + g % 6, rook_until = 2 + g % 3;
+        lc_frame f[16];
+        for (uint32_t i = 0; i < n; i++)
+            endgame_frame(&f[i], g, i, rook_until);
+        size_t size, gz_len;
+        uint8_t *recs = tf_records(f, n, 6, &size);
+        uint8_t *gz = tu_gzip(recs, (size_t)n * size, 1, &gz_len);
+        char *path = lc_xasprintf("%s/endgame_%02u.gz", dir, g);
+        tu_write_file(path, gz, gz_len);
+        free(gz);
+        free(recs);
+        *paths = realloc(*paths, (*n_paths + 1) * sizeof **paths);
+        (*paths)[(*n_paths)++] = path;
+    }
+}
+
+/* Two real games (V6, no ending in the tables) as well. */
+static void real_games(char ***paths, size_t *n_paths)
+{
+    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", tu_test_data());
+    char *first = tu_first_gz(dir);
+    CHECK(first != NULL);
+    *paths = realloc(*paths, (*n_paths + 1) * sizeof **paths);
+    (*paths)[(*n_paths)++] = first;
+    free(dir);
+}
+
+static bool is_endgame(const lc_frame *f)
+{
+    return !isnan(f->orig_m) && f->orig_m < GAMES * 1000;
+}
+
+/* ---- the chain ---- */
+
+static lc_stage *start_stage(const char *type, const char *name, const char *yaml, lc_queue *in,
+                             size_t out_cap)
+{
+    lc_stage_env env = {.seed = SEED, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_standalone_new(lc_stage_class_find(type), name, yaml, in, out_cap, &env, &s, &err) !=
+        0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        exit(2);
+    }
+    if (lc_standalone_start(s, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        exit(2);
+    }
+    return s;
+}
+
+static uint64_t count(const lc_stage_metrics *m, const char *name)
+{
+    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    return c ? c->count : 0;
+}
+
+/* pool (store_bytes) -> rescorer (NULL: none) -> unpacker over paths: the
+ * first `want` frames; the rescorer's counts in *m. */
+static lc_frame *run_chain(const char *store_bytes, const char *rescorer_yaml, char **paths,
+                           size_t n_paths, size_t want, lc_stage_metrics *m)
+{
+    lc_queue *in = lc_queue_new("in", &lc_item_source, 256, LC_OVERFLOW_BLOCK);
+    char yaml[256];
+    snprintf(yaml, sizeof yaml, "chunk_pool_size: 1000\nthreads: 1\nstore_bytes: %s\n",
+             store_bytes);
+    lc_stage *pool = start_stage("shuffling_chunk_pool", "pool", yaml, in, 4);
+    lc_stage *rescorer =
+        rescorer_yaml ? start_stage("chunk_rescorer", "rescorer", rescorer_yaml, pool->output, 4)
+                      : NULL;
+    lc_stage *unpacker = start_stage("chunk_unpacker", "unpacker", "threads: 1\n",
+                                     rescorer ? rescorer->output : pool->output, 64);
+    for (size_t i = 0; i < n_paths; i++) {
+        lc_source_item item = {.source = tu_chunk_source(paths[i])};
+        CHECK_OK(lc_queue_put(in, &item, NULL));
+    }
+    lc_source_item marker = {.flags = LC_ITEM_SCAN_DONE};
+    CHECK_OK(lc_queue_put(in, &marker, NULL));
+    lc_frame *frames = calloc(want, sizeof *frames);
+    size_t got = 0;
+    while (got < want && lc_queue_get_until(unpacker->output, &frames[got], NULL,
+                                            lc_now_ns() + 30000000000ull) == 0)
+        got++;
+    CHECK_EQ_U64(got, want);
+    memset(m, 0, sizeof *m);
+    if (rescorer)
+        lc_standalone_flush(rescorer, m);
+    lc_standalone_free(unpacker);
+    lc_standalone_free(rescorer);
+    lc_standalone_free(pool);
+    lc_queue_free(in);
+    return frames;
+}
+
+/* Every endgame frame has the tablebase's result; returns how many had a
+ * move set to 0 by the sharpening. */
+static size_t check_results(const lc_frame *f, size_t n)
+{
+    size_t zeroed = 0, endgame = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_endgame(&f[i]))
+            continue;
+        endgame++;
+        uint32_t pos = (uint32_t)f[i].orig_m % 1000;
+        float want = pos % 2 == 0 ? 1.0f : -1.0f;
+        if (f[i].result_q != want || f[i].result_d != 0)
+            fprintf(stderr, "game %u position %u: result %g/%g, want %g/0\n",
+                    (uint32_t)f[i].orig_m / 1000, pos, f[i].result_q, f[i].result_d, want);
+        CHECK(f[i].result_q == want && f[i].result_d == 0);
+        CHECK_EQ_U64(f[i].version, 7);
+        for (unsigned k = 0; k < f[i].n_policy; k++)
+            if (f[i].policy_val[k] == 0) {
+                zeroed++;
+                break;
+            }
+    }
+    CHECK(endgame > n / 2);
+    return zeroed;
+}
+
+static void test_rescored_from_pool_and_store(void)
+{
+    char **paths = NULL;
+    size_t n_paths = 0;
+    endgames(tu_path("endgames"), &paths, &n_paths);
+    real_games(&paths, &n_paths);
+    size_t positions = 0;
+    for (uint32_t g = 0; g < GAMES; g++)
+        positions += 8 + g % 6;
+    size_t want = positions * 4; /* about four passes (with the real game's) */
+    const char *yaml = "gaviota_paths: " GTB "\nthreads: 1\n";
+    lc_stage_metrics on, off, none;
+    lc_frame *a = run_chain("0", yaml, paths, n_paths, want, &off);
+    lc_frame *b = run_chain("64M", yaml, paths, n_paths, want, &on);
+    lc_frame *c = run_chain("0", NULL, paths, n_paths, want, &none);
+    size_t zeroed = check_results(a, want);
+    CHECK(zeroed > 0);
+    check_results(b, want);
+    printf("%zu frames: the tablebase's results; %zu with a move sharpened to 0\n", want, zeroed);
+    size_t differ = 0, real = 0;
+    for (size_t i = 0; i < want; i++) {
+        int before = atomic_load(&check_failed_);
+        tf_check_same_fields(&a[i], &b[i], true);
+        tf_check_same_tensors(&a[i], &b[i]);
+        if (!is_endgame(&a[i])) { /* a real game: as the unpacker alone makes it */
+            tf_check_same_fields(&a[i], &c[i], false);
+            real++;
+        }
+        if (atomic_load(&check_failed_) != before && differ++ < 3)
+            fprintf(stderr, "  frame %zu differs\n", i);
+        lc_frame_fini(&a[i]);
+        lc_frame_fini(&b[i]);
+        lc_frame_fini(&c[i]);
+    }
+    CHECK(real > 0);
+    free(a);
+    free(b);
+    free(c);
+    printf("pool and store: the same %zu frames (%zu of a real game, as without a rescorer)\n",
+           want, real);
+    /* Records: every use rescored; the store: a patch a chunk, then reused. */
+    CHECK(count(&off, "hits") > 0);
+    CHECK(count(&off, "games_rescored") >= GAMES);
+    CHECK(count(&off, "results_changed") > 0);
+    CHECK(count(&off, "st_targets") > 0);
+    CHECK_EQ_U64(count(&off, "patches_made"), 0);
+    CHECK(count(&on, "patches_made") >= GAMES && count(&on, "patches_made") <= GAMES + 1);
+    CHECK(count(&on, "patches_reused") > count(&on, "patches_made"));
+    CHECK_EQ_U64(count(&on, "games_rescored"), GAMES);
+    CHECK_EQ_U64(count(&on, "patches_other_settings"), 0);
+    printf("store: %llu patches made, %llu reused\n",
+           (unsigned long long)count(&on, "patches_made"),
+           (unsigned long long)count(&on, "patches_reused"));
+    for (size_t i = 0; i < n_paths; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+/* ---- settings ---- */
+
+/* The block refused, at load or at start, with each of `want` in the
+ * message. */
+static void refused(const char *yaml, const char *want1, const char *want2)
+{
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    int rc = lc_standalone_new(lc_stage_class_find("chunk_rescorer"), "r", yaml, NULL, 4, NULL, &s,
+                               &err);
+    if (rc == 0) {
+        rc = lc_standalone_start(s, &err);
+        lc_standalone_free(s);
+    }
+    CHECK(rc != 0);
+    if (!tu_contains(err.msg, want1) || (want2 && !tu_contains(err.msg, want2)))
+        fprintf(stderr, "for '%s': got '%s'\n", yaml, err.msg);
+    CHECK(tu_contains(err.msg, want1));
+    CHECK(!want2 || tu_contains(err.msg, want2));
+}
+
+static void test_settings(void)
+{
+    refused("gaviota_paths: /no/such/tables\n", "gaviota_paths: /no/such/tables", "No such file");
+    tu_mkdirs(tu_path("empty"));
+    char *empty = lc_xasprintf("gaviota_paths: %s\n", tu_path("empty"));
+    refused(empty, "gaviota_paths", tu_path("empty"));
+    free(empty);
+    refused("gaviota_paths: " GTB "\ndist_temp: 0\n", "dist_temp", NULL);
+    refused("dist_temp: 0.5\n", "dist_temp", "add gaviota_paths or syzygy_paths");
+    refused("deblunder_width: 0.1\n", "deblunder_width: only used with deblunder_threshold", NULL);
+    refused("new_input_format: 6\n", "new_input_format: 6 is not an input format", NULL);
+    refused("st_targets: keep\nst_theta: 0.5\n", "st_theta: only used with st_targets", NULL);
+    if (!lc_tablebases_have_syzygy())
+        refused("syzygy_paths: /tmp\n", "built without Syzygy", "libfathom-dev");
+    else
+        printf("this build has Syzygy: the refusal of syzygy_paths without it is not tried\n");
+}
+
+int main(void)
+{
+    lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
+    if (!lc_tablebases_have_gaviota()) {
+        printf("skipped: this lcmon is built without Gaviota tablebases (libgaviotatb-dev)\n");
+        return 77;
+    }
+    if (!tu_is_dir(GTB)) {
+        printf("skipped: no Gaviota tables in %s (Debian's gaviotatb package)\n", GTB);
+        return 77;
+    }
+    test_settings();
+    test_rescored_from_pool_and_store();
+    return check_finish();
+}
