@@ -5,6 +5,7 @@
 
 #include "pipeline/commands.h"
 #include "pipeline/config.h"
+#include "stages/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,22 @@ int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name, const 
 int lc_standalone_start(lc_stage *s, lc_error *err)
 {
     return lc_stage_start(s, err);
+}
+
+lc_stage *lc_standalone_running(const char *type, const char *name, const char *yaml_block,
+                                lc_queue *input, size_t out_capacity, uint64_t seed)
+{
+    lc_stage_env env = {.seed = seed, .rank = 0, .world_size = 1, .rank_source = "test"};
+    lc_stage *s = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_standalone_new(lc_stage_class_find(type), name, yaml_block, input, out_capacity, &env,
+                          &s, &err) != 0 ||
+        lc_standalone_start(s, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        exit(2);
+    }
+    return s;
 }
 
 void lc_standalone_stop(lc_stage *s)

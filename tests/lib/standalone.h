@@ -28,6 +28,11 @@ int lc_standalone_new_inputs(const lc_stage_class *cls, const char *name, const 
                              lc_queue *const *inputs, unsigned n_inputs, size_t out_capacity,
                              const lc_stage_env *env, lc_stage **out, lc_error *err);
 int lc_standalone_start(lc_stage *s, lc_error *err);
+/* A stage of a registered type made and started, with this seed (rank 0
+ * of 1), for chains of stages; one that cannot be made or started is a
+ * broken test: says why and exits with 2. */
+lc_stage *lc_standalone_running(const char *type, const char *name, const char *yaml_block,
+                                lc_queue *input, size_t out_capacity, uint64_t seed);
 /* Stop: marks stopping, closes every input and output queue (as a pipeline
  * stop does), wakes and joins. */
 void lc_standalone_stop(lc_stage *s);

@@ -138,20 +138,7 @@ static bool is_endgame(const lc_frame *f)
 static lc_stage *start_stage(const char *type, const char *name, const char *yaml, lc_queue *in,
                              size_t out_cap)
 {
-    lc_stage_env env = {.seed = SEED, .rank = 0, .world_size = 1, .rank_source = "test"};
-    lc_stage *s = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_standalone_new(lc_stage_class_find(type), name, yaml, in, out_cap, &env, &s, &err) !=
-        0) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        exit(2);
-    }
-    if (lc_standalone_start(s, &err) != 0) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        exit(2);
-    }
-    return s;
+    return lc_standalone_running(type, name, yaml, in, out_cap, SEED);
 }
 
 static uint64_t count(const lc_stage_metrics *m, const char *name)

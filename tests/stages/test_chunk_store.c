@@ -123,17 +123,7 @@ static bool tag_matches(const lc_frame *f)
 static lc_stage *start_stage(const char *type, const char *name, const char *yaml, lc_queue *in,
                              size_t out_cap)
 {
-    lc_stage_env env = {.seed = SEED, .rank = 0, .world_size = 1, .rank_source = "test"};
-    lc_stage *s = NULL;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_standalone_new(lc_stage_class_find(type), name, yaml, in, out_cap, &env, &s, &err) !=
-        0) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        exit(2);
-    }
-    CHECK_OK(lc_standalone_start(s, NULL));
-    return s;
+    return lc_standalone_running(type, name, yaml, in, out_cap, SEED);
 }
 
 static void feed(lc_queue *in, const char *path)
