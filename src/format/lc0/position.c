@@ -142,3 +142,12 @@ bool lc_record_board_summary(const uint8_t *rec, uint32_t version, unsigned *pie
     *castling = c != 0;
     return true;
 }
+
+int lc_position_ep_square(const lc_position *p)
+{
+    if (p->ep_file < 0)
+        return -1;
+    int f = p->ep_file;
+    uint64_t takers = (f > 0 ? 1ull << (32 + f - 1) : 0) | (f < 7 ? 1ull << (32 + f + 1) : 0);
+    return (p->bb[LC_OURS + LC_PAWN] & takers) ? 40 + f : -1;
+}

@@ -70,6 +70,10 @@ bool lc_position_from_planes(const uint64_t *planes, const uint8_t castling[4], 
 bool lc_record_board_summary(const uint8_t *rec, uint32_t version, unsigned *pieces,
                              bool *castling);
 
+/* The square (40 + file) one of our pawns could take en passant on, or -1
+ * (no en-passant file, or no pawn of ours beside their pawn). */
+int lc_position_ep_square(const lc_position *p);
+
 /* ---- moves ---- */
 
 /* More than the most legal moves a chess position has (218). */

@@ -60,7 +60,7 @@ void lc_rescore_config_init(lc_rescore_config *cfg);
  * the planes do not describe) are left as they are and end the tablebase
  * part for that game; nothing here fails.
  */
-void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size,
-                     uint32_t n, uint32_t version, lc_rescore_counts *counts);
+void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
+                     uint32_t version, lc_rescore_counts *counts);
 
 #endif
