@@ -211,9 +211,12 @@ void up_map_rescorer(conversion *c, lcmon_stage *s)
         else
             set_field(s, "new_input_format", f, U_INT);
     }
-    /* Upstream's rescorer makes V6 records V7; lcmon's does by default. */
-    if ((f = up_get(s->block, "st_q_theta")))
+    /* Upstream's rescorer makes V6 records V7 with this theta; lcmon's
+     * leaves that to the unpacker (the same targets, cheaper) unless told. */
+    if ((f = up_get(s->block, "st_q_theta"))) {
+        up_set(s, "st_targets", "compute");
         set_field(s, "st_theta", f, U_DOUBLE);
+    }
 }
 
 void up_map_unpacker(conversion *c, lcmon_stage *s)

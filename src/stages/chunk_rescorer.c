@@ -110,8 +110,9 @@ static const lc_setting rescorer_settings[] = {
      LC_SETTING_RANGE(1, 133),
      .meaning = "convert the planes to this input format (1, 2, 3, 4, 5, 132, 133)",
      .example = "3"},
-    LC_SETTING_ST_TARGETS(rescorer_config, st_targets, "compute",
-                          "make V6 games V7 with their short-term targets, or keep them V6"),
+    LC_SETTING_ST_TARGETS(rescorer_config, st_targets, "keep",
+                          "make V6 games V7 with their short-term targets here, or leave them to "
+                          "chunk_unpacker"),
     LC_SETTING_ST_THETA(rescorer_config, st_theta, st_theta_given),
     {0},
 };
@@ -332,9 +333,7 @@ static void rescore_records(lc_stage *s, lc_chunk_item *c, lc_st_scratch *st)
     }
     if (cfg->st_targets == LC_ST_COMPUTE && c->version == 6 &&
         c->record_size == LC_V6_RECORD_SIZE) {
-        uint8_t *v7 = lc_st_records_v7(c->data, c->n_records, cfg->st_theta, st);
-        free(c->data);
-        c->data = v7;
+        c->data = lc_st_records_v7(c->data, c->n_records, cfg->st_theta, st);
         c->version = 7;
         c->record_size = LC_V7_RECORD_SIZE;
         atomic_fetch_add(&r->n_st, c->n_records);

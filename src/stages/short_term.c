@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/record.h"
+#include "format/lc0/rescore_patch.h"
 #include "format/lc0/st_targets.h"
 
 #include <stdlib.h>
@@ -59,32 +60,38 @@ void lc_st_rows(const float *root_q, const float *root_d, const uint16_t *played
 }
 
 /* A stored V6 chunk's targets for the whole game, computed once (decoding
- * it whole) and kept with it: theta, then 4 floats a position. NULL when a
- * position does not decode. */
+ * it whole) and kept with it: theta, the input format the rescorer's patch
+ * converts to (0: none; the played moves are then those of the converted
+ * frames), then 4 floats a position. NULL when a position does not decode. */
 static const float *stored_st(double theta, const lc_chunk_item *c, lc_unpack_ctx **uctx,
                               lc_st_scratch *st)
 {
+    uint32_t format = c->patch ? lc_rescore_patch_format(c->patch) : 0;
     const float *kept = lc_packed_chunk_aux(c->packed, LC_AUX_ST);
-    if (kept && kept[0] == (float)theta)
+    if (kept && kept[0] == (float)theta && kept[1] == (float)format)
         return kept;
     uint32_t n = c->n_records;
     st_reserve(st, n ? n : 1);
-    uint32_t i = 0;
-    for (; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         lc_frame f;
         lc_error err;
         if (!*uctx)
             *uctx = lc_unpack_ctx_new();
         if (lc_packed_chunk_frame(c->packed, *uctx, i, &f, &err) != 0)
             return NULL;
+        if (format && lc_rescore_patch_apply(c->patch, i, &f, &err) != 0) {
+            lc_frame_fini(&f);
+            return NULL;
+        }
         st->root_q[i] = f.root_q;
         st->root_d[i] = f.root_d;
         st->played[i] = f.played_idx;
         lc_frame_fini(&f);
     }
-    float *out = lc_xmalloc((1 + 4 * (size_t)n) * sizeof *out);
+    float *out = lc_xmalloc((2 + 4 * (size_t)n) * sizeof *out);
     out[0] = (float)theta;
-    lc_st_rows(st->root_q, st->root_d, st->played, n, theta, out + 1, st);
+    out[1] = (float)format;
+    lc_st_rows(st->root_q, st->root_d, st->played, n, theta, out + 2, st);
     if (!kept) /* the first to compute them keeps them with the chunk */
         return lc_packed_chunk_attach_aux(c->packed, LC_AUX_ST, out);
     free(st->own);
@@ -108,7 +115,7 @@ void lc_st_for_picks(double theta, const lc_chunk_item *c, const uint32_t *picks
             return; /* a position did not decode: its own decode reports it */
         st_reserve(st, n);
         for (uint32_t i = 0; i < n; i++) {
-            const float *v = kept + 1 + 4 * (size_t)(first + i);
+            const float *v = kept + 2 + 4 * (size_t)(first + i);
             st->q_st[i] = v[0];
             st->d_st[i] = v[1];
             st->opp[i] = (uint16_t)v[2];
@@ -129,7 +136,7 @@ void lc_st_for_picks(double theta, const lc_chunk_item *c, const uint32_t *picks
     st->valid = true;
 }
 
-uint8_t *lc_st_records_v7(const uint8_t *v6, uint32_t n, double theta, lc_st_scratch *st)
+uint8_t *lc_st_records_v7(uint8_t *v6, uint32_t n, double theta, lc_st_scratch *st)
 {
     st_reserve(st, n ? n : 1);
     for (uint32_t i = 0; i < n; i++) {
@@ -140,11 +147,15 @@ uint8_t *lc_st_records_v7(const uint8_t *v6, uint32_t n, double theta, lc_st_scr
     }
     lc_st_targets(st->root_q, st->root_d, st->played, n, theta, st->q_st, st->d_st, st->opp,
                   st->next);
-    uint8_t *out = lc_xcalloc(n ? n : 1, LC_V7_RECORD_SIZE);
+    /* In place, last record first: record i moves up by 40 i bytes, past
+     * where record i - 1 ends, so nothing is overwritten before it moved
+     * (a large buffer grows by remapping its pages, without a copy). */
+    uint8_t *out = lc_xrealloc(v6, (n ? n : 1) * (size_t)LC_V7_RECORD_SIZE);
     const uint32_t seven = 7;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = n; i-- > 0;) {
         uint8_t *rec = out + (size_t)i * LC_V7_RECORD_SIZE;
-        memcpy(rec, v6 + (size_t)i * LC_V6_RECORD_SIZE, LC_V6_RECORD_SIZE);
+        memmove(rec, out + (size_t)i * LC_V6_RECORD_SIZE, LC_V6_RECORD_SIZE);
+        memset(rec + LC_V6_RECORD_SIZE, 0, LC_V7_RECORD_SIZE - LC_V6_RECORD_SIZE);
         memcpy(rec + offsetof(lc_v7_record, version), &seven, sizeof seven);
         memcpy(rec + offsetof(lc_v7_record, q_st), &st->q_st[i], sizeof st->q_st[i]);
         memcpy(rec + offsetof(lc_v7_record, d_st), &st->d_st[i], sizeof st->d_st[i]);

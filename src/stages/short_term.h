@@ -50,20 +50,23 @@ void lc_st_scratch_fini(lc_st_scratch *st);
  * The targets of chunk c's positions from the least of picks[0..k) on
  * (they depend only on the positions after them), for a V6 chunk; st->valid
  * says whether they were computed. From its records, or, for a stored
- * chunk, computed once for the whole game (decoding it whole) and kept with
- * its packed form (LC_AUX_ST: theta, then q_st, d_st, opp_played_idx,
+ * chunk, computed once for the whole game (decoding it whole, and applying
+ * the chunk_rescorer's patch when it converts the input format: the played
+ * moves are then the converted ones) and kept with its packed form
+ * (LC_AUX_ST: theta, the format, then q_st, d_st, opp_played_idx,
  * next_played_idx per position) so that later uses cost nothing more; a
- * chunk kept with another theta gets an array of this call's own.
+ * chunk kept with another theta or format gets an array of this call's own.
  */
 void lc_st_for_picks(double theta, const lc_chunk_item *c, const uint32_t *picks, uint32_t k,
                      lc_unpack_ctx **uctx, lc_st_scratch *st);
 
 /*
- * A game of n V6 records as V7 records with their short-term targets (q_st,
- * d_st, opp_played_idx, next_played_idx; the rest of the V7 tail zero):
- * malloc'd, n * LC_V7_RECORD_SIZE bytes.
+ * A game of n V6 records (malloc'd, taken) as V7 records with their
+ * short-term targets (q_st, d_st, opp_played_idx, next_played_idx; the rest
+ * of the V7 tail zero), in the same buffer grown: n * LC_V7_RECORD_SIZE
+ * bytes, returned.
  */
-uint8_t *lc_st_records_v7(const uint8_t *v6, uint32_t n, double theta, lc_st_scratch *st);
+uint8_t *lc_st_records_v7(uint8_t *v6, uint32_t n, double theta, lc_st_scratch *st);
 
 /* The same targets for n positions given by their root_q, root_d and
  * played_idx, into out (4 floats a position, as the rescore patch keeps

@@ -9,7 +9,8 @@
  *     unpacker every position comes out with the tablebase's result (+1
  *     where the queen's side is to move, -1 elsewhere, the positions before
  *     the first tablebase position included), as V7 with short-term targets;
- *     some tablebase positions have moves set to 0 (the queen given away).
+ *     in the tablebase positions with white to move, Qg7 and Qh8 (the queen
+ *     given away: a draw) get 0.
  *   - The pool's records and the chunk store give the same frames, bit for
  *     bit, over several passes (from the second, every chunk comes from the
  *     store with its patch); the store's patches are made once a chunk and
@@ -45,6 +46,7 @@
 
 #define SEED 11
 #define GAMES 12
+#define TAG 1000000 /* orig_m of the endgames' positions: TAG + game * 1000 + position */
 #define GTB "/usr/share/gaviotatb/gtb4"
 
 /* ---- games ---- */
@@ -55,10 +57,10 @@ static void put(lc_frame *f, unsigned plane, unsigned square)
 }
 
 /*
- * Position pos of game g: white Kc3 and Qd2 against black Kh8 (and a black
+ * Position pos of game g: white Kc3 and Qd4 against black Kh7 (and a black
  * rook on a8 before position `rook_until`), seen from the side to move
  * (white at even positions); the legal moves' equal shares as the policy.
- * Recorded a draw. orig_m tags it: g * 1000 + pos.
+ * Recorded a draw. orig_m tags it: TAG + g * 1000 + pos.
  */
 static void endgame_frame(lc_frame *f, uint32_t g, uint32_t pos, uint32_t rook_until)
 {
@@ -69,8 +71,8 @@ static void endgame_frame(lc_frame *f, uint32_t g, uint32_t pos, uint32_t rook_u
     unsigned mirror = white ? 0 : 56; /* black to move: the board upside down */
     unsigned us = white ? LC_OURS : LC_THEIRS, them = white ? LC_THEIRS : LC_OURS;
     put(f, us + LC_KING, 18 ^ mirror);
-    put(f, us + LC_QUEEN, 11 ^ mirror);
-    put(f, them + LC_KING, 63 ^ mirror);
+    put(f, us + LC_QUEEN, 27 ^ mirror);
+    put(f, them + LC_KING, 55 ^ mirror);
     if (pos < rook_until)
         put(f, them + LC_ROOK, 56 ^ mirror);
     f->side_to_move_or_enpassant = white ? 0 : 1;
@@ -81,7 +83,7 @@ static void endgame_frame(lc_frame *f, uint32_t g, uint32_t pos, uint32_t rook_u
     f->result_q = 0;
     f->result_d = 1;
     f->orig_q = f->orig_d = NAN;
-    f->orig_m = (float)(g * 1000 + pos);
+    f->orig_m = (float)(TAG + g * 1000 + pos);
     f->policy_kld = 0.1f;
     lc_position p;
     CHECK(lc_position_from_frame(f, &p));
@@ -130,7 +132,7 @@ static void real_games(char ***paths, size_t *n_paths)
 
 static bool is_endgame(const lc_frame *f)
 {
-    return !isnan(f->orig_m) && f->orig_m < GAMES * 1000;
+    return f->orig_m >= TAG && f->orig_m < TAG + GAMES * 1000;
 }
 
 /* ---- the chain ---- */
@@ -184,32 +186,81 @@ static lc_frame *run_chain(const char *store_bytes, const char *rescorer_yaml, c
     return frames;
 }
 
-/* Every endgame frame has the tablebase's result; returns how many had a
- * move set to 0 by the sharpening. */
-static size_t check_results(const lc_frame *f, size_t n)
+/* In a tablebase position with white to move (no rook), Qg7 and Qh8 give
+ * the queen away (a draw where the rest win): 0; the rest share 1. True
+ * when f's policy is that, bit for bit as the rescorer computes it. */
+static bool sharpened(const lc_frame *f)
 {
-    size_t zeroed = 0, endgame = 0;
+    lc_position p;
+    CHECK(lc_position_from_frame(f, &p));
+    lc_move moves[LC_MAX_MOVES];
+    unsigned n = lc_position_legal_moves(&p, moves);
+    if (n != f->n_policy)
+        return false;
+    for (unsigned k = 0; k < n; k++) {
+        bool hangs = moves[k].from == 27 && (moves[k].to == 54 || moves[k].to == 63);
+        float want = hangs ? 0.0f : 1.0f / (float)(n - 2);
+        if (f->policy_idx[k] != moves[k].policy || fabsf(f->policy_val[k] - want) > 1e-6f)
+            return false;
+    }
+    return true;
+}
+
+/* Every endgame frame has the tablebase's result, and the tablebase
+ * positions with white to move the sharpened policy; returns how many
+ * of those there were. */
+static size_t check_results(const lc_frame *f, size_t n, uint32_t version)
+{
+    size_t endgame = 0, wrong = 0, sharp = 0;
     for (size_t i = 0; i < n; i++) {
         if (!is_endgame(&f[i]))
             continue;
         endgame++;
-        uint32_t pos = (uint32_t)f[i].orig_m % 1000;
+        uint32_t tag = (uint32_t)f[i].orig_m - TAG, pos = tag % 1000, g = tag / 1000;
         float want = pos % 2 == 0 ? 1.0f : -1.0f;
-        if (f[i].result_q != want || f[i].result_d != 0)
-            fprintf(stderr, "game %u position %u: result %g/%g, want %g/0\n",
-                    (uint32_t)f[i].orig_m / 1000, pos, f[i].result_q, f[i].result_d, want);
+        if ((f[i].result_q != want || f[i].result_d != 0) && wrong++ < 3)
+            fprintf(stderr, "game %u position %u: result %g/%g, want %g/0\n", g, pos, f[i].result_q,
+                    f[i].result_d, want);
         CHECK(f[i].result_q == want && f[i].result_d == 0);
-        CHECK_EQ_U64(f[i].version, 7);
-        for (unsigned k = 0; k < f[i].n_policy; k++)
-            if (f[i].policy_val[k] == 0) {
-                zeroed++;
-                break;
-            }
+        CHECK_EQ_U64(f[i].version, version);
+        if (pos % 2 == 0 && pos >= 2 + g % 3) {
+            CHECK(sharpened(&f[i]));
+            sharp++;
+        }
     }
     CHECK(endgame > n / 2);
-    return zeroed;
+    return sharp;
 }
 
+/* The frames of pool records (a) and of the store (b) are the same, bit
+ * for bit; those of real games are c's (no rescorer) but for the version
+ * when same_version is false. Returns how many real games' frames. */
+static size_t compare(lc_frame *a, lc_frame *b, lc_frame *c, size_t n, bool same_version)
+{
+    size_t differ = 0, real = 0;
+    for (size_t i = 0; i < n; i++) {
+        int before = atomic_load(&check_failed_);
+        tf_check_same_fields(&a[i], &b[i], true);
+        tf_check_same_tensors(&a[i], &b[i]);
+        if (!is_endgame(&a[i])) {
+            tf_check_same_fields(&a[i], &c[i], same_version);
+            real++;
+        }
+        if (atomic_load(&check_failed_) != before && differ++ < 3)
+            fprintf(stderr, "  frame %zu differs\n", i);
+    }
+    return real;
+}
+
+static void free_frames(lc_frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        lc_frame_fini(&f[i]);
+    free(f);
+}
+
+/* st_targets keep (the default: V6 stays V6, the unpacker computes the
+ * targets) and compute (V7 from the rescorer, not computed again). */
 static void test_rescored_from_pool_and_store(void)
 {
     char **paths = NULL;
@@ -220,49 +271,41 @@ static void test_rescored_from_pool_and_store(void)
     for (uint32_t g = 0; g < GAMES; g++)
         positions += 8 + g % 6;
     size_t want = positions * 4; /* about four passes (with the real game's) */
-    const char *yaml = "gaviota_paths: " GTB "\nthreads: 1\n";
-    lc_stage_metrics on, off, none;
-    lc_frame *a = run_chain("0", yaml, paths, n_paths, want, &off);
-    lc_frame *b = run_chain("64M", yaml, paths, n_paths, want, &on);
+    lc_stage_metrics none;
     lc_frame *c = run_chain("0", NULL, paths, n_paths, want, &none);
-    size_t zeroed = check_results(a, want);
-    CHECK(zeroed > 0);
-    check_results(b, want);
-    printf("%zu frames: the tablebase's results; %zu with a move sharpened to 0\n", want, zeroed);
-    size_t differ = 0, real = 0;
-    for (size_t i = 0; i < want; i++) {
-        int before = atomic_load(&check_failed_);
-        tf_check_same_fields(&a[i], &b[i], true);
-        tf_check_same_tensors(&a[i], &b[i]);
-        if (!is_endgame(&a[i])) { /* a real game: as the unpacker alone makes it */
-            tf_check_same_fields(&a[i], &c[i], false);
-            real++;
-        }
-        if (atomic_load(&check_failed_) != before && differ++ < 3)
-            fprintf(stderr, "  frame %zu differs\n", i);
-        lc_frame_fini(&a[i]);
-        lc_frame_fini(&b[i]);
-        lc_frame_fini(&c[i]);
+    static const char *const yaml[] = {"gaviota_paths: " GTB "\nthreads: 1\n",
+                                       "gaviota_paths: " GTB "\nst_targets: compute\n"};
+    for (unsigned k = 0; k < 2; k++) {
+        lc_stage_metrics on, off;
+        lc_frame *a = run_chain("0", yaml[k], paths, n_paths, want, &off);
+        lc_frame *b = run_chain("64M", yaml[k], paths, n_paths, want, &on);
+        uint32_t version = k ? 7 : 6;
+        size_t sharp = check_results(a, want, version);
+        CHECK(sharp > 0);
+        check_results(b, want, version);
+        size_t real = compare(a, b, c, want, k == 0);
+        CHECK(real > 0);
+        printf("st_targets %s: %zu frames, the tablebase's results (%zu sharpened), the same "
+               "from pool and store (%zu of a real game, as without a rescorer)\n",
+               k ? "compute" : "keep", want, sharp, real);
+        free_frames(a, want);
+        free_frames(b, want);
+        /* Records: every use rescored; the store: a patch a chunk, then
+         * reused. */
+        CHECK(count(&off, "hits") > 0);
+        CHECK(count(&off, "games_rescored") >= GAMES);
+        CHECK(count(&off, "results_changed") > 0);
+        CHECK_EQ_U64(count(&off, "st_targets") > 0, k == 1);
+        CHECK_EQ_U64(count(&off, "patches_made"), 0);
+        CHECK(count(&on, "patches_made") >= GAMES && count(&on, "patches_made") <= GAMES + 1);
+        CHECK(count(&on, "patches_reused") > count(&on, "patches_made"));
+        CHECK_EQ_U64(count(&on, "games_rescored"), GAMES);
+        CHECK_EQ_U64(count(&on, "patches_other_settings"), 0);
+        printf("store: %llu probed, %llu hits; %llu patches made, %llu reused\n", (unsigned long long)count(&on, "probed"), (unsigned long long)count(&on, "hits"),
+               (unsigned long long)count(&on, "patches_made"),
+               (unsigned long long)count(&on, "patches_reused"));
     }
-    CHECK(real > 0);
-    free(a);
-    free(b);
-    free(c);
-    printf("pool and store: the same %zu frames (%zu of a real game, as without a rescorer)\n",
-           want, real);
-    /* Records: every use rescored; the store: a patch a chunk, then reused. */
-    CHECK(count(&off, "hits") > 0);
-    CHECK(count(&off, "games_rescored") >= GAMES);
-    CHECK(count(&off, "results_changed") > 0);
-    CHECK(count(&off, "st_targets") > 0);
-    CHECK_EQ_U64(count(&off, "patches_made"), 0);
-    CHECK(count(&on, "patches_made") >= GAMES && count(&on, "patches_made") <= GAMES + 1);
-    CHECK(count(&on, "patches_reused") > count(&on, "patches_made"));
-    CHECK_EQ_U64(count(&on, "games_rescored"), GAMES);
-    CHECK_EQ_U64(count(&on, "patches_other_settings"), 0);
-    printf("store: %llu patches made, %llu reused\n",
-           (unsigned long long)count(&on, "patches_made"),
-           (unsigned long long)count(&on, "patches_reused"));
+    free_frames(c, want);
     for (size_t i = 0; i < n_paths; i++)
         free(paths[i]);
     free(paths);
@@ -320,6 +363,14 @@ int main(void)
         return 77;
     }
     test_settings();
+    /* The tables stay open between the chains (each rescorer takes a
+     * reference to this set): closing Gaviota's tables and opening them
+     * again in one process sometimes leaves every probe unanswered (seen
+     * here as 0 hits of 90 probes in about one run in six; a defect of
+     * format/lc0/tablebase.c's reopening, reported, not of the stage). */
+    lc_tablebases *held = NULL;
+    CHECK_OK(lc_tablebases_open(NULL, GTB, &held, NULL));
     test_rescored_from_pool_and_store();
+    lc_tablebases_close(held);
     return check_finish();
 }
