@@ -314,6 +314,7 @@ unsigned lc_tablebases_max_pieces(const lc_tablebases *tb)
 static size_t describe_counts(char *buf, size_t size, const unsigned *counts)
 {
     size_t n = 0;
+    buf[0] = '\0';
     for (int i = 0; i < MAX_PIECES && n < size; i++)
         if (counts[i])
             n += (size_t)snprintf(buf + n, size - n, "%s%u of %d pieces", n ? ", " : "", counts[i],
