@@ -59,7 +59,7 @@ int main(void)
     unsigned n = lc_position_legal_moves(&p, m);
     signed char w[LC_MAX_MOVES];
     bool best[LC_MAX_MOVES], by_distance;
-    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, w, best, &by_distance), LC_TB_WIN);
+    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, true, w, best, &by_distance), LC_TB_WIN);
     for (unsigned i = 0; i < n && by_distance; i++) {
         lc_position child;
         lc_move cm[LC_MAX_MOVES];

@@ -74,7 +74,7 @@ static void test_rate_moves(void)
     CHECK_EQ_INT(n, 2);
     signed char w[LC_MAX_MOVES];
     bool best[LC_MAX_MOVES], by_distance;
-    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, w, best, &by_distance), LC_TB_DRAW);
+    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, true, w, best, &by_distance), LC_TB_DRAW);
     CHECK(by_distance); /* Gaviota's DTM */
     for (unsigned i = 0; i < n && n == 2; i++) {
         bool capture = m[i].policy == idx("d8e7");
@@ -82,12 +82,19 @@ static void test_rate_moves(void)
         CHECK_EQ_INT(w[i], capture ? LC_TB_DRAW : LC_TB_LOSS);
         CHECK_EQ_INT(best[i], capture);
     }
+    /* Without distances: the same results by the cheap WDL probes, no best. */
+    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, false, w, best, &by_distance), LC_TB_DRAW);
+    CHECK(!by_distance);
+    for (unsigned i = 0; i < n && n == 2; i++) {
+        CHECK_EQ_INT(w[i], m[i].policy == idx("d8e7") ? LC_TB_DRAW : LC_TB_LOSS);
+        CHECK(!best[i]);
+    }
     /* White Kb6 Qh7 against Kb8: a win, and the moves best by distance to
      * mate are exactly the mates in one (checked with the move generator:
      * Black has no move after them and is in check). */
     p = bt_position("Kb6 Qh7", "Kb8", false);
     n = lc_position_legal_moves(&p, m);
-    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, w, best, &by_distance), LC_TB_WIN);
+    CHECK_EQ_INT(lc_tablebases_rate_moves(tb, &p, m, n, true, w, best, &by_distance), LC_TB_WIN);
     unsigned mates = 0;
     for (unsigned i = 0; i < n; i++) {
         lc_position child;
