@@ -148,7 +148,8 @@ static int sharpen(const lc_rescore_config *cfg, uint8_t *rec, uint32_t version,
             return -1;
     signed char wdl[LC_MAX_MOVES];
     bool best[LC_MAX_MOVES], keep[LC_MAX_MOVES], by_distance;
-    int top = lc_tablebases_rate_moves(cfg->tb, p, moves, n, wdl, best, &by_distance);
+    int top = lc_tablebases_rate_moves(cfg->tb, p, moves, n, cfg->dtz_boost != 0.0, wdl, best,
+                                       &by_distance);
     if (top == LC_TB_UNKNOWN)
         return -1;
     for (unsigned i = 0; i < n; i++)

@@ -314,6 +314,7 @@ unsigned lc_tablebases_max_pieces(const lc_tablebases *tb)
 static size_t describe_counts(char *buf, size_t size, const unsigned *counts)
 {
     size_t n = 0;
+    buf[0] = '\0';
     for (int i = 0; i < MAX_PIECES && n < size; i++)
         if (counts[i])
             n += (size_t)snprintf(buf + n, size - n, "%s%u of %d pieces", n ? ", " : "", counts[i],
@@ -350,7 +351,8 @@ void lc_tablebases_describe(const lc_tablebases *tb, char *buf, size_t size)
 /* ---- probing ---- */
 
 #if LC_HAVE_GAVIOTA
-/* Gaviota's result for the side to move and the plies to mate. */
+/* Gaviota's result for the side to move; with plies, its DTM probe and the
+ * plies to mate, else the (cheaper, separately cached) WDL probe. */
 static int gaviota_probe(const lc_position *p, unsigned *plies)
 {
     static const unsigned char kind[6] = {tb_PAWN, tb_KNIGHT, tb_BISHOP,
@@ -368,10 +370,12 @@ static int gaviota_probe(const lc_position *p, unsigned *plies)
         pc[side][k] = tb_NOPIECE;
     }
     int ep = lc_position_ep_square(p);
-    unsigned info = tb_UNKNOWN;
-    *plies = 0;
-    if (!tb_probe_hard(tb_WHITE_TO_MOVE, ep < 0 ? tb_NOSQUARE : (unsigned)ep, tb_NOCASTLE, sq[0],
-                       sq[1], pc[0], pc[1], &info, plies))
+    unsigned info = tb_UNKNOWN, epsq = ep < 0 ? tb_NOSQUARE : (unsigned)ep;
+    int ok = plies ? tb_probe_hard(tb_WHITE_TO_MOVE, epsq, tb_NOCASTLE, sq[0], sq[1], pc[0], pc[1],
+                                   &info, plies)
+                   : tb_probe_WDL_hard(tb_WHITE_TO_MOVE, epsq, tb_NOCASTLE, sq[0], sq[1], pc[0],
+                                       pc[1], &info);
+    if (!ok)
         return LC_TB_UNKNOWN;
     return info == tb_DRAW    ? LC_TB_DRAW
            : info == tb_WMATE ? LC_TB_WIN
@@ -380,26 +384,55 @@ static int gaviota_probe(const lc_position *p, unsigned *plies)
 }
 #endif
 
-int lc_tablebases_wdl(const lc_tablebases *tb, const lc_position *p)
+/* The tables' result for p as they hold it (no fifty-move check): Syzygy's
+ * WDL first, then Gaviota's; with plies, Gaviota's DTM only. Two bare
+ * kings are a draw without a table. */
+static int raw_wdl(const lc_tablebases *tb, const lc_position *p, unsigned *plies)
 {
-    if (!tb || p->castling)
+    if (p->castling)
         return LC_TB_UNKNOWN;
+    if (p->pieces == 2) {
+        if (plies)
+            *plies = 0;
+        return LC_TB_DRAW;
+    }
 #if LC_HAVE_SYZYGY
-    if (p->pieces <= tb->syzygy_max) {
+    if (!plies && p->pieces <= tb->syzygy_max) {
         int r = lc_syzygy_wdl(p);
         if (r != LC_TB_UNKNOWN)
             return r;
     }
 #endif
 #if LC_HAVE_GAVIOTA
-    if (p->pieces <= tb->gaviota_max) {
-        unsigned plies;
-        int r = gaviota_probe(p, &plies);
-        /* A mate further than 100 plies may be a fifty-move draw. */
-        return r != LC_TB_DRAW && plies > 100 ? LC_TB_UNKNOWN : r;
-    }
+    if (p->pieces <= tb->gaviota_max)
+        return gaviota_probe(p, plies);
 #endif
+    (void)tb;
     return LC_TB_UNKNOWN;
+}
+
+int lc_tablebases_wdl(const lc_tablebases *tb, const lc_position *p)
+{
+    if (!tb)
+        return LC_TB_UNKNOWN;
+    /* Gaviota counts plies to mate, not to the fifty-move counter's reset:
+     * no mate of four pieces is 100 plies away (KRKN, the longest, is 80),
+     * so the cheaper WDL probe answers there; from five pieces the DTM
+     * probe tells the mates more than 100 plies away, which may be
+     * fifty-move draws. Syzygy's cursed wins are draws already. */
+    unsigned plies = 0;
+#if LC_HAVE_SYZYGY
+    bool syzygy = p->pieces <= tb->syzygy_max;
+#else
+    bool syzygy = false;
+#endif
+    if (p->pieces <= 4 || syzygy) {
+        int r = raw_wdl(tb, p, NULL);
+        if (r != LC_TB_UNKNOWN || p->pieces <= 4)
+            return r;
+    }
+    int r = raw_wdl(tb, p, &plies);
+    return r != LC_TB_DRAW && plies > 100 ? LC_TB_UNKNOWN : r;
 }
 
 /* ---- rating moves ---- */
@@ -422,25 +455,17 @@ static int mark_best(const signed char *wdl, const int *dist, unsigned n, bool *
     return top;
 }
 
-/* Every move by the child's own result (negated); dist[] the child's plies
- * to mate (Gaviota) when gaviota, else 0. False when a child is unknown. */
+/* Every move by the child's own result, negated; with dtm, by Gaviota's
+ * DTM probe and dist[] the child's plies to mate. False when a child is
+ * unknown. */
 static bool rate_children(const lc_tablebases *tb, const lc_position *p, const lc_move *moves,
-                          unsigned n, bool gaviota, signed char *wdl, int *dist)
+                          unsigned n, bool dtm, signed char *wdl, int *dist)
 {
     for (unsigned i = 0; i < n; i++) {
         lc_position child;
         lc_position_play(p, &moves[i], &child);
-        int r = LC_TB_UNKNOWN;
         unsigned plies = 0;
-#if LC_HAVE_GAVIOTA
-        if (gaviota)
-            r = gaviota_probe(&child, &plies);
-#endif
-#if LC_HAVE_SYZYGY
-        if (!gaviota)
-            r = lc_syzygy_wdl(&child);
-#endif
-        (void)tb;
+        int r = raw_wdl(tb, &child, dtm ? &plies : NULL);
         if (r == LC_TB_UNKNOWN)
             return false;
         wdl[i] = (signed char)-r;
@@ -450,7 +475,8 @@ static bool rate_children(const lc_tablebases *tb, const lc_position *p, const l
 }
 
 int lc_tablebases_rate_moves(const lc_tablebases *tb, const lc_position *p, const lc_move *moves,
-                             unsigned n, signed char *wdl, bool *best, bool *by_distance)
+                             unsigned n, bool want_distance, signed char *wdl, bool *best,
+                             bool *by_distance)
 {
     int dist[LC_MAX_MOVES];
     *by_distance = false;
@@ -458,12 +484,13 @@ int lc_tablebases_rate_moves(const lc_tablebases *tb, const lc_position *p, cons
         return LC_TB_UNKNOWN;
     bool rated = false;
 #if LC_HAVE_SYZYGY
-    if (p->pieces <= tb->syzygy_max && lc_syzygy_root(p, moves, n, wdl, dist))
+    if (want_distance && p->pieces <= tb->syzygy_max && lc_syzygy_root(p, moves, n, wdl, dist))
         rated = *by_distance = true;
 #endif
-    if (!rated && p->pieces <= tb->gaviota_max && rate_children(tb, p, moves, n, true, wdl, dist))
+    if (!rated && want_distance && p->pieces <= tb->gaviota_max &&
+        rate_children(tb, p, moves, n, true, wdl, dist))
         rated = *by_distance = true;
-    if (!rated && p->pieces <= tb->syzygy_max && rate_children(tb, p, moves, n, false, wdl, dist))
+    if (!rated && rate_children(tb, p, moves, n, false, wdl, dist))
         rated = true;
     if (!rated)
         return LC_TB_UNKNOWN;

@@ -17,8 +17,8 @@
  * counter were 0 (the rescorer only asks it there): Syzygy's cursed wins
  * and blessed losses are draws, and a Gaviota win or loss whose mate is more
  * than 100 plies away is unknown (Gaviota measures distance to mate, so it
- * cannot tell a cursed win). lc_tablebases_rate_moves uses the position's
- * counter where the tables can (Syzygy with DTZ tables).
+ * cannot tell a cursed win). lc_tablebases_rate_moves with distances uses
+ * the position's counter where the tables can (Syzygy with DTZ tables).
  *
  * Process-wide state and threads. Both libraries keep their tables in
  * globals: Fathom's tb_init replaces the whole set and TB_LARGEST, Gaviota's
@@ -72,17 +72,21 @@ int lc_tablebases_wdl(const lc_tablebases *tb, const struct lc_position *p);
 /*
  * Rate the n legal moves of p (lc_position_legal_moves' list) by the
  * tablebases: wdl[i] is move i's result for the side to move (LC_TB_LOSS,
- * DRAW, WIN), best[i] whether move i reaches the best result and is best by
- * distance among those (Syzygy: fewest plies to the next zeroing move when
- * winning, most when losing; Gaviota: fewest plies to mate when winning,
- * most when losing; every move that holds a draw is best in a draw). When
- * no distance is known (Syzygy without DTZ tables) best[] is all false and
- * *by_distance false. Returns the best result, or LC_TB_UNKNOWN (arrays
- * unspecified) when a move cannot be rated or p has no legal move.
+ * DRAW, WIN). Without want_distance that is the WDL of the position each
+ * move leads to (as lc_tablebases_wdl, negated, no fifty-move check: the
+ * cheap probes, thread-safe, no lock), best[] all false and *by_distance
+ * false. With want_distance, best[i] says whether move i reaches the best
+ * result and is best by distance among those, *by_distance true: Syzygy's
+ * root probe when it answers (the results with the position's fifty-move
+ * counter; distance: plies to the next zeroing move), else Gaviota's DTM
+ * (plies to mate); fewest when winning, most when losing, and every move
+ * that holds a draw is best in a draw. Returns the best result, or
+ * LC_TB_UNKNOWN (arrays unspecified) when a move cannot be rated or p has
+ * no legal move.
  */
 struct lc_move;
 int lc_tablebases_rate_moves(const lc_tablebases *tb, const struct lc_position *p,
-                             const struct lc_move *moves, unsigned n, signed char *wdl, bool *best,
-                             bool *by_distance);
+                             const struct lc_move *moves, unsigned n, bool want_distance,
+                             signed char *wdl, bool *best, bool *by_distance);
 
 #endif
