@@ -149,16 +149,14 @@ static int rescorer_config_check(void *p, lc_error *err)
                           "gaviota_paths: this lcmon was built without Gaviota tablebases "
                           "(install libgaviotatb-dev and build again, or remove gaviota_paths)");
     else if (c->gaviota_paths && (lc_config_expand_path(&c->gaviota_paths, "gaviota_paths",
-                                                        "the tables' folders", err) != 0 ||
-                                  check_folders(c->gaviota_paths, "gaviota_paths", err) != 0))
+                                                        "the tables' folders", err) != 0))
         rc = LC_ECONFIG;
     if (c->syzygy_paths && !lc_tablebases_have_syzygy())
         rc = lc_error_add(err, LC_ECONFIG,
                           "syzygy_paths: this lcmon was built without Syzygy tablebases "
                           "(install libfathom-dev and build again, or remove syzygy_paths)");
     else if (c->syzygy_paths && (lc_config_expand_path(&c->syzygy_paths, "syzygy_paths",
-                                                       "the tables' folders", err) != 0 ||
-                                 check_folders(c->syzygy_paths, "syzygy_paths", err) != 0))
+                                                       "the tables' folders", err) != 0))
         rc = LC_ECONFIG;
     bool tb = c->gaviota_paths || c->syzygy_paths;
     if (!tb && (c->dist_temp != 1 || c->dist_offset != 0 || c->dtz_boost != 0))
@@ -182,16 +180,24 @@ static int rescorer_config_check(void *p, lc_error *err)
     return rc;
 }
 
-/* --check-config: the folders hold tables (opened, then closed). */
+/* The folders of both settings exist. */
+static int check_paths(const rescorer_config *c, lc_error *err)
+{
+    int rc = 0;
+    if (c->gaviota_paths && check_folders(c->gaviota_paths, "gaviota_paths", err) != 0)
+        rc = LC_ECONFIG;
+    if (c->syzygy_paths && check_folders(c->syzygy_paths, "syzygy_paths", err) != 0)
+        rc = LC_ECONFIG;
+    return rc;
+}
+
+/* --check-config (and every start and reload): the folders exist. Whether
+ * they hold tables is seen when the start opens them (opening them here
+ * would clash with the set a running pipeline holds during a reload: one
+ * set a process). */
 static int rescorer_preflight(const void *config, lc_error *err)
 {
-    const rescorer_config *c = config;
-    if (!c->gaviota_paths && !c->syzygy_paths)
-        return 0;
-    lc_tablebases *tb = NULL;
-    int rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &tb, err);
-    lc_tablebases_close(tb);
-    return rc;
+    return check_paths(config, err);
 }
 
 typedef struct rescorer {
@@ -238,7 +244,9 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     r->key = settings_key(c);
     char line[512];
     if (c->gaviota_paths || c->syzygy_paths) {
-        int rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &r->tb, err);
+        int rc = check_paths(c, err);
+        if (rc == 0)
+            rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &r->tb, err);
         if (rc != 0)
             return rc;
         r->rc.tb = r->tb;

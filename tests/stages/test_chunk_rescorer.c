@@ -301,7 +301,8 @@ static void test_rescored_from_pool_and_store(void)
         CHECK(count(&on, "patches_reused") > count(&on, "patches_made"));
         CHECK_EQ_U64(count(&on, "games_rescored"), GAMES);
         CHECK_EQ_U64(count(&on, "patches_other_settings"), 0);
-        printf("store: %llu probed, %llu hits; %llu patches made, %llu reused\n", (unsigned long long)count(&on, "probed"), (unsigned long long)count(&on, "hits"),
+        printf("store: %llu probed, %llu hits; %llu patches made, %llu reused\n",
+               (unsigned long long)count(&on, "probed"), (unsigned long long)count(&on, "hits"),
                (unsigned long long)count(&on, "patches_made"),
                (unsigned long long)count(&on, "patches_reused"));
     }
