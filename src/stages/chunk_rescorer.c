@@ -207,8 +207,8 @@ typedef struct rescorer {
     bool rescore; /* tablebases or deblunder: lc_rescore_game has work */
     unsigned max_pieces;
     atomic_bool warned_other, warned_twice;
-    atomic_uint_fast64_t n_chunks, n_games, n_positions, n_probed, n_hits, n_games_rescored,
-        n_results_changed, n_sharpened, n_blunders, n_deblundered;
+    atomic_uint_fast64_t n_chunks, n_games, n_positions, n_probed, n_hits, n_misses,
+        n_games_rescored, n_results_changed, n_sharpened, n_blunders, n_deblundered;
     atomic_uint_fast64_t n_converted, n_not_version, n_not_format, n_st;
     atomic_uint_fast64_t n_patches_made, n_patches_reused, n_patches_other, n_not_decoded;
 } rescorer;
@@ -252,12 +252,12 @@ static int rescorer_start(lc_stage *s, lc_error *err)
         r->rc.tb = r->tb;
         r->max_pieces = lc_tablebases_max_pieces(r->tb);
         lc_tablebases_describe(r->tb, line, sizeof line);
-        LC_INFO("%s: tablebases: %s", s->name, line);
     } else {
-        LC_INFO("%s: no tablebases configured (this build reads Gaviota: %s, Syzygy: %s)", s->name,
-                lc_tablebases_have_gaviota() ? "yes" : "no",
-                lc_tablebases_have_syzygy() ? "yes" : "no");
+        snprintf(line, sizeof line, "none configured");
     }
+    LC_INFO("%s: tablebases: %s (this build reads Gaviota: %s, Syzygy: %s)", s->name, line,
+            lc_tablebases_have_gaviota() ? "yes" : "no",
+            lc_tablebases_have_syzygy() ? "yes" : "no");
     r->rescore = r->tb || c->threshold_given;
     return 0;
 }
@@ -276,6 +276,7 @@ static void add_counts(rescorer *r, const lc_rescore_counts *k)
     atomic_fetch_add(&r->n_positions, k->positions);
     atomic_fetch_add(&r->n_probed, k->probed);
     atomic_fetch_add(&r->n_hits, k->hits);
+    atomic_fetch_add(&r->n_misses, k->probed - k->hits);
     atomic_fetch_add(&r->n_games_rescored, k->games_rescored);
     atomic_fetch_add(&r->n_results_changed, k->results_changed);
     atomic_fetch_add(&r->n_sharpened, k->policies_sharpened);
@@ -584,6 +585,7 @@ static void rescorer_flush(lc_stage *s, lc_stage_metrics *m)
         {"positions", &r->n_positions},
         {"probed", &r->n_probed},
         {"hits", &r->n_hits},
+        {"misses", &r->n_misses},
         {"games_rescored", &r->n_games_rescored},
         {"results_changed", &r->n_results_changed},
         {"policies_sharpened", &r->n_sharpened},
@@ -606,8 +608,10 @@ static const lc_metric_info rescorer_metrics[] = {
     {"chunks", "chunks", LC_SHOW_RATE, 0, "chunks/s in"},
     {"games", "games"},
     {"positions", "positions"},
-    {"probed", "positions", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "probed", ""},
-    {"hits", "positions", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "tablebase hits", "hits", "probed"},
+    {"probed", "positions"},
+    /* hits / (hits + misses): the share of the probes a table answered. */
+    {"hits", "positions", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "tablebase hits", "hits", "misses"},
+    {"misses", "positions"},
     {"games_rescored", "games", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "games rescored", "rescored"},
     {"results_changed", "positions", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
      "results changed", ""},
