@@ -10,8 +10,9 @@
  *
  * Records from the pool are rescored in place on every use (the pool
  * inflates a fresh copy each time). Chunks from the pool's store arrive
- * packed: on a chunk's first use the rescorer decodes it whole once, does
- * the same to those records and keeps the difference with the packed chunk
+ * packed: on a chunk's first use the rescorer reads its records from its
+ * file once more (else, the file gone, decodes the packed form whole), does
+ * the same to them and keeps the difference with the packed chunk
  * (format/lc0/rescore_patch.h, slot LC_AUX_RESCORE), which chunk_unpacker
  * applies to each position it decodes; later uses find it and cost nothing.
  * Tablebase positions are at a game's end (pieces only leave the board), so
@@ -27,6 +28,7 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
+#include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/input_format_convert.h"
@@ -211,6 +213,7 @@ typedef struct rescorer {
         n_games_rescored, n_results_changed, n_sharpened, n_blunders, n_deblundered;
     atomic_uint_fast64_t n_converted, n_not_version, n_not_format, n_st;
     atomic_uint_fast64_t n_patches_made, n_patches_reused, n_patches_other, n_not_decoded;
+    atomic_uint_fast64_t n_from_packed; /* patches made from the packed form: no file */
 } rescorer;
 
 /* The key of what the settings do to a game. */
@@ -409,38 +412,71 @@ static bool stored_has_work(lc_stage *s, work *w, const lc_chunk_item *c)
     return pieces <= r->max_pieces && !castling;
 }
 
-/* Decode the stored game whole into w->before; false (nothing held) when a
- * position does not decode. */
-static bool decode_game(work *w, const lc_chunk_item *c)
+/* Room for a game of n positions in w. */
+static void work_reserve(work *w, uint32_t n)
 {
-    uint32_t n = c->n_records;
-    if (n > w->cap) {
-        w->cap = n;
-        w->before = lc_xrealloc(w->before, n * sizeof *w->before);
-        w->after = lc_xrealloc(w->after, n * sizeof *w->after);
-        w->recs = lc_xrealloc(w->recs, n * (size_t)LC_V7_RECORD_SIZE);
-        w->st_rows = lc_xrealloc(w->st_rows, 4 * (size_t)n * sizeof *w->st_rows);
-        w->rq = lc_xrealloc(w->rq, n * sizeof *w->rq);
-        w->rd = lc_xrealloc(w->rd, n * sizeof *w->rd);
-        w->played = lc_xrealloc(w->played, n * sizeof *w->played);
-    }
+    if (n <= w->cap)
+        return;
+    w->cap = n;
+    w->before = lc_xrealloc(w->before, n * sizeof *w->before);
+    w->after = lc_xrealloc(w->after, n * sizeof *w->after);
+    w->recs = lc_xrealloc(w->recs, n * (size_t)LC_V7_RECORD_SIZE);
+    w->st_rows = lc_xrealloc(w->st_rows, 4 * (size_t)n * sizeof *w->st_rows);
+    w->rq = lc_xrealloc(w->rq, n * sizeof *w->rq);
+    w->rd = lc_xrealloc(w->rd, n * sizeof *w->rd);
+    w->played = lc_xrealloc(w->played, n * sizeof *w->played);
+}
+
+/* The stored game's records from its file (d, inflated once more: every
+ * field, the visits the deblunder reads included, so that the patch is
+ * exactly what the pool's records would get) and their frames in
+ * w->before; false (nothing held) when the file no longer gives them. */
+static bool file_records(work *w, const lc_chunk_item *c, lc_chunk_data *d)
+{
+    lc_error err;
+    if (!c->source || lc_chunk_source_load(c->source, c->member, LC_INFLATE_AUTO, d, &err) != 0)
+        return false;
+    uint32_t i = 0;
+    if (d->n_records == c->n_records && d->version == c->version)
+        for (; i < c->n_records; i++)
+            if (lc_frame_from_record(d->data + i * d->record_size, d->version, &w->before[i],
+                                     &err) != 0)
+                break;
+    if (i == c->n_records && i == d->n_records)
+        return true;
+    while (i-- > 0)
+        lc_frame_fini(&w->before[i]);
+    lc_chunk_data_fini(d);
+    return false;
+}
+
+/* Else the packed form decoded whole into w->before and written back as
+ * records in w->recs, V7's layout (V3 and V4 as V5, whose fields sit where
+ * V6's do; no visits: the deblunder takes every position as searched).
+ * The version to read them as; 0 when a position does not decode. */
+static uint32_t packed_records(work *w, const lc_chunk_item *c)
+{
     if (!w->uctx)
         w->uctx = lc_unpack_ctx_new();
+    uint32_t n = c->n_records, version = c->version < 5 ? 5 : c->version, visits = 1;
     for (uint32_t i = 0; i < n; i++) {
         lc_error err;
         if (lc_packed_chunk_frame(c->packed, w->uctx, i, &w->before[i], &err) != 0) {
             while (i-- > 0)
                 lc_frame_fini(&w->before[i]);
-            return false;
+            return 0;
         }
+        uint8_t *rec = w->recs + (size_t)i * LC_V7_RECORD_SIZE;
+        lc_frame_to_record_v7(&w->before[i], rec);
+        memcpy(rec + offsetof(lc_v7_record, version), &version, sizeof version);
+        memcpy(rec + offsetof(lc_v7_record, visits), &visits, sizeof visits);
     }
-    return true;
+    return version;
 }
 
-/* The patch of a stored game: decoded whole, written as records (V7's
- * layout; V3 and V4 as V5, whose fields are V6's), rescored, read back and
- * compared; converted and given its targets like records. NULL when a
- * position does not decode. */
+/* The patch of a stored game: its records (from its file, else from the
+ * packed form) rescored, read back and compared; converted and given
+ * their targets like the pool's records. NULL when neither gives them. */
 static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
 {
     rescorer *r = s->priv;
@@ -450,30 +486,37 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
             target_format(s, c->version, 1); /* counted: V3 and V4 are not converted */
         return lc_rescore_patch_make(r->key, 0, NULL, NULL, c->n_records, NULL, NULL);
     }
-    if (!decode_game(w, c))
+    uint32_t n = c->n_records, version = c->version;
+    work_reserve(w, n);
+    lc_chunk_data d = {0};
+    uint8_t *recs = NULL;
+    size_t size = 0;
+    if (file_records(w, c, &d)) {
+        recs = d.data;
+        size = d.record_size;
+    } else if ((version = packed_records(w, c)) != 0) {
+        recs = w->recs;
+        size = LC_V7_RECORD_SIZE;
+        atomic_fetch_add(&r->n_from_packed, 1);
+    } else {
         return NULL;
-    uint32_t n = c->n_records, version = c->version < 5 ? 5 : c->version;
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t *rec = w->recs + (size_t)i * LC_V7_RECORD_SIZE;
-        lc_frame_to_record_v7(&w->before[i], rec);
-        memcpy(rec + offsetof(lc_v7_record, version), &version, sizeof version);
     }
     if (r->rescore) {
         lc_rescore_counts k = {0};
-        lc_rescore_game(&r->rc, w->recs, LC_V7_RECORD_SIZE, n, version, &k);
+        lc_rescore_game(&r->rc, recs, size, n, version, &k);
         add_counts(r, &k);
     }
     for (uint32_t i = 0; i < n; i++)
-        lc_frame_from_record(w->recs + (size_t)i * LC_V7_RECORD_SIZE, version, &w->after[i], NULL);
+        lc_frame_from_record(recs + (size_t)i * size, version, &w->after[i], NULL);
     uint32_t to =
         cfg->new_input_format ? target_format(s, c->version, w->before[0].input_format) : 0;
     const float *st = NULL;
     if (cfg->st_targets == LC_ST_COMPUTE && c->version == 6) {
         /* After the conversion, as for records: the moves in its frame. */
         if (to)
-            convert_records(s, w->recs, LC_V7_RECORD_SIZE, n, version, to, c);
+            convert_records(s, recs, size, n, version, to, c);
         for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *rec = w->recs + (size_t)i * LC_V7_RECORD_SIZE;
+            const uint8_t *rec = recs + (size_t)i * size;
             LC_REC_GET(rec, root_q, w->rq[i]);
             LC_REC_GET(rec, root_d, w->rd[i]);
             LC_REC_GET(rec, played_idx, w->played[i]);
@@ -487,6 +530,7 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
         lc_frame_fini(&w->before[i]);
         lc_frame_fini(&w->after[i]);
     }
+    lc_chunk_data_fini(&d);
     return patch;
 }
 
@@ -599,6 +643,7 @@ static void rescorer_flush(lc_stage *s, lc_stage_metrics *m)
         {"patches_reused", &r->n_patches_reused},
         {"patches_other_settings", &r->n_patches_other},
         {"not_decoded", &r->n_not_decoded},
+        {"patches_from_store", &r->n_from_packed},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         lc_metrics_add_count(m, counts[i].name, atomic_exchange(counts[i].v, 0));
@@ -631,6 +676,7 @@ static const lc_metric_info rescorer_metrics[] = {
     {"patches_other_settings", "chunks", LC_SHOW_TOTAL, LC_SHOW_WARN | LC_SHOW_NONZERO,
      "rescored again (other settings in the store)", "again"},
     {"not_decoded", "chunks"},
+    {"patches_from_store", "chunks"},
     {0},
 };
 

@@ -18,6 +18,10 @@
  *   - Real games (tests/data) pass unchanged but for the short-term targets,
  *     which are those the unpacker computes alone (the rescorer makes them
  *     once, the unpacker does not again).
+ *   - A stored game without its file (the patch made from the packed form):
+ *     each position as the records path gives it, V6 and V5.
+ *   - Real games of input formats 1 and 3 converted to 3 (targets kept and
+ *     computed), and deblundered: the same frames from pool and store.
  *   - Settings: a missing folder, a folder without tables, dist_temp 0,
  *     sharpening without tables, deblunder_width alone, an unknown input
  *     format, each refused with the field named; a library the build lacks.
@@ -33,7 +37,9 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "format/lc0/chunk_source.h"
+#include "format/lc0/packed_chunk.h"
 #include "format/lc0/position.h"
+#include "format/lc0/rescore_patch.h"
 #include "format/lc0/tablebase.h"
 #include "standalone.h"
 #include "stages/items.h"
@@ -312,6 +318,132 @@ static void test_rescored_from_pool_and_store(void)
     free(paths);
 }
 
+/* Real games of input formats 1 and 3, their positions counted. */
+static size_t format_games(char ***paths, size_t *n_paths)
+{
+    size_t positions = 0;
+    const char *folders[] = {"lc0-v0.31.2-fmt1", "lc0-v0.31.2-fmt3"};
+    for (unsigned k = 0; k < 2; k++) {
+        char *dir = lc_xasprintf("%s/%s", tu_test_data(), folders[k]);
+        char *path = tu_first_gz(dir);
+        CHECK(path != NULL);
+        lc_chunk_source *src = tu_chunk_source(path);
+        lc_chunk_data c;
+        CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &c, NULL));
+        positions += c.n_records;
+        lc_chunk_data_fini(&c);
+        lc_chunk_source_unref(src);
+        *paths = realloc(*paths, (*n_paths + 1) * sizeof **paths);
+        (*paths)[(*n_paths)++] = path;
+        free(dir);
+    }
+    return positions;
+}
+
+/* new_input_format (targets kept and computed) and the deblunder on real
+ * games: the same frames from the pool's records and from the store. */
+static void test_converted_and_deblundered(void)
+{
+    char **paths = NULL;
+    size_t n_paths = 0;
+    size_t want = format_games(&paths, &n_paths) * 3;
+    static const char *const yaml[] = {
+        "new_input_format: 3\n",
+        "new_input_format: 3\nst_targets: compute\n",
+        "deblunder_threshold: 0.05\ndeblunder_width: 0.02\n",
+    };
+    for (unsigned k = 0; k < 3; k++) {
+        lc_stage_metrics on, off;
+        lc_frame *a = run_chain("0", yaml[k], paths, n_paths, want, &off);
+        lc_frame *b = run_chain("64M", yaml[k], paths, n_paths, want, &on);
+        size_t differ = 0;
+        for (size_t i = 0; i < want; i++) {
+            int before = atomic_load(&check_failed_);
+            tf_check_same_fields(&a[i], &b[i], true);
+            tf_check_same_tensors(&a[i], &b[i]);
+            if (k < 2)
+                CHECK_EQ_U64(a[i].input_format, 3);
+            CHECK_EQ_U64(a[i].version, k == 1 ? 7 : 6);
+            if (atomic_load(&check_failed_) != before && differ++ < 3)
+                fprintf(stderr, "  %s: frame %zu differs\n", yaml[k], i);
+        }
+        free_frames(a, want);
+        free_frames(b, want);
+        if (k < 2) {
+            CHECK(count(&off, "converted") > 0);
+            CHECK_EQ_U64(count(&on, "converted"), 1); /* the format-1 game, once */
+        } else {
+            CHECK(count(&on, "blunders") > 0);
+            CHECK(count(&on, "deblundered") > 0);
+        }
+        printf("%.*s: %zu frames the same from pool and store; store: %llu converted, %llu "
+               "blunders, %llu positions deblundered, %llu patches made\n",
+               (int)strcspn(yaml[k], "\n"), yaml[k], want,
+               (unsigned long long)count(&on, "converted"),
+               (unsigned long long)count(&on, "blunders"),
+               (unsigned long long)count(&on, "deblundered"),
+               (unsigned long long)count(&on, "patches_made"));
+    }
+    for (size_t i = 0; i < n_paths; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+/* A stored game whose file is gone (no source: the rescorer works from the
+ * packed form alone): its patch gives each position what the records path
+ * gives it, bit for bit, for records of versions 6 and 5 (the int8 result). */
+static void test_packed_without_file(void)
+{
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 8, LC_OVERFLOW_BLOCK);
+    lc_stage *r = start_stage("chunk_rescorer", "rescorer", "gaviota_paths: " GTB "\n", in, 8);
+    lc_pack_ctx *pack = lc_pack_ctx_new(1, 8);
+    lc_unpack_ctx *unpack = lc_unpack_ctx_new();
+    static const uint32_t versions[] = {6, 5};
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t n = 11, version = versions[k];
+        lc_frame f[16];
+        for (uint32_t i = 0; i < n; i++)
+            endgame_frame(&f[i], 3, i, 3);
+        size_t size;
+        uint8_t *recs = tf_records(f, n, version, &size);
+        lc_packed_chunk *packed = NULL;
+        const char *reason = NULL;
+        uint32_t bad_at = 0;
+        CHECK_OK(lc_packed_chunk_build(pack, recs, size, n, version, &packed, &reason, &bad_at));
+        lc_chunk_item a = {
+            .data = recs, .version = version, .record_size = (uint32_t)size, .n_records = n};
+        lc_chunk_item b = {.packed = packed, .version = version, .n_records = n};
+        CHECK_OK(lc_queue_put(in, &a, NULL));
+        CHECK_OK(lc_queue_put(in, &b, NULL));
+        CHECK_OK(lc_queue_get_until(r->output, &a, NULL, lc_now_ns() + 30000000000ull));
+        CHECK_OK(lc_queue_get_until(r->output, &b, NULL, lc_now_ns() + 30000000000ull));
+        CHECK(b.packed != NULL && b.patch != NULL);
+        for (uint32_t i = 0; i < n && b.patch; i++) {
+            lc_frame fa, fb;
+            CHECK_OK(
+                lc_frame_from_record(a.data + (size_t)i * a.record_size, a.version, &fa, NULL));
+            CHECK_OK(lc_packed_chunk_frame(b.packed, unpack, i, &fb, NULL));
+            CHECK_OK(lc_rescore_patch_apply(b.patch, i, &fb, NULL));
+            tf_check_same_fields(&fa, &fb, true);
+            CHECK(fa.result_q == (i % 2 ? -1.0f : 1.0f));
+            lc_frame_fini(&fa);
+            lc_frame_fini(&fb);
+        }
+        lc_item_chunk.dispose(&a);
+        lc_item_chunk.dispose(&b);
+        for (uint32_t i = 0; i < n; i++)
+            lc_frame_fini(&f[i]);
+    }
+    lc_stage_metrics m;
+    lc_standalone_flush(r, &m);
+    CHECK_EQ_U64(count(&m, "patches_from_store"), 2);
+    printf("without its file: the patch from the packed form as the records (V6, V5)\n");
+    lc_unpack_ctx_free(unpack);
+    lc_pack_ctx_free(pack);
+    lc_standalone_free(r);
+    lc_queue_free(in);
+}
+
 /* ---- settings ---- */
 
 /* The block refused, at load or at start, with each of `want` in the
@@ -372,6 +504,8 @@ int main(void)
     lc_tablebases *held = NULL;
     CHECK_OK(lc_tablebases_open(NULL, GTB, &held, NULL));
     test_rescored_from_pool_and_store();
+    test_packed_without_file();
     lc_tablebases_close(held);
+    test_converted_and_deblundered();
     return check_finish();
 }
