@@ -182,24 +182,19 @@ static int rescorer_config_check(void *p, lc_error *err)
     return rc;
 }
 
-/* The folders of both settings exist. */
-static int check_paths(const rescorer_config *c, lc_error *err)
+/* --check-config, every start and reload: the folders of both settings
+ * exist. Whether they hold tables is seen when the start opens them
+ * (opening them here would clash with the set a running pipeline holds
+ * during a reload: one set a process). */
+static int rescorer_preflight(const void *config, lc_error *err)
 {
+    const rescorer_config *c = config;
     int rc = 0;
     if (c->gaviota_paths && check_folders(c->gaviota_paths, "gaviota_paths", err) != 0)
         rc = LC_ECONFIG;
     if (c->syzygy_paths && check_folders(c->syzygy_paths, "syzygy_paths", err) != 0)
         rc = LC_ECONFIG;
     return rc;
-}
-
-/* --check-config (and every start and reload): the folders exist. Whether
- * they hold tables is seen when the start opens them (opening them here
- * would clash with the set a running pipeline holds during a reload: one
- * set a process). */
-static int rescorer_preflight(const void *config, lc_error *err)
-{
-    return check_paths(config, err);
 }
 
 typedef struct rescorer {
@@ -247,7 +242,7 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     r->key = settings_key(c);
     char line[512];
     if (c->gaviota_paths || c->syzygy_paths) {
-        int rc = check_paths(c, err);
+        int rc = rescorer_preflight(c, err);
         if (rc == 0)
             rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &r->tb, err);
         if (rc != 0)
@@ -534,10 +529,8 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
     return patch;
 }
 
-static const float *usable(const float *patch)
-{
-    return patch && !lc_rescore_patch_is_empty(patch) ? patch : NULL;
-}
+/* A patch worth handing on: NULL for none or an empty one. */
+#define USABLE(patch) ((patch) && !lc_rescore_patch_is_empty(patch) ? (patch) : NULL)
 
 /* A stored chunk: its patch, kept with it on its first use (or, kept with
  * other settings, its own for this use). */
@@ -554,7 +547,7 @@ static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
     const float *kept = lc_packed_chunk_aux(c->packed, LC_AUX_RESCORE);
     if (kept && lc_rescore_patch_key(kept) == r->key) {
         atomic_fetch_add(&r->n_patches_reused, 1);
-        c->patch = usable(kept);
+        c->patch = USABLE(kept);
         return;
     }
     float *mine = make_patch(s, w, c);
@@ -566,7 +559,7 @@ static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
     if (!kept) {
         kept = lc_packed_chunk_attach_aux(c->packed, LC_AUX_RESCORE, mine);
         if (lc_rescore_patch_key(kept) == r->key) {
-            c->patch = usable(kept);
+            c->patch = USABLE(kept);
             return;
         }
         mine = make_patch(s, w, c); /* another rescorer's came first: ours again */
@@ -579,7 +572,7 @@ static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
                 "chunk_rescorer): this one rescores each of them on every use, which is slow "
                 "(give each rescorer its own pool, or the same settings)",
                 s->name);
-    if (!usable(mine)) {
+    if (!USABLE(mine)) {
         free(mine);
         return;
     }
