@@ -98,7 +98,7 @@ static const lc_setting pool_settings[] = {
      .off = "off",
      .block = &lc_hanse_settings,
      .meaning = "Hanse sampling: a drawn chunk is taken by its weight",
-     .example = "{gamma: 1}"},
+     .example = "{threshold: 1, gamma: 1}"},
     {0},
 };
 

@@ -48,8 +48,8 @@ UPSTREAM_FIELDS = {
 }
 
 # every_field.pbtxt as lcmon stages (the rescorer left out: lcmon has none
-# yet, its reader reads the pool; upstream's defaults written where lcmon's
-# differ).
+# yet, its reader reads the pool; position_weights with the keys given,
+# lcmon's defaults being upstream's).
 EVERY_FIELD = [
     {"name": "files", "file_path_provider": {"directory": "/data/run3"},
      "output": {"capacity": 16, "overflow": "block"}},
@@ -62,16 +62,14 @@ EVERY_FIELD = [
     {"name": "pool", "input": "split.train",
      "shuffling_chunk_pool": {
          "chunk_pool_size": 250000, "threads": 3,
-         "hanse": {"gamma": 0.5,
+         "hanse": {"threshold": 100, "gamma": 0.5,
                    "position_weights": {"alpha": 2, "beta": 0.1, "gamma": 1.5, "tau": 4,
                                         "default_weight": 0.25, "q_weight": 6.0,
                                         "pol_scale": 3.5}}},
      "output": {"capacity": 16, "overflow": "keep_newest"}},
     {"name": "unpacker", "input": "pool",
      "chunk_unpacker": {"threads": 2, "positions_per_chunk": 4, "st_theta": 0.75,
-                        "position_weights": {"alpha": 1, "beta": 0, "gamma": 1, "tau": 1,
-                                             "default_weight": 1, "q_weight": 1,
-                                             "pol_scale": 1}},
+                        "position_weights": {"q_weight": 1}},
      "output": {"capacity": 4096, "overflow": "drop_newest"}},
     {"name": "test_reader", "input": "split.test", "chunk_reader": {},
      "output": {"capacity": 8}},
@@ -89,8 +87,7 @@ EVERY_FIELD = [
 
 # The fields every_field.pbtxt gives that lcmon has no equivalent for (or
 # that another field replaces): each kept as a comment naming it.
-COMMENTED = ["frame_format", "source_ingestion_threads", "hanse_sampling_threshold",
-             "cachehit_output", "position_cache_size", "caching_threads",
+COMMENTED = ["frame_format", "source_ingestion_threads", "cachehit_output", "position_cache_size", "caching_threads",
              "threads", "syzygy_paths", "gaviota_paths", "dist_temp", "dist_offset",
              "dtz_boost", "new_input_format", "deblunder_threshold", "deblunder_width",
              "st_q_theta", "output", "position_sampling_rate", "prefetch_count",
@@ -130,7 +127,7 @@ class ConvertTests(unittest.TestCase):
         self.assertIn("Not the loader's, so not converted: name, model, training.", r.stdout)
         self.assertIn("chunk_rescorer, which lcmon does not have yet", r.stdout)
         self.assertIn("12 stages and 2 outputs converted", r.stderr)
-        self.assertIn("20 fields kept as comments", r.stderr)
+        self.assertIn("19 fields kept as comments", r.stderr)
 
     def test_syntax_spellings_order_and_names(self):
         r = convert(fixture("syntax.pbtxt"))
