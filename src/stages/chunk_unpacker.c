@@ -58,7 +58,8 @@
  * q_st, d_st, opp_played_idx and next_played_idx as floats, per position),
  * so that later uses cost nothing more. `st_targets: keep` passes what the
  * records hold: for V6, q_st is the 4 bytes before the record's end read
- * as a float (0.0 in lc0's data, which leaves them zero) and d_st NaN.
+ * as a float (0.0 in lc0's data, which leaves them zero) and d_st 0.0
+ * (upstream's value; V6 has none).
  *
  * Diff focus (format/lc0/diff_focus.h, docs/pipelines.md). `diff_focus`
  * keeps each picked position with the legacy chunkparser's probability,
@@ -142,7 +143,8 @@ static const lc_setting unpacker_settings[] = {
      LC_SETTING_AT(unpacker_config, st_targets),
      .def = "compute",
      .values = st_values,
-     .meaning = "compute V6 games' short-term targets as upstream does, or keep them",
+     .meaning = "compute V6 games' short-term targets as upstream does, or keep what the "
+                "records hold (V6: d_st 0.0, upstream's value)",
      .example = "keep"},
     {.key = "st_theta",
      .type = LC_SETTING_REAL,

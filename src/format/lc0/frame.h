@@ -53,7 +53,7 @@ typedef struct lc_frame {
     float result_q, result_d;
     float played_q, played_d, played_m;
     float orig_q, orig_d, orig_m;
-    float q_st, d_st; /* d_st is NaN before V7 */
+    float q_st, d_st; /* d_st: 0.0 in V6 (upstream's value), NaN before V6 */
     float policy_kld; /* V6 and V7 (diff focus); NaN before */
     uint16_t played_idx, best_idx;
     /* V7, or computed for V6 (chunk_unpacker's st_targets): the move the
