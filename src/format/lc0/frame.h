@@ -104,7 +104,10 @@ void lc_frame_policy(const lc_frame *f, float *out /* 1858 */);
 /* current layout: values [6][3] rows result, best, played, orig, root, st. */
 #define LC_FRAME_VALUES (6 * 3)
 void lc_frame_values(const lc_frame *f, float *out /* LC_FRAME_VALUES */);
-/* legacy layout: winner, best_q as WDL; plies_left with the fallback. */
+/* legacy layout: winner, best_q as WDL, plies_left, as the legacy
+ * chunkparser reads them: V3's best_q from its zero padding (0, 0: WDL 0.5,
+ * 0, 0.5); a plies_left of 0 (V3 and V4: padding) falls back to the
+ * invariance byte in every version. */
 void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3],
                              float *plies_left);
 

@@ -187,9 +187,18 @@ void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3]
         winner[1] = f->result == 0 ? 1.0f : 0.0f;
         winner[2] = f->result < 0 ? 1.0f : 0.0f;
     }
-    wdl(f->best_q, f->best_d, best_q);
-    float pl = f->plies_left;
-    if (f->version < 6 && (pl == 0.0f || isnan(pl)))
+    /* The legacy parser pads a V3 record with zeros where V4 has root_q,
+     * best_q, root_d and best_d, and V3 and V4 where V5 has root_m, best_m
+     * and plies_left; it reads the padding as values. */
+    if (f->version == 3)
+        wdl(0.0f, 0.0f, best_q);
+    else
+        wdl(f->best_q, f->best_d, best_q);
+    /* Every version: a plies_left of 0 (padding, or stored 0) falls back to
+     * the invariance byte (move_count before V5), as the legacy parser does;
+     * a stored NaN stays NaN there too. */
+    float pl = f->version < 5 ? 0.0f : f->plies_left;
+    if (pl == 0.0f)
         pl = (float)f->invariance_info;
     *plies_left = pl;
 }
