@@ -93,6 +93,15 @@ void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8]);
  * in the dense order; aux[i] is the value of plane 104 + i's set bits (the
  * history planes' is 1). Expanding gives lc_frame_input_planes exactly. */
 void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits /* 112*8 */, float *aux /* 8 */);
+/* Which planes 104..111: per input_format (lcmon's, right for every
+ * format), or as upstream's current loader writes them whatever the format
+ * (the castling and side-to-move bytes as constant planes, rule50 / 99, a
+ * zero plane, a ones plane: right for format 1 only, for comparing with
+ * upstream). */
+typedef enum lc_planes_kind { LC_PLANES_INPUT_FORMAT = 0, LC_PLANES_UPSTREAM = 1 } lc_planes_kind;
+void lc_frame_input_planes_as(const lc_frame *f, lc_planes_kind kind, float *out /* 112*64 */);
+void lc_frame_packed_planes_as(const lc_frame *f, lc_planes_kind kind, uint8_t *bits /* 112*8 */,
+                               float *aux /* 8 */);
 /* The policy's stored entries with an index below 1858 (the dense policy's
  * non -1 values), at most `slots` of them, in index order; slots past them
  * repeat the last entry (or hold index 0 and -1 when there is none), so
