@@ -16,7 +16,6 @@ static const lc_setting hanse_rows[] = {
      .type = LC_SETTING_WHOLE,
      LC_SETTING_AT(lc_hanse_config, threshold),
      .required = true,
-     LC_SETTING_RANGE(0, 1e15),
      .meaning = "Hanse sampling is on when above 0, off at 0 (upstream's "
                 "hanse_sampling_threshold, whose value only switches it)",
      .example = "1"},
