@@ -7,10 +7,30 @@
  * says which Debian package to install.
  *
  * Positions are given in the plane frame of an lc0 record (format/lc0/
- * position.h): the side to move is "us", moving up the board. Results are
- * from the side to move's view. Both libraries keep process-wide state, so
- * there is one set of tablebases per process: opening a second set with
- * other paths is refused; probing is safe from any thread once open.
+ * position.h): the side to move is "us", moving up the board; the tables are
+ * probed with "us" as White to move (chess is the same game with the colours
+ * swapped and the board mirrored when no castling right is left, and the
+ * tables are never asked about positions with one). Results are from the
+ * side to move's view.
+ *
+ * The fifty-move rule: lc_tablebases_wdl answers as if the fifty-move
+ * counter were 0 (the rescorer only asks it there): Syzygy's cursed wins
+ * and blessed losses are draws, and a Gaviota win or loss whose mate is more
+ * than 100 plies away is unknown (Gaviota measures distance to mate, so it
+ * cannot tell a cursed win). lc_tablebases_rate_moves with distances uses
+ * the position's counter where the tables can (Syzygy with DTZ tables).
+ *
+ * Process-wide state and threads. Both libraries keep their tables in
+ * globals: Fathom's tb_init replaces the whole set and TB_LARGEST, Gaviota's
+ * tb_init / tbcache_init likewise. So there is one set of tablebases per
+ * process: opening the same folders again returns the open set (counted;
+ * each open needs its close), opening other folders while a set is open is
+ * refused with a message naming both. Probing: Fathom's WDL probe and
+ * Gaviota's probes are safe from any thread (Gaviota guards its cache with
+ * a mutex); Fathom's root probe (DTZ of every move) is not, so
+ * lc_tablebases_rate_moves holds a lock around it. Opening and closing
+ * must not race with probes of the same set (the stage opens before its
+ * threads start and closes after they end).
  */
 #ifndef LC_FORMAT_TABLEBASE_H
 #define LC_FORMAT_TABLEBASE_H
@@ -48,5 +68,25 @@ enum { LC_TB_LOSS = -1, LC_TB_DRAW = 0, LC_TB_WIN = 1, LC_TB_UNKNOWN = 2 };
 /* The side to move's result with best play (LC_TB_UNKNOWN when no table
  * answers: too many pieces, castling rights, a missing table). */
 int lc_tablebases_wdl(const lc_tablebases *tb, const struct lc_position *p);
+
+/*
+ * Rate the n legal moves of p (lc_position_legal_moves' list) by the
+ * tablebases: wdl[i] is move i's result for the side to move (LC_TB_LOSS,
+ * DRAW, WIN). Without want_distance that is the WDL of the position each
+ * move leads to (as lc_tablebases_wdl, negated, no fifty-move check: the
+ * cheap probes, thread-safe, no lock), best[] all false and *by_distance
+ * false. With want_distance, best[i] says whether move i reaches the best
+ * result and is best by distance among those, *by_distance true: Syzygy's
+ * root probe when it answers (the results with the position's fifty-move
+ * counter; distance: plies to the next zeroing move), else Gaviota's DTM
+ * (plies to mate); fewest when winning, most when losing, and every move
+ * that holds a draw is best in a draw. Returns the best result, or
+ * LC_TB_UNKNOWN (arrays unspecified) when a move cannot be rated or p has
+ * no legal move.
+ */
+struct lc_move;
+int lc_tablebases_rate_moves(const lc_tablebases *tb, const struct lc_position *p,
+                             const struct lc_move *moves, unsigned n, bool want_distance,
+                             signed char *wdl, bool *best, bool *by_distance);
 
 #endif
