@@ -92,22 +92,41 @@ static void print_invariance(uint8_t b)
     printf(" transform %u\n", b & 7u);
 }
 
-/* Side to move, en passant, rule50 and the bytes that say them. */
+/* A byte of file bits (bit f: file f, a = 0) as its files, or "-". */
+static void print_files(uint8_t mask)
+{
+    if (!mask)
+        printf("-");
+    for (int f = 0; f < 8; f++)
+        if (mask & (1u << f))
+            printf("%c", 'a' + f);
+}
+
+/* Castling, side to move, en passant, rule50 and the bytes that say them.
+ * Format 1's castling bytes are flags; the other formats' are rook-file
+ * masks (docs/lc0-training-data.md). */
 static void print_state(const lc_frame *fr, uint32_t version)
 {
-    printf("  castling: us O-O-O %u O-O %u, them O-O-O %u O-O %u\n", fr->castling_us_ooo,
-           fr->castling_us_oo, fr->castling_them_ooo, fr->castling_them_oo);
+    const uint8_t c[4] = {fr->castling_us_ooo, fr->castling_us_oo, fr->castling_them_ooo,
+                          fr->castling_them_oo};
+    if (fr->input_format == 1) {
+        printf("  castling: us O-O-O %u O-O %u, them O-O-O %u O-O %u\n", c[0], c[1], c[2], c[3]);
+    } else {
+        printf("  castling (rook files): us O-O-O ");
+        for (int i = 0; i < 4; i++) {
+            static const char *const between[4] = {"", " O-O ", ", them O-O-O ", " O-O "};
+            printf("%s", between[i]);
+            print_files(c[i]);
+        }
+        printf("\n");
+    }
     uint8_t b = fr->side_to_move_or_enpassant;
     if (fr->input_format <= 2) {
         printf("  side to move: %s (side_to_move_or_enpassant %u)\n", b ? "black" : "white", b);
     } else {
-        printf("  en passant: ");
-        if (!b)
-            printf("none");
-        for (int f = 0; f < 8; f++)
-            if (b & (1u << f))
-                printf("file %c ", 'a' + f);
-        printf("(mask 0x%02x); side to move: %s (invariance bit 7)\n", b,
+        printf("  en passant file: ");
+        print_files(b);
+        printf(" (mask 0x%02x); side to move: %s (invariance bit 7)\n", b,
                fr->invariance_info & 0x80 ? "black" : "white");
     }
     printf("  rule50 %u\n", fr->rule50_count);

@@ -185,6 +185,20 @@ class Dump(ChunksCase):
             self.assertEqual([int(f[1]) for f in listed], legal)
             self.assertEqual([f[0] for f in listed], [names[i] for i in legal])
 
+    def test_text_canonical_format(self):
+        """Format 5: castling bytes are rook-file masks, the side-to-move
+        byte an en-passant mask, the side to move bit 7 of invariance_info."""
+        game = os.path.join(DATA, "lc0-v0.31.2-fmt5", "game_000015.gz")
+        files = lambda m: "".join("abcdefgh"[f] for f in range(8) if m >> f & 1) or "-"
+        for k, rec in enumerate(records(game)):
+            lines = run("dump", game, "--positions", str(k), check=0).stdout.splitlines()
+            c = [files(b) for b in rec[8272:8276]]
+            self.assertIn("  castling (rook files): us O-O-O %s O-O %s, them O-O-O %s O-O %s"
+                          % tuple(c), lines)
+            stm = "black" if rec[8278] & 0x80 else "white"
+            self.assertIn("  en passant file: %s (mask 0x%02x); side to move: %s (invariance "
+                          "bit 7)" % (files(rec[8276]), rec[8276], stm), lines)
+
     def test_tar_member_by_number_and_name(self):
         tar = os.path.join(DATA, "training-run-mini.tar")
         src = os.path.join(DATA, "lc0-v0.31.2-fmt5", "game_000015.gz")
