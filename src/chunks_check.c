@@ -14,7 +14,6 @@
 #include "chunks_tool.h"
 
 #include "core/error.h"
-#include "core/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,7 +193,6 @@ int chunks_check(const char *dir, bool json)
 {
     check_run r = {.json = json};
     static const chunk_walk_hooks hooks = {check_file, check_chunk, check_file_done};
-    lc_log_set_stderr(false); /* every problem is on the file's line */
     long n = chunks_walk(dir, &hooks, &r);
     free(r.f.notes);
     if (n < 0)

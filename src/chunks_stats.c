@@ -10,7 +10,6 @@
 #include "chunks_tool.h"
 
 #include "core/error.h"
-#include "core/log.h"
 #include "core/text.h"
 #include "format/lc0/frame.h"
 
@@ -318,7 +317,6 @@ int chunks_stats(const char *dir, bool json)
 {
     stats st = {0};
     static const chunk_walk_hooks hooks = {stats_file, stats_chunk, stats_file_done};
-    lc_log_set_stderr(false); /* skipped members and bad files are counted here */
     long n = chunks_walk(dir, &hooks, &st);
     if (n >= 0) {
         if (json)

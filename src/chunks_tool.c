@@ -270,8 +270,10 @@ long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx)
     for (size_t len = strlen(root); len > 1 && root[len - 1] == '/'; len--)
         root[len - 1] = '\0';
     size_t n = 0;
-    char **files = lc_list_files(root, "", &n, NULL, NULL);
+    char **files = lc_list_files(root, "", &n, NULL, NULL); /* says what it cannot list */
     free(root);
+    /* The verbs report skipped members and bad files themselves. */
+    lc_log_set_stderr(false);
     uint64_t chunks = 0;
     for (size_t i = 0; i < n; i++) {
         chunks_progress(i, n, chunks);
@@ -298,6 +300,7 @@ long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx)
     }
     chunks_progress(n, n, chunks);
     chunks_progress_done();
+    lc_log_set_stderr(true);
     free(files);
     return (long)n;
 }

@@ -67,8 +67,9 @@ typedef struct chunk_walk_hooks {
 
 /* Every file under dir (a tree, or one file), as file_path_provider finds
  * them (core/dirwalk.h: names starting with '.' skipped, sorted by base
- * name), each .gz and .tar opened, loaded and checked. With a terminal on
- * stderr, a line there counts the files done. Returns the files found, or
+ * name), each .gz and .tar opened, loaded and checked; log lines go to
+ * stderr only while the folder is listed (the hooks report the rest). With
+ * a terminal on stderr, a line there counts the files done. Returns the files found, or
  * -1 when dir does not exist (said on stderr). */
 long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx);
 
