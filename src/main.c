@@ -1,6 +1,7 @@
 /*
  * lcmon: the program. Its modes (the screen, headless, --check-config, the
- * printing options) and its subcommands (attach, convert-config, ctl); the
+ * printing options) and its subcommands (attach, convert-config, ctl, and
+ * chunks in chunks_tool.c); the
  * options themselves are read and checked in options.c.
  *
  * Signals are handled in one place: the main thread blocks SIGINT, SIGTERM
@@ -25,6 +26,7 @@
 #include "monitor/headless.h"
 #include "monitor/local.h"
 #include "monitor/remote.h"
+#include "chunks_tool.h"
 #include "options.h"
 #include "tui/tui.h"
 
@@ -312,6 +314,8 @@ int main(int argc, char **argv)
         return attach_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "convert-config") == 0)
         return convert_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "chunks") == 0)
+        return chunks_main(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "ctl") == 0) {
         signal(SIGPIPE, SIG_IGN);
         return lc_ctl_main(argc - 2, argv + 2);

@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "       lcmon attach SOCKET [screen options]\n"
             "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl help)\n"
             "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
+            "       lcmon chunks dump|stats|check  (look at training data: lcmon chunks help)\n"
             "\n"
             "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
             "default when no --config is given) and shows it on a live screen.\n"

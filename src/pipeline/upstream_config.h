@@ -10,8 +10,9 @@
  * refuse (unknown names, wrong kinds, a field given twice) are errors with
  * line and column, all of them at once, as upstream would refuse the file.
  *
- * The mapping, stage by stage, is in docs/pipelines.md ("Configs from
- * upstream").
+ * The mapping, field by field, is in docs/upstream.md (tests hold the
+ * schema and the mapping to it); the reading rules in docs/pipelines.md
+ * ("Configs from upstream").
  */
 #ifndef LC_PIPELINE_UPSTREAM_CONFIG_H
 #define LC_PIPELINE_UPSTREAM_CONFIG_H

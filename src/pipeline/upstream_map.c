@@ -17,15 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* position_sampling { }: upstream's names, lcmon's, upstream's defaults
- * (written out: lcmon's differ, see the README). */
+/* position_sampling { }: upstream's names and lcmon's (the defaults are
+ * the same: upstream's). */
 static const struct {
-    const char *upstream, *lcmon, *dflt;
+    const char *upstream, *lcmon;
 } weight_keys[] = {
-    {"diff_focus_alpha", "alpha", "1"},         {"diff_focus_beta", "beta", "0"},
-    {"diff_focus_gamma", "gamma", "1"},         {"diff_focus_tau", "tau", "1"},
-    {"default_weight", "default_weight", "1"},  {"diff_focus_q_weight", "q_weight", "0"},
-    {"diff_focus_pol_scale", "pol_scale", "1"},
+    {"diff_focus_alpha", "alpha"},         {"diff_focus_beta", "beta"},
+    {"diff_focus_gamma", "gamma"},         {"diff_focus_tau", "tau"},
+    {"default_weight", "default_weight"},  {"diff_focus_q_weight", "q_weight"},
+    {"diff_focus_pol_scale", "pol_scale"},
 };
 #define N_WEIGHT_KEYS (sizeof weight_keys / sizeof weight_keys[0])
 
@@ -95,19 +95,21 @@ void up_map_queue(lcmon_stage *s, const lc_textproto_field *q)
     snprintf(s->output + o, sizeof s->output - o, "}");
 }
 
-/* position_sampling { } as lcmon's position_weights: every key written,
- * upstream's defaults where the block leaves one out. */
+/* position_sampling { } as lcmon's position_weights: the keys the block
+ * gives, no others (lcmon's defaults are upstream's, and as upstream a
+ * block without q_weight and pol_scale weighs every position alike). */
 static void put_weights(FILE *f, const lc_textproto_field *ps)
 {
     fputs("{", f);
+    bool first = true;
     for (unsigned k = 0; k < N_WEIGHT_KEYS; k++) {
         const lc_textproto_field *w = up_get(ps, weight_keys[k].upstream);
+        if (!w)
+            continue;
         char v[64];
-        if (w)
-            up_value_yaml(w, U_DOUBLE, v, sizeof v);
-        else
-            snprintf(v, sizeof v, "%s", weight_keys[k].dflt);
-        fprintf(f, "%s%s: %s", k ? ", " : "", weight_keys[k].lcmon, v);
+        up_value_yaml(w, U_DOUBLE, v, sizeof v);
+        fprintf(f, "%s%s: %s", first ? "" : ", ", weight_keys[k].lcmon, v);
+        first = false;
     }
     fputs("}", f);
 }
@@ -152,20 +154,18 @@ void up_map_pool(conversion *c, lcmon_stage *s)
     const lc_textproto_field *gamma = up_get(s->block, "hanse_sampling_gamma");
     const lc_textproto_field *ps = up_get(s->block, "position_sampling");
     if (threshold) {
-        fprintf(s->bf, "      hanse:\n        gamma: ");
+        char v[64];
+        up_value_yaml(threshold, U_UINT, v, sizeof v);
+        fprintf(s->bf, "      hanse:\n        threshold: %s\n", v);
         if (gamma) {
-            char v[64];
             up_value_yaml(gamma, U_DOUBLE, v, sizeof v);
-            fputs(v, s->bf);
-        } else {
-            fputs("1", s->bf);
+            fprintf(s->bf, "        gamma: %s\n", v);
         }
-        fputs("\n        position_weights: ", s->bf);
-        put_weights(s->bf, ps);
-        fputc('\n', s->bf);
-        note(c, s, threshold,
-             "no equivalent: lcmon's Hanse sampling (hanse:, on because this is set) weighs every "
-             "chunk");
+        if (ps) {
+            fputs("        position_weights: ", s->bf);
+            put_weights(s->bf, ps);
+            fputc('\n', s->bf);
+        }
     } else {
         if (gamma)
             note(c, s, gamma, "not converted: upstream uses it only with hanse_sampling_threshold");

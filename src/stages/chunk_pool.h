@@ -19,6 +19,7 @@
 #include "stages/chunk_window.h"
 #include "stages/hanse.h"
 #include "stages/items.h"
+#include "stages/source_order.h"
 #include "stages/stage.h"
 
 #include <stdatomic.h>
@@ -33,6 +34,7 @@ typedef struct pool_config {
     uint64_t store_bytes;       /* LC_SETTING_SIZE_AUTO: sized at init; 0: no store */
     unsigned store_block;       /* positions per packed block */
     lc_hanse_config *hanse;     /* Hanse sampling; NULL: off */
+    lc_source_order order;      /* which sources are the newest */
     lc_inflate_backend backend; /* inflate, resolved */
 } pool_config;
 
@@ -58,6 +60,7 @@ typedef struct pool {
     uint64_t passes;          /* passes begun after the first; under mu */
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
     lc_hanse hanse;           /* Hanse sampling (stages/hanse.h) */
+    int64_t newest_mtime_ns;  /* order mtime: win.newest_key's file's (-1: unknown); mu */
 } pool;
 
 /* What a draw hands a loading thread. */

@@ -28,11 +28,67 @@ static bool make_entry(lc_stage *s, lc_chunk_source *src, lc_chunk_window_source
     return ours;
 }
 
-static int compare_sources(const void *a, const void *b)
+/* A source with its place in the pool's order (stages/source_order.h). */
+typedef struct ordered {
+    lc_chunk_source *src;
+    lc_order_key key;
+} ordered;
+
+static int compare_ordered(const void *a, const void *b)
 {
-    lc_chunk_source *const *x = a, *const *y = b;
-    int c = lc_source_key_compare(lc_chunk_source_key(*x), lc_chunk_source_key(*y));
-    return c ? c : strcmp(lc_chunk_source_path(*x), lc_chunk_source_path(*y));
+    const ordered *x = a, *y = b;
+    int c = lc_order_compare(&x->key, &y->key);
+    return c ? c : strcmp(lc_chunk_source_path(x->src), lc_chunk_source_path(y->src));
+}
+
+/* Sort srcs oldest first in the pool's order; *anchor gets the anchor's key
+ * (that of a source of its name, else made from the name: no mtime), when
+ * there is an anchor. */
+static void sort_sources(const pool_config *c, lc_chunk_source **srcs, size_t n, const char *anchor,
+                         lc_order_key *anchor_key)
+{
+    ordered *v = lc_xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i].src = srcs[i];
+        lc_order_key_make(c->order, lc_chunk_source_key(srcs[i]), lc_chunk_source_path(srcs[i]),
+                          &v[i].key);
+    }
+    if (n)
+        qsort(v, n, sizeof *v, compare_ordered);
+    if (anchor)
+        lc_order_key_make(c->order, anchor, NULL, anchor_key);
+    for (size_t i = 0; i < n; i++) {
+        srcs[i] = v[i].src;
+        if (anchor && !strcmp(v[i].key.name, anchor))
+            *anchor_key = v[i].key; /* the file's own (its mtime) */
+    }
+    free(v);
+}
+
+/* Is src newer than the anchor (key `anchor`, NULL: none) in the order? */
+static bool after_anchor(const pool_config *c, const lc_chunk_source *src,
+                         const lc_order_key *anchor)
+{
+    if (!anchor)
+        return true;
+    lc_order_key k;
+    lc_order_key_make(c->order, lc_chunk_source_key(src), lc_chunk_source_path(src), &k);
+    return lc_order_compare(&k, anchor) > 0;
+}
+
+/* A source (key k) joined after the initial load: the newest so far in
+ * the order? (what `reset anchor` anchors at). Caller holds mu. */
+static void note_newest(pool *p, const lc_order_key *k)
+{
+    if (p->win.newest_key) {
+        lc_order_key newest;
+        lc_order_key_make(k->order, p->win.newest_key, NULL, &newest);
+        newest.mtime_ns = p->newest_mtime_ns;
+        if (lc_order_compare(k, &newest) <= 0)
+            return;
+    }
+    lc_chunk_window_set_newest(&p->win, k->name);
+    p->newest_mtime_ns = k->mtime_ns;
 }
 
 enum { REWRITTEN_NO, REWRITTEN_SAME, REWRITTEN_OTHER };
@@ -115,26 +171,33 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     pool *p = s->priv;
     const pool_config *c = s->config;
     n = keep_last_of_each_path(p, srcs, n);
-    if (n)
-        qsort(srcs, n, sizeof *srcs, compare_sources);
+    lc_mutex_lock(&p->mu); /* the anchor may be set meanwhile */
+    char *anchor_then = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
+    lc_mutex_unlock(&p->mu);
+    lc_order_key anchor_key;
+    sort_sources(c, srcs, n, anchor_then, &anchor_key);
+    const lc_order_key *anchor = anchor_then ? &anchor_key : NULL;
     /* The anchor's count: the chunks of every rank newer than the anchor in
      * the newest sources that hold the window of all ranks (the same on every
      * rank: it depends on the files alone). */
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     uint64_t since = 0, all_ranks = 0;
     size_t since_from = n; /* sources from here on were counted (when newer) */
-    lc_mutex_lock(&p->mu); /* the anchor may be set meanwhile */
     for (size_t i = n; i > 0 && all_ranks < c->chunk_pool_size * world; i--) {
-        const char *key = lc_chunk_source_key(srcs[i - 1]);
         size_t count = lc_chunk_source_count(srcs[i - 1]);
         all_ranks += count;
-        if (!p->win.anchor || lc_source_key_compare(key, p->win.anchor) > 0)
+        if (after_anchor(c, srcs[i - 1], anchor))
             since += count;
         since_from = i - 1;
     }
-    char *anchor_then = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
-    if (n) /* the newest source, whichever rank keeps its chunks */
-        lc_chunk_window_note_key(&p->win, lc_chunk_source_key(srcs[n - 1]));
+    lc_mutex_lock(&p->mu);
+    if (n) { /* the newest source, whichever rank keeps its chunks */
+        lc_chunk_window_set_newest(&p->win, lc_chunk_source_key(srcs[n - 1]));
+        lc_order_key k;
+        lc_order_key_make(c->order, lc_chunk_source_key(srcs[n - 1]),
+                          lc_chunk_source_path(srcs[n - 1]), &k);
+        p->newest_mtime_ns = k.mtime_ns;
+    }
     lc_mutex_unlock(&p->mu);
     lc_chunk_window_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
     size_t first = n;
@@ -154,10 +217,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     for (size_t i = first; i < n; i++) {
         if (!entries[i].src)
             continue;
-        entries[i].since_counted =
-            i >= since_from &&
-            (!anchor_then ||
-             lc_source_key_compare(lc_chunk_source_key(entries[i].src), anchor_then) > 0);
+        entries[i].since_counted = i >= since_from && after_anchor(c, entries[i].src, anchor);
         entries[i].anchor_gen = p->win.anchor_gen;
         lc_chunk_window_append(&p->win, &entries[i]);
         atomic_fetch_add(&p->n_sources_added, 1);
@@ -222,6 +282,8 @@ void *lc_chunk_pool_ingest(void *arg)
             continue;
         }
         char *key = lc_xstrdup(lc_chunk_source_key(in.source)); /* make_entry may unref */
+        lc_order_key order_key; /* before the lock: mtime order stat()s the file */
+        lc_order_key_make(((const pool_config *)s->config)->order, key, path, &order_key);
         lc_chunk_window_source e;
         bool ours = make_entry(s, in.source, &e);
         lc_mutex_lock(&p->mu);
@@ -236,7 +298,7 @@ void *lc_chunk_pool_ingest(void *arg)
         }
         free(path);
         p->win.since_anchor += fresh;
-        lc_chunk_window_note_key(&p->win, key);
+        note_newest(p, &order_key);
         free(key);
         if (ours) {
             e.since_counted = true;

@@ -205,14 +205,12 @@ bool lc_chunk_pool_load(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_
         if (pack) {
             /* Outside the store, the same rules: with a store on, a bad
              * chunk is dropped here whether or not the store had room. */
-            for (uint32_t i = 0; i < n; i++) {
-                const char *reason = NULL;
-                if (lc_record_check(data.data + (size_t)i * data.record_size, data.version,
-                                    &reason) != 0) {
-                    lc_chunk_data_fini(&data);
-                    drop_bad(s, d, reason, i);
-                    return false;
-                }
+            const char *reason = NULL;
+            uint32_t bad_at = 0;
+            if (lc_chunk_check(&data, &bad_at, &reason) != 0) {
+                lc_chunk_data_fini(&data);
+                drop_bad(s, d, reason, bad_at);
+                return false;
             }
             item->flags |= LC_ITEM_CHECKED;
             if (!d->unfit)

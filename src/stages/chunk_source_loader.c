@@ -11,7 +11,9 @@
  * names and links, other entry types): each source with any gets one info
  * line naming the file and what it held, and counters tar_directories,
  * tar_pax_headers, tar_long_names, tar_long_links and tar_other_entries.
- * Non-gzip members are logged one by one as warnings when the source opens.
+ * Members that are neither gzip nor raw records are logged one by one as
+ * warnings, with the reason, when the source opens, and counted
+ * (skipped_members).
  *
  * The initial-scan marker must leave after every source of the initial scan,
  * although several threads work at once: the marker carries how many files
@@ -48,8 +50,8 @@ typedef struct loader {
     uint64_t named_skips;                         /* skipped files named in the log (under mu) */
     char last_skipped[LC_METRIC_TEXT_MAX];        /* the newest skipped file (under mu) */
     atomic_uint_fast64_t n_empty;                 /* archives without a chunk */
-    atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_non_gzip,
-        n_truncated;
+    atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_skipped_members,
+        n_raw, n_truncated;
     atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
 } loader;
 
@@ -149,19 +151,22 @@ static file_outcome open_source(lc_stage *s, loader *ld, const char *path, lc_ch
         LC_WARN("%s: cannot load %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
         return FILE_UNREADABLE;
     }
+    /* Members that are no chunk were named as the source opened. */
+    atomic_fetch_add(&ld->n_skipped_members, lc_chunk_source_skipped_members(src));
     if (lc_chunk_source_count(src) == 0) { /* nothing to train on: say so */
         atomic_fetch_add(&ld->n_empty, 1);
         LC_WARN("%s: %s holds no game chunks (%s); skipped", s->name, path,
-                lc_chunk_source_kind(src) == LC_SOURCE_TAR ? "an archive without .gz members"
-                                                           : "empty");
+                lc_chunk_source_kind(src) == LC_SOURCE_TAR
+                    ? "an archive without gzip or raw-record members"
+                    : "empty");
         lc_chunk_source_unref(src);
         return FILE_UNREADABLE;
     }
     atomic_fetch_add(&ld->n_sources, 1);
     atomic_fetch_add(&ld->n_chunks, lc_chunk_source_count(src));
+    atomic_fetch_add(&ld->n_raw, lc_chunk_source_raw_members(src));
     if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
         atomic_fetch_add(&ld->n_tars, 1);
-    atomic_fetch_add(&ld->n_non_gzip, lc_chunk_source_non_gzip(src));
     if (lc_chunk_source_kind(src) == LC_SOURCE_TAR)
         report_tar_entries(s, ld, src);
     if (lc_chunk_source_truncated(src))
@@ -279,7 +284,8 @@ static void loader_flush(lc_stage *s, lc_stage_metrics *m)
     if (last[0])
         lc_metrics_set_text(m, "last_skipped", last);
     lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&ld->n_unreadable, 0));
-    lc_metrics_add_count(m, "non_gzip_members", atomic_exchange(&ld->n_non_gzip, 0));
+    lc_metrics_add_count(m, "raw_members", atomic_exchange(&ld->n_raw, 0));
+    lc_metrics_add_count(m, "skipped_members", atomic_exchange(&ld->n_skipped_members, 0));
     lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&ld->n_empty, 0));
     lc_metrics_add_bad(m, "truncated_archives", atomic_exchange(&ld->n_truncated, 0));
     /* Benign tar entries: work, not bad input. */
@@ -298,7 +304,8 @@ static const lc_metric_info loader_metrics[] = {
     {"last_skipped", "", LC_SHOW_TEXT, LC_SHOW_DIM, "last"},
     {"tar_sources", "archives"},
     {"unreadable_files", "files"},
-    {"non_gzip_members", "members"},
+    {"raw_members", "members"},
+    {"skipped_members", "members"},
     {"bad_empty_archives", "archives"},
     {"truncated_archives", "archives"},
     {"tar_directories", "entries"},

@@ -59,7 +59,8 @@
  * them (its own st_targets) hands on V7 records, or a patch that carries
  * them, and they are not computed here again. `st_targets: keep` passes what the
  * records hold: for V6, q_st is the 4 bytes before the record's end read
- * as a float (0.0 in lc0's data, which leaves them zero) and d_st NaN.
+ * as a float (0.0 in lc0's data, which leaves them zero) and d_st 0.0
+ * (upstream's value; V6 has none).
  *
  * Rescored stored chunks. A chunk from the store that passed a
  * chunk_rescorer carries its patch (format/lc0/rescore_patch.h): each
@@ -138,7 +139,8 @@ static const lc_setting unpacker_settings[] = {
                    "a chunk's positions in an order drawn from the seed (false: file order)",
                    "false"),
     LC_SETTING_ST_TARGETS(unpacker_config, st_targets, "compute",
-                          "compute V6 games' short-term targets as upstream does, or keep them"),
+                          "compute V6 games' short-term targets as upstream does, or keep what "
+                          "the records hold (V6: d_st 0.0, upstream's value)"),
     LC_SETTING_ST_THETA(unpacker_config, st_theta, st_theta_given),
     {.key = "diff_focus",
      .type = LC_SETTING_BLOCK,

@@ -2,16 +2,17 @@
  * chunk_validator: drops chunks whose records are malformed.
  *
  * N worker threads check every record of every chunk (format/lc0/frame.h,
- * lc_record_check): a known version and input format, finite probabilities
- * within [-1, 1], best and played indices inside the policy and pointing at
- * legal moves. A chunk with any bad record is dropped whole, logged once with
- * its file and member, and counted under the reason of its first bad record.
- * A chunk checked upstream (LC_ITEM_CHECKED: the pool's chunk store applies
- * these rules to what it stores) is passed on as it is and counted apart.
+ * lc_record_check, over a chunk with lc_chunk_check): a known version and input format, finite
+ * probabilities within [-1, 1], best and played indices inside the policy and pointing at legal
+ * moves. A chunk with any bad record is dropped whole, logged once with its file and member, and
+ * counted under the reason of its first bad record. A chunk checked upstream (LC_ITEM_CHECKED: the
+ * pool's chunk store applies these rules to what it stores) is passed on as it is and counted
+ * apart.
  */
 #include "stages/stage.h"
 
 #include "core/log.h"
+#include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "stages/items.h"
@@ -56,14 +57,11 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         }
         const char *reason = NULL;
         uint32_t bad_at = 0;
-        for (uint32_t i = 0; i < c.n_records; i++) {
-            if (lc_record_check(c.data + (size_t)i * c.record_size, c.version, &reason) != 0) {
-                bad_at = i;
-                break;
-            }
-            reason = NULL;
-        }
-        if (reason) {
+        const lc_chunk_data records = {.data = c.data,
+                                       .version = c.version,
+                                       .record_size = c.record_size,
+                                       .n_records = c.n_records};
+        if (lc_chunk_check(&records, &bad_at, &reason) != 0) {
             atomic_fetch_add(&v->n_bad[lc_record_check_reason_index(reason)], 1);
             LC_WARN("%s: dropping %s: member '%s': record %u: %s", s->name,
                     c.source ? lc_chunk_source_path(c.source) : "?",

@@ -203,10 +203,15 @@ void lc_chunk_window_append(lc_chunk_window *w, lc_chunk_window_source *e)
 
 void lc_chunk_window_note_key(lc_chunk_window *w, const char *key)
 {
-    if (w->newest_key && lc_source_key_compare(key, w->newest_key) <= 0)
-        return;
+    if (!w->newest_key || lc_source_key_compare(key, w->newest_key) > 0)
+        lc_chunk_window_set_newest(w, key);
+}
+
+void lc_chunk_window_set_newest(lc_chunk_window *w, const char *key)
+{
+    char *copy = lc_xstrdup(key);
     free(w->newest_key);
-    w->newest_key = lc_xstrdup(key);
+    w->newest_key = copy;
 }
 
 size_t lc_chunk_window_evict(lc_chunk_window *w)

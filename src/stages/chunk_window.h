@@ -110,8 +110,10 @@ lc_chunk_window_source *lc_chunk_window_find_path(lc_chunk_window *w, const char
  * the window for good (not drawn again; the anchor's count keeps them: they
  * were games once). */
 void lc_chunk_window_retire(lc_chunk_window *w, lc_chunk_window_source *e);
-/* Note a source's key: the newest is the largest seen. */
+/* Note a source's key: the newest is the largest seen (by name). */
 void lc_chunk_window_note_key(lc_chunk_window *w, const char *key);
+/* The newest source's key is key (the pool's order decided it). */
+void lc_chunk_window_set_newest(lc_chunk_window *w, const char *key);
 /* Evict whole sources that fell out of the window; how many went. */
 size_t lc_chunk_window_evict(lc_chunk_window *w);
 /* Chunk pos of a held source is bad: dropped for good, out of the store,

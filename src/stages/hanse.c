@@ -12,6 +12,13 @@
 #define HANSE_TAG 0x68616e73u
 
 static const lc_setting hanse_rows[] = {
+    {.key = "threshold",
+     .type = LC_SETTING_WHOLE,
+     LC_SETTING_AT(lc_hanse_config, threshold),
+     .required = true,
+     .meaning = "Hanse sampling is on when above 0, off at 0 (upstream's "
+                "hanse_sampling_threshold, whose value only switches it)",
+     .example = "1"},
     LC_SETTING_ROW_RANGE(lc_hanse_config, gamma, "gamma", LC_SETTING_REAL, "1", 0, 100,
                          "a drawn chunk is taken with probability (weight / max_weight)^gamma",
                          "1"),
@@ -21,7 +28,7 @@ static const lc_setting hanse_rows[] = {
      .def = "{}",
      .block = &lc_weights_settings,
      .meaning = "how a position weighs; a chunk weighs the sum of its positions'",
-     .example = "{alpha: 1, gamma: 2}"},
+     .example = "{q_weight: 6, pol_scale: 3.5}"},
     {0},
 };
 
@@ -34,7 +41,7 @@ int lc_hanse_config_check(lc_hanse_config *c, lc_error *err)
 
 void lc_hanse_init(lc_hanse *h, const lc_hanse_config *cfg, uint64_t seed)
 {
-    h->cfg = cfg;
+    h->cfg = cfg && cfg->threshold > 0 ? cfg : NULL;
     h->seed = seed;
     h->max_weight = 0;
     lc_stats_reset(&h->weights);

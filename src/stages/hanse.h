@@ -34,8 +34,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* hanse: {gamma, position_weights: {...}} in the pool's block. */
+/* hanse: {threshold, gamma, position_weights: {...}} in the pool's block.
+ * threshold must be given: Hanse sampling is on when it is above 0, as
+ * upstream's hanse_sampling_threshold (upstream reads nothing else from
+ * its value); a block that does not give it is refused rather than taken
+ * silently one way or the other. */
 typedef struct lc_hanse_config {
+    uint64_t threshold;
     double gamma;
     lc_weights_config *weights; /* position_weights, with its defaults when absent */
 } lc_hanse_config;
@@ -44,7 +49,7 @@ extern const lc_settings lc_hanse_settings;
 int lc_hanse_config_check(lc_hanse_config *c, lc_error *err);
 
 typedef struct lc_hanse {
-    const lc_hanse_config *cfg; /* NULL: Hanse sampling off */
+    const lc_hanse_config *cfg; /* NULL: Hanse sampling off (no block, or threshold 0) */
     uint64_t seed;
     double max_weight;    /* under the pool's mutex */
     double pass_max;      /* the largest weight judged in this pass (mutex) */
@@ -53,6 +58,7 @@ typedef struct lc_hanse {
     atomic_uint_fast64_t n_accepted, n_rejected;
 } lc_hanse;
 
+/* cfg NULL or its threshold 0: off (h->cfg NULL). */
 void lc_hanse_init(lc_hanse *h, const lc_hanse_config *cfg, uint64_t seed);
 
 /* The weight of a chunk of n records of `version`, record_size apart:

@@ -40,11 +40,12 @@
  *
  * Anchor. chunks_since_anchor counts the chunks (of every rank: all ranks see
  * the same files and report the same number) of sources newer than the
- * anchor: during the initial load, sources inside the window whose key sorts
- * after the anchor; afterwards, every source ingested. `set` changes the key
- * and leaves the count; `reset` sets the key to the newest source (the
- * largest key seen, whichever rank keeps its chunks), returns the count and
- * zeroes it. A chunk found bad when drawn (a failed load or check, or a mark
+ * anchor: during the initial load, sources inside the window that come
+ * after the anchor in the pool's `order` (by name, mtime or the number in
+ * the name: stages/source_order.h); afterwards, every source ingested. `set`
+ * changes the key and leaves the count; `reset` sets the key to the newest
+ * source (in that order, whichever rank keeps its chunks), returns the
+ * count and zeroes it. A chunk found bad when drawn (a failed load or check, or a mark
  * downstream) leaves the count if it was in it (and the window's count):
  * a trainer waits for good games. Each rank learns of its own share's bad
  * chunks only. With sharding, "the window" of the initial count is the window
@@ -98,7 +99,15 @@ static const lc_setting pool_settings[] = {
      .off = "off",
      .block = &lc_hanse_settings,
      .meaning = "Hanse sampling: a drawn chunk is taken by its weight",
-     .example = "{gamma: 1}"},
+     .example = "{threshold: 1, gamma: 1}"},
+    {.key = "order",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(pool_config, order),
+     .def = "name",
+     .values = lc_source_order_values,
+     .meaning = "which sources are the newest: by name, modification time, or the number in "
+                "the name (the legacy chunkparser's sort_type)",
+     .example = "mtime"},
     {0},
 };
 
@@ -181,6 +190,7 @@ static int pool_init(lc_stage *s, lc_error *err)
     bool store_auto = c->store_bytes == LC_SETTING_SIZE_AUTO;
     lc_chunk_store_init(&p->store, store_auto, store_auto ? 0 : c->store_bytes);
     lc_hanse_init(&p->hanse, c->hanse, s->env->seed);
+    p->newest_mtime_ns = -1;
     lc_chunk_window_init(&p->win, c->chunk_pool_size, &p->store, c->anchor, s->env->seed);
     return 0;
 }

@@ -6,6 +6,9 @@
  *   current: inputs [B,112,8,8], policy [B,1858], values [B,6,3]
  *   legacy:  planes [B,112,8,8], probs [B,1858], winner [B,3], best_q [B,3],
  *            plies_left [B]
+ * Planes 104..111 follow the input format, or with `planes: upstream`
+ * (layout current) are written as upstream's current loader writes them
+ * (format/lc0/frame.h, lc_planes_kind), dense and packed alike.
  *
  * With `packed: true` the same positions travel in about 1.4 KB instead of
  * 36 KB, and the reader expands them (expansion "lc0-packed-1",
@@ -53,9 +56,16 @@ static const lc_setting_value layout_values[] = {
 _Static_assert((1u << (WIDE_MIN_SHIFT + WIDE_LAYOUTS - 1)) >= LC_POLICY_SIZE,
                "the widest layout holds every policy entry");
 
+static const lc_setting_value planes_values[] = {
+    {"input_format", LC_PLANES_INPUT_FORMAT},
+    {"upstream", LC_PLANES_UPSTREAM},
+    {0},
+};
+
 typedef struct generator_config {
     uint64_t batch_size;
     layout_kind layout;
+    lc_planes_kind planes;
     unsigned threads;
     bool packed;
     unsigned policy_slots;
@@ -77,6 +87,14 @@ static const lc_setting generator_settings[] = {
      .values = layout_values,
      .meaning = "the tensors' names and shapes: current (inputs, policy, values) or legacy",
      .example = "legacy"},
+    {.key = "planes",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(generator_config, planes),
+     .def = "input_format",
+     .values = planes_values,
+     .meaning = "planes 104-111: per input_format, or as upstream's current loader writes them "
+                "(right for format 1 only; layout current)",
+     .example = "upstream"},
     LC_SETTING_ROW(generator_config, packed, "packed", LC_SETTING_BOOL, "false",
                    "planes as bits and the policy as its legal moves, expanded by the reader",
                    "true"),
@@ -95,6 +113,12 @@ static const lc_setting generator_settings[] = {
 static int generator_config_check(void *p, lc_error *err)
 {
     generator_config *c = p;
+    if (c->planes == LC_PLANES_UPSTREAM && c->layout == LAYOUT_LEGACY)
+        return lc_error_add(err, LC_ECONFIG,
+                            "planes: upstream is how upstream's current loader writes planes "
+                            "104-111 (layout: current); the legacy chunkparser's follow the "
+                            "input format, as planes: input_format does (remove planes, or use "
+                            "layout: current)");
     if (c->policy_slots_given && !c->packed)
         return lc_error_add(err, LC_ECONFIG,
                             "policy_slots: only packed batches have policy slots (add packed: "
@@ -130,7 +154,7 @@ static void fill_row(const generator_config *c, lc_batch *b, uint64_t row, const
 {
     float *planes = (float *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 64;
     float *policy = (float *)lc_batch_tensor(b, 1) + row * LC_POLICY_SIZE;
-    lc_frame_input_planes(f, planes);
+    lc_frame_input_planes_as(f, c->planes, planes);
     lc_frame_policy(f, policy);
     fill_targets(c, b, 2, row, f);
 }
@@ -144,8 +168,9 @@ static unsigned slots_of(const lc_batch *b)
 static void fill_packed_row(const generator_config *c, lc_batch *b, uint64_t row, const lc_frame *f)
 {
     unsigned k = slots_of(b);
-    lc_frame_packed_planes(f, (uint8_t *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 8,
-                           (float *)lc_batch_tensor(b, 1) + row * 8);
+    lc_frame_packed_planes_as(f, c->planes,
+                              (uint8_t *)lc_batch_tensor(b, 0) + row * LC_INPUT_PLANES * 8,
+                              (float *)lc_batch_tensor(b, 1) + row * 8);
     lc_frame_policy_sparse(f, (uint16_t *)lc_batch_tensor(b, 2) + row * k,
                            (float *)lc_batch_tensor(b, 3) + row * k, k);
     fill_targets(c, b, 4, row, f);

@@ -12,14 +12,27 @@ static const lc_setting weights_rows[] = {
                          "added to alpha * total", "0.1"),
     LC_SETTING_ROW_RANGE(lc_weights_config, p.gamma, "gamma", LC_SETTING_REAL, "1", 0, 100,
                          "power of (alpha * total + beta)", "2"),
-    LC_SETTING_ROW_RANGE(lc_weights_config, p.tau, "tau", LC_SETTING_REAL, "1e9", 1e-9, 1e9,
+    LC_SETTING_ROW_RANGE(lc_weights_config, p.tau, "tau", LC_SETTING_REAL, "1", 1e-9, 1e9,
                          "the largest weight", "10"),
     LC_SETTING_ROW_RANGE(lc_weights_config, p.default_weight, "default_weight", LC_SETTING_REAL,
                          "1", 0, 1e9, "weight of a position whose orig_q is unknown", "1"),
-    LC_SETTING_ROW_RANGE(lc_weights_config, p.q_weight, "q_weight", LC_SETTING_REAL, "6", 0, 1e9,
-                         "weight of |best_q - orig_q| in the total", "6"),
-    LC_SETTING_ROW_RANGE(lc_weights_config, p.pol_scale, "pol_scale", LC_SETTING_REAL, "3.5", 0,
-                         1e9, "weight of the policy divergence", "3.5"),
+    {.key = "q_weight",
+     .type = LC_SETTING_REAL,
+     LC_SETTING_AT(lc_weights_config, p.q_weight),
+     LC_SETTING_GIVEN(lc_weights_config, q_weight_given),
+     .def = "0",
+     LC_SETTING_RANGE(0, 1e9),
+     .meaning = "weight of |best_q - orig_q| in the total; without q_weight and pol_scale "
+                "every position weighs default_weight",
+     .example = "6"},
+    {.key = "pol_scale",
+     .type = LC_SETTING_REAL,
+     LC_SETTING_AT(lc_weights_config, p.pol_scale),
+     LC_SETTING_GIVEN(lc_weights_config, pol_scale_given),
+     .def = "1",
+     LC_SETTING_RANGE(0, 1e9),
+     .meaning = "weight of the policy divergence in the total",
+     .example = "3.5"},
     {0},
 };
 
@@ -52,9 +65,10 @@ int lc_weights_config_check(lc_weights_config *c, const char *field, lc_error *e
 {
     if (!c)
         return 0;
-    const lc_weight_params *p = &c->p;
+    lc_weight_params *p = &c->p;
+    p->uniform = !c->q_weight_given && !c->pol_scale_given;
     int rc = 0;
-    if (!(p->alpha > 0) && !(p->beta > 0))
+    if (!p->uniform && !(p->alpha > 0) && !(p->beta > 0))
         rc = lc_error_add(err, LC_ECONFIG,
                           "%s.alpha: with alpha %g and beta %g every known position weighs 0 "
                           "(give alpha or beta above 0)",

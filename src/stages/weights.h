@@ -13,9 +13,13 @@
 #include "core/settings.h"
 
 /* position_weights: {alpha, beta, gamma, tau, default_weight, q_weight,
- * pol_scale}, every one optional. */
+ * pol_scale}, every one optional, upstream's defaults (alpha 1, beta 0,
+ * gamma 1, tau 1, default_weight 1, q_weight 0, pol_scale 1). As upstream,
+ * a block that gives neither q_weight nor pol_scale weighs every position
+ * default_weight (p.uniform, set by lc_weights_config_check). */
 typedef struct lc_weights_config {
     lc_weight_params p;
+    bool q_weight_given, pol_scale_given;
 } lc_weights_config;
 extern const lc_settings lc_weights_settings;
 

@@ -1,7 +1,9 @@
 /*
  * test_chunk_source: .gz and .tar sources over the real lc0 games in
- * tests/data (every game against its MANIFEST.tsv line), tars with non-gzip
- * members, and every failure a source must report with the file (and member)
+ * tests/data (every game against its MANIFEST.tsv line), tars with members
+ * that are not gzip (raw records of V6 and V5 read as chunks; raw records of
+ * a bad size, a LICENSE, a 1-byte file skipped with the reason; an archive
+ * of raw members only), and every failure a source must report with the file (and member)
  * named: unknown extension, missing, vanished, truncated and corrupt files.
  */
 #include <stdlib.h>
@@ -115,7 +117,8 @@ static void test_mini_tar(void)
     CHECK_EQ_INT(lc_chunk_source_kind(s), LC_SOURCE_TAR);
     CHECK_EQ_STR(lc_chunk_source_key(s), "training-run-mini.tar");
     CHECK_EQ_U64(lc_chunk_source_count(s), 8);
-    CHECK_EQ_U64(lc_chunk_source_non_gzip(s), 0);
+    CHECK_EQ_U64(lc_chunk_source_skipped_members(s), 0);
+    CHECK_EQ_U64(lc_chunk_source_raw_members(s), 0);
     CHECK(!lc_chunk_source_truncated(s));
     /* Plain members only: no directories, extended headers or links. */
     lc_tar_entry_counts e = lc_chunk_source_tar_entries(s);
@@ -223,26 +226,47 @@ static void test_tar_with_non_gzip(void)
     lc_chunk_source *s;
     lc_error err;
     CHECK_OK(lc_chunk_source_open(archive, &s, &err));
-    CHECK_EQ_U64(lc_chunk_source_count(s), 3);
-    CHECK_EQ_U64(lc_chunk_source_non_gzip(s), 3);
+    /* The raw records are a chunk; the LICENSE and the 1-byte file are not. */
+    CHECK_EQ_U64(lc_chunk_source_count(s), 4);
+    CHECK_EQ_U64(lc_chunk_source_skipped_members(s), 2);
+    CHECK_EQ_U64(lc_chunk_source_raw_members(s), 1);
     CHECK(!lc_chunk_source_truncated(s));
-    CHECK(logged(seq, "mixed.tar", "'LICENSE' is not gzip"));
-    CHECK(logged(seq, "mixed.tar", "'game_raw.bin' is not gzip"));
-    CHECK(logged(seq, "mixed.tar", "'one.gz' is not gzip"));
+    CHECK(logged(seq, "mixed.tar", "'LICENSE' skipped: neither gzip"));
+    CHECK(logged(seq, "mixed.tar", "'one.gz' skipped: 1 bytes: not gzip"));
+    CHECK(!logged(seq, "mixed.tar", "'game_raw.bin'"));
+    const char *why = NULL;
+    CHECK_EQ_STR(lc_chunk_source_skipped_member(s, 0, &why), "LICENSE");
+    CHECK(why && tu_contains(why, "is not a record version 3 to 7"));
+    CHECK_EQ_STR(lc_chunk_source_skipped_member(s, 1, &why), "one.gz");
+    CHECK(lc_chunk_source_skipped_member(s, 2, &why) == NULL);
     CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 0), "game_a.gz");
-    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 1), "game_bad.gz");
-    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 2), "game_b.gz");
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 1), "game_raw.bin");
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 2), "game_bad.gz");
+    CHECK_EQ_STR(lc_chunk_source_chunk_name(s, 3), "game_b.gz");
+    CHECK(!lc_chunk_source_chunk_raw(s, 0) && lc_chunk_source_chunk_raw(s, 1));
     for (int i = 0; i < 2; i++) {
         uint8_t *buf;
         size_t len;
-        CHECK_OK(lc_chunk_source_read(s, i == 0 ? 0 : 2, &buf, &len, &err));
+        CHECK_OK(lc_chunk_source_read(s, i == 0 ? 0 : 3, &buf, &len, &err));
         CHECK(len == gz_len[i] && memcmp(buf, gz[i], len) == 0);
         free(buf);
+    }
+    /* The raw member loads as the gzip member it came from inflates. */
+    for (size_t b = 0; b < N_BACKENDS; b++) {
+        lc_chunk_data from_gz, from_raw;
+        CHECK_OK(lc_chunk_source_load(s, 0, backends[b], &from_gz, &err));
+        CHECK_OK(lc_chunk_source_load(s, 1, backends[b], &from_raw, &err));
+        CHECK_EQ_U64(from_raw.version, 6);
+        CHECK_EQ_U64(from_raw.n_records, from_gz.n_records);
+        CHECK(from_raw.size == from_gz.size &&
+              memcmp(from_raw.data, from_gz.data, from_gz.size) == 0);
+        lc_chunk_data_fini(&from_gz);
+        lc_chunk_data_fini(&from_raw);
     }
     for (size_t b = 0; b < N_BACKENDS; b++) {
         lc_chunk_data c;
         lc_error_clear(&err);
-        int rc = lc_chunk_source_load(s, 1, backends[b], &c, &err);
+        int rc = lc_chunk_source_load(s, 2, backends[b], &c, &err);
         CHECK(rc == LC_EGZIP);
         CHECK(c.data == NULL);
         CHECK(tu_contains(err.msg, archive));
@@ -254,13 +278,92 @@ static void test_tar_with_non_gzip(void)
     CHECK(truncate(archive, 3000) == 0);
     lc_chunk_data c;
     lc_error_clear(&err);
-    CHECK_EQ_INT(lc_chunk_source_load(s, 2, LC_INFLATE_AUTO, &c, &err), LC_ETRUNC);
+    CHECK_EQ_INT(lc_chunk_source_load(s, 3, LC_INFLATE_AUTO, &c, &err), LC_ETRUNC);
     CHECK(tu_contains(err.msg, archive));
     CHECK(tu_contains(err.msg, "'game_b.gz'"));
     printf("  %s\n", err.msg);
     lc_chunk_source_unref(s);
     free(gz[0]);
     free(gz[1]);
+}
+
+/* n records of `version` (its size), the version field set, the rest noise. */
+static uint8_t *raw_records(uint32_t version, size_t n, uint32_t seed, size_t *len)
+{
+    size_t rs = lc_record_size_for_version(version);
+    *len = rs * n;
+    uint8_t *p = malloc(*len);
+    tu_fill(p, *len, seed);
+    for (size_t i = 0; i < n; i++)
+        memcpy(p + i * rs, &version, 4);
+    return p;
+}
+
+/* An archive of raw members only: V6 and V5 records read as chunks (and
+ * counted, not called empty), one of a bad size skipped with its reason;
+ * and an archive whose only member is raw records of a bad size. */
+static void test_tar_raw_members(void)
+{
+    const char *dir = tu_path("raw");
+    tu_mkdirs(dir);
+    size_t len6, len5, lenbad;
+    uint8_t *v6 = raw_records(6, 3, 11, &len6);
+    uint8_t *v5 = raw_records(5, 2, 12, &len5);
+    uint8_t *bad = raw_records(6, 2, 13, &lenbad);
+    const struct {
+        const char *name;
+        const uint8_t *data;
+        size_t len;
+    } files[] = {{"a.v6", v6, len6}, {"b.v5", v5, len5}, {"c.bad", bad, lenbad - 100}};
+    for (size_t i = 0; i < 3; i++) {
+        char *p = lc_xasprintf("%s/%s", dir, files[i].name);
+        tu_write_file(p, files[i].data, files[i].len);
+        free(p);
+    }
+    const char *archive = tu_path("raw.tar"), *only_bad = tu_path("only-bad.tar");
+    char *argv[] = {"tar",           "--format=gnu", "-C",   (char *)dir, "-cf",
+                    (char *)archive, "a.v6",         "b.v5", "c.bad",     NULL};
+    CHECK_EQ_INT(tu_run(argv, NULL), 0);
+    char *argv2[] = {"tar", "--format=gnu",   "-C",    (char *)dir,
+                     "-cf", (char *)only_bad, "c.bad", NULL};
+    CHECK_EQ_INT(tu_run(argv2, NULL), 0);
+
+    uint64_t seq = lc_log_last_seq();
+    lc_chunk_source *s;
+    lc_error err;
+    CHECK_OK(lc_chunk_source_open(archive, &s, &err));
+    CHECK_EQ_U64(lc_chunk_source_count(s), 2);
+    CHECK_EQ_U64(lc_chunk_source_raw_members(s), 2);
+    CHECK_EQ_U64(lc_chunk_source_skipped_members(s), 1);
+    CHECK(logged(seq, "raw.tar",
+                 "'c.bad' skipped: not gzip, and its 16612 bytes are not a whole "
+                 "number of 8356-byte V6 records (1 records and 8256 bytes over)"));
+    for (size_t i = 0; i < 2; i++) {
+        lc_chunk_data c;
+        CHECK_OK(lc_chunk_source_load(s, i, LC_INFLATE_AUTO, &c, &err));
+        CHECK_EQ_U64(c.version, i == 0 ? 6 : 5);
+        CHECK_EQ_U64(c.n_records, i == 0 ? 3 : 2);
+        CHECK(c.size == files[i].len && memcmp(c.data, files[i].data, c.size) == 0);
+        lc_chunk_data_fini(&c);
+    }
+    /* A view reads raw members through its file. */
+    uint32_t second = 1;
+    lc_chunk_source *v = lc_chunk_source_view(s, &second, 1);
+    CHECK(lc_chunk_source_chunk_raw(v, 0));
+    lc_chunk_data c;
+    CHECK_OK(lc_chunk_source_load(v, 0, LC_INFLATE_AUTO, &c, &err));
+    CHECK_EQ_U64(c.version, 5);
+    lc_chunk_data_fini(&c);
+    lc_chunk_source_unref(v);
+    lc_chunk_source_unref(s);
+
+    CHECK_OK(lc_chunk_source_open(only_bad, &s, &err));
+    CHECK_EQ_U64(lc_chunk_source_count(s), 0);
+    CHECK_EQ_U64(lc_chunk_source_skipped_members(s), 1);
+    lc_chunk_source_unref(s);
+    free(v6);
+    free(v5);
+    free(bad);
 }
 
 static void test_gz_failures(void)
@@ -381,6 +484,7 @@ int main(void)
     test_manifest_games();
     test_mini_tar();
     test_tar_with_non_gzip();
+    test_tar_raw_members();
     test_gz_failures();
     test_keys();
     return check_finish();

@@ -228,7 +228,7 @@ static void test_v6_v7(void)
         for (int i = 0; i < 18; i++) {
             float w = want[i];
             if (i == 16 && version == 6)
-                w = NAN; /* d_st does not exist before V7 */
+                w = 0.0f; /* V6 has no d_st: upstream's 0.0 */
             if (isnan(w))
                 CHECK(isnan(v[i]));
             else
@@ -255,17 +255,26 @@ static void test_v6_v7(void)
         if (version == 6) {
             float dst;
             memcpy(&dst, out + 8356, 4);
-            CHECK(isnan(dst));
+            CHECK(dst == 0.0f);
         }
         rec_free(out);
         check_round_trip(&f);
 
-        /* In V6+ a zero plies_left stays zero (no fallback). */
+        /* In V6+ too, a zero plies_left falls back to the invariance byte
+         * (0x85 here) in the legacy layout, as the legacy chunkparser does;
+         * the values layout keeps the 0. A NaN stays NaN. */
         rec_put_f32(rec, 8304, 0.0f);
         lc_frame g;
         CHECK_OK(lc_frame_from_record(rec, version, &g, NULL));
         lc_frame_legacy_targets(&g, winner, best_q, &plies);
-        CHECK_NEAR(plies, 0, 0);
+        CHECK_NEAR(plies, 0x85, 0);
+        lc_frame_values(&g, v);
+        CHECK_NEAR(v[2], 0, 0);
+        lc_frame_fini(&g);
+        rec_put_f32(rec, 8304, NAN);
+        CHECK_OK(lc_frame_from_record(rec, version, &g, NULL));
+        lc_frame_legacy_targets(&g, winner, best_q, &plies);
+        CHECK(isnan(plies));
         lc_frame_fini(&g);
         lc_frame_fini(&f);
         rec_free(rec);

@@ -237,8 +237,19 @@ static void test_untouched(void)
     CHECK_EQ_U64(c.probed, 0);
 }
 
+/* The first of two V6 records played a move 1.4 of q worse than the best
+ * (best_q 0.9, played_q -0.5); both searched (V5 upgrades have 0 visits). */
+static void blunder_at_first(void)
+{
+    rec_put_f32(game, offsetof(lc_v6_record, best_q), 0.9f);
+    rec_put_f32(game, offsetof(lc_v6_record, played_q), -0.5f);
+    for (int i = 0; i < 2; i++)
+        rec_put_u32(game + i * LC_V6_RECORD_SIZE, offsetof(lc_v6_record, visits), 100);
+}
+
 /* Deblunder runs as step 3 when a threshold is set: r0's played move lost
- * 1.4 of q against the best (0.9 - -0.5) > 0.5, one blunder. */
+ * 1.4 of q against the best (0.9 - -0.5) > 0.5, one blunder (four and five
+ * pieces: before any tablebase position). */
 static void test_deblunder_called(void)
 {
     const ply plies[2] = {
@@ -246,15 +257,23 @@ static void test_deblunder_called(void)
         {"Ke1 Qd1 Ra1", "Ke8 Qd8", true, 0, 1},
     };
     build(plies, 2, 6);
-    rec_put_f32(game, offsetof(lc_v6_record, best_q), 0.9f);
-    rec_put_f32(game, offsetof(lc_v6_record, played_q), -0.5f);
-    for (int i = 0; i < 2; i++) /* searched records (V5 upgrades have 0) */
-        rec_put_u32(game + i * LC_V6_RECORD_SIZE, offsetof(lc_v6_record, visits), 100);
+    blunder_at_first();
     lc_rescore_config cfg = tb_config();
     cfg.deblunder_threshold = 0.5;
     lc_rescore_counts c = {0};
     lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
     CHECK_EQ_U64(c.blunders, 1);
+    /* The same blunder in a position the tables answer (the tail) is left
+     * to the tablebase: the deblunder walks only the positions before it. */
+    const ply tail[2] = {
+        {"Kc3 Rb7", "Kg8", false, 0, -1},
+        {"Kc3 Rb7", "Kf8", true, 1, 1},
+    };
+    build(tail, 2, 6);
+    blunder_at_first();
+    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    CHECK_EQ_U64(c.blunders, 1);
+    CHECK_EQ_INT(result_of(0, 6), 1); /* the tablebase's win for White */
 }
 
 int main(void)

@@ -145,9 +145,15 @@ static void test_bad_paths(void)
 
 int main(void)
 {
+    if (!lc_tablebases_have_gaviota()) { /* refused, naming the package */
+        lc_error e;
+        lc_error_clear(&e);
+        CHECK(lc_tablebases_open(NULL, "/usr/share/gaviotatb/gtb4", &tb, &e) == LC_ECONFIG);
+        CHECK(strstr(e.msg, "libgaviotatb-dev") != NULL);
+    }
     const char *dir = bt_gaviota_dir();
     if (!dir)
-        return 77;
+        return check_failures() ? check_finish() : 77;
     struct stat st;
     test_bad_paths();
     lc_error err;

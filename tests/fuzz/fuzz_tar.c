@@ -7,9 +7,10 @@
  *
  * Invariants: every member lies inside the file; member names are
  * non-empty C strings; the index's counts add up; a source refused at open
- * leaves nothing; a member that reads must read exactly its size; a read of
- * an index past the end is refused; a member that decodes is a whole number
- * of records.
+ * leaves nothing; every member is a chunk or skipped with a reason; a member
+ * that reads must read exactly its size; a read of an index past the end is
+ * refused; a member that decodes is a whole number of records, and a raw
+ * member loads as exactly its bytes.
  */
 #include "fuzz.h"
 
@@ -64,6 +65,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lc_chunk_source_limit_output(s, FUZZ_MAX_OUTPUT);
     size_t n = lc_chunk_source_count(s);
     FUZZ_CHECK(lc_chunk_source_kind(s) == LC_SOURCE_TAR);
+    /* Every member is a chunk or skipped with a reason. */
+    size_t skipped = lc_chunk_source_skipped_members(s);
+    FUZZ_CHECK(lc_chunk_source_raw_members(s) <= n);
+    for (size_t k = 0; k < skipped; k++) {
+        const char *why = NULL;
+        const char *name = lc_chunk_source_skipped_member(s, k, &why);
+        FUZZ_CHECK(name && name[0] && why && why[0]);
+    }
+    FUZZ_CHECK(lc_chunk_source_skipped_member(s, skipped, NULL) == NULL);
     for (size_t i = 0; i < n; i++) {
         const char *name = lc_chunk_source_chunk_name(s, i);
         FUZZ_CHECK(name && name[0]);
@@ -80,6 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         err = (lc_error){0};
         if (lc_chunk_source_load(s, i, LC_INFLATE_AUTO, &c, &err) == 0) {
             FUZZ_CHECK(c.size == c.n_records * c.record_size);
+            /* A raw member is its records, byte for byte. */
+            FUZZ_CHECK(!lc_chunk_source_chunk_raw(s, i) || c.size == len);
             lc_chunk_data_fini(&c);
         } else {
             /* The message says which file and which member. */

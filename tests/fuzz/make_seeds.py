@@ -114,6 +114,13 @@ def tar_seeds(games):
     put("tar", "ustar-prefix.tar",
         archive([("d" * 90 + "/" + "f" * 60 + ".gz", tarfile.REGTYPE, small[0])],
                 tarfile.USTAR_FORMAT))
+    # Raw records beside a gzip member (upstream reads such members as
+    # records): one whole V6 record, and one a byte short (skipped).
+    raw = gzip.decompress(open(games[0][1], "rb").read())[:RECORD_SIZE[6]]
+    put("tar", "raw-members.tar",
+        archive([("training.1.gz", tarfile.REGTYPE, small[0]),
+                 ("training.2.raw", tarfile.REGTYPE, raw),
+                 ("training.3.raw", tarfile.REGTYPE, raw[:-1])]))
     whole = archive([("training.1.gz", tarfile.REGTYPE, small[0])])
     put("tar", "truncated.tar", whole[:700])
     put("tar", "empty.tar", b"\0" * 1024)

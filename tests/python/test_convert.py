@@ -47,8 +47,8 @@ UPSTREAM_FIELDS = {
                           "default_weight"],
 }
 
-# every_field.pbtxt as lcmon stages (upstream's defaults written where
-# lcmon's differ).
+# every_field.pbtxt as lcmon stages (position_weights with the keys given,
+# lcmon's defaults being upstream's).
 EVERY_FIELD = [
     {"name": "files", "file_path_provider": {"directory": "/data/run3"},
      "output": {"capacity": 16, "overflow": "block"}},
@@ -61,7 +61,7 @@ EVERY_FIELD = [
     {"name": "pool", "input": "split.train",
      "shuffling_chunk_pool": {
          "chunk_pool_size": 250000, "threads": 3,
-         "hanse": {"gamma": 0.5,
+         "hanse": {"threshold": 100, "gamma": 0.5,
                    "position_weights": {"alpha": 2, "beta": 0.1, "gamma": 1.5, "tau": 4,
                                         "default_weight": 0.25, "q_weight": 6.0,
                                         "pol_scale": 3.5}}},
@@ -75,9 +75,7 @@ EVERY_FIELD = [
      "output": {"capacity": 8}},
     {"name": "unpacker", "input": "rescorer",
      "chunk_unpacker": {"threads": 2, "positions_per_chunk": 4,
-                        "position_weights": {"alpha": 1, "beta": 0, "gamma": 1, "tau": 1,
-                                             "default_weight": 1, "q_weight": 1,
-                                             "pol_scale": 1}},
+                        "position_weights": {"q_weight": 1}},
      "output": {"capacity": 4096, "overflow": "drop_newest"}},
     {"name": "test_reader", "input": "split.test", "chunk_reader": {},
      "output": {"capacity": 8}},
@@ -95,9 +93,9 @@ EVERY_FIELD = [
 
 # The fields every_field.pbtxt gives that lcmon has no equivalent for (or
 # that another field replaces): each kept as a comment naming it.
-COMMENTED = ["frame_format", "source_ingestion_threads", "hanse_sampling_threshold",
-             "cachehit_output", "position_cache_size", "caching_threads",
-             "position_sampling_rate", "prefetch_count", "prefetch_output"]
+COMMENTED = ["frame_format", "source_ingestion_threads", "cachehit_output",
+             "position_cache_size", "caching_threads", "position_sampling_rate",
+             "prefetch_count", "prefetch_output"]
 
 
 def convert(path_or_text, *args, stdin=None):
@@ -132,7 +130,7 @@ class ConvertTests(unittest.TestCase):
             self.assertIn(name, lines[int(line) - 1])
         self.assertIn("Not the loader's, so not converted: name, model, training.", r.stdout)
         self.assertIn("13 stages and 2 outputs converted", r.stderr)
-        self.assertIn("9 fields kept as comments", r.stderr)
+        self.assertIn("8 fields kept as comments", r.stderr)
 
     def test_syntax_spellings_order_and_names(self):
         r = convert(fixture("syntax.pbtxt"))

@@ -240,7 +240,7 @@ def expected_values(recs):
         for k, name in enumerate(row):
             out[:, j, k] = recs[name]
     # Computed for V6 by default (with st_targets: keep, q_st would be the
-    # record's last 4 bytes as a float and d_st NaN).
+    # record's last 4 bytes as a float and d_st 0.0).
     out[:, 5, 0] = recs["st_q"]
     out[:, 5, 1] = recs["st_d"]
     out[:, 5, 2] = nan
@@ -272,7 +272,11 @@ def expected_legacy(recs):
         "probs": recs["probabilities"].astype(np.float32),
         "winner": wdl(recs["result_q"], recs["result_d"]),
         "best_q": wdl(recs["best_q"], recs["best_d"]),
-        "plies_left": recs["plies_left"].astype(np.float32),  # V6: no fallback
+        # A plies_left of 0 falls back to the invariance byte, every version
+        # (as the legacy chunkparser reads it).
+        "plies_left": np.where(recs["plies_left"] == 0,
+                               recs["invariance_info"].astype(np.float32),
+                               recs["plies_left"]).astype(np.float32),
     }
 
 

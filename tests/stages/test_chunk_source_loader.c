@@ -1,7 +1,8 @@
 /*
  * chunk_source_loader inside a real two-stage pipeline: .gz and .tar sources
  * are opened and counted, other files are skipped and counted, a truncated
- * archive and a non-gzip member are logged and counted, a file that vanishes
+ * archive and a member that is no chunk are logged and counted, archives of
+ * raw-record members load with their chunks counted (raw_members), a file that vanishes
  * before it is loaded is logged with its name and counted, the initial-scan
  * marker comes after every initial source although several threads load,
  * and the pipeline keeps running through all of it. Archives made by GNU tar
@@ -44,6 +45,16 @@ static lc_config *make_config(const char *dir, unsigned threads)
              "    output: {capacity: 1000}\n",
              dir, threads);
     return lc_test_config(yaml);
+}
+
+/* The pipeline of cfg, started, and its output queue in *out. */
+static lc_pipeline *start_loader(lc_config *cfg, lc_queue **out)
+{
+    lc_pipeline *p = NULL;
+    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
+    *out = lc_pipeline_take_output(p);
+    CHECK_OK(lc_pipeline_start(p, NULL));
+    return p;
 }
 
 static void old_file(const char *path, const void *data, size_t len)
@@ -160,7 +171,7 @@ static void test_loader(unsigned threads)
             const char *key = lc_chunk_source_key(item.source);
             if (strcmp(key, "run-000.tar") == 0) {
                 CHECK_EQ_U64(lc_chunk_source_count(item.source), 3);
-                CHECK_EQ_U64(lc_chunk_source_non_gzip(item.source), 1);
+                CHECK_EQ_U64(lc_chunk_source_skipped_members(item.source), 1);
                 CHECK_EQ_STR(lc_chunk_source_chunk_name(item.source, 2), "training.000002.gz");
             } else {
                 CHECK_EQ_STR(key, "run-001.tar");
@@ -199,7 +210,9 @@ static void test_loader(unsigned threads)
         CHECK_EQ_STR(lc_snapshot_find_count(src, "skipped_files")->unit, "files");
         CHECK_EQ_U64(lc_snapshot_count(src, "unreadable_files"), 2); /* gone.gz, x.gz */
         CHECK_EQ_U64(lc_snapshot_count(src, "bad_empty_archives"), 1);
-        CHECK_EQ_U64(lc_snapshot_count(src, "non_gzip_members"), 1);
+        /* The LICENSE of run-000.tar, and empty.tar's only member. */
+        CHECK_EQ_U64(lc_snapshot_count(src, "skipped_members"), 2);
+        CHECK_EQ_U64(lc_snapshot_count(src, "raw_members"), 0);
         CHECK_EQ_U64(lc_snapshot_count(src, "truncated_archives"), 1);
         CHECK_EQ_U64(src->items_out, 7);
         CHECK_EQ_INT(src->state, LCMON__STAGE_STATE__STAGE_FINISHED);
@@ -366,10 +379,8 @@ static void test_tar_formats(void)
     const char *dir = make_format_corpus();
     uint64_t log_before = lc_log_last_seq();
     lc_config *cfg = make_config(dir, 2);
-    lc_pipeline *p = NULL;
-    CHECK_OK(lc_pipeline_new(cfg, &p, NULL));
-    lc_queue *out = lc_pipeline_take_output(p);
-    CHECK_OK(lc_pipeline_start(p, NULL));
+    lc_queue *out = NULL;
+    lc_pipeline *p = start_loader(cfg, &out);
 
     lc_tar_entry_counts sum = {0};
     size_t n_sources = 0, n_chunks = 0;
@@ -389,7 +400,7 @@ static void test_tar_formats(void)
         seen[fc - format_cases] = true;
         n_chunks += lc_chunk_source_count(item.source);
         CHECK_EQ_U64(lc_chunk_source_count(item.source), fc->chunks);
-        CHECK_EQ_U64(lc_chunk_source_non_gzip(item.source), 1);
+        CHECK_EQ_U64(lc_chunk_source_skipped_members(item.source), 1);
         CHECK(!lc_chunk_source_truncated(item.source));
         /* The deep member keeps its full name in every format. */
         CHECK(strstr(lc_chunk_source_chunk_name(item.source, 0), "/training.000001.gz") != NULL);
@@ -454,7 +465,7 @@ static void test_tar_formats(void)
         CHECK_EQ_U64(lc_snapshot_count(src, "tar_sources"), N_FORMATS);
         CHECK_EQ_U64(lc_snapshot_count(src, "chunks"), n_chunks);
         CHECK_EQ_U64(n_chunks, 3 + 3 + 2);
-        CHECK_EQ_U64(lc_snapshot_count(src, "non_gzip_members"), N_FORMATS);
+        CHECK_EQ_U64(lc_snapshot_count(src, "skipped_members"), N_FORMATS);
         CHECK_EQ_U64(lc_snapshot_count(src, "tar_directories"), 9);
         CHECK_EQ_U64(lc_snapshot_count(src, "tar_long_names"), 3);
         CHECK_EQ_U64(lc_snapshot_count(src, "tar_long_links"), 1);
@@ -474,11 +485,91 @@ static void test_tar_formats(void)
     lc_config_free(cfg);
 }
 
+/* Archives of raw records: one all raw (V6 and V5 members: two chunks, not
+ * an empty archive), one gzip and raw mixed with a raw member of a bad size
+ * (skipped, named with its archive and reason), one whose only member has a
+ * bad size (an empty archive). */
+static void test_raw_archives(void)
+{
+    const char *dir = tu_path("rawcorpus"), *stage = tu_path("rawsrc");
+    tu_mkdirs(dir);
+    tu_mkdirs(stage);
+    uint8_t rec[8356 * 2];
+    tu_fill(rec, sizeof rec, 5);
+    uint32_t six = 6, five = 5;
+    memcpy(rec, &six, 4);
+    memcpy(rec + 8356, &six, 4);
+    size_t gz_len;
+    uint8_t *gz = tu_gzip(rec, sizeof rec, 6, &gz_len);
+    uint8_t v5[8308];
+    tu_fill(v5, sizeof v5, 6);
+    memcpy(v5, &five, 4);
+    char path[4096];
+    const struct {
+        const char *name;
+        const void *data;
+        size_t len;
+    } members[] = {{"g.gz", gz, gz_len},
+                   {"r6.bin", rec, sizeof rec},
+                   {"r5.bin", v5, sizeof v5},
+                   {"bad.bin", rec, sizeof rec - 1}};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", stage, members[i].name);
+        tu_write_file(path, members[i].data, members[i].len);
+    }
+    char a[4096], b[4096], c[4096];
+    snprintf(a, sizeof a, "%s/all-raw.tar", dir);
+    snprintf(b, sizeof b, "%s/mixed.tar", dir);
+    snprintf(c, sizeof c, "%s/bad-only.tar", dir);
+    char *args_a[] = {"tar",         "--format=gnu", "-cf",    a,   "-C",
+                      (char *)stage, "r6.bin",       "r5.bin", NULL};
+    char *args_b[] = {"tar",         "--format=gnu", "-cf",     b,        "-C",
+                      (char *)stage, "g.gz",         "bad.bin", "r6.bin", NULL};
+    char *args_c[] = {"tar", "--format=gnu", "-cf", c, "-C", (char *)stage, "bad.bin", NULL};
+    CHECK_EQ_INT(tu_run(args_a, NULL), 0);
+    CHECK_EQ_INT(tu_run(args_b, NULL), 0);
+    CHECK_EQ_INT(tu_run(args_c, NULL), 0);
+    free(gz);
+
+    uint64_t log_before = lc_log_last_seq();
+    lc_config *cfg = make_config(dir, 2);
+    lc_queue *out = NULL;
+    lc_pipeline *p = start_loader(cfg, &out);
+    lc_source_item item;
+    size_t n_chunks = 0;
+    while (lc_queue_get(out, &item, NULL) == 0) {
+        if (item.flags & LC_ITEM_SCAN_DONE)
+            continue;
+        n_chunks += lc_chunk_source_count(item.source);
+        lc_chunk_source_unref(item.source);
+    }
+    CHECK_EQ_U64(n_chunks, 2 + 2);
+    CHECK(lc_pipeline_wait(p, 10));
+    lc_pipeline_stop(p);
+    Lcmon__DataLoaderMetricsProto *m = lc_pipeline_metrics(p, true);
+    const Lcmon__StageMetricProto *src = lc_snapshot_find_stage(m, "sources");
+    CHECK(src != NULL);
+    if (src) {
+        CHECK_EQ_U64(lc_snapshot_count(src, "sources"), 2);
+        CHECK_EQ_U64(lc_snapshot_count(src, "chunks"), 4);
+        CHECK_EQ_U64(lc_snapshot_count(src, "raw_members"), 3);
+        CHECK_EQ_U64(lc_snapshot_count(src, "skipped_members"), 2);
+        CHECK_EQ_U64(lc_snapshot_count(src, "bad_empty_archives"), 1);
+    }
+    lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
+    CHECK(logged(log_before, "mixed.tar", "'bad.bin' skipped", "not a whole number of 8356-byte"));
+    CHECK(logged(log_before, "bad-only.tar", "holds no game chunks", "raw-record"));
+    CHECK(!logged(log_before, "all-raw.tar", "", ""));
+    lc_pipeline_free(p);
+    lc_config_free(cfg);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
     test_loader(1);
     test_loader(3);
     test_tar_formats();
+    test_raw_archives();
     return check_finish();
 }

@@ -5,7 +5,8 @@
  *     without, the same seed, one thread each: every frame of several
  *     passes is the same, field by field and in every tensor of both
  *     layouts, over the real games of tests/data (input formats 1, 2, 3, 5,
- *     .gz and tar) and generated games of versions 3, 4, 5 and 7, with a
+ *     .gz and tar) and generated games of versions 3, 4, 5 and 7 (as .gz,
+ *     and as tar members of raw records), with a
  *     sampling rate and with positions_per_chunk. So the store changes
  *     nothing that is emitted: which positions a use takes (disjoint across
  *     uses, covering the game) is the same with and without it. Each chunk
@@ -48,16 +49,23 @@
 
 /* ---- games ---- */
 
-/* Write n frames as a game file of records of `version`. */
-static void write_frames(const char *path, const lc_frame *f, uint32_t n, uint32_t version)
+/* Write n frames as a game file of records of `version`, gzipped or (raw)
+ * as the records alone, as a tar member of raw records holds them. */
+static void write_frames_as(const char *path, const lc_frame *f, uint32_t n, uint32_t version,
+                            bool raw)
 {
     size_t size;
     uint8_t *recs = tf_records(f, n, version, &size);
     size_t gz_len;
-    uint8_t *gz = tu_gzip(recs, (size_t)n * size, 1, &gz_len);
-    tu_write_file(path, gz, gz_len);
+    uint8_t *gz = raw ? NULL : tu_gzip(recs, (size_t)n * size, 1, &gz_len);
+    tu_write_file(path, raw ? recs : gz, raw ? (size_t)n * size : gz_len);
     free(gz);
     free(recs);
+}
+
+static void write_frames(const char *path, const lc_frame *f, uint32_t n, uint32_t version)
+{
+    write_frames_as(path, f, n, version, false);
 }
 
 /* Position `pos` of game `game`: planes and values that follow from the
@@ -201,10 +209,14 @@ static void list_sources(const char *dir, char ***paths, size_t *n)
     free(names);
 }
 
-/* Real games rewritten as records of versions 3, 4, 5 and 7. */
+/* Real games rewritten as records of versions 3, 4, 5 and 7: each a .gz,
+ * and all four again as raw-record members of one tar. */
 static void version_games(const char *dir, char ***paths, size_t *n)
 {
     tu_mkdirs(dir);
+    char *raw_dir = lc_xasprintf("%s-raw", dir);
+    tu_mkdirs(raw_dir);
+    char *raw_names[5] = {0};
     char **real = NULL;
     size_t n_real = 0;
     list_sources(tu_test_data(), &real, &n_real);
@@ -223,6 +235,10 @@ static void version_games(const char *dir, char ***paths, size_t *n)
         uint32_t v = versions[made++];
         char *path = lc_xasprintf("%s/v%u_%s", dir, v, lc_basename(real[i]));
         write_frames(path, f, (uint32_t)c.n_records, v);
+        raw_names[made - 1] = lc_xasprintf("v%u.raw", v);
+        char *raw = lc_xasprintf("%s/%s", raw_dir, raw_names[made - 1]);
+        write_frames_as(raw, f, (uint32_t)c.n_records, v, true);
+        free(raw);
         *paths = realloc(*paths, (*n + 1) * sizeof **paths);
         (*paths)[(*n)++] = path;
         for (size_t r = 0; r < c.n_records; r++)
@@ -236,6 +252,15 @@ static void version_games(const char *dir, char ***paths, size_t *n)
             i++;
     }
     CHECK_EQ_INT(made, 4);
+    char *tar = lc_xasprintf("%s/raw-versions.tar", dir);
+    char *argv[] = {"tar",        "-cf",        tar,          "-C",         raw_dir,
+                    raw_names[0], raw_names[1], raw_names[2], raw_names[3], NULL};
+    CHECK_EQ_INT(tu_run(argv, NULL), 0);
+    *paths = realloc(*paths, (*n + 1) * sizeof **paths);
+    (*paths)[(*n)++] = tar;
+    for (int i = 0; i < 4; i++)
+        free(raw_names[i]);
+    free(raw_dir);
     for (size_t i = 0; i < n_real; i++)
         free(real[i]);
     free(real);
@@ -297,7 +322,7 @@ static void test_exact_with_and_without_store(void)
         {"positions_per_chunk 3", "positions_per_chunk: 3\nthreads: 1\n", 0},
     };
     for (size_t k = 0; k < 2; k++) {
-        size_t chunks = 43 + 4; /* tests/data and the four versions */
+        size_t chunks = 43 + 4 + 4; /* tests/data, the four versions, raw in a tar */
         size_t want = modes[k].per_pass > 0 ? (size_t)(positions * modes[k].per_pass * 5) - 100
                                             : chunks * 3 * 5 - 10;
         totals on, off;

@@ -444,10 +444,12 @@ static void test_st_targets(void)
             CHECK(f[t].q_st == 0.777f && f[t].d_st == 0.555f);
             CHECK(f[t].opp_played_idx == 7 && f[t].next_played_idx == 8);
         }
-        /* With st_targets: keep, V6 keeps its q_st and has no d_st. */
+        /* With st_targets: keep, V6 keeps its q_st, and its d_st (which V6
+         * does not have) is 0.0, upstream's value. */
         run_st("sampling_rate: 1.0\nst_targets: keep\n", 6, packed, 0, 4, f);
         for (int t = 0; t < 4; t++)
-            CHECK(f[t].q_st == 0.777f && isnan(f[t].d_st) && f[t].opp_played_idx == 0xFFFF);
+            CHECK(f[t].q_st == 0.777f && f[t].d_st == 0.0f && !signbit(f[t].d_st) &&
+                  f[t].opp_played_idx == 0xFFFF);
         /* By default they are computed (theta 5/6): as st_targets: compute. */
         lc_frame g[4];
         run_st("sampling_rate: 1.0\n", 6, packed, 0, 4, f);

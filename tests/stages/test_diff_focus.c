@@ -7,7 +7,9 @@
  * - position_weights with positions_per_chunk 1: positions of weights 1, 2,
  *   3 and 4 (and one of unknown orig_q at default_weight 2) come out in
  *   proportion over 20,000 uses, from the records and from the packed
- *   form alike, the same picks both ways.
+ *   form alike, the same picks both ways;
+ * - upstream's defaults: without q_weight and pol_scale every position
+ *   weighs default_weight; with pol_scale alone, tau 1 caps the weights.
  */
 #include "check.h"
 #include "frames.h"
@@ -171,8 +173,9 @@ static void test_weights(void)
     const float best[5] = {0, 0, 0, 0, 0}, orig[5] = {0, 0, 0, 0, NAN}, kld[5] = {1, 2, 3, 4, 1};
     lc_frame f[5];
     make_frames(f, 5, best, orig, kld);
-    const char *yaml = "positions_per_chunk: 1\n"
-                       "position_weights: {q_weight: 1, pol_scale: 0, default_weight: 2}\n";
+    const char *yaml =
+        "positions_per_chunk: 1\n"
+        "position_weights: {q_weight: 1, pol_scale: 0, tau: 1e9, default_weight: 2}\n";
     enum { USES = 20000 };
     uint32_t *seq[2];
     for (int packed = 0; packed < 2; packed++) {
@@ -214,6 +217,37 @@ static void test_take_all_positive(void)
         CHECK_EQ_U64(counts[t], t == 3 ? 0 : 100);
 }
 
+/* Upstream's defaults. position_weights: {} gives neither q_weight nor
+ * pol_scale: every position weighs default_weight, so the five are drawn
+ * evenly whatever their policy_kld. With pol_scale given (1, q_weight 0):
+ * total = policy_kld, capped at tau 1: weights 0.25, 0.5, 1, 1, and 1
+ * (default_weight, orig_q NaN), shares of 3.75. */
+static void test_upstream_defaults(void)
+{
+    const float best[5] = {0, 0, 0, 0, 0}, orig[5] = {0, 0, 0, 0, NAN},
+                kld[5] = {0.25f, 0.5f, 1, 4, 1};
+    lc_frame f[5];
+    make_frames(f, 5, best, orig, kld);
+    enum { USES = 10000 };
+    const char *yaml[2] = {"positions_per_chunk: 1\nposition_weights: {}\n",
+                           "positions_per_chunk: 1\nposition_weights: {pol_scale: 1}\n"};
+    const double share[2][5] = {{0.2, 0.2, 0.2, 0.2, 0.2},
+                                {0.25 / 3.75, 0.5 / 3.75, 1 / 3.75, 1 / 3.75, 1 / 3.75}};
+    for (int k = 0; k < 2; k++) {
+        feed fd = {.f = f, .n = 5, .chunks = 100, .uses = USES / 100};
+        uint64_t counts[5] = {0};
+        lc_stage_metrics m;
+        run(yaml[k], &fd, counts, NULL, 0, &m);
+        for (int t = 0; t < 5; t++) {
+            double got = (double)counts[t] / USES,
+                   sd = sqrt(share[k][t] * (1 - share[k][t]) / USES);
+            printf("defaults %d: position %d drawn %.4f, want %.4f (sd %.4f)\n", k, t, got,
+                   share[k][t], sd);
+            CHECK(fabs(got - share[k][t]) <= 4 * sd);
+        }
+    }
+}
+
 static void test_config(void)
 {
     lc_stage *s = NULL;
@@ -236,6 +270,7 @@ int main(void)
     test_keep_probability();
     test_weights();
     test_take_all_positive();
+    test_upstream_defaults();
     test_config();
     return check_finish();
 }

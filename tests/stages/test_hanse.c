@@ -3,7 +3,8 @@
  * weights are 1, 2, 3 and 4 (25 of each, by their policy_kld) come out in
  * proportion 1:2:3:4 over 20,000 draws (within 4 standard deviations, seed
  * fixed), with and without the chunk store; the counts add up; gamma 0
- * takes everything; the block's checks.
+ * takes everything; upstream's default weights take every game alike;
+ * threshold 0 is off; the block's checks (threshold required).
  */
 #include "check.h"
 #include "standalone.h"
@@ -95,7 +96,7 @@ static void test_proportions(const char *dir, const char *store)
     char yaml[512];
     snprintf(yaml, sizeof yaml,
              "chunk_pool_size: 1000\nthreads: 1\nstore_bytes: %s\n"
-             "hanse: {position_weights: {q_weight: 1, pol_scale: 0}}\n",
+             "hanse: {threshold: 1, position_weights: {q_weight: 1, pol_scale: 0, tau: 1e9}}\n",
              store);
     enum { DRAWS = 20000 };
     uint64_t n[4];
@@ -130,7 +131,8 @@ static void test_gamma_zero(const char *dir)
     lc_stage_metrics m;
     run(dir,
         "chunk_pool_size: 1000\nthreads: 2\nstore_bytes: 0\n"
-        "hanse: {gamma: 0, position_weights: {q_weight: 1, pol_scale: 0}}\n",
+        "hanse: {threshold: 1, gamma: 0, position_weights: {q_weight: 1, pol_scale: 0, tau: "
+        "1e9}}\n",
         2000, n, &m);
     /* Every draw accepted: each pass gives every game once. */
     CHECK_EQ_U64(lc_metrics_find_count(&m, "hanse_rejected")->count, 0);
@@ -147,10 +149,11 @@ static void test_all_zero(void)
     lc_queue *in = lc_queue_new("in", &lc_item_source, 32, LC_OVERFLOW_BLOCK);
     lc_stage *s = NULL;
     lc_error err;
-    CHECK_OK(lc_standalone_new(lc_stage_class_find("shuffling_chunk_pool"), "pool",
-                               "chunk_pool_size: 100\nstore_bytes: 0\n"
-                               "hanse: {position_weights: {q_weight: 1, pol_scale: 0}}\n",
-                               in, 16, NULL, &s, &err));
+    CHECK_OK(lc_standalone_new(
+        lc_stage_class_find("shuffling_chunk_pool"), "pool",
+        "chunk_pool_size: 100\nstore_bytes: 0\n"
+        "hanse: {threshold: 1, position_weights: {q_weight: 1, pol_scale: 0, tau: 1e9}}\n",
+        in, 16, NULL, &s, &err));
     CHECK_OK(lc_standalone_start(s, NULL));
     for (int i = 0; i < 20; i++) {
         char path[4096];
@@ -176,18 +179,57 @@ static void test_all_zero(void)
     free(dir);
 }
 
+/* Upstream's defaults (threshold given, nothing else): neither q_weight
+ * nor pol_scale is given, so every position weighs default_weight 1, every
+ * game 1, and every draw is accepted: the four classes come out evenly. */
+static void test_upstream_defaults(const char *dir)
+{
+    uint64_t n[4];
+    lc_stage_metrics m;
+    run(dir, "chunk_pool_size: 1000\nthreads: 1\nstore_bytes: 0\nhanse: {threshold: 1}\n", 4000, n,
+        &m);
+    CHECK_EQ_U64(lc_metrics_find_count(&m, "hanse_rejected")->count, 0);
+    const lc_metric_stat *w = lc_metrics_find_stat(&m, "chunk_weight");
+    CHECK(w && w->stats.min == 1 && w->stats.max == 1);
+    for (int k = 0; k < 4; k++)
+        CHECK(n[k] >= 900 && n[k] <= 1100);
+}
+
+/* threshold 0: off, as upstream's 0: no judging, no Hanse counts. */
+static void test_threshold_zero(const char *dir)
+{
+    uint64_t n[4];
+    lc_stage_metrics m;
+    run(dir,
+        "chunk_pool_size: 1000\nthreads: 1\nstore_bytes: 0\n"
+        "hanse: {threshold: 0, position_weights: {q_weight: 1, pol_scale: 0, tau: 1e9}}\n",
+        400, n, &m);
+    CHECK(lc_metrics_find_count(&m, "hanse_accepted") == NULL);
+    CHECK(lc_metrics_find_count(&m, "hanse_rejected") == NULL);
+    CHECK(lc_metrics_find_stat(&m, "chunk_weight") == NULL);
+    for (int k = 0; k < 4; k++)
+        CHECK_EQ_U64(n[k], 100);
+}
+
 static void test_config(void)
 {
     lc_stage *s = NULL;
     lc_error err;
     CHECK(lc_standalone_new(lc_stage_class_find("shuffling_chunk_pool"), "p",
-                            "chunk_pool_size: 10\nhanse: {gamma: -1}\n", NULL, 4, NULL, &s,
-                            &err) != 0);
-    CHECK(tu_contains(err.msg, "hanse.gamma: -1 is out of range"));
-    CHECK(lc_standalone_new(lc_stage_class_find("shuffling_chunk_pool"), "p",
-                            "chunk_pool_size: 10\nhanse: {position_weights: {tau: -1}}\n", NULL, 4,
+                            "chunk_pool_size: 10\nhanse: {threshold: 1, gamma: -1}\n", NULL, 4,
                             NULL, &s, &err) != 0);
+    CHECK(tu_contains(err.msg, "hanse.gamma: -1 is out of range"));
+    CHECK(lc_standalone_new(
+              lc_stage_class_find("shuffling_chunk_pool"), "p",
+              "chunk_pool_size: 10\nhanse: {threshold: 1, position_weights: {tau: -1}}\n", NULL, 4,
+              NULL, &s, &err) != 0);
     CHECK(tu_contains(err.msg, "hanse.position_weights.tau"));
+    /* A block without its threshold is refused (lcmon before issue 27 took
+     * the block alone as on; upstream takes the unset threshold as off). */
+    CHECK(lc_standalone_new(lc_stage_class_find("shuffling_chunk_pool"), "p",
+                            "chunk_pool_size: 10\nhanse: {gamma: 2}\n", NULL, 4, NULL, &s,
+                            &err) != 0);
+    CHECK(tu_contains(err.msg, "hanse.threshold: missing (required"));
 }
 
 int main(void)
@@ -197,6 +239,8 @@ int main(void)
     test_proportions(dir, "0");
     test_proportions(dir, "64M");
     test_gamma_zero(dir);
+    test_upstream_defaults(dir);
+    test_threshold_zero(dir);
     test_all_zero();
     test_config();
     free(dir);

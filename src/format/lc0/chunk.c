@@ -8,17 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/lc0/frame.h"
 #include "format/lc0/record.h"
 
-int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
-                    lc_chunk_data *out, lc_error *err)
+int lc_chunk_accept(uint8_t *data, size_t size, lc_chunk_data *out, lc_error *err)
 {
     memset(out, 0, sizeof *out);
-    uint8_t *data = NULL;
-    size_t size = 0;
-    int rc = lc_gunzip(gz, gz_len, b, max_output, &data, &size, err);
-    if (rc < 0)
-        return rc;
+    int rc;
     if (size == 0) {
         rc = lc_error_set(err, LC_EEMPTY, "empty chunk (decompresses to 0 bytes)");
         goto fail;
@@ -53,6 +49,33 @@ int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size
 fail:
     free(data);
     return rc;
+}
+
+int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
+                    lc_chunk_data *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    int rc = lc_gunzip(gz, gz_len, b, max_output, &data, &size, err);
+    if (rc < 0)
+        return rc;
+    return lc_chunk_accept(data, size, out, err);
+}
+
+int lc_chunk_check(const lc_chunk_data *c, uint32_t *bad_at, const char **reason)
+{
+    *reason = NULL;
+    *bad_at = 0;
+    for (size_t i = 0; i < c->n_records; i++) {
+        int rc = lc_record_check(c->data + i * c->record_size, c->version, reason);
+        if (rc != 0) {
+            *bad_at = (uint32_t)i;
+            return rc;
+        }
+    }
+    *reason = NULL;
+    return 0;
 }
 
 void lc_chunk_data_fini(lc_chunk_data *c)

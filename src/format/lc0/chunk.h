@@ -34,6 +34,21 @@ typedef struct lc_chunk_data {
 int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
                     lc_chunk_data *out, lc_error *err);
 
+/*
+ * The checks of lc_chunk_decode after the gunzip, on records that were never
+ * compressed (a raw tar member): data (malloc'd, size bytes) becomes *out's
+ * on success and is freed on error. Same codes and messages.
+ */
+int lc_chunk_accept(uint8_t *data, size_t size, lc_chunk_data *out, lc_error *err);
+
+/*
+ * The record checks (lc_record_check, format/lc0/frame.h) over every record
+ * of c, in order: 0 when all pass, else the first bad record's code, its
+ * index in *bad_at and its reason in *reason. The rules of the
+ * chunk_validator stage, of the pool's store and of `lcmon chunks check`.
+ */
+int lc_chunk_check(const lc_chunk_data *c, uint32_t *bad_at, const char **reason);
+
 /* Free the data and zero the struct; accepts NULL and a zeroed struct. */
 void lc_chunk_data_fini(lc_chunk_data *c);
 

@@ -1,6 +1,6 @@
 /*
  * chunk_source: see chunk_source.h. A tar source keeps its descriptor and the
- * list of gzip members from the index; a .gz source keeps only its path,
+ * list of its chunk members (gzip or raw records) from the index; a .gz source keeps only its path,
  * because a directory may hold hundreds of thousands of games and open
  * descriptors are a scarce resource. The reference count is the only field
  * that changes after open.
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +19,13 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "format/lc0/record.h"
 #include "format/lc0/tar.h"
+
+/* A tar member that is not a chunk, and why. */
+typedef struct lc_member_skip {
+    char *name, *reason;
+} lc_member_skip;
 
 struct lc_chunk_source {
     atomic_size_t refs;
@@ -26,9 +33,11 @@ struct lc_chunk_source {
     const char *key; /* points into path */
     lc_source_kind kind;
     int fd;                /* tar only; -1 for a .gz */
-    lc_tar_member *chunks; /* tar only: the gzip members, names owned */
-    size_t n_chunks;
-    size_t n_non_gzip;
+    lc_tar_member *chunks; /* tar only: the gzip and raw members, names owned */
+    bool *raw;             /* tar only: chunk i is raw records, not gzip */
+    size_t n_chunks, n_raw;
+    lc_member_skip *skipped; /* tar only: members that are no chunk, and why */
+    size_t n_skipped;
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
     uint64_t content;  /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
@@ -55,32 +64,84 @@ static void source_free(lc_chunk_source *s)
     for (size_t i = 0; s->chunks && i < s->n_chunks; i++)
         free(s->chunks[i].name);
     free(s->chunks);
+    free(s->raw);
+    for (size_t i = 0; i < s->n_skipped; i++) {
+        free(s->skipped[i].name);
+        free(s->skipped[i].reason);
+    }
+    free(s->skipped);
     free((void *)s->bad);
     free(s->path);
     free(s);
 }
 
-/* Keep the gzip members of idx (taking their names), skip and count the rest. */
-static int collect_gzip_members(lc_chunk_source *s, lc_tar_index *idx, lc_error *err)
+/* Why a tar member that is not gzip is not raw records either, into why;
+ * "" when it is raw records: its first u32 is a record version and its size
+ * a whole number of records of that version. Only the first record's
+ * version is read here; the record checks downstream (lc_chunk_check) check
+ * every record's, as they do for an inflated gzip member. */
+static void raw_verdict(const uint8_t head[4], uint64_t size, char *why, size_t len)
 {
-    s->chunks = lc_xcalloc(idx->n_members ? idx->n_members : 1, sizeof *s->chunks);
+    why[0] = '\0';
+    uint32_t version;
+    memcpy(&version, head, sizeof version);
+    size_t rs = size >= 4 ? lc_record_size_for_version(version) : 0;
+    if (size == 0)
+        snprintf(why, len, "an empty member");
+    else if (size < 4)
+        snprintf(why, len, "%llu bytes: not gzip, and shorter than a record's version field",
+                 (unsigned long long)size);
+    else if (rs == 0)
+        snprintf(why, len,
+                 "neither gzip (it starts with %02x %02x, not 1f 8b) nor raw records (its first "
+                 "u32, %u, is not a record version 3 to 7)",
+                 head[0], head[1], version);
+    else if (size % rs != 0)
+        snprintf(why, len,
+                 "not gzip, and its %llu bytes are not a whole number of %zu-byte V%u records "
+                 "(%llu records and %llu bytes over)",
+                 (unsigned long long)size, rs, version, (unsigned long long)(size / rs),
+                 (unsigned long long)(size % rs));
+}
+
+/* A member skipped: counted, kept with its reason, logged. */
+static void skip_member(lc_chunk_source *s, char *name, const char *why)
+{
+    s->skipped = lc_xrealloc(s->skipped, (s->n_skipped + 1) * sizeof *s->skipped);
+    s->skipped[s->n_skipped++] = (lc_member_skip){.name = name, .reason = lc_xstrdup(why)};
+    LC_WARN("%s: tar member '%s' skipped: %s", s->path, name, why);
+}
+
+/* Keep the gzip and raw-record members of idx (taking their names), skip
+ * and count the rest. */
+static int collect_members(lc_chunk_source *s, lc_tar_index *idx, lc_error *err)
+{
+    size_t cap = idx->n_members ? idx->n_members : 1;
+    s->chunks = lc_xcalloc(cap, sizeof *s->chunks);
+    s->raw = lc_xcalloc(cap, sizeof *s->raw);
     for (size_t i = 0; i < idx->n_members; i++) {
         lc_tar_member *m = &idx->members[i];
-        uint8_t magic[2] = {0, 0};
-        if (m->size >= 2) {
+        uint8_t head[4] = {0, 0, 0, 0};
+        size_t want = m->size >= 4 ? 4 : (size_t)m->size;
+        if (want > 0) {
             int rc = lc_tar_pread_member(
-                s->fd, s->path, &(lc_tar_member){.name = m->name, .offset = m->offset, .size = 2},
-                magic, err);
+                s->fd, s->path,
+                &(lc_tar_member){.name = m->name, .offset = m->offset, .size = want}, head, err);
             if (rc < 0)
                 return rc;
         }
-        if (lc_is_gzip(magic, m->size >= 2 ? 2 : 0)) {
+        char why[256];
+        bool gzip = lc_is_gzip(head, want);
+        if (!gzip)
+            raw_verdict(head, m->size, why, sizeof why);
+        if (gzip || !why[0]) {
+            s->raw[s->n_chunks] = !gzip;
+            s->n_raw += !gzip;
             s->chunks[s->n_chunks++] = *m;
-            m->name = NULL;
         } else {
-            s->n_non_gzip++;
-            LC_WARN("%s: tar member '%s' is not gzip, skipped", s->path, m->name);
+            skip_member(s, m->name, why);
         }
+        m->name = NULL;
     }
     return 0;
 }
@@ -109,7 +170,7 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
     };
     if (idx.truncated)
         LC_WARN("%s (keeping the %zu complete members before it)", ierr.msg, idx.n_members);
-    rc = collect_gzip_members(s, &idx, err);
+    rc = collect_members(s, &idx, err);
     lc_tar_index_fini(&idx);
     return rc;
 }
@@ -271,9 +332,32 @@ size_t lc_chunk_source_member(const lc_chunk_source *s, size_t i)
     return s->parent && i < s->n_chunks ? s->map[i] : i;
 }
 
-size_t lc_chunk_source_non_gzip(const lc_chunk_source *s)
+size_t lc_chunk_source_skipped_members(const lc_chunk_source *s)
 {
-    return s->n_non_gzip;
+    return s->n_skipped;
+}
+
+const char *lc_chunk_source_skipped_member(const lc_chunk_source *s, size_t k, const char **reason)
+{
+    if (k >= s->n_skipped)
+        return NULL;
+    if (reason)
+        *reason = s->skipped[k].reason;
+    return s->skipped[k].name;
+}
+
+size_t lc_chunk_source_raw_members(const lc_chunk_source *s)
+{
+    return s->n_raw;
+}
+
+bool lc_chunk_source_chunk_raw(const lc_chunk_source *s, size_t i)
+{
+    if (i >= lc_chunk_source_count(s))
+        return false;
+    if (s->parent)
+        return lc_chunk_source_chunk_raw(s->parent, s->map[i]);
+    return s->kind == LC_SOURCE_TAR && s->raw[i];
 }
 
 bool lc_chunk_source_truncated(const lc_chunk_source *s)
@@ -380,8 +464,12 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
     int rc = lc_chunk_source_read(s, i, &gz, &len, err);
     if (rc < 0)
         return rc;
-    rc = lc_chunk_decode(gz, len, b, source_max_output(s), out, err);
-    free(gz);
+    if (lc_chunk_source_chunk_raw(s, i)) {
+        rc = lc_chunk_accept(gz, len, out, err); /* which owns gz now */
+    } else {
+        rc = lc_chunk_decode(gz, len, b, source_max_output(s), out, err);
+        free(gz);
+    }
     if (rc < 0) {
         if (s->kind == LC_SOURCE_TAR)
             lc_error_prefix(err, "%s: member '%s': ", s->path, lc_chunk_source_chunk_name(s, i));

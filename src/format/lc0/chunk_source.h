@@ -1,6 +1,6 @@
 /*
  * chunk_source: one file on disk that holds chunks: a .gz (one chunk) or an
- * uncompressed .tar (one chunk per gzip member).
+ * uncompressed .tar (one chunk per member that is gzip or raw records).
  *
  * Ownership and threads: a source is reference counted; lc_chunk_source_open
  * returns it with one reference, the last unref frees it (and closes the tar
@@ -31,12 +31,16 @@ typedef struct lc_chunk_source lc_chunk_source; /* opaque */
  * skipped). A missing or unreadable file returns its negated errno with a
  * message naming the path. A .tar is indexed now and its fd kept open
  * (O_CLOEXEC); its chunks are the regular members that start with the gzip
- * magic. Other members are skipped, counted (lc_chunk_source_non_gzip) and
- * each logged once as a warning; a truncated or damaged tar logs a warning
- * and keeps the complete members before the damage. Headers that are not
- * regular members (directories, pax and GNU extended headers, links) are
- * counted by kind (lc_chunk_source_tar_entries) and left to the caller to
- * report. A .gz is only stat()ed here and has one chunk.
+ * magic, and the raw members: those whose first u32 is a record version (3
+ * to 7) and whose size is a whole number of records of that version (only
+ * the first record's version is read at open; lc_chunk_check checks every
+ * record's, as for an inflated gzip member). Other members are skipped,
+ * counted with their reason (lc_chunk_source_skipped_member) and each logged
+ * once as a warning naming the archive, the member and why; a truncated or damaged tar logs a
+ * warning and keeps the complete members before the damage. Headers that are not regular members
+ * (directories, pax and GNU extended headers, links) are counted by kind
+ * (lc_chunk_source_tar_entries) and left to the caller to report. A .gz is only stat()ed here and
+ * has one chunk.
  */
 int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err);
 
@@ -52,8 +56,15 @@ lc_source_kind lc_chunk_source_kind(const lc_chunk_source *s);
 size_t lc_chunk_source_count(const lc_chunk_source *s);
 /* Tar member name, or the basename for a .gz; NULL when i is out of range. */
 const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i);
-/* Regular tar members skipped because they are not gzip. */
-size_t lc_chunk_source_non_gzip(const lc_chunk_source *s);
+/* Regular tar members skipped: neither gzip nor raw records. */
+size_t lc_chunk_source_skipped_members(const lc_chunk_source *s);
+/* Skipped member k (0 .. skipped_members - 1): its name, and why in *reason
+ * (a phrase such as "an empty member"); NULL when k is out of range. */
+const char *lc_chunk_source_skipped_member(const lc_chunk_source *s, size_t k, const char **reason);
+/* Tar members read as raw records (not gzip). */
+size_t lc_chunk_source_raw_members(const lc_chunk_source *s);
+/* Chunk i is a raw tar member: its bytes are the records themselves. */
+bool lc_chunk_source_chunk_raw(const lc_chunk_source *s, size_t i);
 /* The tar was cut short or damaged; the chunks before the damage are kept. */
 bool lc_chunk_source_truncated(const lc_chunk_source *s);
 
@@ -98,10 +109,10 @@ void lc_chunk_source_mark_bad(lc_chunk_source *s, size_t i);
 bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i);
 
 /*
- * Read chunk i's compressed bytes into *buf (malloc'd, caller frees). Errors
- * name the path (and member): i out of range -EINVAL, a vanished file its
- * errno, a shrunken one LC_ETRUNC, a chunk larger than the source's bound
- * (lc_chunk_source_limit_output) LC_EFORMAT.
+ * Read chunk i's bytes as stored (gzip, or the records of a raw member) into *buf (malloc'd, caller
+ * frees). Errors name the path (and member): i out of range -EINVAL, a vanished file its errno, a
+ * shrunken one LC_ETRUNC, a chunk larger than the source's bound (lc_chunk_source_limit_output)
+ * LC_EFORMAT.
  */
 int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size_t *len,
                          lc_error *err);
@@ -111,8 +122,8 @@ int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size
  * it before the source is shared; the fuzzers keep bombs small with it. */
 void lc_chunk_source_limit_output(lc_chunk_source *s, size_t max);
 
-/* Read chunk i and lc_chunk_decode it (within the source's bound); messages start with "path: " or
- * "path: member 'name': ". */
+/* Read chunk i and lc_chunk_decode it (a raw member: lc_chunk_accept it) (within the source's
+ * bound); messages start with "path: " or "path: member 'name': ". */
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err);
 

@@ -40,6 +40,8 @@ double lc_diff_keep_probability(float best_q, float orig_q, float policy_kld, do
 
 double lc_position_weight(float best_q, float orig_q, float policy_kld, const lc_weight_params *w)
 {
+    if (w->uniform)
+        return w->default_weight;
     double total = lc_diff_total(best_q, orig_q, policy_kld, w->q_weight, w->pol_scale);
     if (isnan(total))
         return w->default_weight;

@@ -13,7 +13,8 @@
  * and always keeps one whose orig_q is NaN or whose policy_kld is 0 (or
  * unknown). The current loader weighs a position
  *   min((alpha * total + beta)^gamma, tau),
- * or `default_weight` where orig_q (or policy_kld) is unknown.
+ * or `default_weight` where orig_q (or policy_kld) is unknown, and
+ * everywhere when the configuration gives neither q_weight nor pol_scale.
  */
 #ifndef LC_FORMAT_DIFF_FOCUS_H
 #define LC_FORMAT_DIFF_FOCUS_H
@@ -37,9 +38,12 @@ double lc_diff_keep_probability(float best_q, float orig_q, float policy_kld, do
 
 typedef struct lc_weight_params {
     double alpha, beta, gamma, tau, default_weight, q_weight, pol_scale;
+    bool uniform; /* every position weighs default_weight (upstream: neither
+                   * diff_focus_q_weight nor diff_focus_pol_scale given) */
 } lc_weight_params;
 
-/* The current loader's weight, >= 0 (0 when alpha * total + beta <= 0). */
+/* The current loader's weight, >= 0 (0 when alpha * total + beta <= 0;
+ * default_weight when w->uniform). */
 double lc_position_weight(float best_q, float orig_q, float policy_kld, const lc_weight_params *w);
 
 #endif

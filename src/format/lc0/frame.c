@@ -309,7 +309,10 @@ static bool read_fields(const uint8_t *rec, uint32_t version, lc_frame *f)
             LC_REC7_GET(rec, opp_played_idx, f->opp_played_idx);
             LC_REC7_GET(rec, next_played_idx, f->next_played_idx);
         } else {
-            f->d_st = NAN;
+            /* V6 has no d_st: 0.0, as upstream's V7 frame of a V6 record
+             * holds (its bytes are zero there); the unpacker computes it
+             * with st_targets: compute. */
+            f->d_st = 0.0f;
             f->opp_played_idx = f->next_played_idx = 0xFFFF;
         }
         break;

@@ -53,7 +53,7 @@ typedef struct lc_frame {
     float result_q, result_d;
     float played_q, played_d, played_m;
     float orig_q, orig_d, orig_m;
-    float q_st, d_st; /* d_st is NaN before V7 */
+    float q_st, d_st; /* d_st: 0.0 in V6 (upstream's value), NaN before V6 */
     float policy_kld; /* V6 and V7 (diff focus); NaN before */
     uint16_t played_idx, best_idx;
     /* V7, or computed for V6 (chunk_unpacker's st_targets): the move the
@@ -93,6 +93,15 @@ void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8]);
  * in the dense order; aux[i] is the value of plane 104 + i's set bits (the
  * history planes' is 1). Expanding gives lc_frame_input_planes exactly. */
 void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits /* 112*8 */, float *aux /* 8 */);
+/* Which planes 104..111: per input_format (lcmon's, right for every
+ * format), or as upstream's current loader writes them whatever the format
+ * (the castling and side-to-move bytes as constant planes, rule50 / 99, a
+ * zero plane, a ones plane: right for format 1 only, for comparing with
+ * upstream). */
+typedef enum lc_planes_kind { LC_PLANES_INPUT_FORMAT = 0, LC_PLANES_UPSTREAM = 1 } lc_planes_kind;
+void lc_frame_input_planes_as(const lc_frame *f, lc_planes_kind kind, float *out /* 112*64 */);
+void lc_frame_packed_planes_as(const lc_frame *f, lc_planes_kind kind, uint8_t *bits /* 112*8 */,
+                               float *aux /* 8 */);
 /* The policy's stored entries with an index below 1858 (the dense policy's
  * non -1 values), at most `slots` of them, in index order; slots past them
  * repeat the last entry (or hold index 0 and -1 when there is none), so
@@ -104,7 +113,10 @@ void lc_frame_policy(const lc_frame *f, float *out /* 1858 */);
 /* current layout: values [6][3] rows result, best, played, orig, root, st. */
 #define LC_FRAME_VALUES (6 * 3)
 void lc_frame_values(const lc_frame *f, float *out /* LC_FRAME_VALUES */);
-/* legacy layout: winner, best_q as WDL; plies_left with the fallback. */
+/* legacy layout: winner, best_q as WDL, plies_left, as the legacy
+ * chunkparser reads them: V3's best_q from its zero padding (0, 0: WDL 0.5,
+ * 0, 0.5); a plies_left of 0 (V3 and V4: padding) falls back to the
+ * invariance byte in every version. */
 void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3],
                              float *plies_left);
 

@@ -122,13 +122,53 @@ void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8])
     values[6] = canonical_flip ? 1.0f : 0.0f;
 }
 
+/*
+ * Planes 104..111 as upstream's current loader writes them, whatever the
+ * input format: each a constant plane, 104..107 the castling bytes and 108
+ * side_to_move_or_enpassant as floats (a rook-file mask of 0x81 gives 129,
+ * an en-passant mask of 0x10 gives 16), 109 rule50_count / 99, 110 zero,
+ * 111 one. Right for format 1 only (there the same as
+ * lc_frame_aux_planes).
+ */
+static void aux_planes_upstream(const lc_frame *f, uint64_t words[8], float values[8])
+{
+    const uint8_t bytes[5] = {f->castling_us_ooo, f->castling_us_oo, f->castling_them_ooo,
+                              f->castling_them_oo, f->side_to_move_or_enpassant};
+    for (unsigned i = 0; i < 8; i++)
+        words[i] = ~(uint64_t)0;
+    for (unsigned i = 0; i < 5; i++)
+        values[i] = (float)bytes[i];
+    values[5] = (float)f->rule50_count / 99.0f;
+    values[6] = 0.0f;
+    values[7] = 1.0f;
+}
+
+static void aux_planes_of(const lc_frame *f, lc_planes_kind kind, uint64_t words[8],
+                          float values[8])
+{
+    if (kind == LC_PLANES_UPSTREAM)
+        aux_planes_upstream(f, words, values);
+    else
+        lc_frame_aux_planes(f, words, values);
+}
+
 void lc_frame_input_planes(const lc_frame *f, float *out)
+{
+    lc_frame_input_planes_as(f, LC_PLANES_INPUT_FORMAT, out);
+}
+
+void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits, float *aux)
+{
+    lc_frame_packed_planes_as(f, LC_PLANES_INPUT_FORMAT, bits, aux);
+}
+
+void lc_frame_input_planes_as(const lc_frame *f, lc_planes_kind kind, float *out)
 {
     for (unsigned p = 0; p < LC_HISTORY_PLANES; p++)
         expand_word(out + 64 * p, f->planes[p]);
     uint64_t words[8];
     float values[8];
-    lc_frame_aux_planes(f, words, values);
+    aux_planes_of(f, kind, words, values);
     float *aux = out + 64 * LC_HISTORY_PLANES; /* planes 104..111 */
     for (unsigned i = 0; i < 8; i++) {
         /* A plane of one value has every bit set; a mask has the value 1. */
@@ -139,10 +179,10 @@ void lc_frame_input_planes(const lc_frame *f, float *out)
     }
 }
 
-void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits, float *aux)
+void lc_frame_packed_planes_as(const lc_frame *f, lc_planes_kind kind, uint8_t *bits, float *aux)
 {
     uint64_t words[8];
-    lc_frame_aux_planes(f, words, aux);
+    aux_planes_of(f, kind, words, aux);
     for (unsigned p = 0; p < LC_INPUT_PLANES; p++) {
         uint64_t w = p < LC_HISTORY_PLANES ? f->planes[p] : words[p - LC_HISTORY_PLANES];
         for (unsigned r = 0; r < 8; r++)
@@ -187,9 +227,18 @@ void lc_frame_legacy_targets(const lc_frame *f, float winner[3], float best_q[3]
         winner[1] = f->result == 0 ? 1.0f : 0.0f;
         winner[2] = f->result < 0 ? 1.0f : 0.0f;
     }
-    wdl(f->best_q, f->best_d, best_q);
-    float pl = f->plies_left;
-    if (f->version < 6 && (pl == 0.0f || isnan(pl)))
+    /* The legacy parser pads a V3 record with zeros where V4 has root_q,
+     * best_q, root_d and best_d, and V3 and V4 where V5 has root_m, best_m
+     * and plies_left; it reads the padding as values. */
+    if (f->version == 3)
+        wdl(0.0f, 0.0f, best_q);
+    else
+        wdl(f->best_q, f->best_d, best_q);
+    /* Every version: a plies_left of 0 (padding, or stored 0) falls back to
+     * the invariance byte (move_count before V5), as the legacy parser does;
+     * a stored NaN stays NaN there too. */
+    float pl = f->version < 5 ? 0.0f : f->plies_left;
+    if (pl == 0.0f)
         pl = (float)f->invariance_info;
     *plies_left = pl;
 }

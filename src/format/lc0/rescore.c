@@ -195,9 +195,10 @@ void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t reco
     counts->games++;
     counts->positions += n;
     bool tempering = cfg->dist_temp != 1.0 || cfg->dist_offset != 0.0;
-    uint32_t start = n;
+    uint32_t tail = n;
     if (cfg->tb && version >= 3 && version <= 7)
-        start = tablebase_tail(records, record_size, n, version, lc_tablebases_max_pieces(cfg->tb));
+        tail = tablebase_tail(records, record_size, n, version, lc_tablebases_max_pieces(cfg->tb));
+    uint32_t start = tail;
     /* Walk back from the last record: the tail's positions are probed where
      * the fifty-move counter is 0, and every probe's result goes to it and
      * back to the probe before it (the first probe's to the game's start),
@@ -231,7 +232,9 @@ void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t reco
     }
     counts->results_changed += changed;
     counts->games_rescored += changed > 0;
+    /* The deblunder walks the positions before the tablebase tail (as
+     * upstream): a tablebase's result is never overridden. */
     if (!isnan(cfg->deblunder_threshold))
-        lc_deblunder(records, record_size, n, version, cfg->deblunder_threshold,
+        lc_deblunder(records, record_size, tail, version, cfg->deblunder_threshold,
                      cfg->deblunder_width, &counts->blunders, &counts->deblundered);
 }

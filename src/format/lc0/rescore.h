@@ -2,20 +2,26 @@
  * rescore: what the chunk_rescorer stage does to one game (chunk) of lc0
  * records, in place, before it is unpacked:
  *
- *   1. tablebase results: the first position of the game that the
- *      tablebases answer (few enough pieces, no castling rights, and the
- *      fifty-move counter at 0) gives its exact result to itself and to
- *      every position before it, the sign alternating with the side to
- *      move (result_q, result_d, and the int8 result of pre-V6 records);
- *   2. policy sharpening: in every position the tablebases answer, moves
- *      that do worse than the best tablebase outcome get 0, the others
- *      max(0, p + dist_offset (+ dtz_boost for the moves that are best by
- *      distance)) ^ (1 / dist_temp), renormalised; illegal moves stay -1;
- *   3. deblunder: walking back from the end, a position whose played move
- *      lost more than deblunder_threshold of q against the best move
+ *   1. tablebase results: in the tail of the game the tablebases may
+ *      answer (few enough pieces, no castling rights), every position
+ *      whose fifty-move counter is 0 is probed; each answer goes to that
+ *      position and to every position before it back to the previous
+ *      probed one (the first probe's back to the game's start), the sign
+ *      alternating with the side to move (result_q, result_d, and the int8
+ *      result of pre-V6 records); positions after the last probe keep the
+ *      game's result;
+ *   2. policy sharpening: in every tail position whose moves the tables
+ *      rate, moves that do worse than the best tablebase outcome get 0, the
+ *      others max(0, p + dist_offset (+ dtz_boost / B for the B moves that
+ *      are best by distance)) ^ (1 / dist_temp), renormalised; illegal
+ *      moves stay -1. As upstream, dist_temp and dist_offset (when not 1
+ *      and 0) shape the policy of every other position the same way;
+ *   3. deblunder (format/lc0/deblunder.h): on the positions before the
+ *      tail, walking back from the end, a position whose played move lost
+ *      more than deblunder_threshold of q against the best move
  *      (best_q - played_q) is a blunder; from it backwards the positions
  *      learn the best line's value instead of the game's result (blended by
- *      deblunder_width, see docs/pipelines.md "chunk_rescorer").
+ *      deblunder_width).
  *
  * docs/pipelines.md gives the exact rules with a worked example. The
  * tablebases (format/lc0/tablebase.h) are opened once per process; every

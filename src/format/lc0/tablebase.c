@@ -90,6 +90,7 @@ static char *join_folders(const char *list)
     return out;
 }
 
+#if LC_HAVE_SYZYGY || LC_HAVE_GAVIOTA
 /* Pieces named by a table's file name stem: "KQvK" 3, "kqk" 3. */
 static unsigned stem_pieces(const char *name, size_t stem)
 {
@@ -143,6 +144,8 @@ static int count_tables(const char *joined, char kind, lc_tablebases *tb,
     return rc;
 }
 
+#endif
+
 static unsigned sum(const unsigned *counts)
 {
     unsigned s = 0;
@@ -151,6 +154,7 @@ static unsigned sum(const unsigned *counts)
     return s;
 }
 
+#if LC_HAVE_GAVIOTA
 static unsigned most_pieces(const unsigned *counts)
 {
     unsigned m = 0;
@@ -159,6 +163,8 @@ static unsigned most_pieces(const unsigned *counts)
             m = i;
     return m;
 }
+
+#endif
 
 /* ---- opening ---- */
 

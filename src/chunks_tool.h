@@ -1,0 +1,94 @@
+/*
+ * chunks_tool: `lcmon chunks`, a look at lc0 training data without a
+ * pipeline: `dump` shows the records of a .gz or of a .tar's members (text
+ * or JSON), `stats` sums up a folder (record versions, input formats,
+ * results, game lengths, bad chunks) as terminal histograms or JSON, and
+ * `check` gives the chunk validator's verdict on every file of a folder.
+ *
+ * Files: chunks_tool.c (the verbs' command lines, the JSON helpers and the
+ * walk over a folder that stats and check share), chunks_dump.c,
+ * chunks_stats.c and chunks_check.c. Every rule comes from the format
+ * layer: a file is opened as the loader opens it (lc_chunk_source_open, raw
+ * tar members included), a chunk loaded as the pool loads it
+ * (lc_chunk_source_load) and checked as the validator checks it
+ * (lc_chunk_check). The app layer: nothing includes this but main.c.
+ */
+#ifndef LC_APP_CHUNKS_TOOL_H
+#define LC_APP_CHUNKS_TOOL_H
+
+#include "format/lc0/chunk.h"
+#include "format/lc0/chunk_source.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* `lcmon chunks VERB ...`: argv[0] is "chunks". Returns the exit status:
+ * 0 done (check: every chunk good), 1 a file could not be read or (check)
+ * a bad chunk was found, 2 a usage error. */
+int chunks_main(int argc, char **argv);
+
+/* ---- what the verbs share (chunks_tool.c) ---- */
+
+/* A JSON string literal of s; a number, or null for NaN and infinities. */
+void chunks_json_string(FILE *f, const char *s);
+void chunks_json_number(FILE *f, double v);
+
+/* A short name for why a chunk did not load (lc_chunk_source_load's code):
+ * "corrupt_gzip", "empty", "unknown_version", "malformed", "truncated" or
+ * "unreadable". */
+const char *chunks_load_reason(int code);
+
+/* One chunk met by chunks_walk: loaded and checked (data and no reason), or
+ * bad (reason set: a load reason, a record-check reason with the record, or
+ * "skipped_member" for a tar member that is no chunk). */
+typedef struct chunk_visit {
+    const char *path;
+    const lc_chunk_source *src;
+    size_t chunk;              /* index in src; skipped members: their index among those */
+    const char *member;        /* the tar member, or the .gz's name */
+    const lc_chunk_data *data; /* the records of a good chunk, else NULL */
+    const char *reason;        /* NULL for a good chunk */
+    const char *detail;        /* the message, for a chunk that did not load or a skip */
+    long record;               /* the first bad record, or -1 */
+} chunk_visit;
+
+/* What chunks_walk calls, in order, for each file: file() once (src NULL
+ * and why set when the file did not open; an "other" file, not .gz or
+ * .tar, has src NULL and why NULL), then chunk() for each skipped member
+ * and each chunk, then file_done(). */
+typedef struct chunk_walk_hooks {
+    void (*file)(void *ctx, const char *path, const lc_chunk_source *src, const char *reason,
+                 const char *why);
+    void (*chunk)(void *ctx, const chunk_visit *v);
+    void (*file_done)(void *ctx, const char *path, const lc_chunk_source *src);
+} chunk_walk_hooks;
+
+/* Every file under dir (a tree, or one file), as file_path_provider finds
+ * them (core/dirwalk.h: names starting with '.' skipped, sorted by base
+ * name), each .gz and .tar opened, loaded and checked; log lines go to
+ * stderr only while the folder is listed (the hooks report the rest). With
+ * a terminal on stderr, a line there counts the files done. Returns the files found, or
+ * -1 when dir does not exist (said on stderr). */
+long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx);
+
+/* A line that updates on stderr when it is a terminal (a no-op else);
+ * done clears it. */
+void chunks_progress(size_t done, size_t total, uint64_t chunks);
+void chunks_progress_done(void);
+
+/* ---- the verbs ---- */
+
+typedef struct dump_options {
+    const char *path;
+    bool json, policy;
+    const char *member; /* a tar member by number (0-based) or name; NULL: all */
+    long first, last;   /* positions first..last (0-based, inclusive); last -1: to the end */
+} dump_options;
+
+int chunks_dump(const dump_options *o);
+int chunks_stats(const char *dir, bool json);
+int chunks_check(const char *dir, bool json);
+
+#endif
