@@ -160,12 +160,6 @@ static int rescorer_config_check(void *p, lc_error *err)
     else if (c->syzygy_paths && (lc_config_expand_path(&c->syzygy_paths, "syzygy_paths",
                                                        "the tables' folders", err) != 0))
         rc = LC_ECONFIG;
-    bool tb = c->gaviota_paths || c->syzygy_paths;
-    if (!tb && (c->dist_temp != 1 || c->dist_offset != 0 || c->dtz_boost != 0))
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "dist_temp: dist_temp, dist_offset and dtz_boost sharpen the policy of "
-                          "tablebase positions (add gaviota_paths or syzygy_paths, or remove "
-                          "them)");
     if (c->width_given && !c->threshold_given)
         rc = lc_error_add(err, LC_ECONFIG,
                           "deblunder_width: only used with deblunder_threshold (add it, or remove "
@@ -200,8 +194,9 @@ static int rescorer_preflight(const void *config, lc_error *err)
 typedef struct rescorer {
     lc_tablebases *tb;
     lc_rescore_config rc;
-    uint64_t key; /* of the settings, for the patches */
-    bool rescore; /* tablebases or deblunder: lc_rescore_game has work */
+    uint64_t key;   /* of the settings, for the patches */
+    bool rescore;   /* tablebases, deblunder or tempering: lc_rescore_game has work */
+    bool tempering; /* dist_temp or dist_offset: every policy changes */
     unsigned max_pieces;
     atomic_bool warned_other, warned_twice;
     atomic_uint_fast64_t n_chunks, n_games, n_positions, n_probed, n_hits, n_misses,
@@ -256,7 +251,10 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     LC_INFO("%s: tablebases: %s (this build reads Gaviota: %s, Syzygy: %s)", s->name, line,
             lc_tablebases_have_gaviota() ? "yes" : "no",
             lc_tablebases_have_syzygy() ? "yes" : "no");
-    r->rescore = r->tb || c->threshold_given;
+    /* Tempering (dist_temp, dist_offset) shapes every position's policy,
+     * tables or not, as upstream's. */
+    r->tempering = c->dist_temp != 1 || c->dist_offset != 0;
+    r->rescore = r->tb || c->threshold_given || r->tempering;
     return 0;
 }
 
@@ -381,7 +379,7 @@ static bool stored_has_work(lc_stage *s, work *w, const lc_chunk_item *c)
     uint32_t n = c->n_records, version = c->version;
     if (!n)
         return false;
-    if (cfg->threshold_given && version >= 6)
+    if ((cfg->threshold_given && version >= 6) || r->tempering)
         return true;
     if (cfg->st_targets == LC_ST_COMPUTE && version == 6)
         return true;

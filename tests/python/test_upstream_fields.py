@@ -13,9 +13,10 @@ value changed, for a field the config has), and
 The other direction (every field the converter's schema knows is in the
 list) is tests/pipeline/test_upstream_schema.c.
 
-chunk_rescorer rows: while this build of lcmon has no chunk_rescorer stage
-type (it comes with issue 27's rescorer), the converter comments the stage
-out; those rows are then checked for the schema only, and the test says so.
+chunk_rescorer rows are checked like the others when lcmon has the
+chunk_rescorer stage type (it has since issue 27); a build without it would
+have the converter comment the stage out, and those rows would be checked
+for the schema only, the test saying so.
 
 Environment: LCMON, LCMON_SOURCE_ROOT.
 """

@@ -21,9 +21,10 @@
  *   - A stored game without its file (the patch made from the packed form):
  *     each position as the records path gives it, V6 and V5.
  *   - Real games of input formats 1 and 3 converted to 3 (targets kept and
- *     computed), and deblundered: the same frames from pool and store.
+ *     computed), deblundered, and their policies tempered (dist_temp,
+ *     dist_offset, without tables): the same frames from pool and store.
  *   - Settings: a missing folder, a folder without tables, dist_temp 0,
- *     sharpening without tables, deblunder_width alone, an unknown input
+ *     deblunder_width alone, an unknown input
  *     format, each refused with the field named; a library the build lacks.
  *
  * Skipped (exit 77) when lcmon is built without Gaviota, or the gaviotatb
@@ -351,8 +352,9 @@ static void test_converted_and_deblundered(void)
         "new_input_format: 3\n",
         "new_input_format: 3\nst_targets: compute\n",
         "deblunder_threshold: 0.05\ndeblunder_width: 0.02\n",
+        "dist_temp: 0.5\ndist_offset: 0.01\n",
     };
-    for (unsigned k = 0; k < 3; k++) {
+    for (unsigned k = 0; k < 4; k++) {
         lc_stage_metrics on, off;
         lc_frame *a = run_chain("0", yaml[k], paths, n_paths, want, &off);
         lc_frame *b = run_chain("64M", yaml[k], paths, n_paths, want, &on);
@@ -372,6 +374,8 @@ static void test_converted_and_deblundered(void)
         if (k < 2) {
             CHECK(count(&off, "converted") > 0);
             CHECK_EQ_U64(count(&on, "converted"), 1); /* the format-1 game, once */
+        } else if (k == 3) {
+            CHECK(count(&on, "policies_sharpened") > 0); /* tempered, tables or not */
         } else {
             CHECK(count(&on, "blunders") > 0);
             CHECK(count(&on, "deblundered") > 0);
@@ -474,7 +478,6 @@ static void test_settings(void)
     refused(empty, "gaviota_paths", tu_path("empty"));
     free(empty);
     refused("gaviota_paths: " GTB "\ndist_temp: 0\n", "dist_temp", NULL);
-    refused("dist_temp: 0.5\n", "dist_temp", "add gaviota_paths or syzygy_paths");
     refused("deblunder_width: 0.1\n", "deblunder_width: only used with deblunder_threshold", NULL);
     refused("new_input_format: 6\n", "new_input_format: 6 is not an input format", NULL);
     refused("st_targets: keep\nst_theta: 0.5\n", "st_theta: only used with st_targets", NULL);
