@@ -1,9 +1,9 @@
 /*
  * chunk_rescorer: rescores games (chunks) before they are unpacked, as
  * upstream's loader does: endgame tablebase results (Gaviota, Syzygy) from
- * the first position they answer back to the start, the policy of those
- * positions sharpened, temperature blunders undone (format/lc0/rescore.h,
- * deblunder.h), the planes converted to another input format
+ * each position they answer back to the previous one (the first's back to
+ * the start), the policy of those positions sharpened, temperature blunders undone
+ * (format/lc0/rescore.h, deblunder.h), the planes converted to another input format
  * (input_format_convert.h) and V6 games given their short-term targets as
  * V7 records (stages/short_term.h). Between the pool (or chunk_reader, a
  * splitter, a join) and chunk_unpacker.
@@ -236,13 +236,15 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     r->rc.deblunder_width = c->deblunder_width;
     r->key = settings_key(c);
     char line[512];
-    if (c->gaviota_paths || c->syzygy_paths) {
+    if ((c->gaviota_paths || c->syzygy_paths) && !r->tb) {
         int rc = rescorer_preflight(c, err);
         if (rc == 0)
             rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &r->tb, err);
         if (rc != 0)
             return rc;
-        r->rc.tb = r->tb;
+    }
+    r->rc.tb = r->tb;
+    if (r->tb) {
         r->max_pieces = lc_tablebases_max_pieces(r->tb);
         lc_tablebases_describe(r->tb, line, sizeof line);
     } else {
@@ -258,7 +260,9 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     return 0;
 }
 
-static void rescorer_stop(lc_stage *s)
+/* After the workers are joined (a class's stop comes before: they may
+ * still be probing then). */
+static void rescorer_fini(lc_stage *s)
 {
     rescorer *r = s->priv;
     lc_tablebases_close(r->tb);
@@ -586,8 +590,9 @@ static void rescorer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_st_scratch st = {0};
     lc_stage_inbox ib;
     lc_stage_outbox ob;
-    lc_stage_inbox_init(&ib, s->input, 8);
-    lc_stage_outbox_init(&ob, s, 8);
+    /* Blocks of 16 (stage.h): the hand-offs cost more than a chunk's work. */
+    lc_stage_inbox_init(&ib, s->input, 16);
+    lc_stage_outbox_init(&ob, s, 16);
     lc_chunk_item c;
     bool open = true;
     while (open && lc_run_state_check(&s->run, meter) &&
@@ -689,7 +694,7 @@ const lc_stage_class lc_chunk_rescorer_class = {
     .config_check = rescorer_config_check,
     .preflight = rescorer_preflight,
     .start = rescorer_start,
-    .stop = rescorer_stop,
+    .fini = rescorer_fini,
     .flush_metrics = rescorer_flush,
     .metrics = rescorer_metrics,
 };
