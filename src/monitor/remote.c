@@ -37,7 +37,7 @@ typedef struct remote_monitor {
     lc_wire_buf in;
     Lcmon__Hello *hello;
     lc_snapshot *snap[LC_WINDOW_COUNT]; /* the newest of each window; shared with readers */
-    unsigned windows;                   /* the windows subscribed to besides 1 s and all */
+    unsigned windows;                   /* the window subscribed to besides 1 s and all */
     bool subscribed;                    /* snapshots come at an interval */
     uint32_t interval_ms;
     bool want_logs;
@@ -190,8 +190,14 @@ static lc_snapshot *remote_window(lc_monitor *m, lc_window w)
     if (r->lost || (unsigned)w >= LC_WINDOW_COUNT)
         return NULL;
     if (w != LC_WINDOW_1S && w != LC_WINDOW_ALL && !(r->windows & 1u << w)) {
-        /* Ask for it from now on (the log goes on where it is). */
-        r->windows |= 1u << w;
+        /* Ask for it from now on, instead of the one asked for before (a
+         * screen shows one; the log goes on where it is). */
+        for (int k = 0; k < LC_WINDOW_COUNT; k++)
+            if (r->windows & 1u << k) {
+                lc_snapshot_unref(r->snap[k]);
+                r->snap[k] = NULL;
+            }
+        r->windows = 1u << w;
         lc_error err;
         if (r->subscribed && subscribe(r, r->server_seq, &err) != 0)
             r->lost = true;
