@@ -414,7 +414,8 @@ void tui_details_statistics(tui_segs *ss, const Lcmon__StageMetricProto *r)
 }
 
 void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
-                       const Lcmon__QueueMetricProto *qa, bool drop_in_column)
+                       const Lcmon__QueueMetricProto *qr, const Lcmon__QueueMetricProto *qa,
+                       bool drop_in_column)
 {
     int64_t fill = tui_queue_fill(q);
     uint64_t cap = q->queue_capacity;
@@ -422,7 +423,7 @@ void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
     snprintf(text, sizeof text, "%lld/%llu queued", (long long)fill, (unsigned long long)cap);
     snprintf(brief, sizeof brief, "%lld/%llu", (long long)fill, (unsigned long long)cap);
     tui_segs_add(ss, TUI_DIM, text, brief);
-    const Lcmon__StatisticsProtoInt64 *st = q->queue_fullness;
+    const Lcmon__StatisticsProtoInt64 *st = qr->queue_fullness;
     if (st && st->count) {
         snprintf(text, sizeof text, "mean %.0f, peak %lld", (double)st->sum / (double)st->count,
                  (long long)st->max);

@@ -61,9 +61,11 @@ void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDi
 void tui_details_statistics(tui_segs *ss, const Lcmon__StageMetricProto *r);
 /* Whether display kind `as` (MetricDisplay.As) has a renderer. */
 bool tui_details_renders(int as);
-/* A queue row's details: "11/16 queued", its mean and peak, and its drops
- * when the DROP column does not show them (qa: all time, may be NULL). */
+/* A queue row's details: "11/16 queued" (now, q), its mean and peak over
+ * the window shown (qr), and its drops when the DROP column does not show
+ * them (qa: all time, may be NULL). */
 void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
-                       const Lcmon__QueueMetricProto *qa, bool drop_in_column);
+                       const Lcmon__QueueMetricProto *qr, const Lcmon__QueueMetricProto *qa,
+                       bool drop_in_column);
 
 #endif

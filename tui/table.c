@@ -322,7 +322,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
         put_count(w, y, c->x_drop, c->drop, (double)qa->drop_count, true);
     }
     tui_segs ss = {.n = 0};
-    tui_details_queue(&ss, q, qa, c->drop != 0);
+    tui_details_queue(&ss, q, qr, qa, c->drop != 0);
     tui_segs_draw(w, y, c->x_detail, c->detail, &ss);
 }
 

@@ -248,6 +248,23 @@ static void test_window(void)
     tui_details_statistics(&ss, &win.s);
     CHECK_EQ_INT(ss.n, 0);
     screen.rate = NULL;
+
+    /* A queue: how full now (the last second's), its mean and peak over
+     * the window. */
+    Lcmon__StatisticsProtoInt64 now = LCMON__STATISTICS_PROTO_INT64__INIT,
+                                over = LCMON__STATISTICS_PROTO_INT64__INIT;
+    now.latest = 11, now.has_latest = true, now.sum = 160, now.count = 10, now.max = 16;
+    over.sum = 300, over.count = 100, over.max = 16;
+    Lcmon__QueueMetricProto q = LCMON__QUEUE_METRIC_PROTO__INIT,
+                            qr = LCMON__QUEUE_METRIC_PROTO__INIT;
+    q.queue_capacity = qr.queue_capacity = 16;
+    q.queue_fullness = &now;
+    qr.queue_fullness = &over;
+    ss.n = 0;
+    tui_details_queue(&ss, &q, &qr, NULL, true);
+    CHECK_EQ_INT(ss.n, 2);
+    CHECK_EQ_STR(ss.v[0].text, "11/16 queued");
+    CHECK_EQ_STR(ss.v[1].text, "mean 3, peak 16");
 }
 
 int main(void)
