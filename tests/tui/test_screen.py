@@ -99,7 +99,11 @@ stages:
     def test_anchor_reset(self):
         p = Pane(self, 160, 45)
         p.wait_rows()
-        before = int(re.search(r"\+?(\d+) since", row(p.capture(), "pool")).group(1))
+        # The pool's initial load counts every game: wait for it (the rows
+        # come first, the count once the load is done).
+        text = p.wait_for("the count since the start", lambda t: re.search(
+            r"\+?(\d+) since", row(t, "pool")))
+        before = int(re.search(r"\+?(\d+) since", row(text, "pool")).group(1))
         self.assertEqual(before, 43)
         p.send("r")
         # The message line and the log pane are written in one refresh, but
