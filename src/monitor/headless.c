@@ -36,6 +36,10 @@
 static void append_metrics_log(FILE *f, lc_monitor *m, Lcmon__MonitorSocketMetricsProto *sock,
                                unsigned windows)
 {
+    /* The windows first: all time, taken after, holds at least as much. */
+    lc_snapshot *win[LC_WINDOW_COUNT] = {0};
+    for (int w = 0; w < LC_WINDOW_COUNT; w++)
+        win[w] = windows & 1u << w ? lc_monitor_window(m, (lc_window)w) : NULL;
     lc_snapshot *last_snap = lc_monitor_metrics(m, false);
     lc_snapshot *all_snap = lc_monitor_metrics(m, true);
     const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(last_snap);
@@ -51,14 +55,13 @@ static void append_metrics_log(FILE *f, lc_monitor *m, Lcmon__MonitorSocketMetri
     lc_json_message(&out, &all->base);
     bool any = false;
     for (int w = 0; w < LC_WINDOW_COUNT; w++) {
-        lc_snapshot *snap = windows & 1u << w ? lc_monitor_window(m, (lc_window)w) : NULL;
-        if (!snap)
+        if (!win[w])
             continue;
         snprintf(head, sizeof head, "%s\"%s\":", any ? "," : ",\"windows\":{",
                  lc_window_name((lc_window)w));
         lc_wire_buf_append(&out, head, strlen(head));
-        lc_json_message(&out, &lc_snapshot_msg(snap)->base);
-        lc_snapshot_unref(snap);
+        lc_json_message(&out, &lc_snapshot_msg(win[w])->base);
+        lc_snapshot_unref(win[w]);
         any = true;
     }
     if (any)

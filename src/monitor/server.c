@@ -394,11 +394,12 @@ static void pack_snapshots(lc_server *s, unsigned windows, lc_wire_buf *out)
     Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
     lc_snapshot *snap[LC_WINDOW_COUNT] = {0};
     Lcmon__DataLoaderMetricsProto *extra[LC_WINDOW_COUNT];
-    snap[LC_WINDOW_1S] = lc_monitor_metrics(s->monitor, false);
-    snap[LC_WINDOW_ALL] = lc_monitor_metrics(s->monitor, true);
+    /* The windows first: all time, taken after, holds at least as much. */
     for (int w = 0; w < LC_WINDOW_COUNT; w++)
         if (windows & 1u << w && (snap[w] = lc_monitor_window(s->monitor, (lc_window)w)))
             extra[m.n_windows++] = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(snap[w]);
+    snap[LC_WINDOW_1S] = lc_monitor_metrics(s->monitor, false);
+    snap[LC_WINDOW_ALL] = lc_monitor_metrics(s->monitor, true);
     Lcmon__DataLoaderMetricsProto all_time = *lc_snapshot_msg(snap[LC_WINDOW_ALL]);
     Lcmon__MonitorSocketMetricsProto counts;
     lc_server_metrics(s, &counts);

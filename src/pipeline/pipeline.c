@@ -503,18 +503,23 @@ static void put_published(lc_pipeline *p, lc_window w, lc_shared *fresh, uint64_
 /* Build the last second's and the all-time snapshots now and make them the
  * ones readers get; the other windows are built again when next asked
  * (after a tick only when a second closed). */
-static void publish(lc_pipeline *p, bool tick)
+static void publish_built(lc_pipeline *p, bool tick) /* build_mu held */
 {
-    /* Two publishes at once (a tick and a control request) must not swap
-     * in the order opposite to their building: the one built before a
-     * pause would then replace the one that shows it, for a whole tick. */
-    lc_mutex_lock(&p->build_mu);
     if (!tick)
         p->changes++;
     lc_shared *last = lc_shared_new(lc_pipeline_window_metrics(p, LC_WINDOW_1S), destroy_message);
     lc_shared *all = lc_shared_new(lc_pipeline_window_metrics(p, LC_WINDOW_ALL), destroy_message);
     put_published(p, LC_WINDOW_1S, last, 0);
     put_published(p, LC_WINDOW_ALL, all, 0);
+}
+
+static void publish(lc_pipeline *p, bool tick)
+{
+    /* Two publishes at once (a tick and a control request) must not swap
+     * in the order opposite to their building: the one built before a
+     * pause would then replace the one that shows it, for a whole tick. */
+    lc_mutex_lock(&p->build_mu);
+    publish_built(p, tick);
     lc_mutex_unlock(&p->build_mu);
 }
 
@@ -525,7 +530,10 @@ lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time)
 
 /* A longer window's snapshot, built again when a second closed or a
  * publish other than a tick's (a command, a stop: the states) came since
- * it was built. */
+ * it was built. The published last second and all time are then at least
+ * as new (a flush folded in but not yet published is published now), so a
+ * reader that takes the window first and all time after never sees a
+ * window that holds more than all time. */
 static lc_shared *window_snapshot(lc_pipeline *p, lc_window w)
 {
     lc_mutex_lock(&p->build_mu);
@@ -541,6 +549,14 @@ static lc_shared *window_snapshot(lc_pipeline *p, lc_window w)
         s = lc_shared_new(lc_pipeline_window_metrics(p, w), destroy_message);
         put_published(p, w, lc_shared_ref(s), at);
     }
+    lc_mutex_lock(&p->publish_mu);
+    const Lcmon__DataLoaderMetricsProto *all =
+        p->published[LC_WINDOW_ALL] ? lc_shared_get(p->published[LC_WINDOW_ALL]) : NULL;
+    bool behind =
+        !all || all->sequence < ((const Lcmon__DataLoaderMetricsProto *)lc_shared_get(s))->sequence;
+    lc_mutex_unlock(&p->publish_mu);
+    if (behind)
+        publish_built(p, true);
     lc_mutex_unlock(&p->build_mu);
     return s;
 }
