@@ -106,6 +106,20 @@ static tui_segs render(Lcmon__MetricDisplay__As as, const char *metric, const ch
     return ss;
 }
 
+/* "hits" as a PERCENT against itself plus "misses". */
+static tui_segs hits_of_misses(void)
+{
+    Lcmon__MetricDisplay e = LCMON__METRIC_DISPLAY__INIT;
+    e.metric = "hits";
+    e.has_as = true;
+    e.as = LCMON__METRIC_DISPLAY__AS__PERCENT;
+    e.label = "hits";
+    e.of = "misses";
+    tui_segs ss = {.n = 0};
+    tui_details_metric(&screen, &ss, &e, &last.s, &all.s);
+    return ss;
+}
+
 /* One segment, with that full and brief form. */
 static void check_one(tui_segs ss, const char *text, const char *brief)
 {
@@ -155,15 +169,7 @@ static void test_numbers(void)
     check_one(render(LCMON__METRIC_DISPLAY__AS__PERCENT, "hits", "hits", NULL), "100% hits",
               "100% hits");
     /* Against itself plus the count `of`. */
-    Lcmon__MetricDisplay e = LCMON__METRIC_DISPLAY__INIT;
-    e.metric = "hits";
-    e.has_as = true;
-    e.as = LCMON__METRIC_DISPLAY__AS__PERCENT;
-    e.label = "hits";
-    e.of = "misses";
-    tui_segs ss = {.n = 0};
-    tui_details_metric(&screen, &ss, &e, &last.s, &all.s);
-    check_one(ss, "97% hits", "97% hits");
+    check_one(hits_of_misses(), "97% hits", "97% hits");
 }
 
 static void test_fills(void)
@@ -215,15 +221,8 @@ static void test_window(void)
               "100 chunks/s in", "");
     check_one(render(LCMON__METRIC_DISPLAY__AS__SHARE_OF_TIME, "blocked_ms", "blocked", "b"),
               "blocked 25%", "b 25%");
-    Lcmon__MetricDisplay e = LCMON__METRIC_DISPLAY__INIT;
-    e.metric = "hits";
-    e.has_as = true;
-    e.as = LCMON__METRIC_DISPLAY__AS__PERCENT;
-    e.label = "hits";
-    e.of = "misses";
+    check_one(hits_of_misses(), "25% hits", "25% hits");
     tui_segs ss = {.n = 0};
-    tui_details_metric(&screen, &ss, &e, &last.s, &all.s);
-    check_one(ss, "25% hits", "25% hits");
     all.c[0].count = 123456;
     check_one(render(LCMON__METRIC_DISPLAY__AS__TOTAL, "files", "files", NULL), "123k files",
               "123k files");
