@@ -20,7 +20,8 @@
  *     of the tiers below, taken back until they cover the window. So a
  *     window covers at least its length (once the run is that old) and
  *     less than its length plus one slot of its tier (10 s exactly: whole
- *     seconds); what it covers is returned, so that rates are right.
+ *     seconds; with flushes further apart than a second, to within half
+ *     an interval); what it covers is returned, so that rates are right.
  *     Windows longer than a second are made of whole seconds: they change
  *     once a second (lc_metric_windows_version says when).
  *

@@ -5,7 +5,7 @@
  * number and a load half busy. The windows after 5 s, 15 s, 70 s and 75 s
  * (a window covers at least its length and less than one slot more), and
  * after hours, where the rings have rolled over and the old hours' counts
- * must be gone from the newest hour.
+ * must be gone from the newest hour; flushes further apart than a second.
  */
 #include <math.h>
 #include <string.h>
@@ -158,8 +158,28 @@ static void test_late_flush(void)
     lc_metric_windows_free(w);
 }
 
+/* Flushes 2.5 s apart (metrics_interval_ms 2500): every flush closes a
+ * second, four make 10 s, and the windows still cover their lengths. */
+static void test_long_interval(void)
+{
+    lc_metric_windows *w = lc_metric_windows_new(1, 2.5, 0);
+    static lc_stage_metrics fresh;
+    for (int i = 1; i <= 100; i++) {
+        lc_stage_metrics_clear(&fresh);
+        lc_metrics_add_count(&fresh, "items", 1);
+        lc_metric_windows_add(w, &fresh, i * 2.5);
+    }
+    CHECK_EQ_U64(lc_metric_windows_version(w), 100);
+    CHECK_WINDOW(w, LC_WINDOW_1S, 250.0, 1, 2.5);
+    CHECK_WINDOW(w, LC_WINDOW_10S, 250.0, 4, 10.0);
+    CHECK_WINDOW(w, LC_WINDOW_1M, 250.0, 24, 60.0);
+    CHECK_WINDOW(w, LC_WINDOW_1H, 250.0, 100, 250.0);
+    lc_metric_windows_free(w);
+}
+
 int main(void)
 {
+    test_long_interval();
     test_names();
     test_first_minutes();
     test_rollover();
