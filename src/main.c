@@ -368,6 +368,7 @@ int main(int argc, char **argv)
         .long_status = o.verbose,
         .socket_path = o.socket_path,
         .metrics_log = o.metrics_log,
+        .metrics_windows = o.metrics_windows,
         .source = &src,
     };
     return lc_headless_run(cfg, &ho); /* which owns cfg */

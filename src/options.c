@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/log.h"
+#include "core/metric_windows.h"
 #include "format/gzip.h"
 #include "format/parquet/parquet.h"
 #include "lc_config.h"
@@ -39,6 +40,10 @@ static void usage(FILE *f)
             "  --refresh HZ            (screen) redraws per second, %g to %g (default %g)\n"
             "  --socket PATH           (headless) serve metrics and control on a Unix socket\n"
             "  --metrics-log FILE      (headless) append one JSON line of metrics per second\n"
+            "  --metrics-log-windows LIST\n"
+            "                          (headless) the windows of time each line holds besides\n"
+            "                          the last second and all time: some of 10s, 1m, 10m, 1h,\n"
+            "                          comma-separated (default: none)\n"
             "  --config FILE           the pipeline to run\n"
             "  --check-config FILE     validate FILE, explain every error, and exit\n"
             "  --print-default-config  print the embedded default pipeline and exit\n"
@@ -93,6 +98,7 @@ enum {
     OPT_QUIET,
     OPT_SOCKET,
     OPT_METRICS_LOG,
+    OPT_METRICS_WINDOWS,
     OPT_THEME,
     OPT_NO_COLOR,
     OPT_ASCII,
@@ -162,10 +168,43 @@ static int parse_number_option(int c, const char *arg, options *o)
     }
 }
 
-/* --log-level, --log-file and --theme: 0, or 2 after saying what is wrong. */
+/* --metrics-log-windows 10s,1m: 0, or 2 after saying what is wrong. */
+static int parse_windows(const char *arg, options *o)
+{
+    o->metrics_windows_given = true;
+    o->metrics_windows = 0;
+    for (const char *p = arg;;) {
+        size_t len = strcspn(p, ",");
+        char name[16];
+        lc_window w;
+        snprintf(name, sizeof name, "%.*s", (int)(len < 15 ? len : 15), p);
+        if (len >= sizeof name || !lc_window_parse(name, &w)) {
+            fprintf(stderr,
+                    "lcmon: --metrics-log-windows: '%.*s' is not a window (the windows: %s; "
+                    "several comma-separated)\n",
+                    (int)len, p, LC_WINDOW_NAMES);
+            return 2;
+        }
+        /* The last second and all time are in every line anyway. */
+        if (w != LC_WINDOW_1S && w != LC_WINDOW_ALL)
+            o->metrics_windows |= 1u << w;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+/* --log-level, --log-file, --theme, --socket, --metrics-log and its
+ * windows: 0, or 2 after saying what is wrong. */
 static int parse_named_option(int c, const char *arg, options *o)
 {
-    if (c == OPT_LOG_LEVEL) {
+    if (c == OPT_SOCKET) {
+        o->socket_path = arg;
+    } else if (c == OPT_METRICS_LOG) {
+        o->metrics_log = arg;
+    } else if (c == OPT_METRICS_WINDOWS) {
+        return parse_windows(arg, o);
+    } else if (c == OPT_LOG_LEVEL) {
         lc_log_level level;
         if (!lc_log_level_parse(arg, &level)) {
             fprintf(stderr, "lcmon: --log-level: '%s' is not debug, info, warn or error\n", arg);
@@ -208,6 +247,7 @@ int options_parse(int argc, char **argv, options *o)
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"socket", required_argument, NULL, OPT_SOCKET},
         {"metrics-log", required_argument, NULL, OPT_METRICS_LOG},
+        {"metrics-log-windows", required_argument, NULL, OPT_METRICS_WINDOWS},
         {"theme", required_argument, NULL, OPT_THEME},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
         {"ascii", no_argument, NULL, OPT_ASCII},
@@ -247,17 +287,14 @@ int options_parse(int argc, char **argv, options *o)
         case OPT_LOG_LEVEL:
         case OPT_LOG_FILE:
         case OPT_THEME:
+        case OPT_SOCKET:
+        case OPT_METRICS_LOG:
+        case OPT_METRICS_WINDOWS:
             if (parse_named_option(c, optarg, o))
                 return 2;
             break;
         case OPT_QUIET:
             o->quiet = true;
-            break;
-        case OPT_SOCKET:
-            o->socket_path = optarg;
-            break;
-        case OPT_METRICS_LOG:
-            o->metrics_log = optarg;
             break;
         case OPT_NO_COLOR:
             o->no_color = true;
@@ -302,6 +339,11 @@ int options_check_mode(const options *o, bool attach)
                          : o->ascii          ? "--ascii"
                          : o->refresh_hz > 0 ? "--refresh"
                                              : NULL;
+    if (o->metrics_windows_given && !o->metrics_log) {
+        fprintf(stderr, "lcmon: --metrics-log-windows says what --metrics-log writes: add "
+                        "--metrics-log FILE\n");
+        return 2;
+    }
     const char *headless = o->socket_path             ? "--socket"
                            : o->metrics_log           ? "--metrics-log"
                            : o->status_interval_given ? "--status-interval"

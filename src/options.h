@@ -23,6 +23,8 @@ typedef struct options {
     bool log_level_given;
     const char *socket_path;
     const char *metrics_log;
+    unsigned metrics_windows; /* --metrics-log-windows: the log's windows (bit w), 0: none */
+    bool metrics_windows_given;
     /* The screen. */
     const char *theme;
     bool no_color;

@@ -172,11 +172,13 @@ static void number_label(char *buf, size_t len, double v, const char *unit, cons
 
 /* One metric as its stage describes it (MetricDisplay in
  * proto/monitor.proto), for its renderer: l is the last second's view of
- * the stage, at the all-time one. */
+ * the stage, at the all-time one, r the one over the window the screen
+ * shows (rates, shares and percentages), in snapshot rm. */
 typedef struct shown {
     const tui_screen *s;
     const Lcmon__MetricDisplay *e;
-    const Lcmon__StageMetricProto *l, *at;
+    const Lcmon__StageMetricProto *l, *at, *r;
+    const Lcmon__DataLoaderMetricsProto *rm;
     const char *label;
     const char *brief; /* the label on a narrow row ("": not shown then) */
     tui_elem style;
@@ -196,10 +198,10 @@ static void add_number(const shown *m, tui_segs *ss, double v, const char *unit)
     tui_segs_add(ss, m->style, text, brief);
 }
 
-/* A count since the start or over the last second. */
+/* A count since the start or over the window shown. */
 static void count_as(const shown *m, tui_segs *ss, bool total)
 {
-    const Lcmon__CountMetricProto *c = lc_snapshot_find_count(total ? m->at : m->l, m->e->metric);
+    const Lcmon__CountMetricProto *c = lc_snapshot_find_count(total ? m->at : m->r, m->e->metric);
     uint64_t v = c ? c->count : 0;
     if (m->e->nonzero_only && !v)
         return;
@@ -209,7 +211,7 @@ static void count_as(const shown *m, tui_segs *ss, bool total)
         const Lcmon__GaugeMetricProto *g = lc_snapshot_find_gauge(m->l, m->e->metric);
         unit = now ? now->unit : g ? g->unit : NULL;
     }
-    add_number(m, ss, total ? (double)v : tui_per_second(m->s->last, v), unit);
+    add_number(m, ss, total ? (double)v : tui_per_second(m->rm, v), unit);
 }
 
 /* "12.3k files" */
@@ -283,11 +285,11 @@ static void add_percent(const shown *m, tui_segs *ss, double pct, bool label_fir
     tui_segs_add(ss, m->style, text, m->brief[0] ? brief : "");
 }
 
-/* "blocked 12%": milliseconds against the last second. */
+/* "blocked 12%": milliseconds against the window shown. */
 static void show_share_of_time(const shown *m, tui_segs *ss)
 {
-    double ms = (double)lc_snapshot_count(m->l, m->e->metric);
-    double secs = m->s->last->duration_seconds;
+    double ms = (double)lc_snapshot_count(m->r, m->e->metric);
+    double secs = m->rm->duration_seconds;
     double share = secs > 0 ? ms / 1000.0 / secs : 0;
     add_percent(m, ss, 100 * (share > 1 ? 1 : share), true);
 }
@@ -295,8 +297,8 @@ static void show_share_of_time(const shown *m, tui_segs *ss)
 /* "97% hits": a count against itself plus the count `of`. */
 static void show_percent(const shown *m, tui_segs *ss)
 {
-    uint64_t v = lc_snapshot_count(m->l, m->e->metric);
-    uint64_t o = m->e->of ? lc_snapshot_count(m->l, m->e->of) : 0;
+    uint64_t v = lc_snapshot_count(m->r, m->e->metric);
+    uint64_t o = m->e->of ? lc_snapshot_count(m->r, m->e->of) : 0;
     if (v + o)
         add_percent(m, ss, 100.0 * (double)v / (double)(v + o), false);
 }
@@ -334,11 +336,15 @@ void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDi
     if (!e->metric || !tui_details_renders((int)e->as))
         return;
     const char *label = e->label ? e->label : "";
+    const Lcmon__DataLoaderMetricsProto *rm;
+    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, l, &rm);
     shown m = {
         .s = s,
         .e = e,
         .l = l,
         .at = at,
+        .r = r,
+        .rm = rm,
         .label = label,
         .brief = e->brief ? e->brief : label,
         .style = e->warn  ? TUI_WARN
@@ -389,10 +395,27 @@ void tui_details_stage(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetr
     if (l->detail && l->detail[0])
         tui_segs_add(ss, TUI_VALUE, l->detail, "");
     tui_details_described(s, ss, l, a ? a : l, NULL);
+    tui_details_statistics(ss, tui_screen_rate_stage(s, l, NULL));
+}
+
+void tui_details_statistics(tui_segs *ss, const Lcmon__StageMetricProto *r)
+{
+    for (size_t k = 0; k < r->n_statistics_metrics; k++) {
+        const Lcmon__StatisticsMetricProto *st = r->statistics_metrics[k];
+        const Lcmon__StatisticsProtoDouble *v = st->stats;
+        if (!st->name || !v || !v->count)
+            continue;
+        char text[160], brief[96];
+        double mean = v->sum / (double)v->count;
+        snprintf(text, sizeof text, "%s %.3g (%.3g to %.3g)", st->name, mean, v->min, v->max);
+        snprintf(brief, sizeof brief, "%s %.3g", st->name, mean);
+        tui_segs_add(ss, TUI_DIM, text, brief);
+    }
 }
 
 void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
-                       const Lcmon__QueueMetricProto *qa, bool drop_in_column)
+                       const Lcmon__QueueMetricProto *qr, const Lcmon__QueueMetricProto *qa,
+                       bool drop_in_column)
 {
     int64_t fill = tui_queue_fill(q);
     uint64_t cap = q->queue_capacity;
@@ -400,7 +423,7 @@ void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
     snprintf(text, sizeof text, "%lld/%llu queued", (long long)fill, (unsigned long long)cap);
     snprintf(brief, sizeof brief, "%lld/%llu", (long long)fill, (unsigned long long)cap);
     tui_segs_add(ss, TUI_DIM, text, brief);
-    const Lcmon__StatisticsProtoInt64 *st = q->queue_fullness;
+    const Lcmon__StatisticsProtoInt64 *st = qr->queue_fullness;
     if (st && st->count) {
         snprintf(text, sizeof text, "mean %.0f, peak %lld", (double)st->sum / (double)st->count,
                  (long long)st->max);

@@ -41,7 +41,8 @@ void tui_segs_draw(WINDOW *w, int y, int x, int width, const tui_segs *ss);
 
 /* A stage row's details: l is the last second's view of the stage, a the
  * all-time one (NULL when it has none); bad_in_columns: the BAD and DROP
- * columns show its counts. */
+ * columns show its counts. Rates, shares and statistics are over the
+ * window the screen shows (tui_screen_rate_stage). */
 void tui_details_stage(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
                        const Lcmon__StageMetricProto *a, bool bad_in_columns);
 /* The metrics a stage describes for the row `on` (NULL: the stage's own
@@ -54,11 +55,17 @@ void tui_details_described(const tui_screen *s, tui_segs *ss, const Lcmon__Stage
  * or the kind has no renderer; an absent count is 0. */
 void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
                         const Lcmon__StageMetricProto *l, const Lcmon__StageMetricProto *at);
+/* The statistics a stage measures (r: over the window shown), each as
+ * "chunk_weight 1.2 (0.5 to 3.1)": the mean, the minimum and maximum
+ * (brief: the mean). Every stage's, with no description needed. */
+void tui_details_statistics(tui_segs *ss, const Lcmon__StageMetricProto *r);
 /* Whether display kind `as` (MetricDisplay.As) has a renderer. */
 bool tui_details_renders(int as);
-/* A queue row's details: "11/16 queued", its mean and peak, and its drops
- * when the DROP column does not show them (qa: all time, may be NULL). */
+/* A queue row's details: "11/16 queued" (now, q), its mean and peak over
+ * the window shown (qr), and its drops when the DROP column does not show
+ * them (qa: all time, may be NULL). */
 void tui_details_queue(tui_segs *ss, const Lcmon__QueueMetricProto *q,
-                       const Lcmon__QueueMetricProto *qa, bool drop_in_column);
+                       const Lcmon__QueueMetricProto *qr, const Lcmon__QueueMetricProto *qa,
+                       bool drop_in_column);
 
 #endif

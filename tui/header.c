@@ -3,6 +3,8 @@
  *
  *    lcmon  RUNNING  up 1:23  rank 0/1  38.5k pos/s  → lcmon.pipe  reader connected   in-process
  *
+ * The rate is over the window the screen shows, which follows it when it
+ * is not the last second: "38.5k pos/s (1m)".
  * The line is a table of items (`items` below, header.h says how they fit):
  * when it is too narrow the items that matter least go first, where the
  * loader runs, then the uptime and the rank, and the output path shrinks
@@ -166,10 +168,22 @@ static bool item_rank(const tui_header_in *in, header_value *v)
 
 static bool item_rate(const tui_header_in *in, header_value *v)
 {
-    double pps = lc_status_positions_per_second(in->m);
+    double pps = lc_status_positions_per_second(in->rate ? in->rate : in->m);
     if (!live(in) || pps < 0)
         return false;
     tui_fmt_count(v->text, sizeof v->text, pps);
+    return true;
+}
+
+/* The window the rate is over, after it, unless the last second: "(1m)",
+ * "(since start)". */
+static bool item_window(const tui_header_in *in, header_value *v)
+{
+    if (!in->window || strcmp(in->window, "1s") == 0 || !item_rate(in, v))
+        return false;
+    snprintf(v->text, sizeof v->text, " (%s)",
+             strcmp(in->window, "all") == 0 ? "since start" : in->window);
+    v->elem = TUI_HEADER;
     return true;
 }
 
@@ -248,6 +262,7 @@ static const header_item items[] = {
     {"uptime", .drop = 60, .label = "up ", .value = item_uptime},
     {"rank", .drop = 70, .label = "rank ", .value = item_rank},
     {"rate", .drop = TUI_HEADER_KEPT, .unit = " pos/s", .value = item_rate},
+    {"window", .joined = true, .drop = TUI_HEADER_KEPT, .value = item_window},
     {"output", .drop = 100, .shrink = 50, .least = 12, .cut = CUT_START, .value = item_output},
     {"reader", .drop = TUI_HEADER_KEPT, .value = item_reader},
     {"problem", .right = true, .drop = 90, .shrink = 20, .least = 40, .cut = CUT_END_BARE,
@@ -418,6 +433,8 @@ void tui_header_draw(const tui_screen *s, WINDOW *w)
         .log_errors = s->log_h ? 0 : tui_logpane_errors(s->log),
         .log_warnings = s->log_h ? 0 : tui_logpane_warnings(s->log),
         .where = lc_monitor_where(s->mon),
+        .window = lc_window_name(s->window),
+        .rate = s->rate,
     };
     header_line_draw(&in, w, cols);
     header_error_draw(s, w, cols);

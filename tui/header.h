@@ -28,6 +28,10 @@ typedef struct tui_header_in {
      * pane shows them). */
     size_t log_errors, log_warnings;
     const char *where; /* where the loader runs ("in-process", a socket), or NULL */
+    /* The window the rate is over (its name, core/metric_windows.h) and
+     * its snapshot; NULL: the last second, m. */
+    const char *window;
+    const Lcmon__DataLoaderMetricsProto *rate;
 } tui_header_in;
 
 /* A priority no width takes away. */

@@ -280,6 +280,20 @@ static void act_slower(tui_screen *s, const tui_key *k)
     tui_screen_message(s, false, "%g redraws per second", s->refresh_hz);
 }
 
+/* w: the next window of time the rates, loads and shares are over. */
+static void act_window(tui_screen *s, const tui_key *k)
+{
+    (void)k;
+    static const char *const words[LC_WINDOW_COUNT] = {
+        "the last second",     "the last 10 seconds", "the last minute",
+        "the last 10 minutes", "the last hour",       "all time, since the start",
+    };
+    s->window = (lc_window)((s->window + 1) % LC_WINDOW_COUNT);
+    tui_screen_fetch(s);
+    tui_screen_message(s, false, "rates, loads and shares over %s (w: the next window)",
+                       words[s->window]);
+}
+
 static void act_help(tui_screen *s, const tui_key *k)
 {
     (void)k;
@@ -325,6 +339,9 @@ static const tui_key keys[] = {
     {{KEY_END, 0}, "End", NULL, NULL, 0, "the newest log line, and follow new ones", {0},
      act_log_end},
     {{'t', 0}, "t", NULL, "theme", 8, "next theme: default, monochrome, light", {0}, act_theme},
+    {{'w', 0}, "w", NULL, "window", 10,
+     "next window of the rates, loads and shares: 1s, 10s, 1m, 10m, 1h, all time", {0},
+     act_window},
     {{'+', '=', 0}, "+", NULL, NULL, 0, "redraw more often (up to 10 per second)", {0},
      act_faster},
     {{'-', 0}, "-", NULL, NULL, 0, "redraw less often", {0}, act_slower},
@@ -520,14 +537,13 @@ void tui_message_draw(const tui_screen *s, WINDOW *w)
 /* ---- help ---- */
 
 static const char *const legend[] = {
-    "LOAD      the busy fraction of each thread pool over the last second",
+    "LOAD      each thread pool's busy fraction over the last second (w: other windows)",
     "          (a queue row: how full the queue is). A full red bar: that stage is",
     "          the bottleneck; give it more threads (the pool's loading row: threads,",
     "          or a chunk store, store_bytes). Full queues after it: the trainer is.",
-    "PER SECOND items out over the last second, in the row's unit: paths, sources,",
-    "          chunks, frames, batches (a queue row: items taken)",
-    "TOTAL     items since the pipeline started",
-    "BAD       malformed input met; DROP: items discarded besides it",
+    "PER SECOND items out a second over the same window, in the row's unit: paths,",
+    "          sources, chunks, frames, batches (a queue row: items taken)",
+    "TOTAL     items since the start; BAD: malformed input met; DROP: others discarded",
     "LAST N s  items/s, a mark a second (as many as fit, up to 60), scaled to the peak",
     NULL,
 };

@@ -71,6 +71,17 @@ void tui_screen_message(tui_screen *s, bool error, const char *fmt, ...)
         tui_logpane_add(s->log, LC_LOG_ERROR, "%s", s->message);
 }
 
+const Lcmon__StageMetricProto *tui_screen_rate_stage(const tui_screen *s,
+                                                     const Lcmon__StageMetricProto *l,
+                                                     const Lcmon__DataLoaderMetricsProto **m)
+{
+    const Lcmon__StageMetricProto *r =
+        s->rate && s->rate != s->last && l->name ? lc_snapshot_find_stage(s->rate, l->name) : NULL;
+    if (m)
+        *m = r ? s->rate : s->last;
+    return r ? r : l;
+}
+
 const Lcmon__StageMetricProto *tui_screen_selected(const tui_screen *s)
 {
     if (!s->last || s->selected >= s->last->n_stage_metrics)
@@ -98,6 +109,20 @@ static void keep_snapshots(tui_screen *s, lc_snapshot *last, lc_snapshot *all)
     s->all = lc_snapshot_msg(all);
 }
 
+/* The window's snapshot: the last second's or all time's, another from the
+ * monitor, or the last second's until that one comes. */
+static void keep_window(tui_screen *s)
+{
+    lc_snapshot *w = s->window == LC_WINDOW_1S    ? NULL
+                     : s->window == LC_WINDOW_ALL ? lc_snapshot_ref(s->all_snap)
+                                                  : lc_monitor_window(s->mon, s->window);
+    if (!w)
+        w = lc_snapshot_ref(s->last_snap);
+    lc_snapshot_unref(s->rate_snap);
+    s->rate_snap = w;
+    s->rate = lc_snapshot_msg(w);
+}
+
 /* The pipeline's error goes to the log pane once, unless the loader's own
  * log already said it. */
 static void note_failure(tui_screen *s)
@@ -121,6 +146,7 @@ void tui_screen_fetch(tui_screen *s)
     lc_snapshot *all = last ? lc_monitor_metrics(s->mon, true) : NULL;
     if (last && all) {
         keep_snapshots(s, last, all);
+        keep_window(s);
         s->disconnected = false;
     } else {
         lc_snapshot_unref(last);
@@ -458,6 +484,7 @@ int tui_run(lc_monitor *m, const tui_options *o)
     s->hist = tui_history_new();
     s->log = tui_logpane_new();
     keep_snapshots(s, empty_snapshot(), empty_snapshot());
+    keep_window(s);
 
     char msg[256];
     tui_crt_options co = {.ascii = o->ascii, .no_colour = o->no_colour};
@@ -481,6 +508,7 @@ int tui_run(lc_monitor *m, const tui_options *o)
     close(sfd);
     lc_snapshot_unref(s->last_snap);
     lc_snapshot_unref(s->all_snap);
+    lc_snapshot_unref(s->rate_snap);
     tui_history_free(s->hist);
     tui_logpane_free(s->log);
     free(s);

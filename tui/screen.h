@@ -40,6 +40,13 @@ typedef struct tui_screen {
      * last and all are the messages of the shared last_snap and all_snap. */
     lc_snapshot *last_snap, *all_snap;
     const Lcmon__DataLoaderMetricsProto *last, *all;
+    /* The window of time the rates, loads and shares are over (w cycles
+     * it): its snapshot (rate, of the shared rate_snap), or the last
+     * second's while a remote loader has not sent it yet (NULL: the last
+     * second's). */
+    lc_window window;
+    lc_snapshot *rate_snap;
+    const Lcmon__DataLoaderMetricsProto *rate;
     tui_history *hist;
     tui_logpane *log;
 
@@ -88,6 +95,13 @@ void tui_screen_draw(tui_screen *s);
 
 /* The selected stage in the latest snapshot, or NULL. */
 const Lcmon__StageMetricProto *tui_screen_selected(const tui_screen *s);
+/* Stage l (of the last second) over the window shown, and *m (may be
+ * NULL) the snapshot it is in: what its rates, loads and shares are
+ * counted from (l itself and the last second while the window has no such
+ * stage). */
+const Lcmon__StageMetricProto *tui_screen_rate_stage(const tui_screen *s,
+                                                     const Lcmon__StageMetricProto *l,
+                                                     const Lcmon__DataLoaderMetricsProto **m);
 
 /* Panels (header.c, table.c, keys.c). */
 int tui_header_lines(const tui_screen *s, int cols);

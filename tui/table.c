@@ -247,9 +247,11 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
     }
     if (c->type)
         tui_put(w, y, c->x_type, c->type, TUI_STAGE_TYPE, l->stage_type ? l->stage_type : "");
+    const Lcmon__DataLoaderMetricsProto *rm;
+    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, l, &rm); /* over the window */
     if (l->n_load_metrics == 1)
-        put_load(w, y, c, l, 0);
-    put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, tui_stage_items(l)), false);
+        put_load(w, y, c, r, 0);
+    put_count(w, y, c->x_rate, c->rate, tui_per_second(rm, tui_stage_items(r)), false);
     if (c->unit)
         tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_snapshot_stage_unit(l));
     if (a) {
@@ -275,7 +277,8 @@ static void draw_pool(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i, 
     char label[96];
     pool_label(st, k, label, sizeof label);
     tui_put(w, y, c->x_name, c->name + 1 + c->state, TUI_DIM, label);
-    put_load(w, y, c, st, k);
+    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, st, NULL);
+    put_load(w, y, c, r->n_load_metrics == st->n_load_metrics ? r : st, k);
     const char *pool = st->load_metrics[k]->name;
     if (!pool)
         return;
@@ -305,7 +308,13 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     char pct[8];
     snprintf(pct, sizeof pct, "%.0f%%", 100 * f);
     tui_put_right(w, y, c->x_pct, c->pct, fill ? TUI_VALUE : TUI_DIM, pct);
-    put_count(w, y, c->x_rate, c->rate, tui_per_second(s->last, q->get_count), false);
+    /* Items taken over the window shown, from its queue of the same name. */
+    const Lcmon__DataLoaderMetricsProto *rm;
+    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, l, &rm);
+    const Lcmon__QueueMetricProto *qr = k < r->n_queue_metrics ? r->queue_metrics[k] : NULL;
+    if (!qr || !qr->name || !q->name || strcmp(qr->name, q->name) != 0)
+        qr = q, rm = s->last;
+    put_count(w, y, c->x_rate, c->rate, tui_per_second(rm, qr->get_count), false);
     if (c->unit)
         tui_put(w, y, c->x_unit, c->unit, TUI_DIM, lc_snapshot_queue_unit(q));
     if (qa) {
@@ -313,7 +322,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
         put_count(w, y, c->x_drop, c->drop, (double)qa->drop_count, true);
     }
     tui_segs ss = {.n = 0};
-    tui_details_queue(&ss, q, qa, c->drop != 0);
+    tui_details_queue(&ss, q, qr, qa, c->drop != 0);
     tui_segs_draw(w, y, c->x_detail, c->detail, &ss);
 }
 

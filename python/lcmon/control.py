@@ -48,10 +48,15 @@ __all__ = [
     "ProtocolError",
     "SCHEMA",
     "PROTOCOL_VERSION",
+    "WINDOWS",
 ]
 
 PROTOCOL_VERSION = 2
 MAX_FRAME = 4 << 20
+
+# The windows of time metrics are kept over (Control.metrics(window=...)),
+# as `lcmon ctl SOCKET metrics --window` names them; MetricWindow's order.
+WINDOWS = ("1s", "10s", "1m", "10m", "1h", "all")
 
 # ---- the messages, as proto/*.proto declares them ---------------------------
 #
@@ -73,6 +78,8 @@ ENUMS = {
     "StageCommand": ["STAGE_COMMAND_NONE", "STAGE_COMMAND_PAUSE", "STAGE_COMMAND_RESUME"],
     "PipelineCommand": ["PIPELINE_COMMAND_NONE", "PIPELINE_COMMAND_STOP",
                         "PIPELINE_COMMAND_START"],
+    "MetricWindow": ["WINDOW_1S", "WINDOW_10S", "WINDOW_1M", "WINDOW_10M", "WINDOW_1H",
+                     "WINDOW_ALL"],
     "As": ["NONE", "TOTAL", "RATE", "FILL", "VALUE", "FLAG", "TEXT", "SHARE_OF_TIME",
            "PERCENT", "SINCE_ANCHOR"],
 }
@@ -104,7 +111,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     },
     "Subscribe": {
         1: ("interval_ms", "uint32", False), 2: ("log_after", "uint64", False),
-        3: ("logs", "bool", False),
+        3: ("logs", "bool", False), 4: ("windows", "enum:MetricWindow", True),
     },
     "ClientMessage": {
         1: ("subscribe", "Subscribe", False), 2: ("control", "ControlRequest", False),
@@ -119,7 +126,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         1: ("hello", "Hello", False), 2: ("last_second", "DataLoaderMetricsProto", False),
         3: ("all_time", "DataLoaderMetricsProto", False),
         4: ("control_response", "ControlResponse", False), 5: ("request_id", "uint64", False),
-        6: ("log", "LogLine", True),
+        6: ("log", "LogLine", True), 7: ("windows", "DataLoaderMetricsProto", True),
     },
     "ShufflingChunkPoolControlRequest": {
         1: ("reset_chunk_anchor", "bool", False), 2: ("set_chunk_anchor", "string", False),
@@ -176,12 +183,13 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "GaugeMetricProto": {
         1: ("name", "string", False), 2: ("value", "int64", False),
         3: ("capacity", "int64", False), 4: ("unit", "string", False),
-        5: ("role", "enum:MetricRole", False),
+        5: ("role", "enum:MetricRole", False), 6: ("values", "StatisticsProtoInt64", False),
     },
     "TextMetricProto": {1: ("name", "string", False), 2: ("value", "string", False),
                         3: ("role", "enum:MetricRole", False)},
     "StatisticsMetricProto": {
         1: ("name", "string", False), 2: ("stats", "StatisticsProtoDouble", False),
+        3: ("unit", "string", False),
     },
     "StageMetricProto": {
         1: ("name", "string", False), 2: ("stage_type", "string", False),
@@ -206,6 +214,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         8: ("world_size", "uint32", False),
         9: ("monitor_socket", "MonitorSocketMetricsProto", False),
         10: ("run_id", "uint64", False), 11: ("seed", "uint64", False),
+        12: ("window", "enum:MetricWindow", False),
     },
 }
 
@@ -476,6 +485,10 @@ class Control:
             self.hello = msg["hello"]
         if "all_time" in msg or "last_second" in msg:
             self._last_snapshot = {k: msg[k] for k in ("last_second", "all_time") if k in msg}
+            for w in msg.get("windows", []):
+                name = w.get("window")
+                if name in ENUMS["MetricWindow"]:
+                    self._last_snapshot[WINDOWS[ENUMS["MetricWindow"].index(name)]] = w
 
     def _with_reconnect(self, fn):
         self._fresh()
@@ -611,26 +624,55 @@ class Control:
 
     # -- metrics ---------------------------------------------------------
 
-    def _snapshot(self, interval_ms: int, deadline: Optional[float]) -> Dict[str, Any]:
+    def _snapshot(self, interval_ms: int, deadline: Optional[float],
+                  window: Optional[str] = None) -> Dict[str, Any]:
+        extra = window not in (None, "1s", "all")
+        sub: Dict[str, Any] = {"interval_ms": interval_ms}
+        if extra:
+            sub["windows"] = [WINDOWS.index(window)]
+
         def once():
-            self._send({"subscribe": {"interval_ms": interval_ms}})
+            self._send({"subscribe": sub})
+            without = 0  # snapshots without the window (some left before we asked)
             while True:
                 msg = self._read_message(deadline)
                 self._note(msg)
                 if "all_time" in msg:
+                    if extra and window not in self._last_snapshot:
+                        without += 1
+                        if without < 5:
+                            continue
+                        raise ControlError("%s: the loader sends no metric windows (an lcmon "
+                                           "older than windows): only last_second and "
+                                           "all_time" % self.path)
                     return self._last_snapshot
 
         return self._with_reconnect(once)
 
-    def metrics(self) -> Dict[str, Any]:
+    def metrics(self, window: Optional[str] = None) -> Dict[str, Any]:
         """A snapshot: {"last_second": ..., "all_time": ...}, each a dict of
         DataLoaderMetricsProto's fields (proto/training_metrics.proto):
         "state", "stage_metrics" (a list of dicts: "name", "count_metrics",
-        "gauge_metrics", "load_metrics", "queue_metrics", ... with their
-        units), "uptime_seconds", "rank", "world_size", ..."""
-        snap = self._snapshot(50, time.monotonic() + self.timeout)
+        "gauge_metrics" (with "values": their minimum, maximum, sum and
+        count over the window), "statistics_metrics", "load_metrics",
+        "queue_metrics", ... with their units), "duration_seconds" (what the
+        window covers: rates are counts over it), "uptime_seconds", "rank",
+        "world_size", ...
+
+        window: one of WINDOWS ("1s", "10s", "1m", "10m", "1h", "all"): the
+        snapshot also has "window", that window's (as `lcmon ctl SOCKET
+        metrics --window NAME` shows it). ValueError for another name."""
+        if window is not None and window not in WINDOWS:
+            raise ValueError("window %r: no such window (the windows: %s)" %
+                             (window, ", ".join(WINDOWS)))
+        snap = self._snapshot(50, time.monotonic() + self.timeout, window)
         self._send({"subscribe": {"interval_ms": 0}})
-        return snap
+        if window is None:
+            return {k: snap[k] for k in ("last_second", "all_time") if k in snap}
+        named = {"1s": "last_second", "all": "all_time"}.get(window, window)
+        out = {k: snap[k] for k in ("last_second", "all_time") if k in snap}
+        out["window"] = snap[named]
+        return out
 
     def run(self) -> Dict[str, Any]:
         """The run the loader is on: {"run_id" (the batch stream's header

@@ -91,6 +91,7 @@ void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, 
     g->value = value;
     g->capacity = capacity;
     g->has_capacity = has_capacity;
+    lc_stats_add(&g->values, (double)value);
 }
 
 void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *s)
@@ -127,9 +128,15 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
     }
     for (int i = 0; i < src->n_count; i++)
         add_count(dst, src->count[i].name, src->count[i].count, src->count[i].kind);
-    for (int i = 0; i < src->n_gauge; i++)
-        lc_metrics_set_gauge(dst, src->gauge[i].name, src->gauge[i].value, src->gauge[i].capacity,
-                             src->gauge[i].has_capacity);
+    for (int i = 0; i < src->n_gauge; i++) {
+        const lc_metric_gauge *s = &src->gauge[i];
+        lc_metric_gauge *d =
+            FIND_OR_ADD(dst->gauge, dst->n_gauge, LC_METRICS_MAX_GAUGE, s->name, "gauge");
+        d->value = s->value;
+        d->capacity = s->capacity;
+        d->has_capacity = s->has_capacity;
+        lc_stats_merge(&d->values, &s->values);
+    }
     for (int i = 0; i < src->n_stat; i++)
         lc_metrics_add_stat(dst, src->stat[i].name, &src->stat[i].stats);
     for (int i = 0; i < src->n_text; i++)

@@ -9,8 +9,10 @@
  * second; the conversion happens once per published snapshot.
  *
  * Merge rules by kind: load and counts add up; gauges, texts, strings and
- * states take the newer value; queue counters add up and fullness samples
- * merge as statistics; statistics merge.
+ * states take the newer value (a gauge's values besides merge as
+ * statistics); queue counters add up and fullness samples merge as
+ * statistics; statistics merge. core/metric_windows.h keeps the flushes
+ * over windows of time with these rules.
  *
  * Metrics describe themselves. A count says at the call that adds it what
  * it counts (work, bad input, good items dropped); a stage's class lists its
@@ -72,11 +74,15 @@ typedef struct lc_metric_count {
     lc_count_kind kind;
 } lc_metric_count;
 
+/* A level: `value` is the newest; `values` holds every value it was set to
+ * (once a flush), so that a window of time has its minimum, maximum and
+ * mean besides. */
 typedef struct lc_metric_gauge {
     char name[LC_METRIC_NAME_MAX];
     int64_t value;
     int64_t capacity;
     bool has_capacity;
+    lc_stats values;
 } lc_metric_gauge;
 
 typedef struct lc_metric_stat {

@@ -23,6 +23,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A gauge's values over the window, when it had several: "(min 3, max 12,
+ * mean 7.5)". */
+static void print_gauge_values(const Lcmon__GaugeMetricProto *g)
+{
+    const Lcmon__StatisticsProtoInt64 *v = g->values;
+    if (v && v->count > 1 && v->has_min && v->has_max && v->min != v->max)
+        printf(" (min %lld, max %lld, mean %.4g)", (long long)v->min, (long long)v->max,
+               (double)v->sum / (double)v->count);
+}
+
+/* A stage's statistics: "    chunk_weight min 0.5 max 3 mean 1.2 weight (812 values)". */
+static void print_statistics(const Lcmon__StageMetricProto *s)
+{
+    for (size_t k = 0; k < s->n_statistics_metrics; k++) {
+        const Lcmon__StatisticsMetricProto *st = s->statistics_metrics[k];
+        const Lcmon__StatisticsProtoDouble *v = st->stats;
+        if (!v || !v->count)
+            continue;
+        printf("    %s min %.6g max %.6g mean %.6g%s%s (%llu values)\n", st->name, v->min, v->max,
+               v->sum / (double)v->count, st->unit ? " " : "", st->unit ? st->unit : "",
+               (unsigned long long)v->count);
+    }
+}
+
+/* One window's stages: what each made in it and at what rate, its counts
+ * (rates), gauges (newest value, and their range over the window) and
+ * statistics. */
+static void print_window_text(const Lcmon__DataLoaderMetricsProto *w, const char *name)
+{
+    double d = w->duration_seconds;
+    char line[2048];
+    lc_status_line(w, line, sizeof line);
+    printf("%s\nwindow %s: %.1f s\n", line, name, d);
+    for (size_t i = 0; i < w->n_stage_metrics; i++) {
+        const Lcmon__StageMetricProto *s = w->stage_metrics[i];
+        printf("%-12s %-24s %-8s out %llu (%.0f/s)\n", s->name, s->stage_type,
+               lc_stage_state_name(s->state), (unsigned long long)s->items_out,
+               d > 0 ? (double)s->items_out / d : 0.0);
+        for (size_t k = 0; k < s->n_count_metrics; k++)
+            if (s->count_metrics[k]->count)
+                printf("    %s %llu (%.4g/s)\n", s->count_metrics[k]->name,
+                       (unsigned long long)s->count_metrics[k]->count,
+                       d > 0 ? (double)s->count_metrics[k]->count / d : 0.0);
+        for (size_t k = 0; k < s->n_gauge_metrics; k++) {
+            const Lcmon__GaugeMetricProto *g = s->gauge_metrics[k];
+            printf("    %s %lld", g->name, (long long)g->value);
+            if (g->has_capacity)
+                printf("/%lld", (long long)g->capacity);
+            print_gauge_values(g);
+            printf("\n");
+        }
+        print_statistics(s);
+    }
+}
+
 static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
                                const Lcmon__DataLoaderMetricsProto *all)
 {
@@ -65,6 +120,7 @@ static void print_metrics_text(const Lcmon__DataLoaderMetricsProto *last,
         for (size_t k = 0; k < s->n_text_metrics; k++)
             printf("    %s '%s'\n", s->text_metrics[k]->name,
                    s->text_metrics[k]->value ? s->text_metrics[k]->value : "");
+        print_statistics(s);
     }
 }
 
@@ -106,6 +162,9 @@ typedef struct ctl_command {
     bool metrics;     /* needs snapshots */
     const char *help; /* lines joined by '\n' */
     int (*run)(lc_monitor *m, const char *path, char **args, int nargs);
+    /* Its own options' check, before connecting: 0, or 2 (said). NULL: its
+     * args are one option word or nothing. */
+    int (*check)(char **args, int nargs);
 } ctl_command;
 
 static int run_stages(lc_monitor *m, const char *path, char **args, int nargs)
@@ -115,35 +174,53 @@ static int run_stages(lc_monitor *m, const char *path, char **args, int nargs)
     return 0;
 }
 
-/* The last second's and all-time snapshots (3 when none came). */
-static int with_snapshots(lc_monitor *m, const char *path,
-                          void (*show)(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *last,
-                                       const Lcmon__DataLoaderMetricsProto *all, bool json),
-                          bool json)
+/* What ctl shows of the snapshots: as JSON or text, and which window
+ * besides the last second and all time (-1: none). */
+typedef struct ctl_show {
+    bool json;
+    int window;
+} ctl_show;
+
+typedef void (*show_fn)(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *last,
+                        const Lcmon__DataLoaderMetricsProto *all,
+                        const Lcmon__DataLoaderMetricsProto *win, const ctl_show *how);
+
+/* The last second's and all-time snapshots, and the window's when one is
+ * asked for (3 when none came). */
+static int with_snapshots(lc_monitor *m, const char *path, show_fn show, const ctl_show *how)
 {
-    lc_snapshot *last_snap = NULL, *all_snap = NULL;
-    if (lc_monitor_remote_wait_snapshot(m, 10)) {
+    lc_snapshot *last_snap = NULL, *all_snap = NULL, *win_snap = NULL;
+    bool ok = lc_monitor_remote_wait_snapshot(m, 10);
+    if (ok && how->window >= 0)
+        ok = lc_monitor_remote_wait_window(m, (lc_window)how->window, 10);
+    if (ok) {
         last_snap = lc_monitor_metrics(m, false);
         all_snap = lc_monitor_metrics(m, true);
+        win_snap = how->window >= 0 ? lc_monitor_window(m, (lc_window)how->window) : NULL;
     }
     const Lcmon__DataLoaderMetricsProto *last = last_snap ? lc_snapshot_msg(last_snap) : NULL;
     const Lcmon__DataLoaderMetricsProto *all = all_snap ? lc_snapshot_msg(all_snap) : NULL;
+    const Lcmon__DataLoaderMetricsProto *win = win_snap ? lc_snapshot_msg(win_snap) : NULL;
     int status = 0;
-    if (!last || !all) {
-        fprintf(stderr, "lcmon ctl: %s: no metrics from the loader\n", path);
+    if (!last || !all || (how->window >= 0 && !win)) {
+        fprintf(stderr, "lcmon ctl: %s: no %smetrics from the loader%s\n", path,
+                how->window >= 0 && last ? "windowed " : "",
+                how->window >= 0 && last ? " (an lcmon older than windows?)" : "");
         status = 3;
     } else {
-        show(m, last, all, json);
+        show(m, last, all, win, how);
     }
     lc_snapshot_unref(last_snap);
     lc_snapshot_unref(all_snap);
+    lc_snapshot_unref(win_snap);
     return status;
 }
 
 static void show_status(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *last,
-                        const Lcmon__DataLoaderMetricsProto *all, bool json)
+                        const Lcmon__DataLoaderMetricsProto *all,
+                        const Lcmon__DataLoaderMetricsProto *win, const ctl_show *how)
 {
-    (void)last, (void)json;
+    (void)last, (void)win, (void)how;
     const Lcmon__Hello *h = lc_monitor_remote_hello(m);
     const ProtobufCEnumValue *st =
         protobuf_c_enum_descriptor_get_value(&lcmon__pipeline_state__descriptor, all->state);
@@ -158,10 +235,15 @@ static void show_status(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *last
 }
 
 static void show_metrics(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *last,
-                         const Lcmon__DataLoaderMetricsProto *all, bool json)
+                         const Lcmon__DataLoaderMetricsProto *all,
+                         const Lcmon__DataLoaderMetricsProto *win, const ctl_show *how)
 {
     (void)m;
-    if (!json) {
+    if (!how->json && win) {
+        print_window_text(win, lc_window_name((lc_window)how->window));
+        return;
+    }
+    if (!how->json) {
         print_metrics_text(last, all);
         return;
     }
@@ -170,6 +252,10 @@ static void show_metrics(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *las
     lc_json_message(&out, &last->base);
     lc_wire_buf_append(&out, ",\"all_time\":", 12);
     lc_json_message(&out, &all->base);
+    if (win) {
+        lc_wire_buf_append(&out, ",\"window\":", 10);
+        lc_json_message(&out, &win->base);
+    }
     lc_wire_buf_append(&out, "}\n", 2);
     fwrite(out.data, 1, out.len, stdout);
     lc_wire_buf_fini(&out);
@@ -178,13 +264,51 @@ static void show_metrics(lc_monitor *m, const Lcmon__DataLoaderMetricsProto *las
 static int run_status(lc_monitor *m, const char *path, char **args, int nargs)
 {
     (void)args, (void)nargs;
-    return with_snapshots(m, path, show_status, false);
+    ctl_show how = {.json = false, .window = -1};
+    return with_snapshots(m, path, show_status, &how);
+}
+
+/* metrics' options: --json, --window NAME (or --window=NAME). 0, or 2
+ * with the problem said. */
+static int metrics_options(char **args, int nargs, ctl_show *how)
+{
+    *how = (ctl_show){.json = false, .window = -1};
+    for (int k = 0; k < nargs; k++) {
+        const char *name = NULL;
+        lc_window w;
+        if (strcmp(args[k], "--json") == 0 && !how->json) {
+            how->json = true;
+            continue;
+        }
+        if (strcmp(args[k], "--window") == 0 && k + 1 < nargs)
+            name = args[++k];
+        else if (strncmp(args[k], "--window=", 9) == 0)
+            name = args[k] + 9;
+        if (!name || how->window >= 0) {
+            fprintf(stderr, "lcmon ctl: metrics: '%s': takes [--window NAME] [--json]\n", args[k]);
+            return 2;
+        }
+        if (!lc_window_parse(name, &w)) {
+            fprintf(stderr, "lcmon ctl: metrics --window '%s': no such window (the windows: %s)\n",
+                    name, LC_WINDOW_NAMES);
+            return 2;
+        }
+        how->window = (int)w;
+    }
+    return 0;
+}
+
+static int check_metrics(char **args, int nargs)
+{
+    ctl_show how;
+    return metrics_options(args, nargs, &how);
 }
 
 static int run_metrics(lc_monitor *m, const char *path, char **args, int nargs)
 {
-    (void)args;
-    return with_snapshots(m, path, show_metrics, nargs == 1);
+    ctl_show how;
+    int status = metrics_options(args, nargs, &how);
+    return status ? status : with_snapshots(m, path, show_metrics, &how);
 }
 
 static void print_help(FILE *f, const Lcmon__Hello *h, bool catalog);
@@ -203,7 +327,12 @@ static const ctl_command ctl_commands[] = {
      "loader's version and pid and its configuration file,\n"
      "one KEY VALUE line each",
      run_status},
-    {"metrics", "[--json]", 0, 1, true, "the last second and all-time metrics", run_metrics},
+    {"metrics", "[--window W] [--json]", 0, 3, true,
+     "the last second and all-time metrics; --window W:\n"
+     "those of window W (" LC_WINDOW_NAMES "):\n"
+     "counts and rates over it, gauges with their range,\n"
+     "statistics (JSON: its snapshot as \"window\")",
+     run_metrics, check_metrics},
     {"stages", "", 0, 0, false,
      "the loader's pipeline: its version and pid, then one\n"
      "line per stage: NAME TYPE INPUT QUEUE CAPACITY ITEM",
@@ -338,7 +467,7 @@ static const ctl_command *find_command(char **argv, int argc, int *used)
         int nargs = argc - k;
         /* An option ("[--json]") is that word or nothing. */
         bool option_ok = true;
-        if (c->args[0] == '[' && c->args[1] == '-' && nargs == 1) {
+        if (!c->check && c->args[0] == '[' && c->args[1] == '-' && nargs == 1) {
             size_t len = strlen(c->args) - 2;
             option_ok = strlen(argv[k]) == len && strncmp(argv[k], c->args + 1, len) == 0;
         }
@@ -527,6 +656,11 @@ int lc_ctl_main(int argc, char **argv)
     loader_call call;
     if (!c && (!parse_call(argv + 1, argc - 1, &call) || !known_command(&call)))
         return unknown_command(argv[1]);
+    if (c && c->check) {
+        int status = c->check(argv + 1 + used, argc - 1 - used);
+        if (status != 0)
+            return status;
+    }
     lc_monitor *m = NULL;
     lc_error err;
     lc_error_clear(&err);

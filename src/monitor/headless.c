@@ -30,10 +30,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One line of the metrics log; `sock` (the socket server's counts, as the
- * snapshots it serves carry them) may be NULL. */
-static void append_metrics_log(FILE *f, lc_monitor *m, Lcmon__MonitorSocketMetricsProto *sock)
+/* One line of the metrics log: the last second, all time and the windows
+ * of the mask (in "windows", by name). `sock` (the socket server's counts,
+ * as the snapshots it serves carry them) may be NULL. */
+static void append_metrics_log(FILE *f, lc_monitor *m, Lcmon__MonitorSocketMetricsProto *sock,
+                               unsigned windows)
 {
+    /* The windows first: all time, taken after, holds at least as much. */
+    lc_snapshot *win[LC_WINDOW_COUNT] = {0};
+    for (int w = 0; w < LC_WINDOW_COUNT; w++)
+        win[w] = windows & 1u << w ? lc_monitor_window(m, (lc_window)w) : NULL;
     lc_snapshot *last_snap = lc_monitor_metrics(m, false);
     lc_snapshot *all_snap = lc_monitor_metrics(m, true);
     const Lcmon__DataLoaderMetricsProto *last = lc_snapshot_msg(last_snap);
@@ -47,6 +53,19 @@ static void append_metrics_log(FILE *f, lc_monitor *m, Lcmon__MonitorSocketMetri
     lc_json_message(&out, &last->base);
     lc_wire_buf_append(&out, ",\"all_time\":", 12);
     lc_json_message(&out, &all->base);
+    bool any = false;
+    for (int w = 0; w < LC_WINDOW_COUNT; w++) {
+        if (!win[w])
+            continue;
+        snprintf(head, sizeof head, "%s\"%s\":", any ? "," : ",\"windows\":{",
+                 lc_window_name((lc_window)w));
+        lc_wire_buf_append(&out, head, strlen(head));
+        lc_json_message(&out, &lc_snapshot_msg(win[w])->base);
+        lc_snapshot_unref(win[w]);
+        any = true;
+    }
+    if (any)
+        lc_wire_buf_append(&out, "}", 1);
     lc_wire_buf_append(&out, "}\n", 2);
     if (fwrite(out.data, 1, out.len, f) != out.len || fflush(f) != 0)
         LC_WARN("metrics log: write failed: %s", strerror(errno));
@@ -211,7 +230,7 @@ static Lcmon__PipelineState headless_tick(headless *h, double now)
     if (h->mlog && now >= h->next_log) {
         if (h->server)
             lc_server_metrics(h->server, &h->sock);
-        append_metrics_log(h->mlog, h->m, h->server ? &h->sock : NULL);
+        append_metrics_log(h->mlog, h->m, h->server ? &h->sock : NULL, h->o->metrics_windows);
         h->next_log += 1.0;
         if (h->next_log < now)
             h->next_log = now + 1.0;
@@ -274,7 +293,7 @@ int lc_headless_run(lc_config *cfg, const lc_headless_options *o)
     lc_server_stop(h.server);
     lc_monitor_pipeline(h.m, false, NULL);
     if (h.mlog)
-        append_metrics_log(h.mlog, h.m, served ? &h.sock : NULL);
+        append_metrics_log(h.mlog, h.m, served ? &h.sock : NULL, o->metrics_windows);
     summary(h.m);
     lc_monitor_free(h.m);
     lc_stop_deadline_end();

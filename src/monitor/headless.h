@@ -18,6 +18,7 @@ typedef struct lc_headless_options {
     bool long_status;               /* every queue and gauge (-v), not the 120-column form */
     const char *socket_path;        /* serve the monitor socket here (NULL: no) */
     const char *metrics_log;        /* append a JSON line per second here (NULL: no) */
+    unsigned metrics_windows;       /* its windows besides 1 s and all time (bit w) */
     const lc_config_source *source; /* where cfg came from, for reloads (NULL: none) */
 } lc_headless_options;
 

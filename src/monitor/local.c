@@ -89,13 +89,13 @@ static void build_and_start(local_monitor *lm)
         snprintf(lm->error, sizeof lm->error, "%s", err.msg);
 }
 
-static lc_snapshot *local_metrics(lc_monitor *m, bool all_time)
+static lc_snapshot *local_window(lc_monitor *m, lc_window w)
 {
     local_monitor *lm = (local_monitor *)m;
     lc_mutex_lock(&lm->mu);
     lc_snapshot *snap;
     if (lm->pipeline) {
-        snap = lc_pipeline_snapshot(lm->pipeline, all_time); /* the one published */
+        snap = lc_pipeline_window_snapshot(lm->pipeline, w); /* the one published */
     } else {
         Lcmon__DataLoaderMetricsProto *p = lc_xmalloc(sizeof *p);
         lcmon__data_loader_metrics_proto__init(p);
@@ -106,6 +106,11 @@ static lc_snapshot *local_metrics(lc_monitor *m, bool all_time)
     }
     lc_mutex_unlock(&lm->mu);
     return snap;
+}
+
+static lc_snapshot *local_metrics(lc_monitor *m, bool all_time)
+{
+    return local_window(m, all_time ? LC_WINDOW_ALL : LC_WINDOW_1S);
 }
 
 /* Log each of the problems (one a line) as an error, `what` first; how
@@ -281,6 +286,7 @@ static void local_free(lc_monitor *m)
 
 static const lc_monitor_ops local_ops = {
     .metrics = local_metrics,
+    .window = local_window,
     .command = local_command,
     .read_log = local_read_log,
     .where = local_where,

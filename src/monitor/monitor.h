@@ -3,7 +3,7 @@
  * and steers it, wherever the loader runs.
  *
  * A monitor hands out metrics snapshots (DataLoaderMetricsProto, the
- * last second or all time), runs commands by name (core/command.h: the
+ * last second, all time, or another window of time), runs commands by name (core/command.h: the
  * loader's stop, start, restart and reload, every stage's pause and resume,
  * a stage class's own such as the pool's anchor-set; the hello lists them),
  * and reads the loader's log. The screen never touches stages or the pipeline directly, so
@@ -18,6 +18,7 @@
 #include "core/command.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/metric_windows.h"
 #include "monitor/snapshot.h"
 
 #include <stdbool.h>
@@ -35,6 +36,10 @@ typedef struct lc_monitor_ops {
      * none is available (a remote loader that went away). Drop it with
      * lc_snapshot_unref. */
     lc_snapshot *(*metrics)(lc_monitor *m, bool all_time);
+    /* The same of any window (core/metric_windows.h). NULL also while a
+     * remote loader has not sent that window yet (asking for it is what
+     * makes it send it): show the last second meanwhile. */
+    lc_snapshot *(*window)(lc_monitor *m, lc_window w);
     /* Run a command: fills res (a zeroed result; free it with
      * lc_command_result_fini) and returns res->rc. */
     int (*command)(lc_monitor *m, const lc_command_request *req, lc_command_result *res);
@@ -60,6 +65,11 @@ struct lc_monitor {
 static inline lc_snapshot *lc_monitor_metrics(lc_monitor *m, bool all_time)
 {
     return m->ops->metrics(m, all_time);
+}
+
+static inline lc_snapshot *lc_monitor_window(lc_monitor *m, lc_window w)
+{
+    return m->ops->window(m, w);
 }
 
 static inline int lc_monitor_command(lc_monitor *m, const lc_command_request *req,

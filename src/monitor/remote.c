@@ -36,14 +36,16 @@ typedef struct remote_monitor {
     bool lost;
     lc_wire_buf in;
     Lcmon__Hello *hello;
-    lc_snapshot *snap[2]; /* the newest snapshots, [all_time]; shared with readers */
-    bool subscribed;      /* snapshots come at an interval */
+    lc_snapshot *snap[LC_WINDOW_COUNT]; /* the newest of each window; shared with readers */
+    unsigned windows;                   /* the window subscribed to besides 1 s and all */
+    bool subscribed;                    /* snapshots come at an interval */
     uint32_t interval_ms;
     bool want_logs;
     uint64_t next_request;
     lc_log_entry logs[LOG_KEEP];
     uint64_t log_last;   /* seq of the newest line kept (ours) */
     uint64_t log_offset; /* ours = the server's + log_offset (grows at each reconnect) */
+    uint64_t server_seq; /* the server's newest line we have */
     uint64_t lost_at;    /* when the loader was lost; 0: connected */
     uint64_t retry_at;
     char where[300];
@@ -51,7 +53,7 @@ typedef struct remote_monitor {
 
 static void forget_snapshots(remote_monitor *r)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < LC_WINDOW_COUNT; k++) {
         lc_snapshot_unref(r->snap[k]);
         r->snap[k] = NULL;
     }
@@ -73,6 +75,8 @@ static void keep_logs(remote_monitor *r, const Lcmon__ServerMessage *m)
 {
     for (size_t i = 0; i < m->n_log; i++) {
         const Lcmon__LogLine *l = m->log[i];
+        if (l->seq > r->server_seq)
+            r->server_seq = l->seq;
         if (l->seq + r->log_offset <= r->log_last)
             continue;
         keep_line(r, l->seq + r->log_offset, l->wall_time, (lc_log_level)l->level, l->thread,
@@ -109,11 +113,20 @@ static Lcmon__ServerMessage *take(remote_monitor *r, Lcmon__ServerMessage *m, ui
         return NULL;
     }
     if (m->last_second && m->all_time) {
-        /* Take both over: each reader shares them until the next arrive. */
-        forget_snapshots(r);
-        r->snap[0] = lc_snapshot_wrap(m->last_second);
-        r->snap[1] = lc_snapshot_wrap(m->all_time);
+        /* Take them over: each reader shares them until the next arrive. */
+        lc_snapshot_unref(r->snap[LC_WINDOW_1S]);
+        lc_snapshot_unref(r->snap[LC_WINDOW_ALL]);
+        r->snap[LC_WINDOW_1S] = lc_snapshot_wrap(m->last_second);
+        r->snap[LC_WINDOW_ALL] = lc_snapshot_wrap(m->all_time);
         m->last_second = m->all_time = NULL;
+        for (size_t i = 0; i < m->n_windows; i++) {
+            int w = m->windows[i]->has_window ? (int)m->windows[i]->window : -1;
+            if (w <= LC_WINDOW_1S || w >= LC_WINDOW_ALL)
+                continue;
+            lc_snapshot_unref(r->snap[w]);
+            r->snap[w] = lc_snapshot_wrap(m->windows[i]);
+            m->windows[i] = NULL;
+        }
     }
     lcmon__server_message__free_unpacked(m, NULL);
     return NULL;
@@ -168,13 +181,33 @@ static Lcmon__ServerMessage *pump(remote_monitor *r, uint64_t want, uint64_t dea
     return NULL;
 }
 
-static lc_snapshot *remote_metrics(lc_monitor *m, bool all_time)
+static int subscribe(remote_monitor *r, uint64_t log_after, lc_error *err);
+
+static lc_snapshot *remote_window(lc_monitor *m, lc_window w)
 {
     remote_monitor *r = (remote_monitor *)m;
     pump(r, 0, 0);
-    if (r->lost)
+    if (r->lost || (unsigned)w >= LC_WINDOW_COUNT)
         return NULL;
-    return lc_snapshot_ref(r->snap[all_time]);
+    if (w != LC_WINDOW_1S && w != LC_WINDOW_ALL && !(r->windows & 1u << w)) {
+        /* Ask for it from now on, instead of the one asked for before (a
+         * screen shows one; the log goes on where it is). */
+        for (int k = 0; k < LC_WINDOW_COUNT; k++)
+            if (r->windows & 1u << k) {
+                lc_snapshot_unref(r->snap[k]);
+                r->snap[k] = NULL;
+            }
+        r->windows = 1u << w;
+        lc_error err;
+        if (r->subscribed && subscribe(r, r->server_seq, &err) != 0)
+            r->lost = true;
+    }
+    return lc_snapshot_ref(r->snap[w]);
+}
+
+static lc_snapshot *remote_metrics(lc_monitor *m, bool all_time)
+{
+    return remote_window(m, all_time ? LC_WINDOW_ALL : LC_WINDOW_1S);
 }
 
 static int remote_command(lc_monitor *m, const lc_command_request *req, lc_command_result *res)
@@ -250,12 +283,38 @@ static void remote_free(lc_monitor *m)
 
 static const lc_monitor_ops remote_ops = {
     .metrics = remote_metrics,
+    .window = remote_window,
     .command = remote_command,
     .read_log = remote_read_log,
     .where = remote_where,
     .hello = lc_monitor_remote_hello,
     .free = remote_free,
 };
+
+/* Send the subscription: the interval, the log from after `log_after`,
+ * the windows. */
+static int subscribe(remote_monitor *r, uint64_t log_after, lc_error *err)
+{
+    Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
+    Lcmon__Subscribe sub = LCMON__SUBSCRIBE__INIT;
+    sub.has_interval_ms = true;
+    sub.interval_ms = r->interval_ms;
+    sub.has_logs = true;
+    sub.logs = r->want_logs;
+    sub.has_log_after = log_after > 0;
+    sub.log_after = log_after;
+    Lcmon__MetricWindow windows[LC_WINDOW_COUNT];
+    for (int w = 0; w < LC_WINDOW_COUNT; w++)
+        if (r->windows & 1u << w)
+            windows[sub.n_windows++] = (Lcmon__MetricWindow)w;
+    sub.windows = windows;
+    msg.subscribe = &sub;
+    lc_wire_buf wb = {0};
+    lc_wire_put_client(&wb, &msg);
+    int rc = lc_wire_write_all(r->fd, wb.data, wb.len, err);
+    lc_wire_buf_fini(&wb);
+    return rc;
+}
 
 /* Connect r to its socket: the hello, then the subscription. 0, or a
  * negative code with err set (r->fd then closed). */
@@ -285,17 +344,7 @@ static int connect_remote(remote_monitor *r, lc_error *err)
         return rc;
     }
     take(r, hello, 0);
-    Lcmon__ClientMessage msg = LCMON__CLIENT_MESSAGE__INIT;
-    Lcmon__Subscribe sub = LCMON__SUBSCRIBE__INIT;
-    sub.has_interval_ms = true;
-    sub.interval_ms = r->interval_ms;
-    sub.has_logs = true;
-    sub.logs = r->want_logs;
-    msg.subscribe = &sub;
-    lc_wire_buf wb = {0};
-    lc_wire_put_client(&wb, &msg);
-    rc = lc_wire_write_all(fd, wb.data, wb.len, err);
-    lc_wire_buf_fini(&wb);
+    rc = subscribe(r, 0, err);
     if (rc != 0) {
         close(fd);
         r->fd = -1;
@@ -335,6 +384,7 @@ static void maybe_reconnect(remote_monitor *r)
     r->lost_at = 0;
     say(r, LC_LOG_INFO, line);
     r->log_offset = r->log_last; /* the new process numbers its lines from 1 */
+    r->server_seq = 0;
 }
 
 int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_monitor **out,
@@ -362,16 +412,22 @@ const Lcmon__Hello *lc_monitor_remote_hello(lc_monitor *m)
     return ((remote_monitor *)m)->hello;
 }
 
-bool lc_monitor_remote_wait_snapshot(lc_monitor *m, double seconds)
+bool lc_monitor_remote_wait_window(lc_monitor *m, lc_window w, double seconds)
 {
     remote_monitor *r = (remote_monitor *)m;
+    lc_snapshot_unref(remote_window(m, w)); /* subscribes to it */
     uint64_t deadline = lc_now_ns() + (uint64_t)(seconds * 1e9);
-    while (!r->snap[0] && lc_now_ns() < deadline) {
+    while (!r->snap[w] && lc_now_ns() < deadline) {
         if (r->lost && !r->subscribed)
             break;
         struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
         poll(&pfd, r->fd >= 0 ? 1 : 0, 50);
         pump(r, 0, 0);
     }
-    return r->snap[0] != NULL;
+    return r->snap[w] != NULL;
+}
+
+bool lc_monitor_remote_wait_snapshot(lc_monitor *m, double seconds)
+{
+    return lc_monitor_remote_wait_window(m, LC_WINDOW_1S, seconds);
 }

@@ -17,5 +17,7 @@ int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_
 const Lcmon__Hello *lc_monitor_remote_hello(lc_monitor *m);
 /* Wait until the first snapshot arrived (true), at most `seconds`. */
 bool lc_monitor_remote_wait_snapshot(lc_monitor *m, double seconds);
+/* The same for window w, which it subscribes to. */
+bool lc_monitor_remote_wait_window(lc_monitor *m, lc_window w, double seconds);
 
 #endif

@@ -254,6 +254,11 @@ static void handle_message(void *ctx, lc_server_client *c, const Lcmon__ClientMe
         c->next_due_ns = lc_now_ns();
         c->logs = m->subscribe->has_logs && m->subscribe->logs;
         c->log_after = m->subscribe->has_log_after ? m->subscribe->log_after : 0;
+        c->windows = 0;
+        for (size_t k = 0; k < m->subscribe->n_windows; k++)
+            if ((unsigned)m->subscribe->windows[k] < LC_WINDOW_COUNT)
+                c->windows |= 1u << m->subscribe->windows[k];
+        c->windows &= ~(1u << LC_WINDOW_1S | 1u << LC_WINDOW_ALL); /* sent anyway */
     }
     if (m->control) {
         const char *name;
@@ -381,11 +386,37 @@ static void accept_clients(lc_server *s)
     }
 }
 
+/* The snapshot message: the last second, all time (with the server's own
+ * counts), and the windows of the mask. Packing only reads the shared
+ * messages; the all-time one goes out as a shallow copy. */
+static void pack_snapshots(lc_server *s, unsigned windows, lc_wire_buf *out)
+{
+    Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
+    lc_snapshot *snap[LC_WINDOW_COUNT] = {0};
+    Lcmon__DataLoaderMetricsProto *extra[LC_WINDOW_COUNT];
+    /* The windows first: all time, taken after, holds at least as much. */
+    for (int w = 0; w < LC_WINDOW_COUNT; w++)
+        if (windows & 1u << w && (snap[w] = lc_monitor_window(s->monitor, (lc_window)w)))
+            extra[m.n_windows++] = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(snap[w]);
+    snap[LC_WINDOW_1S] = lc_monitor_metrics(s->monitor, false);
+    snap[LC_WINDOW_ALL] = lc_monitor_metrics(s->monitor, true);
+    Lcmon__DataLoaderMetricsProto all_time = *lc_snapshot_msg(snap[LC_WINDOW_ALL]);
+    Lcmon__MonitorSocketMetricsProto counts;
+    lc_server_metrics(s, &counts);
+    all_time.monitor_socket = &counts;
+    m.last_second = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(snap[LC_WINDOW_1S]);
+    m.all_time = &all_time;
+    m.windows = extra;
+    lc_wire_put_server(out, &m);
+    for (int w = 0; w < LC_WINDOW_COUNT; w++)
+        lc_snapshot_unref(snap[w]);
+}
+
 /* Queue snapshots and log lines for the clients that are due. */
 static void feed_clients(lc_server *s)
 {
     uint64_t now = lc_now_ns();
-    lc_wire_buf snap = {0};
+    lc_wire_buf snap = {0}, own = {0}; /* every client's; one that asked for windows */
     for (size_t i = 0; i < s->n_clients; i++) {
         lc_server_client *c = &s->clients[i];
         if (c->interval_ms && now >= c->next_due_ns) {
@@ -401,23 +432,12 @@ static void feed_clients(lc_server *s)
                             (unsigned long long)c->skipped);
                     c->skipped = 0;
                 }
-                if (!snap.len) {
-                    Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
-                    lc_snapshot *last = lc_monitor_metrics(s->monitor, false);
-                    lc_snapshot *all = lc_monitor_metrics(s->monitor, true);
-                    /* Packing only reads the shared messages; the all-time
-                     * one goes out as a shallow copy with our own counts. */
-                    Lcmon__DataLoaderMetricsProto all_time = *lc_snapshot_msg(all);
-                    Lcmon__MonitorSocketMetricsProto counts;
-                    lc_server_metrics(s, &counts);
-                    all_time.monitor_socket = &counts;
-                    m.last_second = (Lcmon__DataLoaderMetricsProto *)lc_snapshot_msg(last);
-                    m.all_time = &all_time;
-                    lc_wire_put_server(&snap, &m);
-                    lc_snapshot_unref(last);
-                    lc_snapshot_unref(all);
-                }
-                lc_wire_buf_append(&c->out, snap.data, snap.len);
+                lc_wire_buf *b = c->windows ? &own : &snap;
+                if (c->windows)
+                    own.len = 0;
+                if (!b->len)
+                    pack_snapshots(s, c->windows, b);
+                lc_wire_buf_append(&c->out, b->data, b->len);
             }
         }
         if (c->logs && c->out.len <= SOFT_OUT_LIMIT) {
@@ -445,6 +465,7 @@ static void feed_clients(lc_server *s)
         }
     }
     lc_wire_buf_fini(&snap);
+    lc_wire_buf_fini(&own);
 }
 
 /* Before the wait: write what can be written, and close the clients that

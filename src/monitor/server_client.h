@@ -26,6 +26,7 @@ typedef struct lc_server_client {
     char who[24]; /* " (pid N)" for the log, or "" when the peer's pid is unknown */
     lc_wire_buf in, out;
     uint32_t interval_ms;
+    unsigned windows; /* the windows it asked for besides 1 s and all time (bit w) */
     uint64_t next_due_ns;
     bool logs;
     uint64_t log_after;

@@ -7,6 +7,7 @@
 #include "pipeline/metrics_proto.h"
 
 #include "core/error.h"
+#include "core/metric_windows.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
 
@@ -67,6 +68,13 @@ _Static_assert((int)LC_ROLE_RESERVOIR_FILL == (int)LCMON__METRIC_ROLE__ROLE_RESE
                    (int)LC_ROLE_POSITIONS == (int)LCMON__METRIC_ROLE__ROLE_POSITIONS &&
                    (int)LC_ROLE_READER_CONNECTED == (int)LCMON__METRIC_ROLE__ROLE_READER_CONNECTED,
                "lc_metric_role and MetricRole differ");
+
+/* The windows are MetricWindow's numbers (core/metric_windows.h). */
+_Static_assert((int)LC_WINDOW_1S == (int)LCMON__METRIC_WINDOW__WINDOW_1S &&
+                   (int)LC_WINDOW_1H == (int)LCMON__METRIC_WINDOW__WINDOW_1H &&
+                   (int)LC_WINDOW_ALL == (int)LCMON__METRIC_WINDOW__WINDOW_ALL &&
+                   LC_WINDOW_COUNT == LCMON__METRIC_WINDOW__WINDOW_ALL + 1,
+               "lc_window and MetricWindow differ");
 
 /* A metric's role, as its stage's class lists it. */
 static Lcmon__MetricRole metric_role(const lc_stage_class *cls, const char *name)
@@ -166,6 +174,10 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         g->unit = unit ? lc_xstrdup(unit) : NULL;
         g->role = metric_role(cls, g->name);
         g->has_role = g->role != LCMON__METRIC_ROLE__ROLE_NONE;
+        if (m->gauge[i].values.count) {
+            g->values = lc_xmalloc(sizeof *g->values);
+            set_stats_int(g->values, &m->gauge[i].values);
+        }
         p->gauge_metrics[i] = g;
     }
     p->n_text_metrics = (size_t)m->n_text;
@@ -187,6 +199,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         s->name = lc_xstrdup(m->stat[i].name);
         s->stats = lc_xmalloc(sizeof *s->stats);
         set_stats_double(s->stats, &m->stat[i].stats);
+        const char *unit = metric_unit(cls, s->name);
+        s->unit = unit ? lc_xstrdup(unit) : NULL;
         p->statistics_metrics[i] = s;
     }
     return p;

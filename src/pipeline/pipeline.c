@@ -3,24 +3,28 @@
  *
  * Metrics. Every interval the metrics thread flushes each stage into an
  * lc_stage_metrics (generic part here, the class fills the rest). Each flush
- * is folded into the all-time aggregate and stored in a ring that holds the
- * flushes of the last second; the last-second view is the merge of the ring.
- * Aggregates live under `metrics_mu`.
+ * is folded into the windows of time (core/metric_windows.h: all time, the
+ * last second, and 10 s to 1 h from rings of whole seconds), under
+ * `metrics_mu`.
  *
  * Snapshots. After each flush, and at once after a start, a stop, a
- * command and the end, the two snapshots (the last second, all time) are
- * built once and published as shared immutable messages (core/shared.h):
- * the screen, the status line and every socket client read the same ones by
- * reference, instead of each building its own.
+ * command and the end, the two snapshots every reader wants (the last
+ * second, all time) are built once and published as shared immutable
+ * messages (core/shared.h): the screen, the status line and every socket
+ * client read the same ones by reference, instead of each building its
+ * own. The other windows are built when first asked for after they (or
+ * the states) changed, and shared the same way.
  */
 #include "pipeline/pipeline.h"
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/metric_windows.h"
 #include "core/shared.h"
 #include "core/thread.h"
 #include "pipeline/commands.h"
 #include "pipeline/metrics_proto.h"
+#include "pipeline/rank.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
 
@@ -29,8 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RING_MAX 128
 
 struct lc_pipeline {
     const lc_config *cfg;
@@ -57,19 +59,18 @@ struct lc_pipeline {
     lc_pipeline_end_fn on_end;
     void *on_end_ctx;
     uint64_t sequence;
-    lc_stage_metrics *all_time; /* n */
-    lc_stage_metrics *ring;     /* ring_len * n */
-    double *ring_time;          /* flush time of each ring slot */
-    size_t ring_len, ring_head, ring_count;
+    lc_metric_windows *windows;
     atomic_int state;
     char error[LC_ERROR_MSG_MAX];
 
     pthread_mutex_t publish_mu;
     pthread_mutex_t build_mu; /* one publish at a time: the last built is the last out */
-    lc_shared *published[2];  /* [all_time]: the snapshots readers share */
+    lc_shared *published[LC_WINDOW_COUNT];  /* the snapshots readers share */
+    uint64_t published_at[LC_WINDOW_COUNT]; /* the publish (and windows' version) each is of */
+    uint64_t changes; /* publishes but the ticks': a start, a stop, a command, the end */
 };
 
-static void publish(lc_pipeline *p);
+static void publish(lc_pipeline *p, bool tick);
 
 /* A stage's last worker ran out of input, or the drain thread read the last
  * item: wake the metrics thread to see whether the whole pipeline ended. */
@@ -80,61 +81,6 @@ static void stage_finished(void *ctx)
     p->end_check = true;
     lc_cond_broadcast(&p->metrics_cond);
     lc_mutex_unlock(&p->metrics_mu);
-}
-
-static int resolve_int_env(const char *name, int64_t *out, lc_error *err)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || *end || x < 0 || x > 65535)
-        return lc_error_set(err, LC_ECONFIG,
-                            "environment variable %s='%s' is not a whole number from 0 to "
-                            "65535",
-                            name, v);
-    *out = x;
-    return 1;
-}
-
-static int resolve_rank(const lc_config *cfg, lc_stage_env *env, lc_error *err)
-{
-    int64_t rank = cfg->rank, world = cfg->world_size;
-    const char *rank_src = "config";
-    if (rank < 0) {
-        int rc = resolve_int_env("RANK", &rank, err);
-        if (rc < 0)
-            return rc;
-        rank_src = "RANK";
-        if (rc == 0) {
-            rc = resolve_int_env("LOCAL_RANK", &rank, err);
-            if (rc < 0)
-                return rc;
-            rank_src = rc ? "LOCAL_RANK" : "default";
-            if (rc == 0)
-                rank = 0;
-        }
-    }
-    if (world < 0) {
-        int rc = resolve_int_env("WORLD_SIZE", &world, err);
-        if (rc < 0)
-            return rc;
-        if (rc == 0)
-            world = 1;
-        if (world == 0)
-            return lc_error_set(err, LC_ECONFIG, "environment variable WORLD_SIZE is 0");
-    }
-    if (rank >= world)
-        return lc_error_set(err, LC_ECONFIG,
-                            "rank %lld (from %s) is not below world size %lld; set RANK and "
-                            "WORLD_SIZE consistently",
-                            (long long)rank, rank_src, (long long)world);
-    env->rank = (uint32_t)rank;
-    env->world_size = (uint32_t)world;
-    env->rank_source = rank_src;
-    return 0;
 }
 
 /* The run's progress, told in the batch stream, when the pipeline has one
@@ -166,7 +112,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
     p->env.stage_finished_ctx = p;
-    int rc = resolve_rank(cfg, &p->env, err);
+    int rc = lc_pipeline_resolve_rank(cfg, &p->env, err);
     if (rc != 0) {
         free(p);
         return rc;
@@ -179,14 +125,8 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     lc_load_init(&p->drain_meter);
     p->n = cfg->n_stages;
     p->stages = lc_xcalloc(p->n, sizeof *p->stages);
-    p->all_time = lc_xcalloc(p->n, sizeof *p->all_time);
-    p->ring_len = 1000 / cfg->metrics_interval_ms;
-    if (p->ring_len < 1)
-        p->ring_len = 1;
-    if (p->ring_len > RING_MAX)
-        p->ring_len = RING_MAX;
-    p->ring = lc_xcalloc(p->ring_len * p->n, sizeof *p->ring);
-    p->ring_time = lc_xcalloc(p->ring_len, sizeof *p->ring_time);
+    p->windows =
+        lc_metric_windows_new(p->n, (double)cfg->metrics_interval_ms * 1e-3, lc_now_seconds());
     atomic_init(&p->state, LCMON__PIPELINE_STATE__PIPELINE_STARTING);
 
     for (size_t i = 0; i < p->n; i++) {
@@ -207,8 +147,6 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
             lc_pipeline_free(p);
             return rc;
         }
-        snprintf(p->all_time[i].name, sizeof p->all_time[i].name, "%s", s->name);
-        snprintf(p->all_time[i].type, sizeof p->all_time[i].type, "%s", s->cls->type_name);
     }
     lc_stage *last = &p->stages[p->n - 1];
     if (last->n_outputs == 1)
@@ -235,18 +173,11 @@ void lc_pipeline_flush_metrics(lc_pipeline *p)
         flush_stage(p, i, &fresh[i]);
     double now = lc_now_seconds();
     lc_mutex_lock(&p->metrics_mu);
-    for (size_t i = 0; i < p->n; i++)
-        lc_stage_metrics_merge(&p->all_time[i], &fresh[i]);
-    size_t slot = p->ring_head;
-    memcpy(&p->ring[slot * p->n], fresh, p->n * sizeof *fresh);
-    p->ring_time[slot] = now;
-    p->ring_head = (p->ring_head + 1) % p->ring_len;
-    if (p->ring_count < p->ring_len)
-        p->ring_count++;
+    lc_metric_windows_add(p->windows, fresh, now);
     p->sequence++;
     lc_mutex_unlock(&p->metrics_mu);
     free(fresh);
-    publish(p);
+    publish(p, true);
 }
 
 static bool all_finished(lc_pipeline *p)
@@ -288,7 +219,7 @@ static void *metrics_main(void *arg)
         }
         if (ended) {
             atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FINISHED);
-            publish(p);
+            publish(p, false);
             LC_INFO("pipeline finished: every stage ran out of input");
             if (p->on_end)
                 p->on_end(p->on_end_ctx);
@@ -328,6 +259,9 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
     }
     p->started = true;
     p->start_time = lc_now_seconds();
+    lc_mutex_lock(&p->metrics_mu);
+    lc_metric_windows_start(p->windows, p->start_time);
+    lc_mutex_unlock(&p->metrics_mu);
     LC_INFO("run %016llx, seed %llu%s", (unsigned long long)p->env.run_id,
             (unsigned long long)p->env.seed, p->cfg->seed_pinned ? "" : " (drawn for this run)");
     if (p->env.world_size > 1)
@@ -347,14 +281,14 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
             lc_mutex_unlock(&p->control_mu);
             lc_pipeline_stop(p);
             atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_FAILED);
-            publish(p);
+            publish(p, false);
             return lc_error_set(err, rc, "%s", p->error);
         }
     }
     if (p->drain_input && !p->output_taken)
         lc_thread_start(&p->drain_thread, "lc-drain", drain_main, p);
     atomic_store(&p->state, LCMON__PIPELINE_STATE__PIPELINE_RUNNING);
-    publish(p);
+    publish(p, false);
     lc_thread_start(&p->metrics_thread, "lc-metrics", metrics_main, p);
     lc_mutex_unlock(&p->control_mu);
     LC_INFO("pipeline started: %zu stages", p->n);
@@ -392,7 +326,7 @@ void lc_pipeline_stop(lc_pipeline *p)
                                 : (prev == LCMON__PIPELINE_STATE__PIPELINE_FINISHED
                                        ? LCMON__PIPELINE_STATE__PIPELINE_FINISHED
                                        : LCMON__PIPELINE_STATE__PIPELINE_STOPPED));
-    publish(p);
+    publish(p, false);
     lc_mutex_unlock(&p->control_mu);
     LC_INFO("pipeline stopped");
 }
@@ -448,13 +382,11 @@ void lc_pipeline_free(lc_pipeline *p)
     for (size_t i = 0; i < p->n; i++)
         lc_stage_fini(&p->stages[i]);
     free(p->stages);
-    lc_shared_unref(p->published[0]);
-    lc_shared_unref(p->published[1]);
+    for (int w = 0; w < LC_WINDOW_COUNT; w++)
+        lc_shared_unref(p->published[w]);
     lc_mutex_destroy(&p->publish_mu);
     lc_mutex_destroy(&p->build_mu);
-    free(p->all_time);
-    free(p->ring);
-    free(p->ring_time);
+    lc_metric_windows_free(p->windows);
     lc_load_fini(&p->drain_meter);
     lc_cond_destroy(&p->metrics_cond);
     lc_mutex_destroy(&p->metrics_mu);
@@ -502,6 +434,11 @@ uint64_t lc_pipeline_drained(lc_pipeline *p)
 
 Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time)
 {
+    return lc_pipeline_window_metrics(p, all_time ? LC_WINDOW_ALL : LC_WINDOW_1S);
+}
+
+Lcmon__DataLoaderMetricsProto *lc_pipeline_window_metrics(lc_pipeline *p, lc_window window)
+{
     Lcmon__DataLoaderMetricsProto *m = lc_xmalloc(sizeof *m);
     lcmon__data_loader_metrics_proto__init(m);
     m->n_stage_metrics = p->n;
@@ -509,32 +446,11 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time
     lc_stage_metrics *agg = lc_xcalloc(p->n, sizeof *agg);
     double now = lc_now_seconds();
     lc_mutex_lock(&p->metrics_mu);
-    double duration;
-    if (all_time) {
-        memcpy(agg, p->all_time, p->n * sizeof *agg);
+    double duration = lc_metric_windows_get(p->windows, window, now, agg);
+    if (window == LC_WINDOW_ALL || !p->started)
         duration = p->started ? now - p->start_time : 0;
-    } else {
-        /* The flushes of the last second only: on a loaded machine the
-         * metrics thread runs late and the ring spans more than a second.
-         * Always the newest one. Oldest first, so gauges end at the newest
-         * value. */
-        double oldest = now;
-        size_t first = 0;
-        while (first + 1 < p->ring_count &&
-               p->ring_time[(p->ring_head + p->ring_len - p->ring_count + first) % p->ring_len] <
-                   now - 1.0)
-            first++;
-        for (size_t k = first; k < p->ring_count; k++) {
-            size_t slot = (p->ring_head + p->ring_len - p->ring_count + k) % p->ring_len;
-            for (size_t i = 0; i < p->n; i++)
-                lc_stage_metrics_merge(&agg[i], &p->ring[slot * p->n + i]);
-            if (k == first)
-                oldest = p->ring_time[slot] - (double)p->cfg->metrics_interval_ms * 1e-3;
-        }
-        duration = p->ring_count ? now - oldest : 0;
-        if (p->ring_count && p->ring_count < p->ring_len && p->started && oldest < p->start_time)
-            duration = now - p->start_time;
-    }
+    m->has_window = true;
+    m->window = (Lcmon__MetricWindow)window;
     m->has_sequence = true;
     m->sequence = p->sequence;
     lc_mutex_unlock(&p->metrics_mu);
@@ -573,35 +489,89 @@ static void destroy_message(void *m)
     lcmon__data_loader_metrics_proto__free_unpacked(m, NULL);
 }
 
-/* Build both snapshots now and make them the ones readers get. */
-static void publish(lc_pipeline *p)
+/* Make `fresh` window w's snapshot, built at `at` (build_mu held). */
+static void put_published(lc_pipeline *p, lc_window w, lc_shared *fresh, uint64_t at)
+{
+    lc_mutex_lock(&p->publish_mu);
+    lc_shared *old = p->published[w];
+    p->published[w] = fresh;
+    p->published_at[w] = at;
+    lc_mutex_unlock(&p->publish_mu);
+    lc_shared_unref(old);
+}
+
+/* Build the last second's and the all-time snapshots now and make them the
+ * ones readers get; the other windows are built again when next asked
+ * (after a tick only when a second closed). */
+static void publish_built(lc_pipeline *p, bool tick) /* build_mu held */
+{
+    if (!tick)
+        p->changes++;
+    lc_shared *last = lc_shared_new(lc_pipeline_window_metrics(p, LC_WINDOW_1S), destroy_message);
+    lc_shared *all = lc_shared_new(lc_pipeline_window_metrics(p, LC_WINDOW_ALL), destroy_message);
+    put_published(p, LC_WINDOW_1S, last, 0);
+    put_published(p, LC_WINDOW_ALL, all, 0);
+}
+
+static void publish(lc_pipeline *p, bool tick)
 {
     /* Two publishes at once (a tick and a control request) must not swap
      * in the order opposite to their building: the one built before a
      * pause would then replace the one that shows it, for a whole tick. */
     lc_mutex_lock(&p->build_mu);
-    lc_shared *fresh[2];
-    for (int k = 0; k < 2; k++)
-        fresh[k] = lc_shared_new(lc_pipeline_metrics(p, k == 1), destroy_message);
-    lc_mutex_lock(&p->publish_mu);
-    lc_shared *old[2] = {p->published[0], p->published[1]};
-    p->published[0] = fresh[0];
-    p->published[1] = fresh[1];
-    lc_mutex_unlock(&p->publish_mu);
+    publish_built(p, tick);
     lc_mutex_unlock(&p->build_mu);
-    lc_shared_unref(old[0]);
-    lc_shared_unref(old[1]);
 }
 
 lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time)
 {
+    return lc_pipeline_window_snapshot(p, all_time ? LC_WINDOW_ALL : LC_WINDOW_1S);
+}
+
+/* A longer window's snapshot, built again when a second closed or a
+ * publish other than a tick's (a command, a stop: the states) came since
+ * it was built. The published last second and all time are then at least
+ * as new (a flush folded in but not yet published is published now), so a
+ * reader that takes the window first and all time after never sees a
+ * window that holds more than all time. */
+static lc_shared *window_snapshot(lc_pipeline *p, lc_window w)
+{
+    lc_mutex_lock(&p->build_mu);
+    lc_mutex_lock(&p->metrics_mu);
+    uint64_t version = lc_metric_windows_version(p->windows);
+    lc_mutex_unlock(&p->metrics_mu);
+    uint64_t at = p->changes << 32 | (version & 0xffffffffu);
+    lc_mutex_lock(&p->publish_mu);
+    lc_shared *s =
+        p->published[w] && p->published_at[w] == at ? lc_shared_ref(p->published[w]) : NULL;
+    lc_mutex_unlock(&p->publish_mu);
+    if (!s) {
+        s = lc_shared_new(lc_pipeline_window_metrics(p, w), destroy_message);
+        put_published(p, w, lc_shared_ref(s), at);
+    }
+    lc_mutex_lock(&p->publish_mu);
+    const Lcmon__DataLoaderMetricsProto *all =
+        p->published[LC_WINDOW_ALL] ? lc_shared_get(p->published[LC_WINDOW_ALL]) : NULL;
+    bool behind =
+        !all || all->sequence < ((const Lcmon__DataLoaderMetricsProto *)lc_shared_get(s))->sequence;
+    lc_mutex_unlock(&p->publish_mu);
+    if (behind)
+        publish_built(p, true);
+    lc_mutex_unlock(&p->build_mu);
+    return s;
+}
+
+lc_shared *lc_pipeline_window_snapshot(lc_pipeline *p, lc_window w)
+{
+    if (w != LC_WINDOW_1S && w != LC_WINDOW_ALL)
+        return window_snapshot(p, w);
     for (;;) {
         lc_mutex_lock(&p->publish_mu);
-        lc_shared *s = lc_shared_ref(p->published[all_time]);
+        lc_shared *s = lc_shared_ref(p->published[w]);
         lc_mutex_unlock(&p->publish_mu);
         if (s)
             return s;
-        publish(p); /* before the first start: nothing published yet */
+        publish(p, false); /* before the first start: nothing published yet */
     }
 }
 
@@ -611,7 +581,7 @@ int lc_pipeline_command(lc_pipeline *p, const lc_command_request *req, lc_comman
     int rc = lc_stages_command(p->stages, p->n, req, res);
     lc_mutex_unlock(&p->control_mu);
     if (res->n)
-        publish(p); /* what readers see next already shows the command */
+        publish(p, false); /* what readers see next already shows the command */
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * pipeline: the orchestrator. Builds the stages a configuration describes,
  * wires their queues, starts and stops them, flushes their metrics at a fixed
- * interval into a last-second and an all-time view, and runs commands
+ * interval into windows of time (the last second to all time), and runs commands
  * (core/command.h) on them.
  *
  * Threads: the caller (one control thread: main, the screen, or the monitor
@@ -19,6 +19,7 @@
 
 #include "core/command.h"
 #include "core/error.h"
+#include "core/metric_windows.h"
 #include "pipeline/config.h"
 
 #include <stdbool.h>
@@ -74,9 +75,13 @@ void lc_pipeline_flush_metrics(lc_pipeline *p);
  * Lcmon__DataLoaderMetricsProto (lc_shared_get) that every reader shares;
  * drop it with lc_shared_unref. */
 lc_shared *lc_pipeline_snapshot(lc_pipeline *p, bool all_time);
+/* The same of any window (core/metric_windows.h): the longer ones are built
+ * when asked, once a second at most while nothing else changes. */
+lc_shared *lc_pipeline_window_snapshot(lc_pipeline *p, lc_window w);
 /* A message built now, the caller's own (tests, and what publishing
  * builds); free with lcmon__data_loader_metrics_proto__free_unpacked. */
 Lcmon__DataLoaderMetricsProto *lc_pipeline_metrics(lc_pipeline *p, bool all_time);
+Lcmon__DataLoaderMetricsProto *lc_pipeline_window_metrics(lc_pipeline *p, lc_window w);
 
 /* What a restart carries from a stopped pipeline to the next one, built
  * from the same configuration or a reloaded one (each stage's carry_out, to

@@ -59,8 +59,13 @@ static void sort_sources(const pool_config *c, lc_chunk_source **srcs, size_t n,
         lc_order_key_make(c->order, anchor, NULL, anchor_key);
     for (size_t i = 0; i < n; i++) {
         srcs[i] = v[i].src;
-        if (anchor && !strcmp(v[i].key.name, anchor))
-            *anchor_key = v[i].key; /* the file's own (its mtime) */
+        if (anchor && !strcmp(v[i].key.name, anchor)) {
+            /* the file's mtime, in a key that points into the caller's
+             * copy of the anchor: the source may be let go before the key
+             * is used */
+            lc_order_key_make(c->order, anchor, NULL, anchor_key);
+            anchor_key->mtime_ns = v[i].key.mtime_ns;
+        }
     }
     free(v);
 }

@@ -158,6 +158,25 @@ static void test_sample_data_metrics(void)
     lc_shared_unref(a);
     lc_shared_unref(b);
     lc_shared_unref(c); /* the pipeline still holds its own */
+
+    /* A longer window: built when asked, shared until a second closes or a
+     * command publishes; it says which window it is, and holds no more
+     * than all time. */
+    lc_shared *w1 = lc_pipeline_window_snapshot(p, LC_WINDOW_10S);
+    lc_shared *w2 = lc_pipeline_window_snapshot(p, LC_WINDOW_10S);
+    CHECK(w1 == w2);
+    const Lcmon__DataLoaderMetricsProto *wm = lc_shared_get(w1);
+    lc_shared *as = lc_pipeline_snapshot(p, true);
+    const Lcmon__DataLoaderMetricsProto *am = lc_shared_get(as);
+    CHECK(wm->has_window && wm->window == LCMON__METRIC_WINDOW__WINDOW_10S);
+    CHECK(am->has_window && am->window == LCMON__METRIC_WINDOW__WINDOW_ALL);
+    CHECK(wm->duration_seconds > 0 && wm->duration_seconds <= am->duration_seconds);
+    CHECK_EQ_INT(wm->n_stage_metrics, 2);
+    CHECK(lc_snapshot_count(wm->stage_metrics[1], "chunks") <=
+          lc_snapshot_count(am->stage_metrics[1], "chunks"));
+    lc_shared_unref(w1);
+    lc_shared_unref(w2);
+    lc_shared_unref(as);
     lc_pipeline_free(p);
     lc_config_free(cfg);
 }

@@ -349,7 +349,7 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr.count("\n"), 1)
         self.assertIn("lcmon ctl: 'bogus': unknown command", r.stderr)
-        self.assertIn("metrics [--json]", r.stderr)
+        self.assertIn("metrics [--window W] [--json]", r.stderr)
         r = run("--help")
         for var in ("LCMON_DATA", "LCMON_PIPE", "LCMON_PARQUET", "NO_COLOR", "RANK",
                     "WORLD_SIZE", "Exit status"):
@@ -396,8 +396,10 @@ class Cli(unittest.TestCase):
         usage error)."""
         r = run("ctl", "help")
         self.assertEqual(r.returncode, 0, r.stderr)
-        commands = re.findall(r"^  (\S+(?: (?:get|set|reset))?)(?: (KEY|STAGE|\[--json\]))?  ",
+        commands = re.findall(r"^  (\S+(?: (?:get|set|reset))?)"
+                              r"(?: (KEY|STAGE|\[--json\]|\[--window W\] \[--json\]))?  ",
                               r.stdout, re.M)
+        self.assertIn(("metrics", "[--window W] [--json]"), commands)
         self.assertGreaterEqual(len(commands), 11, r.stdout)
         root = os.path.dirname(os.path.dirname(DATA))
         with open(os.path.join(root, "README.md")) as f:
@@ -421,12 +423,13 @@ class Cli(unittest.TestCase):
             while run("ctl", sock, "status").returncode != 0:
                 self.assertLess(time.monotonic(), deadline, "no loader on the socket")
                 time.sleep(0.1)
-            args = {"KEY": ["game_000001.gz"], "STAGE": ["pool"], "[--json]": ["--json"], "": []}
+            args = {"KEY": ["game_000001.gz"], "STAGE": ["pool"], "[--json]": ["--json"],
+                    "[--window W] [--json]": ["--window", "1m", "--json"], "": []}
             order = sorted(commands, key=lambda c: c[0] in ("stop", "start", "reload"))
             for words, arg in order:
                 r = run("ctl", sock, *words.split(), *args[arg], timeout=60 * SLOW)
                 self.assertIn(r.returncode, (0, 1), "%s: %s" % (words, r.stderr))
-                if arg == "[--json]":  # the option is optional
+                if arg.startswith("["):  # the options are optional
                     r = run("ctl", sock, *words.split(), timeout=60 * SLOW)
                     self.assertEqual(r.returncode, 0, "%s: %s" % (words, r.stderr))
             r = run("ctl", sock, "anchor", "get", "extra")

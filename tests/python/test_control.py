@@ -5,6 +5,10 @@ reader draining its pipe):
 - its message table equals proto/*.proto, field by field;
 - every request: hello and stages, metrics and state, anchor get, set and
   reset, pause and resume, stop and start;
+- the windows of time: each through Control.metrics(window=) and `lcmon
+  ctl SOCKET metrics --window`, what each covers and counts against all
+  time; an unknown window refused naming the valid ones; a subscriber
+  that asks for none (an older client) gets the messages it always got;
 - wait_for_new_chunks while games are copied into the watched directory,
   seen within a fraction of a second of the last one;
 - reconnecting across `stop`/`start` and across SIGKILL plus a new lcmon on
@@ -15,6 +19,7 @@ reader draining its pipe):
 Environment: as test_monitor (LCMON, LC_TEST_DATA, LCMON_SOURCE_ROOT).
 """
 
+import json
 import os
 import re
 import select
@@ -28,8 +33,8 @@ import time
 import unittest
 
 from lcmon import Control, ControlError, LoaderGone, ProtocolError
-from lcmon.control import SCHEMA, decode, encode
-from test_monitor import DATA, SLOW, Loader, ctl
+from lcmon.control import SCHEMA, WINDOWS, decode, encode
+from test_monitor import DATA, SLOW, Frames, Loader, ctl, subscribe
 
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
 WAIT = 30 * SLOW
@@ -249,6 +254,85 @@ class AgainstLcmon(unittest.TestCase):
             c.request({"pipeline_command": "PIPELINE_COMMAND_START"})
             self.wait_state(c, "PIPELINE_RUNNING")
             self.assertIn("reloaded", c.request({"reload_config": True})["message"])
+
+    # What each window may cover at most beyond its length: one slot of its
+    # tier (core/metric_windows.h), and a flush interval of slack.
+    WINDOW_SECONDS = {"1s": (1, 0.2), "10s": (10, 0.2), "1m": (60, 10.2), "10m": (600, 60.2),
+                      "1h": (3600, 600.2)}
+
+    @staticmethod
+    def positions(snapshot_part):
+        s = [s for s in snapshot_part["stage_metrics"] if s["name"] == "tensors"][0]
+        return [c for c in s["count_metrics"] if c["name"] == "positions"][0]["count"]
+
+    def test_windows(self):
+        with Control(self.L.sock, timeout=WAIT) as c:
+            self.wait_state(c, "PIPELINE_RUNNING")
+            self.assertTrue(self.L.batches_flow(WAIT))
+            deadline = time.monotonic() + WAIT
+            while True:  # whole seconds with positions in them
+                ten = c.metrics("10s")["window"]
+                if ten.get("duration_seconds", 0) >= 2 and self.positions(ten) > 0:
+                    break
+                self.assertLess(time.monotonic(), deadline, "no whole seconds of positions")
+                time.sleep(0.1)
+            for name in WINDOWS:
+                m = c.metrics(window=name)
+                w, all_time = m["window"], m["all_time"]
+                self.assertEqual(w.get("window"), "WINDOW_" + name.upper(), name)
+                covers = w.get("duration_seconds", 0)
+                self.assertGreater(covers, 0, name)
+                self.assertLessEqual(covers, all_time["uptime_seconds"] + 0.5, name)
+                if name != "all":
+                    length, slot = self.WINDOW_SECONDS[name]
+                    self.assertLessEqual(covers, length + slot, name)
+                # The window's positions are all time's, or fewer; taken
+                # after it, all time's can only have grown.
+                self.assertLessEqual(self.positions(w), self.positions(all_time), name)
+                if name in ("1h", "all"):  # the whole run (the hour: but the open second)
+                    self.assertGreaterEqual(self.positions(w), self.positions(ten), name)
+                    self.assertGreater(covers, all_time["uptime_seconds"] - 1.5, name)
+                # ctl shows the same window, as JSON and as text.
+                r = ctl(self.L.sock, "metrics", "--window", name, "--json", timeout=WAIT)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                j = json.loads(r.stdout)
+                self.assertEqual(j["window"]["window"], "WINDOW_" + name.upper())
+                self.assertLessEqual(self.positions(j["window"]), self.positions(j["all_time"]))
+                r = ctl(self.L.sock, "metrics", "--window=" + name, timeout=WAIT)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertRegex(r.stdout, r"(?m)^window %s: [0-9.]+ s$" % name)
+                self.assertRegex(r.stdout, r"(?m)^tensors .* out [0-9]+ \([0-9]+/s\)$")
+            # The 10 s window's gauges carry their range over it.
+            m = c.metrics("10s")["window"]
+            fill = Control.find(m, "sampler", "gauge_metrics", "reservoir_size")
+            v = fill["values"]
+            self.assertLessEqual(v["min"], fill["value"])
+            self.assertLessEqual(fill["value"], v["max"])
+            self.assertGreater(v["count"], 1)
+            # Unknown windows: refused, naming the valid ones.
+            with self.assertRaisesRegex(ValueError, "1s, 10s, 1m, 10m, 1h, all"):
+                c.metrics(window="5m")
+            r = ctl(self.L.sock, "metrics", "--window", "5m")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("'5m': no such window (the windows: 1s, 10s, 1m, 10m, 1h, all)",
+                          r.stderr)
+            self.assertEqual(ctl(self.L.sock, "metrics", "--window").returncode, 2)
+        # A subscriber that names no window (as every client before windows)
+        # gets the last second and all time, and nothing more.
+        with socket.socket(socket.AF_UNIX) as raw:
+            raw.connect(self.L.sock)
+            raw.sendall(subscribe(100))
+            frames = Frames(raw)
+            msgs = []
+            deadline = time.monotonic() + WAIT
+            while sum(1 for m in msgs if any(n == 3 for n, _ in m)) < 2:
+                self.assertLess(time.monotonic(), deadline)
+                msgs += frames.read(0.2)
+            for m in msgs:
+                nums = {n for n, _ in m}
+                self.assertNotIn(7, nums)
+                if 3 in nums:
+                    self.assertIn(2, nums)
 
     def wait_stage(self, c, stage, state):
         deadline = time.monotonic() + WAIT

@@ -680,6 +680,46 @@ class AnchorBeforeLoad(unittest.TestCase):
                 L.close()
 
 
+class MetricsLogWindows(unittest.TestCase):
+    def test_windows_in_the_log(self):
+        """--metrics-log-windows 10s,1h: each line holds those windows too,
+        under "windows" by name, each saying which it is and covering no
+        more than the run; the last second and all time as ever."""
+        with tempfile.TemporaryDirectory() as tmp:
+            L = Loader(tmp, extra=("--metrics-log-windows", "10s,1h,all"))
+            try:
+                self.assertTrue(L.batches_flow())
+                deadline = time.monotonic() + 15 * SLOW
+                docs = []
+                while time.monotonic() < deadline and len(docs) < 3:
+                    time.sleep(0.2)
+                    with open(L.log) as f:
+                        docs = [json.loads(l) for l in f.read().split("\n")[:-1]]
+                self.assertGreaterEqual(len(docs), 3)
+                for d in docs:
+                    self.assertEqual(sorted(d), ["all_time", "last_second", "time", "windows"])
+                    self.assertEqual(sorted(d["windows"]), ["10s", "1h"])
+                    for name, w in d["windows"].items():
+                        self.assertEqual(w["window"], "WINDOW_" + name.upper())
+                        self.assertLessEqual(w.get("duration_seconds", 0),
+                                             d["all_time"]["uptime_seconds"] + 0.5)
+                        for s in w["stage_metrics"]:
+                            self.assertLessEqual(s.get("items_out", 0),
+                                                 L.stage(d, s["name"]).get("items_out", 0))
+                # Whole seconds by the last line: the hour holds them.
+                self.assertGreater(docs[-1]["windows"]["1h"]["duration_seconds"], 1.0)
+            finally:
+                L.close()
+        r = subprocess.run([LCMON, "--no-ui", "--metrics-log", "/dev/null",
+                            "--metrics-log-windows", "10s,5m"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("'5m' is not a window (the windows: 1s, 10s, 1m, 10m, 1h, all", r.stderr)
+        r = subprocess.run([LCMON, "--no-ui", "--metrics-log-windows", "1m"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("add --metrics-log FILE", r.stderr)
+
+
 class CtlErrors(unittest.TestCase):
     def test_no_such_socket(self):
         path = "/nonexistent/socket"

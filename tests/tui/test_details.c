@@ -106,6 +106,20 @@ static tui_segs render(Lcmon__MetricDisplay__As as, const char *metric, const ch
     return ss;
 }
 
+/* "hits" as a PERCENT against itself plus "misses". */
+static tui_segs hits_of_misses(void)
+{
+    Lcmon__MetricDisplay e = LCMON__METRIC_DISPLAY__INIT;
+    e.metric = "hits";
+    e.has_as = true;
+    e.as = LCMON__METRIC_DISPLAY__AS__PERCENT;
+    e.label = "hits";
+    e.of = "misses";
+    tui_segs ss = {.n = 0};
+    tui_details_metric(&screen, &ss, &e, &last.s, &all.s);
+    return ss;
+}
+
 /* One segment, with that full and brief form. */
 static void check_one(tui_segs ss, const char *text, const char *brief)
 {
@@ -155,15 +169,7 @@ static void test_numbers(void)
     check_one(render(LCMON__METRIC_DISPLAY__AS__PERCENT, "hits", "hits", NULL), "100% hits",
               "100% hits");
     /* Against itself plus the count `of`. */
-    Lcmon__MetricDisplay e = LCMON__METRIC_DISPLAY__INIT;
-    e.metric = "hits";
-    e.has_as = true;
-    e.as = LCMON__METRIC_DISPLAY__AS__PERCENT;
-    e.label = "hits";
-    e.of = "misses";
-    tui_segs ss = {.n = 0};
-    tui_details_metric(&screen, &ss, &e, &last.s, &all.s);
-    check_one(ss, "97% hits", "97% hits");
+    check_one(hits_of_misses(), "97% hits", "97% hits");
 }
 
 static void test_fills(void)
@@ -194,6 +200,72 @@ static void test_flags_texts_anchor(void)
               "12 since anchor game_0001.gz", "+12 since game_0001.gz");
 }
 
+/* The window the screen shows (w): rates, shares and percentages come from
+ * its snapshot, totals still from all time; a stage's statistics show as
+ * their mean and range over it. */
+static void test_window(void)
+{
+    static stage win;
+    stage_init(&win);
+    win.c[1].count = 6000;  /* chunks_in over a minute */
+    win.c[3].count = 15000; /* blocked_ms */
+    win.c[4].count = 1;     /* hits */
+    win.c[5].count = 3;     /* misses */
+    Lcmon__StageMetricProto *stages[1] = {&win.s};
+    Lcmon__DataLoaderMetricsProto m = LCMON__DATA_LOADER_METRICS_PROTO__INIT;
+    m.duration_seconds = 60;
+    m.n_stage_metrics = 1;
+    m.stage_metrics = stages;
+    screen.rate = &m;
+    check_one(render(LCMON__METRIC_DISPLAY__AS__RATE, "chunks_in", "chunks/s in", ""),
+              "100 chunks/s in", "");
+    check_one(render(LCMON__METRIC_DISPLAY__AS__SHARE_OF_TIME, "blocked_ms", "blocked", "b"),
+              "blocked 25%", "b 25%");
+    check_one(hits_of_misses(), "25% hits", "25% hits");
+    tui_segs ss = {.n = 0};
+    all.c[0].count = 123456;
+    check_one(render(LCMON__METRIC_DISPLAY__AS__TOTAL, "files", "files", NULL), "123k files",
+              "123k files");
+    /* A stage the window lacks (a restart between them): the last second. */
+    win.s.name = "other";
+    check_one(render(LCMON__METRIC_DISPLAY__AS__RATE, "chunks_in", "chunks/s in", ""),
+              "850 chunks/s in", "");
+    win.s.name = "pool";
+
+    Lcmon__StatisticsProtoDouble v = LCMON__STATISTICS_PROTO_DOUBLE__INIT;
+    v.min = 0.5, v.max = 3.25, v.sum = 12, v.count = 8;
+    Lcmon__StatisticsMetricProto st = LCMON__STATISTICS_METRIC_PROTO__INIT, *stp[1] = {&st};
+    st.name = "chunk_weight";
+    st.stats = &v;
+    win.s.n_statistics_metrics = 1;
+    win.s.statistics_metrics = stp;
+    ss.n = 0;
+    tui_details_statistics(&ss, &win.s);
+    check_one(ss, "chunk_weight 1.5 (0.5 to 3.25)", "chunk_weight 1.5");
+    v.count = 0; /* none measured in the window: nothing */
+    ss.n = 0;
+    tui_details_statistics(&ss, &win.s);
+    CHECK_EQ_INT(ss.n, 0);
+    screen.rate = NULL;
+
+    /* A queue: how full now (the last second's), its mean and peak over
+     * the window. */
+    Lcmon__StatisticsProtoInt64 now = LCMON__STATISTICS_PROTO_INT64__INIT,
+                                over = LCMON__STATISTICS_PROTO_INT64__INIT;
+    now.latest = 11, now.has_latest = true, now.sum = 160, now.count = 10, now.max = 16;
+    over.sum = 300, over.count = 100, over.max = 16;
+    Lcmon__QueueMetricProto q = LCMON__QUEUE_METRIC_PROTO__INIT,
+                            qr = LCMON__QUEUE_METRIC_PROTO__INIT;
+    q.queue_capacity = qr.queue_capacity = 16;
+    q.queue_fullness = &now;
+    qr.queue_fullness = &over;
+    ss.n = 0;
+    tui_details_queue(&ss, &q, &qr, NULL, true);
+    CHECK_EQ_INT(ss.n, 2);
+    CHECK_EQ_STR(ss.v[0].text, "11/16 queued");
+    CHECK_EQ_STR(ss.v[1].text, "mean 3, peak 16");
+}
+
 int main(void)
 {
     stage_init(&last);
@@ -206,6 +278,7 @@ int main(void)
     test_numbers();
     test_fills();
     test_flags_texts_anchor();
+    test_window();
     tui_history_free(screen.hist);
     return check_finish();
 }

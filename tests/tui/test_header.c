@@ -214,9 +214,37 @@ static void test_warnings(void)
     CHECK(gone[item("output")] > gone[item("problem")]);
 }
 
+/* The window the rate is over follows it, unless the last second, and
+ * stays as long as the rate does; the rate is the window's. */
+static void test_window(void)
+{
+    loader l, win;
+    loader_init(&l);
+    loader_init(&win);
+    win.positions.count = 60 * 1000;
+    win.m.duration_seconds = 60;
+    int full[N_MAX], gone[N_MAX], shrunk[N_MAX];
+    tui_header_in in = {.m = &l.m, .where = "in-process", .window = "1s"};
+    tui_header_layout(&in, WIDEST, full);
+    CHECK_EQ_INT(full[item("window")], 0);
+    in.window = "1m";
+    in.rate = &win.m;
+    tui_header_layout(&in, WIDEST, full);
+    CHECK_EQ_INT(full[item("rate")], 12);  /* "  1000 pos/s": the window's, not 38.5k */
+    CHECK_EQ_INT(full[item("window")], 5); /* " (1m)" */
+    in.window = "all";
+    narrow(&in, gone, shrunk, full);
+    CHECK_EQ_INT(full[item("window")], 14); /* " (since start)" */
+    CHECK_EQ_INT(gone[item("window")], 0);
+    l.m.state = LCMON__PIPELINE_STATE__PIPELINE_STOPPED; /* no rate: no window */
+    tui_header_layout(&in, WIDEST, full);
+    CHECK_EQ_INT(full[item("window")], 0);
+}
+
 int main(void)
 {
     test_fit();
+    test_window();
     test_drop_order();
     test_warnings();
     return check_finish();

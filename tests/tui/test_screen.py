@@ -1,7 +1,8 @@
 """The lcmon screen, driven through tmux (tmux's regress style;
 screen_harness.py starts it): the stage rows, fills and anchor; pause and
 resume; anchor reset and set; themes (and --theme, --no-color, ASCII); the
-log pane (l, PgUp/PgDn, Home, End); the refresh rate (+, -); resizes; what
+log pane (l, PgUp/PgDn, Home, End); the refresh rate (+, -); the window
+of the rates (w); resizes; what
 the screen's own thread costs in CPU. Screens whose content is
 deterministic (the help screen, a pipeline that fails to start) are
 compared with golden files in tests/tui/golden. Stopping, restarting,
@@ -98,7 +99,11 @@ stages:
     def test_anchor_reset(self):
         p = Pane(self, 160, 45)
         p.wait_rows()
-        before = int(re.search(r"\+?(\d+) since", row(p.capture(), "pool")).group(1))
+        # The pool's initial load counts every game: wait for it (the rows
+        # come first, the count once the load is done).
+        text = p.wait_for("the count since the start", lambda t: re.search(
+            r"\+?(\d+) since", row(t, "pool")))
+        before = int(re.search(r"\+?(\d+) since", row(text, "pool")).group(1))
         self.assertEqual(before, 43)
         p.send("r")
         # The message line and the log pane are written in one refresh, but
@@ -296,6 +301,30 @@ stages:
             text = p.wait_for("%s/s after %s" % (want, key), lambda t, w=want:
                               self.keybar_rate(t) == w and "%s redraws per second" % w in t)
         check_layout(self, p, text)
+
+    def test_window_key(self):
+        """w cycles the window the rates are over: the header names it after
+        the rate ("(10s)" ... "(since start)"), the message line says it in
+        words, and after all time the last second comes back, unnamed."""
+        def head(t):
+            return t.split("\n")[0]
+
+        p = Pane(self, 160, 45)
+        text = p.wait_for("unpacker moving", lambda t: rate_value(items_per_second(t, "unpacker")) > 0)
+        self.assertNotIn("pos/s (", head(text))  # the last second, unnamed
+        for name, words in (("10s", "the last 10 seconds"), ("1m", "the last minute"),
+                            ("10m", "the last 10 minutes"), ("1h", "the last hour"),
+                            ("since start", "all time, since the start")):
+            p.send("w")
+            # The unpacker's rate over the window: whole seconds of work.
+            p.wait_for("the header names %s" % name, lambda t, n=name, w=words:
+                       "pos/s (%s)" % n in head(t)
+                       and "rates, loads and shares over %s" % w in t
+                       and rate_value(items_per_second(t, "unpacker")) > 0)
+        p.send("w")
+        p.wait_for("the last second again", lambda t: "pos/s (" not in head(t)
+                   and "over the last second" in t)
+        check_layout(self, p, p.wait_rows())
 
     def test_theme_option_light(self):
         p = Pane(self, 160, 45, args=["--theme", "light"])

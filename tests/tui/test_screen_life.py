@@ -189,6 +189,15 @@ class ScreenLife(ScreenCase):
         p.send("Space")
         p.wait_for("unpacker running", lambda t: "PAUSED" not in row(t, "unpacker"), timeout=8)
 
+        # w: the attached screen asks the loader for the window it names.
+        for name in ("10s", "1m"):
+            p.send("w")
+            p.wait_for("the window %s" % name, lambda t, n=name: "pos/s (%s)" % n in
+                       t.split("\n")[0])
+        p.send("w", "w", "w", "w")  # 10m, 1h, all time, and the last second again
+        p.wait_for("the last second", lambda t: "pos/s (" not in t.split("\n")[0]
+                   and "over the last second" in t)
+
         # The anchor keys: a sets the offered newest key, r resets and counts.
         p.send("a")
         p.wait_for("the prompt", lambda t: "anchor key: training-run-mini.tar" in t)
