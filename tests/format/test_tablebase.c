@@ -14,6 +14,7 @@
 #include "format/chess/chess_vocab.h"
 #include "format/lc0/tablebase.h"
 
+#include <pthread.h>
 #include <sys/stat.h>
 
 static lc_tablebases *tb;
@@ -143,6 +144,38 @@ static void test_bad_paths(void)
     CHECK(t == NULL);
 }
 
+/* Three threads probing three tables at once (each position a win for the
+ * side to move): Debian's Gaviota gave a draw for one probe in a few
+ * thousand this way until lcmon's probes took turns (tablebase.c). */
+enum { PROBERS = 3, PROBE_ROUNDS = 300 };
+
+static void *prober(void *arg)
+{
+    static const char *const pos[PROBERS][2] = {
+        {"Ka1 Qd3", "Kh8"}, {"Kc3 Rh2", "Ke5"}, {"Kc3 Pa6", "Kh1"}};
+    unsigned *wrong = arg;
+    for (int k = 0; k < PROBE_ROUNDS; k++)
+        for (int j = 0; j < PROBERS; j++)
+            *wrong += wdl(pos[j][0], pos[j][1], false) != LC_TB_WIN;
+    return NULL;
+}
+
+static void test_concurrent_probes(void)
+{
+    unsigned total = 0;
+    for (int round = 0; round < 200; round++) {
+        pthread_t t[PROBERS];
+        unsigned wrong[PROBERS] = {0};
+        for (int i = 0; i < PROBERS; i++)
+            CHECK_EQ_INT(pthread_create(&t[i], NULL, prober, &wrong[i]), 0);
+        for (int i = 0; i < PROBERS; i++)
+            pthread_join(t[i], NULL);
+        for (int i = 0; i < PROBERS; i++)
+            total += wrong[i];
+    }
+    CHECK_EQ_INT(total, 0); /* without the lock: 0 to 140 in 10 runs, 4 of them not 0 */
+}
+
 int main(void)
 {
     if (!lc_tablebases_have_gaviota()) { /* refused, naming the package */
@@ -166,7 +199,16 @@ int main(void)
     test_known_results();
     test_rate_moves();
     test_opening(dir);
+    test_concurrent_probes();
     lc_tablebases_close(tb);
+    /* Closed and opened again (a stage's restart): Gaviota, kept loaded,
+     * answers as before. */
+    CHECK_OK(lc_tablebases_open(NULL, dir, &tb, &err));
+    if (tb) {
+        test_known_results();
+        test_concurrent_probes();
+        lc_tablebases_close(tb);
+    }
     /* Closed, a set of other folders opens: the cp1 scheme of the same
      * tables answers the same. */
     char *cp1 = lc_xasprintf("%s/../gtb1", dir);

@@ -499,16 +499,8 @@ int main(void)
         return 77;
     }
     test_settings();
-    /* The tables stay open between the chains (each rescorer takes a
-     * reference to this set): closing Gaviota's tables and opening them
-     * again in one process sometimes leaves every probe unanswered (seen
-     * here as 0 hits of 90 probes in about one run in six; a defect of
-     * format/lc0/tablebase.c's reopening, reported, not of the stage). */
-    lc_tablebases *held = NULL;
-    CHECK_OK(lc_tablebases_open(NULL, GTB, &held, NULL));
     test_rescored_from_pool_and_store();
     test_packed_without_file();
-    lc_tablebases_close(held);
     test_converted_and_deblundered();
     return check_finish();
 }

@@ -39,12 +39,36 @@ struct lc_tablebases {
     unsigned syzygy_wdl[MAX_PIECES], syzygy_dtz[MAX_PIECES];
     unsigned gaviota_tables[MAX_PIECES];
     int gaviota_scheme;
-    const char **gaviota_list; /* Gaviota's path list, kept until tb_done */
     unsigned refs;
 };
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static lc_tablebases *open_set;
+
+/*
+ * Gaviota stays loaded after its last close (its folders and scheme kept
+ * here, under open_lock), and a later open of the same folders uses it as
+ * it is: taken down with tb_done and loaded again with tb_init, the
+ * library answered nothing at all for some of the probes made right after
+ * from several threads (1 run in about 100 with three threads probing;
+ * never without the reload). A reload or restart of the stage opens the
+ * same folders; only a change of folders loads it again.
+ */
+/*
+ * Gaviota's probes, one at a time. Debian's libgaviotatb 0.4 is not safe
+ * for probes from several threads at once, though its documentation says
+ * so: three threads probing KQK, KRK and KPK positions, each a win,
+ * got a draw for one probe in a few thousand (calling the library
+ * directly, without lcmon's code). A wrong result would be written into
+ * the games, so the probes take turns.
+ */
+static pthread_mutex_t gaviota_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+    char *paths; /* NULL: Gaviota not loaded */
+    int scheme;
+    const char **list;
+} gaviota_loaded;
 
 bool lc_tablebases_have_gaviota(void)
 {
@@ -208,18 +232,30 @@ static int open_gaviota(lc_tablebases *tb, lc_error *err)
                             tb->gaviota_paths);
     memcpy(tb->gaviota_tables, gtb[scheme], sizeof tb->gaviota_tables);
     tb->gaviota_scheme = scheme;
+    tb->gaviota_max = most_pieces(tb->gaviota_tables);
+    if (gaviota_loaded.paths && !strcmp(gaviota_loaded.paths, tb->gaviota_paths) &&
+        gaviota_loaded.scheme == scheme)
+        return 0; /* loaded by an earlier open of these folders */
+    if (gaviota_loaded.paths) {
+        tbcache_done();
+        tb_done();
+        tbpaths_done(gaviota_loaded.list);
+        free(gaviota_loaded.paths);
+        gaviota_loaded.paths = NULL;
+    }
     const char **list = tbpaths_init();
     char *copy = lc_xstrdup(tb->gaviota_paths), *save = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
         list = tbpaths_add(list, dir);
     free(copy);
-    tb->gaviota_list = list;
     tb_init(0, scheme, list);
     tbcache_init(16u << 20, 96);
+    gaviota_loaded.paths = lc_xstrdup(tb->gaviota_paths);
+    gaviota_loaded.scheme = scheme;
+    gaviota_loaded.list = list;
     if (!tb_is_initialized() || !tb_availability())
         return lc_error_set(err, LC_ECONFIG, "gaviota_paths: Gaviota loaded no table from %s",
                             tb->gaviota_paths);
-    tb->gaviota_max = most_pieces(tb->gaviota_tables);
     return 0;
 #else
     return lc_error_set(err, LC_ECONFIG,
@@ -234,13 +270,6 @@ static void unload(lc_tablebases *tb)
 #if LC_HAVE_SYZYGY
     if (tb->syzygy_max)
         lc_syzygy_unload();
-#endif
-#if LC_HAVE_GAVIOTA
-    if (tb->gaviota_list) {
-        tbcache_done();
-        tb_done();
-        tbpaths_done(tb->gaviota_list);
-    }
 #endif
     free(tb->syzygy_paths);
     free(tb->gaviota_paths);
@@ -377,10 +406,12 @@ static int gaviota_probe(const lc_position *p, unsigned *plies)
     }
     int ep = lc_position_ep_square(p);
     unsigned info = tb_UNKNOWN, epsq = ep < 0 ? tb_NOSQUARE : (unsigned)ep;
+    pthread_mutex_lock(&gaviota_probe_lock);
     int ok = plies ? tb_probe_hard(tb_WHITE_TO_MOVE, epsq, tb_NOCASTLE, sq[0], sq[1], pc[0], pc[1],
                                    &info, plies)
                    : tb_probe_WDL_hard(tb_WHITE_TO_MOVE, epsq, tb_NOCASTLE, sq[0], sq[1], pc[0],
                                        pc[1], &info);
+    pthread_mutex_unlock(&gaviota_probe_lock);
     if (!ok)
         return LC_TB_UNKNOWN;
     return info == tb_DRAW    ? LC_TB_DRAW

@@ -25,10 +25,13 @@
  * tb_init / tbcache_init likewise. So there is one set of tablebases per
  * process: opening the same folders again returns the open set (counted;
  * each open needs its close), opening other folders while a set is open is
- * refused with a message naming both. Probing: Fathom's WDL probe and
- * Gaviota's probes are safe from any thread (Gaviota guards its cache with
- * a mutex); Fathom's root probe (DTZ of every move) is not, so
- * lc_tablebases_rate_moves holds a lock around it. Opening and closing
+ * refused with a message naming both; Gaviota stays loaded after its last
+ * close, for the next open of the same folders (tablebase.c says why).
+ * Probing: Fathom's WDL probe is safe from any thread; Fathom's root probe
+ * (DTZ of every move) is not, so lc_tablebases_rate_moves holds a lock
+ * around it; Gaviota's probes, said to be safe from any thread, gave wrong
+ * results now and then from several at once, so they take turns behind a
+ * lock of their own (tablebase.c). Opening and closing
  * must not race with probes of the same set (the stage opens before its
  * threads start and closes after they end).
  */
