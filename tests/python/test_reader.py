@@ -313,13 +313,20 @@ class PipeStreams(DemoCase):
         run_bounded(self, readers)
         self.finish(p)
         # Readers that close the pipe are ordinary: logged as information,
-        # never as warnings (a trainer's normal exit is not a problem).
+        # never as warnings (a trainer's normal exit is not a problem). The
+        # writer may also say that it waits for the old pipe's tail to be
+        # drained: when it notices a reader leaving only after the next one
+        # has opened the pipe (a loaded machine), it reconnects to a pipe
+        # that still holds its bytes, and waits until that reader, which
+        # resynchronises, lets go of them. Every line is one of the two.
         log = self.procs[0][1]
         log.seek(0)
         lines = [l for l in log.read().split("\n") if "the reader of" in l]
-        self.assertGreaterEqual(len(lines), 2, lines)
         for l in lines:
-            self.assertRegex(l, r" info .*closed the pipe", l)
+            self.assertRegex(l, r" info .*(closed the pipe|is still reading an earlier run; "
+                             r"waiting$)", l)
+        closed = [l for l in lines if "closed the pipe" in l]
+        self.assertGreaterEqual(len(closed), 2, lines)
 
     def test_resync_after_stale_tail(self):
         # A reader that opens the pipe before the writer has noticed its

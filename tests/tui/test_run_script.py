@@ -9,9 +9,9 @@ nothing; everything after setup is the script's own path. Its pipe is in a
 temporary folder (LCMON_PIPE), not the source tree.
 
 The 2 s after q is the bar a user sees, not scaled by LCMON_TEST_SLOW (only
-the wait for the screen is): what it times is lcmon's clean stop and exit
-and the script ending its reader, which take a fraction of it in the
-sanitizer builds too.
+the waits for the screen and the log are): what it times is lcmon's clean
+stop and exit and the script ending its reader, which take a fraction of it
+in the sanitizer builds too.
 """
 
 from screen_harness import *  # noqa: F401,F403  (the harness is this test's)
@@ -46,15 +46,14 @@ class RunScript(ScreenCase):
         }
 
     def start(self, args=""):
-        """scripts/run in a pane; its pane, the time it started, its pipe."""
+        """scripts/run in a pane; its pane and its pipe."""
         tmp = tempfile.mkdtemp(prefix="lcmon-run-")
         self.addCleanup(shutil.rmtree, tmp, True)
         env = self.env(tmp)
-        t0 = time.monotonic()
         # config="": the harness makes no pipe of its own (the script does).
         p = Pane(self, 160, 45, reader=False, config="", env=env,
                  command='%s %s; echo "DONE-$?"' % (SCRIPT, args))
-        return p, t0, env["LCMON_PIPE"]
+        return p, env["LCMON_PIPE"]
 
     def time_to_prompt(self, p, since):
         """Seconds from since until the script has ended (DONE-status in the
@@ -75,7 +74,7 @@ class RunScript(ScreenCase):
         self.assertEqual(processes_naming(pipe), [], "the script's reader is still running")
 
     def quit_with(self, key):
-        p, _, pipe = self.start()
+        p, pipe = self.start()
         p.wait_rows()  # the stage rows, and the script's reader connected
         t0 = time.monotonic()
         p.send(key)
@@ -90,46 +89,89 @@ class RunScript(ScreenCase):
         self.quit_with("C-c")
 
     def test_lcmon_failing_at_start_returns_the_terminal(self):
-        p, t0, pipe = self.start("--no-such-option")
+        """Timed from lcmon's error on the screen (it has failed): the
+        tmux server, the shell and the script starting before it are not
+        the script's ending, and take longer than the bar under load."""
+        p, pipe = self.start("--no-such-option")
+        p.wait_for("lcmon's error", lambda t: "--no-such-option: unknown option" in t, timeout=20)
+        t0 = time.monotonic()
         took, text = self.time_to_prompt(p, t0)
-        sys.stderr.write("failing at start: the prompt %.2f s after the start\n" % took)
+        sys.stderr.write("failing at start: the prompt %.2f s after lcmon's error\n" % took)
         self.assertIn("--no-such-option: unknown option", text)
         self.check_returned(p, text, pipe, 2)
 
     def test_headless_ends_with_lcmon(self):
         """No terminal (its output to a log file): lcmon runs headless, with
-        status lines; once it ends (--max-seconds) the script ends its
-        reader and exits with lcmon's status. The reader's lines and
-        summary join lcmon's in the log, none written over; no traceback."""
+        status lines; once it ends the script ends its reader and exits with
+        lcmon's status. The reader's lines and summary join lcmon's in the
+        log, none written over; no traceback.
+
+        lcmon is ended once the log shows the whole condition: a status
+        line and the reader's layout line, which it prints on its first
+        batch's header (it connected, and batches flow). A fixed run
+        (--max-seconds 3) ended before the reader had even imported numpy
+        on a loaded machine. --max-seconds is passed as the bound it is."""
         tmp = tempfile.mkdtemp(prefix="lcmon-run-")
         self.addCleanup(shutil.rmtree, tmp, True)
         env = dict(os.environ, **self.env(tmp))
-        seconds = 3
         log = os.path.join(tmp, "run.log")
-        t0 = time.monotonic()
         with open(log, "w") as f:
             # A session of its own, so that a failure ends the reader too.
-            proc = subprocess.Popen([SCRIPT, "--max-seconds", str(seconds)], env=env,
+            proc = subprocess.Popen([SCRIPT, "--max-seconds", str(int(120 * SLOW))], env=env,
                                     stdin=subprocess.DEVNULL, stdout=f, stderr=f,
                                     start_new_session=True)
         try:
+            self.wait_in_log(proc, log, ("[running]", "layout lc0-current"), 60 * SLOW)
+            t0 = time.monotonic()
+            os.kill(self.lcmon_of(proc.pid), signal.SIGTERM)  # as a service manager stops it
             proc.wait(timeout=60 * SLOW)
         finally:
             if proc.poll() is None or processes_naming(env["LCMON_PIPE"]):
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         took = time.monotonic() - t0
-        sys.stderr.write("headless: ended %.2f s after the start\n" % took)
+        sys.stderr.write("headless: ended %.2f s after lcmon's SIGTERM\n" % took)
         with open(log, encoding="utf-8", errors="replace") as f:
             text = f.read()
         self.assertEqual(proc.returncode, 0, text[-2000:])
         self.assertNotIn("\0", text)
-        for line in ("pipeline started", "[running]", "--max-seconds reached", "stopped after",
-                     "layout lc0-current", "terminated after"):  # lcmon's, then the reader's
-            self.assertIn(line, text)
+        for line in ("pipeline started", "[running]", "Terminated received: stopping",
+                     "stopped after", "layout lc0-current", "terminated after"):
+            self.assertIn(line, text)  # lcmon's, then the reader's
         self.assertNotIn("Traceback", text)
-        self.assertLess(took, seconds + BAR * SLOW)
+        self.assertLess(took, BAR * SLOW)
         self.assertEqual(processes_naming(env["LCMON_PIPE"]), [])
+
+    def wait_in_log(self, proc, log, lines, timeout):
+        """Until every one of lines is in the log; fails with the log when
+        the script ends first or after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            if all(l in text for l in lines):
+                return
+            time.sleep(0.05)
+        self.fail("the log did not show %s (script %s):\n%s"
+                  % (" and ".join(lines), "ended" if proc.poll() is not None else "running",
+                     text[-2000:]))
+
+    def lcmon_of(self, script):
+        """The pid of the lcmon the script (pid script) runs."""
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    exe = f.read().split(b"\0")[0]
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == script and exe == LCMON.encode():
+                return int(pid)
+        self.fail("the script (pid %d) runs no %s" % (script, LCMON))
 
 
 if __name__ == "__main__":
