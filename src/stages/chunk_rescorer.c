@@ -39,12 +39,10 @@
 #include "stages/items.h"
 #include "stages/short_term.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct rescorer_config {
     unsigned threads;
@@ -119,29 +117,6 @@ static const lc_setting rescorer_settings[] = {
     {0},
 };
 
-/* A folder list's folders exist (each separated by ',' or ':'). */
-static int check_folders(const char *list, const char *field, lc_error *err)
-{
-    int rc = 0;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",:");
-        if (n) {
-            char *dir = lc_xstrndup(p, n);
-            struct stat st;
-            if (stat(dir, &st) != 0)
-                rc = lc_error_add(err, LC_ECONFIG, "%s: %s: %s (give the folder of the tables)",
-                                  field, dir, strerror(errno));
-            else if (!S_ISDIR(st.st_mode))
-                rc = lc_error_add(err, LC_ECONFIG,
-                                  "%s: %s is not a folder (give the folder of the tables)", field,
-                                  dir);
-            free(dir);
-        }
-        p += n + (p[n] != '\0');
-    }
-    return rc;
-}
-
 static int rescorer_config_check(void *p, lc_error *err)
 {
     rescorer_config *c = p;
@@ -177,18 +152,14 @@ static int rescorer_config_check(void *p, lc_error *err)
 }
 
 /* --check-config, every start and reload: the folders of both settings
- * exist. Whether they hold tables is seen when the start opens them
- * (opening them here would clash with the set a running pipeline holds
- * during a reload: one set a process). */
+ * exist and hold tables (counted by name: opening them here would clash
+ * with the set a running pipeline holds during a reload). */
 static int rescorer_preflight(const void *config, lc_error *err)
 {
     const rescorer_config *c = config;
-    int rc = 0;
-    if (c->gaviota_paths && check_folders(c->gaviota_paths, "gaviota_paths", err) != 0)
-        rc = LC_ECONFIG;
-    if (c->syzygy_paths && check_folders(c->syzygy_paths, "syzygy_paths", err) != 0)
-        rc = LC_ECONFIG;
-    return rc;
+    int g = c->gaviota_paths ? lc_tablebases_check(c->gaviota_paths, false, err) : 0;
+    int z = c->syzygy_paths ? lc_tablebases_check(c->syzygy_paths, true, err) : 0;
+    return g ? g : z;
 }
 
 typedef struct rescorer {

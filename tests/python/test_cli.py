@@ -250,6 +250,25 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("is a directory, not a configuration file", r.stderr)
 
+    def test_check_config_looks_for_tablebases(self):
+        """A rescorer's table folders must exist and hold tables of their
+        library: --check-config says so with the line, not the start."""
+        empty = os.path.join(self.dir, "no-tables")
+        os.mkdir(empty)
+        self.write(os.path.join("no-tables", "notes.txt"), "not a table\n")
+        config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(DATA))), "config",
+                              "rescore.yaml")
+        r = run("--check-config", config, env=dict(os.environ, LCMON_DATA=DATA))
+        if "built without Gaviota" in r.stderr:
+            self.skipTest("this lcmon was built without Gaviota")
+        for folder, want in ((empty, r"gaviota_paths: no Gaviota table in .*no-tables"),
+                             (os.path.join(self.dir, "nowhere"),
+                              r"gaviota_paths: .*nowhere: No such file or directory")):
+            r = run("--check-config", config,
+                    env=dict(os.environ, LCMON_GAVIOTA=folder, LCMON_DATA=DATA))
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertRegex(r.stderr, r"rescore\.yaml:\d+:\d+: stage 'rescorer': chunk_rescorer\." + want)
+
     def test_bad_config_stops_before_starting(self):
         pipe = os.path.join(self.dir, "never.pipe")
         path = self.write(

@@ -20,6 +20,7 @@
 #include "lc_config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +115,6 @@ static char *join_folders(const char *list)
     return out;
 }
 
-#if LC_HAVE_SYZYGY || LC_HAVE_GAVIOTA
 /* Pieces named by a table's file name stem: "KQvK" 3, "kqk" 3. */
 static unsigned stem_pieces(const char *name, size_t stem)
 {
@@ -168,7 +168,50 @@ static int count_tables(const char *joined, char kind, lc_tablebases *tb,
     return rc;
 }
 
-#endif
+static unsigned sum(const unsigned *counts);
+
+/* Tables of one library in the folders joined by ':' (by name). */
+static unsigned count_by_name(const char *joined, bool syzygy)
+{
+    lc_tablebases seen = {0};
+    unsigned gtb[5][MAX_PIECES] = {{0}}, n = 0;
+    lc_error ignored;
+    lc_error_clear(&ignored);
+    if (count_tables(joined, syzygy ? 's' : 'g', &seen, gtb, &ignored) == 0) {
+        n = sum(seen.syzygy_wdl);
+        for (int s = 0; !syzygy && s <= 4; s++)
+            n += sum(gtb[s]);
+    }
+    return n;
+}
+
+int lc_tablebases_check(const char *paths, bool syzygy, lc_error *err)
+{
+    const char *field = syzygy ? "syzygy_paths" : "gaviota_paths";
+    char *joined = join_folders(paths), *save = NULL;
+    if (!joined)
+        return 0;
+    int rc = 0;
+    for (char *dir = strtok_r(joined, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        if (stat(dir, &st) != 0)
+            rc = lc_error_add(err, LC_ECONFIG, "%s: %s: %s (give the folder of the tables)", field,
+                              dir, strerror(errno));
+        else if (!S_ISDIR(st.st_mode))
+            rc = lc_error_add(err, LC_ECONFIG,
+                              "%s: %s is not a folder (give the folder of the tables)", field, dir);
+    }
+    free(joined);
+    joined = join_folders(paths);
+    if (!rc && !count_by_name(joined, syzygy))
+        rc = lc_error_add(err, LC_ECONFIG, "%s: no %s table in %s (%s)", field,
+                          syzygy ? "Syzygy" : "Gaviota", paths,
+                          syzygy ? "give the folders that hold the .rtbw and .rtbz files"
+                                 : "*.gtb.cp4 or another scheme; Debian's gaviotatb package has "
+                                   "the 3-piece ones in /usr/share/gaviotatb/gtb4");
+    free(joined);
+    return rc;
+}
 
 static unsigned sum(const unsigned *counts)
 {
