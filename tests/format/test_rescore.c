@@ -274,6 +274,21 @@ static void test_deblunder_called(void)
     lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
     CHECK_EQ_U64(c.blunders, 1);
     CHECK_EQ_INT(result_of(0, 6), 1); /* the tablebase's win for White */
+    /* A tail no table answers (the fifty-move counter never 0 there: no
+     * probe) is the game's own: the deblunder walks it, finds the blunder,
+     * and r0 learns its best line's q, 0.9. */
+    const ply unanswered[2] = {
+        {"Kc3 Rb7", "Kg8", false, 3, -1},
+        {"Kc3 Rb7", "Kf8", true, 4, 1},
+    };
+    build(unanswered, 2, 6);
+    blunder_at_first();
+    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    CHECK_EQ_U64(c.hits, 1); /* the first tail's one probe; none here */
+    CHECK_EQ_U64(c.blunders, 2);
+    float q0;
+    memcpy(&q0, game + offsetof(lc_v6_record, result_q), 4);
+    CHECK(q0 == 0.9f);
 }
 
 int main(void)

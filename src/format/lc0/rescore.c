@@ -205,6 +205,7 @@ void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t reco
      * the sign turning with the side to move. */
     int cur = LC_TB_UNKNOWN;
     uint64_t changed = 0;
+    uint32_t first_hit = n;
     for (uint32_t i = n; i-- > 0;) {
         uint8_t *rec = records + (size_t)i * record_size;
         lc_position p;
@@ -218,6 +219,7 @@ void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t reco
             if (r != LC_TB_UNKNOWN) {
                 counts->hits++;
                 cur = r;
+                first_hit = i;
             }
         }
         if (cur != LC_TB_UNKNOWN) {
@@ -232,9 +234,11 @@ void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t reco
     }
     counts->results_changed += changed;
     counts->games_rescored += changed > 0;
-    /* The deblunder walks the positions before the tablebase tail (as
-     * upstream): a tablebase's result is never overridden. */
+    /* The deblunder walks the positions before the first one a table
+     * answered (as upstream): a tablebase's result is never overridden, and
+     * a tail no table answered (a missing table) is deblundered as the
+     * rest of the game. */
     if (!isnan(cfg->deblunder_threshold))
-        lc_deblunder(records, record_size, tail, version, cfg->deblunder_threshold,
+        lc_deblunder(records, record_size, first_hit, version, cfg->deblunder_threshold,
                      cfg->deblunder_width, &counts->blunders, &counts->deblundered);
 }

@@ -17,7 +17,8 @@
  *      moves stay -1. As upstream, dist_temp and dist_offset (when not 1
  *      and 0) shape the policy of every other position the same way;
  *   3. deblunder (format/lc0/deblunder.h): on the positions before the
- *      tail, walking back from the end, a position whose played move lost
+ *      first one a table answered (the whole game when none did), walking
+ *      back from the end, a position whose played move lost
  *      more than deblunder_threshold of q against the best move
  *      (best_q - played_q) is a blunder; from it backwards the positions
  *      learn the best line's value instead of the game's result (blended by
