@@ -277,7 +277,9 @@ void up_map_tensors(conversion *c, lcmon_stage *s)
         set_field(s, "batch_size", f, U_UINT);
     else
         up_set(s, "batch_size", "1024  # upstream's default");
-    up_set(s, "layout", "current  # upstream's tensors");
+    up_set(s, "layout",
+           "current  # upstream's tensors; add planes: upstream for its planes 104-111, "
+           "right for input format 1 only");
     if ((f = up_get(s->block, "threads")))
         set_field(s, "threads", f, U_UINT);
 }

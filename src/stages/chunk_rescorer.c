@@ -77,10 +77,12 @@ static const lc_setting rescorer_settings[] = {
      .def = "1",
      .range = LC_RANGE_MIN | LC_RANGE_MIN_OPEN,
      .min = 0,
-     .meaning = "temperature of a tablebase position's sharpened policy (1: as it is)",
+     .meaning = "temperature of every position's policy, after a tablebase drops the losing "
+                "moves (1: as it is)",
      .example = "0.5"},
-    LC_SETTING_ROW(rescorer_config, dist_offset, "dist_offset", LC_SETTING_REAL, "0",
-                   "added to the policy share of every move that keeps the best result", "0.1"),
+    LC_SETTING_ROW(
+        rescorer_config, dist_offset, "dist_offset", LC_SETTING_REAL, "0",
+        "added to every kept move's policy share before the temperature, in every position", "0.1"),
     LC_SETTING_ROW(rescorer_config, dtz_boost, "dtz_boost", LC_SETTING_REAL, "0",
                    "added to the share of the moves best by distance too", "0.1"),
     {.key = "deblunder_threshold",
@@ -528,9 +530,10 @@ static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
         atomic_fetch_add(&r->n_not_decoded, 1);
         return;
     }
-    atomic_fetch_add(&r->n_patches_made, 1);
     if (!kept) {
         kept = lc_packed_chunk_attach_aux(c->packed, LC_AUX_RESCORE, mine);
+        /* ours, or a same-keyed one another thread attached first (ours freed) */
+        atomic_fetch_add(kept == mine ? &r->n_patches_made : &r->n_patches_reused, 1);
         if (lc_rescore_patch_key(kept) == r->key) {
             c->patch = USABLE(kept);
             return;
