@@ -111,14 +111,6 @@ static int sq_undo(int t, int s)
     return r * 8 + f;
 }
 
-/* A plane word's squares (bit s ^ 7) as a mask with bit s, and back. */
-static uint64_t word_squares(uint64_t w)
-{
-    w = (w & 0xF0F0F0F0F0F0F0F0ULL) >> 4 | (w & 0x0F0F0F0F0F0F0F0FULL) << 4;
-    w = (w & 0xCCCCCCCCCCCCCCCCULL) >> 2 | (w & 0x3333333333333333ULL) << 2;
-    return (w & 0xAAAAAAAAAAAAAAAAULL) >> 1 | (w & 0x5555555555555555ULL) << 1;
-}
-
 /* Move every square of a mask (bit s = square s) by t, or back. */
 static uint64_t mask_map(uint64_t m, int t, bool undo)
 {
@@ -135,12 +127,12 @@ static uint64_t mask_map(uint64_t m, int t, bool undo)
 
 static uint64_t word_map(uint64_t w, int t, bool undo)
 {
-    return word_squares(mask_map(word_squares(w), t, undo));
+    return lc_plane_squares(mask_map(lc_plane_squares(w), t, undo));
 }
 
 static uint64_t sq_mask(const conv_pos *p, int step, int plane)
 {
-    return word_squares(p->planes[step * P_STEP + plane]);
+    return lc_plane_squares(p->planes[step * P_STEP + plane]);
 }
 
 /* ---- the policy's square map ---- */
@@ -361,7 +353,7 @@ static void restore_double_push(conv_pos *p, int f)
         p->planes[P_STEP + i] = p->planes[i];
     uint64_t pawns = sq_mask(p, 1, P_THEIR_PAWN);
     pawns = (pawns & ~(1ULL << (32 + f))) | 1ULL << (48 + f);
-    p->planes[P_STEP + P_THEIR_PAWN] = word_squares(pawns);
+    p->planes[P_STEP + P_THEIR_PAWN] = lc_plane_squares(pawns);
 }
 
 static void canonical_to_plain(conv_pos *p, uint32_t to)

@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "format/lc0/packed_chunk.h"
+#include "format/lc0/record.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -73,9 +74,7 @@ static inline const uint8_t *chunk_data(const lc_packed_chunk *c)
 
 static inline uint64_t flip_files(uint64_t x)
 {
-    x = (x >> 1 & 0x5555555555555555ull) | (x & 0x5555555555555555ull) << 1;
-    x = (x >> 2 & 0x3333333333333333ull) | (x & 0x3333333333333333ull) << 2;
-    return (x >> 4 & 0x0F0F0F0F0F0F0F0Full) | (x & 0x0F0F0F0F0F0F0F0Full) << 4;
+    return lc_plane_squares(x); /* the bits of every rank reversed */
 }
 
 static inline uint64_t flip_diagonal(uint64_t x)

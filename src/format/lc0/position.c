@@ -25,16 +25,6 @@ static size_t planes_offset(uint32_t version)
     return 0;
 }
 
-/* The plane word's bits in square order: byte r is rank r, its bit 7 - f
- * file f; reversing the bits of every byte puts square s at bit s. */
-static uint64_t square_order(uint64_t w)
-{
-    w = ((w >> 1) & 0x5555555555555555ull) | ((w & 0x5555555555555555ull) << 1);
-    w = ((w >> 2) & 0x3333333333333333ull) | ((w & 0x3333333333333333ull) << 2);
-    w = ((w >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((w & 0x0F0F0F0F0F0F0F0Full) << 4);
-    return w;
-}
-
 static bool canonical_format(uint32_t input_format)
 {
     return input_format == 3 || input_format == 4 || input_format == 5 || input_format == 132 ||
@@ -45,7 +35,7 @@ static bool canonical_format(uint32_t input_format)
  * between history step 1 and step 0, or -1. */
 static int8_t ep_from_history(const uint64_t *planes, const lc_position *p)
 {
-    uint64_t before = square_order(planes[13 + LC_THEIRS + LC_PAWN]);
+    uint64_t before = lc_plane_squares(planes[13 + LC_THEIRS + LC_PAWN]);
     uint64_t now = p->bb[LC_THEIRS + LC_PAWN];
     uint64_t occupied = p->ours | p->theirs;
     for (int f = 0; f < 8; f++) {
@@ -78,7 +68,7 @@ bool lc_position_from_planes(const uint64_t *planes, const uint8_t castling[4], 
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < 12; i++) {
-        out->bb[i] = square_order(planes[i]);
+        out->bb[i] = lc_plane_squares(planes[i]);
         if (i < 6)
             out->ours |= out->bb[i];
         else

@@ -156,6 +156,17 @@ static inline uint64_t lc_rec_plane(const void *rec_bytes, size_t i)
     return v;
 }
 
+/* A plane word's squares in square order (bit s = square s), and back: a
+ * plane word keeps square s at bit s ^ 7 (the bits of every byte, a rank,
+ * reversed), so the same reversal goes both ways. On a square-order mask it
+ * mirrors the files. */
+static inline uint64_t lc_plane_squares(uint64_t w)
+{
+    w = ((w >> 1) & 0x5555555555555555ull) | ((w & 0x5555555555555555ull) << 1);
+    w = ((w >> 2) & 0x3333333333333333ull) | ((w & 0x3333333333333333ull) << 2);
+    return ((w >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((w & 0x0F0F0F0F0F0F0F0Full) << 4);
+}
+
 /* Record size in bytes for a record version: 3..7, else 0 (unknown). */
 size_t lc_record_size_for_version(uint32_t version);
 

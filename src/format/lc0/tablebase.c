@@ -188,11 +188,12 @@ static unsigned count_by_name(const char *joined, bool syzygy)
 int lc_tablebases_check(const char *paths, bool syzygy, lc_error *err)
 {
     const char *field = syzygy ? "syzygy_paths" : "gaviota_paths";
-    char *joined = join_folders(paths), *save = NULL;
+    char *joined = join_folders(paths);
     if (!joined)
         return 0;
+    char *copy = lc_xstrdup(joined), *save = NULL;
     int rc = 0;
-    for (char *dir = strtok_r(joined, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
         struct stat st;
         if (stat(dir, &st) != 0)
             rc = lc_error_add(err, LC_ECONFIG, "%s: %s: %s (give the folder of the tables)", field,
@@ -201,8 +202,7 @@ int lc_tablebases_check(const char *paths, bool syzygy, lc_error *err)
             rc = lc_error_add(err, LC_ECONFIG,
                               "%s: %s is not a folder (give the folder of the tables)", field, dir);
     }
-    free(joined);
-    joined = join_folders(paths);
+    free(copy);
     if (!rc && !count_by_name(joined, syzygy))
         rc = lc_error_add(err, LC_ECONFIG, "%s: no %s table in %s (%s)", field,
                           syzygy ? "Syzygy" : "Gaviota", paths,
