@@ -509,8 +509,17 @@ static void publish_built(lc_pipeline *p, bool tick) /* build_mu held */
         p->changes++;
     lc_shared *last = lc_shared_new(lc_pipeline_window_metrics(p, LC_WINDOW_1S), destroy_message);
     lc_shared *all = lc_shared_new(lc_pipeline_window_metrics(p, LC_WINDOW_ALL), destroy_message);
-    put_published(p, LC_WINDOW_1S, last, 0);
-    put_published(p, LC_WINDOW_ALL, all, 0);
+    /* Both at once: a reader taking the last second and then all time
+     * between two separate swaps would get a new second and the old all
+     * time, which can hold fewer positions than that second. */
+    lc_mutex_lock(&p->publish_mu);
+    lc_shared *old_last = p->published[LC_WINDOW_1S], *old_all = p->published[LC_WINDOW_ALL];
+    p->published[LC_WINDOW_1S] = last;
+    p->published[LC_WINDOW_ALL] = all;
+    p->published_at[LC_WINDOW_1S] = p->published_at[LC_WINDOW_ALL] = 0;
+    lc_mutex_unlock(&p->publish_mu);
+    lc_shared_unref(old_last);
+    lc_shared_unref(old_all);
 }
 
 static void publish(lc_pipeline *p, bool tick)
