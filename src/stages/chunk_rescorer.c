@@ -302,7 +302,8 @@ static void rescore_records(lc_stage *s, lc_chunk_item *c, lc_st_scratch *st)
     const rescorer_config *cfg = s->config;
     if (r->rescore) {
         lc_rescore_counts k = {0};
-        lc_rescore_game(&r->rc, c->data, c->record_size, c->n_records, c->version, &k);
+        (void)lc_rescore_game(&r->rc, c->data, c->record_size, c->n_records, c->version, &k, NULL,
+                              0);
         add_counts(r, &k);
     }
     if (cfg->new_input_format && c->n_records) {
@@ -473,7 +474,7 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
     }
     if (r->rescore) {
         lc_rescore_counts k = {0};
-        lc_rescore_game(&r->rc, recs, size, n, version, &k);
+        (void)lc_rescore_game(&r->rc, recs, size, n, version, &k, NULL, 0);
         add_counts(r, &k);
     }
     for (uint32_t i = 0; i < n; i++)

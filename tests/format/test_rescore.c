@@ -79,7 +79,7 @@ static void test_result_backwards(uint32_t version)
     build(plies, 4, version);
     lc_rescore_config cfg = tb_config();
     lc_rescore_counts c = {0};
-    lc_rescore_game(&cfg, game, rec_size(version), 4, version, &c);
+    (void)lc_rescore_game(&cfg, game, rec_size(version), 4, version, &c, NULL, 0);
     const int want[4] = {1, -1, 0, 0};
     for (uint32_t i = 0; i < 4; i++)
         CHECK_EQ_INT(result_of(i, version), want[i]);
@@ -90,7 +90,7 @@ static void test_result_backwards(uint32_t version)
     CHECK_EQ_U64(c.results_changed, 2);
     CHECK_EQ_U64(c.games_rescored, 1);
     /* Rescoring again changes nothing more. */
-    lc_rescore_game(&cfg, game, rec_size(version), 4, version, &c);
+    (void)lc_rescore_game(&cfg, game, rec_size(version), 4, version, &c, NULL, 0);
     CHECK_EQ_U64(c.results_changed, 2);
     CHECK_EQ_U64(c.games_rescored, 1);
 }
@@ -111,7 +111,7 @@ static void test_two_probes(void)
     build(plies, 4, 6);
     lc_rescore_config cfg = tb_config();
     lc_rescore_counts c = {0};
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 4, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 4, 6, &c, NULL, 0);
     const int want[4] = {1, 0, 0, 1};
     for (uint32_t i = 0; i < 4; i++)
         CHECK_EQ_INT(result_of(i, 6), want[i]);
@@ -176,7 +176,7 @@ static void test_sharpening(void)
     cfg.dist_offset = 0.1;
     cfg.dtz_boost = 0.4;
     lc_rescore_counts c = {0};
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
     CHECK_NEAR(prob(0, "d8c8"), 0.0, 1e-7);
     CHECK_NEAR(prob(0, "d8e7"), 1.0, 1e-7);
     CHECK_NEAR(prob(1, "a8b8"), 0.40270, 1e-5);
@@ -200,12 +200,12 @@ static void test_tempering(void)
     lc_rescore_config cfg;
     lc_rescore_config_init(&cfg);
     lc_rescore_counts c = {0};
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c, NULL, 0);
     CHECK(prob(0, "a8b8") == 0.2f && prob(0, "a8b7") == 0.8f);
     CHECK_EQ_U64(c.policies_sharpened, 0);
     cfg.dist_temp = 2.0;
     cfg.dist_offset = 0.1;
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c, NULL, 0);
     CHECK_NEAR(prob(0, "a8b8"), 0.36602540, 1e-6);
     CHECK_NEAR(prob(0, "a8b7"), 0.63397460, 1e-6);
     CHECK_EQ_U64(c.policies_sharpened, 1);
@@ -225,14 +225,14 @@ static void test_untouched(void)
     memcpy(copy, game, sizeof copy);
     lc_rescore_config cfg = tb_config();
     lc_rescore_counts c = {0};
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
     CHECK(memcmp(copy, game, sizeof copy) == 0);
     CHECK_EQ_U64(c.probed, 0);
     /* Two white kings: not a board; nothing probed, nothing changed. */
     const ply bad[1] = {{"Ke1 Kd4", "Ke8", false, 0, 1}};
     build(bad, 1, 6);
     memcpy(copy, game, LC_V6_RECORD_SIZE);
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c, NULL, 0);
     CHECK(memcmp(copy, game, LC_V6_RECORD_SIZE) == 0);
     CHECK_EQ_U64(c.probed, 0);
 }
@@ -261,7 +261,7 @@ static void test_deblunder_called(void)
     lc_rescore_config cfg = tb_config();
     cfg.deblunder_threshold = 0.5;
     lc_rescore_counts c = {0};
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
     CHECK_EQ_U64(c.blunders, 1);
     /* The same blunder in a position the tables answer (the tail) is left
      * to the tablebase: the deblunder walks only the positions before it. */
@@ -271,7 +271,7 @@ static void test_deblunder_called(void)
     };
     build(tail, 2, 6);
     blunder_at_first();
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
     CHECK_EQ_U64(c.blunders, 1);
     CHECK_EQ_INT(result_of(0, 6), 1); /* the tablebase's win for White */
     /* A tail no table answers (the fifty-move counter never 0 there: no
@@ -283,7 +283,7 @@ static void test_deblunder_called(void)
     };
     build(unanswered, 2, 6);
     blunder_at_first();
-    lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c);
+    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
     CHECK_EQ_U64(c.hits, 1); /* the first tail's one probe; none here */
     CHECK_EQ_U64(c.blunders, 2);
     float q0;

@@ -189,9 +189,11 @@ static uint32_t tablebase_tail(const uint8_t *records, size_t record_size, uint3
     return start;
 }
 
-void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
-                     uint32_t version, lc_rescore_counts *counts)
+int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
+                    uint32_t version, lc_rescore_counts *counts, char *why, size_t why_size)
 {
+    if (why && why_size)
+        why[0] = '\0';
     counts->games++;
     counts->positions += n;
     bool tempering = cfg->dist_temp != 1.0 || cfg->dist_offset != 0.0;
@@ -241,4 +243,5 @@ void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t reco
     if (!isnan(cfg->deblunder_threshold))
         lc_deblunder(records, record_size, first_hit, version, cfg->deblunder_threshold,
                      cfg->deblunder_width, &counts->blunders, &counts->deblundered);
+    return LC_RESCORE_KEPT;
 }

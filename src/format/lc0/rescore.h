@@ -31,6 +31,7 @@
 #ifndef LC_FORMAT_RESCORE_H
 #define LC_FORMAT_RESCORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +44,28 @@ typedef struct lc_rescore_config {
     double dtz_boost;               /* added to the shares of the moves best by distance */
     double deblunder_threshold;     /* NaN: no deblunder */
     double deblunder_width;         /* >= 0; 0: a sharp threshold */
+    /*
+     * Issue 33: upstream's rules are the default (every switch below
+     * false); each switch turns on one of lcmon's own choices, documented
+     * in docs/pipelines.md "chunk_rescorer" with its reason and effect.
+     */
+    bool zero_losing_moves; /* tablebase positions: moves the tables prove worse get 0
+                               (upstream never zeroes a move) */
+    bool gaviota_results;   /* Gaviota's WDL gives results where Syzygy has no table
+                               (upstream uses Gaviota for distance to mate only) */
+    bool deblunder_lcmon;   /* deblunder's region, starting target and visits check as
+                               lcmon chose them (before the first answered position; the
+                               region's own last values; V6 visits of each position) */
+    bool keep_invalid;      /* games upstream's Validate refuses are passed on as read,
+                               not dropped */
+    bool st_double;         /* short-term targets summed in double (upstream: float) */
 } lc_rescore_config;
+
+/* What lc_rescore_game decided for the game as a whole. */
+enum {
+    LC_RESCORE_KEPT = 0,   /* rescored (or left alone) in place */
+    LC_RESCORE_DROPPED = 1 /* refused as upstream's Validate refuses it: drop the chunk */
+};
 
 /* Every decision, counted (added to, never reset, by lc_rescore_game). */
 typedef struct lc_rescore_counts {
@@ -56,6 +78,11 @@ typedef struct lc_rescore_counts {
     uint64_t policies_sharpened; /* positions whose policy was rewritten */
     uint64_t blunders;           /* blunders found */
     uint64_t deblundered;        /* positions whose result the deblunder changed */
+    uint64_t dropped;            /* games refused (LC_RESCORE_DROPPED) */
+    uint64_t second_pass;        /* positions the second WDL pass (counter != 0) changed */
+    uint64_t dtz_proofs;         /* of those, decided by a DTZ probe */
+    uint64_t plies_left_changed; /* positions whose plies_left Gaviota's DTM or Syzygy's DTZ set */
+    uint64_t policies_boosted;   /* positions whose policy dtz_boost raised */
 } lc_rescore_counts;
 
 /* The defaults: no tablebases, dist_temp 1, offsets 0, no deblunder. */
@@ -63,11 +90,14 @@ void lc_rescore_config_init(lc_rescore_config *cfg);
 
 /*
  * Rescore the n records (record_size apart, version 3..7) of one game, in
- * ply order, in place. Records that cannot be read as a position (a board
- * the planes do not describe) are left as they are and end the tablebase
- * part for that game; nothing here fails.
+ * ply order, in place. LC_RESCORE_KEPT, or LC_RESCORE_DROPPED with the
+ * reason in why (why_size bytes; "" when why is NULL) when the game is one
+ * upstream's Validate refuses and cfg->keep_invalid is false: the caller
+ * drops the chunk and counts it. Records that cannot be read as a position
+ * (a board the planes do not describe) end the tablebase part for that
+ * game.
  */
-void lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
-                     uint32_t version, lc_rescore_counts *counts);
+int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
+                    uint32_t version, lc_rescore_counts *counts, char *why, size_t why_size);
 
 #endif

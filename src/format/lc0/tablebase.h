@@ -99,4 +99,45 @@ int lc_tablebases_rate_moves(const lc_tablebases *tb, const struct lc_position *
                              const struct lc_move *moves, unsigned n, bool want_distance,
                              signed char *wdl, bool *best, bool *by_distance);
 
+/*
+ * ---- Upstream's probes (issue 33) ----
+ *
+ * What lc0's rescorer asks of the tables, one function each, with its
+ * conventions. Syzygy only where upstream uses Syzygy; Gaviota for distance
+ * to mate only.
+ */
+
+/* The most pieces Syzygy's tables answer (Fathom's TB_LARGEST; 0 without
+ * Syzygy tables): upstream's max_cardinality. */
+unsigned lc_tablebases_syzygy_max_pieces(const lc_tablebases *tb);
+
+/* Syzygy's WDL of p folded as lc0's rescorer folds it: a win 1, a loss -1;
+ * a draw, a cursed win and a blessed loss 0; LC_TB_UNKNOWN when the probe
+ * fails (no Syzygy, no table, too many pieces, castling rights). The
+ * fifty-move counter is not looked at. Thread-safe. */
+int lc_tablebases_syzygy_wdl(const lc_tablebases *tb, const struct lc_position *p);
+
+/* Syzygy's DTZ of p as lc0's probe_dtz gives it: plies to the next zeroing
+ * move, signed from the side to move (> 0 winning, < 0 losing, 0 a draw),
+ * lc0's values for cursed wins and blessed losses. *ok false (result
+ * unspecified) when the probe fails. */
+int lc_tablebases_syzygy_dtz(const lc_tablebases *tb, const struct lc_position *p, bool *ok);
+
+/* lc0's root_probe(pos, has_repeated, win_only, &safe_moves) on the n legal
+ * moves of p (lc_position_legal_moves' list): safe[i] says whether move i is
+ * one lc0 would return. false (safe unspecified) when lc0's returns false: a
+ * probe failed, or win_only and p is not won. */
+bool lc_tablebases_syzygy_root_probe(const lc_tablebases *tb, const struct lc_position *p,
+                                     const struct lc_move *moves, unsigned n, bool has_repeated,
+                                     bool win_only, bool *safe);
+
+/* Gaviota's hard probe of p as lc0's rescorer makes it (distance to mate):
+ * LC_TB_WIN or LC_TB_LOSS for a mate by or against the side to move, with
+ * *dtm its distance in plies; LC_TB_DRAW; LC_TB_UNKNOWN without Gaviota or
+ * its table. */
+int lc_tablebases_gaviota_dtm(const lc_tablebases *tb, const struct lc_position *p, unsigned *dtm);
+
+/* Whether Gaviota tables are open in this set. */
+bool lc_tablebases_have_gaviota_tables(const lc_tablebases *tb);
+
 #endif
