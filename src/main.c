@@ -271,6 +271,14 @@ static int convert_main(int argc, char **argv)
             r.n_unmapped, r.n_unmapped == 1 ? "" : "s",
             r.n_dropped ? " (and stages lcmon does not have, commented out)" : "");
     }
+    /* What the result keeps of upstream's where lcmon chooses otherwise,
+     * and how to turn lcmon's choice on: a line each. */
+    for (const char *p = r.notes; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "lcmon: %s: %.*s\n", origin, n, p);
+        p += n + (nl ? 1 : 0);
+    }
     lc_config_free(cfg);
     lc_upstream_result_free(&r);
     return rc != 0;

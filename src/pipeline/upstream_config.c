@@ -288,6 +288,8 @@ static void free_conv(conversion *c)
     free(c->st);
     if (c->ef)
         fclose(c->ef);
+    if (c->nf)
+        fclose(c->nf);
 }
 
 /* The DataLoaderConfig: data_loader { } of a whole training config (the
@@ -319,6 +321,17 @@ static const lc_textproto_field *find_loader(conversion *c, const lc_textproto_f
             continue;
         o += (size_t)snprintf(ignored + o, ignored_len - o, "%s%s", o ? ", " : "", f->name);
     }
+    /* The daemon's schedule steers the loader: checked as upstream would,
+     * kept as comments. The trainer's other fields are not looked at. */
+    const lc_textproto_field *tr = up_get(root, "training");
+    const lc_textproto_field *sched =
+        tr && tr->kind == LC_TEXTPROTO_BLOCK ? up_get(tr, "schedule") : NULL;
+    if (sched && sched->kind != LC_TEXTPROTO_BLOCK)
+        up_error_at(c, sched->value_line, sched->value_col,
+                    "training.schedule: expects a block { ... }");
+    else if (sched)
+        up_check_fields(c, sched, up_schedule_fields, "training.schedule");
+    c->schedule = sched && sched->kind == LC_TEXTPROTO_BLOCK ? sched : NULL;
     if (dl->kind != LC_TEXTPROTO_BLOCK) {
         up_error_at(c, dl->value_line, dl->value_col, "data_loader: expects a block { ... }");
         return NULL;
@@ -488,6 +501,19 @@ static int print_config(conversion *c, const char *ignored, FILE *out)
                  "# (16; upstream's is 4).\n");
     if (ignored[0])
         fprintf(out, "# Not the loader's, so not converted: %s.\n", ignored);
+    up_print_schedule(c, out);
+    fflush(c->nf);
+    if (c->notes && c->notes[0]) {
+        fputs("# Upstream's behaviour kept where lcmon has its own choice (each line says\n"
+              "# how to turn lcmon's on):\n",
+              out);
+        for (const char *p = c->notes; *p;) {
+            const char *nl = strchr(p, '\n');
+            int n = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(out, "# - %.*s\n", n, p);
+            p += n + (nl ? 1 : 0);
+        }
+    }
     if (!c->n_outputs)
         fprintf(out, "# The config names no output: add a fifo_writer stage to feed a trainer.\n");
     fprintf(out, "stages:\n");
@@ -541,6 +567,7 @@ static int convert(conversion *c, const lc_textproto_field *root, FILE *out)
     resolve_inputs(c);
     if (c->n_errors || leave_out(c) != 0)
         return LC_ECONFIG;
+    up_map_wired(c);
     return print_config(c, ignored, out);
 }
 
@@ -602,7 +629,8 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
     memset(out, 0, sizeof *out);
     conversion c = {.origin = origin};
     c.ef = open_memstream(&c.errs, &c.errs_len);
-    if (!c.ef)
+    c.nf = open_memstream(&c.notes, &c.notes_len);
+    if (!c.ef || !c.nf)
         lc_fatal("out of memory");
     lc_textproto_field root;
     lc_error perr = {0};
@@ -633,7 +661,11 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
         }
         lc_textproto_free(&root);
     }
-    free_conv(&c); /* closes the errors' stream */
+    free_conv(&c); /* closes the errors' and the notes' streams */
+    if (rc == 0 && c.notes && c.notes[0])
+        out->notes = c.notes;
+    else
+        free(c.notes);
     if (rc < 0) {
         sort_lines(c.errs, strlen(origin) + 1);
         out->errors = c.errs;
@@ -650,5 +682,6 @@ void lc_upstream_result_free(lc_upstream_result *r)
 {
     free(r->yaml);
     free(r->errors);
+    free(r->notes);
     memset(r, 0, sizeof *r);
 }

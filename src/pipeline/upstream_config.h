@@ -22,6 +22,8 @@
 typedef struct lc_upstream_result {
     char *yaml;          /* the lcmon configuration; NULL when there are errors */
     char *errors;        /* one a line, "origin:LINE:COL: what"; NULL when none */
+    char *notes;         /* one a line: what the result keeps of upstream's where lcmon
+                            has a better choice, and how to turn that on; NULL: none */
     unsigned n_stages;   /* lcmon stages written (the pipes' writers included) */
     unsigned n_outputs;  /* upstream outputs, each a fifo_writer */
     unsigned n_unmapped; /* fields kept as comments */

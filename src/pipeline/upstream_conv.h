@@ -54,6 +54,9 @@ typedef struct upstream_stage_type {
 extern const upstream_stage_type up_stage_types[];
 extern const size_t up_n_stage_types; /* at most UP_MAX_STAGE_TYPES */
 #define UP_MAX_STAGE_TYPES 16
+/* training { schedule { } } of a whole training config: the daemon's
+ * fields that steer the loader (kept as comments). */
+extern const upstream_field up_schedule_fields[];
 /* Upstream's overflow names and lcmon's, in the same order (NULL-ended). */
 extern const char *const up_overflow_values[];
 extern const char *const up_overflow_lcmon[];
@@ -99,11 +102,21 @@ typedef struct conversion {
     unsigned n_unmapped, n_dropped;
     const lc_textproto_field *outputs[MAX_OUTPUTS * 4];
     unsigned n_outputs;
+    /* What the converted configuration keeps of upstream's where lcmon has
+     * a better choice, and how to turn it on: a line each, no line twice. */
+    char *notes;
+    size_t notes_len;
+    FILE *nf;
+    /* training { schedule { } } of a whole training config, or NULL. */
+    const lc_textproto_field *schedule;
 } conversion;
 
 /* One error, "origin:LINE:COL: what", one line. */
 void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* One line of c->notes (unless it is there already). */
+void up_notice(conversion *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- values (upstream_schema.c) ---- */
 
@@ -129,5 +142,10 @@ void up_set(lcmon_stage *s, const char *key, const char *fmt, ...)
 void up_map_queue(lcmon_stage *s, const lc_textproto_field *q);
 /* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
 void up_clean_name(const char *in, char *out, size_t max);
+/* Pass 2b, once inputs are resolved: the notes that depend on the
+ * stages' order (an unpacker with or without a rescorer before it). */
+void up_map_wired(conversion *c);
+/* training.schedule's fields as comments of the YAML's header. */
+void up_print_schedule(conversion *c, FILE *out);
 
 #endif

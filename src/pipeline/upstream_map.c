@@ -178,11 +178,70 @@ void up_map_pool(conversion *c, lcmon_stage *s)
             note(c, s, f, "no equivalent: lcmon has no position cache");
 }
 
+void up_notice(conversion *c, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fflush(c->nf);
+    size_t n = strlen(line);
+    for (const char *p = c->notes; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len == n && !memcmp(p, line, n))
+            return;
+        p += len + (nl ? 1 : 0);
+    }
+    fprintf(c->nf, "%s\n", line);
+}
+
+/* A string of folders as lcmon's setting; one with ',' is read otherwise
+ * by lc0, which splits on ':' only. */
+static void map_paths(conversion *c, lcmon_stage *s, const lc_textproto_field *f)
+{
+    fprintf(s->bf, "      %s: ", f->name);
+    up_put_yaml_string(s->bf, f->value, f->value_len, (size_t)-1);
+    fputc('\n', s->bf);
+    if (memchr(f->value, ',', f->value_len))
+        up_notice(c,
+                  "chunk_rescorer '%s': %s holds ',': lc0 splits folders on ':' only, so upstream "
+                  "reads the whole text as one folder, where lcmon splits on ',' too; write ':' "
+                  "between folders",
+                  s->up_name, f->name);
+}
+
+/* deblunder_threshold and deblunder_width: upstream deblunders only with
+ * both (its stage sets the deblunder up when it has both). */
+static void map_deblunder(conversion *c, lcmon_stage *s)
+{
+    const lc_textproto_field *t = up_get(s->block, "deblunder_threshold"),
+                             *w = up_get(s->block, "deblunder_width");
+    if (t && w) {
+        set_field(s, "deblunder_threshold", t, U_DOUBLE);
+        set_field(s, "deblunder_width", w, U_DOUBLE);
+        up_notice(c, "deblunder by upstream's rules (its region, its starting values, the last "
+                     "position's visits); `deblunder_rules: lcmon` on the chunk_rescorer uses "
+                     "lcmon's (docs/pipelines.md)");
+    } else if (t) {
+        note(c, s, t, "not converted: upstream deblunders only with deblunder_width too");
+        up_notice(c,
+                  "chunk_rescorer '%s': deblunder_threshold without deblunder_width: upstream "
+                  "does not deblunder then, so this configuration does not either; to deblunder, "
+                  "give both (deblunder_width: 0 for a sharp threshold)",
+                  s->up_name);
+    } else if (w) {
+        note(c, s, w, "not converted: upstream uses it only with deblunder_threshold");
+    }
+}
+
 void up_map_rescorer(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *f;
     if ((f = up_get(s->block, "threads")))
         set_field(s, "threads", f, U_UINT);
+    bool tables = false, gaviota = false;
     const char *paths[] = {"syzygy_paths", "gaviota_paths"};
     for (unsigned k = 0; k < 2; k++) {
         if (!(f = up_get(s->block, paths[k])))
@@ -191,47 +250,109 @@ void up_map_rescorer(conversion *c, lcmon_stage *s)
             note(c, s, f, "not converted: no folders (lcmon's default)");
             continue;
         }
-        fprintf(s->bf, "      %s: ", paths[k]);
-        up_put_yaml_string(s->bf, f->value, f->value_len, (size_t)-1);
-        fputc('\n', s->bf);
+        map_paths(c, s, f);
+        tables = true;
+        gaviota |= k == 1;
     }
-    const char *same[] = {"dist_temp", "dist_offset", "dtz_boost", "deblunder_threshold"};
-    for (unsigned k = 0; k < 4; k++)
+    const char *same[] = {"dist_temp", "dist_offset", "dtz_boost"};
+    for (unsigned k = 0; k < 3; k++)
         if ((f = up_get(s->block, same[k])))
             set_field(s, same[k], f, U_DOUBLE);
-    if ((f = up_get(s->block, "deblunder_width"))) {
-        if (up_get(s->block, "deblunder_threshold"))
-            set_field(s, "deblunder_width", f, U_DOUBLE);
-        else
-            note(c, s, f, "not converted: upstream uses it only with deblunder_threshold");
-    }
+    map_deblunder(c, s);
     if ((f = up_get(s->block, "new_input_format"))) {
-        if (f->value[0] == '-')
+        if (!strcmp(f->value, "-1"))
             note(c, s, f, "not converted: keeps the input format (lcmon's default)");
         else
             set_field(s, "new_input_format", f, U_INT);
     }
-    /* Upstream's rescorer makes V6 records V7 with this theta; lcmon's
-     * leaves that to the unpacker (the same targets, cheaper) unless told. */
-    if ((f = up_get(s->block, "st_q_theta"))) {
-        up_set(s, "st_targets", "compute");
+    /* Upstream's rescorer makes every V6 game V7, with the short-term
+     * targets of st_q_theta (5/6 when absent, lcmon's default too). */
+    up_set(s, "st_targets", "compute  # upstream's rescorer makes V6 games V7 with them");
+    if ((f = up_get(s->block, "st_q_theta")))
         set_field(s, "st_theta", f, U_DOUBLE);
+    up_notice(c, "short-term targets summed in float, as upstream's rescorer; `st_math: double` "
+                 "on the chunk_rescorer sums them in double");
+    up_notice(c, "games upstream's rescorer refuses (its Validate) are dropped, as upstream; "
+                 "`invalid_games: keep` on the chunk_rescorer passes them on");
+    if (tables)
+        up_notice(c, "losing moves are not zeroed at tablebase positions, as upstream; "
+                     "`zero_losing_moves: true` on the chunk_rescorer zeroes them");
+    if (gaviota) {
+        up_notice(c, "Gaviota tables give distances to mate only, as upstream; "
+                     "`gaviota_results: true` on the chunk_rescorer rescores results with them "
+                     "too");
+        up_notice(c, "upstream's loader starts only when gaviota_paths holds every Gaviota table "
+                     "of 3, 4 and 5 pieces (\"UNEXPECTED gaviota availability\"); lcmon takes "
+                     "any set of tables");
     }
+}
+
+/* Whether two queue blocks have one name (absent: ""). */
+static bool same_name(const lc_textproto_field *a, const lc_textproto_field *b)
+{
+    const lc_textproto_field *na = up_get(a, "name"), *nb = up_get(b, "name");
+    return !strcmp(na ? na->value : "", nb ? nb->value : "");
+}
+
+/* Upstream's rules for its unpacker's sampling fields (its stage refuses
+ * to start otherwise, with these words); false after an error. */
+static bool unpacker_rules(conversion *c, lcmon_stage *s)
+{
+    const lc_textproto_field *rate = up_get(s->block, "position_sampling_rate"),
+                             *count = up_get(s->block, "position_count"),
+                             *pcount = up_get(s->block, "prefetch_count"),
+                             *pout = up_get(s->block, "prefetch_output");
+    const lc_textproto_field *at = s->block;
+    const char *why = NULL, *todo = NULL;
+    unsigned long long n = 0;
+    if (pcount || pout) {
+        if (count)
+            up_parse_uint(count->value, &n);
+        if (!pcount || !pout)
+            why = "prefetch_count and prefetch_output must both be set or both unset.",
+            todo = "give both, or neither";
+        else if (!count)
+            why = "position_count must be set when using prefetch mode.",
+            todo = "add position_count: 1";
+        else if (rate)
+            why = "position_sampling_rate cannot be used in prefetch mode.", at = rate,
+            todo = "remove position_sampling_rate";
+        else if (n != 1)
+            why = "position_count must equal 1 in prefetch mode", at = count,
+            todo = "give position_count: 1";
+        else if (same_name(up_get(s->block, "output"), pout))
+            why = "ChunkUnpacker output names must be different", at = pout,
+            todo = "name the two outputs apart (output { name: \"main\" })";
+    } else if (rate && count) {
+        why = "Exactly one of position_sampling_rate or position_count must be set.";
+        at = rate->line > count->line || (rate->line == count->line && rate->col > count->col)
+                 ? rate
+                 : count;
+        todo = "keep one: position_count (positions a use of a chunk) or "
+               "position_sampling_rate (the share of its positions)";
+    } else if (!rate && !count) {
+        why = "Exactly one of position_sampling_rate or position_count must be set.";
+        todo = "give position_sampling_rate: 1.0 for every position, or position_count";
+    }
+    if (!why)
+        return true;
+    up_error_at(c, at->line, at->col,
+                "stage '%s': chunk_unpacker: upstream refuses it (\"%s\"); %s", s->up_name, why,
+                todo);
+    return false;
 }
 
 void up_map_unpacker(conversion *c, lcmon_stage *s)
 {
+    if (!unpacker_rules(c, s))
+        return;
     const lc_textproto_field *f, *count = up_get(s->block, "position_count");
     if ((f = up_get(s->block, "threads")))
         set_field(s, "threads", f, U_UINT);
     if (count)
         set_field(s, "positions_per_chunk", count, U_UINT);
-    if ((f = up_get(s->block, "position_sampling_rate"))) {
-        if (count)
-            note(c, s, f, "not converted: position_count takes its place (as upstream)");
-        else
-            set_field(s, "sampling_rate", f, U_DOUBLE);
-    }
+    if ((f = up_get(s->block, "position_sampling_rate")))
+        set_field(s, "sampling_rate", f, U_DOUBLE);
     if ((f = up_get(s->block, "position_sampling"))) {
         if (count) {
             fputs("      position_weights: ", s->bf);
@@ -247,6 +368,38 @@ void up_map_unpacker(conversion *c, lcmon_stage *s)
         note(c, s, f, "no equivalent: lcmon has no prefetch output");
     if ((f = up_get(s->block, "prefetch_output")))
         note(c, s, f, "no equivalent: lcmon has no prefetch output");
+    /* Upstream's unpacker computes nothing: V7 records (a rescorer's, or
+     * the data's) bring their targets, V6 ones their own bytes. */
+    up_set(s, "st_targets", "keep  # as upstream's unpacker: the records' own targets");
+}
+
+/* Whether stage i reads, directly or not, a chunk_rescorer. */
+static bool after_rescorer(const conversion *c, unsigned i, unsigned depth)
+{
+    const lcmon_stage *s = &c->st[i];
+    if (depth > c->n_st)
+        return false;
+    for (unsigned k = 0; k < s->n_inputs; k++) {
+        int j = s->in_stage[k];
+        if (j < 0)
+            continue;
+        const lcmon_stage *in = &c->st[j];
+        if ((in->type && !strcmp(in->type->name, "chunk_rescorer")) ||
+            after_rescorer(c, (unsigned)j, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+void up_map_wired(conversion *c)
+{
+    for (unsigned i = 0; i < c->n_st; i++) {
+        const lcmon_stage *s = &c->st[i];
+        if (s->type && !strcmp(s->type->name, "chunk_unpacker") && !after_rescorer(c, i, 0))
+            up_notice(c, "V6 records' short-term targets kept as stored (q_st as read, d_st 0), "
+                         "as upstream's loader without a chunk_rescorer; `st_targets: compute` "
+                         "on the chunk_unpacker computes them over the game");
+    }
 }
 
 void up_map_sampler(conversion *c, lcmon_stage *s)
@@ -271,17 +424,42 @@ void up_map_sampler(conversion *c, lcmon_stage *s)
 
 void up_map_tensors(conversion *c, lcmon_stage *s)
 {
-    (void)c;
     const lc_textproto_field *f;
     if ((f = up_get(s->block, "batch_size")))
         set_field(s, "batch_size", f, U_UINT);
     else
         up_set(s, "batch_size", "1024  # upstream's default");
-    up_set(s, "layout",
-           "current  # upstream's tensors; add planes: upstream for its planes 104-111, "
-           "right for input format 1 only");
+    up_set(s, "layout", "current  # upstream's tensors");
+    up_set(s, "planes", "upstream  # planes 104-111 as upstream's loader writes them");
+    up_notice(c, "planes 104-111 as upstream's loader writes them, whatever the input format "
+                 "(right for format 1 only); `planes: input_format` on the tensor_generator "
+                 "writes them as each record's format defines them");
     if ((f = up_get(s->block, "threads")))
         set_field(s, "threads", f, U_UINT);
+}
+
+/* training.schedule's fields, as comments: lcmon has no trainer, and
+ * lcmon.lczero.rl_cycles runs the daemon's loop with them. */
+void up_print_schedule(conversion *c, FILE *out)
+{
+    static const char *const why[] = {
+        "steps_per_network",
+        "the batches trained a network: `steps` of lcmon.lczero.rl_cycles(control, batches, "
+        "new_games, steps)",
+        "chunks_per_network",
+        "the games upstream's daemon waits for before each network: `new_games` of "
+        "lcmon.lczero.rl_cycles(control, batches, new_games, steps)",
+    };
+    for (unsigned k = 0; k < 4 && c->schedule; k += 2) {
+        const lc_textproto_field *f = up_get(c->schedule, why[k]);
+        if (!f)
+            continue;
+        fprintf(out,
+                "# %s: %.40s (line %u): training.schedule's, read by the trainer, not the "
+                "loader: %s\n",
+                f->name, f->value, f->line, why[k + 1]);
+        c->n_unmapped++;
+    }
 }
 
 /* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
@@ -351,21 +529,33 @@ void up_map_splitter(conversion *c, lcmon_stage *s)
         }
     }
     if (!s->n_out) {
-        up_error_at(
-            c, s->block->line, s->block->col,
-            "stage '%s': chunk_source_splitter needs its outputs (output { name: \"train\" })",
-            s->up_name);
+        up_error_at(c, s->block->line, s->block->col,
+                    "stage '%s': upstream refuses it (\"ChunkSourceSplitter requires at least 1 "
+                    "output.\"); give its outputs (output { name: \"train\" } weight: 1)",
+                    s->up_name);
         return;
     }
-    if (n_w && n_w != s->n_out)
-        up_error_at(
-            c, weights[0]->line, weights[0]->col,
-            "stage '%s': %u weights for %u outputs (one weight an output, in the same order)",
-            s->up_name, n_w, s->n_out);
+    /* Upstream's splitter refuses to start unless each output has its
+     * weight and one weight is above 0. */
+    unsigned long long total = 0, w;
+    for (unsigned k = 0; k < n_w; k++)
+        total += up_parse_uint(weights[k]->value, &w) ? w : 0;
+    const lc_textproto_field *at = n_w ? weights[0] : s->block;
+    if (n_w != s->n_out)
+        up_error_at(c, at->line, at->col,
+                    "stage '%s': upstream refuses it (\"ChunkSourceSplitter output and weight "
+                    "arrays must have same size: %u vs %u\"); give one weight an output, in "
+                    "the same order",
+                    s->up_name, s->n_out, n_w);
+    else if (!total)
+        up_error_at(c, at->line, at->col,
+                    "stage '%s': upstream refuses it (\"ChunkSourceSplitter requires at least "
+                    "one output with positive weight.\"); give an output a weight above 0",
+                    s->up_name);
     fputs("      outputs:\n", s->bf);
     for (unsigned k = 0; k < s->n_out; k++) {
         char v[64] = "1";
-        if (n_w == s->n_out)
+        if (k < n_w)
             up_value_yaml(weights[k], U_UINT, v, sizeof v);
         fprintf(s->bf, "        - {name: %s, weight: %s}\n", s->out_lc[k], v);
     }

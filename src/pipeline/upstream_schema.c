@@ -100,6 +100,10 @@ static const upstream_field tensor_fields[] = {{"threads", U_UINT, false, NULL, 
 static const upstream_field splitter_fields[] = {
     {"output", U_BLOCK, true, NULL, queue_fields}, {"weight", U_UINT, true, NULL, NULL}, END_FIELD};
 static const upstream_field output_only_fields[] = {OUTPUT_FIELD, END_FIELD};
+/* training.schedule (proto3 int32s): what upstream's daemon reads of it. */
+const upstream_field up_schedule_fields[] = {{"steps_per_network", U_INT, false, NULL, NULL},
+                                             {"chunks_per_network", U_INT, false, NULL, NULL},
+                                             END_FIELD};
 
 const upstream_stage_type up_stage_types[] = {
     {"file_path_provider", fpp_fields, "file_path_provider", up_map_provider},

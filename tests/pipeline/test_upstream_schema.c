@@ -4,7 +4,9 @@
  * (docs/upstream.md, its table): every field of every stage block the list
  * names is in the schema with the list's type, and every field the schema
  * knows (stage blocks, and the blocks inside them: `queue` for an output
- * block, `position_sampling`) is in the list. Rows of `(top level)`,
+ * block, `position_sampling`; and `schedule`, training.schedule) is in the
+ * list. Only the first table is the list of fields (the later ones, such as
+ * the stage-control messages, are not configuration). Rows of `(top level)`,
  * `data_loader` and `stage` are read by the converter's own code, not its
  * tables: tests/python/test_upstream_fields.py converts each of them.
  *
@@ -53,9 +55,18 @@ static void read_rows(const char *path)
         exit(2);
     }
     char line[2048];
+    bool in_table = false; /* the first table (the fields), not the later ones */
     while (fgets(line, sizeof line, f)) {
-        if (line[0] != '|' || strstr(line, "---") == line + 1 ||
-            !strncmp(line, "| block | field", 15))
+        if (!strncmp(line, "| block | field", 15)) {
+            in_table = true;
+            continue;
+        }
+        if (line[0] != '|') {
+            if (in_table && n_rows)
+                break;
+            continue;
+        }
+        if (!in_table || strstr(line, "---") == line + 1)
             continue;
         char *cells[5] = {0};
         unsigned k = 0;
@@ -161,6 +172,7 @@ int main(int argc, char **argv)
     CHECK(n_rows >= 50); /* the table was read */
     for (size_t i = 0; i < up_n_stage_types; i++)
         check_table(up_stage_types[i].name, up_stage_types[i].fields, 0);
+    check_table("schedule", up_schedule_fields, 1); /* training { schedule { } } */
     /* Every row of a block the tables hold was matched; the others are the
      * converter's own code's (checked by converting them). */
     static const char *const by_code[] = {"(top level)", "data_loader", "stage"};

@@ -74,28 +74,30 @@ EVERY_FIELD = [
                         "st_theta": 0.75},
      "output": {"capacity": 8}},
     {"name": "unpacker", "input": "rescorer",
-     "chunk_unpacker": {"threads": 2, "positions_per_chunk": 4,
-                        "position_weights": {"q_weight": 1}},
+     "chunk_unpacker": {"threads": 2, "positions_per_chunk": 1,
+                        "position_weights": {"q_weight": 1}, "st_targets": "keep"},
      "output": {"capacity": 4096, "overflow": "drop_newest"}},
     {"name": "test_reader", "input": "split.test", "chunk_reader": {},
      "output": {"capacity": 8}},
-    {"name": "test_unpacker", "input": "test_reader", "chunk_unpacker": {"sampling_rate": 1}},
+    {"name": "test_unpacker", "input": "test_reader",
+     "chunk_unpacker": {"sampling_rate": 1, "st_targets": "keep"}},
     {"name": "sampler", "input": "unpacker",
      "shuffling_frame_sampler": {"reservoir_size": 1000000, "threads": 2}},
     {"name": "tensors", "input": "sampler",
-     "tensor_generator": {"batch_size": 512, "layout": "current", "threads": 2},
+     "tensor_generator": {"batch_size": 512, "layout": "current", "planes": "upstream",
+                          "threads": 2},
      "output": {"capacity": 4}},
     {"name": "test_tensors", "input": "test_unpacker",
-     "tensor_generator": {"batch_size": 1024, "layout": "current"}},
+     "tensor_generator": {"batch_size": 1024, "layout": "current", "planes": "upstream"}},
     {"name": "train", "input": "tensors", "fifo_writer": {"path": "train.pipe"}},
     {"name": "test", "input": "test_tensors", "fifo_writer": {"path": "test.pipe"}},
 ]
 
-# The fields every_field.pbtxt gives that lcmon has no equivalent for (or
-# that another field replaces): each kept as a comment naming it.
+# The fields every_field.pbtxt gives that lcmon has no equivalent for, and
+# the trainer's schedule: each kept as a comment naming it.
 COMMENTED = ["frame_format", "source_ingestion_threads", "cachehit_output",
-             "position_cache_size", "caching_threads", "position_sampling_rate",
-             "prefetch_count", "prefetch_output"]
+             "position_cache_size", "caching_threads", "prefetch_count", "prefetch_output",
+             "steps_per_network", "chunks_per_network"]
 
 
 def convert(path_or_text, *args, stdin=None):
@@ -130,7 +132,7 @@ class ConvertTests(unittest.TestCase):
             self.assertIn(name, lines[int(line) - 1])
         self.assertIn("Not the loader's, so not converted: name, model, training.", r.stdout)
         self.assertIn("13 stages and 2 outputs converted", r.stderr)
-        self.assertIn("8 fields kept as comments", r.stderr)
+        self.assertIn("9 fields kept as comments", r.stderr)
 
     def test_syntax_spellings_order_and_names(self):
         r = convert(fixture("syntax.pbtxt"))
@@ -146,8 +148,10 @@ class ConvertTests(unittest.TestCase):
         self.assertEqual(by["pool_a"]["input"], "split.a")
         self.assertEqual(by["pool_a"]["shuffling_chunk_pool"],
                          {"chunk_pool_size": 1000, "threads": 4})
-        self.assertEqual(by["unpack_a"]["chunk_unpacker"], {"sampling_rate": 0.5})
-        self.assertEqual(by["unpack-b"]["chunk_unpacker"], {"positions_per_chunk": 2})
+        self.assertEqual(by["unpack_a"]["chunk_unpacker"],
+                         {"sampling_rate": 0.5, "st_targets": "keep"})
+        self.assertEqual(by["unpack-b"]["chunk_unpacker"],
+                         {"positions_per_chunk": 2, "st_targets": "keep"})
         self.assertEqual(by["joined"]["inputs"], ["unpack_a", "unpack-b"])
         self.assertEqual(by["joined"]["join"], {"mode": "available"})
         self.assertEqual(by["tensors"]["tensor_generator"]["batch_size"], 64)
@@ -230,7 +234,7 @@ class ConvertTests(unittest.TestCase):
                             '{ output { name: "a" } weight: [1, 2] } }\n'
                             'stage { name: "f" file_path_provider { directory: "d" } }\n'
                             'stage { name: "p" input: "s" shuffling_chunk_pool {} }\n',
-                            [("1:75", "2 weights for 1 outputs"),
+                            [("1:75", "output and weight arrays must have same size: 1 vs 2"),
                              ("3:26", "the splitter has several outputs: name one ('s.a')")])
         self.assert_refused('stage { name: "f" file_path_provider {} }\n'
                             'stage { name: "t" }\n',
