@@ -1,9 +1,9 @@
 /*
  * st_targets: the short-term targets of st_targets.h.
  *
- *   - Float (the default, upstream's arithmetic): bit for bit equal to a
- *     reference written here on its own (the sign domain as an array, the
- *     average, the signs put back), on a 4-ply game whose float values are
+ *   - Float (the default, upstream's arithmetic): bit for bit equal to the
+ *     reference of tests/lib/st_reference.h, written on its own (the sign
+ *     domain as an array, the average, the signs put back), on a 4-ply game whose float values are
  *     worked out below step by step, on 1000 random games of 1 to 300
  *     plies (fixed seed), on games whose sums are exactly zero (the sign
  *     of a zero follows upstream's sign domain) and on every game of the
@@ -20,6 +20,7 @@
  * and by how much (a measurement, printed; docs/pipelines.md quotes it).
  */
 #include "check.h"
+#include "st_reference.h"
 #include "testutil.h"
 
 #include "format/lc0/chunk.h"
@@ -44,38 +45,6 @@ static uint32_t bits(float v)
     return b;
 }
 
-/*
- * Upstream's rule, written again here independently of st_targets.c: the
- * q values are first turned into position 0's point of view (negated at
- * odd plies), the backward average then runs over that array in float
- * (theta's product, then (1 - theta)'s, then their sum, each rounded to
- * float), and the signs are put back. d is clamped as C++'s std::max(d,
- * 0.0f) does: (d < 0) ? 0 : d.
- */
-static void reference(const float *rq, const float *rd, uint32_t n, double theta, float *q,
-                      float *d)
-{
-    if (n == 0)
-        return;
-    float *view = malloc(n * sizeof *view);
-    for (uint32_t t = 0; t < n; t++)
-        view[t] = t % 2 ? -rq[t] : rq[t];
-    const float th = (float)theta;
-    const float rest = 1.0f - th;
-    float avg_q = view[n - 1], avg_d = rd[n - 1];
-    for (uint32_t t = n; t-- > 0;) {
-        if (t + 1 < n) {
-            float keep_q = th * avg_q, new_q = rest * view[t];
-            float keep_d = th * avg_d, new_d = rest * rd[t];
-            avg_q = keep_q + new_q;
-            avg_d = keep_d + new_d;
-        }
-        q[t] = t % 2 ? -avg_q : avg_q;
-        d[t] = avg_d < 0.0f ? 0.0f : avg_d;
-    }
-    free(view);
-}
-
 /* lc_st_targets in float against the reference, bit for bit; returns the
  * number of positions that differ (each reported). */
 static uint32_t check_float(const float *rq, const float *rd, uint32_t n, double theta,
@@ -85,7 +54,7 @@ static uint32_t check_float(const float *rq, const float *rd, uint32_t n, double
     float *wq = malloc((n ? n : 1) * sizeof *wq), *wd = malloc((n ? n : 1) * sizeof *wd);
     uint16_t *idx = calloc(n ? n : 1, sizeof *idx);
     lc_st_targets(rq, rd, idx, n, theta, LC_ST_FLOAT, q, d, NULL, NULL);
-    reference(rq, rd, n, theta, wq, wd);
+    st_reference(rq, rd, n, theta, wq, wd);
     uint32_t bad = 0;
     for (uint32_t t = 0; t < n; t++)
         if (bits(q[t]) != bits(wq[t]) || bits(d[t]) != bits(wd[t])) {
