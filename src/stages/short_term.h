@@ -66,8 +66,9 @@ void lc_st_scratch_fini(lc_st_scratch *st);
  * chunk, computed once for the whole game (decoding it whole, and applying
  * the chunk_rescorer's patch when it converts the input format: the played
  * moves are then the converted ones) and kept with its packed form
- * (LC_AUX_ST: theta, the format, math, then q_st, d_st, opp_played_idx,
- * next_played_idx per position) so that later uses cost nothing more; a
+ * (LC_AUX_ST: a key of theta, the format and math, then q_st, d_st,
+ * opp_played_idx, next_played_idx per position) so that later uses cost
+ * nothing more; a
  * chunk kept with another theta, format or math gets an array of this
  * call's own. math: LC_ST_FLOAT or LC_ST_DOUBLE.
  */
