@@ -68,9 +68,8 @@ void lc_st_scratch_fini(lc_st_scratch *st);
  * moves are then the converted ones) and kept with its packed form
  * (LC_AUX_ST: a key of theta, the format and math, then q_st, d_st,
  * opp_played_idx, next_played_idx per position) so that later uses cost
- * nothing more; a
- * chunk kept with another theta, format or math gets an array of this
- * call's own. math: LC_ST_FLOAT or LC_ST_DOUBLE.
+ * nothing more; a chunk kept with another theta, format or math gets an
+ * array of this call's own. math: LC_ST_FLOAT or LC_ST_DOUBLE.
  */
 void lc_st_for_picks(double theta, int math, const lc_chunk_item *c, const uint32_t *picks,
                      uint32_t k, lc_unpack_ctx **uctx, lc_st_scratch *st);
