@@ -52,7 +52,8 @@ typedef struct rescorer_config {
     uint32_t new_input_format; /* 0: keep */
     int st_targets;
     double st_theta;
-    bool threshold_given, width_given, st_theta_given;
+    int st_math;
+    bool threshold_given, width_given, st_theta_given, st_math_given;
 } rescorer_config;
 
 static const lc_setting rescorer_settings[] = {
@@ -116,6 +117,7 @@ static const lc_setting rescorer_settings[] = {
                           "make V6 games V7 with their short-term targets here, or leave them to "
                           "chunk_unpacker"),
     LC_SETTING_ST_THETA(rescorer_config, st_theta, st_theta_given),
+    LC_SETTING_ST_MATH(rescorer_config, st_math, st_math_given),
     {0},
 };
 
@@ -150,6 +152,10 @@ static int rescorer_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: only used with st_targets: compute (add it, or remove "
                           "st_theta)");
+    if (c->st_math_given && c->st_targets != LC_ST_COMPUTE)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "st_math: only used with st_targets: compute (add it, or remove "
+                          "st_math)");
     return rc;
 }
 
@@ -193,7 +199,8 @@ static uint64_t settings_key(const rescorer_config *c)
                   c->threshold_given ? c->deblunder_threshold : NAN,
                   c->deblunder_width,
                   (double)c->new_input_format,
-                  c->st_targets == LC_ST_COMPUTE ? c->st_theta : NAN};
+                  c->st_targets == LC_ST_COMPUTE ? c->st_theta : NAN,
+                  c->st_targets == LC_ST_COMPUTE ? (double)c->st_math : NAN};
     return lc_rescore_patch_hash(h, d, sizeof d);
 }
 
@@ -316,7 +323,7 @@ static void rescore_records(lc_stage *s, lc_chunk_item *c, lc_st_scratch *st)
     }
     if (cfg->st_targets == LC_ST_COMPUTE && c->version == 6 &&
         c->record_size == LC_V6_RECORD_SIZE) {
-        c->data = lc_st_records_v7(c->data, c->n_records, cfg->st_theta, st);
+        c->data = lc_st_records_v7(c->data, c->n_records, cfg->st_theta, cfg->st_math, st);
         c->version = 7;
         c->record_size = LC_V7_RECORD_SIZE;
         atomic_fetch_add(&r->n_st, c->n_records);
@@ -492,7 +499,7 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
             LC_REC_GET(rec, root_d, w->rd[i]);
             LC_REC_GET(rec, played_idx, w->played[i]);
         }
-        lc_st_rows(w->rq, w->rd, w->played, n, cfg->st_theta, w->st_rows, &w->st);
+        lc_st_rows(w->rq, w->rd, w->played, n, cfg->st_theta, cfg->st_math, w->st_rows, &w->st);
         atomic_fetch_add(&r->n_st, n);
         st = w->st_rows;
     }

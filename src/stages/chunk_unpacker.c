@@ -52,8 +52,10 @@
  * Short-term targets. With `st_targets: compute` (the default), a V6
  * chunk's positions get q_st, d_st, opp_played_idx and next_played_idx
  * computed over the game (format/lc0/st_targets.h, stages/short_term.h) from
- * the first position picked to the end, the only ones they depend on; V7
- * chunks keep their own, older versions have none. A stored chunk's targets
+ * the first position picked (the even one at or before it) to the end, the
+ * only ones they depend on, in float as upstream (`st_math: double`:
+ * lcmon's earlier double sum); V7 chunks keep their own, older versions
+ * have none. A stored chunk's targets
  * are computed once, decoding it whole, and kept with its packed form, so
  * that later uses cost nothing more. A chunk_rescorer above that computes
  * them (its own st_targets) hands on V7 records, or a patch that carries
@@ -109,9 +111,10 @@ typedef struct unpacker_config {
     bool shuffle;
     int st_targets; /* LC_ST_KEEP or LC_ST_COMPUTE */
     double st_theta;
+    int st_math;                      /* LC_ST_FLOAT or LC_ST_DOUBLE */
     lc_diff_focus_config *diff_focus; /* the legacy keep probability; NULL: off */
     lc_weights_config *weights;       /* position_weights; NULL: off */
-    bool rate_given, per_chunk_given, st_theta_given;
+    bool rate_given, per_chunk_given, st_theta_given, st_math_given;
     uint64_t rate_fixed; /* ceil(rate * 2^32), in [1, 2^32]; 0 with positions_per_chunk */
 } unpacker_config;
 
@@ -142,6 +145,7 @@ static const lc_setting unpacker_settings[] = {
                           "compute V6 games' short-term targets as upstream does, or keep what "
                           "the records hold (V6: d_st 0.0, upstream's value)"),
     LC_SETTING_ST_THETA(unpacker_config, st_theta, st_theta_given),
+    LC_SETTING_ST_MATH(unpacker_config, st_math, st_math_given),
     {.key = "diff_focus",
      .type = LC_SETTING_BLOCK,
      LC_SETTING_AT(unpacker_config, diff_focus),
@@ -188,6 +192,10 @@ static int unpacker_config_check(void *p, lc_error *err)
         rc = lc_error_add(err, LC_ECONFIG,
                           "st_theta: only used with st_targets: compute (add it, or remove "
                           "st_theta)");
+    if (c->st_math_given && c->st_targets != LC_ST_COMPUTE)
+        rc = lc_error_add(err, LC_ECONFIG,
+                          "st_math: only used with st_targets: compute (add it, or remove "
+                          "st_math)");
     if (rc || c->per_chunk_given)
         return rc;
     /* Exact: scaling by a power of two loses nothing, and ceil keeps
@@ -462,7 +470,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         }
         st.valid = false;
         if (cfg->st_targets == LC_ST_COMPUTE && !(c.patch && lc_rescore_patch_has_st(c.patch)))
-            lc_st_for_picks(cfg->st_theta, &c, picks, k, &uctx, &st);
+            lc_st_for_picks(cfg->st_theta, cfg->st_math, &c, picks, k, &uctx, &st);
         bool closed = false;
         uint32_t bad = 0;
         const char *why = NULL;

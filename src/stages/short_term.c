@@ -19,6 +19,12 @@ const lc_setting_value lc_st_values[] = {
     {0},
 };
 
+const lc_setting_value lc_st_math_values[] = {
+    {"float", LC_ST_FLOAT},
+    {"double", LC_ST_DOUBLE},
+    {0},
+};
+
 void lc_st_scratch_fini(lc_st_scratch *st)
 {
     free(st->root_q);
@@ -47,10 +53,10 @@ static void st_reserve(lc_st_scratch *st, uint32_t n)
 }
 
 void lc_st_rows(const float *root_q, const float *root_d, const uint16_t *played, uint32_t n,
-                double theta, float *out, lc_st_scratch *st)
+                double theta, int math, float *out, lc_st_scratch *st)
 {
     st_reserve(st, n);
-    lc_st_targets(root_q, root_d, played, n, theta, st->q_st, st->d_st, st->opp, st->next);
+    lc_st_targets(root_q, root_d, played, n, theta, math, st->q_st, st->d_st, st->opp, st->next);
     for (uint32_t k = 0; k < n; k++) {
         out[4 * (size_t)k] = st->q_st[k];
         out[4 * (size_t)k + 1] = st->d_st[k];
@@ -59,16 +65,31 @@ void lc_st_rows(const float *root_q, const float *root_d, const uint16_t *played
     }
 }
 
+/* The key before a stored chunk's targets, in the room of ST_HEAD floats:
+ * theta's double (its bytes: a theta that differs only past float's
+ * precision still changes the double sum), the input format the rescorer's
+ * patch converts to (0: none; the played moves are then those of the
+ * converted frames) and the math (LC_ST_FLOAT or LC_ST_DOUBLE). */
+#define ST_HEAD 4
+
+static void st_head(float *head, double theta, uint32_t format, int math)
+{
+    memcpy(head, &theta, sizeof theta);
+    head[2] = (float)format;
+    head[3] = (float)math;
+}
+
 /* A stored V6 chunk's targets for the whole game, computed once (decoding
- * it whole) and kept with it: theta, the input format the rescorer's patch
- * converts to (0: none; the played moves are then those of the converted
- * frames), then 4 floats a position. NULL when a position does not decode. */
-static const float *stored_st(double theta, const lc_chunk_item *c, lc_unpack_ctx **uctx,
+ * it whole) and kept with it: the key, then 4 floats a position. NULL when
+ * a position does not decode. */
+static const float *stored_st(double theta, int math, const lc_chunk_item *c, lc_unpack_ctx **uctx,
                               lc_st_scratch *st)
 {
     uint32_t format = c->patch ? lc_rescore_patch_format(c->patch) : 0;
+    float head[ST_HEAD];
+    st_head(head, theta, format, math);
     const float *kept = lc_packed_chunk_aux(c->packed, LC_AUX_ST);
-    if (kept && kept[0] == (float)theta && kept[1] == (float)format)
+    if (kept && memcmp(kept, head, sizeof head) == 0)
         return kept;
     uint32_t n = c->n_records;
     st_reserve(st, n ? n : 1);
@@ -88,10 +109,9 @@ static const float *stored_st(double theta, const lc_chunk_item *c, lc_unpack_ct
         st->played[i] = f.played_idx;
         lc_frame_fini(&f);
     }
-    float *out = lc_xmalloc((2 + 4 * (size_t)n) * sizeof *out);
-    out[0] = (float)theta;
-    out[1] = (float)format;
-    lc_st_rows(st->root_q, st->root_d, st->played, n, theta, out + 2, st);
+    float *out = lc_xmalloc((ST_HEAD + 4 * (size_t)n) * sizeof *out);
+    memcpy(out, head, sizeof head);
+    lc_st_rows(st->root_q, st->root_d, st->played, n, theta, math, out + ST_HEAD, st);
     if (!kept) /* the first to compute them keeps them with the chunk */
         return lc_packed_chunk_attach_aux(c->packed, LC_AUX_ST, out);
     free(st->own);
@@ -99,8 +119,8 @@ static const float *stored_st(double theta, const lc_chunk_item *c, lc_unpack_ct
     return out;
 }
 
-void lc_st_for_picks(double theta, const lc_chunk_item *c, const uint32_t *picks, uint32_t k,
-                     lc_unpack_ctx **uctx, lc_st_scratch *st)
+void lc_st_for_picks(double theta, int math, const lc_chunk_item *c, const uint32_t *picks,
+                     uint32_t k, lc_unpack_ctx **uctx, lc_st_scratch *st)
 {
     st->valid = false;
     if (c->version != 6 || k == 0)
@@ -108,14 +128,17 @@ void lc_st_for_picks(double theta, const lc_chunk_item *c, const uint32_t *picks
     uint32_t first = picks[0];
     for (uint32_t j = 1; j < k; j++)
         first = picks[j] < first ? picks[j] : first;
+    /* Upstream's sign domain goes by the game's ply index: from an even
+     * position, the same parity (a zero sum's sign depends on it). */
+    first &= ~1u;
     uint32_t n = c->n_records - first;
     if (c->packed) {
-        const float *kept = stored_st(theta, c, uctx, st);
+        const float *kept = stored_st(theta, math, c, uctx, st);
         if (!kept)
             return; /* a position did not decode: its own decode reports it */
         st_reserve(st, n);
         for (uint32_t i = 0; i < n; i++) {
-            const float *v = kept + 2 + 4 * (size_t)(first + i);
+            const float *v = kept + ST_HEAD + 4 * (size_t)(first + i);
             st->q_st[i] = v[0];
             st->d_st[i] = v[1];
             st->opp[i] = (uint16_t)v[2];
@@ -129,14 +152,14 @@ void lc_st_for_picks(double theta, const lc_chunk_item *c, const uint32_t *picks
             LC_REC_GET(rec, root_d, st->root_d[i]);
             LC_REC_GET(rec, played_idx, st->played[i]);
         }
-        lc_st_targets(st->root_q, st->root_d, st->played, n, theta, st->q_st, st->d_st, st->opp,
-                      st->next);
+        lc_st_targets(st->root_q, st->root_d, st->played, n, theta, math, st->q_st, st->d_st,
+                      st->opp, st->next);
     }
     st->first = first;
     st->valid = true;
 }
 
-uint8_t *lc_st_records_v7(uint8_t *v6, uint32_t n, double theta, lc_st_scratch *st)
+uint8_t *lc_st_records_v7(uint8_t *v6, uint32_t n, double theta, int math, lc_st_scratch *st)
 {
     st_reserve(st, n ? n : 1);
     for (uint32_t i = 0; i < n; i++) {
@@ -145,7 +168,7 @@ uint8_t *lc_st_records_v7(uint8_t *v6, uint32_t n, double theta, lc_st_scratch *
         LC_REC_GET(rec, root_d, st->root_d[i]);
         LC_REC_GET(rec, played_idx, st->played[i]);
     }
-    lc_st_targets(st->root_q, st->root_d, st->played, n, theta, st->q_st, st->d_st, st->opp,
+    lc_st_targets(st->root_q, st->root_d, st->played, n, theta, math, st->q_st, st->d_st, st->opp,
                   st->next);
     /* In place, last record first: record i moves up by 40 i bytes, past
      * where record i - 1 ends, so nothing is overwritten before it moved

@@ -89,7 +89,8 @@ V6 = np.dtype(
 )
 
 # The records as read here: V6 and, behind each, the short-term targets
-# lcmon computes for V6 by default (st_targets: compute, theta 5/6).
+# lcmon computes for V6 by default (st_targets: compute, theta 5/6, st_math:
+# float).
 V6ST = np.dtype(
     {
         "names": [f[0] for f in _FIELDS] + ["st_q", "st_d"],
@@ -141,20 +142,29 @@ def chunks_of(path):
 
 
 def st_targets(root_q, root_d, theta=ST_THETA):
-    """q_st and d_st of one game, per docs/pipelines.md: from the last ply
-    back, q_st[t] = (1 - theta) root_q[t] - theta q_st[t+1], d_st likewise
-    with +, in double precision, each stored as float32."""
+    """q_st and d_st of one game, per docs/pipelines.md (upstream's float
+    rule, lcmon's default st_math: float): theta as a float32; q in
+    position 0's view (negated at odd plies); from the last ply back,
+    st = theta * st + (1 - theta) * cur, each product and the sum rounded
+    to float32; the signs put back; d the same without signs, clamped as
+    std::max(d, 0) (negative to +0)."""
+    f32 = np.float32
     n = len(root_q)
     q_st = np.empty(n, dtype=np.float32)
     d_st = np.empty(n, dtype=np.float32)
-    q = d = 0.0
+    th = f32(theta)
+    be = f32(f32(1.0) - th)
+    sq = sd = f32(0.0)
     for i in range(n - 1, -1, -1):
+        sign = f32(-1.0) if i % 2 else f32(1.0)
+        cur = f32(f32(root_q[i]) * sign)
         if i == n - 1:
-            q, d = float(root_q[i]), float(root_d[i])
+            sq, sd = cur, f32(root_d[i])
         else:
-            q = (1 - theta) * float(root_q[i]) - theta * q
-            d = (1 - theta) * float(root_d[i]) + theta * d
-        q_st[i], d_st[i] = q, d
+            sq = f32(f32(th * sq) + f32(be * cur))
+            sd = f32(f32(th * sd) + f32(be * f32(root_d[i])))
+        q_st[i] = f32(sq * sign)
+        d_st[i] = f32(0.0) if sd < f32(0.0) else sd
     return q_st, d_st
 
 
