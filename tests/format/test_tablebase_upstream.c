@@ -32,6 +32,7 @@
 
 #include "format/lc0/tablebase.h"
 
+#include <pthread.h>
 #include <time.h>
 
 static lc_tablebases *tb;
@@ -291,6 +292,48 @@ static void test_root_probe(void)
     CHECK_EQ_STR(root(&p, true, true, buf), "b6a7 b7b8q");
 }
 
+/* ---- threads ---- */
+
+/* Three threads probing at once: WDL (no lock), DTZ and root probes (one at
+ * a time behind the root-probe lock, whose result buffer is shared) and
+ * Gaviota's DTM when open; every answer as in the tests above. */
+enum { PROBERS = 3, PROBE_ROUNDS = 150 };
+
+static void *prober(void *arg)
+{
+    unsigned *wrong = arg;
+    lc_position q = pos("Ka1 Qd3", "Kh8", false, 0), r = pos("Kb1 Rc2", "Kd2", true, 0);
+    lc_position mate = pos("Kb6 Qh7", "Kb8", false, 0);
+    lc_move m[LC_MAX_MOVES];
+    bool safe[LC_MAX_MOVES];
+    unsigned n = lc_position_legal_moves(&mate, m);
+    for (int k = 0; k < PROBE_ROUNDS; k++) {
+        bool ok = false;
+        unsigned d = 0, kept = 0;
+        *wrong += lc_tablebases_syzygy_wdl(tb, &q) != 1;
+        *wrong += lc_tablebases_syzygy_dtz(tb, &r, &ok) != -32 || !ok;
+        ok = lc_tablebases_syzygy_root_probe(tb, &mate, m, n, true, true, safe);
+        for (unsigned i = 0; ok && i < n; i++)
+            kept += safe[i];
+        *wrong += !ok || kept != 3;
+        if (lc_tablebases_have_gaviota_tables(tb))
+            *wrong += lc_tablebases_gaviota_dtm(tb, &r, &d) != LC_TB_LOSS || d != 32;
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[PROBERS];
+    unsigned wrong[PROBERS] = {0};
+    for (int i = 0; i < PROBERS; i++)
+        CHECK_EQ_INT(pthread_create(&t[i], NULL, prober, &wrong[i]), 0);
+    for (int i = 0; i < PROBERS; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_EQ_INT(wrong[i], 0);
+    }
+}
+
 /* ---- Gaviota ---- */
 
 static int dtm(const char *w, const char *b, bool btm, unsigned *plies)
@@ -466,9 +509,11 @@ int main(void)
     test_root_probe();
     if (gdir) {
         test_gaviota_dtm();
+        test_threads();
         test_agreement();
     } else {
         CHECK(!lc_tablebases_have_gaviota_tables(tb));
+        test_threads();
     }
     lc_tablebases_close(tb);
     return check_finish();
