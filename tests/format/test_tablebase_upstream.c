@@ -186,6 +186,51 @@ static const char *root(const lc_position *p, bool has_repeated, bool win_only, 
     return buf;
 }
 
+/* The fifty-move counter's effect on a won position's root probe. */
+static void test_root_probe_counter(void)
+{
+    /* White to move after 1...Kd3: DTZ 31. Counter 0: every winning move
+     * (rank 1000). Counter 68: only moves with DTZ + 68 <= 99, i.e. the
+     * DTZ-best ones (31), keep rank 1000; counter 69: none fits, the
+     * DTZ-best rank highest (1000 - 100 = 900) and are kept. */
+    lc_position p = pos("Kb1 Rc2", "Kd2", true, 0), after;
+    lc_move m[LC_MAX_MOVES];
+    bool safe[LC_MAX_MOVES];
+    unsigned n = lc_position_legal_moves(&p, m);
+    for (unsigned i = 0; i < n; i++)
+        if (m[i].to == 43) /* d6 in Black's frame: Kd3 */
+            lc_position_play(&p, &m[i], &after);
+    after.rule50 = 0;
+    CHECK_EQ_INT(dtz_of(&after), 31);
+    n = lc_position_legal_moves(&after, m);
+    unsigned best = 0, all = 0;
+    bool best_safe[LC_MAX_MOVES];
+    CHECK(lc_tablebases_syzygy_root_probe(tb, &after, m, n, true, true, best_safe));
+    static const int counters[3] = {0, 68, 69};
+    for (int c = 0; c < 3; c++) {
+        int counter = counters[c];
+        after.rule50 = (uint8_t)counter;
+        CHECK(lc_tablebases_syzygy_root_probe(tb, &after, m, n, false, true, safe));
+        unsigned kept_now = 0;
+        for (unsigned i = 0; i < n; i++) {
+            lc_position child;
+            lc_position_play(&after, &m[i], &child);
+            child.rule50 = 0;
+            int v = plies_of(&child); /* the move's plies from the root */
+            if (counter == 0)
+                CHECK_EQ_INT(safe[i], v > 0);
+            else
+                CHECK_EQ_INT(safe[i], v == 31);
+            CHECK_EQ_INT(best_safe[i], v == 31); /* a repetition: fewest plies */
+            best += counter == 0 && v == 31;
+            all += counter == 0 && safe[i];
+            kept_now += safe[i];
+        }
+        CHECK(kept_now > 0);
+    }
+    CHECK(best >= 1 && best < all);
+}
+
 /* Moves are printed in the plane frame: for Black to move the ranks are
  * mirrored (Black's d2 is d7 there). */
 static void test_root_probe(void)
@@ -236,44 +281,6 @@ static void test_root_probe(void)
     p.rule50 = 60;
     CHECK_EQ_STR(root(&p, false, false, buf), "d7d6");
     CHECK_EQ_STR(root(&p, true, false, buf), "d7d6");
-    /* White to move after 1...Kd3: DTZ 31. Counter 0: every winning move
-     * (rank 1000). Counter 68: only moves with DTZ + 68 <= 99, i.e. the
-     * DTZ-best ones (31), keep rank 1000; counter 69: none fits, the
-     * DTZ-best rank highest (1000 - 100 = 900) and are kept. */
-    lc_position after;
-    n = lc_position_legal_moves(&p, m);
-    for (unsigned i = 0; i < n; i++)
-        if (m[i].to == 43) /* d6 in Black's frame: Kd3 */
-            lc_position_play(&p, &m[i], &after);
-    after.rule50 = 0;
-    CHECK_EQ_INT(dtz_of(&after), 31);
-    n = lc_position_legal_moves(&after, m);
-    unsigned best = 0, all = 0;
-    bool best_safe[LC_MAX_MOVES];
-    CHECK(lc_tablebases_syzygy_root_probe(tb, &after, m, n, true, true, best_safe));
-    for (int counter = 0; counter <= 69; counter++) {
-        if (counter != 0 && counter != 68 && counter != 69)
-            continue;
-        after.rule50 = (uint8_t)counter;
-        CHECK(lc_tablebases_syzygy_root_probe(tb, &after, m, n, false, true, safe));
-        unsigned kept_now = 0;
-        for (unsigned i = 0; i < n; i++) {
-            lc_position child;
-            lc_position_play(&after, &m[i], &child);
-            child.rule50 = 0;
-            int v = plies_of(&child); /* the move's plies from the root */
-            if (counter == 0)
-                CHECK_EQ_INT(safe[i], v > 0);
-            else
-                CHECK_EQ_INT(safe[i], v == 31);
-            CHECK_EQ_INT(best_safe[i], v == 31); /* a repetition: fewest plies */
-            best += counter == 0 && v == 31;
-            all += counter == 0 && safe[i];
-            kept_now += safe[i];
-        }
-        CHECK(kept_now > 0);
-    }
-    CHECK(best >= 1 && best < all);
     /* Draws: the only move Kxb2 (queen hangs), Kxe2 (rook next to Black's
      * king, Kc1 loses); the rook pawn: every move holds. win_only: false. */
     p = pos("Kh8 Qb2", "Ka1", true, 0);
@@ -507,6 +514,7 @@ int main(void)
     test_wdl();
     test_dtz();
     test_root_probe();
+    test_root_probe_counter();
     if (gdir) {
         test_gaviota_dtm();
         test_threads();
