@@ -6,9 +6,10 @@
  *   current: inputs [B,112,8,8], policy [B,1858], values [B,6,3]
  *   legacy:  planes [B,112,8,8], probs [B,1858], winner [B,3], best_q [B,3],
  *            plies_left [B]
- * Planes 104..111 follow the input format, or with `planes: upstream`
- * (layout current) are written as upstream's current loader writes them
- * (format/lc0/frame.h, lc_planes_kind), dense and packed alike.
+ * Planes 104..111 follow the input format, or with `planes: upstream` are
+ * written as upstream's C++ loader writes them, whatever the format
+ * (format/lc0/frame.h, lc_planes_kind): in either layout, dense and packed
+ * alike (upstream's loader has made both layouts with the same planes).
  *
  * With `packed: true` the same positions travel in about 1.4 KB instead of
  * 36 KB, and the reader expands them (expansion "lc0-packed-1",
@@ -92,8 +93,8 @@ static const lc_setting generator_settings[] = {
      LC_SETTING_AT(generator_config, planes),
      .def = "input_format",
      .values = planes_values,
-     .meaning = "planes 104-111: per input_format, or as upstream's current loader writes them "
-                "(right for format 1 only; layout current)",
+     .meaning = "planes 104-111: as each record's input_format defines them, or as upstream's "
+                "C++ loader writes them whatever the format (the same for format 1 only)",
      .example = "upstream"},
     LC_SETTING_ROW(generator_config, packed, "packed", LC_SETTING_BOOL, "false",
                    "planes as bits and the policy as its legal moves, expanded by the reader",
@@ -113,12 +114,6 @@ static const lc_setting generator_settings[] = {
 static int generator_config_check(void *p, lc_error *err)
 {
     generator_config *c = p;
-    if (c->planes == LC_PLANES_UPSTREAM && c->layout == LAYOUT_LEGACY)
-        return lc_error_add(err, LC_ECONFIG,
-                            "planes: upstream is how upstream's current loader writes planes "
-                            "104-111 (layout: current); the legacy chunkparser's follow the "
-                            "input format, as planes: input_format does (remove planes, or use "
-                            "layout: current)");
     if (c->policy_slots_given && !c->packed)
         return lc_error_add(err, LC_ECONFIG,
                             "policy_slots: only packed batches have policy slots (add packed: "

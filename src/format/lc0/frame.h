@@ -93,11 +93,12 @@ void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8]);
  * in the dense order; aux[i] is the value of plane 104 + i's set bits (the
  * history planes' is 1). Expanding gives lc_frame_input_planes exactly. */
 void lc_frame_packed_planes(const lc_frame *f, uint8_t *bits /* 112*8 */, float *aux /* 8 */);
-/* Which planes 104..111: per input_format (lcmon's, right for every
- * format), or as upstream's current loader writes them whatever the format
- * (the castling and side-to-move bytes as constant planes, rule50 / 99, a
- * zero plane, a ones plane: right for format 1 only, for comparing with
- * upstream). */
+/* Which planes 104..111: per input_format (what lc0's encoder means by each
+ * format, with rule50 scaled as the legacy chunkparser does: right for every
+ * format), or as upstream's C++ loader writes them whatever the format (the
+ * castling and side-to-move bytes as constant planes, rule50 / 99, a zero
+ * plane, a ones plane: the same for format 1 only; for upstream's tensors).
+ * docs/lc0-training-data.md has both rules format by format. */
 typedef enum lc_planes_kind { LC_PLANES_INPUT_FORMAT = 0, LC_PLANES_UPSTREAM = 1 } lc_planes_kind;
 void lc_frame_input_planes_as(const lc_frame *f, lc_planes_kind kind, float *out /* 112*64 */);
 void lc_frame_packed_planes_as(const lc_frame *f, lc_planes_kind kind, uint8_t *bits /* 112*8 */,

@@ -123,12 +123,13 @@ void lc_frame_aux_planes(const lc_frame *f, uint64_t words[8], float values[8])
 }
 
 /*
- * Planes 104..111 as upstream's current loader writes them, whatever the
- * input format: each a constant plane, 104..107 the castling bytes and 108
- * side_to_move_or_enpassant as floats (a rook-file mask of 0x81 gives 129,
- * an en-passant mask of 0x10 gives 16), 109 rule50_count / 99, 110 zero,
- * 111 one. Right for format 1 only (there the same as
- * lc_frame_aux_planes).
+ * Planes 104..111 as upstream's C++ loader writes them (its tensor
+ * generator, in every version since planes 0..103 are read in lc0's bit
+ * order), whatever the input format: each a constant plane, 104..107 the
+ * castling bytes and 108 side_to_move_or_enpassant as floats (a rook-file
+ * mask of 0x81 gives 129, an en-passant mask of 0x10 gives 16), 109
+ * rule50_count / 99 in float, 110 zero, 111 one. The same as
+ * lc_frame_aux_planes for format 1 only.
  */
 static void aux_planes_upstream(const lc_frame *f, uint64_t words[8], float values[8])
 {
