@@ -165,12 +165,10 @@ static bool find_move(const lc_position *from, const lc_position *next, lc_move 
                       lc_position *child)
 {
     lc_move moves[LC_MAX_MOVES];
-    unsigned n = lc_position_legal_moves(from, moves);
     /* next's "theirs" are our pieces after the move, mirrored top-bottom. */
     uint64_t gone = from->ours & ~__builtin_bswap64(next->theirs);
+    unsigned n = lc_position_legal_moves_from(from, gone, moves);
     for (unsigned i = 0; i < n; i++) {
-        if (!(moves[i].flags & LC_MOVE_CASTLE) && !(gone & (1ull << moves[i].from)))
-            continue;
         lc_position_play(from, &moves[i], child);
         if (memcmp(child->bb, next->bb, sizeof child->bb) == 0) {
             *m = moves[i];

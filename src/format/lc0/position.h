@@ -108,6 +108,11 @@ uint16_t lc_move_policy_transformed(const lc_move *m, unsigned t);
 /* Square s of a position moved by the canonical transform t. */
 int lc_square_transformed(int s, unsigned t);
 
+/* The legal moves of the pieces on the squares of `from` (bit s = square
+ * s), and every legal castling, into out, in no particular order: what a
+ * caller that knows which piece moved needs, at a fraction of the cost. */
+unsigned lc_position_legal_moves_from(const lc_position *p, uint64_t from, lc_move *out);
+
 /* Whether our king is attacked. */
 bool lc_position_in_check(const lc_position *p);
 

@@ -131,9 +131,10 @@ static bool check_result(const uint8_t *rec, uint32_t version, uint32_t k, char 
 
 /* Every entry in [0, 1], -1 or NaN; the played and best moves legal when
  * searched; the sum of the entries >= 0, in float and index order, within
- * 0.99..1.01. */
-static bool check_policy(const uint8_t *rec, uint32_t version, uint32_t k, char *why,
-                         size_t why_size)
+ * 0.99..1.01. This is the slow path, entry by entry in upstream's order,
+ * for the reason; check_policy looks first. */
+static bool refuse_policy(const uint8_t *rec, uint32_t version, uint32_t k, char *why,
+                          size_t why_size)
 {
     uint32_t visits = rs_visits(rec, version);
     uint16_t best = 0, played = 0;
@@ -167,6 +168,39 @@ static bool check_policy(const uint8_t *rec, uint32_t version, uint32_t k, char 
                       "record %u: %s is %u, over 1858 (upstream's rescorer drops the game)", k,
                       best > 1858 ? "best_idx" : "played_idx", best > 1858 ? best : played);
     return true;
+}
+
+/* The same checks, fast: lc0 marks most entries illegal (-1), and only the
+ * others need a look; summing them alone, in order, gives the same float
+ * sum (an illegal entry adds nothing). */
+static bool check_policy(const uint8_t *rec, uint32_t version, uint32_t k, char *why,
+                         size_t why_size)
+{
+    static const uint32_t minus_one = 0xBF800000u; /* -1.0f */
+    const uint8_t *at = rec + rs_policy_offset(version);
+    float sum = 0.0f;
+    bool ok = true;
+    for (unsigned j = 0; j < LC_POLICY_SIZE; j++) {
+        uint32_t u;
+        memcpy(&u, at + 4 * (size_t)j, 4);
+        if (u == minus_one)
+            continue;
+        float p;
+        memcpy(&p, &u, 4);
+        ok &= (p >= 0.0f && p <= 1.0f) || isnan(p);
+        if (p >= 0.0f)
+            sum += p;
+    }
+    if (ok && rs_visits(rec, version) > 0) {
+        uint16_t best, played;
+        LC_REC_GET(rec, best_idx, best);
+        LC_REC_GET(rec, played_idx, played);
+        ok = (best >= LC_POLICY_SIZE || rs_prob(rec, version, best) >= 0.0f) &&
+             (played >= LC_POLICY_SIZE || rs_prob(rec, version, played) >= 0.0f);
+    }
+    if (ok && !(sum < 0.99f || sum > 1.01f))
+        return true;
+    return refuse_policy(rec, version, k, why, why_size);
 }
 
 bool rs_validate_fields(const uint8_t *records, size_t size, uint32_t n, uint32_t version,
