@@ -27,14 +27,13 @@ int rs_result(rs_game *g, uint32_t k)
         q = (float)(int8_t)rec[rs_result_byte(g->version)];
     if (q == -1.0f || q == 0.0f || q == 1.0f)
         return (int)q;
-    if (g->strict && !g->failed) {
-        g->failed = true;
-        if (g->why && g->why_size)
-            snprintf(g->why, g->why_size,
+    /* The first one is told (kept with keep_invalid, dropped without). */
+    if (!g->failed && g->why && g->why_size && !g->why[0])
+        snprintf(g->why, g->why_size,
                      "record %u: result_q is %g, not -1, 0 or 1 (upstream's rescorer refuses a "
                      "game whose results it reads are not whole: rescored before?)",
-                     k, q);
-    }
+                 k, q);
+    g->failed |= g->strict;
     return RS_BAD_RESULT;
 }
 

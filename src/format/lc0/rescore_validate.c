@@ -198,6 +198,12 @@ static bool check_policy(const uint8_t *rec, uint32_t version, uint32_t k, char 
         ok = (best >= LC_POLICY_SIZE || rs_prob(rec, version, best) >= 0.0f) &&
              (played >= LC_POLICY_SIZE || rs_prob(rec, version, played) >= 0.0f);
     }
+    if (ok && version >= 6) {
+        uint16_t best, played;
+        LC_REC_GET(rec, best_idx, best);
+        LC_REC_GET(rec, played_idx, played);
+        ok = best <= 1858 && played <= 1858;
+    }
     if (ok && !(sum < 0.99f || sum > 1.01f))
         return true;
     return refuse_policy(rec, version, k, why, why_size);
