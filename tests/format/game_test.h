@@ -16,6 +16,9 @@
 #define LC_TEST_GAME_TEST_H
 
 #include "board_test.h"
+#include "check.h"
+
+#include "format/lc0/rescore.h"
 
 #include <math.h>
 
@@ -163,6 +166,36 @@ static inline void gt_set_results(gt_game *g, const int *white)
             rec_put_f32(gt_rec(g, i), offsetof(lc_v6_record, result_d), r == 0 ? 1.0f : 0.0f);
         }
     }
+}
+
+/* The rescorer's defaults with the tables tb. */
+static inline lc_rescore_config gt_config(const lc_tablebases *tb)
+{
+    lc_rescore_config cfg;
+    lc_rescore_config_init(&cfg);
+    cfg.tb = tb;
+    return cfg;
+}
+
+/* Rescore the game; the reason printed when it is dropped. */
+static inline int gt_rescore(gt_game *g, const lc_rescore_config *cfg, lc_rescore_counts *c)
+{
+    char why[256];
+    int rc = lc_rescore_game(cfg, g->rec, g->size, g->n, g->version, c, why, sizeof why);
+    if (rc != LC_RESCORE_KEPT)
+        fprintf(stderr, "dropped: %s\n", why);
+    return rc;
+}
+
+/* The tables of the folders (NULL: none of that kind), or NULL (a check
+ * fails). */
+static inline lc_tablebases *gt_open(const char *syzygy, const char *gaviota)
+{
+    lc_tablebases *tb = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_tablebases_open(syzygy, gaviota, &tb, &err));
+    return tb;
 }
 
 #endif

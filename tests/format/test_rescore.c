@@ -18,22 +18,15 @@
 
 static gt_game g;
 static lc_tablebases *tb;
-static char why[256];
 
 static lc_rescore_config config(void)
 {
-    lc_rescore_config cfg;
-    lc_rescore_config_init(&cfg);
-    cfg.tb = tb;
-    return cfg;
+    return gt_config(tb);
 }
 
 static int run(const lc_rescore_config *cfg, lc_rescore_counts *c)
 {
-    int rc = lc_rescore_game(cfg, g.rec, g.size, g.n, g.version, c, why, sizeof why);
-    if (rc != LC_RESCORE_KEPT)
-        fprintf(stderr, "dropped: %s\n", why);
-    return rc;
+    return gt_rescore(&g, cfg, c);
 }
 
 /* Results from White's view: record i's own result times the side. */
@@ -175,6 +168,7 @@ static void test_repetition(void)
     gt_build(&g, 6, "Kc3 Rb2", "Kg8 Nb7", false, 5, "b2b7 g8h8 c3d3 h8g8 d3c3 g8h8", 0);
     lc_game game;
     lc_game_init(&game);
+    char why[256];
     CHECK(lc_game_read(&game, g.rec, g.size, g.n, g.version, why, sizeof why));
     const uint8_t reps[7] = {0, 0, 0, 0, 0, 1, 1};
     const bool no_reps[7] = {false, true, true, true, true, false, false};
@@ -394,10 +388,7 @@ static void test_gaviota_results(uint32_t version)
 
 static bool open_tables(const char *syzygy, const char *gaviota)
 {
-    lc_error err;
-    lc_error_clear(&err);
-    CHECK_OK(lc_tablebases_open(syzygy, gaviota, &tb, &err));
-    return tb != NULL;
+    return (tb = gt_open(syzygy, gaviota)) != NULL;
 }
 
 int main(void)

@@ -16,14 +16,12 @@
  *   tables) is printed per position: what every game now pays.
  */
 #include "check.h"
-#include "testutil.h"
+#include "sample_games.h"
 
-#include "format/lc0/chunk_source.h"
 #include "format/lc0/game.h"
 #include "format/lc0/rescore.h"
 #include "format/lc0/tablebase.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -39,15 +37,22 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void check_game(const lc_chunk_data *c, const lc_rescore_config *cfg, const char *path,
-                       lc_game *game, totals *t)
+typedef struct run {
+    lc_rescore_config cfg;
+    lc_game game;
+    totals t;
+} run;
+
+static void check_game(const lc_chunk_data *c, const char *path, void *ctx)
 {
+    run *u = ctx;
+    totals *t = &u->t;
     char why[256];
-    CHECK(lc_game_read(game, c->data, c->record_size, (uint32_t)c->n_records, c->version, why,
+    CHECK(lc_game_read(&u->game, c->data, c->record_size, (uint32_t)c->n_records, c->version, why,
                        sizeof why));
-    for (uint32_t i = 0; i < game->n; i++) {
-        t->transformed += game->ply[i].transform != 0;
-        t->transform_changes += i > 0 && game->ply[i].transform != game->ply[i - 1].transform;
+    for (uint32_t i = 0; i < u->game.n; i++) {
+        t->transformed += u->game.ply[i].transform != 0;
+        t->transform_changes += i > 0 && u->game.ply[i].transform != u->game.ply[i - 1].transform;
     }
     uint8_t *copy = malloc(c->size);
     memcpy(copy, c->data, c->size);
@@ -56,8 +61,8 @@ static void check_game(const lc_chunk_data *c, const lc_rescore_config *cfg, con
     double t0 = now();
     int rc = LC_RESCORE_KEPT;
     for (int pass = 0; pass < PASSES && rc == LC_RESCORE_KEPT; pass++)
-        rc = lc_rescore_game(cfg, copy, c->record_size, (uint32_t)c->n_records, c->version, &k, why,
-                             sizeof why);
+        rc = lc_rescore_game(&u->cfg, copy, c->record_size, (uint32_t)c->n_records, c->version, &k,
+                             why, sizeof why);
     t->seconds += (now() - t0) / PASSES;
     CHECK_EQ_INT(rc, LC_RESCORE_KEPT);
     if (rc != LC_RESCORE_KEPT) {
@@ -71,46 +76,14 @@ static void check_game(const lc_chunk_data *c, const lc_rescore_config *cfg, con
     t->positions += c->n_records;
 }
 
-static void check_dir(const char *dir, const lc_rescore_config *cfg, lc_game *game, totals *t)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0)
-        return;
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(names[i]->d_name);
-        if (len > 3 && strcmp(names[i]->d_name + len - 3, ".gz") == 0) {
-            char *path = lc_xasprintf("%s/%s", dir, names[i]->d_name);
-            lc_chunk_source *src = tu_chunk_source(path);
-            lc_chunk_data c;
-            lc_error err;
-            lc_error_clear(&err);
-            CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &c, &err));
-            check_game(&c, cfg, path, game, t);
-            lc_chunk_data_fini(&c);
-            lc_chunk_source_unref(src);
-            free(path);
-        }
-        free(names[i]);
-    }
-    free(names);
-}
-
 static void check_sets(const char *root)
 {
-    static const char *const sets[] = {"lc0-909a408-fmt1", "lc0-v0.31.2-fmt1", "lc0-v0.31.2-fmt2",
-                                       "lc0-v0.31.2-fmt3", "lc0-v0.31.2-fmt5"};
-    lc_rescore_config cfg;
-    lc_rescore_config_init(&cfg);
-    lc_game game;
-    lc_game_init(&game);
-    totals t = {0};
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        char *dir = lc_xasprintf("%s/%s", root, sets[i]);
-        check_dir(dir, &cfg, &game, &t);
-        free(dir);
-    }
-    lc_game_fini(&game);
+    run u = {0};
+    lc_rescore_config_init(&u.cfg);
+    lc_game_init(&u.game);
+    sg_each_game(root, check_game, &u);
+    lc_game_fini(&u.game);
+    totals t = u.t;
     printf("%s: %zu games, %zu positions (%zu transformed, %zu transform changes), %zu dropped; "
            "default rescoring %.2f us a position\n",
            root, t.games, t.positions, t.transformed, t.transform_changes, t.dropped,

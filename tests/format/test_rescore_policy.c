@@ -17,22 +17,15 @@
 
 static gt_game g;
 static lc_tablebases *tb;
-static char why[256];
 
 static lc_rescore_config config(void)
 {
-    lc_rescore_config cfg;
-    lc_rescore_config_init(&cfg);
-    cfg.tb = tb;
-    return cfg;
+    return gt_config(tb);
 }
 
 static void run(const lc_rescore_config *cfg, lc_rescore_counts *c)
 {
-    int rc = lc_rescore_game(cfg, g.rec, g.size, g.n, g.version, c, why, sizeof why);
-    if (rc != LC_RESCORE_KEPT)
-        fprintf(stderr, "dropped: %s\n", why);
-    CHECK_EQ_INT(rc, LC_RESCORE_KEPT);
+    CHECK_EQ_INT(gt_rescore(&g, cfg, c), LC_RESCORE_KEPT);
 }
 
 static bool same_bits(float a, float b)
@@ -224,10 +217,7 @@ static void test_zero_losing_moves(void)
 
 static bool open_tables(const char *syzygy, const char *gaviota)
 {
-    lc_error err;
-    lc_error_clear(&err);
-    CHECK_OK(lc_tablebases_open(syzygy, gaviota, &tb, &err));
-    return tb != NULL;
+    return (tb = gt_open(syzygy, gaviota)) != NULL;
 }
 
 int main(void)

@@ -109,49 +109,23 @@ static void blend(target *t, const uint8_t *r, float ratio)
     t->m = (1.0f - ratio) * t->m + ratio * best_m;
 }
 
-void lc_deblunder(uint8_t *records, size_t record_size, uint32_t n, uint32_t version,
-                  double threshold, double width, uint64_t *blunders, uint64_t *changed)
+/*
+ * The walk back from record end - 1 to 0 with the running target starting
+ * at start. lcmon's rule (lcmon): a record of 0 visits (upgraded from V5:
+ * played_q is no search's) is no blunder, the first blunder replaces the
+ * target with its own, the ratio is clamped at 0. Turning the target
+ * before the first blunder changes nothing for lcmon's (it is replaced).
+ */
+static void walk(uint8_t *records, size_t record_size, uint32_t end, float thr, float w, bool lcmon,
+                 target active, uint64_t *blunders, uint64_t *changed)
 {
-    if ((version != 6 && version != 7) || n == 0 || isnan(threshold))
-        return;
-    const float thr = (float)threshold, w = isnan(width) || width < 0 ? 0.0f : (float)width;
     bool started = false;
-    target active = {0};
-    for (uint32_t i = n; i-- > 0;) {
+    for (uint32_t i = end; i-- > 0;) {
         uint8_t *r = records + (size_t)i * record_size;
-        if (started) { /* one ply back: the other side to move, one ply more to go */
-            active.q = -active.q;
-            active.m += 1.0f;
-        }
-        /* A record of 0 visits (upgraded from V5): played_q is no search's. */
         float ratio;
-        if (rec_visits(r) != 0 && blunder(r, thr, w, true, &ratio)) {
-            if (!started)
+        if ((!lcmon || rec_visits(r) != 0) && blunder(r, thr, w, lcmon, &ratio)) {
+            if (lcmon && !started)
                 active = rec_target(r);
-            blend(&active, r, ratio);
-            started = true;
-            if (blunders)
-                (*blunders)++;
-        }
-        if (started && rec_set_target(r, active) && changed)
-            (*changed)++;
-    }
-}
-
-void lc_deblunder_upstream(uint8_t *records, size_t record_size, uint32_t n, uint32_t region,
-                           uint32_t version, double threshold, double width, uint64_t *blunders,
-                           uint64_t *changed)
-{
-    if ((version != 6 && version != 7) || n == 0 || region == 0 || region > n || isnan(threshold) ||
-        rec_visits(records + (size_t)(n - 1) * record_size) == 0)
-        return;
-    const float thr = (float)threshold, w = isnan(width) ? 0.0f : (float)width;
-    target active = rec_target(records + (size_t)(n - 1) * record_size);
-    bool started = false;
-    for (uint32_t i = region; i-- > 0;) {
-        uint8_t *r = records + (size_t)i * record_size;
-        float ratio;
-        if (blunder(r, thr, w, false, &ratio)) {
             blend(&active, r, ratio);
             started = true;
             if (blunders)
@@ -162,4 +136,25 @@ void lc_deblunder_upstream(uint8_t *records, size_t record_size, uint32_t n, uin
         active.q = -active.q; /* one ply back: the other side to move, one ply more */
         active.m += 1.0f;
     }
+}
+
+void lc_deblunder(uint8_t *records, size_t record_size, uint32_t n, uint32_t version,
+                  double threshold, double width, uint64_t *blunders, uint64_t *changed)
+{
+    if ((version != 6 && version != 7) || n == 0 || isnan(threshold))
+        return;
+    const float thr = (float)threshold, w = isnan(width) || width < 0 ? 0.0f : (float)width;
+    walk(records, record_size, n, thr, w, true, (target){0}, blunders, changed);
+}
+
+void lc_deblunder_upstream(uint8_t *records, size_t record_size, uint32_t n, uint32_t region,
+                           uint32_t version, double threshold, double width, uint64_t *blunders,
+                           uint64_t *changed)
+{
+    if ((version != 6 && version != 7) || n == 0 || region == 0 || region > n || isnan(threshold) ||
+        rec_visits(records + (size_t)(n - 1) * record_size) == 0)
+        return;
+    const float thr = (float)threshold, w = isnan(width) ? 0.0f : (float)width;
+    walk(records, record_size, region, thr, w, false,
+         rec_target(records + (size_t)(n - 1) * record_size), blunders, changed);
 }
