@@ -13,7 +13,12 @@
  *   bit as it went in (lc0's records all have plies_left > 0 and whole
  *   results);
  * - the cost of the default rescoring (Validate and the history, no
- *   tables) is printed per position: what every game now pays.
+ *   tables) is printed per position: what every game now pays;
+ * - with the tables (LCMON_SYZYGY_PATH, and Debian's Gaviota 3-piece
+ *   tables when installed) and a deblunder (threshold 0.10, width 0.06),
+ *   what the tables change against none, and each lcmon setting against
+ *   upstream's rules: the positions whose result, policy or plies_left
+ *   differ, printed (docs/pipelines.md quotes them), no game dropped.
  */
 #include "check.h"
 #include "sample_games.h"
@@ -24,6 +29,7 @@
 
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct totals {
     size_t games, positions, transformed, transform_changes, dropped;
@@ -92,11 +98,86 @@ static void check_sets(const char *root)
     CHECK(t.transform_changes > 0);
 }
 
+/* ---- the settings' effects ---- */
+
+typedef struct effect {
+    lc_rescore_config a, b; /* b against a */
+    size_t games, changed, result, policy, plies_left;
+} effect;
+
+static void compare_game(const lc_chunk_data *c, const char *path, void *ctx)
+{
+    effect *e = ctx;
+    uint8_t *x = malloc(c->size), *y = malloc(c->size);
+    memcpy(x, c->data, c->size);
+    memcpy(y, c->data, c->size);
+    lc_rescore_counts k = {0};
+    uint32_t n = (uint32_t)c->n_records;
+    CHECK_EQ_INT(lc_rescore_game(&e->a, x, c->record_size, n, c->version, &k, NULL, 0), 0);
+    CHECK_EQ_INT(lc_rescore_game(&e->b, y, c->record_size, n, c->version, &k, NULL, 0), 0);
+    bool changed = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = x + (size_t)i * c->record_size, *q = y + (size_t)i * c->record_size;
+        const size_t pl = offsetof(lc_v6_record, plies_left), rq = offsetof(lc_v6_record, result_q);
+        bool r = memcmp(p + rq, q + rq, 8) != 0, m = memcmp(p + pl, q + pl, 4) != 0;
+        bool pol = memcmp(p + 8, q + 8, 4 * LC_POLICY_SIZE) != 0;
+        e->result += r;
+        e->plies_left += m;
+        e->policy += pol;
+        changed |= r || m || pol;
+    }
+    e->changed += changed;
+    e->games++;
+    free(x);
+    free(y);
+    (void)path;
+}
+
+static void effects(const char *root, const lc_tablebases *tb)
+{
+    static const char *const names[] = {"the tables (against none)", "zero_losing_moves",
+                                        "gaviota_results", "deblunder_rules: lcmon"};
+    for (int s = 0; s < 4; s++) {
+        effect e = {0};
+        lc_rescore_config_init(&e.a);
+        e.a.tb = s == 0 ? NULL : tb;
+        e.a.deblunder_threshold = 0.10;
+        e.a.deblunder_width = 0.06;
+        e.b = e.a;
+        e.b.tb = tb;
+        e.b.zero_losing_moves = s == 1;
+        e.b.gaviota_results = s == 2;
+        e.b.deblunder_lcmon = s == 3;
+        sg_each_game(root, compare_game, &e);
+        printf("%s: %s: %zu of %zu games differ; positions: %zu results, %zu policies, %zu "
+               "plies_left\n",
+               root, names[s], e.changed, e.games, e.result, e.policy, e.plies_left);
+    }
+}
+
 int main(void)
 {
-    check_sets(tu_test_data());
     const char *samples = getenv("LCMON_SAMPLES");
+    check_sets(tu_test_data());
     if (samples && *samples)
         check_sets(samples);
+    const char *syzygy = getenv("LCMON_SYZYGY_PATH");
+    if (!lc_tablebases_have_syzygy() || !syzygy || !*syzygy)
+        return check_finish();
+    lc_tablebases *tb = NULL;
+    lc_error err;
+    lc_error_clear(&err);
+    const char *gaviota = getenv("LCMON_GAVIOTA_PATH");
+    if (!gaviota || !*gaviota)
+        gaviota = "/usr/share/gaviotatb/gtb4";
+    if (!lc_tablebases_have_gaviota() || access(gaviota, R_OK) != 0)
+        gaviota = NULL;
+    CHECK_OK(lc_tablebases_open(syzygy, gaviota, &tb, &err));
+    if (tb) {
+        effects(tu_test_data(), tb);
+        if (samples && *samples)
+            effects(samples, tb);
+        lc_tablebases_close(tb);
+    }
     return check_finish();
 }
