@@ -26,12 +26,14 @@
  * process: opening the same folders again returns the open set (counted;
  * each open needs its close), opening other folders while a set is open is
  * refused with a message naming both; Gaviota stays loaded after its last
- * close, for the next open of the same folders (tablebase.c says why).
+ * close, for the next open of the same folders (tablebase.c says why), and
+ * so do Fathom's tables until the next open (tablebase_syzygy.h says why).
  * Probing: Fathom's WDL probe is safe from any thread; Fathom's root probe
- * (DTZ of every move) is not, so lc_tablebases_rate_moves holds a lock
- * around it; Gaviota's probes, said to be safe from any thread, gave wrong
- * results now and then from several at once, so they take turns behind a
- * lock of their own (tablebase.c). Opening and closing
+ * (DTZ of every move) is not, so lc_tablebases_rate_moves,
+ * lc_tablebases_syzygy_dtz and lc_tablebases_syzygy_root_probe take turns
+ * behind a lock around it; Gaviota's probes, said to be safe from any
+ * thread, gave wrong results now and then from several at once, so they
+ * take turns behind a lock of their own (tablebase.c). Opening and closing
  * must not race with probes of the same set (the stage opens before its
  * threads start and closes after they end).
  */
@@ -118,15 +120,19 @@ unsigned lc_tablebases_syzygy_max_pieces(const lc_tablebases *tb);
 int lc_tablebases_syzygy_wdl(const lc_tablebases *tb, const struct lc_position *p);
 
 /* Syzygy's DTZ of p as lc0's probe_dtz gives it: plies to the next zeroing
- * move, signed from the side to move (> 0 winning, < 0 losing, 0 a draw),
- * lc0's values for cursed wins and blessed losses. *ok false (result
- * unspecified) when the probe fails. */
+ * move, signed from the side to move (> 0 winning, < 0 losing, 0 a draw; a
+ * mated side -1), above 100 for a cursed win, below -100 for a blessed
+ * loss. The counter is not looked at. *ok false (result 0) when the probe
+ * fails. Takes the root-probe lock (Fathom's root probe computes it). */
 int lc_tablebases_syzygy_dtz(const lc_tablebases *tb, const struct lc_position *p, bool *ok);
 
 /* lc0's root_probe(pos, has_repeated, win_only, &safe_moves) on the n legal
  * moves of p (lc_position_legal_moves' list): safe[i] says whether move i is
- * one lc0 would return. false (safe unspecified) when lc0's returns false: a
- * probe failed, or win_only and p is not won. */
+ * one lc0 would return (the moves of the best rank by DTZ, the position's
+ * fifty-move counter and has_repeated; docs/pipelines.md gives the ranks).
+ * false (safe unspecified) when a probe failed, or win_only and no move
+ * wins (best rank 0 or less); p without a legal move: true, nothing safe,
+ * unless win_only. Takes the root-probe lock. */
 bool lc_tablebases_syzygy_root_probe(const lc_tablebases *tb, const struct lc_position *p,
                                      const struct lc_move *moves, unsigned n, bool has_repeated,
                                      bool win_only, bool *safe);
