@@ -4,7 +4,9 @@
  * threshold, for a width (two blunders, one blended on top of the other),
  * and for a terminal blunder; a game without a blunder, records of 0
  * visits and V5 records come out bit-identical; the counts are checked.
- * docs/pipelines.md "Deblunder" gives the rule.
+ * Upstream's rule (lc_deblunder_upstream) on the same game: the same
+ * targets over the whole game, its own where the region ends early.
+ * docs/pipelines.md "Deblunder" gives the rules.
  */
 #include "check.h"
 #include "records.h"
@@ -194,6 +196,20 @@ static void check_untouched(uint32_t version, size_t size, uint32_t visits, doub
     free(orig);
 }
 
+static void check_untouched_upstream(void)
+{
+    uint8_t *buf = build(game, 6, LC_V6_RECORD_SIZE, 100), *orig;
+    rec_put_u32(buf + (PLIES - 1) * LC_V6_RECORD_SIZE, offsetof(lc_v6_record, visits), 0);
+    orig = malloc((size_t)PLIES * LC_V6_RECORD_SIZE);
+    memcpy(orig, buf, (size_t)PLIES * LC_V6_RECORD_SIZE);
+    uint64_t blunders = 0, changed = 0;
+    lc_deblunder_upstream(buf, LC_V6_RECORD_SIZE, PLIES, PLIES, 6, 0.75, 0.0, &blunders, &changed);
+    CHECK(memcmp(buf, orig, (size_t)PLIES * LC_V6_RECORD_SIZE) == 0);
+    CHECK_EQ_U64(blunders, 0);
+    free(buf);
+    free(orig);
+}
+
 static void test_untouched(void)
 {
     /* No loss over 1.5, none over 1.5 - 0.5 with a width. */
@@ -215,6 +231,43 @@ static void test_untouched(void)
     free(buf);
 }
 
+static void test_upstream(void)
+{
+    /* Upstream's walk over the whole game, threshold 0.75 and no width:
+     * the start is the last position's (1, 0, 1), turned every step:
+     * (-1, 0, 2) at 3, where the blunder takes the best line's value; from
+     * there as lcmon's (the game's targets agree): the same as test_sharp. */
+    const want sharp[PLIES] = {
+        {-0.5f, 0.25f, 13}, {0.5f, 0.25f, 12}, {-0.5f, 0.25f, 11}, {0.5f, 0.25f, 10}, {1, 0, 1},
+    };
+    uint8_t *buf = build(game, 6, LC_V6_RECORD_SIZE, 100);
+    uint64_t blunders = 0, changed = 0;
+    lc_deblunder_upstream(buf, LC_V6_RECORD_SIZE, PLIES, PLIES, 6, 0.75, 0.0, &blunders, &changed);
+    check_targets(buf, LC_V6_RECORD_SIZE, sharp);
+    CHECK_EQ_U64(blunders, 1);
+    CHECK_EQ_U64(changed, 4);
+    free(buf);
+    /* A region of positions 0-2, width 1: the start (1, 0, 1) is position
+     * 4's, not turned for the two positions between (upstream's rule).
+     *   2: no blunder, not started; turned: (-1, 0, 2)
+     *   1: lost 0.5 > 0.25, ratio 0.25: q 0.75 * -1 + 0.25 * 0.75 = -0.5625,
+     *      d 0.25 * 0.5 = 0.125, m 0.75 * 2 + 0.25 * 20 = 6.5
+     *   0: (0.5625, 0.125, 7.5)
+     * Positions 2-4 keep theirs (3's blunder is outside the region). */
+    const want region[PLIES] = {
+        {0.5625f, 0.125f, 7.5f}, {-0.5625f, 0.125f, 6.5f}, {1, 0, 3}, {-1, 0, 2}, {1, 0, 1},
+    };
+    buf = build(game, 6, LC_V6_RECORD_SIZE, 100);
+    blunders = changed = 0;
+    lc_deblunder_upstream(buf, LC_V6_RECORD_SIZE, PLIES, 3, 6, 0.75, 1.0, &blunders, &changed);
+    check_targets(buf, LC_V6_RECORD_SIZE, region);
+    CHECK_EQ_U64(blunders, 1);
+    CHECK_EQ_U64(changed, 2);
+    free(buf);
+    /* The last position unsearched: nothing, whatever the others. */
+    check_untouched_upstream();
+}
+
 int main(void)
 {
     test_sharp(6, LC_V6_RECORD_SIZE);
@@ -222,5 +275,6 @@ int main(void)
     test_width();
     test_terminal();
     test_untouched();
+    test_upstream();
     return check_finish();
 }

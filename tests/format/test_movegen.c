@@ -11,13 +11,13 @@
  * move played gives the next record's board.
  */
 #include "check.h"
+#include "sample_games.h"
 #include "testutil.h"
 
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/position.h"
 #include "format/lc0/record.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 
 typedef struct totals {
@@ -83,46 +83,21 @@ static void check_position(const uint8_t *rec, const uint8_t *next, uint32_t ver
     }
 }
 
-static void check_dir(const char *dir, totals *t)
+static void check_game(const lc_chunk_data *c, const char *path, void *ctx)
 {
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0)
-        return;
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(names[i]->d_name);
-        if (len > 3 && strcmp(names[i]->d_name + len - 3, ".gz") == 0) {
-            char *path = lc_xasprintf("%s/%s", dir, names[i]->d_name);
-            lc_chunk_source *src = tu_chunk_source(path);
-            lc_chunk_data c;
-            lc_error err;
-            lc_error_clear(&err);
-            CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &c, &err));
-            for (size_t r = 0; r < c.n_records; r++) {
-                const uint8_t *rec = c.data + r * c.record_size;
-                const uint8_t *next = r + 1 < c.n_records ? rec + c.record_size : NULL;
-                check_position(rec, next, c.version, path, r, t);
-            }
-            t->games++;
-            lc_chunk_data_fini(&c);
-            lc_chunk_source_unref(src);
-            free(path);
-        }
-        free(names[i]);
+    totals *t = ctx;
+    for (size_t r = 0; r < c->n_records; r++) {
+        const uint8_t *rec = c->data + r * c->record_size;
+        const uint8_t *next = r + 1 < c->n_records ? rec + c->record_size : NULL;
+        check_position(rec, next, c->version, path, r, t);
     }
-    free(names);
+    t->games++;
 }
 
 static void check_sets(const char *root)
 {
-    static const char *const sets[] = {"lc0-909a408-fmt1", "lc0-v0.31.2-fmt1", "lc0-v0.31.2-fmt2",
-                                       "lc0-v0.31.2-fmt3", "lc0-v0.31.2-fmt5"};
     totals t = {0};
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        char *dir = lc_xasprintf("%s/%s", root, sets[i]);
-        check_dir(dir, &t);
-        free(dir);
-    }
+    sg_each_game(root, check_game, &t);
     printf("%s: %zu games, %zu positions, %zu legal moves (%zu castling, %zu en passant, %zu "
            "promotions), %zu next boards\n",
            root, t.games, t.positions, t.moves, t.castles, t.en_passant, t.promotions,

@@ -1,313 +1,422 @@
 /*
- * rescore: lc_rescore_game (format/lc0/rescore.h) on games built by hand
- * from positions of the Gaviota 3-piece endings (tests/format/board_test.h
- * writes them as V6 or V5 records), with the real tables Debian's gaviotatb
- * ships (or LCMON_GAVIOTA_PATH). The boards of a game need not follow one
- * another by legal moves: the rescorer reads every record's board on its
- * own. Expected values are worked out in the comments. Without Gaviota or
- * its tables only the tempering (no tablebases) runs and the test says it
- * skipped the rest (77).
+ * rescore: lc_rescore_game's results, plies_left and deblunder by
+ * upstream's rules (docs/pipelines.md "chunk_rescorer: the rules for one
+ * game") on legal games built by hand (game_test.h), probing the real
+ * Syzygy tables of tests/data/syzygy (LCMON_SYZYGY_PATH) and Debian's
+ * Gaviota 3-piece tables. The tables' own answers (WDL, DTZ as lc0's
+ * probe_dtz gives it, DTM) are quoted where a rule uses them; what the
+ * rules make of them is worked out by hand in the comments. Without the
+ * Syzygy tables (or a build without Fathom) the test skips (77); without
+ * Gaviota only its part is skipped.
  */
-#include "board_test.h"
 #include "check.h"
+#include "game_test.h"
 
-#include "format/chess/chess_vocab.h"
+#include "format/lc0/game.h"
 #include "format/lc0/rescore.h"
 #include "format/lc0/tablebase.h"
 
-#include <math.h>
-
-enum { MAXREC = 4 };
-static uint8_t game[MAXREC * LC_V6_RECORD_SIZE];
+static gt_game g;
 static lc_tablebases *tb;
 
-typedef struct ply {
-    const char *white, *black;
-    bool black_to_move;
-    uint8_t rule50;
-    int result; /* as recorded, for the side to move */
-} ply;
-
-static size_t rec_size(uint32_t version)
+static lc_rescore_config config(void)
 {
-    return version == 5 ? LC_V5_RECORD_SIZE : LC_V6_RECORD_SIZE;
+    return gt_config(tb);
 }
 
-static void build(const ply *plies, uint32_t n, uint32_t version)
+static int run(const lc_rescore_config *cfg, lc_rescore_counts *c)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        lc_position p = bt_position(plies[i].white, plies[i].black, plies[i].black_to_move);
-        bt_record(game + i * rec_size(version), version, &p, plies[i].black_to_move,
-                  plies[i].rule50, plies[i].result);
+    return gt_rescore(&g, cfg, c);
+}
+
+/* Results from White's view: record i's own result times the side. */
+static void check_results(const int *white)
+{
+    for (uint32_t i = 0; i < g.n; i++) {
+        int r = gt_result(&g, i), want = g.black[i] ? -white[i] : white[i];
+        if (r != want)
+            fprintf(stderr, "record %u: result %d, want %d\n", i, r, want);
+        CHECK_EQ_INT(r, want);
     }
 }
 
-/* The result of record i: result_q (V6, with result_d checked against it)
- * or the int8 result (V5). */
-static int result_of(uint32_t i, uint32_t version)
+static void check_plies_left(const float *want)
 {
-    const uint8_t *rec = game + i * rec_size(version);
-    if (version == 5)
-        return (int8_t)rec[offsetof(lc_v6_record, dummy)];
-    float q, d;
-    memcpy(&q, rec + offsetof(lc_v6_record, result_q), 4);
-    memcpy(&d, rec + offsetof(lc_v6_record, result_d), 4);
-    CHECK(d == (q == 0.0f ? 1.0f : 0.0f));
-    return (int)q;
+    for (uint32_t i = 0; i < g.n; i++) {
+        float m = gt_plies_left(&g, i);
+        if (m != want[i])
+            fprintf(stderr, "record %u: plies_left %g, want %g\n", i, m, want[i]);
+        CHECK(m == want[i]);
+    }
 }
 
-static lc_rescore_config tb_config(void)
+/*
+ * Game B: White Kc3 Pa5 against Kh1, White to move; 1. a6 Kg2 2. a7 Kf3
+ * 3. a8=Q Ke3, seven records, recorded as a draw throughout.
+ *
+ * First pass (counter 0, record 0 never probed): r1 (after a6, Black to
+ * move) Syzygy: loss, -1; it goes to r1 and back to record 0 (+1). r3
+ * (after a7): -1, to r3 and back to the last probe: r2 +1. r5 (after
+ * a8=Q, KQK): -1, r4 +1. Second pass (counter not 0): r2 and r4 (White,
+ * counter 1): Syzygy win, as the first pass wrote: kept (DTZ 1, 1 + 1 is
+ * no fifty-move draw). r6 (White to move after Ke3, counter 1): a win where
+ * the game says draw; no repetition (counter 1, r6 itself), DTZ 11:
+ * 1 + 11 < 99 proves it: +1. White wins everywhere now.
+ * Counts: probed 3 + 3, all answered; 7 results changed; one by the
+ * second pass, a DTZ proof.
+ *
+ * plies_left (were 7 down to 1), Syzygy's DTZ correction: 3-piece pawnless
+ * positions only, r5 and r6. r5: DTZ -14, counter 0: r5 14, and back to
+ * record 0: r4 15, r3 16, r2 17, r1 18, r0 19. r6: DTZ 11, 1 + 11 < 99: 11.
+ */
+static void build_b(uint32_t version)
 {
-    lc_rescore_config cfg;
-    lc_rescore_config_init(&cfg);
-    cfg.tb = tb;
-    return cfg;
+    gt_build(&g, version, "Kc3 Pa5", "Kh1", false, 0, "a5a6 h1g2 a6a7 g2f3 a7a8q f3e3", 0);
 }
 
-/* A KRKN position, then the knight gone: from the capture (rule50 0)
- * Black, to move, loses KRK. The recorded draw is wrong: r1 becomes -1,
- * r0 (White to move) +1; r2 and r3 come after the last probe (rule50 1, 2)
- * and keep the recorded result. One probe, one hit, two results changed. */
-static void test_result_backwards(uint32_t version)
+static void test_passes(uint32_t version)
 {
-    const ply plies[4] = {
-        {"Kc3 Rb2", "Kg8 Nb7", false, 5, 0},
-        {"Kc3 Rb7", "Kg8", true, 0, 0},
-        {"Kc3 Rb7", "Kf8", false, 1, 0},
-        {"Kd3 Rb7", "Kf8", true, 2, 0},
-    };
-    build(plies, 4, version);
-    lc_rescore_config cfg = tb_config();
+    build_b(version);
+    lc_rescore_config cfg = config();
     lc_rescore_counts c = {0};
-    (void)lc_rescore_game(&cfg, game, rec_size(version), 4, version, &c, NULL, 0);
-    const int want[4] = {1, -1, 0, 0};
-    for (uint32_t i = 0; i < 4; i++)
-        CHECK_EQ_INT(result_of(i, version), want[i]);
-    CHECK_EQ_U64(c.games, 1);
-    CHECK_EQ_U64(c.positions, 4);
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const int white[7] = {1, 1, 1, 1, 1, 1, 1};
+    check_results(white);
+    CHECK_EQ_U64(c.probed, 6);
+    CHECK_EQ_U64(c.hits, 6);
+    CHECK_EQ_U64(c.results_changed, 7);
+    CHECK_EQ_U64(c.games_rescored, 1);
+    CHECK_EQ_U64(c.second_pass, 1);
+    CHECK_EQ_U64(c.dtz_proofs, 1);
+    /* V5 has plies_left (0 as built: the estimate gives 7 - k first). */
+    const float plies[7] = {19, 18, 17, 16, 15, 14, 11};
+    check_plies_left(plies);
+    CHECK_EQ_U64(c.plies_left_changed, 7);
+    /* Again: nothing more to change. */
+    (void)run(&cfg, &c);
+    CHECK_EQ_U64(c.results_changed, 7);
+    CHECK_EQ_U64(c.plies_left_changed, 7);
+}
+
+/*
+ * Game C, KBK: White Kc3 Bb2 against Kh8, counter 5; 1. Kd3 Kg8. Recorded
+ * a White win. No counter is 0: no first pass. Second pass: r1 and r2,
+ * Syzygy: draw. The game disagrees: a draw (no DTZ needed, the tables
+ * saying draw). Record 0 is never probed and keeps its +1.
+ */
+static void test_disagreement(void)
+{
+    gt_build(&g, 6, "Kc3 Bb2", "Kh8", false, 5, "c3d3 h8g8", 1);
+    lc_rescore_config cfg = config();
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const int white[3] = {1, 0, 0};
+    check_results(white);
+    CHECK_EQ_U64(c.second_pass, 2);
+    CHECK_EQ_U64(c.dtz_proofs, 0);
+    const float plies[3] = {3, 2, 1}; /* draws: no DTZ correction */
+    check_plies_left(plies);
+}
+
+/*
+ * Game D, KRK with the counter at 68: White Ka1 Rh1 against Ke5;
+ * 1. Rh2 Kd4 2. Rh3 Ke4 3. Rh2. Recorded a White win, as the tables say.
+ * Second pass, where the game agrees, a DTZ too long for the fifty-move
+ * rule makes a draw: counter + |DTZ| > 101.
+ *   r1 (Black): 69 + 32 = 101, not over: -1 kept (the rule's edge)
+ *   r2 (White): 70 + 29 = 99: +1 kept
+ *   r3 (Black): 71 + 32 = 103: draw
+ *   r4 (White): 72 + 31 = 103: draw
+ *   r5 (Black): 73 + 32 = 105: draw
+ * Record 0 keeps +1. The DTZ correction of plies_left needs no repetition
+ * over the counter's 69 and more plies, which a 6-record history cannot
+ * show: lc0 assumes there were some, nothing changes.
+ */
+static void test_fifty_moves(void)
+{
+    gt_build(&g, 6, "Ka1 Rh1", "Ke5", false, 68, "h1h2 e5d4 h2h3 d4e4 h3h2", 1);
+    lc_rescore_config cfg = config();
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const int white[6] = {1, 1, 1, 0, 0, 0};
+    check_results(white);
+    CHECK_EQ_U64(c.second_pass, 3);
+    CHECK_EQ_U64(c.dtz_proofs, 3);
+    const float plies[6] = {6, 5, 4, 3, 2, 1};
+    check_plies_left(plies);
+}
+
+/*
+ * Game E: White Kc3 Rb2 against Kg8 Nb7, counter 5; 1. Rxb7 Kh8 2. Kd3
+ * Kg8 3. Kc3 Kh8: r5 is r1's position again, r6 r2's. Recorded a draw.
+ *
+ * Repetitions (lc0's): r5 (counter 4) equals r1, 4 plies back: 1; r6
+ * (counter 5) equals r2: 1; the others 0.
+ * First pass: r1 (after Rxb7, counter 0): Syzygy loss for Black: r1 -1,
+ * r0 +1. Second pass, the game saying draw where Syzygy says win:
+ *   r2 (counter 1; r2 no repetition): DTZ 11, 1 + 11 < 99: +1
+ *   r3 (counter 2; r3, r2 none): DTZ -14: -1 for Black
+ *   r4 (counter 3; r4, r3, r2 none): DTZ 13: +1
+ *   r5 (counter 4): r5 repeats: no proof, the disagreement a draw: 0
+ *   r6 (counter 5): r6 repeats: 0
+ * plies_left (7 down to 1), DTZ correction: r1 DTZ -16 at counter 0:
+ * r1 16, r0 17; r2 11, r3 14, r4 13 (no repetition over their counters);
+ * r5 and r6 keep 2 and 1.
+ */
+static void test_repetition(void)
+{
+    gt_build(&g, 6, "Kc3 Rb2", "Kg8 Nb7", false, 5, "b2b7 g8h8 c3d3 h8g8 d3c3 g8h8", 0);
+    lc_game game;
+    lc_game_init(&game);
+    char why[256];
+    CHECK(lc_game_read(&game, g.rec, g.size, g.n, g.version, why, sizeof why));
+    const uint8_t reps[7] = {0, 0, 0, 0, 0, 1, 1};
+    const bool no_reps[7] = {false, true, true, true, true, false, false};
+    for (uint32_t i = 0; i < 7; i++) {
+        CHECK_EQ_INT(game.ply[i].reps, reps[i]);
+        CHECK_EQ_INT(lc_game_no_reps(&game, i), no_reps[i]); /* r0: counter 5, history 1 */
+        CHECK_EQ_INT(lc_game_repeated_since_zeroing(&game, i), i >= 5);
+    }
+    lc_game_fini(&game);
+    lc_rescore_config cfg = config();
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const int white[7] = {1, 1, 1, 1, 1, 0, 0};
+    check_results(white);
+    CHECK_EQ_U64(c.second_pass, 3);
+    CHECK_EQ_U64(c.dtz_proofs, 3);
+    CHECK_EQ_U64(c.results_changed, 5);
+    const float plies[7] = {17, 16, 11, 14, 13, 2, 1};
+    check_plies_left(plies);
+}
+
+/*
+ * The deblunder game: White Kc3 Rb2 Bf1 against Kg8 Nb7 (5 pieces);
+ * 1. Be2 Kh8 2. Rxb7 Kg8 3. Bc4+, six records (r5: Black to move, in
+ * check), a White win recorded and confirmed by the tables. r2 (White)
+ * played a move 1.0 of q worse than the best (best_q 0.5, played_q -0.5,
+ * best_d 0.25, best_m 10); r4 (White) one 1.5 worse (0.75 and -0.75,
+ * best_d 0.5, best_m 3). Threshold 1, width 1: a loss over 0.5 starts the
+ * switch, ratio min(1, L - 1 + 0.5): r2 0.5, r4 1.
+ */
+static void build_deblunder(void)
+{
+    gt_build(&g, 6, "Kc3 Rb2 Bf1", "Kg8 Nb7", false, 0, "f1e2 g8h8 b2b7 h8g8 e2c4", 1);
+    const float q[6][4] = {/* best_q, played_q, best_d, best_m */
+                           {0, 0, 0, 0},
+                           {0, 0, 0, 0},
+                           {0.5f, -0.5f, 0.25f, 10},
+                           {0, 0, 0, 0},
+                           {0.75f, -0.75f, 0.5f, 3},
+                           {0, 0, 0, 0}};
+    for (uint32_t i = 0; i < 6; i++) {
+        rec_put_f32(gt_rec(&g, i), offsetof(lc_v6_record, best_q), q[i][0]);
+        rec_put_f32(gt_rec(&g, i), offsetof(lc_v6_record, played_q), q[i][1]);
+        rec_put_f32(gt_rec(&g, i), offsetof(lc_v6_record, best_d), q[i][2]);
+        rec_put_f32(gt_rec(&g, i), offsetof(lc_v6_record, best_m), q[i][3]);
+    }
+}
+
+typedef struct target {
+    float q, d, m;
+} target;
+
+static void check_targets(const target *want)
+{
+    for (uint32_t i = 0; i < g.n; i++) {
+        float q = gt_f32(&g, i, offsetof(lc_v6_record, result_q));
+        float d = gt_f32(&g, i, offsetof(lc_v6_record, result_d));
+        float m = gt_plies_left(&g, i);
+        if (q != want[i].q || d != want[i].d || m != want[i].m)
+            fprintf(stderr, "record %u: %g %g %g, want %g %g %g\n", i, q, d, m, want[i].q,
+                    want[i].d, want[i].m);
+        CHECK(q == want[i].q && d == want[i].d && m == want[i].m);
+    }
+}
+
+/*
+ * Upstream's deblunder. The region: the records before the first one after
+ * record 0 with no castling right and at most the tables' 4 pieces: r3
+ * (after Rxb7): records 0-2. The start: the LAST record's targets, r5's
+ * (-1, 0, 1) (Black to move), carried back unchanged to r2 although r2 is
+ * White's. r4's blunder is past the region.
+ *   r2: ratio 0.5: q 0.5 * -1 + 0.5 * 0.5 = -0.25, d 0.5 * 0 + 0.5 * 0.25
+ *       = 0.125, m 0.5 * 1 + 0.5 * 10 = 5.5
+ *   r1: (0.25, 0.125, 6.5)       r0: (-0.25, 0.125, 7.5)
+ * Without tables the region is the whole game (k = 5 down): r5 no
+ * blunder, then (1, 0, 2) at r4: ratio 1: (0.75, 0.5, 3); r3 (-0.75, 0.5,
+ * 4); r2 carried (0.75, 0.5, 5), ratio 0.5: q 0.375 + 0.25 = 0.625,
+ * d 0.25 + 0.125 = 0.375, m 2.5 + 5 = 7.5; r1 (-0.625, 0.375, 8.5); r0
+ * (0.625, 0.375, 9.5).
+ */
+static void test_deblunder_upstream(void)
+{
+    build_deblunder();
+    lc_rescore_config cfg = config();
+    cfg.deblunder_threshold = 1.0;
+    cfg.deblunder_width = 1.0;
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const target want[6] = {{-0.25f, 0.125f, 7.5f},
+                            {0.25f, 0.125f, 6.5f},
+                            {-0.25f, 0.125f, 5.5f},
+                            {-1, 0, 3},
+                            {1, 0, 2},
+                            {-1, 0, 1}};
+    check_targets(want);
+    CHECK_EQ_U64(c.blunders, 1);
+    CHECK_EQ_U64(c.deblundered, 3);
+
+    build_deblunder();
+    cfg.tb = NULL;
+    c = (lc_rescore_counts){0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const target whole[6] = {{0.625f, 0.375f, 9.5f}, {-0.625f, 0.375f, 8.5f},
+                             {0.625f, 0.375f, 7.5f}, {-0.75f, 0.5f, 4},
+                             {0.75f, 0.5f, 3},       {-1, 0, 1}};
+    check_targets(whole);
+    CHECK_EQ_U64(c.blunders, 2);
+
+    /* The last record not searched (visits 0, as V5 upgrades have): no
+     * deblunder at all. A NaN threshold: none either. */
+    build_deblunder();
+    rec_put_u32(gt_rec(&g, 5), offsetof(lc_v6_record, visits), 0);
+    cfg.tb = tb;
+    c = (lc_rescore_counts){0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const target untouched[6] = {{1, 0, 6},  {-1, 0, 5}, {1, 0, 4},
+                                 {-1, 0, 3}, {1, 0, 2},  {-1, 0, 1}};
+    check_targets(untouched);
+    CHECK_EQ_U64(c.blunders, 0);
+    build_deblunder();
+    cfg.deblunder_threshold = NAN;
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    check_targets(untouched);
+    CHECK_EQ_U64(c.blunders, 0);
+
+    /* Other records' visits are not looked at: r1, unsearched (visits 0),
+     * lost 1.8 (best 0.9, played -0.9, best_d 0, best_m 0): ratio
+     * min(1, 0.8 + 0.5) = 1. r2 as above (0.25, 0.125, 6.5) reaches r1,
+     * blended whole: (0.9, 0, 0); r0 (-0.9, 0, 1). */
+    build_deblunder();
+    rec_put_u32(gt_rec(&g, 1), offsetof(lc_v6_record, visits), 0);
+    rec_put_f32(gt_rec(&g, 1), offsetof(lc_v6_record, best_q), 0.9f);
+    rec_put_f32(gt_rec(&g, 1), offsetof(lc_v6_record, played_q), -0.9f);
+    cfg.deblunder_threshold = 1.0;
+    c = (lc_rescore_counts){0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const target searched[6] = {{-0.9f, 0, 1}, {0.9f, 0, 0}, {-0.25f, 0.125f, 5.5f},
+                                {-1, 0, 3},    {1, 0, 2},    {-1, 0, 1}};
+    check_targets(searched);
+    CHECK_EQ_U64(c.blunders, 2);
+}
+
+/*
+ * deblunder_lcmon: lcmon's region (before the first record a table
+ * answered: r3, the same here), start (the blunder's own targets: r2's
+ * (1, 0, 4)) and visits (each record's). r2: q 0.5 * 1 + 0.25 = 0.75,
+ * d 0.125, m 0.5 * 4 + 5 = 7; r1 (-0.75, 0.125, 8); r0 (0.75, 0.125, 9).
+ * r1 unsearched with its blunder: skipped, the same values; the last
+ * record unsearched: no matter.
+ */
+static void test_deblunder_lcmon(void)
+{
+    build_deblunder();
+    rec_put_u32(gt_rec(&g, 5), offsetof(lc_v6_record, visits), 0);
+    rec_put_u32(gt_rec(&g, 1), offsetof(lc_v6_record, visits), 0);
+    rec_put_f32(gt_rec(&g, 1), offsetof(lc_v6_record, best_q), 0.9f);
+    rec_put_f32(gt_rec(&g, 1), offsetof(lc_v6_record, played_q), -0.9f);
+    lc_rescore_config cfg = config();
+    cfg.deblunder_threshold = 1.0;
+    cfg.deblunder_width = 1.0;
+    cfg.deblunder_lcmon = true;
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const target want[6] = {{0.75f, 0.125f, 9}, {-0.75f, 0.125f, 8}, {0.75f, 0.125f, 7},
+                            {-1, 0, 3},         {1, 0, 2},           {-1, 0, 1}};
+    check_targets(want);
+    CHECK_EQ_U64(c.blunders, 1);
+}
+
+/*
+ * With Gaviota's tables too, plies_left comes from the distance to mate
+ * and not from Syzygy's DTZ. Game B after both passes: every result a
+ * White win. Gaviota, records 1 to 6 (all mates within reach, counters 0
+ * or 1, no repetition): DTM 18, 17, 16, 15, 14, 11. Each goes to the
+ * records back to the previous one (upstream's loop starts from record 0
+ * as "previous"): r1's reaches none, r2's r2 (17), r3 16, r4 15, r5 14,
+ * r6 11. r0 and r1 keep 7 and 6.
+ */
+static void test_gaviota_plies_left(void)
+{
+    build_b(6);
+    lc_rescore_config cfg = config();
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const float plies[7] = {7, 6, 17, 16, 15, 14, 11};
+    check_plies_left(plies);
+    CHECK_EQ_U64(c.plies_left_changed, 5);
+    const int white[7] = {1, 1, 1, 1, 1, 1, 1};
+    check_results(white);
+}
+
+/*
+ * gaviota_results, with Gaviota's tables alone: Gaviota's WDL gives the
+ * first pass's results (upstream would leave them). White Kc3 Rb2 against
+ * Kg8 Nb7, counter 5; 1. Rxb7 Kf8 2. Kd3, recorded a draw. r1 (after the
+ * capture, counter 0), KRK: Black loses: r1 -1, r0 +1; r2, r3 after the
+ * last probe keep 0 (no Syzygy: no second pass). Without the switch:
+ * nothing changes.
+ */
+static void test_gaviota_results(uint32_t version)
+{
+    gt_build(&g, version, "Kc3 Rb2", "Kg8 Nb7", false, 5, "b2b7 g8f8 c3d3", 0);
+    lc_rescore_config cfg = config();
+    lc_rescore_counts c = {0};
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const int none[4] = {0, 0, 0, 0};
+    check_results(none);
+    CHECK_EQ_U64(c.probed, 0);
+    cfg.gaviota_results = true;
+    CHECK_EQ_INT(run(&cfg, &c), LC_RESCORE_KEPT);
+    const int white[4] = {1, 1, 0, 0};
+    check_results(white);
     CHECK_EQ_U64(c.probed, 1);
     CHECK_EQ_U64(c.hits, 1);
     CHECK_EQ_U64(c.results_changed, 2);
-    CHECK_EQ_U64(c.games_rescored, 1);
-    /* Rescoring again changes nothing more. */
-    (void)lc_rescore_game(&cfg, game, rec_size(version), 4, version, &c, NULL, 0);
-    CHECK_EQ_U64(c.results_changed, 2);
-    CHECK_EQ_U64(c.games_rescored, 1);
 }
 
-/* Two probes: r0 (White Kc3 Pa6 against Kh1, rule50 0) wins; r2 (White Ka8
- * Pa7 against Kc7, White to move) is stalemate, a draw. Each probe gives
- * its result back to the one before: r2 0, r1 -0 = 0, r0 +1 (its own);
- * r3 (rule50 1) keeps its recorded +1. Recorded was a white loss
- * (-1, +1, -1, +1): three results change. */
-static void test_two_probes(void)
+static bool open_tables(const char *syzygy, const char *gaviota)
 {
-    const ply plies[4] = {
-        {"Kc3 Pa6", "Kh1", false, 0, -1},
-        {"Kc3 Pa6", "Kg2", true, 3, 1},
-        {"Ka8 Pa7", "Kc7", false, 0, -1},
-        {"Kb6 Pa7", "Kb8", true, 1, 1},
-    };
-    build(plies, 4, 6);
-    lc_rescore_config cfg = tb_config();
-    lc_rescore_counts c = {0};
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 4, 6, &c, NULL, 0);
-    const int want[4] = {1, 0, 0, 1};
-    for (uint32_t i = 0; i < 4; i++)
-        CHECK_EQ_INT(result_of(i, 6), want[i]);
-    CHECK_EQ_U64(c.probed, 2);
-    CHECK_EQ_U64(c.hits, 2);
-    CHECK_EQ_U64(c.results_changed, 3);
-    CHECK_EQ_U64(c.games_rescored, 1);
-}
-
-static float prob(uint32_t i, const char *uci)
-{
-    float v;
-    int id = lc_chess_move_id(uci, strlen(uci));
-    memcpy(&v, game + i * LC_V6_RECORD_SIZE + 8 + 4 * (size_t)id, 4);
-    return v;
-}
-
-static void set_prob(uint32_t i, const char *uci, float v)
-{
-    rec_put_prob(game + i * LC_V6_RECORD_SIZE, (unsigned)lc_chess_move_id(uci, strlen(uci)), v);
-}
-
-static unsigned legal_entries(uint32_t i)
-{
-    unsigned n = 0;
-    for (unsigned k = 0; k < LC_POLICY_SIZE; k++) {
-        float v;
-        memcpy(&v, game + i * LC_V6_RECORD_SIZE + 8 + 4 * (size_t)k, 4);
-        n += v != -1.0f;
-    }
-    return n;
-}
-
-/* Sharpening, by hand.
- * r0: Black Kd1 to move against White Re2 (king h8). In Black's plane
- * frame (ranks mirrored) the moves are d8c8 (Kc1: loses) and d8e7 (Kxe2:
- * draws). Recorded 0.7 and 0.3. The best result is the draw: Kc1 gets 0,
- * Kxe2 all of it: 1.0. (Its result: a draw, as recorded.)
- * r1: Black Ka1 to move against White Bc4 (king h8), a KBK draw. Frame
- * moves a8b8 (Kb1) and a8b7 (Kb2); a7 (a2) is the bishop's. Recorded 0.2
- * and 0.8; dist_temp 2, dist_offset 0.1, dtz_boost 0.4. Both moves draw and
- * tie by distance, so both keep and share the boost (0.2 each):
- *   Kb1: sqrt(0.2 + 0.1 + 0.2) = sqrt(0.5) = 0.70710678
- *   Kb2: sqrt(0.8 + 0.1 + 0.2) = sqrt(1.1) = 1.04880885
- *   sum 1.75591563: Kb1 0.40270, Kb2 0.59730.
- * r0 with those settings: Kxe2 alone kept (and boosted): 1.0. */
-static void test_sharpening(void)
-{
-    const ply plies[2] = {
-        {"Kh8 Re2", "Kd1", true, 0, 0},
-        {"Kh8 Bc4", "Ka1", true, 0, 0},
-    };
-    build(plies, 2, 6);
-    CHECK_EQ_INT(legal_entries(0), 2);
-    CHECK_EQ_INT(legal_entries(1), 2);
-    set_prob(0, "d8c8", 0.7f);
-    set_prob(0, "d8e7", 0.3f);
-    set_prob(1, "a8b8", 0.2f);
-    set_prob(1, "a8b7", 0.8f);
-    lc_rescore_config cfg = tb_config();
-    cfg.dist_temp = 2.0;
-    cfg.dist_offset = 0.1;
-    cfg.dtz_boost = 0.4;
-    lc_rescore_counts c = {0};
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
-    CHECK_NEAR(prob(0, "d8c8"), 0.0, 1e-7);
-    CHECK_NEAR(prob(0, "d8e7"), 1.0, 1e-7);
-    CHECK_NEAR(prob(1, "a8b8"), 0.40270, 1e-5);
-    CHECK_NEAR(prob(1, "a8b7"), 0.59730, 1e-5);
-    CHECK_EQ_INT(legal_entries(0), 2); /* illegal moves stay -1 */
-    CHECK_EQ_INT(legal_entries(1), 2);
-    CHECK_EQ_U64(c.policies_sharpened, 2);
-    CHECK_EQ_U64(c.results_changed, 0);
-}
-
-/* Without tablebases, dist_temp and dist_offset still shape every policy
- * (upstream's rescorer does): 0.2 and 0.8 with offset 0.1, temperature 2:
- * sqrt(0.3) = 0.54772256, sqrt(0.9) = 0.94868330, sum 1.49640586:
- * 0.36602540 and 0.63397460. The defaults leave the policy alone. */
-static void test_tempering(void)
-{
-    const ply plies[1] = {{"Kh8 Bc4", "Ka1", true, 0, 0}};
-    build(plies, 1, 6);
-    set_prob(0, "a8b8", 0.2f);
-    set_prob(0, "a8b7", 0.8f);
-    lc_rescore_config cfg;
-    lc_rescore_config_init(&cfg);
-    lc_rescore_counts c = {0};
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c, NULL, 0);
-    CHECK(prob(0, "a8b8") == 0.2f && prob(0, "a8b7") == 0.8f);
-    CHECK_EQ_U64(c.policies_sharpened, 0);
-    cfg.dist_temp = 2.0;
-    cfg.dist_offset = 0.1;
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c, NULL, 0);
-    CHECK_NEAR(prob(0, "a8b8"), 0.36602540, 1e-6);
-    CHECK_NEAR(prob(0, "a8b7"), 0.63397460, 1e-6);
-    CHECK_EQ_U64(c.policies_sharpened, 1);
-    CHECK_EQ_U64(c.probed, 0);
-}
-
-/* A game that never reaches the tables costs one look at its last record
- * and is left as it was; records that are not boards end the tail. */
-static void test_untouched(void)
-{
-    const ply plies[2] = {
-        {"Ke1 Qd1 Ra1", "Ke8 Qd8", false, 0, 1},
-        {"Ke1 Qd1 Ra1", "Ke8", true, 0, -1},
-    };
-    build(plies, 2, 6);
-    uint8_t copy[2 * LC_V6_RECORD_SIZE];
-    memcpy(copy, game, sizeof copy);
-    lc_rescore_config cfg = tb_config();
-    lc_rescore_counts c = {0};
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
-    CHECK(memcmp(copy, game, sizeof copy) == 0);
-    CHECK_EQ_U64(c.probed, 0);
-    /* Two white kings: not a board; nothing probed, nothing changed. */
-    const ply bad[1] = {{"Ke1 Kd4", "Ke8", false, 0, 1}};
-    build(bad, 1, 6);
-    memcpy(copy, game, LC_V6_RECORD_SIZE);
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 1, 6, &c, NULL, 0);
-    CHECK(memcmp(copy, game, LC_V6_RECORD_SIZE) == 0);
-    CHECK_EQ_U64(c.probed, 0);
-}
-
-/* The first of two V6 records played a move 1.4 of q worse than the best
- * (best_q 0.9, played_q -0.5); both searched (V5 upgrades have 0 visits). */
-static void blunder_at_first(void)
-{
-    rec_put_f32(game, offsetof(lc_v6_record, best_q), 0.9f);
-    rec_put_f32(game, offsetof(lc_v6_record, played_q), -0.5f);
-    for (int i = 0; i < 2; i++)
-        rec_put_u32(game + i * LC_V6_RECORD_SIZE, offsetof(lc_v6_record, visits), 100);
-}
-
-/* Deblunder runs as step 3 when a threshold is set: r0's played move lost
- * 1.4 of q against the best (0.9 - -0.5) > 0.5, one blunder (four and five
- * pieces: before any tablebase position). */
-static void test_deblunder_called(void)
-{
-    const ply plies[2] = {
-        {"Ke1 Qd1 Ra1", "Ke8 Qd8", false, 0, -1},
-        {"Ke1 Qd1 Ra1", "Ke8 Qd8", true, 0, 1},
-    };
-    build(plies, 2, 6);
-    blunder_at_first();
-    lc_rescore_config cfg = tb_config();
-    cfg.deblunder_threshold = 0.5;
-    lc_rescore_counts c = {0};
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
-    CHECK_EQ_U64(c.blunders, 1);
-    /* The same blunder in a position the tables answer (the tail) is left
-     * to the tablebase: the deblunder walks only the positions before it. */
-    const ply tail[2] = {
-        {"Kc3 Rb7", "Kg8", false, 0, -1},
-        {"Kc3 Rb7", "Kf8", true, 1, 1},
-    };
-    build(tail, 2, 6);
-    blunder_at_first();
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
-    CHECK_EQ_U64(c.blunders, 1);
-    CHECK_EQ_INT(result_of(0, 6), 1); /* the tablebase's win for White */
-    /* A tail no table answers (the fifty-move counter never 0 there: no
-     * probe) is the game's own: the deblunder walks it, finds the blunder,
-     * and r0 learns its best line's q, 0.9. */
-    const ply unanswered[2] = {
-        {"Kc3 Rb7", "Kg8", false, 3, -1},
-        {"Kc3 Rb7", "Kf8", true, 4, 1},
-    };
-    build(unanswered, 2, 6);
-    blunder_at_first();
-    (void)lc_rescore_game(&cfg, game, LC_V6_RECORD_SIZE, 2, 6, &c, NULL, 0);
-    CHECK_EQ_U64(c.hits, 1); /* the first tail's one probe; none here */
-    CHECK_EQ_U64(c.blunders, 2);
-    float q0;
-    memcpy(&q0, game + offsetof(lc_v6_record, result_q), 4);
-    CHECK(q0 == 0.9f);
+    return (tb = gt_open(syzygy, gaviota)) != NULL;
 }
 
 int main(void)
 {
-    test_tempering();
-    const char *dir = bt_gaviota_dir();
-    if (!dir)
-        return check_failures() ? check_finish() : 77;
-    lc_error err;
-    lc_error_clear(&err);
-    CHECK_OK(lc_tablebases_open(NULL, dir, &tb, &err));
-    if (!tb)
+    const char *syzygy = getenv("LCMON_SYZYGY_PATH");
+    if (!lc_tablebases_have_syzygy() || !syzygy || !*syzygy) {
+        printf("SKIP: no Syzygy (a build without libfathom-dev, or LCMON_SYZYGY_PATH unset)\n");
+        return 77;
+    }
+    if (!open_tables(syzygy, NULL))
         return check_finish();
-    test_result_backwards(6);
-    test_result_backwards(5);
-    test_two_probes();
-    test_sharpening();
-    test_untouched();
-    test_deblunder_called();
+    test_passes(6);
+    test_passes(5);
+    test_disagreement();
+    test_fifty_moves();
+    test_repetition();
+    test_deblunder_upstream();
+    test_deblunder_lcmon();
     lc_tablebases_close(tb);
+    const char *gaviota = bt_gaviota_dir();
+    if (gaviota && open_tables(syzygy, gaviota)) {
+        test_gaviota_plies_left();
+        lc_tablebases_close(tb);
+    }
+    if (gaviota && open_tables(NULL, gaviota)) {
+        test_gaviota_results(6);
+        test_gaviota_results(5);
+        lc_tablebases_close(tb);
+    }
     return check_finish();
 }

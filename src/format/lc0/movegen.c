@@ -183,6 +183,7 @@ typedef struct gen {
     const lc_position *p;
     lc_move *out;
     unsigned n;
+    uint64_t from; /* the squares whose pieces move */
 } gen;
 
 static void add(gen *g, int from, int to, uint8_t promotion, uint8_t flags)
@@ -209,7 +210,7 @@ static void gen_pawns(gen *g)
 {
     const lc_position *p = g->p;
     uint64_t occ = p->ours | p->theirs;
-    for (uint64_t b = p->bb[LC_OURS + LC_PAWN]; b; b &= b - 1) {
+    for (uint64_t b = p->bb[LC_OURS + LC_PAWN] & g->from; b; b &= b - 1) {
         int s = __builtin_ctzll(b), f = s % 8;
         if (!(occ & (1ull << (s + 8)))) {
             add_pawn(g, s, s + 8, 0);
@@ -234,7 +235,7 @@ static void gen_pieces(gen *g)
     const lc_position *p = g->p;
     uint64_t occ = p->ours | p->theirs;
     for (int piece = LC_KNIGHT; piece <= LC_KING; piece++) {
-        for (uint64_t b = p->bb[LC_OURS + piece]; b; b &= b - 1) {
+        for (uint64_t b = p->bb[LC_OURS + piece] & g->from; b; b &= b - 1) {
             int s = __builtin_ctzll(b);
             uint64_t t = piece == LC_KNIGHT ? knight_att[s] : piece == LC_KING ? king_att[s] : 0;
             if (piece == LC_BISHOP || piece == LC_QUEEN)
@@ -287,18 +288,59 @@ static void sort_by_policy(lc_move *m, unsigned n)
     }
 }
 
-unsigned lc_position_legal_moves(const lc_position *p, lc_move *out)
+static unsigned generate(const lc_position *p, uint64_t from, lc_move *out)
 {
     tables_init();
-    gen g = {p, out, 0};
+    gen g = {p, out, 0, from};
     gen_pawns(&g);
     gen_pieces(&g);
     if (p->castling) {
         gen_castle(&g, p->castle[0], false);
         gen_castle(&g, p->castle[1], true);
     }
-    sort_by_policy(out, g.n);
     return g.n;
+}
+
+unsigned lc_position_legal_moves(const lc_position *p, lc_move *out)
+{
+    unsigned n = generate(p, ~0ull, out);
+    sort_by_policy(out, n);
+    return n;
+}
+
+unsigned lc_position_legal_moves_from(const lc_position *p, uint64_t from, lc_move *out)
+{
+    return generate(p, from, out);
+}
+
+/* ---- policy indices in a transformed frame ---- */
+
+int lc_square_transformed(int s, unsigned t)
+{
+    int r = s >> 3, f = s & 7;
+    if (t & 1u) /* flip: files mirrored */
+        f = 7 - f;
+    if (t & 2u) /* mirror: ranks mirrored */
+        r = 7 - r;
+    if (t & 4u) { /* transpose, across the a8-h1 diagonal */
+        int nr = 7 - f;
+        f = 7 - r;
+        r = nr;
+    }
+    return r * 8 + f;
+}
+
+uint16_t lc_move_policy_transformed(const lc_move *m, unsigned t)
+{
+    if ((t & 7u) == 0)
+        return m->policy;
+    tables_init();
+    int from = lc_square_transformed(m->from, t), to = lc_square_transformed(m->to, t);
+    if (m->promotion == LC_QUEEN || m->promotion == LC_ROOK || m->promotion == LC_BISHOP)
+        return promo_index[from][to][m->promotion == LC_QUEEN  ? 0
+                                     : m->promotion == LC_ROOK ? 1
+                                                               : 2];
+    return plain_index[from][to];
 }
 
 /* ---- the next position ---- */

@@ -1,32 +1,34 @@
 /*
  * rescore: what the chunk_rescorer stage does to one game (chunk) of lc0
- * records, in place, before it is unpacked:
+ * records, in place, before it is unpacked. By default exactly what
+ * upstream's rescorer (lc0's RescoreTrainingData, which lczero-training's
+ * chunk_rescorer calls) does, bit for bit:
  *
- *   1. tablebase results: in the tail of the game the tablebases may
- *      answer (few enough pieces, no castling rights), every position
- *      whose fifty-move counter is 0 is probed; each answer goes to that
- *      position and to every position before it back to the previous
- *      probed one (the first probe's back to the game's start), the sign
- *      alternating with the side to move (result_q, result_d, and the int8
- *      result of pre-V6 records); positions after the last probe keep the
- *      game's result;
- *   2. policy sharpening: in every tail position whose moves the tables
- *      rate, moves that do worse than the best tablebase outcome get 0, the
- *      others max(0, p + dist_offset (+ dtz_boost / B for the B moves that
- *      are best by distance)) ^ (1 / dist_temp), renormalised; illegal
- *      moves stay -1. As upstream, dist_temp and dist_offset (when not 1
- *      and 0) shape the policy of every other position the same way;
- *   3. deblunder (format/lc0/deblunder.h): on the positions before the
- *      first one a table answered (the whole game when none did), walking
- *      back from the end, a position whose played move lost
- *      more than deblunder_threshold of q against the best move
- *      (best_q - played_q) is a blunder; from it backwards the positions
- *      learn the best line's value instead of the game's result (blended by
- *      deblunder_width).
+ *   1. Validate: every field in its range, the probabilities summing to
+ *      0.99..1.01, every record one legal move from the one before
+ *      (format/lc0/game.h) with played_idx that move: a game that fails is
+ *      dropped (LC_RESCORE_DROPPED, with the reason);
+ *   2. Syzygy's first pass: the positions after a zeroing move (counter 0)
+ *      are probed, each answer going back to the previous one (the first
+ *      to record 0, which is never probed itself);
+ *   3. the second pass: positions whose counter is not 0, a disagreement
+ *      with the game made a draw unless DTZ proves the tables' result, and
+ *      a win DTZ says the fifty-move rule spoils made a draw;
+ *   4. the policy: dist_temp, dist_offset and dtz_boost (the moves Syzygy's
+ *      root probe finds best, the quickest mates among them with Gaviota),
+ *      in float; never a move zeroed; nothing at the defaults;
+ *   5-7. plies_left: the plies to the game's end where it is 0, then
+ *      Gaviota's distance to mate, or (without Gaviota) Syzygy's DTZ of
+ *      3-piece pawnless positions;
+ *   8. the deblunder (deblunder.h, lc_deblunder_upstream), when a threshold
+ *      is given (the caller gives one only with a width, as upstream).
  *
- * docs/pipelines.md gives the exact rules with a worked example. The
- * tablebases (format/lc0/tablebase.h) are opened once per process; every
- * function here is pure given them and may be called from any thread.
+ * Each switch of lc_rescore_config turns on one of lcmon's own choices
+ * instead. docs/pipelines.md "chunk_rescorer: the rules for one game" has
+ * the rules with worked examples, docs/upstream.md what lcmon does where
+ * upstream has a defect. The tablebases (format/lc0/tablebase.h) are
+ * opened once per process; every function here is pure given them and may
+ * be called from any thread.
  */
 #ifndef LC_FORMAT_RESCORE_H
 #define LC_FORMAT_RESCORE_H
@@ -38,12 +40,13 @@
 struct lc_tablebases;
 
 typedef struct lc_rescore_config {
-    const struct lc_tablebases *tb; /* NULL: no tablebase rescoring or sharpening */
-    double dist_temp;               /* > 0; 1 leaves the shares as they are */
-    double dist_offset;             /* added to every kept share before the temperature */
-    double dtz_boost;               /* added to the shares of the moves best by distance */
-    double deblunder_threshold;     /* NaN: no deblunder */
-    double deblunder_width;         /* >= 0; 0: a sharp threshold */
+    const struct lc_tablebases *tb; /* NULL: no tablebases (max_cardinality 0) */
+    /* The policy's settings, used as floats (upstream holds them so). */
+    double dist_temp;           /* > 0; 1 leaves the shares as they are */
+    double dist_offset;         /* added to every legal share before the temperature */
+    double dtz_boost;           /* shared by the moves the tables find best */
+    double deblunder_threshold; /* NaN: no deblunder (give one only with a width, as upstream) */
+    double deblunder_width;     /* 0: a sharp threshold */
     /*
      * Issue 33: upstream's rules are the default (every switch below
      * false); each switch turns on one of lcmon's own choices, documented
@@ -54,8 +57,9 @@ typedef struct lc_rescore_config {
     bool gaviota_results;   /* Gaviota's WDL gives results where Syzygy has no table
                                (upstream uses Gaviota for distance to mate only) */
     bool deblunder_lcmon;   /* deblunder's region, starting target and visits check as
-                               lcmon chose them (before the first answered position; the
-                               region's own last values; V6 visits of each position) */
+                               lcmon chose them (before the first position a table
+                               answered; the blunder's own targets; each record's
+                               visits) */
     bool keep_invalid;      /* games upstream's Validate refuses are passed on as read,
                                not dropped */
     bool st_double;         /* short-term targets summed in double (upstream: float) */
@@ -90,12 +94,20 @@ void lc_rescore_config_init(lc_rescore_config *cfg);
 
 /*
  * Rescore the n records (record_size apart, version 3..7) of one game, in
- * ply order, in place. LC_RESCORE_KEPT, or LC_RESCORE_DROPPED with the
- * reason in why (why_size bytes; "" when why is NULL) when the game is one
- * upstream's Validate refuses and cfg->keep_invalid is false: the caller
- * drops the chunk and counts it. Records that cannot be read as a position
- * (a board the planes do not describe) end the tablebase part for that
- * game.
+ * ply order, in place. LC_RESCORE_KEPT, or LC_RESCORE_DROPPED when the
+ * game is one upstream's rescorer refuses (Validate, or a result it reads
+ * that is not -1, 0 or 1) and cfg->keep_invalid is false: the caller drops
+ * the chunk (counted in counts->dropped). The refusal's reason, naming the
+ * record and the field, goes to why (why_size bytes; "" when the game is
+ * taken; why may be NULL); with keep_invalid the game is kept, rescored as
+ * far as it can be read (a history that breaks is read record by record,
+ * without repetitions), and why still says what upstream would refuse.
+ * A game dropped for a result may have been partly changed.
+ *
+ * Versions 3 to 5 (no search): read as lc0's reader upgrades them (their
+ * missing fields as the upgrade's: visits 0, so no played_idx check and no
+ * deblunder); their int8 result takes the results; V5 has plies_left, V3
+ * and V4 have none, so steps 5 to 7 leave them.
  */
 int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
                     uint32_t version, lc_rescore_counts *counts, char *why, size_t why_size);
