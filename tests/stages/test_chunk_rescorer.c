@@ -24,8 +24,12 @@
  *     computed), deblundered, and their policies tempered (dist_temp,
  *     dist_offset, without tables): the same frames from pool and store.
  *   - Settings: a missing folder, a folder without tables, dist_temp 0,
- *     deblunder_width alone, an unknown input
- *     format, each refused with the field named; a library the build lacks.
+ *     deblunder_width alone, deblunder_threshold alone under upstream's
+ *     rules, an unknown input format or switch value, each refused with the
+ *     field named; a library the build lacks. The four switches reach
+ *     lc_rescore_game's config (upstream's rules by default) and the key.
+ *   - A stored game whose kept patch says "dropped": not passed on,
+ *     counted, logged with its file, marked bad on its source.
  *
  * Skipped (exit 77) when lcmon is built without Gaviota, or the gaviotatb
  * package's tables are not installed.
@@ -43,6 +47,8 @@
 #include "format/lc0/rescore_patch.h"
 #include "format/lc0/tablebase.h"
 #include "standalone.h"
+#include "pipeline/config.h"
+#include "stages/chunk_rescorer_settings.h"
 #include "stages/items.h"
 #include "stages/registry.h"
 
@@ -55,6 +61,10 @@
 #define GAMES 12
 #define TAG 1000000 /* orig_m of the endgames' positions: TAG + game * 1000 + position */
 #define GTB "/usr/share/gaviotatb/gtb4"
+/* The endgames' checks read Gaviota's results and the losing moves zeroed:
+ * lcmon's choices (upstream uses Gaviota for distance to mate only and
+ * zeroes no move). */
+#define LCMON_RULES "gaviota_results: true\nzero_losing_moves: true\n"
 
 /* ---- games ---- */
 
@@ -280,8 +290,8 @@ static void test_rescored_from_pool_and_store(void)
     size_t want = positions * 4; /* about four passes (with the real game's) */
     lc_stage_metrics none;
     lc_frame *c = run_chain("0", NULL, paths, n_paths, want, &none);
-    static const char *const yaml[] = {"gaviota_paths: " GTB "\nthreads: 1\n",
-                                       "gaviota_paths: " GTB "\nst_targets: compute\n"};
+    static const char *const yaml[] = {"gaviota_paths: " GTB "\nthreads: 1\n" LCMON_RULES,
+                                       "gaviota_paths: " GTB "\nst_targets: compute\n" LCMON_RULES};
     for (unsigned k = 0; k < 2; k++) {
         lc_stage_metrics on, off;
         lc_frame *a = run_chain("0", yaml[k], paths, n_paths, want, &off);
@@ -399,7 +409,8 @@ static void test_converted_and_deblundered(void)
 static void test_packed_without_file(void)
 {
     lc_queue *in = lc_queue_new("in", &lc_item_chunk, 8, LC_OVERFLOW_BLOCK);
-    lc_stage *r = start_stage("chunk_rescorer", "rescorer", "gaviota_paths: " GTB "\n", in, 8);
+    lc_stage *r =
+        start_stage("chunk_rescorer", "rescorer", "gaviota_paths: " GTB "\n" LCMON_RULES, in, 8);
     lc_pack_ctx *pack = lc_pack_ctx_new(1, 8);
     lc_unpack_ctx *unpack = lc_unpack_ctx_new();
     static const uint32_t versions[] = {6, 5};
@@ -480,11 +491,147 @@ static void test_settings(void)
     refused("gaviota_paths: " GTB "\ndist_temp: 0\n", "dist_temp", NULL);
     refused("deblunder_width: 0.1\n", "deblunder_width: only used with deblunder_threshold", NULL);
     refused("new_input_format: 6\n", "new_input_format: 6 is not an input format", NULL);
+    /* Upstream's loader deblunders only with both settings. */
+    refused("deblunder_threshold: 0.1\n",
+            "deblunder_threshold: upstream's loader deblunders only with both",
+            "deblunder_rules: lcmon");
+    refused("deblunder_rules: both\n", "deblunder_rules", "lcmon");
+    refused("invalid_games: skip\n", "invalid_games", "keep");
+    refused("zero_losing_moves: 2\n", "zero_losing_moves", NULL);
     refused("st_targets: keep\nst_theta: 0.5\n", "st_theta: only used with st_targets", NULL);
     if (!lc_tablebases_have_syzygy())
         refused("syzygy_paths: /tmp\n", "built without Syzygy", "libfathom-dev");
     else
         printf("this build has Syzygy: the refusal of syzygy_paths without it is not tried\n");
+}
+
+/* The switches as lc_rescore_game takes them: the defaults are upstream's
+ * (every switch off, the threshold NaN: no deblunder); each row sets its
+ * own; lcmon's deblunder takes a threshold alone (width 0). */
+static void test_switches(void)
+{
+    const lc_stage_class *cls = lc_stage_class_find("chunk_rescorer");
+    static const char *const yaml[] = {
+        "threads: 1\n",
+        "zero_losing_moves: true\ngaviota_results: true\ndeblunder_rules: lcmon\n"
+        "invalid_games: keep\ndeblunder_threshold: 0.25\n",
+        "deblunder_threshold: 0.1\ndeblunder_width: 0\n",
+    };
+    uint64_t keys[3];
+    for (unsigned k = 0; k < 3; k++) {
+        void *block = NULL;
+        lc_error err;
+        lc_error_clear(&err);
+        CHECK_OK(lc_config_parse_block(cls, yaml[k], &block, &err));
+        if (!block) {
+            fprintf(stderr, "%s: %s\n", yaml[k], err.msg);
+            continue;
+        }
+        const lc_rescorer_config *c = block;
+        lc_rescore_config rc;
+        lc_rescorer_rescore_config(c, NULL, &rc);
+        CHECK_EQ_U64(rc.zero_losing_moves, k == 1);
+        CHECK_EQ_U64(rc.gaviota_results, k == 1);
+        CHECK_EQ_U64(rc.deblunder_lcmon, k == 1);
+        CHECK_EQ_U64(rc.keep_invalid, k == 1);
+        CHECK(k == 0 ? isnan(rc.deblunder_threshold)
+                     : rc.deblunder_threshold == (k == 1 ? 0.25 : 0.1));
+        CHECK(rc.deblunder_width == 0);
+        /* Validation alone is work; keep with nothing else is none. */
+        CHECK(lc_rescorer_has_work(&rc));
+        keys[k] = lc_rescorer_key(c);
+        lc_config_free_block(cls, block);
+    }
+    CHECK(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2]);
+    void *block = NULL;
+    CHECK_OK(lc_config_parse_block(cls, "invalid_games: keep\n", &block, NULL));
+    lc_rescore_config rc;
+    lc_rescorer_rescore_config(block, NULL, &rc);
+    CHECK(!lc_rescorer_has_work(&rc));
+    lc_config_free_block(cls, block);
+    printf("switches: upstream's by default, each row its own field, deblunder off as NaN\n");
+}
+
+/* A line of the log since seq holding both strings. */
+static bool logged(uint64_t seq, const char *a, const char *b)
+{
+    static lc_log_entry lines[64];
+    size_t n = lc_log_read(seq, lines, 64, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (tu_contains(lines[i].text, a) && (!b || tu_contains(lines[i].text, b)))
+            return true;
+    return false;
+}
+
+/*
+ * A stored game whose kept patch says "dropped" (what an earlier use
+ * leaves when upstream's Validate refused the game): the rescorer drops it
+ * without rescoring (not passed on: the next chunk is the first out),
+ * counts it in dropped_invalid, logs it with its file, and marks it bad on
+ * its source, which makes the pool drop it for good; the same game without
+ * the patch, and with a dropped patch of other settings, is passed on. A
+ * real drop from the rules themselves needs lc_rescore_game's validation
+ * (format/lc0/rescore.c); this checks the stage's side of it.
+ */
+static void test_dropped_game(void)
+{
+    const lc_stage_class *cls = lc_stage_class_find("chunk_rescorer");
+    const char *yaml = "threads: 1\n";
+    void *block = NULL;
+    CHECK_OK(lc_config_parse_block(cls, yaml, &block, NULL));
+    uint64_t key = lc_rescorer_key(block);
+    lc_config_free_block(cls, block);
+    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", tu_test_data());
+    char *path = tu_first_gz(dir);
+    lc_chunk_source *src = tu_chunk_source(path);
+    lc_chunk_data d;
+    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
+    lc_pack_ctx *pack = lc_pack_ctx_new(1, 8);
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 8, LC_OVERFLOW_BLOCK);
+    lc_stage *r = start_stage("chunk_rescorer", "rescorer", yaml, in, 8);
+    uint64_t seq = lc_log_last_seq();
+    /* 0: dropped (its patch, this key); 1: no patch; 2: a dropped patch of
+     * other settings (rescored afresh: today's rules keep it). */
+    for (unsigned k = 0; k < 3; k++) {
+        lc_packed_chunk *packed = NULL;
+        const char *reason = NULL;
+        uint32_t bad_at = 0;
+        CHECK_OK(lc_packed_chunk_build(pack, d.data, d.record_size, d.n_records, d.version, &packed,
+                                       &reason, &bad_at));
+        if (k != 1)
+            lc_packed_chunk_attach_aux(
+                packed, LC_AUX_RESCORE,
+                lc_rescore_patch_dropped(k == 0 ? key : key ^ 1, d.n_records));
+        lc_chunk_item c = {.packed = packed,
+                           .version = d.version,
+                           .n_records = d.n_records,
+                           .global_index = 100 + k,
+                           .source = lc_chunk_source_ref(src),
+                           .member = 0};
+        CHECK_OK(lc_queue_put(in, &c, NULL));
+    }
+    for (unsigned k = 1; k < 3; k++) {
+        lc_chunk_item out;
+        CHECK_OK(lc_queue_get_until(r->output, &out, NULL, lc_now_ns() + 30000000000ull));
+        CHECK_EQ_U64(out.global_index, 100 + k);
+        CHECK(out.patch == NULL || !lc_rescore_patch_is_dropped(out.patch));
+        lc_item_chunk.dispose(&out);
+    }
+    lc_stage_metrics m;
+    lc_standalone_flush(r, &m);
+    CHECK_EQ_U64(count(&m, "dropped_invalid"), 1);
+    CHECK_EQ_U64(count(&m, "chunks"), 3); /* in: the two passed on and the one dropped */
+    CHECK_EQ_U64(count(&m, "patches_other_settings"), 1);
+    CHECK(lc_chunk_source_is_bad(src, 0));
+    CHECK(logged(seq, "dropping", path));
+    printf("a stored game whose patch says dropped: dropped, counted, logged, marked bad\n");
+    lc_standalone_free(r);
+    lc_queue_free(in);
+    lc_pack_ctx_free(pack);
+    lc_chunk_data_fini(&d);
+    lc_chunk_source_unref(src);
+    free(path);
+    free(dir);
 }
 
 int main(void)
@@ -499,6 +646,8 @@ int main(void)
         return 77;
     }
     test_settings();
+    test_switches();
+    test_dropped_game();
     test_rescored_from_pool_and_store();
     test_packed_without_file();
     test_converted_and_deblundered();
