@@ -634,6 +634,129 @@ static void test_dropped_game(void)
     free(dir);
 }
 
+/* ---- `lcmon chunks rescore` against the stage ---- */
+
+/* The stage's records for the game at path with these settings (KEY=VALUE
+ * pairs): a chunk of its records, as the pool without a store hands it
+ * on, through a rescorer; the chunk that comes out in *out. */
+static void stage_records(const char *path, const char *const *sets, unsigned n_sets,
+                          lc_chunk_item *out)
+{
+    char yaml[2048] = "threads: 1\n";
+    for (unsigned k = 0; k < n_sets; k++) {
+        size_t at = strlen(yaml), key = strcspn(sets[k], "=");
+        snprintf(yaml + at, sizeof yaml - at, "%.*s: %s\n", (int)key, sets[k], sets[k] + key + 1);
+    }
+    lc_chunk_source *src = tu_chunk_source(path);
+    lc_chunk_data d;
+    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 4, LC_OVERFLOW_BLOCK);
+    lc_stage *r = start_stage("chunk_rescorer", "rescorer", yaml, in, 4);
+    lc_chunk_item c = {.data = d.data,
+                       .version = d.version,
+                       .record_size = (uint32_t)d.record_size,
+                       .n_records = (uint32_t)d.n_records,
+                       .source = src};
+    CHECK_OK(lc_queue_put(in, &c, NULL));
+    CHECK_OK(lc_queue_get_until(r->output, out, NULL, lc_now_ns() + 30000000000ull));
+    lc_standalone_free(r);
+    lc_queue_free(in);
+}
+
+/* The tool's output for the same: `lcmon chunks rescore PATH -o OUT --set
+ * ...`, read back as the loader reads a chunk. */
+static bool tool_records(const char *lcmon, const char *path, const char *const *sets,
+                         unsigned n_sets, lc_chunk_data *out)
+{
+    const char *out_path = tu_path("rescored.gz");
+    char *argv[64] = {(char *)lcmon, "chunks", "rescore", (char *)path, "-o", (char *)out_path};
+    unsigned argc = 6;
+    for (unsigned k = 0; k < n_sets; k++) {
+        argv[argc++] = "--set";
+        argv[argc++] = (char *)sets[k];
+    }
+    argv[argc] = NULL;
+    int rc = tu_run(argv, tu_path("rescore.txt"));
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0)
+        return false;
+    lc_chunk_source *src = tu_chunk_source(out_path);
+    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, out, NULL));
+    lc_chunk_source_unref(src);
+    return true;
+}
+
+/*
+ * `lcmon chunks rescore` gives the records the stage gives a chunk from the
+ * pool, byte for byte, for the same game and settings: the endgames (their
+ * results from the tables), real games of formats 1 and 3, with the
+ * defaults, Gaviota with lcmon's choices, Syzygy with tempering, a boost
+ * and the deblunder, a conversion with targets, and lcmon's deblunder
+ * keeping invalid games. Needs the lcmon binary (LCMON, set by meson).
+ */
+static void test_tool_equals_stage(void)
+{
+    const char *lcmon = getenv("LCMON");
+    if (!lcmon) {
+        printf("LCMON not set: `lcmon chunks rescore` not compared with the stage\n");
+        return;
+    }
+    char **paths = NULL;
+    size_t n_paths = 0;
+    endgames(tu_path("tool_endgames"), &paths, &n_paths);
+    format_games(&paths, &n_paths);
+    char *syzygy = lc_xasprintf("syzygy_paths=%s/syzygy", tu_test_data());
+    const char *const settings[][8] = {
+        {NULL},
+        {"gaviota_paths=" GTB, "gaviota_results=true", "zero_losing_moves=true"},
+        {syzygy, "dist_temp=0.5", "dist_offset=0.01", "dtz_boost=0.1", "deblunder_threshold=0.05",
+         "deblunder_width=0.02"},
+        {"new_input_format=3", "st_targets=compute", "st_theta=0.9"},
+        {"deblunder_rules=lcmon", "deblunder_threshold=0.1", "invalid_games=keep"},
+    };
+    size_t compared = 0, changed = 0;
+    for (unsigned k = 0; k < sizeof settings / sizeof *settings; k++) {
+        if (k == 2 && !lc_tablebases_have_syzygy())
+            continue;
+        unsigned n_sets = 0;
+        while (n_sets < 8 && settings[k][n_sets])
+            n_sets++;
+        for (size_t g = 0; g < n_paths; g += g < GAMES - 1 ? 3 : 1) {
+            lc_chunk_item a;
+            stage_records(paths[g], settings[k], n_sets, &a);
+            lc_chunk_data b;
+            if (tool_records(lcmon, paths[g], settings[k], n_sets, &b)) {
+                CHECK_EQ_U64(b.version, a.version);
+                CHECK_EQ_U64(b.n_records, a.n_records);
+                bool same = b.version == a.version && b.n_records == a.n_records &&
+                            memcmp(a.data, b.data, b.n_records * b.record_size) == 0;
+                if (!same)
+                    fprintf(stderr, "%s with setting set %u: the tool's records differ\n",
+                            paths[g], k);
+                CHECK(same);
+                lc_chunk_source *src = tu_chunk_source(paths[g]);
+                lc_chunk_data d;
+                CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
+                changed += d.record_size != b.record_size ||
+                           memcmp(d.data, b.data, d.n_records * d.record_size) != 0;
+                lc_chunk_data_fini(&d);
+                lc_chunk_source_unref(src);
+                lc_chunk_data_fini(&b);
+                compared++;
+            }
+            lc_item_chunk.dispose(&a);
+        }
+    }
+    CHECK(changed > compared / 2);
+    printf("lcmon chunks rescore: %zu games the same as the stage's records, byte for byte (%zu "
+           "changed by the rescorer)\n",
+           compared, changed);
+    free(syzygy);
+    for (size_t i = 0; i < n_paths; i++)
+        free(paths[i]);
+    free(paths);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL);
@@ -651,5 +774,6 @@ int main(void)
     test_rescored_from_pool_and_store();
     test_packed_without_file();
     test_converted_and_deblundered();
+    test_tool_equals_stage();
     return check_finish();
 }
