@@ -126,7 +126,7 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 /* What differs between two readings of a position. */
 typedef struct change {
     bool result, plies, policy, planes;
-    unsigned entries; /* policy entries whose value differs */
+    unsigned entries; /* of the 1858 policy entries, those whose value differs */
 } change;
 
 static bool same_bits(float a, float b)
@@ -159,7 +159,7 @@ static void list_change(uint32_t i, const lc_frame *a, const lc_frame *b, const 
     if (c->plies)
         printf(" plies_left %g -> %g;", a->plies_left, b->plies_left);
     if (c->policy)
-        printf(" policy: %u of %u entries;", c->entries, a->n_policy);
+        printf(" policy: %u of the %d entries;", c->entries, LC_POLICY_SIZE);
     if (c->planes)
         printf(" planes: input format %u -> %u;", a->input_format, b->input_format);
     printf("\n");

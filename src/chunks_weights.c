@@ -211,7 +211,7 @@ static void say_distribution(const char *what, const float *v, size_t n, bool fl
         sum += AT(i);
         zero += AT(i) == 0;
     }
-    printf("\n%s: count %zu, mean %.6f, weighing 0 %zu (%.1f%%)\n", what, n, sum / (double)n, zero,
+    printf("\n%s: count %zu, mean %.6f, zero %zu (%.1f%%)\n", what, n, sum / (double)n, zero,
            100.0 * (double)zero / (double)n);
     static const int q[] = {0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100};
     printf("  quantiles:");
@@ -273,6 +273,11 @@ int chunks_weights(const weights_options *o)
     lc_stage_config sc = {.cls = b.cls, .block = b.block};
     walk k = {.w = weighting_of(&sc)};
     say_weighting(&k.w, b.origin);
+    for (unsigned i = 0; b.cfg && i < b.cfg->n_stages; i++) {
+        const lc_stage_config *other = &b.cfg->stages[i];
+        if (other->block != b.block && weighs(other))
+            printf("(stage '%s' weighs too: --stage %s)\n", other->name, other->name);
+    }
     static const chunk_walk_hooks hooks = {weights_file, weights_chunk, weights_file_done};
     long files = chunks_walk(o->dir, &hooks, &k);
     int status = files < 0 ? 1 : 0;

@@ -731,8 +731,8 @@ static void test_tool_equals_stage(void)
                 bool same = b.version == a.version && b.n_records == a.n_records &&
                             memcmp(a.data, b.data, b.n_records * b.record_size) == 0;
                 if (!same)
-                    fprintf(stderr, "%s with setting set %u: the tool's records differ\n",
-                            paths[g], k);
+                    fprintf(stderr, "%s with setting set %u: the tool's records differ\n", paths[g],
+                            k);
                 CHECK(same);
                 lc_chunk_source *src = tu_chunk_source(paths[g]);
                 lc_chunk_data d;
