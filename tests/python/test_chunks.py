@@ -17,7 +17,9 @@
   dist_temp, new_input_format and st_targets every record comes out V7 of
   format 3, and the counts it prints (and --list's lines) are the
   positions whose policy and planes differ here, record against record;
-  a config's chunk_rescorer stage by --config and --stage; its errors (a
+  a config's chunk_rescorer stage by --config and --stage; a game whose
+  probabilities sum to 0.5 dropped (exit 1, nothing written, the reason)
+  and written as read with invalid_games=keep; its errors (a
   threshold without a width under upstream's rules, an unknown key, --set
   and --config together, a tar without --member, the input as output).
   The stage's own records for the same game and settings are compared
@@ -454,6 +456,24 @@ class Rescore(ChunksCase):
         p = run("rescore", tar, "--member", "0", "--config", config, "--stage", "pool", check=1)
         self.assertIn("stage 'pool' is a shuffling_chunk_pool, not a chunk_rescorer stage",
                       p.stderr)
+
+    def test_invalid_game_dropped(self):
+        # Record 5's probabilities halved: they sum to 0.5, which upstream's
+        # Validate refuses (the sum must be within [0.99, 1.01]).
+        recs = [bytearray(r) for r in records(GAME)]
+        probs = struct.unpack_from("<1858f", recs[5], POLICY_AT)
+        struct.pack_into("<1858f", recs[5], POLICY_AT,
+                         *[p / 2 if p > 0 else p for p in probs])
+        game = self.path("bad.gz")
+        with gzip.open(game, "wb") as f:
+            f.write(b"".join(bytes(r) for r in recs))
+        p = run("rescore", game, check=1)
+        self.assertIn("dropped: record 5: probabilities sum to 0.5", p.stdout)
+        self.assertIn("--set invalid_games=keep", p.stdout)
+        self.assertFalse(os.path.exists(self.path("bad_rescored.gz")))
+        p = run("rescore", game, "--set", "invalid_games=keep", check=0)
+        self.assertEqual(gzip.decompress(read_bytes(self.path("bad_rescored.gz"))),
+                         b"".join(bytes(r) for r in recs))
 
     def test_errors(self):
         p = run("rescore", GAME, "-o", self.path("x.gz"), "--set", "deblunder_threshold=0.1",

@@ -29,7 +29,12 @@
  *     field named; a library the build lacks. The four switches reach
  *     lc_rescore_game's config (upstream's rules by default) and the key.
  *   - A stored game whose kept patch says "dropped": not passed on,
- *     counted, logged with its file, marked bad on its source.
+ *     counted, logged with its file, marked bad on its source. A game
+ *     whose probabilities sum to 0.5 (upstream's Validate refuses it):
+ *     dropped from records and from the store (a later use by its patch),
+ *     kept with invalid_games: keep.
+ *   - `lcmon chunks rescore` (the binary) gives the stage's records byte
+ *     for byte, or drops what the stage drops.
  *
  * Skipped (exit 77) when lcmon is built without Gaviota, or the gaviotatb
  * package's tables are not installed.
@@ -53,6 +58,7 @@
 #include "stages/registry.h"
 
 #include <dirent.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +69,9 @@
 #define GTB "/usr/share/gaviotatb/gtb4"
 /* The endgames' checks read Gaviota's results and the losing moves zeroed:
  * lcmon's choices (upstream uses Gaviota for distance to mate only and
- * zeroes no move). */
-#define LCMON_RULES "gaviota_results: true\nzero_losing_moves: true\n"
+ * zeroes no move). The endgames repeat one board with no move between
+ * positions, which upstream's Validate refuses: they are kept. */
+#define LCMON_RULES "gaviota_results: true\nzero_losing_moves: true\ninvalid_games: keep\n"
 
 /* ---- games ---- */
 
@@ -569,9 +576,9 @@ static bool logged(uint64_t seq, const char *a, const char *b)
  * without rescoring (not passed on: the next chunk is the first out),
  * counts it in dropped_invalid, logs it with its file, and marks it bad on
  * its source, which makes the pool drop it for good; the same game without
- * the patch, and with a dropped patch of other settings, is passed on. A
- * real drop from the rules themselves needs lc_rescore_game's validation
- * (format/lc0/rescore.c); this checks the stage's side of it.
+ * the patch, and with a dropped patch of other settings, is passed on
+ * (rescored afresh: a valid game). test_invalid_game drops one by the
+ * rules themselves.
  */
 static void test_dropped_game(void)
 {
@@ -591,7 +598,7 @@ static void test_dropped_game(void)
     lc_stage *r = start_stage("chunk_rescorer", "rescorer", yaml, in, 8);
     uint64_t seq = lc_log_last_seq();
     /* 0: dropped (its patch, this key); 1: no patch; 2: a dropped patch of
-     * other settings (rescored afresh: today's rules keep it). */
+     * other settings (rescored afresh: a valid game, kept). */
     for (unsigned k = 0; k < 3; k++) {
         lc_packed_chunk *packed = NULL;
         const char *reason = NULL;
@@ -634,12 +641,142 @@ static void test_dropped_game(void)
     free(dir);
 }
 
+/* A real game with record 5's probabilities halved (they sum to 0.5:
+ * upstream's Validate refuses the game), written to a .gz; its path. */
+static char *invalid_game(void)
+{
+    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", tu_test_data());
+    char *first = tu_first_gz(dir);
+    lc_chunk_source *src = tu_chunk_source(first);
+    lc_chunk_data d;
+    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
+    uint8_t *rec = d.data + 5 * d.record_size + offsetof(lc_v6_record, probabilities);
+    for (unsigned k = 0; k < LC_POLICY_SIZE; k++) {
+        float p;
+        memcpy(&p, rec + 4 * k, 4);
+        if (p > 0) {
+            p /= 2;
+            memcpy(rec + 4 * k, &p, 4);
+        }
+    }
+    size_t gz_len;
+    uint8_t *gz = tu_gzip(d.data, d.n_records * d.record_size, 1, &gz_len);
+    char *path = lc_xasprintf("%s", tu_path("invalid.gz"));
+    tu_write_file(path, gz, gz_len);
+    free(gz);
+    lc_chunk_data_fini(&d);
+    lc_chunk_source_unref(src);
+    free(first);
+    free(dir);
+    return path;
+}
+
+/* One use of the game at path through a rescorer (yaml): from its records
+ * (packed NULL), or from the packed chunk; whether it came out, and the
+ * counts in *m. */
+static bool one_use(const char *yaml, const char *path, lc_packed_chunk *packed,
+                    lc_stage_metrics *m)
+{
+    lc_chunk_source *src = tu_chunk_source(path);
+    lc_chunk_data d;
+    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
+    lc_queue *in = lc_queue_new("in", &lc_item_chunk, 4, LC_OVERFLOW_BLOCK);
+    lc_stage *r = start_stage("chunk_rescorer", "rescorer", yaml, in, 4);
+    lc_chunk_item c = {.version = d.version, .n_records = (uint32_t)d.n_records, .source = src};
+    if (packed) {
+        c.packed = lc_packed_chunk_ref(packed);
+        lc_chunk_data_fini(&d);
+    } else {
+        c.data = d.data;
+        c.record_size = (uint32_t)d.record_size;
+    }
+    /* And a valid chunk after it: when it is out, the first was handled. */
+    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt5", tu_test_data());
+    char *other = tu_first_gz(dir);
+    lc_chunk_source *src2 = tu_chunk_source(other);
+    lc_chunk_data d2;
+    CHECK_OK(lc_chunk_source_load(src2, 0, LC_INFLATE_AUTO, &d2, NULL));
+    lc_chunk_item c2 = {.data = d2.data,
+                        .version = d2.version,
+                        .record_size = (uint32_t)d2.record_size,
+                        .n_records = (uint32_t)d2.n_records,
+                        .global_index = 7,
+                        .source = src2};
+    CHECK_OK(lc_queue_put(in, &c, NULL));
+    CHECK_OK(lc_queue_put(in, &c2, NULL));
+    lc_chunk_item out;
+    bool came = false;
+    for (unsigned k = 0; k < 2; k++) {
+        CHECK_OK(lc_queue_get_until(r->output, &out, NULL, lc_now_ns() + 30000000000ull));
+        bool last = out.global_index == 7;
+        came |= !last;
+        lc_item_chunk.dispose(&out);
+        if (last)
+            break;
+    }
+    lc_standalone_flush(r, m);
+    lc_standalone_free(r);
+    lc_queue_free(in);
+    free(other);
+    free(dir);
+    return came;
+}
+
+/*
+ * A game upstream's Validate refuses (probabilities summing to 0.5), end
+ * to end: from the pool's records it is dropped (not passed on, counted,
+ * logged with its file and the reason, its source marked bad so that the
+ * pool drops it for good); from the store its patch says "dropped" and a
+ * later use of the same packed chunk drops it by that patch alone
+ * (patches_reused, no new probe of the game); invalid_games: keep passes
+ * it on.
+ */
+static void test_invalid_game(void)
+{
+    char *path = invalid_game();
+    lc_stage_metrics m;
+    uint64_t seq = lc_log_last_seq();
+    CHECK(!one_use("threads: 1\n", path, NULL, &m));
+    CHECK_EQ_U64(count(&m, "dropped_invalid"), 1);
+    CHECK_EQ_U64(count(&m, "chunks"), 2);
+    CHECK(logged(seq, path, "sum to"));
+    CHECK(one_use("invalid_games: keep\n", path, NULL, &m));
+    CHECK_EQ_U64(count(&m, "dropped_invalid"), 0);
+    /* The store: the packed form, the file still there. */
+    lc_chunk_source *src = tu_chunk_source(path);
+    lc_chunk_data d;
+    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
+    lc_pack_ctx *pack = lc_pack_ctx_new(1, 8);
+    lc_packed_chunk *packed = NULL;
+    const char *reason = NULL;
+    uint32_t bad_at = 0;
+    CHECK_OK(lc_packed_chunk_build(pack, d.data, d.record_size, d.n_records, d.version, &packed,
+                                   &reason, &bad_at));
+    CHECK(!one_use("threads: 1\n", path, packed, &m));
+    CHECK_EQ_U64(count(&m, "dropped_invalid"), 1);
+    CHECK_EQ_U64(count(&m, "patches_made"), 1);
+    const float *kept = lc_packed_chunk_aux(packed, LC_AUX_RESCORE);
+    CHECK(kept && lc_rescore_patch_is_dropped(kept));
+    CHECK(!one_use("threads: 1\n", path, packed, &m));
+    CHECK_EQ_U64(count(&m, "dropped_invalid"), 1);
+    CHECK_EQ_U64(count(&m, "patches_reused"), 1);
+    CHECK_EQ_U64(count(&m, "games"), 1); /* the valid one only: the dropped one not again */
+    printf("a game whose probabilities sum to 0.5: dropped from records and from the store "
+           "(the second use by its patch), kept with invalid_games: keep\n");
+    lc_packed_chunk_unref(packed);
+    lc_pack_ctx_free(pack);
+    lc_chunk_data_fini(&d);
+    lc_chunk_source_unref(src);
+    free(path);
+}
+
 /* ---- `lcmon chunks rescore` against the stage ---- */
 
 /* The stage's records for the game at path with these settings (KEY=VALUE
  * pairs): a chunk of its records, as the pool without a store hands it
- * on, through a rescorer; the chunk that comes out in *out. */
-static void stage_records(const char *path, const char *const *sets, unsigned n_sets,
+ * on, through a rescorer; the chunk that comes out in *out, or false when
+ * the rescorer dropped it (its dropped_invalid count). */
+static bool stage_records(const char *path, const char *const *sets, unsigned n_sets,
                           lc_chunk_item *out)
 {
     char yaml[2048] = "threads: 1\n";
@@ -658,17 +795,32 @@ static void stage_records(const char *path, const char *const *sets, unsigned n_
                        .n_records = (uint32_t)d.n_records,
                        .source = src};
     CHECK_OK(lc_queue_put(in, &c, NULL));
-    CHECK_OK(lc_queue_get_until(r->output, out, NULL, lc_now_ns() + 30000000000ull));
+    int kept = -1;
+    uint64_t until = lc_now_ns() + 30000000000ull;
+    while (kept < 0 && lc_now_ns() < until) {
+        if (lc_queue_get_until(r->output, out, NULL, lc_now_ns() + 20000000ull) == 0) {
+            kept = 1;
+        } else {
+            lc_stage_metrics m;
+            lc_standalone_flush(r, &m);
+            if (count(&m, "dropped_invalid") == 1)
+                kept = 0;
+        }
+    }
+    CHECK(kept >= 0);
     lc_standalone_free(r);
     lc_queue_free(in);
+    return kept == 1;
 }
 
 /* The tool's output for the same: `lcmon chunks rescore PATH -o OUT --set
- * ...`, read back as the loader reads a chunk. */
-static bool tool_records(const char *lcmon, const char *path, const char *const *sets,
-                         unsigned n_sets, lc_chunk_data *out)
+ * ...`, read back as the loader reads a chunk into *out. Its exit status:
+ * 0 written, 1 dropped (then it says why and writes nothing). */
+static int tool_records(const char *lcmon, const char *path, const char *const *sets,
+                        unsigned n_sets, lc_chunk_data *out)
 {
     const char *out_path = tu_path("rescored.gz");
+    unlink(out_path);
     char *argv[64] = {(char *)lcmon, "chunks", "rescore", (char *)path, "-o", (char *)out_path};
     unsigned argc = 6;
     for (unsigned k = 0; k < n_sets; k++) {
@@ -676,14 +828,21 @@ static bool tool_records(const char *lcmon, const char *path, const char *const 
         argv[argc++] = (char *)sets[k];
     }
     argv[argc] = NULL;
-    int rc = tu_run(argv, tu_path("rescore.txt"));
-    CHECK_EQ_INT(rc, 0);
-    if (rc != 0)
-        return false;
-    lc_chunk_source *src = tu_chunk_source(out_path);
-    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, out, NULL));
-    lc_chunk_source_unref(src);
-    return true;
+    const char *said = tu_path("rescore.txt");
+    int rc = tu_run(argv, said);
+    size_t len = 0;
+    char *text = (char *)tu_read_file(said, &len);
+    if (rc == 0) {
+        lc_chunk_source *src = tu_chunk_source(out_path);
+        CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, out, NULL));
+        lc_chunk_source_unref(src);
+    } else {
+        CHECK_EQ_INT(rc, 1);
+        CHECK(text && tu_contains(text, "dropped: "));
+        CHECK(access(out_path, F_OK) != 0);
+    }
+    free(text);
+    return rc;
 }
 
 /*
@@ -691,8 +850,11 @@ static bool tool_records(const char *lcmon, const char *path, const char *const 
  * pool, byte for byte, for the same game and settings: the endgames (their
  * results from the tables), real games of formats 1 and 3, with the
  * defaults, Gaviota with lcmon's choices, Syzygy with tempering, a boost
- * and the deblunder, a conversion with targets, and lcmon's deblunder
- * keeping invalid games. Needs the lcmon binary (LCMON, set by meson).
+ * and the deblunder, a conversion with targets, and lcmon's deblunder.
+ * The endgames (one board repeated, no move between positions) are
+ * refused by upstream's Validate: where invalid_games is drop, the stage
+ * drops them and the tool says so, exit status 1, nothing written. Needs
+ * the lcmon binary (LCMON, set by meson).
  */
 static void test_tool_equals_stage(void)
 {
@@ -708,13 +870,14 @@ static void test_tool_equals_stage(void)
     char *syzygy = lc_xasprintf("syzygy_paths=%s/syzygy", tu_test_data());
     const char *const settings[][8] = {
         {NULL},
-        {"gaviota_paths=" GTB, "gaviota_results=true", "zero_losing_moves=true"},
+        {"gaviota_paths=" GTB, "gaviota_results=true", "zero_losing_moves=true",
+         "invalid_games=keep"},
         {syzygy, "dist_temp=0.5", "dist_offset=0.01", "dtz_boost=0.1", "deblunder_threshold=0.05",
-         "deblunder_width=0.02"},
+         "deblunder_width=0.02", "invalid_games=keep"},
         {"new_input_format=3", "st_targets=compute", "st_theta=0.9"},
         {"deblunder_rules=lcmon", "deblunder_threshold=0.1", "invalid_games=keep"},
     };
-    size_t compared = 0, changed = 0;
+    size_t compared = 0, changed = 0, dropped = 0;
     for (unsigned k = 0; k < sizeof settings / sizeof *settings; k++) {
         if (k == 2 && !lc_tablebases_have_syzygy())
             continue;
@@ -723,9 +886,12 @@ static void test_tool_equals_stage(void)
             n_sets++;
         for (size_t g = 0; g < n_paths; g += g < GAMES - 1 ? 3 : 1) {
             lc_chunk_item a;
-            stage_records(paths[g], settings[k], n_sets, &a);
+            bool kept = stage_records(paths[g], settings[k], n_sets, &a);
             lc_chunk_data b;
-            if (tool_records(lcmon, paths[g], settings[k], n_sets, &b)) {
+            int rc = tool_records(lcmon, paths[g], settings[k], n_sets, &b);
+            CHECK_EQ_INT(rc, kept ? 0 : 1);
+            dropped += !kept && rc == 1;
+            if (kept && rc == 0) {
                 CHECK_EQ_U64(b.version, a.version);
                 CHECK_EQ_U64(b.n_records, a.n_records);
                 bool same = b.version == a.version && b.n_records == a.n_records &&
@@ -744,13 +910,16 @@ static void test_tool_equals_stage(void)
                 lc_chunk_data_fini(&b);
                 compared++;
             }
-            lc_item_chunk.dispose(&a);
+            if (kept)
+                lc_item_chunk.dispose(&a);
         }
     }
     CHECK(changed > compared / 2);
+    /* The endgames (no move between positions) with invalid_games: drop. */
+    CHECK(dropped >= 4);
     printf("lcmon chunks rescore: %zu games the same as the stage's records, byte for byte (%zu "
-           "changed by the rescorer)\n",
-           compared, changed);
+           "changed by the rescorer), %zu dropped by both\n",
+           compared, changed, dropped);
     free(syzygy);
     for (size_t i = 0; i < n_paths; i++)
         free(paths[i]);
@@ -774,6 +943,7 @@ int main(void)
     test_rescored_from_pool_and_store();
     test_packed_without_file();
     test_converted_and_deblundered();
+    test_invalid_game();
     test_tool_equals_stage();
     return check_finish();
 }
