@@ -322,24 +322,6 @@ static void dump_chunk(const dump_options *o, const lc_chunk_source *src, size_t
     }
 }
 
-/* Which chunk --member names: by number or by name; -1 (said) when none. */
-static long find_member(const lc_chunk_source *src, const char *want, const char *path)
-{
-    size_t n = lc_chunk_source_count(src);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(lc_chunk_source_chunk_name(src, i), want))
-            return (long)i;
-    char *end;
-    long k = strtol(want, &end, 10);
-    if (*want && !*end && isdigit((unsigned char)want[0]) && k >= 0 && (size_t)k < n)
-        return k;
-    fprintf(stderr,
-            "lcmon: chunks: %s: no member '%s' (it has %zu chunks; give a number from 0 or a "
-            "name that `tar tf` lists)\n",
-            path, want, n);
-    return -1;
-}
-
 int chunks_dump(const dump_options *o)
 {
     lc_chunk_source *src = NULL;
@@ -354,7 +336,7 @@ int chunks_dump(const dump_options *o)
     }
     size_t n = lc_chunk_source_count(src), from = 0, to = n;
     if (o->member) {
-        long k = find_member(src, o->member, o->path);
+        long k = chunks_find_member(src, o->member, o->path);
         if (k < 0) {
             lc_chunk_source_unref(src);
             return 1;

@@ -16,8 +16,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 /* Counts by a short key, in the order keys first come. */
 typedef struct tally {
@@ -182,30 +180,6 @@ static length_bins bin_lengths(const stats *st)
 
 /* ---- drawing ---- */
 
-/* Columns for the longest bar: what the terminal leaves beside the label
- * and the numbers, or 60 when stdout is not a terminal. */
-static int bar_columns(int label_width)
-{
-    struct winsize ws;
-    if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
-        return 60;
-    int cols = (int)ws.ws_col - label_width - 24;
-    return cols < 10 ? 10 : cols;
-}
-
-static void bar_row(const char *label, int label_width, uint64_t n, uint64_t max, uint64_t total)
-{
-    int cols = bar_columns(label_width);
-    int len = max ? (int)((double)n / (double)max * cols + 0.5) : 0;
-    if (n && !len)
-        len = 1;
-    printf("  %-*s ", label_width, label);
-    for (int i = 0; i < len; i++)
-        fputs("\u2588", stdout);
-    printf("%*s %llu (%.1f%%)\n", cols - len, "", (unsigned long long)n,
-           total ? 100.0 * (double)n / (double)total : 0.0);
-}
-
 static void draw_tally(const char *title, const tally *t)
 {
     uint64_t total = tally_total(t), max = 0;
@@ -216,7 +190,7 @@ static void draw_tally(const char *title, const tally *t)
     }
     printf("\n%s:%s\n", title, t->n ? "" : " none");
     for (size_t i = 0; i < t->n; i++)
-        bar_row(t->rows[i].key, w, t->rows[i].n, max, total);
+        chunks_bar_row(t->rows[i].key, w, t->rows[i].n, max, total);
 }
 
 static void draw_results(const stats *st)
@@ -229,7 +203,7 @@ static void draw_results(const stats *st)
     printf("\nresult for the side to move at the first position:%s\n", total ? "" : " none");
     for (int r = 0; r < N_RESULTS; r++)
         if (st->results[r] || r != RESULT_UNKNOWN)
-            bar_row(result_names[r], 7, st->results[r], max, total);
+            chunks_bar_row(result_names[r], 7, st->results[r], max, total);
 }
 
 static void draw_lengths(const stats *st)
@@ -247,7 +221,7 @@ static void draw_lengths(const stats *st)
         uint32_t lo = (b.min / b.width + k) * b.width;
         char label[32];
         snprintf(label, sizeof label, b.width == 1 ? "%u" : "%u-%u", lo, lo + b.width - 1);
-        bar_row(label, 11, b.counts[k], max, st->n_lengths);
+        chunks_bar_row(label, 11, b.counts[k], max, st->n_lengths);
     }
 }
 

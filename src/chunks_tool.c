@@ -9,12 +9,16 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "pipeline/config.h"
+#include "stages/registry.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +26,9 @@ static const char usage_text[] =
     "usage: lcmon chunks dump FILE [--json] [--member N|NAME] [--positions A-B] [--policy]\n"
     "       lcmon chunks stats DIR [--json]\n"
     "       lcmon chunks check DIR [--json]\n"
+    "       lcmon chunks rescore FILE [--member N|NAME] [-o OUT] [--list] [SETTINGS]\n"
+    "       lcmon chunks weights DIR [SETTINGS]\n"
+    "SETTINGS: --set KEY=VALUE (repeated), or --config FILE [--stage NAME]\n"
     "\n"
     "Looks at lc0 training data without running a pipeline.\n"
     "  dump   the records of a .gz game, or of the members of a .tar (all, or the\n"
@@ -35,7 +42,20 @@ static const char usage_text[] =
     "         scripts.\n"
     "  check  the chunk validator's verdict on every .gz and .tar under DIR, one\n"
     "         line a file and a summary; exit status 0 when every chunk is good,\n"
-    "         1 when one is bad or a file cannot be read.\n";
+    "         1 when one is bad or a file cannot be read.\n"
+    "  rescore  one game (a .gz, or the --member of a .tar) rescored as the\n"
+    "         chunk_rescorer stage does it, written gzip'd to OUT (default\n"
+    "         NAME_rescored.gz beside FILE), with what changed; --list adds a line\n"
+    "         a changed position. SETTINGS: the stage's keys (--set\n"
+    "         syzygy_paths=/tb --set dist_temp=0.5 ...) or the chunk_rescorer\n"
+    "         stage of a pipeline config. Exit status 1 when the game is dropped\n"
+    "         (upstream's Validate refuses it) or a file cannot be read.\n"
+    "  weights  the sampling weights a config gives every position under DIR:\n"
+    "         count, mean, quantiles and a histogram. SETTINGS: --config FILE\n"
+    "         [--stage NAME] (a chunk_unpacker's position_weights or diff_focus,\n"
+    "         or a pool's hanse), or --set KEY=VALUE for a position_weights\n"
+    "         block (alpha, beta, gamma, tau, default_weight, q_weight, pol_scale;\n"
+    "         q_weight 6 and pol_scale 3.5 unless set, as upstream's tool).\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -123,6 +143,58 @@ static int folder_main(int argc, char **argv, int (*verb)(const char *, bool))
     return verb(dir, json);
 }
 
+/* rescore: FILE, its options and the settings. */
+static int rescore_main(int argc, char **argv)
+{
+    rescore_options o = {0};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int took = chunks_settings_option(&o.set, argc, argv, i);
+        if (took < 0)
+            return 2;
+        if (took > 0) {
+            i += took - 1;
+        } else if (!strcmp(a, "--list")) {
+            o.list = true;
+        } else if (!strcmp(a, "--member") || !strcmp(a, "-o")) {
+            if (i + 1 >= argc)
+                return usage_error("rescore: %s needs a value", a);
+            *(a[1] == 'o' ? &o.out : &o.member) = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("rescore: unknown option '%s'", a);
+        } else if (!o.path) {
+            o.path = a;
+        } else {
+            return usage_error("rescore: one file at a time ('%s' is a second)", a);
+        }
+    }
+    if (!o.path)
+        return usage_error("%s", "rescore needs a FILE (a .gz game, or a .tar with --member)");
+    return chunks_rescore(&o);
+}
+
+/* weights: DIR and the settings. */
+static int weights_main(int argc, char **argv)
+{
+    weights_options o = {0};
+    for (int i = 2; i < argc; i++) {
+        int took = chunks_settings_option(&o.set, argc, argv, i);
+        if (took < 0)
+            return 2;
+        if (took > 0)
+            i += took - 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error("weights: unknown option '%s'", argv[i]);
+        else if (!o.dir)
+            o.dir = argv[i];
+        else
+            return usage_error("weights: one folder at a time ('%s' is a second)", argv[i]);
+    }
+    if (!o.dir)
+        return usage_error("%s", "weights needs a DIR (a folder of .gz and .tar files)");
+    return chunks_weights(&o);
+}
+
 int chunks_main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
@@ -141,7 +213,11 @@ int chunks_main(int argc, char **argv)
         return folder_main(argc, argv, chunks_stats);
     if (!strcmp(argv[1], "check"))
         return folder_main(argc, argv, chunks_check);
-    return usage_error("'%s' is not a verb: dump, stats or check", argv[1]);
+    if (!strcmp(argv[1], "rescore"))
+        return rescore_main(argc, argv);
+    if (!strcmp(argv[1], "weights"))
+        return weights_main(argc, argv);
+    return usage_error("'%s' is not a verb: dump, stats, check, rescore or weights", argv[1]);
 }
 
 /* ---- JSON ---- */
@@ -210,6 +286,174 @@ void chunks_progress_done(void)
     if (progress_shown)
         fprintf(stderr, "\r\033[K");
     progress_shown = false;
+}
+
+/* ---- a stage's settings ---- */
+
+int chunks_settings_option(chunks_settings *s, int argc, char **argv, int i)
+{
+    const char *a = argv[i];
+    if (strcmp(a, "--set") && strcmp(a, "--config") && strcmp(a, "--stage"))
+        return 0;
+    if (i + 1 >= argc) {
+        usage_error("%s needs a value", a);
+        return -1;
+    }
+    const char *v = argv[i + 1];
+    if (!strcmp(a, "--config")) {
+        s->config = v;
+    } else if (!strcmp(a, "--stage")) {
+        s->stage = v;
+    } else if (!strchr(v, '=') || v[0] == '=') {
+        usage_error("--set '%s': give KEY=VALUE (e.g. --set dist_temp=0.5)", v);
+        return -1;
+    } else if (s->n == CHUNKS_MAX_SETS) {
+        usage_error("--set: at most %d of them", CHUNKS_MAX_SETS);
+        return -1;
+    } else {
+        s->sets[s->n++] = v;
+    }
+    return 2;
+}
+
+int chunks_settings_check(const chunks_settings *s, const char *verb)
+{
+    if (s->stage && !s->config)
+        return usage_error("%s: --stage names a stage of --config FILE (add --config)", verb);
+    if (s->config && s->n)
+        return usage_error("%s: give --set KEY=VALUE or --config FILE, not both (to change a "
+                           "config's stage, edit the file or copy its keys to --set)",
+                           verb);
+    return 0;
+}
+
+char *chunks_settings_yaml(const chunks_settings *s, const char *indent)
+{
+    char *yaml = lc_xstrdup("");
+    for (unsigned k = 0; k < s->n; k++) {
+        const char *eq = strchr(s->sets[k], '=');
+        char *more = lc_xasprintf("%s%s%.*s: %s\n", yaml, indent, (int)(eq - s->sets[k]),
+                                  s->sets[k], eq + 1);
+        free(yaml);
+        yaml = more;
+    }
+    return yaml;
+}
+
+/* err's lines on stderr, each after "lcmon: chunks: " and `what`. */
+static void say_errors(const char *what, const char *msg)
+{
+    for (const char *p = msg; *p;) {
+        size_t n = strcspn(p, "\n");
+        fprintf(stderr, "lcmon: chunks: %s%.*s\n", what, (int)n, p);
+        p += n + (p[n] ? 1 : 0);
+    }
+}
+
+int chunks_block_from_config(const chunks_settings *s, bool (*fits)(const lc_stage_config *sc),
+                             const char *what, chunks_block *b)
+{
+    memset(b, 0, sizeof *b);
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_load_file(s->config, &b->cfg, &err) != 0) {
+        say_errors("", err.msg);
+        return 1;
+    }
+    const lc_stage_config *sc = s->stage ? lc_config_stage(b->cfg, s->stage) : NULL;
+    for (unsigned i = 0; !s->stage && !sc && i < b->cfg->n_stages; i++)
+        if (fits(&b->cfg->stages[i]))
+            sc = &b->cfg->stages[i];
+    if (!sc || !fits(sc)) {
+        if (!sc && s->stage)
+            fprintf(stderr,
+                    "lcmon: chunks: %s has no stage '%s' (give --stage with the name of a %s)\n",
+                    s->config, s->stage, what);
+        else if (!sc)
+            fprintf(stderr, "lcmon: chunks: %s has no %s (add one, or give --set KEY=VALUE)\n",
+                    s->config, what);
+        else
+            fprintf(stderr,
+                    "lcmon: chunks: %s: stage '%s' is a %s, not a %s (give --stage with the "
+                    "name of one)\n",
+                    s->config, s->stage, sc->cls->type_name, what);
+        chunks_block_fini(b);
+        return 1;
+    }
+    b->cls = sc->cls;
+    b->block = sc->block;
+    snprintf(b->origin, sizeof b->origin, "stage '%s' of %s", sc->name, s->config);
+    return 0;
+}
+
+int chunks_block_from_yaml(const char *type, const char *yaml, const chunks_settings *s,
+                           chunks_block *b)
+{
+    memset(b, 0, sizeof *b);
+    b->cls = lc_stage_class_find(type);
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_config_parse_block(b->cls, yaml, &b->block, &err) != 0) {
+        say_errors("--set: ", err.msg);
+        b->block = NULL;
+        return 1;
+    }
+    size_t at = (size_t)snprintf(b->origin, sizeof b->origin, "%s", s->n ? "--set" : "defaults");
+    for (unsigned k = 0; k < s->n && at < sizeof b->origin; k++)
+        at += (size_t)snprintf(b->origin + at, sizeof b->origin - at, " %s", s->sets[k]);
+    return 0;
+}
+
+void chunks_block_fini(chunks_block *b)
+{
+    if (b->cfg)
+        lc_config_free(b->cfg);
+    else if (b->block)
+        lc_config_free_block(b->cls, b->block);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- histograms ---- */
+
+/* Columns for the longest bar: what the terminal leaves beside the label
+ * and the numbers, or 60 when stdout is not a terminal. */
+static int bar_columns(int label_width)
+{
+    struct winsize ws;
+    if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
+        return 60;
+    int cols = (int)ws.ws_col - label_width - 24;
+    return cols < 10 ? 10 : cols;
+}
+
+void chunks_bar_row(const char *label, int label_width, uint64_t n, uint64_t max, uint64_t total)
+{
+    int cols = bar_columns(label_width);
+    int len = max ? (int)((double)n / (double)max * cols + 0.5) : 0;
+    if (n && !len)
+        len = 1;
+    printf("  %-*s ", label_width, label);
+    for (int i = 0; i < len; i++)
+        fputs("\u2588", stdout);
+    printf("%*s %llu (%.1f%%)\n", cols - len, "", (unsigned long long)n,
+           total ? 100.0 * (double)n / (double)total : 0.0);
+}
+
+long chunks_find_member(const lc_chunk_source *src, const char *want, const char *path)
+{
+    size_t n = lc_chunk_source_count(src);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(lc_chunk_source_chunk_name(src, i), want))
+            return (long)i;
+    char *end;
+    long k = strtol(want, &end, 10);
+    if (*want && !*end && isdigit((unsigned char)want[0]) && k >= 0 && (size_t)k < n)
+        return k;
+    fprintf(stderr,
+            "lcmon: chunks: %s: no member '%s' (it has %zu chunks; give a number from 0 or a "
+            "name that `tar tf` lists)\n",
+            path, want, n);
+    return -1;
 }
 
 /* ---- the walk ---- */

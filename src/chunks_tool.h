@@ -2,12 +2,17 @@
  * chunks_tool: `lcmon chunks`, a look at lc0 training data without a
  * pipeline: `dump` shows the records of a .gz or of a .tar's members (text
  * or JSON), `stats` sums up a folder (record versions, input formats,
- * results, game lengths, bad chunks) as terminal histograms or JSON, and
- * `check` gives the chunk validator's verdict on every file of a folder.
+ * results, game lengths, bad chunks) as terminal histograms or JSON,
+ * `check` gives the chunk validator's verdict on every file of a folder,
+ * `rescore` rescores one game as the chunk_rescorer stage would (upstream's
+ * rescore_chunk tool) and `weights` gives the distribution of the sampling
+ * weights a config gives a folder's positions (upstream's
+ * position_weight_stats).
  *
- * Files: chunks_tool.c (the verbs' command lines, the JSON helpers and the
- * walk over a folder that stats and check share), chunks_dump.c,
- * chunks_stats.c and chunks_check.c. Every rule comes from the format
+ * Files: chunks_tool.c (the verbs' command lines, the JSON helpers, the
+ * walk over a folder that stats, check and weights share, and the stage
+ * settings rescore and weights read), chunks_dump.c, chunks_stats.c,
+ * chunks_check.c, chunks_rescore.c and chunks_weights.c. Every rule comes from the format
  * layer: a file is opened as the loader opens it (lc_chunk_source_open, raw
  * tar members included), a chunk loaded as the pool loads it
  * (lc_chunk_source_load) and checked as the validator checks it
@@ -78,6 +83,60 @@ long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx);
 void chunks_progress(size_t done, size_t total, uint64_t chunks);
 void chunks_progress_done(void);
 
+/* One histogram row on stdout: the label, a bar of n against max (as wide
+ * as the terminal leaves, 60 columns into a file), n and its share of
+ * total. */
+void chunks_bar_row(const char *label, int label_width, uint64_t n, uint64_t max, uint64_t total);
+
+/* Which chunk of src `want` names: a member's name, or a number from 0;
+ * -1 (said on stderr, naming path) when none. */
+long chunks_find_member(const lc_chunk_source *src, const char *want, const char *path);
+
+/* ---- a stage's settings, for rescore and weights ---- */
+
+#define CHUNKS_MAX_SETS 64
+
+/* --set KEY=VALUE (repeated), or --config FILE with --stage NAME. */
+typedef struct chunks_settings {
+    const char *config, *stage;
+    const char *sets[CHUNKS_MAX_SETS]; /* "KEY=VALUE", as given */
+    unsigned n;
+} chunks_settings;
+
+/* argv[i] as one of those options: the arguments it took (2), 0 when it
+ * is none of them, -1 for a usage error (said). */
+/* Whether s is usable: --stage only with --config, and --set or --config,
+ * not both; else 2 with the usage error said. verb names the verb. */
+int chunks_settings_check(const chunks_settings *s, const char *verb);
+int chunks_settings_option(chunks_settings *s, int argc, char **argv, int i);
+/* The --set pairs as YAML lines "KEY: VALUE", each after indent;
+ * malloc'd. */
+char *chunks_settings_yaml(const chunks_settings *s, const char *indent);
+
+/* A stage's settings block: from a pipeline config (cfg holds it), or
+ * parsed here (cfg NULL: the block is ours). */
+struct lc_config;
+struct lc_stage_class;
+struct lc_stage_config;
+typedef struct chunks_block {
+    const struct lc_stage_class *cls;
+    void *block;
+    struct lc_config *cfg;
+    char origin[512]; /* "stage 'NAME' of FILE", or "--set" */
+} chunks_block;
+
+/* From --config: the stage --stage names, or the first for which fits()
+ * is true (what: the kind of stage wanted, for messages); the stage must
+ * fit. 0, or 1 with the error said (the file, the stage, what to do). */
+int chunks_block_from_config(const chunks_settings *s,
+                             bool (*fits)(const struct lc_stage_config *sc), const char *what,
+                             chunks_block *b);
+/* type's block parsed from yaml (made from s's --set pairs, which the
+ * origin names): 0, or 1 said. */
+int chunks_block_from_yaml(const char *type, const char *yaml, const chunks_settings *s,
+                           chunks_block *b);
+void chunks_block_fini(chunks_block *b);
+
 /* ---- the verbs ---- */
 
 typedef struct dump_options {
@@ -90,5 +149,20 @@ typedef struct dump_options {
 int chunks_dump(const dump_options *o);
 int chunks_stats(const char *dir, bool json);
 int chunks_check(const char *dir, bool json);
+
+/* rescore (chunks_rescore.c): one game, as chunk_rescorer would. */
+typedef struct rescore_options {
+    const char *path, *member, *out;
+    bool list; /* a line a changed position */
+    chunks_settings set;
+} rescore_options;
+int chunks_rescore(const rescore_options *o);
+
+/* weights (chunks_weights.c): the sampling weights a config gives DIR. */
+typedef struct weights_options {
+    const char *dir;
+    chunks_settings set;
+} weights_options;
+int chunks_weights(const weights_options *o);
 
 #endif

@@ -5,6 +5,8 @@
  */
 #include "core/log.h"
 
+#include "core/clock.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -129,4 +131,28 @@ size_t lc_log_read(uint64_t after, lc_log_entry *out, size_t max, uint64_t *next
     if (next_after)
         *next_after = n ? out[n - 1].seq : after;
     return n;
+}
+
+int lc_log_limit_event(lc_log_limit *l, uint64_t *held)
+{
+    *held = 0;
+    uint64_t now = lc_now_ns();
+    if (atomic_fetch_add(&l->seen, 1) < l->first) {
+        atomic_store(&l->last_ns, now); /* the summaries' minute starts at the last full line */
+        return LC_LOG_LIMIT_FULL;
+    }
+    atomic_fetch_add(&l->held, 1);
+    uint64_t last = atomic_load(&l->last_ns);
+    if (last != 0 && now - last < l->every_ns)
+        return LC_LOG_LIMIT_QUIET;
+    /* One thread wins the minute; the others' events wait for the next. */
+    if (!atomic_compare_exchange_strong(&l->last_ns, &last, now))
+        return LC_LOG_LIMIT_QUIET;
+    *held = atomic_exchange(&l->held, 0);
+    return LC_LOG_LIMIT_SUMMARY;
+}
+
+uint64_t lc_log_limit_rest(lc_log_limit *l)
+{
+    return atomic_exchange(&l->held, 0);
 }

@@ -11,6 +11,7 @@
 #ifndef LC_CORE_LOG_H
 #define LC_CORE_LOG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,38 @@ void lc_log(lc_log_level level, const char *fmt, ...) __attribute__((format(prin
 #define LC_INFO(...) lc_log(LC_LOG_INFO, __VA_ARGS__)
 #define LC_WARN(...) lc_log(LC_LOG_WARN, __VA_ARGS__)
 #define LC_ERROR(...) lc_log(LC_LOG_ERROR, __VA_ARGS__)
+
+/*
+ * A limit on lines about one kind of event that may come often (a game
+ * dropped, a file refused): the first `first` events are said in full, then
+ * at most one summary line every `every_ns`, counting the events it stands
+ * for. Any thread; a static or zeroed struct with first and every_ns set
+ * (LC_LOG_LIMIT) is ready.
+ *
+ *   static lc_log_limit lim = LC_LOG_LIMIT(5, 60);
+ *   uint64_t n;
+ *   switch (lc_log_limit_event(&lim, &n)) {
+ *   case LC_LOG_LIMIT_FULL:    LC_WARN("dropping %s: %s", name, why); break;
+ *   case LC_LOG_LIMIT_SUMMARY: LC_WARN("%llu more dropped, the last %s", n, name); break;
+ *   }
+ */
+typedef struct lc_log_limit {
+    unsigned first;
+    uint64_t every_ns;
+    atomic_uint_fast64_t seen;    /* events so far */
+    atomic_uint_fast64_t held;    /* events since the last line, not said */
+    atomic_uint_fast64_t last_ns; /* when the last summary was said (0: none yet) */
+} lc_log_limit;
+#define LC_LOG_LIMIT(first_n, every_s)                                                             \
+    {                                                                                              \
+        .first = (first_n), .every_ns = (every_s)*1000000000ull                                    \
+    }
+enum { LC_LOG_LIMIT_QUIET = 0, LC_LOG_LIMIT_FULL = 1, LC_LOG_LIMIT_SUMMARY = 2 };
+/* One event: say it in full, say a summary of *held events (this one
+ * included), or nothing (counted for the next summary). */
+int lc_log_limit_event(lc_log_limit *l, uint64_t *held);
+/* The events not said yet (for a last summary at the end), now taken. */
+uint64_t lc_log_limit_rest(lc_log_limit *l);
 
 /* Lines below this level are discarded (default LC_LOG_INFO). */
 void lc_log_set_level(lc_log_level level);

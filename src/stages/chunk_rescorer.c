@@ -17,7 +17,18 @@
  * applies to each position it decodes; later uses find it and cost nothing.
  * Tablebase positions are at a game's end (pieces only leave the board), so
  * a stored game whose last position has too many pieces for the tables is
- * not decoded at all when nothing else is asked for.
+ * not decoded at all when nothing else is asked for (validation is, unless
+ * invalid_games: keep: every stored game is then decoded once).
+ *
+ * Games upstream's Validate refuses (format/lc0/rescore.h) are dropped, as
+ * upstream's stage drops them, unless invalid_games: keep: counted
+ * (dropped_invalid), logged with their file (the first few, then a line a
+ * minute), marked bad on their source so that the pool drops them for good
+ * (as the validator's refusals: they leave the window's and the anchor's
+ * counts) and freed; a stored game's patch then says "dropped", so that a
+ * use already drawn drops it without rescoring it again. The settings and
+ * the records path are stages/chunk_rescorer_settings.h's, shared with
+ * `lcmon chunks rescore`.
  *
  * A patch starts with a key of the settings that made it. A chunk whose
  * kept patch has another key (two rescorers with other settings on one
@@ -28,6 +39,7 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
+#include "stages/chunk_rescorer_settings.h"
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
@@ -44,186 +56,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct rescorer_config {
-    unsigned threads;
-    char *syzygy_paths, *gaviota_paths;
-    double dist_temp, dist_offset, dtz_boost;
-    double deblunder_threshold, deblunder_width;
-    uint32_t new_input_format; /* 0: keep */
-    int st_targets;
-    double st_theta;
-    int st_math;
-    bool threshold_given, width_given, st_theta_given, st_math_given;
-} rescorer_config;
-
-static const lc_setting rescorer_settings[] = {
-    LC_SETTING_THREADS(rescorer_config, threads, "1", 256),
-    {.key = "syzygy_paths",
-     .type = LC_SETTING_TEXT,
-     LC_SETTING_AT(rescorer_config, syzygy_paths),
-     .off = "none",
-     .nonempty = true,
-     .meaning = "folders of Syzygy tables, separated by ',' or ':'",
-     .example = "/data/syzygy/3-4-5:/data/syzygy/6"},
-    {.key = "gaviota_paths",
-     .type = LC_SETTING_TEXT,
-     LC_SETTING_AT(rescorer_config, gaviota_paths),
-     .off = "none",
-     .nonempty = true,
-     .meaning = "folders of Gaviota tables, separated by ',' or ':'",
-     .example = "/usr/share/gaviotatb/gtb4"},
-    {.key = "dist_temp",
-     .type = LC_SETTING_REAL,
-     LC_SETTING_AT(rescorer_config, dist_temp),
-     .def = "1",
-     .range = LC_RANGE_MIN | LC_RANGE_MIN_OPEN,
-     .min = 0,
-     .meaning = "temperature of every position's policy, after a tablebase drops the losing "
-                "moves (1: as it is)",
-     .example = "0.5"},
-    LC_SETTING_ROW(
-        rescorer_config, dist_offset, "dist_offset", LC_SETTING_REAL, "0",
-        "added to every kept move's policy share before the temperature, in every position", "0.1"),
-    LC_SETTING_ROW(rescorer_config, dtz_boost, "dtz_boost", LC_SETTING_REAL, "0",
-                   "added to the share of the moves best by distance too", "0.1"),
-    {.key = "deblunder_threshold",
-     .type = LC_SETTING_REAL,
-     LC_SETTING_AT(rescorer_config, deblunder_threshold),
-     LC_SETTING_GIVEN(rescorer_config, threshold_given),
-     .off = "off",
-     .range = LC_RANGE_MIN | LC_RANGE_MAX,
-     .min = 0,
-     .max = 2,
-     .meaning = "q a played move may lose against the best before it counts as a blunder",
-     .example = "0.1"},
-    {.key = "deblunder_width",
-     .type = LC_SETTING_REAL,
-     LC_SETTING_AT(rescorer_config, deblunder_width),
-     LC_SETTING_GIVEN(rescorer_config, width_given),
-     .def = "0",
-     .range = LC_RANGE_MIN | LC_RANGE_MAX,
-     .min = 0,
-     .max = 2,
-     .meaning = "width of the deblunder's soft switch around the threshold (0: sharp)",
-     .example = "0.02"},
-    {.key = "new_input_format",
-     .type = LC_SETTING_WHOLE,
-     LC_SETTING_AT(rescorer_config, new_input_format),
-     .off = "keep",
-     LC_SETTING_RANGE(1, 133),
-     .meaning = "convert the planes to this input format (1, 2, 3, 4, 5, 132, 133)",
-     .example = "3"},
-    LC_SETTING_ST_TARGETS(rescorer_config, st_targets, "keep",
-                          "make V6 games V7 with their short-term targets here, or leave them to "
-                          "chunk_unpacker"),
-    LC_SETTING_ST_THETA(rescorer_config, st_theta, st_theta_given),
-    LC_SETTING_ST_MATH(rescorer_config, st_math, st_math_given),
-    {0},
-};
-
-static int rescorer_config_check(void *p, lc_error *err)
-{
-    rescorer_config *c = p;
-    int rc = 0;
-    if (c->gaviota_paths && !lc_tablebases_have_gaviota())
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "gaviota_paths: this lcmon was built without Gaviota tablebases "
-                          "(install libgaviotatb-dev and build again, or remove gaviota_paths)");
-    else if (c->gaviota_paths && (lc_config_expand_path(&c->gaviota_paths, "gaviota_paths",
-                                                        "the tables' folders", err) != 0))
-        rc = LC_ECONFIG;
-    if (c->syzygy_paths && !lc_tablebases_have_syzygy())
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "syzygy_paths: this lcmon was built without Syzygy tablebases "
-                          "(install libfathom-dev and build again, or remove syzygy_paths)");
-    else if (c->syzygy_paths && (lc_config_expand_path(&c->syzygy_paths, "syzygy_paths",
-                                                       "the tables' folders", err) != 0))
-        rc = LC_ECONFIG;
-    if (c->width_given && !c->threshold_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "deblunder_width: only used with deblunder_threshold (add it, or remove "
-                          "deblunder_width)");
-    if (c->new_input_format && !lc_input_format_known(c->new_input_format))
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "new_input_format: %u is not an input format lcmon reads (give 1, 2, "
-                          "3, 4, 5, 132 or 133)",
-                          c->new_input_format);
-    if (c->st_theta_given && c->st_targets != LC_ST_COMPUTE)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_theta: only used with st_targets: compute (add it, or remove "
-                          "st_theta)");
-    if (c->st_math_given && c->st_targets != LC_ST_COMPUTE)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_math: only used with st_targets: compute (add it, or remove "
-                          "st_math)");
-    return rc;
-}
-
-/* --check-config, every start and reload: the folders of both settings
- * exist and hold tables (counted by name: opening them here would clash
- * with the set a running pipeline holds during a reload). */
-static int rescorer_preflight(const void *config, lc_error *err)
-{
-    const rescorer_config *c = config;
-    int g = c->gaviota_paths ? lc_tablebases_check(c->gaviota_paths, false, err) : 0;
-    int z = c->syzygy_paths ? lc_tablebases_check(c->syzygy_paths, true, err) : 0;
-    return g ? g : z;
-}
-
 typedef struct rescorer {
     lc_tablebases *tb;
     lc_rescore_config rc;
     uint64_t key;   /* of the settings, for the patches */
-    bool rescore;   /* tablebases, deblunder or tempering: lc_rescore_game has work */
-    bool tempering; /* dist_temp or dist_offset: every policy changes */
+    bool rescore;   /* lc_rescore_game has work (lc_rescorer_has_work) */
+    bool tempering; /* every policy changes (lc_rescorer_tempers) */
     unsigned max_pieces;
     atomic_bool warned_other, warned_twice;
+    lc_log_limit drop_log; /* games dropped: the first few, then a line a minute */
     atomic_uint_fast64_t n_chunks, n_games, n_positions, n_probed, n_hits, n_misses,
         n_games_rescored, n_results_changed, n_sharpened, n_blunders, n_deblundered;
+    atomic_uint_fast64_t n_second_pass, n_dtz_proofs, n_plies_left, n_boosted, n_dropped;
     atomic_uint_fast64_t n_converted, n_not_version, n_not_format, n_st;
     atomic_uint_fast64_t n_patches_made, n_patches_reused, n_patches_other, n_not_decoded;
     atomic_uint_fast64_t n_from_packed; /* patches made from the packed form: no file */
 } rescorer;
 
-/* The key of what the settings do to a game. */
-static uint64_t settings_key(const rescorer_config *c)
-{
-    uint64_t h = LC_RESCORE_PATCH_HASH_INIT;
-    const char *paths[2] = {c->syzygy_paths ? c->syzygy_paths : "",
-                            c->gaviota_paths ? c->gaviota_paths : ""};
-    for (unsigned k = 0; k < 2; k++)
-        h = lc_rescore_patch_hash(h, paths[k], strlen(paths[k]) + 1);
-    double d[] = {c->dist_temp,
-                  c->dist_offset,
-                  c->dtz_boost,
-                  c->threshold_given ? c->deblunder_threshold : NAN,
-                  c->deblunder_width,
-                  (double)c->new_input_format,
-                  c->st_targets == LC_ST_COMPUTE ? c->st_theta : NAN,
-                  c->st_targets == LC_ST_COMPUTE ? (double)c->st_math : NAN};
-    return lc_rescore_patch_hash(h, d, sizeof d);
-}
-
 static int rescorer_start(lc_stage *s, lc_error *err)
 {
     rescorer *r = s->priv;
-    const rescorer_config *c = s->config;
-    lc_rescore_config_init(&r->rc);
-    r->rc.dist_temp = c->dist_temp;
-    r->rc.dist_offset = c->dist_offset;
-    r->rc.dtz_boost = c->dtz_boost;
-    r->rc.deblunder_threshold = c->threshold_given ? c->deblunder_threshold : NAN;
-    r->rc.deblunder_width = c->deblunder_width;
-    r->key = settings_key(c);
+    const lc_rescorer_config *c = s->config;
+    r->key = lc_rescorer_key(c);
     char line[512];
     if ((c->gaviota_paths || c->syzygy_paths) && !r->tb) {
-        int rc = rescorer_preflight(c, err);
+        int rc = lc_rescorer_preflight(c, err);
         if (rc == 0)
             rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &r->tb, err);
         if (rc != 0)
             return rc;
     }
-    r->rc.tb = r->tb;
+    lc_rescorer_rescore_config(c, r->tb, &r->rc);
     if (r->tb) {
         r->max_pieces = lc_tablebases_max_pieces(r->tb);
         lc_tablebases_describe(r->tb, line, sizeof line);
@@ -233,10 +96,11 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     LC_INFO("%s: tablebases: %s (this build reads Gaviota: %s, Syzygy: %s)", s->name, line,
             lc_tablebases_have_gaviota() ? "yes" : "no",
             lc_tablebases_have_syzygy() ? "yes" : "no");
-    /* Tempering (dist_temp, dist_offset) shapes every position's policy,
-     * tables or not, as upstream's. */
-    r->tempering = c->dist_temp != 1 || c->dist_offset != 0;
-    r->rescore = r->tb || c->threshold_given || r->tempering;
+    /* Tempering shapes every position's policy, tables or not, as
+     * upstream's; validation (invalid_games: drop) reads every game. */
+    r->tempering = lc_rescorer_tempers(&r->rc);
+    r->rescore = lc_rescorer_has_work(&r->rc);
+    r->drop_log = (lc_log_limit)LC_LOG_LIMIT(5, 60);
     return 0;
 }
 
@@ -245,6 +109,10 @@ static int rescorer_start(lc_stage *s, lc_error *err)
 static void rescorer_fini(lc_stage *s)
 {
     rescorer *r = s->priv;
+    uint64_t rest = lc_log_limit_rest(&r->drop_log);
+    if (rest)
+        LC_WARN("%s: %llu more games dropped as invalid since the last line", s->name,
+                (unsigned long long)rest);
     lc_tablebases_close(r->tb);
     r->tb = NULL;
     r->rc.tb = NULL;
@@ -262,72 +130,94 @@ static void add_counts(rescorer *r, const lc_rescore_counts *k)
     atomic_fetch_add(&r->n_sharpened, k->policies_sharpened);
     atomic_fetch_add(&r->n_blunders, k->blunders);
     atomic_fetch_add(&r->n_deblundered, k->deblundered);
+    atomic_fetch_add(&r->n_second_pass, k->second_pass);
+    atomic_fetch_add(&r->n_dtz_proofs, k->dtz_proofs);
+    atomic_fetch_add(&r->n_plies_left, k->plies_left_changed);
+    atomic_fetch_add(&r->n_boosted, k->policies_boosted);
 }
 
-/* The format a game of this version and input format is converted to: 0
- * for none (not asked for, already in it, or not convertible: counted). */
-static uint32_t target_format(lc_stage *s, uint32_t version, uint32_t from)
+/* The chunk's file and member, for the log. */
+static void chunk_name(const lc_chunk_item *c, char *buf, size_t size)
+{
+    if (!c->source)
+        snprintf(buf, size, "a chunk without its file (pool index %llu)",
+                 (unsigned long long)c->global_index);
+    else
+        snprintf(buf, size, "%s member '%s'", lc_chunk_source_path(c->source),
+                 lc_chunk_source_chunk_name(c->source, c->member));
+}
+
+/* A game upstream's Validate refuses: counted, logged (the first few,
+ * then a line a minute), marked bad on its source so that the pool drops
+ * it for good (as a chunk the validator refuses: it leaves the window's
+ * and the anchor's counts) and freed. why: the reason, or NULL when a
+ * patch kept with the game said so. */
+static void drop_invalid(lc_stage *s, lc_chunk_item *c, const char *why)
 {
     rescorer *r = s->priv;
-    uint32_t to = ((const rescorer_config *)s->config)->new_input_format;
-    if (!to || from == to)
-        return 0;
-    if (version < 5) {
-        atomic_fetch_add(&r->n_not_version, 1);
-        return 0;
+    atomic_fetch_add(&r->n_dropped, 1);
+    char name[LC_LOG_LINE_MAX / 2];
+    chunk_name(c, name, sizeof name);
+    const char *reason = why && *why ? why : "refused at an earlier use";
+    uint64_t held;
+    switch (lc_log_limit_event(&r->drop_log, &held)) {
+    case LC_LOG_LIMIT_FULL:
+        LC_WARN("%s: dropping %s: %s (upstream's Validate refuses it; invalid_games: keep "
+                "passes such games on)",
+                s->name, name, reason);
+        break;
+    case LC_LOG_LIMIT_SUMMARY:
+        LC_WARN("%s: %llu more games dropped as invalid in the last minute, the last %s: %s",
+                s->name, (unsigned long long)held, name, reason);
+        break;
+    default:
+        break;
     }
-    if (!lc_input_format_convertible(from, to)) {
-        atomic_fetch_add(&r->n_not_format, 1);
-        return 0;
-    }
-    atomic_fetch_add(&r->n_converted, 1);
-    return to;
+    if (c->source)
+        lc_chunk_source_mark_bad(c->source, c->member);
+    lc_item_chunk.dispose(c);
 }
 
-/* Convert n records (record_size apart) in place; false when one fails
- * (the game is left partly converted: logged). */
-static bool convert_records(lc_stage *s, uint8_t *recs, size_t size, uint32_t n, uint32_t version,
-                            uint32_t to, const lc_chunk_item *c)
+/* A position that did not convert (the game is left partly converted). */
+static void conversion_failed(lc_stage *s, const lc_chunk_item *c, const char *error)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        lc_error err;
-        lc_error_clear(&err);
-        if (lc_record_convert_format(recs + (size_t)i * size, version, to, &err) != 0) {
-            LC_WARN("%s: %s member %u: position %u: %s", s->name,
-                    c->source ? lc_chunk_source_path(c->source) : "a chunk", c->member, i, err.msg);
-            return false;
-        }
-    }
-    return true;
+    char name[LC_LOG_LINE_MAX / 2];
+    chunk_name(c, name, sizeof name);
+    LC_WARN("%s: %s: %s", s->name, name, error);
+}
+
+/* A conversion's outcome, counted (and a failure logged). */
+static void count_conversion(lc_stage *s, int what, const lc_chunk_item *c, const char *error)
+{
+    rescorer *r = s->priv;
+    if (what == LC_CONVERT_DONE || what == LC_CONVERT_FAILED)
+        atomic_fetch_add(&r->n_converted, 1);
+    else if (what == LC_CONVERT_NOT_VERSION)
+        atomic_fetch_add(&r->n_not_version, 1);
+    else if (what == LC_CONVERT_NOT_FORMAT)
+        atomic_fetch_add(&r->n_not_format, 1);
+    if (what == LC_CONVERT_FAILED)
+        conversion_failed(s, c, error);
 }
 
 /* Records from the pool: rescored, converted and given their targets in
- * place (the V7 records replacing the V6 ones). */
-static void rescore_records(lc_stage *s, lc_chunk_item *c, lc_st_scratch *st)
+ * place (the V7 records replacing the V6 ones). false: dropped, the
+ * reason in why. */
+static bool rescore_records(lc_stage *s, lc_chunk_item *c, lc_st_scratch *st, char *why,
+                            size_t why_size)
 {
     rescorer *r = s->priv;
-    const rescorer_config *cfg = s->config;
-    if (r->rescore) {
-        lc_rescore_counts k = {0};
-        (void)lc_rescore_game(&r->rc, c->data, c->record_size, c->n_records, c->version, &k, NULL,
-                              0);
-        add_counts(r, &k);
+    lc_rescorer_game g;
+    int rc = lc_rescorer_records(s->config, &r->rc, &c->data, &c->version, &c->record_size,
+                                 c->n_records, st, &g);
+    add_counts(r, &g.counts);
+    if (rc == LC_RESCORE_DROPPED) {
+        snprintf(why, why_size, "%s", g.why);
+        return false;
     }
-    if (cfg->new_input_format && c->n_records) {
-        uint32_t from = 1; /* V3 and V4 are classical, with no field for it */
-        if (c->version >= 5)
-            memcpy(&from, c->data + offsetof(lc_v6_record, input_format), sizeof from);
-        uint32_t to = target_format(s, c->version, from);
-        if (to)
-            convert_records(s, c->data, c->record_size, c->n_records, c->version, to, c);
-    }
-    if (cfg->st_targets == LC_ST_COMPUTE && c->version == 6 &&
-        c->record_size == LC_V6_RECORD_SIZE) {
-        c->data = lc_st_records_v7(c->data, c->n_records, cfg->st_theta, cfg->st_math, st);
-        c->version = 7;
-        c->record_size = LC_V7_RECORD_SIZE;
-        atomic_fetch_add(&r->n_st, c->n_records);
-    }
+    count_conversion(s, g.convert, c, g.convert_error);
+    atomic_fetch_add(&r->n_st, g.st);
+    return true;
 }
 
 /* A worker's scratch space for stored chunks. */
@@ -360,11 +250,12 @@ static void work_fini(work *w)
 static bool stored_has_work(lc_stage *s, work *w, const lc_chunk_item *c)
 {
     rescorer *r = s->priv;
-    const rescorer_config *cfg = s->config;
+    const lc_rescorer_config *cfg = s->config;
     uint32_t n = c->n_records, version = c->version;
     if (!n)
         return false;
-    if ((cfg->threshold_given && version >= 6) || r->tempering)
+    /* Validation (invalid_games: drop) reads every game once. */
+    if (!r->rc.keep_invalid || (cfg->threshold_given && version >= 6) || r->tempering)
         return true;
     if (cfg->st_targets == LC_ST_COMPUTE && version == 6)
         return true;
@@ -454,14 +345,18 @@ static uint32_t packed_records(work *w, const lc_chunk_item *c)
 
 /* The patch of a stored game: its records (from its file, else from the
  * packed form) rescored, read back and compared; converted and given
- * their targets like the pool's records. NULL when neither gives them. */
-static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
+ * their targets like the pool's records. A dropped game's patch says so
+ * (the reason in why). NULL when neither gives the records. */
+static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c, char *why, size_t why_size)
 {
     rescorer *r = s->priv;
-    const rescorer_config *cfg = s->config;
+    const lc_rescorer_config *cfg = s->config;
+    int what = LC_CONVERT_NONE;
     if (!stored_has_work(s, w, c)) {
-        if (cfg->new_input_format && c->version < 5)
-            target_format(s, c->version, 1); /* counted: V3 and V4 are not converted */
+        if (cfg->new_input_format && c->version < 5) { /* counted: V3 and V4 are not converted */
+            lc_rescorer_target_format(cfg, c->version, 1, &what);
+            count_conversion(s, what, c, NULL);
+        }
         return lc_rescore_patch_make(r->key, 0, NULL, NULL, c->n_records, NULL, NULL);
     }
     uint32_t n = c->n_records, version = c->version;
@@ -479,35 +374,43 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
     } else {
         return NULL;
     }
+    int result = LC_RESCORE_KEPT;
     if (r->rescore) {
         lc_rescore_counts k = {0};
-        (void)lc_rescore_game(&r->rc, recs, size, n, version, &k, NULL, 0);
+        result = lc_rescore_game(&r->rc, recs, size, n, version, &k, why, why_size);
         add_counts(r, &k);
     }
-    for (uint32_t i = 0; i < n; i++)
-        lc_frame_from_record(recs + (size_t)i * size, version, &w->after[i], NULL);
-    uint32_t to =
-        cfg->new_input_format ? target_format(s, c->version, w->before[0].input_format) : 0;
-    const float *st = NULL;
-    if (cfg->st_targets == LC_ST_COMPUTE && c->version == 6) {
-        /* After the conversion, as for records: the moves in its frame. */
-        if (to)
-            convert_records(s, recs, size, n, version, to, c);
-        for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *rec = recs + (size_t)i * size;
-            LC_REC_GET(rec, root_q, w->rq[i]);
-            LC_REC_GET(rec, root_d, w->rd[i]);
-            LC_REC_GET(rec, played_idx, w->played[i]);
+    float *patch = NULL;
+    if (result == LC_RESCORE_DROPPED) {
+        patch = lc_rescore_patch_dropped(r->key, n);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            lc_frame_from_record(recs + (size_t)i * size, version, &w->after[i], NULL);
+        uint32_t to = lc_rescorer_target_format(cfg, c->version, w->before[0].input_format, &what);
+        count_conversion(s, what, c, NULL);
+        const float *st = NULL;
+        if (cfg->st_targets == LC_ST_COMPUTE && c->version == 6) {
+            /* After the conversion, as for records: the moves in its frame. */
+            lc_error err;
+            lc_error_clear(&err);
+            if (to && lc_rescorer_convert(recs, size, n, version, to, &err) != 0)
+                conversion_failed(s, c, err.msg);
+            for (uint32_t i = 0; i < n; i++) {
+                const uint8_t *rec = recs + (size_t)i * size;
+                LC_REC_GET(rec, root_q, w->rq[i]);
+                LC_REC_GET(rec, root_d, w->rd[i]);
+                LC_REC_GET(rec, played_idx, w->played[i]);
+            }
+            lc_st_rows(w->rq, w->rd, w->played, n, cfg->st_theta, cfg->st_math, w->st_rows, &w->st);
+            atomic_fetch_add(&r->n_st, n);
+            st = w->st_rows;
         }
-        lc_st_rows(w->rq, w->rd, w->played, n, cfg->st_theta, cfg->st_math, w->st_rows, &w->st);
-        atomic_fetch_add(&r->n_st, n);
-        st = w->st_rows;
+        patch = lc_rescore_patch_make(r->key, to, w->before, w->after, n, st, NULL);
+        for (uint32_t i = 0; i < n; i++)
+            lc_frame_fini(&w->after[i]);
     }
-    float *patch = lc_rescore_patch_make(r->key, to, w->before, w->after, n, st, NULL);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++)
         lc_frame_fini(&w->before[i]);
-        lc_frame_fini(&w->after[i]);
-    }
     lc_chunk_data_fini(&d);
     return patch;
 }
@@ -516,27 +419,29 @@ static float *make_patch(lc_stage *s, work *w, const lc_chunk_item *c)
 #define USABLE(patch) ((patch) && !lc_rescore_patch_is_empty(patch) ? (patch) : NULL)
 
 /* A stored chunk: its patch, kept with it on its first use (or, kept with
- * other settings, its own for this use). */
-static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
+ * other settings, its own for this use). false: the game is dropped (why
+ * says why; "" when a patch kept with it said so). */
+static bool rescore_packed(lc_stage *s, work *w, lc_chunk_item *c, char *why, size_t why_size)
 {
     rescorer *r = s->priv;
+    why[0] = '\0';
     if (c->patch) {
         if (!atomic_exchange(&r->warned_twice, true))
             LC_WARN("%s: a chunk rescored before: a chain has one chunk_rescorer; it is passed "
                     "on as it is",
                     s->name);
-        return;
+        return true;
     }
     const float *kept = lc_packed_chunk_aux(c->packed, LC_AUX_RESCORE);
     if (kept && lc_rescore_patch_key(kept) == r->key) {
         atomic_fetch_add(&r->n_patches_reused, 1);
         c->patch = USABLE(kept);
-        return;
+        return !lc_rescore_patch_is_dropped(kept);
     }
-    float *mine = make_patch(s, w, c);
+    float *mine = make_patch(s, w, c, why, why_size);
     if (!mine) { /* the unpacker reports the position that does not decode */
         atomic_fetch_add(&r->n_not_decoded, 1);
-        return;
+        return true;
     }
     if (!kept) {
         kept = lc_packed_chunk_attach_aux(c->packed, LC_AUX_RESCORE, mine);
@@ -544,11 +449,11 @@ static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
         atomic_fetch_add(kept == mine ? &r->n_patches_made : &r->n_patches_reused, 1);
         if (lc_rescore_patch_key(kept) == r->key) {
             c->patch = USABLE(kept);
-            return;
+            return !lc_rescore_patch_is_dropped(kept);
         }
-        mine = make_patch(s, w, c); /* another rescorer's came first: ours again */
+        mine = make_patch(s, w, c, why, why_size); /* another rescorer's came first: ours again */
         if (!mine)
-            return;
+            return true;
     }
     atomic_fetch_add(&r->n_patches_other, 1);
     if (!atomic_exchange(&r->warned_other, true))
@@ -556,12 +461,14 @@ static void rescore_packed(lc_stage *s, work *w, lc_chunk_item *c)
                 "chunk_rescorer): this one rescores each of them on every use, which is slow "
                 "(give each rescorer its own pool, or the same settings)",
                 s->name);
-    if (!USABLE(mine)) {
+    bool dropped = lc_rescore_patch_is_dropped(mine);
+    if (dropped || !USABLE(mine)) {
         free(mine);
-        return;
+        return !dropped;
     }
     c->patch = mine;
     c->flags |= LC_ITEM_OWN_PATCH;
+    return true;
 }
 
 static void rescorer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -579,10 +486,14 @@ static void rescorer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     bool open = true;
     while (open && lc_run_state_check(&s->run, meter) &&
            lc_stage_inbox_get(&ib, &c, &ob, meter) == 0) {
-        if (c.packed)
-            rescore_packed(s, &w, &c);
-        else if (c.data)
-            rescore_records(s, &c, &st);
+        char why[256] = "";
+        bool keep = c.packed ? rescore_packed(s, &w, &c, why, sizeof why)
+                             : !c.data || rescore_records(s, &c, &st, why, sizeof why);
+        if (!keep) { /* counted in: chunks = passed on + dropped_invalid */
+            drop_invalid(s, &c, why);
+            atomic_fetch_add(&r->n_chunks, 1);
+            continue;
+        }
         open = lc_stage_outbox_put(&ob, &c, meter) == 0;
         if (open)
             atomic_fetch_add(&r->n_chunks, 1);
@@ -613,6 +524,11 @@ static void rescorer_flush(lc_stage *s, lc_stage_metrics *m)
         {"policies_sharpened", &r->n_sharpened},
         {"blunders", &r->n_blunders},
         {"deblundered", &r->n_deblundered},
+        {"second_pass", &r->n_second_pass},
+        {"dtz_proofs", &r->n_dtz_proofs},
+        {"plies_left_changed", &r->n_plies_left},
+        {"policies_boosted", &r->n_boosted},
+        {"dropped_invalid", &r->n_dropped},
         {"converted", &r->n_converted},
         {"not_converted_version", &r->n_not_version},
         {"not_converted_format", &r->n_not_format},
@@ -642,6 +558,13 @@ static const lc_metric_info rescorer_metrics[] = {
      "policies sharpened", ""},
     {"blunders", "positions", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "blunders", "blunders"},
     {"deblundered", "positions", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "deblundered", ""},
+    {"second_pass", "positions"},
+    {"dtz_proofs", "positions"},
+    {"plies_left_changed", "positions"},
+    {"policies_boosted", "positions"},
+    /* Upstream's Validate refused them: dropped, each use counted. */
+    {"dropped_invalid", "chunks", LC_SHOW_TOTAL, LC_SHOW_WARN | LC_SHOW_NONZERO,
+     "dropped (invalid games)", "dropped"},
     {"converted", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "converted", ""},
     {"not_converted_version", "chunks", LC_SHOW_TOTAL, LC_SHOW_WARN | LC_SHOW_NONZERO,
      "not converted (V3/V4)", "not converted"},
@@ -660,7 +583,7 @@ static const lc_metric_info rescorer_metrics[] = {
 
 static unsigned rescorer_threads(const void *config)
 {
-    return ((const rescorer_config *)config)->threads;
+    return ((const lc_rescorer_config *)config)->threads;
 }
 
 const lc_stage_class lc_chunk_rescorer_class = {
@@ -672,9 +595,9 @@ const lc_stage_class lc_chunk_rescorer_class = {
     .worker = rescorer_worker,
     .threads = rescorer_threads,
     .workers = "workers",
-    .settings = {rescorer_settings, sizeof(rescorer_config)},
-    .config_check = rescorer_config_check,
-    .preflight = rescorer_preflight,
+    .settings = {lc_rescorer_rows, sizeof(lc_rescorer_config)},
+    .config_check = lc_rescorer_config_check,
+    .preflight = lc_rescorer_preflight,
     .start = rescorer_start,
     .fini = rescorer_fini,
     .flush_metrics = rescorer_flush,

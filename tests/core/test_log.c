@@ -3,8 +3,9 @@
  * after a sequence number returns only newer lines; past 1000 lines the ring
  * keeps the newest 1000; lines below the level are discarded; each line
  * records its thread's name; a log file receives the lines; four threads
- * logging at once lose no line. The ring is process-wide, so every check is
- * relative to lc_log_last_seq() at its start. Echo to stderr is off.
+ * logging at once lose no line; a limit (lc_log_limit) says the first
+ * events in full, then one summary a period counting the events held. The ring is process-wide, so
+ * every check is relative to lc_log_last_seq() at its start. Echo to stderr is off.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "check.h"
 #include "testutil.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/thread.h"
 
@@ -316,6 +318,36 @@ static void test_concurrent(void)
     CHECK(contiguous);
 }
 
+/* Three in full, then nothing until 50 ms after the third, then one
+ * summary of every event held since (this one included), then quiet
+ * again for 50 ms; what is left at the end is taken by lc_log_limit_rest. */
+static void test_limit(void)
+{
+    lc_log_limit lim = LC_LOG_LIMIT(3, 0);
+    lim.every_ns = 50000000ull;
+    uint64_t n = 99;
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(lc_log_limit_event(&lim, &n), LC_LOG_LIMIT_FULL);
+        CHECK_EQ_U64(n, 0);
+    }
+    uint64_t t0 = lc_now_ns();
+    int quiet = 0;
+    while (lc_now_ns() - t0 < 40000000ull && quiet < 1000) {
+        CHECK_EQ_INT(lc_log_limit_event(&lim, &n), LC_LOG_LIMIT_QUIET);
+        quiet++;
+    }
+    CHECK(quiet > 0);
+    while (lc_now_ns() - t0 < 60000000ull)
+        lc_sleep_seconds(0.005);
+    /* The quiet ones and this one. */
+    CHECK_EQ_INT(lc_log_limit_event(&lim, &n), LC_LOG_LIMIT_SUMMARY);
+    CHECK_EQ_U64(n, (uint64_t)quiet + 1);
+    CHECK_EQ_INT(lc_log_limit_event(&lim, &n), LC_LOG_LIMIT_QUIET);
+    CHECK_EQ_INT(lc_log_limit_event(&lim, &n), LC_LOG_LIMIT_QUIET);
+    CHECK_EQ_U64(lc_log_limit_rest(&lim), 2);
+    CHECK_EQ_U64(lc_log_limit_rest(&lim), 0);
+}
+
 int main(void)
 {
     lc_log_set_stderr(false);
@@ -325,5 +357,6 @@ int main(void)
     test_thread_names();
     test_log_file();
     test_concurrent();
+    test_limit();
     return check_finish();
 }

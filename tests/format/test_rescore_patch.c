@@ -5,7 +5,10 @@
  * comes out as after, bit for bit (NaN payloads too), every other as
  * before; the short-term targets make the position V7; a game with nothing
  * changed gives an empty patch that changes nothing; the key survives;
- * a position outside the game and a policy of another length are refused.
+ * a position outside the game and a policy of another length are refused;
+ * a dropped game's patch keeps its key and says dropped (not empty, no
+ * format, no targets) and refuses every position, and no other patch says
+ * dropped.
  */
 #include "check.h"
 
@@ -133,9 +136,46 @@ static void test_nothing_changed(void)
     free(p);
 }
 
+static void test_dropped(void)
+{
+    lc_frame before[N];
+    for (uint32_t i = 0; i < N; i++)
+        frame(&before[i], i);
+    float *p = lc_rescore_patch_dropped(0xfedcba9876543210ull, N);
+    CHECK(lc_rescore_patch_is_dropped(p));
+    CHECK(!lc_rescore_patch_is_empty(p)); /* handed on, so that it is seen */
+    CHECK_EQ_U64(lc_rescore_patch_key(p), 0xfedcba9876543210ull);
+    CHECK_EQ_U64(lc_rescore_patch_format(p), 0);
+    CHECK(!lc_rescore_patch_has_st(p));
+    for (uint32_t i = 0; i < N; i++) {
+        lc_frame f = before[i];
+        lc_error err;
+        lc_error_clear(&err);
+        CHECK(lc_rescore_patch_apply(p, i, &f, &err) == LC_EFORMAT);
+        CHECK(strstr(err.msg, "dropped") != NULL);
+        CHECK(memcmp(&f, &before[i], sizeof f) == 0);
+    }
+    free(p);
+    /* Patches of kept games never say dropped: empty, a conversion, and
+     * one with results, policies and targets. */
+    float st[4 * N] = {0};
+    lc_frame after[N];
+    memcpy(after, before, sizeof after);
+    after[2].result_q = 1;
+    after[4].policy_val[1] = 0;
+    float *kept[] = {lc_rescore_patch_make(1, 0, NULL, NULL, N, NULL, NULL),
+                     lc_rescore_patch_make(1, 3, NULL, NULL, N, NULL, NULL),
+                     lc_rescore_patch_make(1, 0, before, after, N, st, NULL)};
+    for (unsigned k = 0; k < 3; k++) {
+        CHECK(!lc_rescore_patch_is_dropped(kept[k]));
+        free(kept[k]);
+    }
+}
+
 int main(void)
 {
     test_round_trip();
     test_nothing_changed();
+    test_dropped();
     return check_finish();
 }

@@ -12,6 +12,24 @@
   member and a member skipped with its reason; text histograms and JSON.
 - check: one line a file, the bad chunk's member, record and reason, the
   summary, exit status 1 with a bad chunk and 0 without; the JSON parses.
+- rescore: with the defaults a real game is written back unchanged beside
+  its file (NAME_rescored.gz), a tar member after its name; with
+  dist_temp, new_input_format and st_targets every record comes out V7 of
+  format 3, and the counts it prints (and --list's lines) are the
+  positions whose policy and planes differ here, record against record;
+  a config's chunk_rescorer stage by --config and --stage; a game whose
+  probabilities sum to 0.5 dropped (exit 1, nothing written, the reason)
+  and written as read with invalid_games=keep; its errors (a
+  threshold without a width under upstream's rules, an unknown key, --set
+  and --config together, a tar without --member, the input as output).
+  The stage's own records for the same game and settings are compared
+  byte for byte in tests/stages/test_chunk_rescorer.c.
+- weights: every position's weight computed here from best_q, orig_q and
+  policy_kld (the current loader's formula, as a float): the count, mean,
+  quantiles and the heaviest position as printed; a hand-worked case
+  (alpha 0, beta 0.25: every position weighs 0.25); a config's unpacker
+  (default_weight alone: every position weighs it) and pool (hanse: the
+  chunk weights are the sums, acceptance (w / heaviest)^gamma).
 - usage: no verb or an unknown one prints the usage (exit 2); a missing
   file or folder names it (exit 1); lcmon --help lists the subcommand.
 
@@ -380,6 +398,192 @@ class Folder(ChunksCase):
                                                              % self.data), p.stdout)
 
 
+POLICY_AT, PLANES_AT = 8, 8 + 4 * 1858
+
+
+def policies(rec):
+    return rec[POLICY_AT:PLANES_AT]
+
+
+class Rescore(ChunksCase):
+    def test_defaults_beside_the_file(self):
+        game = self.path("g.gz")
+        shutil.copy(GAME, game)
+        p = run("rescore", game, check=0)
+        n = len(records(GAME))
+        out = self.path("g_rescored.gz")
+        self.assertIn("%s: member 'g.gz': V6, %d positions; settings: defaults" % (game, n),
+                      p.stdout)
+        self.assertIn("changed: results (result_q, result_d) of 0 positions, plies_left of 0, "
+                      "the policy of 0, the planes of 0", p.stdout)
+        self.assertIn("written: %s (V6, %d positions)" % (out, n), p.stdout)
+        # A valid game with upstream's defaults: the same records.
+        self.assertEqual(gzip.decompress(read_bytes(out)), gzip.decompress(read_bytes(GAME)))
+
+    def test_settings_change_the_records(self):
+        out = self.path("out.gz")
+        p = run("rescore", GAME, "-o", out, "--list", "--set", "dist_temp=0.5", "--set",
+                "new_input_format=3", "--set", "st_targets=compute", check=0)
+        before = records(GAME)
+        raw = gzip.decompress(read_bytes(out))
+        self.assertEqual(len(raw), len(before) * 8396)  # V7
+        after = [raw[i:i + 8396] for i in range(0, len(raw), 8396)]
+        for rec in after:
+            self.assertEqual(struct.unpack_from("<II", rec, 0), (7, 3))
+        policy = sum(policies(a) != policies(b) for a, b in zip(after, before))
+        # The planes, or the input format they are read in.
+        planes = sum(a[PLANES_AT:PLANES_AT + 832] != b[PLANES_AT:PLANES_AT + 832] or
+                     a[4:8] != b[4:8] for a, b in zip(after, before))
+        self.assertGreater(policy, 0)
+        self.assertIn("the policy of %d, the planes of %d" % (policy, planes), p.stdout)
+        self.assertIn("new_input_format: from 1 to 3: converted", p.stdout)
+        self.assertIn("short-term targets: %d positions (V6 written as V7)" % len(before),
+                      p.stdout)
+        listed = [l for l in p.stdout.splitlines() if l.startswith("  ") and ":" in l]
+        self.assertEqual(len(listed), max(policy, planes))
+        self.assertIn("planes: input format 1 -> 3;", listed[0])
+
+    def test_tar_member_and_config(self):
+        tar = self.path("run.tar")
+        shutil.copy(os.path.join(DATA, "training-run-mini.tar"), tar)
+        p = run("rescore", tar, check=1)
+        self.assertIn("holds 8 games: pick one with --member N|NAME", p.stderr)
+        config = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "config", "rescore.yaml")
+        p = run("rescore", tar, "--member", "0", "--config", config, "--stage", "rescorer",
+                check=0)
+        self.assertIn("settings: stage 'rescorer' of %s" % config, p.stdout)
+        self.assertIn("written: %s" % self.path("training.100014_rescored.gz"), p.stdout)
+        p = run("rescore", tar, "--member", "0", "--config", config, "--stage", "pool", check=1)
+        self.assertIn("stage 'pool' is a shuffling_chunk_pool, not a chunk_rescorer stage",
+                      p.stderr)
+
+    def test_invalid_game_dropped(self):
+        # Record 5's probabilities halved: they sum to 0.5, which upstream's
+        # Validate refuses (the sum must be within [0.99, 1.01]).
+        recs = [bytearray(r) for r in records(GAME)]
+        probs = struct.unpack_from("<1858f", recs[5], POLICY_AT)
+        struct.pack_into("<1858f", recs[5], POLICY_AT,
+                         *[p / 2 if p > 0 else p for p in probs])
+        game = self.path("bad.gz")
+        with gzip.open(game, "wb") as f:
+            f.write(b"".join(bytes(r) for r in recs))
+        p = run("rescore", game, check=1)
+        self.assertIn("dropped: record 5: probabilities sum to 0.5", p.stdout)
+        self.assertIn("--set invalid_games=keep", p.stdout)
+        self.assertFalse(os.path.exists(self.path("bad_rescored.gz")))
+        p = run("rescore", game, "--set", "invalid_games=keep", check=0)
+        self.assertEqual(gzip.decompress(read_bytes(self.path("bad_rescored.gz"))),
+                         b"".join(bytes(r) for r in recs))
+
+    def test_errors(self):
+        p = run("rescore", GAME, "-o", self.path("x.gz"), "--set", "deblunder_threshold=0.1",
+                check=1)
+        self.assertIn("upstream's loader deblunders only with both deblunder_threshold and "
+                      "deblunder_width", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.gz")))
+        p = run("rescore", GAME, "-o", self.path("x.gz"), "--set", "deblunder_thresold=0.1",
+                check=1)
+        self.assertIn("deblunder_thresold", p.stderr)
+        p = run("rescore", GAME, "--set", "dist_temp", check=2)
+        self.assertIn("give KEY=VALUE", p.stderr)
+        p = run("rescore", GAME, "--set", "dist_temp=2", "--config", "x.yaml", check=2)
+        self.assertIn("not both", p.stderr)
+        game = self.path("g.gz")
+        shutil.copy(GAME, game)
+        p = run("rescore", game, "-o", game, check=1)
+        self.assertIn("is the input", p.stderr)
+
+
+def weight(rec, alpha=1.0, beta=0.0, gamma=1.0, tau=1.0, q_weight=6.0, pol_scale=3.5):
+    """The current loader's weight of a V6 record, as a float."""
+    best_q, orig_q, kld = (struct.unpack_from("<f", rec, o)[0] for o in (8284, 8328, 8348))
+    total = (q_weight * abs(best_q - orig_q) + kld) / (q_weight + pol_scale)
+    base = alpha * total + beta
+    w = 0.0 if not base > 0 else min(base ** gamma, tau)
+    return struct.unpack("<f", struct.pack("<f", w))[0]
+
+
+class Weights(ChunksCase):
+    def setUp(self):
+        super().setUp()
+        self.dir = self.path("games")
+        os.makedirs(self.dir)
+        src = os.path.join(DATA, "lc0-v0.31.2-fmt1")
+        self.games = sorted(os.path.join(src, f) for f in os.listdir(src)
+                            if f.endswith(".gz"))[:3]
+        for g in self.games:
+            shutil.copy(g, self.dir)
+        self.recs = [r for g in self.games for r in records(g)]
+
+    def test_default_against_python(self):
+        p = run("weights", self.dir, check=0)
+        w = sorted(weight(r) for r in self.recs)
+        n = len(w)
+        self.assertIn("position_weights {alpha 1, beta 0, gamma 1, tau 1, default_weight 1, "
+                      "q_weight 6, pol_scale 3.5} (defaults)", p.stdout)
+        self.assertIn("%s: 3 files, 3 chunks (0 bad, skipped), %d positions" % (self.dir, n),
+                      p.stdout)
+        self.assertIn("position weights: count %d, mean %.6f, zero 0 (0.0%%)"
+                      % (n, sum(w) / n), p.stdout)
+        quantiles = " ".join("%d%% %.6f" % (q, w[(n - 1) * q // 100])
+                             for q in (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100))
+        self.assertIn("  quantiles: " + quantiles, p.stdout)
+        bars = [l for l in p.stdout.splitlines() if "█" in l]
+        self.assertEqual(len(bars), 20)
+        self.assertEqual(sum(int(l.split()[-2]) for l in bars), n)
+        self.assertIn("heaviest: ", p.stdout)
+        self.assertIn(", %.6f" % w[-1], p.stdout)
+
+    def test_hand_worked(self):
+        # alpha 0, beta 0.25: (0 * total + 0.25)^1 = 0.25 under tau 1, for
+        # every position (all have orig_q and policy_kld).
+        p = run("weights", self.dir, "--set", "alpha=0", "--set", "beta=0.25", check=0)
+        self.assertIn("count %d, mean 0.250000, zero 0" % len(self.recs), p.stdout)
+        self.assertIn("histogram: every one weighs 0.250000", p.stdout)
+        # beta -1 with alpha 1: total is at most 1 (|best_q - orig_q| <= 2,
+        # 6 * 2 / 9.5 + kld / 9.5): base <= 0 for the positions with
+        # 6|dq| + kld <= 9.5, which weigh 0.
+        p = run("weights", self.dir, "--set", "beta=-1", check=0)
+        zero = sum(weight(r, beta=-1.0) == 0 for r in self.recs)
+        self.assertIn("zero %d (%.1f%%)" % (zero, 100.0 * zero / len(self.recs)), p.stdout)
+
+    def test_config_stages(self):
+        config = self.path("w.yaml")
+        with open(config, "w") as f:
+            f.write("""stages:
+  - name: files
+    file_path_provider: {directory: %s}
+  - name: sources
+    input: files
+    chunk_source_loader: {threads: 1}
+  - name: pool
+    input: sources
+    shuffling_chunk_pool:
+      chunk_pool_size: 100
+      hanse: {threshold: 1, gamma: 2, position_weights: {q_weight: 6, pol_scale: 3.5}}
+  - name: unpacker
+    input: pool
+    chunk_unpacker:
+      positions_per_chunk: 1
+      position_weights: {default_weight: 2}
+""" % self.dir)
+        # The unpacker: neither q_weight nor pol_scale, so default_weight.
+        p = run("weights", self.dir, "--config", config, "--stage", "unpacker", check=0)
+        self.assertIn("count %d, mean 2.000000" % len(self.recs), p.stdout)
+        self.assertIn("every one weighs 2.000000", p.stdout)
+        # The pool (the first that weighs): a chunk weighs its positions'
+        # sum; a pass takes each with (w / heaviest)^2.
+        p = run("weights", self.dir, "--config", config, check=0)
+        self.assertIn("(stage 'unpacker' weighs too: --stage unpacker)", p.stdout)
+        sums = sorted(sum(weight(r) for r in records(g)) for g in self.games)
+        self.assertIn("chunk weights (hanse: the sum of a chunk's positions'): count 3, mean "
+                      "%.6f" % (sum(sums) / 3), p.stdout)
+        accept = sum((x / sums[-1]) ** 2 for x in sums) / 3
+        self.assertIn("acceptance (weight / heaviest)^2: mean %.6f" % accept, p.stdout)
+        p = run("weights", self.dir, "--config", config, "--stage", "files", check=1)
+        self.assertIn("stage 'files' is a file_path_provider", p.stderr)
+
+
 class Usage(ChunksCase):
     def test_usage_and_errors(self):
         for args in ((), ("frob",), ("dump",), ("stats",), ("dump", GAME, "--bogus"),
@@ -398,7 +602,7 @@ class Usage(ChunksCase):
         p = run("dump", os.path.join(DATA, "training-run-mini.tar"), "--member", "99", check=1)
         self.assertIn("no member '99'", p.stderr)
         help_text = subprocess.run([LCMON, "--help"], capture_output=True, text=True).stdout
-        self.assertIn("lcmon chunks dump|stats|check", help_text)
+        self.assertIn("lcmon chunks dump|stats|check|rescore|weights", help_text)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
  *   [0..3]  the key, 16 bits in each
  *   [4]     n, the positions of the game
  *   [5]     the input format to convert to (0: keep)
- *   [6]     1 when short-term targets follow, else 0
+ *   [6]     flags: 1 short-term targets follow; 2 the game is dropped (a
+ *           game upstream's Validate refuses: the header alone, R and NP 0)
  *   [7]     R: positions 0 .. R-1 have a results row (the rest are unchanged)
  *   [8]     P0, [9] NP: positions P0 .. P0+NP-1 have a policy offset
  *   results R rows of 4: result_q, result_d, plies_left, the int8 result
@@ -23,8 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { H_KEY = 0, H_N = 4, H_FORMAT = 5, H_ST = 6, H_RESULTS = 7, H_P0 = 8, H_NP = 9, HEADER = 10 };
+enum {
+    H_KEY = 0,
+    H_N = 4,
+    H_FORMAT = 5,
+    H_FLAGS = 6,
+    H_RESULTS = 7,
+    H_P0 = 8,
+    H_NP = 9,
+    HEADER = 10
+};
 enum { ROW = 4 };
+enum { F_ST = 1, F_DROPPED = 2 };
 
 uint64_t lc_rescore_patch_hash(uint64_t h, const void *bytes, size_t n)
 {
@@ -87,7 +98,7 @@ float *lc_rescore_patch_make(uint64_t key, uint32_t new_format, const lc_frame *
         patch[H_KEY + k] = (float)((key >> (16 * k)) & 0xffff);
     patch[H_N] = (float)n;
     patch[H_FORMAT] = (float)new_format;
-    patch[H_ST] = st ? 1.0f : 0.0f;
+    patch[H_FLAGS] = st ? (float)F_ST : 0.0f;
     patch[H_RESULTS] = (float)rows;
     patch[H_P0] = (float)(np ? p0 : 0);
     patch[H_NP] = (float)np;
@@ -120,6 +131,18 @@ float *lc_rescore_patch_make(uint64_t key, uint32_t new_format, const lc_frame *
     return patch;
 }
 
+float *lc_rescore_patch_dropped(uint64_t key, uint32_t n)
+{
+    float *patch = lc_rescore_patch_make(key, 0, NULL, NULL, n, NULL, NULL);
+    patch[H_FLAGS] = (float)F_DROPPED;
+    return patch;
+}
+
+static unsigned flags(const float *patch)
+{
+    return (unsigned)patch[H_FLAGS];
+}
+
 uint64_t lc_rescore_patch_key(const float *patch)
 {
     uint64_t key = 0;
@@ -135,12 +158,17 @@ uint32_t lc_rescore_patch_format(const float *patch)
 
 bool lc_rescore_patch_has_st(const float *patch)
 {
-    return patch[H_ST] != 0;
+    return (flags(patch) & F_ST) != 0;
+}
+
+bool lc_rescore_patch_is_dropped(const float *patch)
+{
+    return (flags(patch) & F_DROPPED) != 0;
 }
 
 bool lc_rescore_patch_is_empty(const float *patch)
 {
-    return patch[H_RESULTS] == 0 && patch[H_NP] == 0 && patch[H_FORMAT] == 0 && patch[H_ST] == 0;
+    return patch[H_RESULTS] == 0 && patch[H_NP] == 0 && patch[H_FORMAT] == 0 && patch[H_FLAGS] == 0;
 }
 
 int lc_rescore_patch_apply(const float *patch, uint32_t i, lc_frame *f, lc_error *err)
@@ -149,6 +177,9 @@ int lc_rescore_patch_apply(const float *patch, uint32_t i, lc_frame *f, lc_error
     uint32_t p0 = (uint32_t)patch[H_P0], np = (uint32_t)patch[H_NP];
     if (i >= n)
         return lc_error_set(err, LC_EFORMAT, "rescore patch: position %u of a game of %u", i, n);
+    if (lc_rescore_patch_is_dropped(patch))
+        return lc_error_set(err, LC_EFORMAT,
+                            "rescore patch: position %u of a game the rescorer dropped", i);
     const float *row = patch + HEADER + (size_t)ROW * i;
     if (i < rows) {
         f->result_q = row[0];

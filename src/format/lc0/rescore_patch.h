@@ -11,8 +11,9 @@
  * result; the new policy values of the positions it sharpened (the same
  * entries, other values); the input format to convert to; the short-term
  * targets of every position when it made them (the positions then read as
- * V7). The planes a conversion rewrites are not kept: lc_frame_convert_format
- * rewrites each decoded frame, which costs less than storing them.
+ * V7); or that the game is dropped (upstream's Validate refuses it). The planes a conversion
+ * rewrites are not kept: lc_frame_convert_format rewrites each decoded frame, which costs less than
+ * storing them.
  *
  * A patch is a float array (the packed chunk's aux slots hold floats; every
  * count and index in it is below 2^24 and so exact) that starts with a
@@ -40,6 +41,11 @@
 float *lc_rescore_patch_make(uint64_t key, uint32_t new_format, const lc_frame *before,
                              const lc_frame *after, uint32_t n, const float *st, uint32_t *changed);
 
+/* A patch saying the game of n positions is dropped (upstream's Validate
+ * refuses it): kept with the packed game, so that later uses drop it
+ * without rescoring it again. malloc'd. */
+float *lc_rescore_patch_dropped(uint64_t key, uint32_t n);
+
 uint64_t lc_rescore_patch_key(const float *patch);
 /* The input format it converts to (0: none) and whether it carries
  * short-term targets (the positions then become V7). */
@@ -47,6 +53,9 @@ uint32_t lc_rescore_patch_format(const float *patch);
 bool lc_rescore_patch_has_st(const float *patch);
 /* Nothing to do: a game the rescorer leaves as it is. */
 bool lc_rescore_patch_is_empty(const float *patch);
+/* A game the rescorer drops (lc_rescore_patch_dropped): never empty, and
+ * lc_rescore_patch_apply refuses its positions. */
+bool lc_rescore_patch_is_dropped(const float *patch);
 
 /*
  * Position i of the patched game, decoded from the packed chunk into f:
