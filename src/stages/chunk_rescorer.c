@@ -277,19 +277,18 @@ static uint32_t target_format(lc_stage *s, uint32_t version, uint32_t from)
     return to;
 }
 
-/* Convert n records (record_size apart) in place; false when one fails
- * (the game is left partly converted: logged). */
+/* Convert the game's n records (record_size apart) in place, re-encoded
+ * from the game's history; false when it cannot be read as a game (left
+ * as it was: logged). */
 static bool convert_records(lc_stage *s, uint8_t *recs, size_t size, uint32_t n, uint32_t version,
                             uint32_t to, const lc_chunk_item *c)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        lc_error err;
-        lc_error_clear(&err);
-        if (lc_record_convert_format(recs + (size_t)i * size, version, to, &err) != 0) {
-            LC_WARN("%s: %s member %u: position %u: %s", s->name,
-                    c->source ? lc_chunk_source_path(c->source) : "a chunk", c->member, i, err.msg);
-            return false;
-        }
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_game_convert_format(recs, size, n, version, to, &err) != 0) {
+        LC_WARN("%s: %s member %u: %s", s->name,
+                c->source ? lc_chunk_source_path(c->source) : "a chunk", c->member, err.msg);
+        return false;
     }
     return true;
 }
