@@ -237,8 +237,8 @@ static void test_en_passant(void)
     const char *played[4] = {"d2d4", "e1e2", "e1e2", "e2e3"};
     uint8_t *g = game_of(1, fens, played, 4);
     convert(g, 4, 3);
-    /* Record 1: the en-passant file d (1 << 3 = 8); our king e1 (file e):
-     * no flip, and pawns: transform 0. rule50 0: step 0 alone. */
+    /* Record 1: the en-passant file d (1 << 3 = 8); our king e1 (file
+     * e): no flip, and pawns: transform 0. rule50 0: step 0 alone. */
     CHECK_EQ_U64(byte_at(g, 1, OFF(side_to_move_or_enpassant)), 8);
     CHECK_EQ_U64(byte_at(g, 1, OFF(invariance_info)), 0);
     check_step(g, 1, 0, "4k3/8/8/3pP3/8/8/8/4K3", false);
@@ -254,8 +254,14 @@ static void test_en_passant(void)
     check_step(g, 3, 0, "8/4k3/8/3pP3/8/8/4K3/8", false);
     check_step(g, 3, 1, "4k3/8/8/3pP3/8/8/4K3/8", false);
     check_steps(g, 3, 2);
-    /* Format 1 keeps every position back to the game's start. */
+    /* Format 1 keeps every position back to the game's start. The game
+     * starts with Black to move, which format 3's record 0 says in
+     * invariance_info bit 7 (upstream takes White): record 0 and 2 get
+     * side_to_move 1, records 1 and 3 0. */
+    CHECK_EQ_U64(byte_at(g, 0, OFF(invariance_info)), 0x80);
     convert(g, 4, 1);
+    CHECK_EQ_U64(byte_at(g, 0, OFF(side_to_move_or_enpassant)), 1);
+    CHECK_EQ_U64(byte_at(g, 1, OFF(side_to_move_or_enpassant)), 0);
     check_step(g, 3, 3, "4k3/3p4/8/4P3/8/8/8/4K3", false);
     check_steps(g, 3, 4);
     CHECK_EQ_U64(byte_at(g, 3, OFF(side_to_move_or_enpassant)), 0);
