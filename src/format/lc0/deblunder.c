@@ -1,10 +1,13 @@
 /*
- * deblunder: the walk back through one game of deblunder.h. The rule is
- * upstream's (lc0's rescorer) with one difference, written out in
- * docs/pipelines.md "Deblunder": the target a blunder is blended with is
- * the blunder position's own (result_q, result_d, plies_left), not the
- * last position's carried back; for a game whose targets agree with each
- * other (every game lc0 writes) the two are the same.
+ * deblunder: the walk back through one game of deblunder.h, by upstream's
+ * rule (lc_deblunder_upstream, lc0's rescorer) and by lcmon's
+ * (lc_deblunder, the rescorer's deblunder_lcmon), which differs where
+ * docs/pipelines.md "Deblunder" says: its region is the records before the
+ * first one a table answered; the target a blunder is blended with is the
+ * blunder record's own (result_q, result_d, plies_left), not the last
+ * record's carried back; and each record's own visits say whether it was
+ * searched. For a game whose targets agree with each other (every game lc0
+ * writes) the two targets are the same.
  *
  * The arithmetic is single precision, as upstream's, so that the same
  * records give the same bits.
@@ -35,32 +38,41 @@ static void rec_put(uint8_t *r, size_t off, float v)
 }
 
 /*
- * How much of the best line's value record r takes: -1 when its played
- * move is no blunder, 1 for a whole one, in [0, 1) inside the width. A
+ * Whether record r's played move is a blunder, and how much of the best
+ * line's value it takes (*ratio): 1 for a whole one, less inside the width. A
  * terminal blunder (the best move was a proven win, or the played move a
- * proven loss, and the other was not the same) is always whole.
+ * proven loss, and the other was not the same) is always whole. The loss
+ * is compared in double with threshold - width / 2 (as upstream: float
+ * settings, a double 2.0); the ratio min(1, (L - T) / w + 0.5) is float,
+ * clamped at 0 when clamp (lcmon's; upstream's is never below 0 in
+ * practice, the threshold already being passed).
  */
-static float blunder_ratio(const uint8_t *r, float threshold, float width)
+static bool blunder(const uint8_t *r, float threshold, float width, bool clamp, float *ratio)
 {
-    uint32_t visits;
     uint8_t invariance;
-    LC_REC_GET(r, visits, visits);
     LC_REC_GET(r, invariance_info, invariance);
-    if (visits == 0)
-        return -1.0f; /* a record upgraded from V5: played_q is not a search's */
     float best_q = rec_f32(r, offsetof(lc_v6_record, best_q));
     float played_q = rec_f32(r, offsetof(lc_v6_record, played_q));
     float loss = best_q - played_q;
     bool terminal = best_q > -1.0f && played_q < 1.0f &&
                     ((best_q == 1.0f && (invariance & 8u) != 0) || played_q == -1.0f);
     bool over = (double)loss > (double)threshold - (double)width / 2.0;
-    if (terminal)
-        return 1.0f;
-    if (!over)
-        return -1.0f;
-    if (width > 0.0f)
-        return fmaxf(0.0f, fminf(1.0f, (loss - threshold) / width + 0.5f));
-    return 1.0f;
+    *ratio = 1.0f;
+    if (terminal || !over)
+        return terminal;
+    if (width > 0.0f) {
+        float x = (loss - threshold) / width + 0.5f;
+        x = x < 1.0f ? x : 1.0f; /* std::min(1.0f, x) */
+        *ratio = clamp ? fmaxf(0.0f, x) : x;
+    }
+    return true;
+}
+
+static uint32_t rec_visits(const uint8_t *r)
+{
+    uint32_t visits;
+    LC_REC_GET(r, visits, visits);
+    return visits;
 }
 
 static target rec_target(const uint8_t *r)
@@ -86,6 +98,17 @@ static bool rec_set_target(uint8_t *r, target t)
     return memcmp(before, r + off, sizeof before) != 0;
 }
 
+/* The blunder at r blended into t. */
+static void blend(target *t, const uint8_t *r, float ratio)
+{
+    const float best_q = rec_f32(r, offsetof(lc_v6_record, best_q));
+    const float best_d = rec_f32(r, offsetof(lc_v6_record, best_d));
+    const float best_m = rec_f32(r, offsetof(lc_v6_record, best_m));
+    t->q = (1.0f - ratio) * t->q + ratio * best_q;
+    t->d = (1.0f - ratio) * t->d + ratio * best_d;
+    t->m = (1.0f - ratio) * t->m + ratio * best_m;
+}
+
 void lc_deblunder(uint8_t *records, size_t record_size, uint32_t n, uint32_t version,
                   double threshold, double width, uint64_t *blunders, uint64_t *changed)
 {
@@ -100,21 +123,43 @@ void lc_deblunder(uint8_t *records, size_t record_size, uint32_t n, uint32_t ver
             active.q = -active.q;
             active.m += 1.0f;
         }
-        float ratio = blunder_ratio(r, thr, w);
-        if (ratio >= 0.0f) {
+        /* A record of 0 visits (upgraded from V5): played_q is no search's. */
+        float ratio;
+        if (rec_visits(r) != 0 && blunder(r, thr, w, true, &ratio)) {
             if (!started)
                 active = rec_target(r);
-            const float best_q = rec_f32(r, offsetof(lc_v6_record, best_q));
-            const float best_d = rec_f32(r, offsetof(lc_v6_record, best_d));
-            const float best_m = rec_f32(r, offsetof(lc_v6_record, best_m));
-            active.q = (1.0f - ratio) * active.q + ratio * best_q;
-            active.d = (1.0f - ratio) * active.d + ratio * best_d;
-            active.m = (1.0f - ratio) * active.m + ratio * best_m;
+            blend(&active, r, ratio);
             started = true;
             if (blunders)
                 (*blunders)++;
         }
         if (started && rec_set_target(r, active) && changed)
             (*changed)++;
+    }
+}
+
+void lc_deblunder_upstream(uint8_t *records, size_t record_size, uint32_t n, uint32_t region,
+                           uint32_t version, double threshold, double width, uint64_t *blunders,
+                           uint64_t *changed)
+{
+    if ((version != 6 && version != 7) || n == 0 || region == 0 || region > n || isnan(threshold) ||
+        rec_visits(records + (size_t)(n - 1) * record_size) == 0)
+        return;
+    const float thr = (float)threshold, w = isnan(width) ? 0.0f : (float)width;
+    target active = rec_target(records + (size_t)(n - 1) * record_size);
+    bool started = false;
+    for (uint32_t i = region; i-- > 0;) {
+        uint8_t *r = records + (size_t)i * record_size;
+        float ratio;
+        if (blunder(r, thr, w, false, &ratio)) {
+            blend(&active, r, ratio);
+            started = true;
+            if (blunders)
+                (*blunders)++;
+        }
+        if (started && rec_set_target(r, active) && changed)
+            (*changed)++;
+        active.q = -active.q; /* one ply back: the other side to move, one ply more */
+        active.m += 1.0f;
     }
 }

@@ -27,4 +27,20 @@
 void lc_deblunder(uint8_t *records, size_t record_size, uint32_t n, uint32_t version,
                   double threshold, double width, uint64_t *blunders, uint64_t *changed);
 
+/*
+ * Upstream's deblunder (lc0's rescorer, the rescorer's default): only when
+ * the game's last record has visits > 0 (a V6 search; records upgraded from
+ * V5 have 0); the walk covers records region-1 down to 0 (the rescorer's
+ * region: before the first record after record 0 with no castling right
+ * and at most the Syzygy tables' pieces); the running target starts from
+ * the LAST record's (result_q, result_d, plies_left), even when the region
+ * ends earlier, and turns (q negated, m + 1) at every step, blunder or not;
+ * a blunder's blend ratio is min(1, (L - T) / w + 0.5) for w > 0 (not
+ * clamped at 0), 1 for a terminal one or w <= 0. Every other record's
+ * visits are not looked at. Same arguments and counts as lc_deblunder.
+ */
+void lc_deblunder_upstream(uint8_t *records, size_t record_size, uint32_t n, uint32_t region,
+                           uint32_t version, double threshold, double width, uint64_t *blunders,
+                           uint64_t *changed);
+
 #endif

@@ -301,6 +301,36 @@ unsigned lc_position_legal_moves(const lc_position *p, lc_move *out)
     return g.n;
 }
 
+/* ---- policy indices in a transformed frame ---- */
+
+int lc_square_transformed(int s, unsigned t)
+{
+    int r = s >> 3, f = s & 7;
+    if (t & 1u) /* flip: files mirrored */
+        f = 7 - f;
+    if (t & 2u) /* mirror: ranks mirrored */
+        r = 7 - r;
+    if (t & 4u) { /* transpose, across the a8-h1 diagonal */
+        int nr = 7 - f;
+        f = 7 - r;
+        r = nr;
+    }
+    return r * 8 + f;
+}
+
+uint16_t lc_move_policy_transformed(const lc_move *m, unsigned t)
+{
+    if ((t & 7u) == 0)
+        return m->policy;
+    tables_init();
+    int from = lc_square_transformed(m->from, t), to = lc_square_transformed(m->to, t);
+    if (m->promotion == LC_QUEEN || m->promotion == LC_ROOK || m->promotion == LC_BISHOP)
+        return promo_index[from][to][m->promotion == LC_QUEEN  ? 0
+                                     : m->promotion == LC_ROOK ? 1
+                                                               : 2];
+    return plain_index[from][to];
+}
+
 /* ---- the next position ---- */
 
 void lc_position_play(const lc_position *p, const lc_move *m, lc_position *child)

@@ -98,6 +98,16 @@ enum {
  * (as lc0 encodes it), the queen, rook and bishop promotions their own. */
 unsigned lc_position_legal_moves(const lc_position *p, lc_move *out);
 
+/* The policy index of move m (one of a position's legal moves) in the frame
+ * a canonical transform t makes of that position (invariance_info bits 0-2:
+ * flip 1, mirror 2, transpose 4, applied in that order, as lc0's encoder
+ * applies them): its two squares moved by t, the promotion kept. t 0 gives
+ * m->policy. */
+uint16_t lc_move_policy_transformed(const lc_move *m, unsigned t);
+
+/* Square s of a position moved by the canonical transform t. */
+int lc_square_transformed(int s, unsigned t);
+
 /* Whether our king is attacked. */
 bool lc_position_in_check(const lc_position *p);
 

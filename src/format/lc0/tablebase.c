@@ -308,12 +308,10 @@ static int open_gaviota(lc_tablebases *tb, lc_error *err)
 #endif
 }
 
+/* Fathom keeps its tables after the last close, as Gaviota does, until the
+ * next open loads a set (tablebase_syzygy.h says why). */
 static void unload(lc_tablebases *tb)
 {
-#if LC_HAVE_SYZYGY
-    if (tb->syzygy_max)
-        lc_syzygy_unload();
-#endif
     free(tb->syzygy_paths);
     free(tb->gaviota_paths);
     free(tb);
@@ -578,4 +576,71 @@ int lc_tablebases_rate_moves(const lc_tablebases *tb, const lc_position *p, cons
     if (!*by_distance)
         memset(best, 0, n * sizeof *best);
     return top;
+}
+
+/* ---- upstream's probes (tablebase.h, issue 33) ---- */
+
+unsigned lc_tablebases_syzygy_max_pieces(const lc_tablebases *tb)
+{
+    return tb ? tb->syzygy_max : 0;
+}
+
+bool lc_tablebases_have_gaviota_tables(const lc_tablebases *tb)
+{
+    return tb && tb->gaviota_max > 0;
+}
+
+/* Whether Syzygy's tables may answer p: loaded, no castling right, few
+ * enough pieces (the rescorer checks the count itself, as upstream does). */
+static bool syzygy_answers(const lc_tablebases *tb, const lc_position *p)
+{
+    return tb && tb->syzygy_max && !p->castling && p->pieces <= tb->syzygy_max;
+}
+
+int lc_tablebases_syzygy_wdl(const lc_tablebases *tb, const lc_position *p)
+{
+#if LC_HAVE_SYZYGY
+    if (syzygy_answers(tb, p))
+        return lc_syzygy_wdl(p);
+#endif
+    (void)tb;
+    (void)p;
+    return LC_TB_UNKNOWN;
+}
+
+int lc_tablebases_syzygy_dtz(const lc_tablebases *tb, const lc_position *p, bool *ok)
+{
+    int dtz = 0;
+    *ok = false;
+#if LC_HAVE_SYZYGY
+    if (syzygy_answers(tb, p))
+        *ok = lc_syzygy_dtz(p, &dtz);
+#endif
+    (void)tb;
+    (void)p;
+    return dtz;
+}
+
+bool lc_tablebases_syzygy_root_probe(const lc_tablebases *tb, const lc_position *p,
+                                     const lc_move *moves, unsigned n, bool has_repeated,
+                                     bool win_only, bool *safe)
+{
+#if LC_HAVE_SYZYGY
+    if (syzygy_answers(tb, p))
+        return lc_syzygy_root_probe(p, moves, n, has_repeated, win_only, safe);
+#endif
+    (void)tb, (void)p, (void)moves, (void)n, (void)has_repeated, (void)win_only, (void)safe;
+    return false;
+}
+
+int lc_tablebases_gaviota_dtm(const lc_tablebases *tb, const lc_position *p, unsigned *dtm)
+{
+#if LC_HAVE_GAVIOTA
+    if (tb && !p->castling && p->pieces <= tb->gaviota_max)
+        return gaviota_probe(p, dtm);
+#endif
+    (void)tb;
+    (void)p;
+    (void)dtm;
+    return LC_TB_UNKNOWN;
 }

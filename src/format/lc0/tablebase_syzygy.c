@@ -14,7 +14,10 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <tbprobe.h>
+#include <unistd.h>
 
 static struct {
     void *lib;
@@ -51,24 +54,47 @@ static int load_library(lc_error *err)
     return 0;
 }
 
+/* Fathom's tb_init with its false "munmap: " lines dropped (see
+ * tablebase_syzygy.h): stderr goes to a temporary file for the call, and
+ * the file's other lines are written back. Without a temporary file the
+ * call is made as it is. */
+static bool init_quietly(const char *paths)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = tmp ? dup(STDERR_FILENO) : -1;
+    if (saved < 0 || dup2(fileno(tmp), STDERR_FILENO) < 0) {
+        if (saved >= 0)
+            close(saved);
+        if (tmp)
+            fclose(tmp);
+        return fathom.init(paths);
+    }
+    bool ok = fathom.init(paths);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    char line[512];
+    while (fgets(line, sizeof line, tmp))
+        if (strncmp(line, "munmap: ", 8) != 0)
+            fputs(line, stderr);
+    fclose(tmp);
+    return ok;
+}
+
 int lc_syzygy_load(const char *joined, unsigned *largest, lc_error *err)
 {
     int rc = load_library(err);
     if (rc)
         return rc;
-    if (!fathom.init(joined) || *fathom.largest == 0) {
-        fathom.init("");
+    if (!init_quietly(joined) || *fathom.largest == 0) {
+        init_quietly("");
         return lc_error_set(err, LC_ECONFIG, "syzygy_paths: Fathom loaded no table from %s",
                             joined);
     }
     *largest = *fathom.largest;
     return 0;
-}
-
-void lc_syzygy_unload(void)
-{
-    if (fathom.lib)
-        fathom.init("");
 }
 
 static uint64_t both(const lc_position *p, int piece)
@@ -92,34 +118,105 @@ int lc_syzygy_wdl(const lc_position *p)
     return r == TB_RESULT_FAILED ? LC_TB_UNKNOWN : to_wdl(r);
 }
 
-bool lc_syzygy_root(const lc_position *p, const lc_move *moves, unsigned n, signed char *wdl,
-                    int *dist)
+/* A result's DTZ with its sign: Fathom gives |DTZ| and a WDL whose side
+ * (win or cursed win, loss or blessed loss, draw) is the sign. */
+static int signed_dtz(unsigned res)
+{
+    int d = (int)TB_GET_DTZ(res);
+    unsigned w = TB_GET_WDL(res);
+    return w > TB_DRAW ? d : w < TB_DRAW ? -d : 0;
+}
+
+/*
+ * Fathom's root probe of p: *root p's DTZ as lc0's probe_dtz gives it (a
+ * mated side -1, a stalemate 0) and, for the n moves, v[i] move i's DTZ
+ * counted from p as lc0's root_probe counts it: a zeroing move (capture,
+ * pawn move) -1, -101, 0, 101 or 1 by the result it leads to, a mate 1,
+ * any other the next position's DTZ negated and one ply further from 0.
+ * Fathom's probe_root computes both the way lc0 does (the same code of
+ * Ronald de Man's, down to the mate check). False when a probe fails.
+ */
+static bool root_probe(const lc_position *p, const lc_move *moves, unsigned n, int *v, int *root)
 {
     static unsigned results[TB_MAX_MOVES]; /* under root_lock */
-    if (!fathom.lib || p->castling)
+    if (!fathom.lib || p->castling || n > TB_MAX_MOVES)
         return false;
     int ep = lc_position_ep_square(p);
-    for (unsigned i = 0; i < n; i++)
-        wdl[i] = LC_TB_UNKNOWN;
+    bool found[LC_MAX_MOVES] = {false};
     pthread_mutex_lock(&root_lock);
     unsigned r = fathom.root(p->ours, p->theirs, both(p, LC_KING), both(p, LC_QUEEN),
                              both(p, LC_ROOK), both(p, LC_BISHOP), both(p, LC_KNIGHT),
                              both(p, LC_PAWN), p->rule50, ep < 0 ? 0 : (unsigned)ep, true, results);
-    bool ok = r != TB_RESULT_FAILED && r != TB_RESULT_CHECKMATE && r != TB_RESULT_STALEMATE;
-    for (unsigned k = 0; ok && k < TB_MAX_MOVES && results[k] != TB_RESULT_FAILED; k++) {
+    bool ok = r != TB_RESULT_FAILED;
+    *root = r == TB_RESULT_CHECKMATE ? -1 : r == TB_RESULT_STALEMATE ? 0 : signed_dtz(r);
+    for (unsigned k = 0; ok && r != TB_RESULT_CHECKMATE && r != TB_RESULT_STALEMATE &&
+                         k < TB_MAX_MOVES && results[k] != TB_RESULT_FAILED;
+         k++) {
         unsigned res = results[k], promo = TB_GET_PROMOTES(res);
         unsigned ours = promo ? 5 - promo : 0; /* Fathom: 1 Q, 2 R, 3 B, 4 N */
         for (unsigned i = 0; i < n; i++)
             if (moves[i].from == TB_GET_FROM(res) && moves[i].to == TB_GET_TO(res) &&
                 moves[i].promotion == ours) {
-                wdl[i] = (signed char)to_wdl(TB_GET_WDL(res));
-                dist[i] = (int)TB_GET_DTZ(res);
+                v[i] = signed_dtz(res);
+                found[i] = true;
             }
     }
     pthread_mutex_unlock(&root_lock);
     for (unsigned i = 0; ok && i < n; i++)
-        ok = wdl[i] != LC_TB_UNKNOWN;
+        ok = found[i];
     return ok;
+}
+
+bool lc_syzygy_root(const lc_position *p, const lc_move *moves, unsigned n, signed char *wdl,
+                    int *dist)
+{
+    int v[LC_MAX_MOVES], root;
+    if (n > LC_MAX_MOVES || !root_probe(p, moves, n, v, &root))
+        return false;
+    for (unsigned i = 0; i < n; i++) {
+        /* Fathom's WDL with the counter: beyond 100 plies a draw. */
+        int d = v[i] < 0 ? -v[i] : v[i];
+        wdl[i] = (signed char)(v[i] == 0 || d + p->rule50 > 100 ? LC_TB_DRAW
+                               : v[i] > 0                       ? LC_TB_WIN
+                                                                : LC_TB_LOSS);
+        dist[i] = d;
+    }
+    return true;
+}
+
+bool lc_syzygy_dtz(const lc_position *p, int *dtz)
+{
+    return root_probe(p, NULL, 0, NULL, dtz);
+}
+
+/* lc0's rank of a move whose DTZ from the root is v (root_probe above),
+ * with the root's fifty-move counter: a win that the counter allows and no
+ * repetition spoils 1000, any other win the fewer plies the better, a draw
+ * 0, a loss -1000 unless a fifty-move draw is in sight. */
+static int rank(int v, int cnt50, bool has_repeated)
+{
+    if (v > 0)
+        return v + cnt50 <= 99 && !has_repeated ? 1000 : 1000 - (v + cnt50);
+    if (v < 0)
+        return -v * 2 + cnt50 < 100 ? -1000 : -1000 + (-v + cnt50);
+    return 0;
+}
+
+bool lc_syzygy_root_probe(const lc_position *p, const lc_move *moves, unsigned n, bool has_repeated,
+                          bool win_only, bool *safe)
+{
+    int v[LC_MAX_MOVES], r[LC_MAX_MOVES], root, best = -1000;
+    if (n > LC_MAX_MOVES || !root_probe(p, moves, n, v, &root))
+        return false;
+    for (unsigned i = 0; i < n; i++) {
+        r[i] = rank(v[i], p->rule50, has_repeated);
+        best = r[i] > best ? r[i] : best;
+    }
+    if (win_only && best <= 0)
+        return false; /* no winning move */
+    for (unsigned i = 0; i < n; i++)
+        safe[i] = r[i] == best;
+    return true;
 }
 
 #endif
