@@ -56,9 +56,9 @@ static void move_policy(uint8_t *rec, uint32_t version, const lc_game_pos *p, in
     for (unsigned i = 0; i < LC_POLICY_SIZE; i++)
         probs[i] = -1.0f;
     for (unsigned m = 0; m < n; m++) {
-        int i = lc_transform_policy(to_t, moves[m].policy);
-        int j = lc_transform_policy(from_t, moves[m].policy);
-        if (i >= 0 && j >= 0)
+        int i = lc_move_policy_transformed(&moves[m], (unsigned)to_t);
+        int j = lc_move_policy_transformed(&moves[m], (unsigned)from_t);
+        if (i < LC_POLICY_SIZE && j < LC_POLICY_SIZE)
             probs[i] = lc_rec_probability(rec, (size_t)j);
     }
     memcpy(rec + REC_OFF(probabilities), probs, sizeof probs);

@@ -21,10 +21,6 @@
  */
 #include "format/lc0/input_format_encode.h"
 
-#include "core/error.h"
-#include "format/chess/chess_vocab.h"
-
-#include <pthread.h>
 #include <string.h>
 
 enum { STEPS = 8, P_STEP = 13 };
@@ -39,40 +35,10 @@ static bool keeps_repeats_only(uint32_t format)
     return format == 5 || format == 133;
 }
 
-/* ---- squares and transforms ---- */
+/* ---- transforms ---- */
 
-static int sq_apply(int t, int s)
-{
-    int r = s >> 3, f = s & 7;
-    if (t & LC_T_FLIP)
-        f = 7 - f;
-    if (t & LC_T_MIRROR)
-        r = 7 - r;
-    if (t & LC_T_TRANSPOSE) {
-        int nr = 7 - f;
-        f = 7 - r;
-        r = nr;
-    }
-    return r * 8 + f;
-}
-
-static int sq_undo(int t, int s)
-{
-    int r = s >> 3, f = s & 7;
-    if (t & LC_T_TRANSPOSE) {
-        int nr = 7 - f;
-        f = 7 - r;
-        r = nr;
-    }
-    if (t & LC_T_MIRROR)
-        r = 7 - r;
-    if (t & LC_T_FLIP)
-        f = 7 - f;
-    return r * 8 + f;
-}
-
-/* Every square of a mask (bit s = square s) moved by t, or back. */
-static uint64_t mask_map(uint64_t m, int t, bool undo)
+/* Every square of a mask (bit s = square s) moved by t. */
+static uint64_t mask_map(uint64_t m, int t)
 {
     if (t == 0 || m == 0 || m == ~0ULL)
         return m;
@@ -80,53 +46,23 @@ static uint64_t mask_map(uint64_t m, int t, bool undo)
     while (m) {
         int s = __builtin_ctzll(m);
         m &= m - 1;
-        out |= 1ULL << (undo ? sq_undo(t, s) : sq_apply(t, s));
+        out |= 1ULL << lc_square_transformed(s, (unsigned)t);
     }
     return out;
 }
 
-uint64_t lc_transform_word(uint64_t w, int t, bool undo)
+uint64_t lc_transform_word(uint64_t w, int t)
 {
     if (t == 0)
         return w;
-    return lc_plane_squares(mask_map(lc_plane_squares(w), t, undo));
-}
-
-/* ---- the policy's square map ---- */
-
-static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
-static int16_t maps[8][LC_POLICY_SIZE]; /* maps[t][i]: i with t applied, or -1 */
-
-static void build_maps(void)
-{
-    for (int id = 0; id < LC_POLICY_SIZE; id++) {
-        const char *name = lc_chess_token_name(id);
-        int from = (name[1] - '1') * 8 + (name[0] - 'a');
-        int to = (name[3] - '1') * 8 + (name[2] - 'a');
-        for (int t = 0; t < 8; t++) {
-            int nf = sq_apply(t, from), nt = sq_apply(t, to);
-            char s[5] = {(char)('a' + (nf & 7)), (char)('1' + (nf >> 3)), (char)('a' + (nt & 7)),
-                         (char)('1' + (nt >> 3)), name[4]};
-            int nid = lc_chess_move_id(s, name[4] ? 5 : 4);
-            maps[t][id] = (int16_t)(nid >= 0 && nid < LC_POLICY_SIZE ? nid : -1);
-        }
-    }
-}
-
-int lc_transform_policy(int t, unsigned i)
-{
-    if (i >= LC_POLICY_SIZE || t < 0 || t > 7)
-        return -1;
-    if (pthread_once(&maps_once, build_maps) != 0)
-        lc_fatal("input_format_encode: pthread_once failed");
-    return maps[t][i];
+    return lc_plane_squares(mask_map(lc_plane_squares(w), t));
 }
 
 int lc_transform_move_index(const lc_move *moves, unsigned n, int from_t, int to_t, unsigned idx)
 {
     for (unsigned m = 0; m < n; m++)
-        if (lc_transform_policy(from_t, moves[m].policy) == (int)idx)
-            return lc_transform_policy(to_t, moves[m].policy);
+        if (lc_move_policy_transformed(&moves[m], (unsigned)from_t) == idx)
+            return lc_move_policy_transformed(&moves[m], (unsigned)to_t);
     return -1;
 }
 
@@ -135,8 +71,8 @@ int lc_transform_move_index(const lc_move *moves, unsigned n, int from_t, int to
 /* -1 when the board needs no transpose, 1 when it does, 0 on a tie. */
 static int compare_transposing(uint64_t m, int t)
 {
-    uint64_t v = mask_map(m, t & (LC_T_FLIP | LC_T_MIRROR), false);
-    uint64_t alt = mask_map(v, LC_T_TRANSPOSE, false);
+    uint64_t v = mask_map(m, t & (LC_T_FLIP | LC_T_MIRROR));
+    uint64_t alt = mask_map(v, LC_T_TRANSPOSE);
     return v < alt ? -1 : v > alt ? 1 : 0;
 }
 
@@ -152,13 +88,13 @@ static int choose_transform(const uint64_t *pl)
     int t = 0;
     if (king & 0x0F0F0F0F0F0F0F0FULL) {
         t |= LC_T_FLIP;
-        king = mask_map(king, LC_T_FLIP, false);
+        king = mask_map(king, LC_T_FLIP);
     }
     if (pl[LC_OURS + LC_PAWN] | pl[LC_THEIRS + LC_PAWN])
         return t;
     if (king & 0xFFFFFFFF00000000ULL) {
         t |= LC_T_MIRROR;
-        king = mask_map(king, LC_T_MIRROR, false);
+        king = mask_map(king, LC_T_MIRROR);
     }
     if (king & 0xE0C08000ULL)
         return t | LC_T_TRANSPOSE;
@@ -246,7 +182,7 @@ void lc_game_encode(const lc_game_pos *g, uint32_t k, uint32_t format, lc_encode
     bool castling = p->pos.castle[0] | p->pos.castle[1] | p->pos.castle[2] | p->pos.castle[3];
     int t = canonical && !castling ? choose_transform(p->pos.bb) : 0;
     for (int i = 0; i < LC_RECORD_PLANES && t; i++)
-        out->planes[i] = lc_transform_word(out->planes[i], t, false);
+        out->planes[i] = lc_transform_word(out->planes[i], t);
     for (int i = 0; i < 4; i++)
         out->castling[i] = format == 1 ? p->pos.castle[i] != 0 : p->pos.castle[i];
     if (canonical) {

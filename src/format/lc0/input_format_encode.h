@@ -11,8 +11,7 @@
  * order: flip (file f to 7 - f), mirror (rank r to 7 - r), transpose
  * (across the a8-h1 diagonal: (r, f) to (7 - f, 7 - r)).
  *
- * Pure functions; the policy's square map is built once (pthread_once):
- * any thread may call them.
+ * Pure functions: any thread may call them.
  */
 #ifndef LC_FORMAT_INPUT_FORMAT_ENCODE_H
 #define LC_FORMAT_INPUT_FORMAT_ENCODE_H
@@ -29,18 +28,12 @@ enum { LC_T_FLIP = 1, LC_T_MIRROR = 2, LC_T_TRANSPOSE = 4 };
  * early and side_to_move_or_enpassant holds the en-passant file. */
 bool lc_input_format_canonical(uint32_t format);
 
-/* A plane word (record form) with transform t applied, or undone. */
-uint64_t lc_transform_word(uint64_t w, int t, bool undo);
-
-/* The policy index, as transform t writes it, of the move whose index is i
- * in the untransformed frame (i < 1858); -1 when the moved move is none of
- * the 1858 (a promotion moved off the promotion ranks: no legal position
- * of a transform lc0 chooses has one). */
-int lc_transform_policy(int t, unsigned i);
+/* A plane word (record form) with transform t applied. */
+uint64_t lc_transform_word(uint64_t w, int t);
 
 /* The index, as transform to_t writes it, of the legal move (of moves, n
- * of them, indexed untransformed) whose index under from_t is idx; -1 when
- * no legal move has it. */
+ * of them) whose index under from_t is idx; -1 when no legal move has it.
+ * Indices of a transform are lc_move_policy_transformed's (position.h). */
 int lc_transform_move_index(const lc_move *moves, unsigned n, int from_t, int to_t, unsigned idx);
 
 typedef struct lc_encoded {

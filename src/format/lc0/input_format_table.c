@@ -166,9 +166,10 @@ static void move_frame_policy(lc_frame *f, const lc_game_pos *p, int from_t, int
     unsigned n = lc_position_legal_moves(&p->pos, moves), kept = 0;
     entry e[LC_MAX_MOVES];
     for (unsigned m = 0; m < n; m++) {
-        int i = lc_transform_policy(to_t, moves[m].policy);
-        int j = lc_transform_policy(from_t, moves[m].policy);
-        const float *v = i >= 0 && j >= 0 ? frame_value(f, (unsigned)j) : NULL;
+        int i = lc_move_policy_transformed(&moves[m], (unsigned)to_t);
+        int j = lc_move_policy_transformed(&moves[m], (unsigned)from_t);
+        const float *v =
+            i < LC_POLICY_SIZE && j < LC_POLICY_SIZE ? frame_value(f, (unsigned)j) : NULL;
         if (v)
             e[kept++] = (entry){(uint16_t)i, *v};
     }
