@@ -178,7 +178,7 @@ static void drop_invalid(lc_stage *s, lc_chunk_item *c, const char *why)
     lc_item_chunk.dispose(c);
 }
 
-/* A position that did not convert (the game is left partly converted). */
+/* A game that did not convert (left as it was). */
 static void conversion_failed(lc_stage *s, const lc_chunk_item *c, const char *error)
 {
     char name[LC_LOG_LINE_MAX / 2];

@@ -104,7 +104,8 @@ const lc_setting lc_rescorer_rows[] = {
      LC_SETTING_AT(lc_rescorer_config, new_input_format),
      .off = "keep",
      LC_SETTING_RANGE(1, 133),
-     .meaning = "convert the planes to this input format (1, 2, 3, 4, 5, 132, 133)",
+     .meaning = "re-encode every game for this input format (1, 2, 3, 4, 5, 132, 133), from "
+                "the game's history as lc0 encodes it",
      .example = "3"},
     LC_SETTING_ST_TARGETS(lc_rescorer_config, st_targets, "keep",
                           "make V6 games V7 with their short-term targets here, or leave them to "
@@ -236,14 +237,7 @@ uint32_t lc_rescorer_target_format(const lc_rescorer_config *c, uint32_t version
 int lc_rescorer_convert(uint8_t *recs, size_t record_size, uint32_t n, uint32_t version,
                         uint32_t to, lc_error *err)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        lc_error e;
-        lc_error_clear(&e);
-        int rc = lc_record_convert_format(recs + (size_t)i * record_size, version, to, &e);
-        if (rc != 0)
-            return lc_error_set(err, rc, "position %u: %s", i, e.msg);
-    }
-    return 0;
+    return lc_game_convert_format(recs, record_size, n, version, to, err);
 }
 
 int lc_rescorer_records(const lc_rescorer_config *c, const lc_rescore_config *rc, uint8_t **data,

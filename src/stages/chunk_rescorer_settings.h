@@ -69,15 +69,16 @@ enum {
     LC_CONVERT_DONE,        /* converted */
     LC_CONVERT_NOT_VERSION, /* V3 and V4 records have no input_format field */
     LC_CONVERT_NOT_FORMAT,  /* a pair lcmon cannot convert */
-    LC_CONVERT_FAILED,      /* a position did not convert (the game partly converted) */
+    LC_CONVERT_FAILED,      /* the game could not be read as one: left as it was */
 };
 
 /* The format a game of this version and input format (from) is converted
  * to, 0 for none, and in *what (may be NULL) which of the above. */
 uint32_t lc_rescorer_target_format(const lc_rescorer_config *c, uint32_t version, uint32_t from,
                                    int *what);
-/* Convert n records (record_size apart) in place to format `to`; stops at
- * the first position that fails (its number in err's message). */
+/* Convert the game's n records (record_size apart) in place to format `to`,
+ * each re-encoded from the game's history (lc_game_convert_format); a game
+ * that cannot be read as one is left as it was (err says why). */
 int lc_rescorer_convert(uint8_t *recs, size_t record_size, uint32_t n, uint32_t version,
                         uint32_t to, lc_error *err);
 

@@ -8,10 +8,15 @@
  * a position outside the game and a policy of another length are refused;
  * a dropped game's patch keeps its key and says dropped (not empty, no
  * format, no targets) and refuses every position, and no other patch says
- * dropped.
+ * dropped; a conversion's patch converts each frame of a real game as the
+ * game's records convert (none for frames that are not a game).
  */
 #include "check.h"
+#include "frames.h"
+#include "testutil.h"
 
+#include "format/gzip.h"
+#include "format/lc0/input_format_convert.h"
 #include "format/lc0/rescore_patch.h"
 
 #include <math.h>
@@ -129,11 +134,51 @@ static void test_nothing_changed(void)
     p = lc_rescore_patch_make(7, 0, NULL, NULL, N, NULL, NULL);
     CHECK(lc_rescore_patch_is_empty(p));
     free(p);
-    /* A conversion alone is not empty. */
+    /* A conversion needs the game: with no frames, or frames that are not
+     * one game (these: no kings), none is made. */
     p = lc_rescore_patch_make(7, 3, NULL, NULL, N, NULL, NULL);
-    CHECK(!lc_rescore_patch_is_empty(p));
-    CHECK_EQ_U64(lc_rescore_patch_format(p), 3);
+    CHECK(lc_rescore_patch_is_empty(p));
     free(p);
+    p = lc_rescore_patch_make(7, 3, before, before, N, NULL, NULL);
+    CHECK(lc_rescore_patch_is_empty(p));
+    CHECK_EQ_U64(lc_rescore_patch_format(p), 0);
+    free(p);
+}
+
+static void test_conversion(void)
+{
+    /* A real game (lc0's, format 3): a conversion alone is not empty, and
+     * each frame comes out as its record converted with the game
+     * (input_format_convert.h). */
+    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt3", tu_test_data());
+    char *path = tu_first_gz(dir);
+    size_t glen = 0, rlen = 0;
+    uint8_t *gz = tu_read_file(path, &glen), *recs = NULL;
+    CHECK(gz != NULL);
+    lc_error err;
+    CHECK_OK(lc_gunzip(gz, glen, LC_INFLATE_AUTO, 1 << 26, &recs, &rlen, &err));
+    uint32_t n = (uint32_t)(rlen / LC_V6_RECORD_SIZE);
+    lc_frame *fr = calloc(n, sizeof *fr);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK_OK(lc_frame_from_record(recs + (size_t)i * LC_V6_RECORD_SIZE, 6, &fr[i], &err));
+    float *p = lc_rescore_patch_make(7, 1, fr, fr, n, NULL, NULL);
+    CHECK(!lc_rescore_patch_is_empty(p));
+    CHECK_EQ_U64(lc_rescore_patch_format(p), 1);
+    CHECK_OK(lc_game_convert_format(recs, LC_V6_RECORD_SIZE, n, 6, 1, &err));
+    for (uint32_t i = 0; i < n; i++) {
+        lc_frame want;
+        CHECK_OK(lc_rescore_patch_apply(p, i, &fr[i], &err));
+        CHECK_OK(lc_frame_from_record(recs + (size_t)i * LC_V6_RECORD_SIZE, 6, &want, &err));
+        tf_check_same_fields(&fr[i], &want, true);
+        lc_frame_fini(&want);
+        lc_frame_fini(&fr[i]);
+    }
+    free(p);
+    free(fr);
+    free(recs);
+    free(gz);
+    free(path);
+    free(dir);
 }
 
 static void test_dropped(void)
@@ -177,5 +222,6 @@ int main(void)
     test_round_trip();
     test_nothing_changed();
     test_dropped();
+    test_conversion();
     return check_finish();
 }

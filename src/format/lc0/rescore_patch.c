@@ -8,10 +8,12 @@
  *           game upstream's Validate refuses: the header alone, R and NP 0)
  *   [7]     R: positions 0 .. R-1 have a results row (the rest are unchanged)
  *   [8]     P0, [9] NP: positions P0 .. P0+NP-1 have a policy offset
+ *   [10]    where the conversion's table starts (0: no conversion)
  *   results R rows of 4: result_q, result_d, plies_left, the int8 result
  *   offsets NP floats: where the position's policy values start (0: none)
  *   st      n rows of 4 when [6] is 1: q_st, d_st, opp_played_idx, next_played_idx
  *   policy  per sharpened position: its entry count, then its values
+ *   table   the conversion's (input_format_convert.h), made from `before`
  *
  * Floats are copied bit for bit (NaN payloads survive).
  */
@@ -32,7 +34,8 @@ enum {
     H_RESULTS = 7,
     H_P0 = 8,
     H_NP = 9,
-    HEADER = 10
+    H_TABLE = 10,
+    HEADER = 11
 };
 enum { ROW = 4 };
 enum { F_ST = 1, F_DROPPED = 2 };
@@ -92,7 +95,15 @@ float *lc_rescore_patch_make(uint64_t key, uint32_t new_format, const lc_frame *
         n_changed += r || p;
     }
     uint32_t np = p1 > p0 ? p1 - p0 : 0;
-    size_t total = HEADER + (size_t)ROW * rows + np + (st ? (size_t)ROW * n : 0) + values;
+    /* The conversion: none when the game cannot be read as one. */
+    size_t table_floats = 0;
+    float *table = new_format && before
+                       ? lc_game_format_table(before, n, new_format, &table_floats, NULL)
+                       : NULL;
+    if (!table)
+        new_format = 0;
+    size_t total =
+        HEADER + (size_t)ROW * rows + np + (st ? (size_t)ROW * n : 0) + values + table_floats;
     float *patch = lc_xmalloc(total * sizeof *patch);
     for (unsigned k = 0; k < 4; k++)
         patch[H_KEY + k] = (float)((key >> (16 * k)) & 0xffff);
@@ -126,6 +137,10 @@ float *lc_rescore_patch_make(uint64_t key, uint32_t new_format, const lc_frame *
         for (unsigned k = 0; k < a->n_policy; k++)
             *out++ = *policy_value((lc_frame *)a, k);
     }
+    patch[H_TABLE] = table ? (float)(out - patch) : 0.0f;
+    if (table)
+        memcpy(out, table, table_floats * sizeof *out);
+    free(table);
     if (changed)
         *changed = n_changed;
     return patch;
@@ -198,8 +213,8 @@ int lc_rescore_patch_apply(const float *patch, uint32_t i, lc_frame *f, lc_error
             *policy_value(f, k) = v[1 + k];
     }
     uint32_t format = lc_rescore_patch_format(patch);
-    if (format && f->input_format != format) {
-        int rc = lc_frame_convert_format(f, format, err);
+    if (format) {
+        int rc = lc_game_format_table_apply(patch + (size_t)patch[H_TABLE], i, f, err);
         if (rc != 0)
             return rc;
     }

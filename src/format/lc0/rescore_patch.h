@@ -11,9 +11,10 @@
  * result; the new policy values of the positions it sharpened (the same
  * entries, other values); the input format to convert to; the short-term
  * targets of every position when it made them (the positions then read as
- * V7); or that the game is dropped (upstream's Validate refuses it). The planes a conversion
- * rewrites are not kept: lc_frame_convert_format rewrites each decoded frame, which costs less than
- * storing them.
+ * V7); or that the game is dropped (upstream's Validate refuses it). The
+ * planes a conversion rewrites are not kept: the patch keeps the game's
+ * boards, a few words a position (lc_game_format_table), from which each
+ * decoded frame is converted as its record would be.
  *
  * A patch is a float array (the packed chunk's aux slots hold floats; every
  * count and index in it is below 2^24 and so exact) that starts with a
@@ -33,7 +34,8 @@
  * A patch turning the n frames `before` into `after` (the same game after
  * rescoring, before any format conversion): the fields above that differ
  * (before NULL: nothing differs).
- * new_format: the input format to convert to (0: keep). st: NULL, or the
+ * new_format: the input format to convert to (0: keep; a game whose frames
+ * are not one game, lc_game_format_table, is not converted). st: NULL, or the
  * short-term targets of every position after the conversion, 4 a position
  * (q_st, d_st, opp_played_idx, next_played_idx). malloc'd; *changed (may
  * be NULL) gets the number of positions whose results or policy differ.
