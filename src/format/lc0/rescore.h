@@ -62,7 +62,6 @@ typedef struct lc_rescore_config {
                                visits) */
     bool keep_invalid;      /* games upstream's Validate refuses are passed on as read,
                                not dropped */
-    bool st_double;         /* short-term targets summed in double (upstream: float) */
 } lc_rescore_config;
 
 /* What lc_rescore_game decided for the game as a whole. */

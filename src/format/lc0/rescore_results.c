@@ -30,8 +30,8 @@ int rs_result(rs_game *g, uint32_t k)
     /* The first one is told (kept with keep_invalid, dropped without). */
     if (!g->failed && g->why && g->why_size && !g->why[0])
         snprintf(g->why, g->why_size,
-                     "record %u: result_q is %g, not -1, 0 or 1 (upstream's rescorer refuses a "
-                     "game whose results it reads are not whole: rescored before?)",
+                 "record %u: result_q is %g, not -1, 0 or 1 (upstream's rescorer refuses a "
+                 "game whose results it reads are not whole: rescored before?)",
                  k, q);
     g->failed |= g->strict;
     return RS_BAD_RESULT;
