@@ -9,7 +9,7 @@
  * a corpus of other games can be numbered before them), game i reaching the
  * ending i % 5 (KQvK, KRvK, KPvK, KRvKP, KBNvK). --openings names the folder
  * of real lc0 games whose openings are used (tests/data), --syzygy the
- * Syzygy tables of 3 and 4 pieces (tests/data/syzygy). One line a game
+ * Syzygy tables of 3 and 4 pieces (tests/syzygy). One line a game
  * (unless --quiet), then a summary: games and positions a ending, how the
  * games ended, how many carry a result the tables contradict.
  */

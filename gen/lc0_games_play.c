@@ -452,7 +452,7 @@ int lc_gen_game_make(const lc_gen_openings *o, const lc_tablebases *tb, uint64_t
     if (rc < 0)
         return lc_error_set(err, LC_ECONFIG,
                             "the tablebases rate no %s position: open Syzygy tables of 3 and 4 "
-                            "pieces (tests/data/syzygy)",
+                            "pieces (tests/syzygy)",
                             lc_gen_ending_name(ending));
     if (rc == 0)
         return lc_error_set(err, LC_EEMPTY, "game %llu: no playout of %d reached %s",

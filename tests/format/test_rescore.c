@@ -2,7 +2,7 @@
  * rescore: lc_rescore_game's results, plies_left and deblunder by
  * upstream's rules (docs/pipelines.md "chunk_rescorer: the rules for one
  * game") on legal games built by hand (game_test.h), probing the real
- * Syzygy tables of tests/data/syzygy (LCMON_SYZYGY_PATH) and Debian's
+ * Syzygy tables of tests/syzygy (LCMON_SYZYGY_PATH) and Debian's
  * Gaviota 3-piece tables. The tables' own answers (WDL, DTZ as lc0's
  * probe_dtz gives it, DTM) are quoted where a rule uses them; what the
  * rules make of them is worked out by hand in the comments. Without the

@@ -3,7 +3,7 @@
  * by hand (game_test.h): left alone at the defaults; temperature and
  * offset in float, as upstream's (the expected values are the float
  * results, which double arithmetic would not give); dtz_boost through
- * Syzygy's root probe (the real tables of tests/data/syzygy) and, with
+ * Syzygy's root probe (the real tables of tests/syzygy) and, with
  * Gaviota's 3-piece tables, the quickest mates; and lcmon's
  * zero_losing_moves. Values worked out by hand in the comments; the inputs
  * are chosen so that the float results are the nearest floats to simple

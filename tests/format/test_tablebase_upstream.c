@@ -1,7 +1,7 @@
 /*
  * tablebase_upstream: the probes lc0's rescorer makes (format/lc0/
  * tablebase.h, "Upstream's probes") on the real Syzygy tables of
- * tests/data/syzygy (every 3- and 4-piece table, WDL and DTZ; the format
+ * tests/syzygy (every 3- and 4-piece table, WDL and DTZ; the format
  * tests get LCMON_SYZYGY_PATH pointing there) and on Debian's Gaviota
  * 3-piece tables (gaviotatb, found as test_tablebase finds them).
  *

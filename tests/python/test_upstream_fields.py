@@ -9,7 +9,7 @@ value changed, for a field the config has), and
   it and its line;
 - either way upstream's schema must take it (no error), and `lcmon
   --check-config` must take the converted configuration (the folders are
-  real ones: the sample data, tests/data/syzygy, Debian's Gaviota tables).
+  real ones: the sample data, tests/syzygy, Debian's Gaviota tables).
 
 Then what the list's introduction says of every conversion: `planes:
 upstream` on the tensor generators, `st_targets: keep` on the unpackers and
@@ -48,7 +48,7 @@ LCMON = os.environ["LCMON"]
 DOC = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "docs", "upstream.md")
 DATA = os.path.abspath(os.environ.get("LCMON_TEST_DATA") or
                        os.path.join(os.environ["LCMON_SOURCE_ROOT"], "tests", "data"))
-SYZYGY = os.path.join(DATA, "syzygy")
+SYZYGY = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "tests", "syzygy")
 GAVIOTA = "/usr/share/gaviotatb/gtb4"  # Debian's gaviotatb (3-piece tables)
 
 BASE = """data_loader {
