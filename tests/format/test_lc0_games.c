@@ -23,7 +23,10 @@
  *   - the ending: the playout's last position has the named material, the
  *     tables answer there, and every later record has 3 or 4 pieces;
  *   - the same seed gives the same bytes, another seed other games, and
- *     the .gz written reads back to the same records.
+ *     the .gz written reads back to the same records;
+ *   - lcmon's rescorer keeps every game (lc_rescore_game with upstream's
+ *     default settings, and with the Syzygy tables: never
+ *     LC_RESCORE_DROPPED): upstream's Validate takes them all.
  *
  * Twenty games, four of each ending, from seed 7 (a second or so).
  */
@@ -34,6 +37,7 @@
 #include "format/lc0/frame.h"
 #include "format/lc0/position.h"
 #include "format/lc0/record.h"
+#include "format/lc0/rescore.h"
 #include "format/lc0/tablebase.h"
 #include "lc0_games.h"
 
@@ -233,6 +237,28 @@ static void check_game(const lc_gen_game *g, const lc_tablebases *tb, int ending
     check_end(g, tb, &prev);
 }
 
+/* Upstream's Validate (lcmon's rescorer at upstream's defaults, without
+ * and with the tables) keeps the game. */
+static void check_kept(const lc_gen_game *g, const lc_tablebases *tb)
+{
+    for (int with_tables = 0; with_tables < 2; with_tables++) {
+        lc_rescore_config cfg;
+        lc_rescore_config_init(&cfg);
+        cfg.tb = with_tables ? tb : NULL;
+        uint8_t *copy = malloc(g->n * LC_V6_RECORD_SIZE);
+        memcpy(copy, g->records, g->n * LC_V6_RECORD_SIZE);
+        lc_rescore_counts counts = {0};
+        char why[256];
+        int rc = lc_rescore_game(&cfg, copy, LC_V6_RECORD_SIZE, (uint32_t)g->n, 6, &counts, why,
+                                 sizeof why);
+        CHECK_EQ_INT(rc, LC_RESCORE_KEPT);
+        if (rc != LC_RESCORE_KEPT)
+            fprintf(stderr, "dropped: %s\n", why);
+        CHECK_EQ_U64(counts.dropped, 0);
+        free(copy);
+    }
+}
+
 /* Same seed, same bytes; written and read back, the same records. */
 static void check_repeatable(const lc_gen_openings *o, const lc_tablebases *tb,
                              const lc_gen_game *g, uint64_t index, int ending)
@@ -282,6 +308,7 @@ int main(void)
             continue;
         check_opening(&g, &o);
         check_game(&g, tb, ending);
+        check_kept(&g, tb);
         if (i < LC_GEN_ENDINGS)
             check_repeatable(&o, tb, &g, i, ending);
         reached[g.info.ending]++;
