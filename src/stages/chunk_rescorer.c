@@ -9,7 +9,11 @@
  * splitter, a join) and chunk_unpacker.
  *
  * Records from the pool are rescored in place on every use (the pool
- * inflates a fresh copy each time). Chunks from the pool's store arrive
+ * inflates a fresh copy each time), but what a use found is kept in the
+ * source's memo word of the chunk (remember_games): a game whose bytes
+ * (their fingerprint, items.h `content`) nothing changed is passed on as it
+ * comes at its next use, one Validate took is not validated again; the
+ * output is the same. Chunks from the pool's store arrive
  * packed: on a chunk's first use the rescorer reads its records from its
  * file once more (else, the file gone, decodes the packed form whole), does
  * the same to them and keeps the difference with the packed chunk
