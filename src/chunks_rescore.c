@@ -226,7 +226,7 @@ static int rescore_game(const rescore_options *o, const lc_rescorer_config *c,
     lc_rescorer_rescore_config(c, tb, &rc);
     lc_st_scratch st = {0};
     lc_rescorer_game g;
-    int result = lc_rescorer_records(c, &rc, &data, &version, &size, n, &st, &g);
+    int result = lc_rescorer_records(c, &rc, &data, &version, &size, n, false, &st, &g);
     lc_st_scratch_fini(&st);
     int status = 0;
     if (result == LC_RESCORE_DROPPED) {

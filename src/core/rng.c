@@ -76,6 +76,29 @@ uint64_t lc_fnv1a(const void *p, size_t n)
     return lc_fnv1a_more(14695981039346656037u, p, n); /* FNV-1a's offset basis */
 }
 
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+    return x << r | x >> (64 - r);
+}
+
+uint64_t lc_hash64(const void *p, size_t n)
+{
+    const uint64_t p1 = 0x9E3779B185EBCA87u, p2 = 0xC2B2AE3D27D4EB4Fu;
+    const unsigned char *b = p;
+    uint64_t h[4] = {p1 + p2, p2, 0, 0 - p1};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, b + i, sizeof w);
+        for (int k = 0; k < 4; k++)
+            h[k] = rotl64(h[k] + w[k] * p2, 31) * p1;
+    }
+    uint64_t out = rotl64(h[0], 1) + rotl64(h[1], 7) + rotl64(h[2], 12) + rotl64(h[3], 18);
+    for (; i < n; i++)
+        out = (out ^ b[i]) * p1;
+    return lc_mix64(out ^ (uint64_t)n);
+}
+
 void lc_rng_shuffle(lc_rng *r, void *base, size_t n, size_t size)
 {
     char t[64], *v = base;

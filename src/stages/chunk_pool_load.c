@@ -219,6 +219,7 @@ bool lc_chunk_pool_load(lc_stage *s, lc_pack_ctx *pack, const draw *d, lc_chunk_
                 store_full(s);
         }
         item->data = data.data; /* without a store: a validator checks it */
+        item->content = data.content;
         item->version = data.version;
         item->record_size = (uint32_t)data.record_size;
         item->n_records = n;

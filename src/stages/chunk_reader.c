@@ -79,6 +79,7 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 .global_index = global++,
                 .source = lc_chunk_source_ref(in.source),
                 .member = (uint32_t)m,
+                .content = data.content,
             };
             if (lc_stage_emit(s, &item, meter) != 0) {
                 lc_item_chunk.dispose(&item);

@@ -9,7 +9,11 @@
  * splitter, a join) and chunk_unpacker.
  *
  * Records from the pool are rescored in place on every use (the pool
- * inflates a fresh copy each time). Chunks from the pool's store arrive
+ * inflates a fresh copy each time), but what a use found is kept in the
+ * source's memo word of the chunk (remember_games): a game whose bytes
+ * (their fingerprint, items.h `content`) nothing changed is passed on as it
+ * comes at its next use, one Validate took is not validated again; the
+ * output is the same. Chunks from the pool's store arrive
  * packed: on a chunk's first use the rescorer reads its records from its
  * file once more (else, the file gone, decodes the packed form whole), does
  * the same to them and keeps the difference with the packed chunk
@@ -39,6 +43,7 @@
 #include "stages/stage.h"
 
 #include "core/log.h"
+#include "core/rng.h"
 #include "stages/chunk_rescorer_settings.h"
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
@@ -62,6 +67,8 @@ typedef struct rescorer {
     uint64_t key;   /* of the settings, for the patches */
     bool rescore;   /* lc_rescore_game has work (lc_rescorer_has_work) */
     bool tempering; /* every policy changes (lc_rescorer_tempers) */
+    bool remember;  /* remember_games: what a use of the pool's records found, kept */
+    bool as_is_ok;  /* no tempering, no deblunder: "nothing changes" is told exactly */
     unsigned max_pieces;
     atomic_bool warned_other, warned_twice;
     lc_log_limit drop_log; /* games dropped: the first few, then a line a minute */
@@ -71,6 +78,7 @@ typedef struct rescorer {
     atomic_uint_fast64_t n_converted, n_not_version, n_not_format, n_st;
     atomic_uint_fast64_t n_patches_made, n_patches_reused, n_patches_other, n_not_decoded;
     atomic_uint_fast64_t n_from_packed; /* patches made from the packed form: no file */
+    atomic_uint_fast64_t n_known_as_is, n_known_valid; /* uses a memo word spared */
 } rescorer;
 
 static int rescorer_start(lc_stage *s, lc_error *err)
@@ -100,6 +108,8 @@ static int rescorer_start(lc_stage *s, lc_error *err)
      * upstream's; validation (invalid_games: drop) reads every game. */
     r->tempering = lc_rescorer_tempers(&r->rc);
     r->rescore = lc_rescorer_has_work(&r->rc);
+    r->remember = c->remember_games;
+    r->as_is_ok = !r->tempering && isnan(r->rc.deblunder_threshold);
     r->drop_log = (lc_log_limit)LC_LOG_LIMIT(5, 60);
     return 0;
 }
@@ -200,23 +210,84 @@ static void count_conversion(lc_stage *s, int what, const lc_chunk_item *c, cons
         conversion_failed(s, c, error);
 }
 
+/*
+ * What a use of a game from the pool's records found, kept in its
+ * source's memo word (lc_chunk_source_memo) for the next use of the same
+ * bytes: a tag (the fingerprint of the gzip bytes the records came from,
+ * the settings' key, the version and the count of records, mixed; its two
+ * low bits cleared) and one of these. A word whose tag is not the use's
+ * (another file's bytes, another rescorer's settings) says nothing.
+ */
+enum {
+    MEMO_NONE = 0,
+    MEMO_VALID = 1, /* Validate took the game (invalid_games: drop): not checked again */
+    MEMO_AS_IS = 2, /* kept, and nothing changed a bit of it: passed on as it comes */
+};
+#define MEMO_STATE 3u
+
+/* The use's tag; 0: nothing to remember it by (remember_games: false, a
+ * chunk without its source, records whose bytes were not fingerprinted). */
+static uint64_t memo_tag(const rescorer *r, const lc_chunk_item *c)
+{
+    if (!r->remember || !c->content || !c->source)
+        return 0;
+    uint64_t shape = (uint64_t)c->n_records << 32 | c->version;
+    return lc_mix64(c->content ^ lc_mix64(r->key ^ shape)) & ~(uint64_t)MEMO_STATE;
+}
+
+/* What the word of c's chunk says for tag. */
+static unsigned memo_known(const lc_chunk_item *c, uint64_t tag)
+{
+    uint64_t w = tag ? lc_chunk_source_memo(c->source, c->member) : 0;
+    return (w & ~(uint64_t)MEMO_STATE) == tag ? (unsigned)(w & MEMO_STATE) : MEMO_NONE;
+}
+
+/* Keep what this use found (g) for the next, when it is news. */
+static void memo_note(const rescorer *r, lc_chunk_item *c, uint64_t tag, unsigned known,
+                      const lc_rescorer_game *g)
+{
+    unsigned state = MEMO_NONE;
+    if (g->result == LC_RESCORE_KEPT) {
+        if (r->as_is_ok && g->counts.games_changed == 0 && g->convert == LC_CONVERT_NONE &&
+            g->st == 0)
+            state = MEMO_AS_IS;
+        else if (!r->rc.keep_invalid)
+            state = MEMO_VALID;
+    }
+    if (tag && state != MEMO_NONE && state != known)
+        lc_chunk_source_set_memo(c->source, c->member, tag | state);
+}
+
 /* Records from the pool: rescored, converted and given their targets in
  * place (the V7 records replacing the V6 ones). false: dropped, the
- * reason in why. */
+ * reason in why. A game its memo word knows is passed on as it comes, or
+ * rescored without Validate's checks. */
 static bool rescore_records(lc_stage *s, lc_chunk_item *c, lc_st_scratch *st, char *why,
                             size_t why_size)
 {
     rescorer *r = s->priv;
+    uint64_t tag = memo_tag(r, c);
+    unsigned known = memo_known(c, tag);
+    if (known == MEMO_AS_IS) { /* counted as lc_rescore_game counts a game it looks at */
+        if (r->rescore) {
+            atomic_fetch_add(&r->n_games, 1);
+            atomic_fetch_add(&r->n_positions, c->n_records);
+        }
+        atomic_fetch_add(&r->n_known_as_is, 1);
+        return true;
+    }
     lc_rescorer_game g;
     int rc = lc_rescorer_records(s->config, &r->rc, &c->data, &c->version, &c->record_size,
-                                 c->n_records, st, &g);
+                                 c->n_records, known == MEMO_VALID, st, &g);
     add_counts(r, &g.counts);
+    atomic_fetch_add(&r->n_known_valid, known == MEMO_VALID);
     if (rc == LC_RESCORE_DROPPED) {
         snprintf(why, why_size, "%s", g.why);
         return false;
     }
     count_conversion(s, g.convert, c, g.convert_error);
     atomic_fetch_add(&r->n_st, g.st);
+    memo_note(r, c, tag, known, &g);
     return true;
 }
 
@@ -538,6 +609,8 @@ static void rescorer_flush(lc_stage *s, lc_stage_metrics *m)
         {"patches_other_settings", &r->n_patches_other},
         {"not_decoded", &r->n_not_decoded},
         {"patches_from_store", &r->n_from_packed},
+        {"known_as_is", &r->n_known_as_is},
+        {"known_valid", &r->n_known_valid},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         lc_metrics_add_count(m, counts[i].name, atomic_exchange(counts[i].v, 0));
@@ -578,6 +651,9 @@ static const lc_metric_info rescorer_metrics[] = {
      "rescored again (other settings in the store)", "again"},
     {"not_decoded", "chunks"},
     {"patches_from_store", "chunks"},
+    /* Uses of the pool's records a game's memo word spared (remember_games). */
+    {"known_as_is", "chunks"},
+    {"known_valid", "chunks"},
     {0},
 };
 

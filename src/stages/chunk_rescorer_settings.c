@@ -112,6 +112,11 @@ const lc_setting lc_rescorer_rows[] = {
                           "chunk_unpacker"),
     LC_SETTING_ST_THETA(lc_rescorer_config, st_theta, st_theta_given),
     LC_SETTING_ST_MATH(lc_rescorer_config, st_math, st_math_given),
+    LC_SETTING_ROW(lc_rescorer_config, remember_games, "remember_games", LC_SETTING_BOOL, "true",
+                   "true: a game from the pool's records (no store) that passed Validate, or "
+                   "that nothing changes, is known by its bytes at its next use (8 bytes a "
+                   "chunk); false: every use validated and rescored whole. The same output",
+                   "false"),
     {0},
 };
 
@@ -241,13 +246,13 @@ int lc_rescorer_convert(uint8_t *recs, size_t record_size, uint32_t n, uint32_t 
 }
 
 int lc_rescorer_records(const lc_rescorer_config *c, const lc_rescore_config *rc, uint8_t **data,
-                        uint32_t *version, uint32_t *record_size, uint32_t n, lc_st_scratch *st,
-                        lc_rescorer_game *g)
+                        uint32_t *version, uint32_t *record_size, uint32_t n, bool validated,
+                        lc_st_scratch *st, lc_rescorer_game *g)
 {
     memset(g, 0, sizeof *g);
     if (lc_rescorer_has_work(rc))
-        g->result = lc_rescore_game(rc, *data, *record_size, n, *version, &g->counts, g->why,
-                                    sizeof g->why);
+        g->result = (validated ? lc_rescore_game_validated : lc_rescore_game)(
+            rc, *data, *record_size, n, *version, &g->counts, g->why, sizeof g->why);
     if (g->result == LC_RESCORE_DROPPED)
         return g->result;
     if (c->new_input_format && n) {

@@ -31,6 +31,7 @@ typedef struct lc_rescorer_config {
     double st_theta;
     int st_math;
     bool zero_losing_moves, gaviota_results;
+    bool remember_games; /* what a game's use found, kept for its next (not in the key) */
     int deblunder_rules; /* LC_DEBLUNDER_* */
     int invalid_games;   /* LC_INVALID_* */
     bool threshold_given, width_given, st_theta_given, st_math_given;
@@ -95,13 +96,14 @@ typedef struct lc_rescorer_game {
 
 /*
  * A game's n records (*data, malloc'd, *record_size apart, of *version), in
- * place: rescored with rc (when lc_rescorer_has_work), then, kept,
+ * place: rescored with rc (when lc_rescorer_has_work; validated: the same
+ * bytes passed Validate with rc before, lc_rescore_game_validated), then, kept,
  * converted to new_input_format, then with st_targets: compute a V6 game
  * made V7 (*data, *version and *record_size replaced). What it did in *g.
  * LC_RESCORE_DROPPED (the records left as read) or LC_RESCORE_KEPT.
  */
 int lc_rescorer_records(const lc_rescorer_config *c, const lc_rescore_config *rc, uint8_t **data,
-                        uint32_t *version, uint32_t *record_size, uint32_t n, lc_st_scratch *st,
-                        lc_rescorer_game *g);
+                        uint32_t *version, uint32_t *record_size, uint32_t n, bool validated,
+                        lc_st_scratch *st, lc_rescorer_game *g);
 
 #endif

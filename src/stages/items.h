@@ -51,6 +51,10 @@ typedef struct lc_chunk_item {
     struct lc_chunk_source *source; /* one reference, owned: names it in logs */
     uint32_t member;                /* chunk index within the source */
     uint32_t flags;                 /* LC_ITEM_* */
+    /* A fingerprint of the bytes data was read from (lc_chunk_data's
+     * content: the gzip member as stored), 0 when unknown: with the source
+     * and member, what chunk_rescorer remembers a game by. */
+    uint64_t content;
     /* With packed: chunk_rescorer's changes to the game (format/lc0/
      * rescore_patch.h), which chunk_unpacker applies to each position it
      * decodes; NULL for none. The packed chunk's (LC_AUX_RESCORE), or, with

@@ -3,7 +3,10 @@
  * empty series either way) and the PRNG: the published xoshiro256** and
  * splitmix64 outputs, reproducible (seed, stream) sequences, independent
  * streams, and the ranges and rough uniformity of lc_rng_below and
- * lc_rng_double.
+ * lc_rng_double. lc_hash64, the fingerprint of a chunk's bytes: the same
+ * bytes the same hash, and one bit changed anywhere (each of the four
+ * lanes, the bytes after the last whole step of 32) or one byte more, all
+ * different.
  */
 #include <stdint.h>
 #include <string.h>
@@ -223,6 +226,32 @@ static void test_rng_double(void)
     CHECK(hi > 0.999);
 }
 
+static void test_hash64(void)
+{
+    enum { N = 77 }; /* two steps of 32 and 13 bytes after them */
+    uint8_t b[N + 1];
+    for (unsigned i = 0; i < sizeof b; i++)
+        b[i] = (uint8_t)(i * 37 + 11);
+    uint64_t h = lc_hash64(b, N);
+    CHECK_EQ_U64(lc_hash64(b, N), h);
+    static uint64_t seen[N * 8 + 2];
+    size_t n = 0;
+    seen[n++] = h;
+    seen[n++] = lc_hash64(b, N + 1);
+    for (unsigned i = 0; i < N; i++)
+        for (unsigned bit = 0; bit < 8; bit++) {
+            b[i] ^= (uint8_t)(1u << bit);
+            seen[n++] = lc_hash64(b, N);
+            b[i] ^= (uint8_t)(1u << bit);
+        }
+    CHECK_EQ_U64(lc_hash64(b, N), h);
+    unsigned same = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            same += seen[i] == seen[j];
+    CHECK_EQ_U64(same, 0);
+}
+
 int main(void)
 {
     test_stats_add();
@@ -231,5 +260,6 @@ int main(void)
     test_rng_streams();
     test_rng_below();
     test_rng_double();
+    test_hash64();
     return check_finish();
 }

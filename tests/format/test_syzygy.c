@@ -8,7 +8,9 @@
  * six lines at the close here before lcmon stopped unmapping at close
  * (tablebase_syzygy.h); an open of other folders, which makes Fathom
  * replace its tables, drops those lines but lets Fathom's other messages
- * through. Without that variable, or in a build without Syzygy, it says
+ * through. DTZ answers, which lcmon keeps (one root probe each), are the
+ * same when asked again, and forgotten when other tables are loaded.
+ * Without that variable, or in a build without Syzygy, it says
  * why and is skipped (77): the Syzygy tables are not a Debian package.
  */
 #include "board_test.h"
@@ -69,8 +71,17 @@ static void open_set(lc_tablebases **tb)
     CHECK_OK(lc_tablebases_open(open_dir, NULL, tb, &err));
 }
 
+/* A KRvKP position with White to move, whose DTZ only the 4-piece tables
+ * give. */
+static lc_position four_pieces(void)
+{
+    return bt_position("Kb1 Rc2", "Kg8 Pg7", false);
+}
+
 /* Probe WDL and DTZ tables (so that Fathom maps some of each): KQK and KRK
- * wins for White to move, lc0's KRK position 32 plies from the mate. */
+ * wins for White to move, lc0's KRK position 32 plies from the mate. The
+ * DTZ answers kept (tablebase_syzygy.c): asked again, each the same, and a
+ * position that shares the pieces but not the side to move its own. */
 static void probe_some(lc_tablebases *tb)
 {
     lc_position p = bt_position("Ka1 Qd3", "Kh8", false);
@@ -79,11 +90,23 @@ static void probe_some(lc_tablebases *tb)
     bool ok = false;
     CHECK_EQ_INT(lc_tablebases_syzygy_dtz(tb, &p, &ok), -32);
     CHECK(ok);
+    ok = false;
+    CHECK_EQ_INT(lc_tablebases_syzygy_dtz(tb, &p, &ok), -32);
+    CHECK(ok);
+    p = four_pieces();
+    int first = lc_tablebases_syzygy_dtz(tb, &p, &ok);
+    CHECK(ok && first > 0); /* the rook wins */
+    CHECK_EQ_INT(lc_tablebases_syzygy_dtz(tb, &p, &ok), first);
+    CHECK(ok);
+    p = bt_position("Kb1 Rc2", "Kg8 Pg7", true); /* Black to move: another question */
+    int other = lc_tablebases_syzygy_dtz(tb, &p, &ok);
+    CHECK(ok && other < 0);
 }
 
 /* Close what is open, open it again, open a folder of other tables (the
- * five 3-piece ones linked, and a KNNvK.rtbw cut short, which Fathom
- * reports): stderr stays empty but for Fathom's report. */
+ * five 3-piece ones linked but KRvK's DTZ file, and a KNNvK.rtbw cut
+ * short, which Fathom reports): stderr stays empty but for Fathom's
+ * report. */
 static void test_quiet_close(lc_tablebases *tb, const char *dir)
 {
     probe_some(tb);
@@ -105,6 +128,8 @@ static void test_quiet_close(lc_tablebases *tb, const char *dir)
     CHECK(mkdtemp(other) != NULL);
     static const char *const three[] = {"KQvK", "KRvK", "KBvK", "KNvK", "KPvK"};
     for (int i = 0; i < 10; i++) {
+        if (i == 3) /* KRvK.rtbz */
+            continue;
         char *from = lc_xasprintf("%s/%s.%s", dir, three[i / 2], i % 2 ? "rtbz" : "rtbw");
         char *to = lc_xasprintf("%s/%s.%s", other, three[i / 2], i % 2 ? "rtbz" : "rtbw");
         CHECK_EQ_INT(symlink(from, to), 0);
@@ -123,10 +148,16 @@ static void test_quiet_close(lc_tablebases *tb, const char *dir)
     free(text);
     if (tb) {
         CHECK_EQ_INT(lc_tablebases_syzygy_max_pieces(tb), 3);
-        lc_position p = bt_position("Kb1 Rc2", "Kd2", true);
+        lc_position p = bt_position("Ka1 Qd3", "Kh8", false);
         bool ok = false;
-        CHECK_EQ_INT(lc_tablebases_syzygy_dtz(tb, &p, &ok), -32);
+        CHECK(lc_tablebases_syzygy_dtz(tb, &p, &ok) > 0);
         CHECK(ok);
+        /* KRK's DTZ, kept from the tables before, is gone with them:
+         * these have no KRvK.rtbz. */
+        p = bt_position("Kb1 Rc2", "Kd2", true);
+        CHECK_EQ_INT(lc_tablebases_syzygy_wdl(tb, &p), LC_TB_LOSS);
+        (void)lc_tablebases_syzygy_dtz(tb, &p, &ok);
+        CHECK(!ok);
         text = stderr_of(close_set, &tb);
         CHECK_EQ_STR(text, "");
         free(text);
@@ -135,7 +166,7 @@ static void test_quiet_close(lc_tablebases *tb, const char *dir)
     free(cut);
     for (int i = 0; i < 10; i++) {
         char *to = lc_xasprintf("%s/%s.%s", other, three[i / 2], i % 2 ? "rtbz" : "rtbw");
-        unlink(to);
+        unlink(to); /* KRvK.rtbz: none */
         free(to);
     }
     rmdir(other);

@@ -41,6 +41,7 @@
  */
 #include "check.h"
 #include "frames.h"
+#include "records.h"
 #include "testutil.h"
 
 #include "core/clock.h"
@@ -650,15 +651,7 @@ static char *invalid_game(void)
     lc_chunk_source *src = tu_chunk_source(first);
     lc_chunk_data d;
     CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
-    uint8_t *rec = d.data + 5 * d.record_size + offsetof(lc_v6_record, probabilities);
-    for (unsigned k = 0; k < LC_POLICY_SIZE; k++) {
-        float p;
-        memcpy(&p, rec + 4 * k, 4);
-        if (p > 0) {
-            p /= 2;
-            memcpy(rec + 4 * k, &p, 4);
-        }
-    }
+    rec_halve_policy(d.data + 5 * d.record_size);
     size_t gz_len;
     uint8_t *gz = tu_gzip(d.data, d.n_records * d.record_size, 1, &gz_len);
     char *path = lc_xasprintf("%s", tu_path("invalid.gz"));

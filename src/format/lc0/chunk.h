@@ -20,6 +20,10 @@ typedef struct lc_chunk_data {
     uint32_t version;   /* from the first record's first u32 */
     size_t record_size; /* lc_record_size_for_version(version) */
     size_t n_records;
+    /* lc_chunk_source_load: a fingerprint of the bytes read, lc_hash64 of
+     * the gzip member as stored (a raw tar member's records are not hashed:
+     * 0, unknown); 0 elsewhere. */
+    uint64_t content;
 } lc_chunk_data;
 
 /*

@@ -2,8 +2,8 @@
  * chunk_source: see chunk_source.h. A tar source keeps its descriptor and the
  * list of its chunk members (gzip or raw records) from the index; a .gz source keeps only its path,
  * because a directory may hold hundreds of thousands of games and open
- * descriptors are a scarce resource. The reference count is the only field
- * that changes after open.
+ * descriptors are a scarce resource. The reference count, the bad marks and
+ * the memo words (all atomic) are the only fields that change after open.
  */
 #include "format/lc0/chunk_source.h"
 
@@ -21,6 +21,8 @@
 #include "core/rng.h"
 #include "format/lc0/record.h"
 #include "format/lc0/tar.h"
+
+typedef _Atomic uint64_t memo_word;
 
 /* A tar member that is not a chunk, and why. */
 typedef struct lc_member_skip {
@@ -40,8 +42,10 @@ struct lc_chunk_source {
     size_t n_skipped;
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
     bool truncated;
-    uint64_t content;  /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
-    atomic_uchar *bad; /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
+    uint64_t content;          /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
+    atomic_uchar *bad;         /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
+    _Atomic(memo_word *) memo; /* per chunk: a stage's note (lc_chunk_source_memo); NULL
+                                  until the first is set */
     /* A view (lc_chunk_source_view): chunk i is chunk map[i] of parent,
      * which is never a view itself; n_chunks counts the view's. */
     lc_chunk_source *parent;
@@ -71,6 +75,7 @@ static void source_free(lc_chunk_source *s)
     }
     free(s->skipped);
     free((void *)s->bad);
+    free((void *)atomic_load(&s->memo));
     free(s->path);
     free(s);
 }
@@ -247,6 +252,29 @@ void lc_chunk_source_mark_bad(lc_chunk_source *s, size_t i)
 bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i)
 {
     return i < lc_chunk_source_count(s) && atomic_load_explicit(&s->bad[i], memory_order_relaxed);
+}
+
+uint64_t lc_chunk_source_memo(const lc_chunk_source *s, size_t i)
+{
+    memo_word *m = atomic_load_explicit(&((lc_chunk_source *)s)->memo, memory_order_acquire);
+    return m && i < lc_chunk_source_count(s) ? atomic_load_explicit(&m[i], memory_order_relaxed)
+                                             : 0;
+}
+
+void lc_chunk_source_set_memo(lc_chunk_source *s, size_t i, uint64_t v)
+{
+    size_t n = lc_chunk_source_count(s);
+    if (i >= n)
+        return;
+    memo_word *m = atomic_load_explicit(&s->memo, memory_order_acquire);
+    if (!m) { /* the first: the words of every chunk, 0 */
+        memo_word *fresh = lc_xcalloc(n, sizeof *fresh);
+        if (atomic_compare_exchange_strong(&s->memo, &m, fresh))
+            m = fresh;
+        else
+            free((void *)fresh); /* another thread's came first: m is it */
+    }
+    atomic_store_explicit(&m[i], v, memory_order_relaxed);
 }
 
 lc_chunk_source *lc_chunk_source_ref(lc_chunk_source *s)
@@ -467,8 +495,11 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
     if (lc_chunk_source_chunk_raw(s, i)) {
         rc = lc_chunk_accept(gz, len, out, err); /* which owns gz now */
     } else {
+        uint64_t content = lc_hash64(gz, len);
         rc = lc_chunk_decode(gz, len, b, source_max_output(s), out, err);
         free(gz);
+        if (rc >= 0)
+            out->content = content;
     }
     if (rc < 0) {
         if (s->kind == LC_SOURCE_TAR)

@@ -4,8 +4,9 @@
  *
  * Ownership and threads: a source is reference counted; lc_chunk_source_open
  * returns it with one reference, the last unref frees it (and closes the tar
- * descriptor). After open it is immutable, so every accessor and the read and
- * load functions may be called from any number of threads at once: tar
+ * descriptor). After open it is immutable but for its per-chunk bad marks
+ * and memo words (atomic), so every accessor and the read and load
+ * functions may be called from any number of threads at once: tar
  * members are read with pread() on the shared descriptor, a .gz is opened,
  * read and closed on each read. A file that vanished or shrank after open is
  * an error of that read, never a crash.
@@ -109,6 +110,17 @@ void lc_chunk_source_mark_bad(lc_chunk_source *s, size_t i);
 bool lc_chunk_source_is_bad(const lc_chunk_source *s, size_t i);
 
 /*
+ * A word a stage downstream keeps about chunk i for as long as the source
+ * lives (0 until set; any thread): the chunk_rescorer keeps there what it
+ * found of the game, with a fingerprint of the bytes it was read from
+ * (stages/chunk_rescorer.c). Eight bytes a chunk, allocated at the first
+ * set (a source nothing sets costs nothing); a view has its own. i out of
+ * range: 0, ignored.
+ */
+uint64_t lc_chunk_source_memo(const lc_chunk_source *s, size_t i);
+void lc_chunk_source_set_memo(lc_chunk_source *s, size_t i, uint64_t v);
+
+/*
  * Read chunk i's bytes as stored (gzip, or the records of a raw member) into *buf (malloc'd, caller
  * frees). Errors name the path (and member): i out of range -EINVAL, a vanished file its errno, a
  * shrunken one LC_ETRUNC, a chunk larger than the source's bound (lc_chunk_source_limit_output)
@@ -123,7 +135,8 @@ int lc_chunk_source_read(const lc_chunk_source *s, size_t i, uint8_t **buf, size
 void lc_chunk_source_limit_output(lc_chunk_source *s, size_t max);
 
 /* Read chunk i and lc_chunk_decode it (a raw member: lc_chunk_accept it) (within the source's
- * bound); messages start with "path: " or "path: member 'name': ". */
+ * bound); messages start with "path: " or "path: member 'name': ". out->content is the
+ * fingerprint of the gzip bytes read (lc_hash64; 0 for a raw member). */
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err);
 

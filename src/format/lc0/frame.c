@@ -114,51 +114,79 @@ static void policy_fini(lc_frame *f)
     f->overflow_val = NULL;
 }
 
+/* Two entries' bits at p + 4 * i. */
+static inline uint64_t pair_at(const uint8_t *p, unsigned i)
+{
+    uint64_t w;
+    memcpy(&w, p + 4 * (size_t)i, sizeof w);
+    return w;
+}
+
+/* What scan_policy keeps of one entry that is not -1. */
+typedef struct scan_state {
+    uint16_t *idx;
+    float *val;
+    unsigned n, skip, cap;
+    bool *bad;
+} scan_state;
+
+static inline void scan_entry(scan_state *st, const uint8_t *p, unsigned i)
+{
+    uint32_t bits;
+    memcpy(&bits, p + 4 * (size_t)i, 4);
+    if (bits == MINUS_ONE_BITS)
+        return;
+    if (st->bad) {
+        float v;
+        memcpy(&v, &bits, 4);
+        if (!(v >= -1.0f && v <= 1.0f))
+            *st->bad = true;
+    }
+    if (st->n >= st->skip && st->n - st->skip < st->cap) {
+        st->idx[st->n - st->skip] = (uint16_t)i;
+        memcpy(&st->val[st->n - st->skip], &bits, 4);
+    }
+    st->n++;
+}
+
 /*
  * Write the index and bits of every entry of the 1858 floats at p that is not
  * -1 into idx/val, at most cap of them (from the skip-th on); return how many
- * there are in all. Most entries are -1, so 8 entries at a time are compared
- * with the -1 pattern first and a block that is all -1 is skipped without
- * branching on each entry. When `bad` is not NULL, each entry that is not -1
- * is also checked to lie in [-1, 1] (NaN does not), and *bad is set when one
- * does not: the validator's probability rule, at the cost of the scan alone.
+ * there are in all. Most entries are -1, so 16 entries at a time are compared
+ * with the -1 pattern first (eight 64-bit words, kept in registers) and a
+ * block that is all -1 is skipped without branching on each entry; in the
+ * others only the pairs that are not both -1 are looked at. When `bad` is not
+ * NULL, each entry that is not -1 is also checked to lie in [-1, 1] (NaN does
+ * not), and *bad is set when one does not: the validator's probability rule,
+ * at the cost of the scan alone.
  */
 static unsigned scan_policy(const uint8_t *p, uint16_t *idx, float *val, unsigned skip,
                             unsigned cap, bool *bad)
 {
-    const uint64_t minus_ones = (uint64_t)MINUS_ONE_BITS << 32 | MINUS_ONE_BITS;
-    unsigned n = 0, i = 0;
-    for (;;) {
-        if (i + 8 <= LC_POLICY_SIZE) {
-            uint64_t w[4];
-            memcpy(w, p + 4 * i, sizeof w);
-            if (((w[0] ^ minus_ones) | (w[1] ^ minus_ones) | (w[2] ^ minus_ones) |
-                 (w[3] ^ minus_ones)) == 0) {
-                i += 8;
-                continue;
+    const uint64_t m = (uint64_t)MINUS_ONE_BITS << 32 | MINUS_ONE_BITS;
+    scan_state st = {idx, val, 0, skip, cap, bad};
+    unsigned i = 0;
+    for (; i + 16 <= LC_POLICY_SIZE; i += 16) {
+        uint64_t any = (pair_at(p, i) ^ m) | (pair_at(p, i + 2) ^ m) | (pair_at(p, i + 4) ^ m) |
+                       (pair_at(p, i + 6) ^ m) | (pair_at(p, i + 8) ^ m) |
+                       (pair_at(p, i + 10) ^ m) | (pair_at(p, i + 12) ^ m) |
+                       (pair_at(p, i + 14) ^ m);
+        if (!any)
+            continue;
+        for (unsigned k = i; k < i + 16; k += 2)
+            if (pair_at(p, k) != m) {
+                scan_entry(&st, p, k);
+                scan_entry(&st, p, k + 1);
             }
-        }
-        unsigned end = i + 8 < LC_POLICY_SIZE ? i + 8 : LC_POLICY_SIZE;
-        for (; i < end; i++) {
-            uint32_t bits;
-            memcpy(&bits, p + 4 * i, 4);
-            if (bits == MINUS_ONE_BITS)
-                continue;
-            if (bad) {
-                float v;
-                memcpy(&v, &bits, 4);
-                if (!(v >= -1.0f && v <= 1.0f))
-                    *bad = true;
-            }
-            if (n >= skip && n - skip < cap) {
-                idx[n - skip] = (uint16_t)i;
-                memcpy(&val[n - skip], &bits, 4);
-            }
-            n++;
-        }
-        if (i >= LC_POLICY_SIZE)
-            return n;
     }
+    for (; i < LC_POLICY_SIZE; i++)
+        scan_entry(&st, p, i);
+    return st.n;
+}
+
+unsigned lc_policy_entries(const uint8_t *probs, uint16_t *idx, float *val, unsigned cap)
+{
+    return scan_policy(probs, idx, val, 0, cap, NULL);
 }
 
 /* The policy of the 1858 floats at p, whose first n entries that are not -1

@@ -109,6 +109,12 @@ void lc_frame_packed_planes_as(const lc_frame *f, lc_planes_kind kind, uint8_t *
  * that -1 everywhere, then val[k] at idx[k] for every k, is the dense
  * policy. Returns how many entries there are (at most n_policy). */
 unsigned lc_frame_policy_sparse(const lc_frame *f, uint16_t *idx, float *val, unsigned slots);
+/* The entries of the 1858 policy floats at probs (a record's, unaligned)
+ * that are not -1: the first `cap` of them, index and value, into idx and
+ * val in index order; returns how many there are in all (more than cap:
+ * only cap written). Blocks of eight -1 entries are skipped at once, so
+ * this costs a look at the memory for most of the policy. */
+unsigned lc_policy_entries(const uint8_t *probs, uint16_t *idx, float *val, unsigned cap);
 /* The 1858 policy floats: stored entries, -1 elsewhere. */
 void lc_frame_policy(const lc_frame *f, float *out /* 1858 */);
 /* current layout: values [6][3] rows result, best, played, orig, root, st. */

@@ -31,10 +31,15 @@ void lc_rescore_config_init(lc_rescore_config *cfg)
 }
 
 /* Validate the game and read its positions into game: true when upstream
- * takes it (else the reason in why, and game read record by record). */
+ * takes it (else the reason in why, and game read record by record).
+ * validated: Validate took these records before; only the history is
+ * read (and if it is not one, everything is checked after all). */
 static bool read_game(const uint8_t *records, size_t size, uint32_t n, uint32_t version,
-                      lc_game *game, char *why, size_t why_size)
+                      lc_game *game, bool validated, char *why, size_t why_size)
 {
+    if (validated && version >= 3 && version <= 7 && n > 0 &&
+        lc_game_read(game, records, size, n, version, NULL, 0))
+        return true;
     bool fields = rs_validate_fields(records, size, n, version, why, why_size);
     if (version < 3 || version > 7) {
         lc_game_read_records(game, records, size, 0, version);
@@ -60,6 +65,7 @@ static void deblunder(rs_game *g)
     const lc_rescore_config *cfg = g->cfg;
     if (isnan(cfg->deblunder_threshold))
         return;
+    g->changed = true; /* not told bit by bit: taken as changed */
     if (cfg->deblunder_lcmon)
         lc_deblunder(g->records, g->size, g->first_hit, g->version, cfg->deblunder_threshold,
                      cfg->deblunder_width, &g->counts->blunders, &g->counts->deblundered);
@@ -92,8 +98,9 @@ static int dropped(lc_rescore_counts *counts)
     return LC_RESCORE_DROPPED;
 }
 
-int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
-                    uint32_t version, lc_rescore_counts *counts, char *why, size_t why_size)
+static int rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size,
+                        uint32_t n, uint32_t version, bool validated, lc_rescore_counts *counts,
+                        char *why, size_t why_size)
 {
     if (why && why_size)
         why[0] = '\0';
@@ -101,7 +108,7 @@ int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t recor
     counts->positions += n;
     lc_game game;
     lc_game_init(&game);
-    bool valid = read_game(records, record_size, n, version, &game, why, why_size);
+    bool valid = read_game(records, record_size, n, version, &game, validated, why, why_size);
     if (!valid && !cfg->keep_invalid) {
         lc_game_fini(&game);
         return dropped(counts);
@@ -132,5 +139,19 @@ int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t recor
     lc_game_fini(&game);
     counts->results_changed += g.results_changed;
     counts->games_rescored += g.results_changed > 0;
+    counts->games_changed += ok && g.changed;
     return ok ? LC_RESCORE_KEPT : dropped(counts);
+}
+
+int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
+                    uint32_t version, lc_rescore_counts *counts, char *why, size_t why_size)
+{
+    return rescore_game(cfg, records, record_size, n, version, false, counts, why, why_size);
+}
+
+int lc_rescore_game_validated(const lc_rescore_config *cfg, uint8_t *records, size_t record_size,
+                              uint32_t n, uint32_t version, lc_rescore_counts *counts, char *why,
+                              size_t why_size)
+{
+    return rescore_game(cfg, records, record_size, n, version, true, counts, why, why_size);
 }

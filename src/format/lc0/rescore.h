@@ -86,6 +86,9 @@ typedef struct lc_rescore_counts {
     uint64_t dtz_proofs;         /* of those, decided by a DTZ probe */
     uint64_t plies_left_changed; /* positions whose plies_left Gaviota's DTM or Syzygy's DTZ set */
     uint64_t policies_boosted;   /* positions whose policy dtz_boost raised */
+    uint64_t games_changed;      /* games kept whose records it changed, any bit of them (with a
+                                    deblunder: every game kept; 0 for a game means its records
+                                    are as they came) */
 } lc_rescore_counts;
 
 /* The defaults: no tablebases, dist_temp 1, offsets 0, no deblunder. */
@@ -110,5 +113,18 @@ void lc_rescore_config_init(lc_rescore_config *cfg);
  */
 int lc_rescore_game(const lc_rescore_config *cfg, uint8_t *records, size_t record_size, uint32_t n,
                     uint32_t version, lc_rescore_counts *counts, char *why, size_t why_size);
+
+/*
+ * The same on a game whose records Validate took before: the same bytes,
+ * by an earlier call with the same cfg (the chunk_rescorer remembers it,
+ * stages/chunk_rescorer.c). Validate's checks of the fields and moves are
+ * not made again (the policy's 1858 floats a record are not read); the
+ * game is read as a history as ever, and everything after Validate is as
+ * lc_rescore_game does it. Records that are not a history after all are
+ * validated whole, as lc_rescore_game would.
+ */
+int lc_rescore_game_validated(const lc_rescore_config *cfg, uint8_t *records, size_t record_size,
+                              uint32_t n, uint32_t version, lc_rescore_counts *counts, char *why,
+                              size_t why_size);
 
 #endif

@@ -44,6 +44,7 @@ typedef struct rs_game {
     float temp, offset, boost; /* dist_temp, dist_offset, dtz_boost as upstream holds them */
     uint32_t first_hit;        /* the first record the first pass answered (n: none) */
     uint64_t results_changed;  /* this game's */
+    bool changed;              /* a bit of a record changed (a deblunder: always) */
 } rs_game;
 
 static inline uint8_t *rs_rec(const rs_game *g, uint32_t k)

@@ -209,5 +209,6 @@ void rs_policy(rs_game *g)
         if (changed < 0 && tempering)
             changed = adjust(g, k);
         g->counts->policies_sharpened += changed > 0;
+        g->changed |= changed > 0;
     }
 }

@@ -46,11 +46,14 @@ bool rs_set_result(rs_game *g, uint32_t k, int r)
         memcpy(before, rec + offsetof(lc_v6_record, result_q), 8);
         memcpy(rec + offsetof(lc_v6_record, result_q), &q, 4);
         memcpy(rec + offsetof(lc_v6_record, result_d), &d, 4);
-        return memcmp(before, rec + offsetof(lc_v6_record, result_q), 8) != 0;
+        bool changed = memcmp(before, rec + offsetof(lc_v6_record, result_q), 8) != 0;
+        g->changed |= changed;
+        return changed;
     }
     size_t off = rs_result_byte(g->version);
     bool changed = (int8_t)rec[off] != r;
     rec[off] = (uint8_t)(int8_t)r;
+    g->changed |= changed;
     return changed;
 }
 
@@ -163,8 +166,10 @@ static void set_plies_left(rs_game *g, uint32_t k, float v, bool count)
     uint8_t *at = rs_rec(g, k) + offsetof(lc_v6_record, plies_left);
     float old;
     memcpy(&old, at, 4);
-    if (count && memcmp(&old, &v, 4) != 0)
+    bool changed = memcmp(&old, &v, 4) != 0;
+    if (count && changed)
         g->counts->plies_left_changed++;
+    g->changed |= changed;
     memcpy(at, &v, 4);
 }
 

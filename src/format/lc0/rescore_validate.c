@@ -171,22 +171,21 @@ static bool refuse_policy(const uint8_t *rec, uint32_t version, uint32_t k, char
 }
 
 /* The same checks, fast: lc0 marks most entries illegal (-1), and only the
- * others need a look; summing them alone, in order, gives the same float
- * sum (an illegal entry adds nothing). */
+ * others need a look (lc_policy_entries skips blocks of -1 at once); summing
+ * them alone, in order, gives the same float sum (an illegal entry adds
+ * nothing). More entries than a position has legal moves: the slow path. */
 static bool check_policy(const uint8_t *rec, uint32_t version, uint32_t k, char *why,
                          size_t why_size)
 {
-    static const uint32_t minus_one = 0xBF800000u; /* -1.0f */
-    const uint8_t *at = rec + rs_policy_offset(version);
+    uint16_t idx[LC_MAX_MOVES];
+    float val[LC_MAX_MOVES];
+    unsigned n = lc_policy_entries(rec + rs_policy_offset(version), idx, val, LC_MAX_MOVES);
+    if (n > LC_MAX_MOVES)
+        return refuse_policy(rec, version, k, why, why_size);
     float sum = 0.0f;
     bool ok = true;
-    for (unsigned j = 0; j < LC_POLICY_SIZE; j++) {
-        uint32_t u;
-        memcpy(&u, at + 4 * (size_t)j, 4);
-        if (u == minus_one)
-            continue;
-        float p;
-        memcpy(&p, &u, 4);
+    for (unsigned j = 0; j < n; j++) {
+        float p = val[j];
         ok &= (p >= 0.0f && p <= 1.0f) || isnan(p);
         if (p >= 0.0f)
             sum += p;

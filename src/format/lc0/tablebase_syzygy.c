@@ -7,6 +7,8 @@
  */
 #include "format/lc0/tablebase_syzygy.h"
 
+#include "core/error.h"
+#include "core/rng.h"
 #include "format/lc0/tablebase.h"
 #include "lc_config.h"
 
@@ -83,11 +85,35 @@ static bool init_quietly(const char *paths)
     return ok;
 }
 
+/*
+ * The DTZ answers kept (lc_syzygy_dtz): Fathom has no probe of one
+ * position's DTZ, so each is a root probe, which rates every move (tens of
+ * microseconds), and the rescorer asks it of most decided positions of an
+ * ending, again at every use of a game from the pool's records. A
+ * direct-mapped table of DTZ_SLOTS answers, each with everything the probe
+ * is given (the pieces, the counter, the en-passant square): an answer
+ * comes from the table only for exactly the same question, so it is the
+ * probe's. About 2.3 MB, allocated at the first DTZ probe, emptied when
+ * other tables are loaded; under root_lock.
+ */
+#define DTZ_SLOTS 32768u
+
+typedef struct dtz_entry {
+    uint64_t bb[8]; /* ours, theirs, then both sides' K Q R B N P */
+    uint8_t rule50, used, ok;
+    int8_t ep;
+    int32_t dtz;
+} dtz_entry;
+
+static dtz_entry *dtz_cache;
+
 int lc_syzygy_load(const char *joined, unsigned *largest, lc_error *err)
 {
     int rc = load_library(err);
     if (rc)
         return rc;
+    if (dtz_cache) /* the answers of the tables held until now */
+        memset(dtz_cache, 0, DTZ_SLOTS * sizeof *dtz_cache);
     if (!init_quietly(joined) || *fathom.largest == 0) {
         init_quietly("");
         return lc_error_set(err, LC_ECONFIG, "syzygy_paths: Fathom loaded no table from %s",
@@ -184,9 +210,56 @@ bool lc_syzygy_root(const lc_position *p, const lc_move *moves, unsigned n, sign
     return true;
 }
 
+static void dtz_key(const lc_position *p, dtz_entry *e)
+{
+    static const int pieces[6] = {LC_KING, LC_QUEEN, LC_ROOK, LC_BISHOP, LC_KNIGHT, LC_PAWN};
+    memset(e, 0, sizeof *e);
+    e->bb[0] = p->ours;
+    e->bb[1] = p->theirs;
+    for (int k = 0; k < 6; k++)
+        e->bb[2 + k] = both(p, pieces[k]);
+    e->rule50 = p->rule50;
+    e->ep = (int8_t)lc_position_ep_square(p);
+    e->used = 1;
+}
+
+static dtz_entry *dtz_slot(const dtz_entry *key)
+{
+    uint64_t h = key->rule50 ^ (uint64_t)(uint8_t)key->ep << 8;
+    for (int k = 0; k < 8; k++)
+        h = lc_mix64(h ^ key->bb[k]);
+    return &dtz_cache[h & (DTZ_SLOTS - 1)];
+}
+
+static bool same_question(const dtz_entry *a, const dtz_entry *b)
+{
+    return a->used && memcmp(a->bb, b->bb, sizeof a->bb) == 0 && a->rule50 == b->rule50 &&
+           a->ep == b->ep;
+}
+
 bool lc_syzygy_dtz(const lc_position *p, int *dtz)
 {
-    return root_probe(p, NULL, 0, NULL, dtz);
+    if (!fathom.lib || p->castling)
+        return false;
+    dtz_entry key;
+    dtz_key(p, &key);
+    pthread_mutex_lock(&root_lock);
+    if (!dtz_cache)
+        dtz_cache = lc_xcalloc(DTZ_SLOTS, sizeof *dtz_cache);
+    dtz_entry *slot = dtz_slot(&key);
+    bool found = same_question(slot, &key), ok = found && slot->ok;
+    int d = found ? slot->dtz : 0;
+    pthread_mutex_unlock(&root_lock);
+    if (!found) {
+        ok = root_probe(p, NULL, 0, NULL, &d);
+        key.ok = ok;
+        key.dtz = d;
+        pthread_mutex_lock(&root_lock);
+        *slot = key;
+        pthread_mutex_unlock(&root_lock);
+    }
+    *dtz = d;
+    return ok;
 }
 
 /* lc0's rank of a move whose DTZ from the root is v (root_probe above),
