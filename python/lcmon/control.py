@@ -584,7 +584,9 @@ class Control:
 
     def reset_anchor(self) -> Tuple[str, int]:
         """Anchor at the newest game and zero the count; returns (the new
-        key, the count it had). ControlError before the first game loads.
+        key, the count it had). ControlError until the pool's initial load
+        is counted, and while no game has arrived: once one is taken, the
+        initial load's games are in the count it returned, not after it.
         The command anchor-reset."""
         return self._anchor("anchor-reset")
 

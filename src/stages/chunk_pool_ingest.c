@@ -195,15 +195,13 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
             since += count;
         since_from = i - 1;
     }
-    lc_mutex_lock(&p->mu);
-    if (n) { /* the newest source, whichever rank keeps its chunks */
-        lc_chunk_window_set_newest(&p->win, lc_chunk_source_key(srcs[n - 1]));
-        lc_order_key k;
-        lc_order_key_make(c->order, lc_chunk_source_key(srcs[n - 1]),
-                          lc_chunk_source_path(srcs[n - 1]), &k);
-        p->newest_mtime_ns = k.mtime_ns;
-    }
-    lc_mutex_unlock(&p->mu);
+    /* The newest source, whichever rank keeps its chunks (copied: make_entry
+     * may let it go). It is named with the count below, not before: a named
+     * newest source lets an anchor reset through. */
+    char *newest = n ? lc_xstrdup(lc_chunk_source_key(srcs[n - 1])) : NULL;
+    lc_order_key newest_order;
+    if (n)
+        lc_order_key_make(c->order, newest, lc_chunk_source_path(srcs[n - 1]), &newest_order);
     lc_chunk_window_source *entries = lc_xcalloc(n ? n : 1, sizeof *entries);
     size_t first = n;
     uint64_t kept = 0;
@@ -228,6 +226,10 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         atomic_fetch_add(&p->n_sources_added, 1);
     }
     p->win.since_anchor += since;
+    if (newest) {
+        lc_chunk_window_set_newest(&p->win, newest);
+        p->newest_mtime_ns = newest_order.mtime_ns;
+    }
     free(p->win.count_from);
     p->win.count_from = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
     p->initial_done = true;
@@ -236,6 +238,7 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
     free(anchor_then);
+    free(newest);
     free(entries);
     char store[192];
     lc_chunk_store_describe(&p->store, store, sizeof store);

@@ -45,8 +45,10 @@
  * the name: stages/source_order.h); afterwards, every source ingested. `set`
  * changes the key and leaves the count; `reset` sets the key to the newest
  * source (in that order, whichever rank keeps its chunks), returns the
- * count and zeroes it. A chunk found bad when drawn (a failed load or check, or a mark
- * downstream) leaves the count if it was in it (and the window's count):
+ * count and zeroes it; it is refused until the initial load has added its
+ * count, its window and the newest key, all under one hold of `mu`. A
+ * chunk found bad when drawn (a failed load or check, or a mark downstream)
+ * leaves the count if it was in it (and the window's count):
  * a trainer waits for good games. Each rank learns of its own share's bad
  * chunks only. With sharding, "the window" of the initial count is the window
  * of all ranks together, worked out from the files alone: the newest sources
@@ -322,12 +324,17 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
     bool reset = strcmp(req->name, "anchor-reset") == 0;
     const char *set = strcmp(req->name, "anchor-set") == 0 ? req->argv[0] : NULL;
     lc_mutex_lock(&p->mu);
-    if (reset && !p->win.newest_key) { /* an empty anchor: every game would be new */
+    /* Not before the initial load is counted (a reset then would leave its
+     * games to be counted after it, as new), nor with no game at all (an
+     * empty anchor: every game would be new). */
+    if (reset && (!p->initial_done || !p->win.newest_key)) {
+        bool loading = !p->initial_done;
         lc_mutex_unlock(&p->mu);
         return lc_error_set(err, -EAGAIN,
-                            "anchor reset: no game is loaded yet (the initial load is under "
-                            "way), so there is nothing to anchor at: try again once the pool "
-                            "has loaded, or set an anchor by name");
+                            "anchor reset: no game is loaded yet (%s), so there is nothing to "
+                            "anchor at: try again once %s, or set an anchor by name",
+                            loading ? "the initial load is under way" : "none has arrived",
+                            loading ? "the pool has loaded" : "a game has arrived");
     }
     uint64_t count = p->win.since_anchor;
     if (set)

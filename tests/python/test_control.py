@@ -346,7 +346,7 @@ class AgainstLcmon(unittest.TestCase):
     def test_wait_for_new_chunks(self):
         with Control(self.L.sock, timeout=WAIT) as c:
             deadline = time.monotonic() + WAIT
-            while True:  # the initial load is done once a reset anchors somewhere
+            while True:  # a reset is taken once the initial load is counted
                 try:
                     c.reset_anchor()
                     break

@@ -2,7 +2,8 @@
  * shuffling_chunk_pool: window fill (newest sources first), eviction of whole
  * old sources, draws without replacement over a pass, use counts, bad chunks
  * dropped for good, anchor counting (initial load, new files, set, reset,
- * restart from a stored anchor) and sharding across ranks (every chunk
+ * restart from a stored anchor; no reset taken before the initial load is
+ * counted) and sharding across ranks (every chunk
  * exactly once, whatever order each rank discovers the files in; the same
  * anchor count and newest key on every rank).
  */
@@ -13,6 +14,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/text.h"
+#include "core/thread.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/record.h"
 #include "standalone.h"
@@ -674,6 +676,87 @@ static void test_anchor_with_sharding(void)
         }
 }
 
+/* A trainer's reset sent over and over from before the first source (as
+ * test_control retries one while the pool refuses it) until one is taken:
+ * its answer, the refusals before it, and a refusal other than the initial
+ * load's (checked by the test's thread: CHECK is not for two threads). */
+typedef struct resetter {
+    lc_stage *s;
+    uint64_t refused;
+    char key[64], count[32];
+    char other[512];
+} resetter;
+
+static void *reset_until_taken(void *arg)
+{
+    resetter *r = arg;
+    double deadline = lc_now_seconds() + 60 * tu_slow();
+    for (;;) {
+        lc_command_result res = {0};
+        int rc = lc_standalone_command(r->s, "anchor-reset", 0, NULL, &res);
+        if (rc == 0 || lc_now_seconds() > deadline) {
+            const char *key = res.n == 1 ? lc_reply_get(&res.replies[0], "anchor") : NULL;
+            const char *count = res.n == 1 ? lc_reply_get(&res.replies[0], "count") : NULL;
+            snprintf(r->key, sizeof r->key, "%s", rc == 0 && key ? key : "(refused)");
+            snprintf(r->count, sizeof r->count, "%s", rc == 0 && count ? count : "(refused)");
+            lc_command_result_fini(&res);
+            return NULL;
+        }
+        if (!r->other[0] && !(res.error && strstr(res.error, "initial load is under way")))
+            snprintf(r->other, sizeof r->other, "%s", res.error ? res.error : "(no error)");
+        r->refused++;
+        lc_command_result_fini(&res);
+        /* A pause between tries: a reset spinning on the pool's lock hands
+         * it over to the ingestion thread, which on a busy machine then
+         * keeps the resetter's core until its load is over: the resets
+         * would see nothing in between. */
+        lc_sleep_seconds(20e-6);
+    }
+}
+
+/* A reset is taken only once the initial load is counted. 1000
+ * single-chunk games and no anchor: the initial load counts all 1000 (by
+ * hand: with no anchor every source is newer), so the first reset taken
+ * returns 1000 and anchors at the newest game, game_001999, and the count
+ * after it is 0 (nothing arrives later). The pool used to name its newest
+ * game, which let resets through, before it added the count and the
+ * window: a reset in between (some 0.2 ms for 1000 sources) answered 0,
+ * and the 1000 were added after it, as new games the trainer had already
+ * seen. 10 rounds: with the old pool 4 to 7 of them were caught in between
+ * (on a loaded 2-core machine), every run failed. The queue holds every
+ * source, so the pool takes them as fast as it can. */
+static void test_reset_waits_for_the_initial_load(void)
+{
+    const char *dir = tu_path("reset-early");
+    games(dir, 1000, 1999);
+    for (int round = 0; round < 10; round++) {
+        lc_queue *in = lc_queue_new("in", &lc_item_source, 2048, LC_OVERFLOW_BLOCK);
+        lc_stage *s = new_pool("chunk_pool_size: 100000\nthreads: 1\n", in, NULL);
+        resetter r = {.s = s};
+        lc_thread t;
+        lc_thread_start(&t, "resetter", reset_until_taken, &r);
+        for (int i = 1000; i <= 1999; i++)
+            feed(in, game_path(dir, i));
+        feed_marker(in, 1000);
+        lc_thread_join(&t);
+        CHECK_EQ_STR(r.other, "");
+        CHECK_EQ_STR(r.key, "game_001999.gz");
+        CHECK_EQ_STR(r.count, "1000");
+        lc_stage_metrics m;
+        wait_initial_load(s, &m);
+        CHECK_EQ_U64(since_anchor(&m), 0);
+        anchor_answer a = anchor_request(s, false, NULL);
+        CHECK_EQ_STR(a.key, "game_001999.gz");
+        CHECK_EQ_INT(a.count, 0);
+        if (getenv("LC_TEST_VERBOSE"))
+            fprintf(stderr, "round %d: %llu resets refused before one was taken\n", round,
+                    (unsigned long long)r.refused);
+        lc_queue_close(in);
+        lc_standalone_free(s);
+        lc_queue_free(in);
+    }
+}
+
 /* A window smaller than a tar: the whole newest source is held, but the
  * window gauge never reads above its capacity. */
 static void test_window_gauge_with_tars(void)
@@ -703,6 +786,7 @@ int main(void)
     test_sharding();
     test_sharding_late_files(); /* uses the tars test_sharding made */
     test_anchor_with_sharding();
+    test_reset_waits_for_the_initial_load();
     test_window_gauge_with_tars(); /* uses a tar test_sharding made */
     return check_finish();
 }
