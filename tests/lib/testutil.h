@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "format/lc0/chunk_source.h"
 #include "format/parquet/parquet.h"
+#include "records.h"
 
 extern char **environ;
 
@@ -259,6 +260,34 @@ static inline lc_chunk_source *tu_chunk_source(const char *path)
         exit(2);
     }
     return src;
+}
+
+/* The first game of the test data's lc0-v0.31.2-fmt1 with record 5's
+ * probabilities halved (they sum to 0.5: upstream's Validate refuses the
+ * game, and the rescorer drops it), written gzip'd to path; its records'
+ * count. Exits (status 2) when the game does not load. */
+static inline size_t tu_invalid_game(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/lc0-v0.31.2-fmt1", tu_test_data());
+    char *first = tu_first_gz(dir);
+    lc_chunk_source *src = tu_chunk_source(first);
+    lc_chunk_data d;
+    lc_error err;
+    lc_error_clear(&err);
+    if (lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, &err) != 0) {
+        fprintf(stderr, "load %s: %s\n", first, err.msg);
+        exit(2);
+    }
+    rec_halve_policy(d.data + 5 * d.record_size);
+    size_t gz_len, n = d.n_records;
+    uint8_t *gz = tu_gzip(d.data, d.n_records * d.record_size, 6, &gz_len);
+    tu_write_file(path, gz, gz_len);
+    free(gz);
+    lc_chunk_data_fini(&d);
+    lc_chunk_source_unref(src);
+    free(first);
+    return n;
 }
 
 /* Open a Parquet file that should open: NULL, after printing why, when it

@@ -646,21 +646,8 @@ static void test_dropped_game(void)
  * upstream's Validate refuses the game), written to a .gz; its path. */
 static char *invalid_game(void)
 {
-    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", tu_test_data());
-    char *first = tu_first_gz(dir);
-    lc_chunk_source *src = tu_chunk_source(first);
-    lc_chunk_data d;
-    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
-    rec_halve_policy(d.data + 5 * d.record_size);
-    size_t gz_len;
-    uint8_t *gz = tu_gzip(d.data, d.n_records * d.record_size, 1, &gz_len);
     char *path = lc_xasprintf("%s", tu_path("invalid.gz"));
-    tu_write_file(path, gz, gz_len);
-    free(gz);
-    lc_chunk_data_fini(&d);
-    lc_chunk_source_unref(src);
-    free(first);
-    free(dir);
+    tu_invalid_game(path);
     return path;
 }
 

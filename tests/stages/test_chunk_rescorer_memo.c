@@ -97,21 +97,7 @@ static void data_games(char ***paths, size_t *n, size_t *positions)
  * (they sum to 0.5), written to name; its records' count. */
 static size_t invalid_game(const char *name)
 {
-    char *dir = lc_xasprintf("%s/lc0-v0.31.2-fmt1", tu_test_data());
-    char *first = tu_first_gz(dir);
-    lc_chunk_source *src = tu_chunk_source(first);
-    lc_chunk_data d;
-    CHECK_OK(lc_chunk_source_load(src, 0, LC_INFLATE_AUTO, &d, NULL));
-    rec_halve_policy(d.data + 5 * d.record_size);
-    size_t gz_len, n = d.n_records;
-    uint8_t *gz = tu_gzip(d.data, d.n_records * d.record_size, 6, &gz_len);
-    tu_write_file(name, gz, gz_len);
-    free(gz);
-    lc_chunk_data_fini(&d);
-    lc_chunk_source_unref(src);
-    free(first);
-    free(dir);
-    return n;
+    return tu_invalid_game(name);
 }
 
 /* Five endgame-rich games (one per ending) in the temporary folder; their
