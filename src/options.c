@@ -53,6 +53,9 @@ static void usage(FILE *f)
             "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
             "  --seed N                the run's seed, over the config's (default: a new one\n"
             "                          at every start, logged)\n"
+            "  --anchor KEY            the chunk pool's anchor, over the config's anchor:\n"
+            "                          the initial load counts the games after KEY (the key\n"
+            "                          a checkpoint stored: how a trainer resumes)\n"
             "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
             "  --log-file FILE         also append log lines to FILE\n"
@@ -93,6 +96,7 @@ enum {
     OPT_PRINT_SCHEMA,
     OPT_MAX_SECONDS,
     OPT_SEED,
+    OPT_ANCHOR,
     OPT_STATUS_INTERVAL,
     OPT_LOG_LEVEL,
     OPT_LOG_FILE,
@@ -196,10 +200,17 @@ static int parse_windows(const char *arg, options *o)
 }
 
 /* --log-level, --log-file, --theme, --socket, --metrics-log and its
- * windows: 0, or 2 after saying what is wrong. */
+ * windows, --anchor: 0, or 2 after saying what is wrong. */
 static int parse_named_option(int c, const char *arg, options *o)
 {
-    if (c == OPT_SOCKET) {
+    if (c == OPT_ANCHOR) {
+        if (!arg[0]) {
+            fprintf(stderr, "lcmon: --anchor: give the key of a game (a file name such as "
+                            "training.123456.gz), not an empty one\n");
+            return 2;
+        }
+        o->anchor = arg;
+    } else if (c == OPT_SOCKET) {
         o->socket_path = arg;
     } else if (c == OPT_METRICS_LOG) {
         o->metrics_log = arg;
@@ -242,6 +253,7 @@ int options_parse(int argc, char **argv, options *o)
         {"print-schema", optional_argument, NULL, OPT_PRINT_SCHEMA},
         {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"anchor", required_argument, NULL, OPT_ANCHOR},
         {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
@@ -291,6 +303,7 @@ int options_parse(int argc, char **argv, options *o)
         case OPT_SOCKET:
         case OPT_METRICS_LOG:
         case OPT_METRICS_WINDOWS:
+        case OPT_ANCHOR:
             if (parse_named_option(c, optarg, o))
                 return 2;
             break;
@@ -355,6 +368,7 @@ int options_check_mode(const options *o, bool attach)
         const char *bad = o->no_ui         ? "--no-ui"
                           : o->config_path ? "--config"
                           : o->seed_given  ? "--seed"
+                          : o->anchor      ? "--anchor"
                                            : headless;
         if (bad) {
             fprintf(stderr,

@@ -6,8 +6,8 @@
  * calls, so a restart never races a read.
  *
  * It owns the configuration too. A reload request reads the file again the
- * way lcmon's start did (lc_config_source_load: the same path, --seed over
- * it) and checks it as --check-config does; on any problem nothing changes.
+ * way lcmon's start did (lc_config_source_load: the same path, --seed and
+ * --anchor over it) and checks it as --check-config does; on any problem nothing changes.
  * Otherwise the old pipeline stops and is freed (it points into its
  * configuration), then the old configuration and the hello described from
  * it, and the new ones take their place before the new pipeline is built.
@@ -279,6 +279,7 @@ static void local_free(lc_monitor *m)
     lc_pipeline_carry_free(lm->carried);
     lc_config_free(lm->cfg); /* after its pipeline */
     free((char *)lm->source.path);
+    free((char *)lm->source.anchor);
     free(lm->config_error);
     lc_mutex_destroy(&lm->mu);
     free(lm);
@@ -303,6 +304,7 @@ static local_monitor *new_local(lc_config *cfg, const lc_config_source *src)
     if (src) {
         lm->source = *src;
         lm->source.path = src->path ? lc_xstrdup(src->path) : NULL;
+        lm->source.anchor = src->anchor ? lc_xstrdup(src->anchor) : NULL;
         lm->default_config = !src->path;
     }
     lcmon__hello__init(&lm->hello);

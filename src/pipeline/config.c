@@ -320,6 +320,33 @@ int lc_config_load_default(lc_config **out, lc_error *err)
                                  "<default config>", out, err);
 }
 
+/* --anchor KEY over the configuration: the `anchor` setting of every stage
+ * whose type has one (a text), before anything starts, so that the pool's
+ * initial load counts from it. LC_ECONFIG when no stage has one. */
+static int apply_anchor(lc_config *cfg, const char *key, lc_error *err)
+{
+    unsigned set = 0;
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        lc_stage_config *s = &cfg->stages[i];
+        const lc_setting *row = lc_setting_find(&s->cls->settings, "anchor");
+        if (!row || row->type != LC_SETTING_TEXT || !s->block)
+            continue;
+        char **field = (char **)((char *)s->block + row->offset);
+        if (*field && **field && strcmp(*field, key) != 0)
+            LC_INFO("stage '%s': --anchor '%s' over the configuration's anchor '%s'", s->name, key,
+                    *field);
+        free(*field);
+        *field = lc_xstrdup(key);
+        set++;
+    }
+    if (set)
+        return 0;
+    return lc_error_add(err, LC_ECONFIG,
+                        "--anchor %s: %s has no stage that keeps an anchor (a "
+                        "shuffling_chunk_pool): add one, or run without --anchor",
+                        key, cfg->origin ? cfg->origin : "the configuration");
+}
+
 int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error *err)
 {
     int rc =
@@ -327,6 +354,10 @@ int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error
     if (rc == 0 && src->seed_given) {
         (*out)->seed = src->seed;
         (*out)->seed_pinned = true;
+    }
+    if (rc == 0 && src->anchor && (rc = apply_anchor(*out, src->anchor, err)) != 0) {
+        lc_config_free(*out);
+        *out = NULL;
     }
     return rc;
 }

@@ -110,6 +110,10 @@ typedef struct lc_config_source {
     const char *path; /* NULL: the embedded default */
     bool seed_given;  /* --seed N: pins the seed over the file's */
     uint64_t seed;
+    /* --anchor KEY: the anchor of every stage whose type has an `anchor`
+     * setting (the shuffling_chunk_pool), over the file's; NULL: none. A
+     * configuration with no such stage is refused (LC_ECONFIG). */
+    const char *anchor;
 } lc_config_source;
 
 /* Load src's configuration and apply its overrides (what lcmon does at

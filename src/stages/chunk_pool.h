@@ -48,6 +48,7 @@ typedef struct pool {
     bool input_closed;
     lc_chunk_window win; /* the sources, the pass, the anchor's count */
     bool anchor_moved;   /* set or reset at run time (or carried in): kept at a restart */
+    bool recount_due;    /* anchor-recount before the initial load: it recounts at its end */
 
     atomic_uint_fast64_t n_emitted_total; /* chunks handed out since start, never reset */
     /* Files in the window written again: with the same chunks (ignored),
@@ -75,6 +76,15 @@ typedef struct draw {
 
 /* The ingestion thread's body; arg is the stage. */
 void *lc_chunk_pool_ingest(void *arg);
+
+/* anchor-recount KEY: the anchor becomes KEY and its count the chunks of
+ * the window's sources after KEY in the pool's order, less those found
+ * bad (what a start with that anchor would count now); returns it. With
+ * *held: KEY's own source is in the window (then every game after it is:
+ * the count is exact). One rank's window only (world size 1: the caller
+ * checks); under mtime order each source held is stat()ed. Caller holds
+ * p->mu. */
+uint64_t lc_chunk_pool_recount_locked(lc_stage *s, const char *key, bool *held);
 
 /* Draw the next chunk to load; false when stopping. Caller holds p->mu. */
 bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *meter);

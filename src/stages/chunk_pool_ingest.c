@@ -81,6 +81,39 @@ static bool after_anchor(const pool_config *c, const lc_chunk_source *src,
     return lc_order_compare(&k, anchor) > 0;
 }
 
+uint64_t lc_chunk_pool_recount_locked(lc_stage *s, const char *key, bool *held)
+{
+    pool *p = s->priv;
+    const pool_config *c = s->config;
+    lc_chunk_window *w = &p->win;
+    char *copy = lc_xstrdup(key); /* key may be w->anchor, replaced below */
+    size_t n = lc_deque_len(&w->sources);
+    lc_order_key anchor;
+    lc_order_key_make(c->order, copy, NULL, &anchor);
+    *held = false;
+    for (size_t i = n; i > 0 && !*held; i--) { /* KEY's file: its mtime (mtime order) */
+        const lc_chunk_source *src = lc_chunk_window_at(w, i - 1)->src;
+        if (!strcmp(lc_chunk_source_key(src), copy)) {
+            lc_order_key_make(c->order, copy, lc_chunk_source_path(src), &anchor);
+            *held = true;
+        }
+    }
+    w->anchor_gen++; /* the sources counted are stamped anew */
+    uint64_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        lc_chunk_window_source *e = lc_chunk_window_at(w, i);
+        e->since_counted = after_anchor(c, e->src, &anchor);
+        e->anchor_gen = w->anchor_gen;
+        if (e->since_counted)
+            count += e->n - e->n_dropped;
+    }
+    lc_chunk_window_set_anchor(w, copy);
+    free(w->count_from);
+    w->count_from = copy;
+    w->since_anchor = count;
+    return count;
+}
+
 /* A source (key k) joined after the initial load: the newest so far in
  * the order? (what `reset anchor` anchors at). Caller holds mu. */
 static void note_newest(pool *p, const lc_order_key *k)
@@ -230,13 +263,25 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         lc_chunk_window_set_newest(&p->win, newest);
         p->newest_mtime_ns = newest_order.mtime_ns;
     }
+    /* The count runs from the anchor it was counted from; an anchor-recount
+     * meanwhile counts again from its key (anchor-set keeps the count). */
     free(p->win.count_from);
-    p->win.count_from = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
+    p->win.count_from = anchor_then ? lc_xstrdup(anchor_then) : NULL;
+    bool held = false;
+    if (p->recount_due && p->win.anchor)
+        lc_chunk_pool_recount_locked(s, p->win.anchor, &held);
+    p->recount_due = false;
+    uint64_t counted = p->win.since_anchor;
+    char *from = p->win.count_from ? lc_xstrdup(p->win.count_from) : NULL;
     p->initial_done = true;
     p->initial_done_ns = lc_now_ns();
     lc_rng_seed(&p->win.rng, s->env->seed, LC_RNG_STREAM_POOL);
     lc_cond_broadcast(&p->cond);
     lc_mutex_unlock(&p->mu);
+    if (from) /* what a resume counts from, and how many came since */
+        LC_INFO("%s: anchor '%s': %llu chunks of the initial window come after it", s->name, from,
+                (unsigned long long)counted);
+    free(from);
     free(anchor_then);
     free(newest);
     free(entries);

@@ -42,8 +42,14 @@
  * the same files and report the same number) of sources newer than the
  * anchor: during the initial load, sources inside the window that come
  * after the anchor in the pool's `order` (by name, mtime or the number in
- * the name: stages/source_order.h); afterwards, every source ingested. `set`
- * changes the key and leaves the count; `reset` sets the key to the newest
+ * the name: stages/source_order.h); afterwards, every source ingested. The
+ * anchor the initial load counts from is the configuration's `anchor:`
+ * (lcmon --anchor KEY writes it there before anything starts). `set`
+ * changes the key and leaves the count (upstream's SetAnchor); `recount`
+ * (lcmon's own) changes the key and counts again: the chunks of the
+ * window's sources after the key, as the initial load would count them
+ * now, exact when the key's source is in the window; with sharding it is
+ * refused (a rank's window lacks the other ranks' sources). `reset` sets the key to the newest
  * source (in that order, whichever rank keeps its chunks), returns the
  * count and zeroes it; it is refused until the initial load has added its
  * count, its window and the newest key, all under one hold of `mu`. A
@@ -316,13 +322,45 @@ static const lc_metric_info pool_metrics[] = {
 };
 #undef BAD_REASON
 
-/* anchor-get, anchor-set KEY and anchor-reset: each answers with the
- * anchor and the chunks counted since it (a reset: before it). */
+/* anchor-recount KEY (mu held): the anchor moves to KEY and the count is
+ * made again from the window (lc_chunk_pool_recount_locked); before the
+ * initial load, the key is set and the load's end counts from it. One
+ * rank's window lacks the other ranks' games: refused with sharding. */
+static int pool_recount(lc_stage *s, const char *key, uint64_t *count, lc_error *err)
+{
+    pool *p = s->priv;
+    if (s->env->world_size > 1)
+        return lc_error_set(err, -ENOTSUP,
+                            "anchor-recount: this rank's window holds its share of the games only "
+                            "(world size %u), so it cannot count the others': give the anchor "
+                            "before the start instead (lcmon --anchor KEY, lcmon.Loader(config, "
+                            "anchor=KEY) or the pool's anchor:)",
+                            s->env->world_size);
+    if (!p->initial_done) {
+        lc_chunk_window_set_anchor(&p->win, key);
+        p->recount_due = true;
+        *count = p->win.since_anchor;
+        LC_INFO("%s: anchor set to '%s' before the initial load, which counts from it", s->name,
+                key);
+        return 0;
+    }
+    bool held;
+    *count = lc_chunk_pool_recount_locked(s, key, &held);
+    LC_INFO("%s: anchor recounted from '%s': %llu chunks of the window come after it%s", s->name,
+            key, (unsigned long long)*count,
+            held ? "" : " (its game is not in the window: only the window's games are counted)");
+    return 0;
+}
+
+/* anchor-get, anchor-set KEY, anchor-recount KEY and anchor-reset: each
+ * answers with the anchor and the chunks counted since it (a reset: before
+ * it; a recount: since KEY). */
 static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *reply, lc_error *err)
 {
     pool *p = s->priv;
     bool reset = strcmp(req->name, "anchor-reset") == 0;
     const char *set = strcmp(req->name, "anchor-set") == 0 ? req->argv[0] : NULL;
+    const char *recount = strcmp(req->name, "anchor-recount") == 0 ? req->argv[0] : NULL;
     lc_mutex_lock(&p->mu);
     /* Not before the initial load is counted (a reset then would leave its
      * games to be counted after it, as new), nor with no game at all (an
@@ -337,11 +375,15 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
                             loading ? "the pool has loaded" : "a game has arrived");
     }
     uint64_t count = p->win.since_anchor;
+    if (recount && pool_recount(s, recount, &count, err) != 0) {
+        lc_mutex_unlock(&p->mu);
+        return err->code;
+    }
     if (set)
         lc_chunk_window_set_anchor(&p->win, set);
     else if (reset)
         lc_chunk_window_reset_anchor(&p->win);
-    p->anchor_moved |= set || reset;
+    p->anchor_moved |= set || reset || recount;
     if (set || reset) /* "set to K (count stays N)", "reset to K after N chunks" */
         LC_INFO("%s: anchor %s to '%s' %s%llu%s", s->name, set ? "set" : "reset", p->win.anchor,
                 set ? "(count stays " : "after ", (unsigned long long)count, set ? ")" : " chunks");
@@ -353,7 +395,11 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
 
 static const lc_stage_command pool_commands[] = {
     {{"anchor-get", "", 0, 0, "print the anchor and the chunks counted since it"}, pool_anchor},
-    {{"anchor-set", "KEY", 1, 1, "set the anchor (the count is kept)"}, pool_anchor},
+    {{"anchor-set", "KEY", 1, 1, "set the anchor (the count is kept, as upstream's)"}, pool_anchor},
+    {{"anchor-recount", "KEY", 1, 1,
+      "set the anchor and count again: the window's chunks\nafter KEY (exact when KEY's game is "
+      "in the window)"},
+     pool_anchor},
     {{"anchor-reset", "", 0, 0,
       "anchor at the newest chunk; print the new anchor\nand the number of chunks counted "
       "before the reset"},
