@@ -576,11 +576,13 @@ class Control:
         """(anchor key, chunks since the anchor): the command anchor-get."""
         return self._anchor("anchor-get")
 
-    def set_anchor(self, key: str) -> Tuple[str, int]:
+    def set_anchor(self, key: str, recount: bool = False) -> Tuple[str, int]:
         """Anchor at key (a file's sort key, as anchor() gives it); the count
-        stays (it restarts at the pipeline's next start). Returns (key,
-        count). The command anchor-set."""
-        return self._anchor("anchor-set", key)
+        stays (it restarts at the pipeline's next start), as upstream's.
+        recount=True counts again instead: the window's games after key
+        (exact when key's game is in the window; refused with sharding).
+        Returns (key, count). The command anchor-set (anchor-recount)."""
+        return self._anchor("anchor-recount" if recount else "anchor-set", key)
 
     def reset_anchor(self) -> Tuple[str, int]:
         """Anchor at the newest game and zero the count; returns (the new

@@ -93,7 +93,9 @@ def loader_batches(
 class Cycle(NamedTuple):
     """One round of the reinforcement-learning loop: its number (from 0),
     the anchor it set (save it with the checkpoint made after it), the new
-    games it waited for, and its batches (an iterator of `steps` batches)."""
+    games (those after the previous anchor up to this one, as the move of
+    the anchor counted them: at least the `new_games` waited for), and its
+    batches (an iterator of `steps` batches)."""
 
     index: int
     anchor: str
@@ -108,8 +110,8 @@ def rl_cycles(control, batches, new_games: int, steps: int, anchor: Optional[str
     anchor to the newest game, train `steps` batches, save a checkpoint with
     the anchor; again.
 
-        with lcmon.Loader("rl.yaml") as loader:
-            saved = load_checkpoint_anchor()          # None on the first run
+        saved = load_checkpoint_anchor()              # None on the first run
+        with lcmon.Loader("rl.yaml", anchor=saved) as loader:
             for cycle in rl_cycles(loader.control, loader.batches(), 10000, 1000,
                                    anchor=saved):
                 for batch in cycle.batches:
@@ -118,18 +120,22 @@ def rl_cycles(control, batches, new_games: int, steps: int, anchor: Optional[str
 
     control: an lcmon.Control (Loader.control); batches: an iterator of
     batches (Loader.batches(), a BatchReader, a DataLoader...). anchor: the
-    anchor saved with the checkpoint being resumed, set before the first
-    wait so that the games that came since count. cycles: stop after that
-    many (None: never). timeout: seconds one wait may take (TimeoutError).
-    A cycle's batches must be taken (or the cycle abandoned) before the
-    next one is asked for.
+    anchor saved with the checkpoint being resumed: the first wait is for
+    the games after it. A loader started with it (Loader(config,
+    anchor=saved), lcmon --anchor KEY) counted them at its start and is left
+    as it is; otherwise the anchor is set and the count made again from the
+    pool's window (anchor-recount: exact when the saved game is still in
+    the window; refused with sharding, where each rank's loader must be
+    started with the anchor). cycles: stop after that many (None: never).
+    timeout: seconds one wait may take (TimeoutError). A cycle's batches
+    must be taken (or the cycle abandoned) before the next one is asked for.
     """
-    if anchor:
-        control.set_anchor(anchor)
+    if anchor and control.anchor()[0] != anchor:
+        control.set_anchor(anchor, recount=True)
     it = iter(batches)
     k = 0
     while cycles is None or k < cycles:
-        waited = control.wait_for_new_chunks(new_games, timeout=timeout)
-        key, _ = control.reset_anchor()
-        yield Cycle(k, key, waited, itertools.islice(it, steps))
+        control.wait_for_new_chunks(new_games, timeout=timeout)
+        key, counted = control.reset_anchor()
+        yield Cycle(k, key, counted, itertools.islice(it, steps))
         k += 1

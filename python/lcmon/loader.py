@@ -95,6 +95,10 @@ class Loader:
     args: more command-line arguments for lcmon (["--log-level", "debug"]).
     env: more environment variables for lcmon (LCMON_DATA, RANK, ...).
     start_timeout: seconds to wait for lcmon to come up.
+    anchor: the key a checkpoint saved (lcmon --anchor KEY): the pool's
+        initial load counts the games after it, as upstream's daemon sets
+        its anchor before the start; a resume waits for exactly the games
+        that came since.
     """
 
     def __init__(
@@ -106,6 +110,7 @@ class Loader:
         args=(),
         env: Optional[Dict[str, str]] = None,
         start_timeout: float = 60.0,
+        anchor: Optional[str] = None,
     ):
         self.dir = tempfile.mkdtemp(prefix="lcmon-loader-")
         self.socket = os.path.join(self.dir, "lcmon.sock")
@@ -119,6 +124,8 @@ class Loader:
             cfg_path = self._write_config(config)
             cmd = [lcmon or find_lcmon(), "--no-ui", "--status-interval", "0",
                    "--config", cfg_path, "--socket", self.socket, *args]
+            if anchor:
+                cmd += ["--anchor", anchor]
             child_env = dict(os.environ)
             child_env["LCMON_PIPE"] = self.pipe
             child_env.update(env or {})
