@@ -9,11 +9,20 @@ arrive, as self-play would write them.
 Each cycle waits until `--new-games` games have arrived since the anchor
 (lcmon's pool counts them), moves the anchor to the newest game, trains
 `--steps` batches and saves a checkpoint with the anchor in it. A run that
-finds a checkpoint resumes from it: it sets the saved anchor, so the games
-that came while it was down count for its next cycle.
+finds a checkpoint resumes from it: the saved anchor is given to the loader
+at its start (lcmon.Loader(config, anchor=saved)), so its first cycle
+counts exactly the games that came after it, while the trainer was down
+and since, not the whole folder:
+
+    python3 examples/rl_loop.py --checkpoint /tmp/rl/ckpt.pt     # run, stop...
+    python3 examples/rl_loop.py --checkpoint /tmp/rl/ckpt.pt     # ...and resume
 
 Here a thread plays self-play: it copies a sample game into the watched
-folder every `--every` seconds. The network is tiny (the 112 input planes to
+folder (`--games`, by default `games` beside the checkpoint) every
+`--every` seconds, numbering on after the games already there, as a
+self-play client that ran on while the trainer was down would have. Each
+cycle's line says how many games it counted and how many of the folder's
+names lie between its two anchors: the same. The network is tiny (the 112 input planes to
 a policy over 1858 moves and a win/draw/loss head) and trains on the CPU
 unless a GPU is there; the batches come packed and are expanded where the
 network runs (lcmon.torch). Needs torch; lcmon from $LCMON, PATH or the
@@ -45,11 +54,28 @@ def sample_games(root):
     return games
 
 
+def game_number(name):
+    """game_000123.gz: 123; None for another name."""
+    if name.startswith("game_") and name.endswith(".gz") and name[5:-3].isdigit():
+        return int(name[5:-3])
+    return None
+
+
+def games_between(folder, after, upto=None):
+    """The folder's games whose names sort after `after` (None: all) and up
+    to `upto` (None: all): the games an anchor moved from `after` to `upto`
+    counts."""
+    return sum(1 for n in os.listdir(folder) if game_number(n) is not None
+               and (after is None or n > after) and (upto is None or n <= upto))
+
+
 def self_play(games, into, every, stop):
     """Write one game at a time into `into` (a temporary name, then a
     rename: a finished file appears whole), as a self-play client would,
-    until stopped (the sample games over and over, under new names)."""
-    k = 0
+    until stopped (the sample games over and over, under new names that
+    go on after the games already there)."""
+    numbers = [game_number(n) for n in os.listdir(into)]
+    k = max([n for n in numbers if n is not None], default=-1) + 1
     while not stop.is_set():
         name = "game_%06d.gz" % k
         part = os.path.join(into, "." + name + ".part")
@@ -93,13 +119,15 @@ def main(argv=None):
     ap.add_argument("--every", type=float, default=0.2, help="seconds between new games")
     ap.add_argument("--samples", default=os.path.join(HERE, "..", "tests", "data"))
     ap.add_argument("--checkpoint", default=None, help="file (default: in a temporary folder)")
+    ap.add_argument("--games", default=None,
+                    help="the self-play folder (default: games beside the checkpoint)")
     ap.add_argument("--timeout", type=float, default=120, help="seconds one wait may take")
     args = ap.parse_args(argv)
 
-    work = tempfile.mkdtemp(prefix="lcmon-rl-")
-    games_dir = os.path.join(work, "games")
-    os.makedirs(games_dir)
+    work = None if args.checkpoint else tempfile.mkdtemp(prefix="lcmon-rl-")
     checkpoint = args.checkpoint or os.path.join(work, "checkpoint.pt")
+    games_dir = args.games or os.path.join(os.path.dirname(os.path.abspath(checkpoint)), "games")
+    os.makedirs(games_dir, exist_ok=True)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     config = {
         "stages": [
@@ -122,17 +150,22 @@ def main(argv=None):
         saved = torch.load(checkpoint)
         net.load_state_dict(saved["net"])
         anchor = saved["anchor"]
-        print("resuming from %s: anchor %s" % (checkpoint, anchor))
+        print("resuming from %s: anchor %s, %d games of %s after it" % (
+            checkpoint, anchor, games_between(games_dir, anchor), games_dir), flush=True)
     stop = threading.Event()
     games = sample_games(args.samples)
     player = threading.Thread(target=self_play, args=(games, games_dir, args.every, stop),
                               daemon=True)
     player.start()
     try:
-        with lcmon.Loader(config) as loader:
+        # The saved anchor goes to the loader's start: its pool counts the
+        # games after it (rl_cycles then leaves the anchor as it is).
+        with lcmon.Loader(config, anchor=anchor) as loader:
             batches = iter(loader.dataset(device=device))
             for cycle in rl_cycles(loader.control, batches, args.new_games, args.steps,
                                    anchor=anchor, cycles=args.cycles, timeout=args.timeout):
+                in_folder = games_between(games_dir, anchor, cycle.anchor)
+                anchor = cycle.anchor
                 losses = []
                 for batch in cycle.batches:
                     loss = loss_of(net, batch)
@@ -141,13 +174,14 @@ def main(argv=None):
                     opt.step()
                     losses.append(loss.item())
                 torch.save({"net": net.state_dict(), "anchor": cycle.anchor}, checkpoint)
-                print("cycle %d: %d new games, anchor %s, %d steps, loss %.3f -> %.3f"
-                      % (cycle.index, cycle.new_games, cycle.anchor, len(losses), losses[0],
-                         losses[-1]), flush=True)
+                print("cycle %d: %d new games (%d in the folder since the last anchor), "
+                      "anchor %s, %d steps, loss %.3f -> %.3f"
+                      % (cycle.index, cycle.new_games, in_folder, cycle.anchor, len(losses),
+                         losses[0], losses[-1]), flush=True)
     finally:
         stop.set()
         player.join()
-        if not args.checkpoint:
+        if work:
             shutil.rmtree(work, ignore_errors=True)
     return 0
 

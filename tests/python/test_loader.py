@@ -8,6 +8,7 @@ Environment: LCMON (the executable), LCMON_TEST_DATA, PYTHONPATH (python/).
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -125,7 +126,9 @@ class LoaderTests(unittest.TestCase):
     def test_rl_example(self):
         """examples/rl_loop.py: three short cycles of waiting for new games,
         moving the anchor and training, then a resumed run from its
-        checkpoint's anchor."""
+        checkpoint's anchor, its self-play numbering on in the same folder:
+        each cycle counts exactly the folder's games between its anchors,
+        the resumed run's first one too (the anchor given at the start)."""
         root = os.environ.get("LCMON_SOURCE_ROOT") or os.path.join(
             os.path.dirname(os.path.abspath(__file__)), "..", "..")
         example = os.path.join(root, "examples", "rl_loop.py")
@@ -142,8 +145,12 @@ class LoaderTests(unittest.TestCase):
                 anchors = [l.split("anchor ")[1].split(",")[0] for l in cycles]
                 self.assertEqual(anchors, sorted(anchors), "the anchor only moves forward")
                 self.assertTrue(all("3 steps" in l for l in cycles), cycles)
+                for l in cycles:
+                    m = re.search(r"(\d+) new games \((\d+) in the folder since", l)
+                    self.assertTrue(m and m.group(1) == m.group(2), l)
                 if run == 1:
                     self.assertIn("resuming from %s: anchor %s" % (ckpt, last), r.stdout)
+                    self.assertGreater(anchors[0], last, "the names go on after the last run's")
                 last = anchors[-1]
 
     def test_no_lcmon_left_when_the_parent_is_killed(self):
