@@ -150,6 +150,21 @@ static anchor_answer anchor_request(lc_stage *s, bool reset, const char *set)
     return a;
 }
 
+/* anchor-recount KEY: the count made again from the window. */
+static anchor_answer anchor_recount(lc_stage *s, const char *key)
+{
+    lc_command_result res = {0};
+    CHECK_EQ_INT(lc_standalone_command(s, "anchor-recount", 1, &key, &res), 0);
+    anchor_answer a = {"(none)", -1};
+    CHECK_EQ_INT(res.n, 1);
+    if (res.n == 1 && lc_reply_get(&res.replies[0], "count")) {
+        snprintf(a.key, sizeof a.key, "%s", lc_reply_get(&res.replies[0], "anchor"));
+        a.count = strtoll(lc_reply_get(&res.replies[0], "count"), NULL, 10);
+    }
+    lc_command_result_fini(&res);
+    return a;
+}
+
 static void test_window_passes_eviction_and_anchor(void)
 {
     const char *dir = tu_path("pool1");
@@ -375,6 +390,30 @@ static void test_bad_chunks_dropped_for_good(void)
     CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 1);
     CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 3);
     CHECK_EQ_INT(gauge_of(&m, "chunks_since_anchor"), 3);
+    /* A recount counts the good games only: after game 0, games 1 and 3
+     * (2 was marked, 4 to 7 failed); anchor-set then keeps the count; a
+     * chunk found bad after a recount leaves it. */
+    anchor_answer a = anchor_recount(s, "game_000000.gz");
+    CHECK_EQ_STR(a.key, "game_000000.gz");
+    CHECK_EQ_INT(a.count, 2);
+    CHECK_EQ_INT(anchor_request(s, false, "game_000003.gz").count, 2);
+    CHECK_EQ_INT(anchor_recount(s, "game_000002.gz").count, 1);
+    bool bad3 = false;
+    for (int k = 0; k < 200 && !bad3; k++) {
+        CHECK(take(s, &c));
+        if (key_number(&c) == 3) {
+            lc_chunk_source_mark_bad(c.source, c.member);
+            bad3 = true;
+        }
+        lc_item_chunk.dispose(&c);
+    }
+    for (int k = 0; k < 100 && gauge_of(&m, "chunks_in_window") != 2; k++) {
+        CHECK(take(s, &c)); /* game 3 is dropped at its next draw */
+        lc_item_chunk.dispose(&c);
+        lc_standalone_flush(s, &m);
+    }
+    CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 2);
+    CHECK_EQ_INT(anchor_request(s, false, NULL).count, 0);
     lc_standalone_free(s);
     lc_queue_free(in);
 }
