@@ -57,8 +57,10 @@ class WatchTests(unittest.TestCase):
     def test_repointed_symlink(self):
         """data -> runA, then `ln -sfn runB data`: lcmon says so once and
         reads runB; runB's hard links to runA's games (the same files at the
-        same names) are not counted again; the games read from runA stay
-        in the window, readable; a game written to runB later is found."""
+        same names) are not read or counted again; the games read from runA
+        stay in the window, still read from runA with the store off (two of
+        them have no file in runB); a game written to runB later is
+        found."""
         run_a, run_b = os.path.join(self.tmp, "runA"), os.path.join(self.tmp, "runB")
         os.makedirs(run_a)
         os.makedirs(run_b)
@@ -68,7 +70,7 @@ class WatchTests(unittest.TestCase):
         copy_games(run_b, GAMES[4:6])
         data = os.path.join(self.tmp, "data")
         os.symlink("runA", data)
-        run = self.start(data)
+        run = self.start(data, pool=", store_bytes: 0")
         wait_for("the window of runA", lambda: self.window(run) == 4, 30)
         self.assertEqual(run.anchor_count(), 4)
         repoint(data, "runB")
@@ -85,7 +87,9 @@ class WatchTests(unittest.TestCase):
         self.assertEqual(run.anchor_count(), 7)
         self.assertEqual(run.count("bad_unreadable_chunks", "pool"), 0, run.log()[-3000:])
         self.assertEqual(run.stop(), 0, run.log()[-2000:])
-        self.assertEqual(run.log().count("now leads to another folder"), 1, run.log()[-3000:])
+        log = run.log()
+        self.assertEqual(log.count("now leads to another folder"), 1, log[-3000:])
+        self.assertIn("2 files of %s are those of the folder before" % data, log)
 
     def test_huge_sparse_gz(self):
         """Files of a terabyte named .gz (zeros, and a gzip header before
