@@ -49,6 +49,7 @@ from lcmon import BatchReader  # noqa: E402
 
 SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
 
+# {data}, {pipe}, {pool}: the pool's settings (POOL for the soak's loader).
 CONFIG = """\
 seed: 1
 stages:
@@ -59,7 +60,7 @@ stages:
     chunk_source_loader: {{threads: 1}}
   - name: pool
     input: sources
-    shuffling_chunk_pool: {{chunk_pool_size: 100, threads: 2}}
+    shuffling_chunk_pool: {{{pool}}}
   - name: validator
     input: pool
     chunk_validator: {{}}
@@ -76,34 +77,10 @@ stages:
     input: tensors
     fifo_writer: {{path: '{pipe}'}}
 """
+POOL = "chunk_pool_size: 100, threads: 2"
 
 
 # -- the hostile events of issue 35, items 1-4 (a quiet second loader) -------
-
-EVENTS_CONFIG = """\
-seed: 2
-stages:
-  - name: files
-    file_path_provider: {{directory: '{data}', settle_seconds: 0.3}}
-  - name: sources
-    input: files
-    chunk_source_loader: {{threads: 1}}
-  - name: pool
-    input: sources
-    shuffling_chunk_pool: {{chunk_pool_size: 1000, threads: 1, store_bytes: 0}}
-  - name: unpacker
-    input: pool
-    chunk_unpacker: {{sampling_rate: 0.25}}
-  - name: sampler
-    input: unpacker
-    shuffling_frame_sampler: {{reservoir_size: 200}}
-  - name: tensors
-    input: sampler
-    tensor_generator: {{batch_size: 32, packed: true}}
-  - name: writer
-    input: tensors
-    fifo_writer: {{path: '{pipe}'}}
-"""
 
 # What each event must log, once in the run.
 WATCH_EVENT_LINES = {
@@ -151,7 +128,8 @@ class WatchEvents:
         os.symlink("runA", self.data)
         cfg = os.path.join(self.dir, "events.yaml")
         with open(cfg, "w") as f:
-            f.write(EVENTS_CONFIG.format(data=self.data, pipe=self.pipe))
+            f.write(CONFIG.format(data=self.data, pipe=self.pipe,
+                                  pool="chunk_pool_size: 1000, threads: 1, store_bytes: 0"))
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([self.soak.lcmon, "--no-ui", "--status-interval", "0",
                                       "--config", cfg, "--socket", self.sock],
@@ -493,7 +471,7 @@ class Soak:
             self.new_game(old=True)
         cfg = os.path.join(self.tmp, "soak.yaml")
         with open(cfg, "w") as f:
-            f.write(CONFIG.format(data=self.data, pipe=self.pipe))
+            f.write(CONFIG.format(data=self.data, pipe=self.pipe, pool=POOL))
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=8"
         log = open(os.path.join(self.tmp, "lcmon.log"), "w")
