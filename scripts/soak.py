@@ -10,16 +10,26 @@ restarts its reader now and then; the pipeline is stopped and started every
 --stop-every seconds. Once a second the loader's resident memory, open
 descriptors and threads are sampled.
 
+Beside it, a second, quiet loader (the chunk store off, its own folder, a
+symbolic link `data` to `runA`, a reader of its own) meets the hostile
+events of issue 35, one after the other, each checked exactly (WatchEvents):
+a game truncated and written again with the same bytes, a sparse file of a
+terabyte named .gz, a subfolder moved in with a link back to the data
+folder, and the link re-pointed at `runB` (hard links to runA's games and
+two new ones). Each must leave the window and the anchor's count at what
+the games say (nothing lost, nothing counted twice) and be logged once.
+
 At the end it prints those over time and the batches read, lost (a gap in a
 run's sequence numbers) and read twice, and exits 1 if any batch was lost or
-duplicated, none was read, lcmon did not stop cleanly, or memory,
-descriptors or threads grew between the first and the last third of the run
-(after a warm-up). Environment: LCMON_PYTHON (this interpreter), LCMON (the
+duplicated, none was read, lcmon did not stop cleanly, memory, descriptors
+or threads grew between the first and the last third of the run (after a
+warm-up), or a hostile event went otherwise than it must. Environment: LCMON_PYTHON (this interpreter), LCMON (the
 binary; else build/lcmon), LCMON_TEST_SLOW (sanitizer builds).
 """
 
 import argparse
 import glob
+import json
 import logging
 import os
 import random
@@ -39,6 +49,7 @@ from lcmon import BatchReader  # noqa: E402
 
 SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
 
+# {data}, {pipe}, {pool}: the pool's settings (POOL for the soak's loader).
 CONFIG = """\
 seed: 1
 stages:
@@ -49,7 +60,7 @@ stages:
     chunk_source_loader: {{threads: 1}}
   - name: pool
     input: sources
-    shuffling_chunk_pool: {{chunk_pool_size: 100, threads: 2}}
+    shuffling_chunk_pool: {{{pool}}}
   - name: validator
     input: pool
     chunk_validator: {{}}
@@ -66,6 +77,224 @@ stages:
     input: tensors
     fifo_writer: {{path: '{pipe}'}}
 """
+POOL = "chunk_pool_size: 100, threads: 2"
+
+
+# -- the hostile events of issue 35, items 1-4 (a quiet second loader) -------
+
+# What each event must log, once in the run.
+WATCH_EVENT_LINES = {
+    "truncated and rewritten": "written again with the same games after some could not be read",
+    "huge sparse .gz": "h_huge.gz: %d compressed bytes is more than" % (1 << 40),
+    "linking subfolder": "back: leads to ",
+    "re-pointed symlink": "now leads to another folder",
+}
+
+
+class WatchEvents:
+    """A loader with the chunk store off reading data -> runA, its reader
+    (checked for lost and doubled batches like the trainer), and the events
+    of issue 35 items 1-4 done to its folder one after the other, each
+    followed by exact checks of the window and the anchor's count."""
+
+    def __init__(self, soak):
+        self.soak = soak
+        self.dir = os.path.join(soak.tmp, "events")
+        self.data = os.path.join(self.dir, "data")
+        self.pipe = os.path.join(self.dir, "events.pipe")
+        self.sock = os.path.join(self.dir, "events.sock")
+        self.log_path = os.path.join(self.dir, "events.log")
+        self.k = 0
+        self.games = 0  # the games the window and the anchor must hold
+        self.failed = []
+        self.done = []
+        self.read = self.lost = self.duplicated = 0
+        self.proc = None
+
+    def game(self, folder, old=True):
+        name = os.path.join(folder, "g%03d.gz" % self.k)
+        shutil.copy(self.soak.games[self.k % len(self.soak.games)], name)
+        self.k += 1
+        if old:
+            os.utime(name, (time.time() - 3600, time.time() - 3600))
+        return name
+
+    def start(self):
+        run_a = os.path.join(self.dir, "runA")
+        os.makedirs(run_a)
+        for _ in range(6):
+            self.game(run_a)
+        self.games = 6
+        os.symlink("runA", self.data)
+        cfg = os.path.join(self.dir, "events.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG.format(data=self.data, pipe=self.pipe,
+                                  pool="chunk_pool_size: 1000, threads: 1, store_bytes: 0"))
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([self.soak.lcmon, "--no-ui", "--status-interval", "0",
+                                      "--config", cfg, "--socket", self.sock],
+                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        threading.Thread(target=self.reader, name="events reader", daemon=True).start()
+
+    def reader(self):
+        seen, last = set(), {}
+        try:
+            with BatchReader(self.pipe, timeout=30 * SLOW, wait_for_pipe=30 * SLOW) as r:
+                for b in r.batches():
+                    key = (b.run_id, b.seq)
+                    self.duplicated += key in seen
+                    seen.add(key)
+                    if b.run_id in last and b.seq > last[b.run_id] + 1:
+                        self.lost += b.seq - last[b.run_id] - 1
+                    last[b.run_id] = b.seq
+                    self.read += 1
+                    time.sleep(0.01)  # a trainer, not a spinning loop
+        except Exception as e:  # noqa: BLE001 (reported at the end)
+            if self.proc.poll() is None:
+                self.failed.append("events reader: %s: %s" % (type(e).__name__, e))
+
+    # -- asking the loader --
+
+    def pool(self):
+        r = subprocess.run([self.soak.lcmon, "ctl", self.sock, "metrics", "--json"],
+                           capture_output=True, text=True, timeout=30 * SLOW)
+        for st in json.loads(r.stdout)["all_time"]["stage_metrics"]:
+            if st["name"] == "pool":
+                counts = {c["name"]: int(c.get("count", 0)) for c in st.get("count_metrics", [])}
+                counts.update((g["name"], int(g.get("value", 0)))
+                              for g in st.get("gauge_metrics", []))
+                return counts
+        return {}
+
+    def anchor(self):
+        r = subprocess.run([self.soak.lcmon, "ctl", self.sock, "anchor", "get"],
+                           capture_output=True, text=True, timeout=30 * SLOW)
+        return int(r.stdout.split("\t")[1])
+
+    def wait(self, what, cond, seconds=20):
+        deadline = time.monotonic() + seconds * SLOW
+        while time.monotonic() < deadline:
+            try:
+                if cond():
+                    return True
+            except (OSError, ValueError, IndexError, KeyError, subprocess.TimeoutExpired):
+                pass
+            time.sleep(0.1)
+        self.failed.append("timed out waiting for %s" % what)
+        return False
+
+    def exact(self, event):
+        """The window and the anchor's count hold self.games, and stay so."""
+        if not self.wait("%s: window and anchor %d" % (event, self.games),
+                         lambda: self.pool()["chunks_in_window"] == self.games
+                         and self.anchor() == self.games):
+            return
+        time.sleep(1.0)  # nothing more comes (a folder read twice would)
+        window, anchor = self.pool()["chunks_in_window"], self.anchor()
+        if (window, anchor) != (self.games, self.games):
+            self.failed.append("%s: window %d and anchor %d, not %d" % (event, window, anchor,
+                                                                       self.games))
+        self.done.append(event)
+
+    # -- the events --
+
+    def truncated_and_rewritten(self):
+        """Item 4: a game emptied (drawn while empty: dropped), then the same
+        bytes again: back in the window, the anchor as it was."""
+        game = os.path.join(self.data, "g001.gz")
+        with open(game, "rb") as f:
+            same = f.read()
+        dropped = self.pool().get("bad_unreadable_chunks", 0)
+        open(game, "wb").close()
+        self.wait("the emptied game dropped",
+                  lambda: self.pool()["bad_unreadable_chunks"] > dropped)
+        with open(game, "wb") as f:
+            f.write(same)
+        self.exact("truncated and rewritten")
+
+    def huge_sparse_gz(self):
+        """Item 2: a terabyte named .gz (a gzip header, then a hole), then a
+        game: refused at once, the game read."""
+        huge = os.path.join(self.data, "h_huge.gz")
+        with open(huge, "wb") as f:
+            f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03")
+            f.truncate(1 << 40)
+        self.game(self.data, old=False)
+        self.games += 1
+        self.exact("huge sparse .gz")
+        os.unlink(huge)
+
+    def linking_subfolder(self):
+        """Item 3: a subfolder moved in with a game and a link back to the
+        data folder: its game read, the data folder not read again."""
+        sub = os.path.join(self.dir, "sub")
+        os.makedirs(sub)
+        self.game(sub)
+        os.symlink(self.data, os.path.join(sub, "back"))
+        os.rename(sub, os.path.join(self.data, "sub"))
+        self.games += 1
+        self.exact("linking subfolder")
+
+    def repointed_symlink(self):
+        """Item 1: `ln -sfn runB data`, runB holding hard links to runA's
+        games and two new ones: those two are new, runA's games stay."""
+        run_a, run_b = os.path.join(self.dir, "runA"), os.path.join(self.dir, "runB")
+        os.makedirs(run_b)
+        for name in os.listdir(run_a):
+            if name.endswith(".gz"):
+                os.link(os.path.join(run_a, name), os.path.join(run_b, name))
+        for _ in range(2):
+            self.game(run_b)
+        self.games += 2
+        os.symlink("runB", self.data + ".new")
+        os.replace(self.data + ".new", self.data)
+        self.exact("re-pointed symlink")
+
+    def run(self, stop):
+        """The events, once each, unless the soak ends first."""
+        if not self.wait("the events loader's first window",
+                         lambda: self.pool()["chunks_in_window"] == self.games, 30):
+            return
+        for event in (self.truncated_and_rewritten, self.huge_sparse_gz,
+                      self.linking_subfolder, self.repointed_symlink):
+            if stop.wait(1.0):
+                return
+            try:
+                event()
+            except OSError as e:
+                self.failed.append("%s: %s" % (event.__name__, e))
+
+    def finish(self):
+        """Stop the loader; what went otherwise than it must."""
+        if self.proc is None:
+            return ["the events loader never started"]
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout=15 * SLOW)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "killed after 15 s"
+        self.log.close()
+        with open(self.log_path) as f:
+            log = f.read()
+        failed = list(self.failed)
+        if rc != 0:
+            failed.append("the events loader's stop: status %s" % rc)
+        for event in self.done:
+            n = log.count(WATCH_EVENT_LINES[event])
+            if n != 1:
+                failed.append("%s: logged %d times, not once" % (event, n))
+        if len(self.done) < len(WATCH_EVENT_LINES):
+            failed.append("events done: %s of %d" % (", ".join(self.done) or "none",
+                                                      len(WATCH_EVENT_LINES)))
+        if not self.read or self.lost or self.duplicated:
+            failed.append("events loader: %d batches read, %d lost, %d read twice"
+                          % (self.read, self.lost, self.duplicated))
+        print("hostile events (a second loader, store off): %s; batches read %d, lost %d, "
+              "read twice %d" % (", ".join(self.done) or "none", self.read, self.lost,
+                                 self.duplicated))
+        return ["%s (log: %s)" % (f, self.log_path) for f in failed]
 
 
 class Soak:
@@ -89,6 +318,7 @@ class Soak:
         self.read = self.lost = self.duplicated = self.torn = 0
         self.actions = {}
         self.errors = []
+        self.events_failed = []  # WatchEvents.finish
 
     # -- the data folder -------------------------------------------------
 
@@ -241,7 +471,7 @@ class Soak:
             self.new_game(old=True)
         cfg = os.path.join(self.tmp, "soak.yaml")
         with open(cfg, "w") as f:
-            f.write(CONFIG.format(data=self.data, pipe=self.pipe))
+            f.write(CONFIG.format(data=self.data, pipe=self.pipe, pool=POOL))
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=8"
         log = open(os.path.join(self.tmp, "lcmon.log"), "w")
@@ -258,6 +488,10 @@ class Soak:
             time.sleep(0.05)
         for t in threads:
             t.start()
+        events = WatchEvents(self)
+        events.start()
+        threading.Thread(target=self.watch_events, args=(events,), name="events",
+                         daemon=True).start()
         try:
             while time.monotonic() - t0 < self.args.seconds and proc.poll() is None:
                 time.sleep(0.5)
@@ -276,7 +510,14 @@ class Soak:
             for t in threads:
                 t.join(timeout=(5 if t.name == "trainer" else 60) * SLOW)
             log.close()
+            self.events_failed = events.finish()
         return self.report(rc, died, os.path.join(self.tmp, "lcmon.log"))
+
+    def watch_events(self, events):
+        """Issue 35's events 1-4, on the second loader, from a fifth of the
+        run (at most a minute in)."""
+        if not self.stop.wait(min(self.args.seconds * 0.2, 60)):
+            events.run(self.stop)
 
     def report(self, rc, died, log_path):
         failed = []
@@ -312,6 +553,7 @@ class Soak:
                                   % (what, a, b))
         else:
             failed.append("too few samples (%d) to judge growth" % len(rest))
+        failed.extend(self.events_failed)
         for e in self.errors[:10]:
             print("soak: %s" % e)
         if failed:

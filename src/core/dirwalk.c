@@ -62,7 +62,9 @@ static void walk(const char *dir, const lc_walk_ops *ops, void *ctx, visited *se
                 ops->error(ctx, path, errno, false);
             free(path);
         } else if (S_ISDIR(st.st_mode)) {
-            const char *first = visit(seen, &st, path);
+            const char *first = ops->known ? ops->known(ctx, &st) : NULL;
+            if (!first)
+                first = visit(seen, &st, path);
             if (!first)
                 walk(path, ops, ctx, seen);
             else if (ops->again)
@@ -83,9 +85,16 @@ void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx)
 {
     visited seen = {0};
     struct stat st;
-    if (stat(dir, &st) == 0)
-        visit(&seen, &st, dir);
-    walk(dir, ops, ctx, &seen);
+    const char *first = NULL;
+    if (stat(dir, &st) == 0) {
+        first = ops->known ? ops->known(ctx, &st) : NULL;
+        if (!first)
+            visit(&seen, &st, dir);
+    }
+    if (!first)
+        walk(dir, ops, ctx, &seen);
+    else if (ops->again)
+        ops->again(ctx, dir, first);
     for (size_t i = 0; i < seen.n; i++)
         free(seen.v[i].path);
     free(seen.v);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct stat;
+
 typedef struct lc_walk_ops {
     /* A directory, before it is listed (to watch it). May be NULL. */
     void (*dir)(void *ctx, const char *path);
@@ -36,6 +38,12 @@ typedef struct lc_walk_ops {
     void (*other)(void *ctx, const char *path, mode_t mode);
     /* Do not follow symbolic links: a link is `other`. */
     bool nofollow;
+    /* A directory known before this walk began (st: its device and inode;
+     * one watched already, core/dirwatch.h): where it is, else NULL. A
+     * known directory, the walk's own included, goes to `again` and is not
+     * listed: a subfolder with a link back up the tree does not list the
+     * tree a second time. May be NULL. */
+    const char *(*known)(void *ctx, const struct stat *st);
 } lc_walk_ops;
 
 void lc_walk_tree(const char *dir, const lc_walk_ops *ops, void *ctx);

@@ -10,11 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct watched {
     int wd;
     char *path;
+    dev_t dev;
+    ino_t ino;
 } watched;
 
 struct lc_dirwatch {
@@ -58,6 +61,13 @@ size_t lc_dirwatch_dirs(const lc_dirwatch *w)
     return w->n_dirs;
 }
 
+/* Does the path a directory was watched under still lead to it? */
+static bool still_there(const watched *d)
+{
+    struct stat st;
+    return d->ino && stat(d->path, &st) == 0 && st.st_dev == d->dev && st.st_ino == d->ino;
+}
+
 int lc_dirwatch_add(lc_dirwatch *w, const char *dir)
 {
     int wd = inotify_add_watch(w->fd, dir,
@@ -65,10 +75,15 @@ int lc_dirwatch_add(lc_dirwatch *w, const char *dir)
                                    IN_MOVE_SELF | IN_ONLYDIR);
     if (wd < 0)
         return -errno;
+    struct stat st = {0};
+    if (stat(dir, &st) != 0)
+        st.st_ino = 0; /* gone meanwhile: its events say so */
     for (size_t i = 0; i < w->n_dirs; i++) {
-        if (w->dirs[i].wd == wd) { /* the same directory reached again */
-            free(w->dirs[i].path);
-            w->dirs[i].path = lc_xstrdup(dir);
+        if (w->dirs[i].wd == wd) {           /* the same directory reached again */
+            if (!still_there(&w->dirs[i])) { /* moved: known by its new path */
+                free(w->dirs[i].path);
+                w->dirs[i].path = lc_xstrdup(dir);
+            }
             return 0;
         }
     }
@@ -76,10 +91,19 @@ int lc_dirwatch_add(lc_dirwatch *w, const char *dir)
         w->cap_dirs = w->cap_dirs ? 2 * w->cap_dirs : 16;
         w->dirs = lc_xrealloc(w->dirs, w->cap_dirs * sizeof *w->dirs);
     }
-    w->dirs[w->n_dirs].wd = wd;
-    w->dirs[w->n_dirs].path = lc_xstrdup(dir);
+    w->dirs[w->n_dirs] =
+        (watched){.wd = wd, .path = lc_xstrdup(dir), .dev = st.st_dev, .ino = st.st_ino};
     w->n_dirs++;
     return 0;
+}
+
+const char *lc_dirwatch_known(const lc_dirwatch *w, const struct stat *st)
+{
+    for (size_t i = 0; i < w->n_dirs; i++)
+        if (w->dirs[i].ino == st->st_ino && w->dirs[i].dev == st->st_dev &&
+            still_there(&w->dirs[i]))
+            return w->dirs[i].path;
+    return NULL;
 }
 
 typedef struct tree_ctx {
@@ -95,6 +119,11 @@ static void tree_dir(void *p, const char *path)
     int rc = lc_dirwatch_add(t->w, path);
     if (rc < 0)
         LC_WARN("cannot watch %s: %s (files written there will not be seen)", path, strerror(-rc));
+}
+
+static const char *tree_known(void *p, const struct stat *st)
+{
+    return lc_dirwatch_known(((tree_ctx *)p)->w, st);
 }
 
 static void tree_file(void *p, char *path, const char *name)
@@ -113,7 +142,7 @@ size_t lc_dirwatch_add_tree(lc_dirwatch *w, const char *dir, void (*found)(void 
                             void *ctx)
 {
     tree_ctx t = {.w = w, .found = found, .ctx = ctx};
-    lc_walk_ops ops = {.dir = tree_dir, .file = tree_file};
+    lc_walk_ops ops = {.dir = tree_dir, .file = tree_file, .known = tree_known};
     lc_walk_tree(dir, &ops, &t);
     return t.n;
 }

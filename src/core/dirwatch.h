@@ -8,8 +8,9 @@
  * was itself deleted or moved away, and the kernel's queue overflowing.
  * Names starting with '.' are ignored, as core/dirwalk.h ignores them.
  *
- * One thread uses a watcher. It keeps the path of every watch, so that an
- * event names whole paths.
+ * One thread uses a watcher. It keeps the path, device and inode of every
+ * watch, so that an event names whole paths and a directory reached a
+ * second way (a link back up the tree) is known as watched.
  */
 #ifndef LC_CORE_DIRWATCH_H
 #define LC_CORE_DIRWATCH_H
@@ -18,6 +19,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+struct stat;
 
 typedef struct lc_dirwatch lc_dirwatch;
 
@@ -30,11 +33,19 @@ int lc_dirwatch_fd(const lc_dirwatch *w);
 /* Directories watched. */
 size_t lc_dirwatch_dirs(const lc_dirwatch *w);
 
-/* Watch one directory (not below it). 0, or a negated errno. */
+/* Watch one directory (not below it). 0, or a negated errno. A directory
+ * watched already keeps the path it was watched under while that path
+ * still leads to it (dir is a second way in: a link, a bind mount); else
+ * (it was moved) it is known by dir from now on. */
 int lc_dirwatch_add(lc_dirwatch *w, const char *dir);
+/* The path of the watched directory with st's device and inode, while that
+ * path still leads to it; else NULL. For core/dirwalk.h's `known`: a walk
+ * does not list a watched directory again through another way in. */
+const char *lc_dirwatch_known(const lc_dirwatch *w, const struct stat *st);
 /* Watch dir and every directory below it, passing each file found to
  * found(ctx, path) (path the callee's; found may be NULL). A directory
- * that cannot be watched is logged. Returns the files found. */
+ * that cannot be watched is logged; one watched already is not walked
+ * again (lc_dirwatch_known). Returns the files found. */
 size_t lc_dirwatch_add_tree(lc_dirwatch *w, const char *dir, void (*found)(void *ctx, char *path),
                             void *ctx);
 

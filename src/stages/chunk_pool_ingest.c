@@ -5,7 +5,10 @@
  * chunk_pool_size chunks (and counts the anchor's chunks over the window of
  * all ranks); afterwards each new source joins the window at once. A file
  * the window holds already, written again, is matched by its path: with
- * the same chunks it is ignored, with others its old chunks are retired.
+ * the same chunks it is ignored, with others its old chunks are retired;
+ * with the same chunks after some of them were dropped because the file
+ * could not be read (truncated or vanished when drawn), it takes the old
+ * source's place and the anchor's count gets back what it lost.
  */
 #include "stages/chunk_pool.h"
 
@@ -129,7 +132,7 @@ static void note_newest(pool *p, const lc_order_key *k)
     p->newest_mtime_ns = k->mtime_ns;
 }
 
-enum { REWRITTEN_NO, REWRITTEN_SAME, REWRITTEN_OTHER };
+enum { REWRITTEN_NO, REWRITTEN_SAME, REWRITTEN_OTHER, REWRITTEN_BACK };
 
 static int compare_u64(const void *a, const void *b)
 {
@@ -159,10 +162,38 @@ static int compare_with(const lc_chunk_source *old, const lc_chunk_source *src, 
     return new_ones == 0 && n_new == n_old ? REWRITTEN_SAME : REWRITTEN_OTHER;
 }
 
+/* The chunks of a held source dropped because they could not be read (the
+ * file truncated, vanished or half written when drawn; not found bad:
+ * those are marked on the source), and of them those the anchor's count
+ * lost (*uncounted). */
+static size_t lost_to_reading(const lc_chunk_window *w, const lc_chunk_window_source *e,
+                              size_t *uncounted)
+{
+    size_t lost = 0;
+    for (uint32_t pos = 0; e->n_dropped && pos < e->n; pos++)
+        lost += e->uses[pos] == LC_CHUNK_WINDOW_DROPPED &&
+                !lc_chunk_source_is_bad(e->src, e->members ? e->members[pos] : pos);
+    *uncounted = e->since_counted && e->anchor_gen == w->anchor_gen ? lost : 0;
+    return lost;
+}
+
+/* A source whose path the window holds already (compare_with). The same
+ * chunks after some of them could not be read (a game truncated, then
+ * written again with the same bytes) are REWRITTEN_BACK: the new source
+ * takes the old one's place, and *fresh is what the anchor's count lost
+ * with them (it gets them back: nothing is counted twice). */
 static int rewritten(lc_chunk_window *w, const lc_chunk_source *src, size_t *fresh)
 {
     lc_chunk_window_source *old = lc_chunk_window_find_path(w, lc_chunk_source_path(src));
-    return old ? compare_with(old->src, src, fresh) : REWRITTEN_NO;
+    if (!old)
+        return REWRITTEN_NO;
+    int again = compare_with(old->src, src, fresh);
+    size_t uncounted;
+    if (again == REWRITTEN_SAME && lost_to_reading(w, old, &uncounted)) {
+        *fresh = uncounted;
+        return REWRITTEN_BACK;
+    }
+    return again;
 }
 
 typedef struct arrival {
@@ -340,14 +371,21 @@ void *lc_chunk_pool_ingest(void *arg)
         lc_chunk_window_source e;
         bool ours = make_entry(s, in.source, &e);
         lc_mutex_lock(&p->mu);
-        if (again == REWRITTEN_OTHER) {
+        if (again == REWRITTEN_OTHER || again == REWRITTEN_BACK) {
             lc_chunk_window_source *old = lc_chunk_window_find_path(&p->win, path);
             if (old)
                 lc_chunk_window_retire(&p->win, old);
+        }
+        if (again == REWRITTEN_OTHER) {
             atomic_fetch_add(&p->n_rewritten_replaced, 1);
             LC_INFO("%s: %s written again with other games: its %zu chunks replace the old "
                     "ones (%zu of them new)",
                     s->name, path, total, fresh);
+        } else if (again == REWRITTEN_BACK) {
+            atomic_fetch_add(&p->n_rewritten_same, 1);
+            LC_INFO("%s: %s written again with the same games after some could not be read "
+                    "(truncated or vanished when drawn): its %zu chunks are back in the window",
+                    s->name, path, total);
         }
         free(path);
         p->win.since_anchor += fresh;

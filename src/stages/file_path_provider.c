@@ -37,6 +37,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,14 +132,40 @@ static void add_pending(provider *f, char *path, const struct stat *st)
     atomic_store(&f->g_pending, (int_fast64_t)f->n_pending);
 }
 
+/* While the folder now at the data folder's path is scanned: is the file at
+ * path (st) one the folder before held at the same place, the same file (a
+ * hard link) or a copy of the same size and time (cp -a, rsync -a)? Its
+ * games were read from there: they are not read again. */
+static bool same_as_before(const provider *f, const provider_config *c, const char *path,
+                           const struct stat *st)
+{
+    size_t n = strlen(c->directory);
+    if (f->prev_root_fd < 0 || strncmp(path, c->directory, n) != 0)
+        return false;
+    const char *rel = path + n;
+    while (*rel == '/')
+        rel++;
+    struct stat old;
+    if (!*rel || fstatat(f->prev_root_fd, rel, &old, 0) != 0 || !S_ISREG(old.st_mode))
+        return false;
+    return (old.st_dev == st->st_dev && old.st_ino == st->st_ino) ||
+           (old.st_size == st->st_size && old.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+            old.st_mtim.tv_nsec == st->st_mtim.tv_nsec);
+}
+
 /* A file the scan found (stages/path_provider.h): emitted, or held until it
- * settles. */
+ * settles; not at all when the folder before held it (same_as_before). */
 bool lc_path_provider_offer(provider *f, lc_stage *s, char *path, uint32_t flags,
                             lc_load_meter *meter)
 {
     const provider_config *c = s->config;
     struct stat st;
     if (stat(path, &st) != 0) {
+        free(path);
+        return true;
+    }
+    if (same_as_before(f, c, path, &st)) {
+        f->n_same_as_before++;
         free(path);
         return true;
     }
@@ -260,11 +287,26 @@ static void on_overflow(void *p)
             "(raise fs.inotify.max_queued_events)");
 }
 
-/* A directory is at the data directory's path again (re-created, or moved
- * back): watch it afresh (the old watches followed the old directory
- * wherever it went) and offer its files. False on a stop or a closed
- * output. */
-static bool watch_again(provider *f, lc_stage *s, lc_load_meter *meter)
+/* The data folder about to be scanned and watched: a handle on it, its
+ * device and inode. */
+static void note_root(provider *f, const provider_config *c)
+{
+    if (f->root_fd >= 0)
+        close(f->root_fd);
+    f->root_fd = open(c->directory, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (f->root_fd >= 0 && fstat(f->root_fd, &st) == 0) {
+        f->root_dev = st.st_dev;
+        f->root_ino = st.st_ino;
+    }
+    f->root_checked = lc_now_seconds();
+}
+
+/* Watch the folder at the data folder's path afresh (the old watches
+ * followed the old folder wherever it went) and offer its files, but for
+ * those the folder before held (same_as_before). False on a stop or a
+ * closed output. */
+static bool rewatch(provider *f, lc_stage *s, lc_load_meter *meter)
 {
     const provider_config *c = s->config;
     lc_error err;
@@ -276,10 +318,60 @@ static bool watch_again(provider *f, lc_stage *s, lc_load_meter *meter)
     }
     lc_dirwatch_free(f->watch);
     f->watch = w;
+    f->prev_root_fd = f->root_fd;
+    f->root_fd = -1;
+    note_root(f, c);
+    f->n_same_as_before = 0;
+    bool ok = lc_path_provider_scan(f, s, c->directory, f->emit_flags, meter);
+    if (f->n_same_as_before)
+        LC_INFO("%s: %zu files of %s are those of the folder before (the same files, or copies "
+                "of the same size and time): not read again",
+                s->name, f->n_same_as_before, c->directory);
+    if (f->prev_root_fd >= 0)
+        close(f->prev_root_fd);
+    f->prev_root_fd = -1;
+    return ok;
+}
+
+/* A directory is at the data directory's path again (re-created, or moved
+ * back): watch it afresh and offer its files. False on a stop or a closed
+ * output. */
+static bool watch_again(provider *f, lc_stage *s, lc_load_meter *meter)
+{
     atomic_store(&f->warn, WARN_NONE);
     LC_WARN("%s: data directory %s is there again: watching it and reading its files", s->name,
-            c->directory);
-    return lc_path_provider_scan(f, s, c->directory, f->emit_flags, meter);
+            ((const provider_config *)s->config)->directory);
+    return rewatch(f, s, meter);
+}
+
+/* Once a second: does the data folder's path lead to another folder than
+ * the one watched, with no event to say so (a symbolic link re-pointed:
+ * `ln -sfn runB data`, the usual way to switch runs)? Then it is said once
+ * and the new folder watched and read (rewatch). The games read from the
+ * folder before stay in the window (their sources read them where they
+ * were, core/chunk_source.h) until newer ones push them out; the anchor's
+ * count keeps them and counts the new folder's games that are new. A path
+ * that leads nowhere now, or to a file, is the folder gone. False on a
+ * stop or a closed output. */
+static bool check_root(provider *f, lc_stage *s, lc_load_meter *meter)
+{
+    const provider_config *c = s->config;
+    double now = lc_now_seconds();
+    if (directory_gone(f) || now - f->root_checked < 1.0)
+        return true;
+    f->root_checked = now;
+    struct stat st;
+    if (stat(c->directory, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        note_directory_gone(f, s);
+        return true;
+    }
+    if (st.st_dev == f->root_dev && st.st_ino == f->root_ino)
+        return true;
+    LC_WARN("%s: data directory %s now leads to another folder (a symbolic link re-pointed?): "
+            "watching it and reading its new files; the games read from the folder before stay "
+            "in the window until newer ones push them out",
+            s->name, c->directory);
+    return rewatch(f, s, meter);
 }
 
 /* Watch until stopped; or, with until > 0, until no file is pending or that
@@ -311,6 +403,9 @@ static bool watch_loop(provider *f, lc_stage *s, double until, lc_load_meter *me
         }
         if (f->n_pending && !check_pending(f, s, meter))
             return false;
+        if (!check_root(f, s, meter))
+            return false;
+        fds[0].fd = lc_dirwatch_fd(f->watch);
         if (directory_gone(f)) {
             note_directory_gone(f, s);
             if (atomic_load(&f->warn) == WARN_DIR_REPLACED) {
@@ -367,6 +462,8 @@ static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         LC_ERROR("%s: data directory %s is not a directory", s->name, c->directory);
         atomic_fetch_add(&f->n_scan_errors, 1);
     }
+    if (f->watch)
+        note_root(f, c);
     LC_INFO("%s: scanning %s%s", s->name, c->directory, c->watch ? " (then watching)" : "");
     double t0 = lc_now_seconds();
     if (!lc_path_provider_scan(f, s, c->directory, LC_ITEM_INITIAL, meter))
@@ -409,6 +506,7 @@ static int provider_init(lc_stage *s, lc_error *err)
 {
     provider *f = s->priv;
     const provider_config *c = s->config;
+    f->root_fd = f->prev_root_fd = -1;
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
@@ -442,6 +540,8 @@ static void provider_fini(lc_stage *s)
     lc_dirwatch_free(f->watch);
     if (f->wake_fd >= 0)
         close(f->wake_fd);
+    if (f->root_fd >= 0)
+        close(f->root_fd);
 }
 
 static void provider_flush(lc_stage *s, lc_stage_metrics *m)

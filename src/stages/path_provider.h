@@ -51,6 +51,15 @@ typedef struct provider {
     atomic_bool scan_done;
     atomic_int warn;  /* the warning state: WARN_* (file_path_provider.c) */
     double warned_at; /* when it was last logged; worker thread */
+    /* The data folder watched (with watch on): a handle (O_PATH), its
+     * device and inode, when its path was last checked (a symbolic link
+     * re-pointed leads elsewhere); while the folder found at that path
+     * instead is scanned, the one before (its files are not read again). */
+    int root_fd, prev_root_fd;
+    dev_t root_dev;
+    ino_t root_ino;
+    double root_checked;
+    size_t n_same_as_before;
 } provider;
 
 /* Scan the tree at dir (watching each directory before listing it), sort

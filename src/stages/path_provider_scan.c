@@ -5,8 +5,9 @@
  * and the list sorted by sort key (basename, compared as bytes; the full
  * path breaks ties) before the files are offered. Names starting with '.'
  * are ignored (core/dirwalk.h); entries that are not regular files, and
- * directories reached a second time (a link loop), are skipped, counted and
- * logged once; problems listing or reading are logged and counted.
+ * directories reached a second time (a link loop, or a link to a directory
+ * watched already: a subfolder linking back to the data folder), are
+ * skipped, counted and logged once; problems listing or reading are logged and counted.
  */
 #include "stages/path_provider.h"
 
@@ -114,6 +115,12 @@ static void scan_again(void *ctx, const char *path, const char *first)
                 path, first);
 }
 
+static const char *scan_known(void *ctx, const struct stat *st)
+{
+    provider *f = ((scan_ctx *)ctx)->f;
+    return f->watch ? lc_dirwatch_known(f->watch, st) : NULL;
+}
+
 static bool scan_stop(void *ctx)
 {
     return lc_run_state_stopping(&((scan_ctx *)ctx)->s->run);
@@ -122,8 +129,8 @@ static bool scan_stop(void *ctx)
 static void scan_tree(provider *f, lc_stage *s, const char *dir, file_list *out)
 {
     const provider_config *c = s->config;
-    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,         scan_stop,
-                             scan_again, scan_other, !c->follow_symlinks};
+    const lc_walk_ops ops = {scan_dir,   scan_file,  scan_error,          scan_stop,
+                             scan_again, scan_other, !c->follow_symlinks, scan_known};
     scan_ctx ctx = {f, s, out};
     lc_walk_tree(dir, &ops, &ctx);
 }

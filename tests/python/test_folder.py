@@ -34,7 +34,7 @@ PARQUET_TABLE = os.path.join(os.environ["LCMON_SOURCE_ROOT"], "tests", "parquet"
                              "duckdb_snappy_rowgroups.parquet")
 
 # The default chain, small, one thread a stage; {data}, {pipe}, {extra},
-# {tensors}.
+# {tensors}, {pool} (more pool settings, each after ", ").
 CONFIG = """\
 {extra}
 stages:
@@ -45,7 +45,7 @@ stages:
     chunk_source_loader: {{threads: 1}}
   - name: pool
     input: sources
-    shuffling_chunk_pool: {{chunk_pool_size: 1000, threads: 1}}
+    shuffling_chunk_pool: {{chunk_pool_size: 1000, threads: 1{pool}}}
   - name: unpacker
     input: pool
     chunk_unpacker: {{sampling_rate: 0.5}}
@@ -74,13 +74,14 @@ class Run:
     """A headless lcmon on a config, its socket, and its stderr in a file."""
 
     def __init__(self, tmp, data, extra="", args=(), env=None, name="run",
-                 tensors="batch_size: 32, packed: true"):
+                 tensors="batch_size: 32, packed: true", pool=""):
         self.tmp = tmp
         self.pipe = os.path.join(tmp, name + ".pipe")
         self.sock = os.path.join(tmp, name + ".sock")
         self.config = os.path.join(tmp, name + ".yaml")
         with open(self.config, "w") as f:
-            f.write(CONFIG.format(data=data, pipe=self.pipe, extra=extra, tensors=tensors))
+            f.write(CONFIG.format(data=data, pipe=self.pipe, extra=extra, tensors=tensors,
+                                  pool=pool))
         self.err_path = os.path.join(tmp, name + ".log")
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen(
@@ -309,11 +310,13 @@ class RewriteTests(unittest.TestCase):
 
 class Trickle(threading.Thread):
     """A trainer that takes the pipe 4 KB every 50 ms: a stop waits for it
-    (the writer's grace) up to stop_grace."""
+    (the writer's grace) up to stop_grace. With pause 0 and size 64 KB, a
+    trainer that reads as fast as it can (the pool keeps drawing)."""
 
-    def __init__(self, path):
+    def __init__(self, path, pause=0.05, size=4096):
         super().__init__(daemon=True)
         self.path = path
+        self.pause, self.size = pause, size
         self.read = 0
 
     def run(self):
@@ -322,11 +325,12 @@ class Trickle(threading.Thread):
         fd = os.open(self.path, os.O_RDONLY)
         try:
             while True:
-                b = os.read(fd, 4096)
+                b = os.read(fd, self.size)
                 if not b:
                     return
                 self.read += len(b)
-                time.sleep(0.05)
+                if self.pause:
+                    time.sleep(self.pause)
         finally:
             os.close(fd)
 

@@ -33,6 +33,7 @@ struct lc_chunk_source {
     atomic_size_t refs;
     char *path;
     const char *key; /* points into path */
+    char *real;      /* .gz: where path led when opened, if through a link; else NULL */
     lc_source_kind kind;
     int fd;                /* tar only; -1 for a .gz */
     lc_tar_member *chunks; /* tar only: the gzip and raw members, names owned */
@@ -77,6 +78,7 @@ static void source_free(lc_chunk_source *s)
     free((void *)s->bad);
     free((void *)atomic_load(&s->memo));
     free(s->path);
+    free(s->real);
     free(s);
 }
 
@@ -180,32 +182,89 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
     return rc;
 }
 
-/* A .gz must be a gzip file: found when it is opened, not when a pool first
- * draws it (a text file named x.gz, an empty file). Its bytes are hashed on
- * the way (*content), so that a file written again with the same bytes is
- * known as the same game (a game is tens of kilobytes). */
-static int check_gzip_file(const char *path, uint64_t *content, lc_error *err)
+static int too_large(const lc_chunk_source *s, size_t i, uint64_t size, size_t max, lc_error *err)
 {
-    int fd = lc_open_regular(path, NULL, err);
+    if (s->kind == LC_SOURCE_TAR)
+        return lc_error_set(err, LC_EFORMAT,
+                            "%s: member '%s': %llu compressed bytes is more than the %zu byte "
+                            "limit for a chunk",
+                            s->path, s->chunks[i].name, (unsigned long long)size, max);
+    return lc_error_set(err, LC_EFORMAT,
+                        "%s: %llu compressed bytes is more than the %zu byte limit for a chunk",
+                        s->path, (unsigned long long)size, max);
+}
+
+/* The file path leads to when it is not path itself (a link on the way:
+ * the data folder a symbolic link, a .gz a link), else NULL. A .gz is read
+ * from there for its life in the window: a link re-pointed later (`ln -sfn
+ * runB data`, switching runs) leaves it readable, not another file or none
+ * at its old name. */
+static char *real_path_if_other(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (!real)
+        return NULL;
+    char cwd[4096];
+    bool same;
+    if (path[0] == '/') {
+        same = !strcmp(real, path);
+    } else if (getcwd(cwd, sizeof cwd)) {
+        size_t n = strlen(cwd);
+        same = !strncmp(real, cwd, n) && real[n] == '/' && !strcmp(real + n + 1, path);
+    } else {
+        same = false;
+    }
+    if (same) {
+        free(real);
+        return NULL;
+    }
+    return real;
+}
+
+/* Where a .gz source reads its bytes. */
+static const char *read_path(const lc_chunk_source *s)
+{
+    return s->real ? s->real : s->path;
+}
+
+/* A .gz must be a gzip file: found when it is opened, not when a pool first
+ * draws it (a text file named x.gz, an empty file). Its first two bytes are
+ * checked first, then its size against the limit a chunk is read under
+ * (read_gz refuses more), and only then are its bytes hashed (*content), so
+ * that a file written again with the same bytes is known as the same game
+ * (a game is tens of kilobytes): a huge file named .gz (a disk image, a
+ * sparse file of a terabyte) costs two bytes and a stat, never a read to
+ * its end (nor past the limit, should it grow meanwhile). */
+static int check_gzip_file(const lc_chunk_source *s, uint64_t *content, lc_error *err)
+{
+    struct stat st;
+    int fd = lc_open_regular(read_path(s), &st, err);
     if (fd < 0)
         return fd;
     unsigned char magic[2] = {0, 0};
     ssize_t n = read(fd, magic, 2);
-    uint64_t h = lc_fnv1a(magic, n > 0 ? (size_t)n : 0);
-    unsigned char buf[65536];
-    ssize_t got;
-    while (n == 2 && (got = read(fd, buf, sizeof buf)) > 0)
-        h = lc_fnv1a_more(h, buf, (size_t)got);
-    *content = h;
-    close(fd);
+    int rc = 0;
     if (n == 0)
-        return lc_error_set(err, LC_EEMPTY, "%s: an empty file, not a game", path);
-    if (n != 2 || magic[0] != 0x1f || magic[1] != 0x8b)
-        return lc_error_set(err, LC_EFORMAT,
-                            "%s: not a gzip file (it starts with %02x %02x, not 1f 8b: lc0 "
-                            "writes each game as a gzip file)",
-                            path, magic[0], n == 2 ? magic[1] : 0);
-    return 0;
+        rc = lc_error_set(err, LC_EEMPTY, "%s: an empty file, not a game", s->path);
+    else if (n != 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+        rc = lc_error_set(err, LC_EFORMAT,
+                          "%s: not a gzip file (it starts with %02x %02x, not 1f 8b: lc0 "
+                          "writes each game as a gzip file)",
+                          s->path, magic[0], n == 2 ? magic[1] : 0);
+    else if ((uint64_t)st.st_size > LC_GUNZIP_MAX_OUTPUT_DEFAULT)
+        rc = too_large(s, 0, (uint64_t)st.st_size, LC_GUNZIP_MAX_OUTPUT_DEFAULT, err);
+    if (rc == 0) {
+        uint64_t h = lc_fnv1a(magic, 2);
+        unsigned char buf[65536];
+        ssize_t got;
+        for (size_t total = 2;
+             total < LC_GUNZIP_MAX_OUTPUT_DEFAULT && (got = read(fd, buf, sizeof buf)) > 0;
+             total += (size_t)got)
+            h = lc_fnv1a_more(h, buf, (size_t)got);
+        *content = h;
+    }
+    close(fd);
+    return rc;
 }
 
 int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
@@ -222,6 +281,8 @@ int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
     lc_chunk_source *s = lc_xcalloc(1, sizeof *s);
     atomic_init(&s->refs, 1);
     s->path = lc_xstrdup(path);
+    if (kind == LC_SOURCE_GZ)
+        s->real = real_path_if_other(path);
     const char *slash = strrchr(s->path, '/');
     s->key = slash ? slash + 1 : s->path;
     s->kind = kind;
@@ -231,7 +292,7 @@ int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
     if (kind == LC_SOURCE_TAR) {
         rc = open_tar(s, err);
     } else {
-        rc = check_gzip_file(path, &s->content, err);
+        rc = check_gzip_file(s, &s->content, err);
     }
     if (rc < 0) {
         source_free(s);
@@ -398,22 +459,10 @@ lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s)
     return s->entries;
 }
 
-static int too_large(const lc_chunk_source *s, size_t i, uint64_t size, size_t max, lc_error *err)
-{
-    if (s->kind == LC_SOURCE_TAR)
-        return lc_error_set(err, LC_EFORMAT,
-                            "%s: member '%s': %llu compressed bytes is more than the %zu byte "
-                            "limit for a chunk",
-                            s->path, s->chunks[i].name, (unsigned long long)size, max);
-    return lc_error_set(err, LC_EFORMAT,
-                        "%s: %llu compressed bytes is more than the %zu byte limit for a chunk",
-                        s->path, (unsigned long long)size, max);
-}
-
 static int read_gz(const lc_chunk_source *s, uint8_t **buf, size_t *len, size_t max, lc_error *err)
 {
     struct stat st;
-    int fd = lc_open_regular(s->path, &st, err);
+    int fd = lc_open_regular(read_path(s), &st, err);
     if (fd < 0)
         return fd;
     int rc = 0;
