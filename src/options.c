@@ -53,6 +53,8 @@ static void usage(FILE *f)
             "  --max-seconds N         stop after N seconds (for scripts and tests)\n"
             "  --seed N                the run's seed, over the config's (default: a new one\n"
             "                          at every start, logged)\n"
+            "  --deterministic         the same stream on every run at any thread count (with\n"
+            "                          a pinned seed and the same files), at a cost in speed\n"
             "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
             "  --log-file FILE         also append log lines to FILE\n"
@@ -93,6 +95,7 @@ enum {
     OPT_PRINT_SCHEMA,
     OPT_MAX_SECONDS,
     OPT_SEED,
+    OPT_DETERMINISTIC,
     OPT_STATUS_INTERVAL,
     OPT_LOG_LEVEL,
     OPT_LOG_FILE,
@@ -242,6 +245,7 @@ int options_parse(int argc, char **argv, options *o)
         {"print-schema", optional_argument, NULL, OPT_PRINT_SCHEMA},
         {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"deterministic", no_argument, NULL, OPT_DETERMINISTIC},
         {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
@@ -296,6 +300,9 @@ int options_parse(int argc, char **argv, options *o)
             break;
         case OPT_QUIET:
             o->quiet = true;
+            break;
+        case OPT_DETERMINISTIC:
+            o->deterministic = true;
             break;
         case OPT_NO_COLOR:
             o->no_color = true;
@@ -352,10 +359,11 @@ int options_check_mode(const options *o, bool attach)
                            : o->verbose               ? "-v"
                                                       : NULL;
     if (attach) {
-        const char *bad = o->no_ui         ? "--no-ui"
-                          : o->config_path ? "--config"
-                          : o->seed_given  ? "--seed"
-                                           : headless;
+        const char *bad = o->no_ui           ? "--no-ui"
+                          : o->config_path   ? "--config"
+                          : o->seed_given    ? "--seed"
+                          : o->deterministic ? "--deterministic"
+                                             : headless;
         if (bad) {
             fprintf(stderr,
                     "lcmon: attach: %s does not apply (attach takes --theme, --no-color, "

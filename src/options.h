@@ -16,6 +16,7 @@ typedef struct options {
     double max_seconds;       /* 0: run until stopped or finished */
     bool seed_given;          /* --seed: pins the seed over the config's */
     unsigned long long seed;
+    bool deterministic; /* --deterministic: deterministic mode over the config's */
     double status_interval;
     bool status_interval_given;
     bool quiet;

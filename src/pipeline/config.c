@@ -328,6 +328,8 @@ int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error
         (*out)->seed = src->seed;
         (*out)->seed_pinned = true;
     }
+    if (rc == 0 && src->deterministic)
+        (*out)->deterministic = true;
     return rc;
 }
 

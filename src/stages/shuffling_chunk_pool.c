@@ -133,6 +133,45 @@ static int pool_config_check(void *p, lc_error *err)
     return rc;
 }
 
+/* A draw made into a chunk item: from the store, or read (false: nothing
+ * to hand on, the chunk dropped or, with Hanse sampling, not taken). */
+static bool load_draw(lc_stage *s, lc_pack_ctx *pack, draw *d, lc_chunk_item *item)
+{
+    pool *p = s->priv;
+    *item = (lc_chunk_item){
+        .use_count = d->use,
+        .global_index = d->global,
+        .source = d->src,
+        .member = d->member,
+    };
+    if (d->packed) {
+        atomic_fetch_add(&p->store.hits, 1);
+        item->packed = d->packed;
+        item->version = lc_packed_chunk_version(d->packed);
+        item->n_records = lc_packed_chunk_positions(d->packed);
+        item->flags = LC_ITEM_CHECKED;
+        return true;
+    }
+    bool rejected = false;
+    bool loaded = lc_chunk_pool_load(s, pack, d, item, &rejected);
+    if (d->weigh && lc_stage_in_turns(s)) { /* judged: the next draw may be made */
+        lc_mutex_lock(&p->mu);
+        p->weighing--;
+        lc_cond_broadcast(&p->cond);
+        lc_mutex_unlock(&p->mu);
+    }
+    if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
+        lc_item_chunk.dispose(item);
+        return false;
+    }
+    if (!loaded)
+        lc_chunk_source_unref(d->src);
+    return loaded;
+}
+
+/* A loading thread: draw, load, emit. In deterministic mode the draws are
+ * handed on in the order they were made (stage.h's turns; the ticket is
+ * taken with the draw, under mu). */
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -141,42 +180,31 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_pack_ctx *pack = lc_chunk_store_on(&p->store)
                             ? lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, c->store_block)
                             : NULL;
+    bool turns = lc_stage_in_turns(s);
     while (lc_run_state_check(&s->run, meter)) {
         draw d = {0};
         lc_mutex_lock(&p->mu);
         bool ok = lc_chunk_pool_draw_locked(s, p, &d, meter);
+        uint64_t ticket = ok && turns ? lc_stage_ticket(s) : 0;
         lc_mutex_unlock(&p->mu);
         if (!ok)
             break;
-        lc_chunk_item item = {
-            .use_count = d.use,
-            .global_index = d.global,
-            .source = d.src,
-            .member = d.member,
-        };
-        if (d.packed) {
-            atomic_fetch_add(&p->store.hits, 1);
-            item.packed = d.packed;
-            item.version = lc_packed_chunk_version(d.packed);
-            item.n_records = lc_packed_chunk_positions(d.packed);
-            item.flags = LC_ITEM_CHECKED;
-        } else {
-            bool rejected = false;
-            bool loaded = lc_chunk_pool_load(s, pack, &d, &item, &rejected);
-            if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
+        lc_chunk_item item;
+        bool have = load_draw(s, pack, &d, &item);
+        if (turns && !lc_stage_turn_wait(s, ticket, meter)) {
+            if (have)
                 lc_item_chunk.dispose(&item);
-                continue;
-            }
-            if (!loaded) {
-                lc_chunk_source_unref(d.src);
-                continue;
-            }
+            break;
         }
-        if (lc_stage_emit(s, &item, meter) != 0) {
+        bool emitted = have && lc_stage_emit(s, &item, meter) == 0;
+        if (turns)
+            lc_stage_turn_end(s);
+        if (have && !emitted) {
             lc_item_chunk.dispose(&item);
             break;
         }
-        atomic_fetch_add(&p->n_emitted, 1);
+        if (emitted)
+            atomic_fetch_add(&p->n_emitted, 1);
     }
     lc_pack_ctx_free(pack);
 }
