@@ -169,9 +169,29 @@ static bool load_draw(lc_stage *s, lc_pack_ctx *pack, draw *d, lc_chunk_item *it
     return loaded;
 }
 
+/* Draws a turn in deterministic mode: fewer hand-offs between the loading
+ * threads (a turn costs a wake-up) without changing the sequence. */
+#define TURN_DRAWS 8
+
+/* Draw up to `most` chunks under mu. After the first, only while the next
+ * draw cannot wait (which would let go of mu: another thread's draw would
+ * come between); Hanse sampling draws one at a time (its rejections let go
+ * of mu now and then). */
+static unsigned draw_some(lc_stage *s, pool *p, draw *d, unsigned most, lc_load_meter *meter)
+{
+    unsigned n = 0;
+    while (n < most && (n == 0 || (p->initial_done && p->win.in_window > 0))) {
+        d[n] = (draw){0};
+        if (!lc_chunk_pool_draw_locked(s, p, &d[n], meter))
+            break;
+        n++;
+    }
+    return n;
+}
+
 /* A loading thread: draw, load, emit. In deterministic mode the draws are
  * handed on in the order they were made (stage.h's turns; the ticket is
- * taken with the draw, under mu). */
+ * taken with the draws, under mu). */
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -181,30 +201,32 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                             ? lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, c->store_block)
                             : NULL;
     bool turns = lc_stage_in_turns(s);
-    while (lc_run_state_check(&s->run, meter)) {
-        draw d = {0};
+    unsigned most = turns && !p->hanse.cfg ? TURN_DRAWS : 1;
+    draw d[TURN_DRAWS];
+    lc_chunk_item items[TURN_DRAWS];
+    bool have[TURN_DRAWS], open = true;
+    while (open && lc_run_state_check(&s->run, meter)) {
         lc_mutex_lock(&p->mu);
-        bool ok = lc_chunk_pool_draw_locked(s, p, &d, meter);
-        uint64_t ticket = ok && turns ? lc_stage_ticket(s) : 0;
+        unsigned n = draw_some(s, p, d, most, meter);
+        uint64_t ticket = n && turns ? lc_stage_ticket(s) : 0;
         lc_mutex_unlock(&p->mu);
-        if (!ok)
+        if (n == 0)
             break;
-        lc_chunk_item item;
-        bool have = load_draw(s, pack, &d, &item);
-        if (turns && !lc_stage_turn_wait(s, ticket, meter)) {
-            if (have)
-                lc_item_chunk.dispose(&item);
-            break;
+        for (unsigned i = 0; i < n; i++)
+            have[i] = load_draw(s, pack, &d[i], &items[i]);
+        bool mine = !turns || lc_stage_turn_wait(s, ticket, meter);
+        for (unsigned i = 0; i < n; i++) {
+            if (!have[i])
+                continue;
+            if (mine && open && lc_stage_emit(s, &items[i], meter) == 0) {
+                atomic_fetch_add(&p->n_emitted, 1);
+                continue;
+            }
+            lc_item_chunk.dispose(&items[i]);
+            open = false;
         }
-        bool emitted = have && lc_stage_emit(s, &item, meter) == 0;
-        if (turns)
+        if (turns && mine)
             lc_stage_turn_end(s);
-        if (have && !emitted) {
-            lc_item_chunk.dispose(&item);
-            break;
-        }
-        if (emitted)
-            atomic_fetch_add(&p->n_emitted, 1);
     }
     lc_pack_ctx_free(pack);
 }

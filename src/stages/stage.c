@@ -281,6 +281,14 @@ bool lc_stage_in_turns(const lc_stage *s)
     return s->env && s->env->deterministic && s->pool.n > 1;
 }
 
+void lc_stage_warn_unordered(const lc_stage *s, unsigned threads)
+{
+    if (s->env && s->env->deterministic && threads > 1)
+        LC_WARN("%s: deterministic mode does not order this stage's %u threads: its output "
+                "follows their timing (threads: 1 gives the same stream on every run)",
+                s->name, threads);
+}
+
 void lc_stage_take_begin(lc_stage *s, lc_load_meter *meter)
 {
     lc_load_idle(meter);

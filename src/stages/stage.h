@@ -282,6 +282,10 @@ int lc_stage_state(lc_stage *s);
  * not to be ended, nor anything handed on).
  */
 bool lc_stage_in_turns(const lc_stage *s);
+/* At init, for a stage whose threads deterministic mode does not order
+ * (the chess-transformer family): a warning in deterministic mode when it
+ * has several (threads: 1 gives the same stream on every run). */
+void lc_stage_warn_unordered(const lc_stage *s, unsigned threads);
 void lc_stage_take_begin(lc_stage *s, lc_load_meter *meter);
 uint64_t lc_stage_take_end(lc_stage *s);
 uint64_t lc_stage_ticket(lc_stage *s);
