@@ -355,9 +355,12 @@ int main(int argc, char **argv)
     lc_error err;
     lc_error_clear(&err);
     /* Read again as it is here on a reload (the screen's R, `lcmon ctl reload`),
-     * with --seed and --anchor over it. */
-    lc_config_source src = {
-        .path = o.config_path, .seed_given = o.seed_given, .seed = o.seed, .anchor = o.anchor};
+     * with --seed, --anchor and --deterministic over it. */
+    lc_config_source src = {.path = o.config_path,
+                            .seed_given = o.seed_given,
+                            .seed = o.seed,
+                            .anchor = o.anchor,
+                            .deterministic = o.deterministic};
     rc = lc_config_source_load(&src, &cfg, &err);
     if (rc != 0) {
         /* On a terminal the screen shows the problems (and lcmon exits 1

@@ -56,6 +56,8 @@ static void usage(FILE *f)
             "  --anchor KEY            the chunk pool's anchor, over the config's anchor:\n"
             "                          the initial load counts the games after KEY (the key\n"
             "                          a checkpoint stored: how a trainer resumes)\n"
+            "  --deterministic         the same stream on every run at any thread count (with\n"
+            "                          a pinned seed and the same files), at a cost in speed\n"
             "  --status-interval S     seconds between status lines (default 1; 0 = none)\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
             "  --log-file FILE         also append log lines to FILE\n"
@@ -97,6 +99,7 @@ enum {
     OPT_MAX_SECONDS,
     OPT_SEED,
     OPT_ANCHOR,
+    OPT_DETERMINISTIC,
     OPT_STATUS_INTERVAL,
     OPT_LOG_LEVEL,
     OPT_LOG_FILE,
@@ -254,6 +257,7 @@ int options_parse(int argc, char **argv, options *o)
         {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"anchor", required_argument, NULL, OPT_ANCHOR},
+        {"deterministic", no_argument, NULL, OPT_DETERMINISTIC},
         {"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
@@ -310,6 +314,9 @@ int options_parse(int argc, char **argv, options *o)
         case OPT_QUIET:
             o->quiet = true;
             break;
+        case OPT_DETERMINISTIC:
+            o->deterministic = true;
+            break;
         case OPT_NO_COLOR:
             o->no_color = true;
             break;
@@ -365,11 +372,12 @@ int options_check_mode(const options *o, bool attach)
                            : o->verbose               ? "-v"
                                                       : NULL;
     if (attach) {
-        const char *bad = o->no_ui         ? "--no-ui"
-                          : o->config_path ? "--config"
-                          : o->seed_given  ? "--seed"
-                          : o->anchor      ? "--anchor"
-                                           : headless;
+        const char *bad = o->no_ui           ? "--no-ui"
+                          : o->config_path   ? "--config"
+                          : o->seed_given    ? "--seed"
+                          : o->anchor        ? "--anchor"
+                          : o->deterministic ? "--deterministic"
+                                             : headless;
         if (bad) {
             fprintf(stderr,
                     "lcmon: attach: %s does not apply (attach takes --theme, --no-color, "

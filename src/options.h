@@ -17,6 +17,7 @@ typedef struct options {
     bool seed_given;          /* --seed: pins the seed over the config's */
     unsigned long long seed;
     const char *anchor; /* --anchor KEY: the pool's anchor, over the config's */
+    bool deterministic; /* --deterministic: deterministic mode over the config's */
     double status_interval;
     bool status_interval_given;
     bool quiet;

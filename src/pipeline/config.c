@@ -359,6 +359,8 @@ int lc_config_source_load(const lc_config_source *src, lc_config **out, lc_error
         lc_config_free(*out);
         *out = NULL;
     }
+    if (rc == 0 && src->deterministic)
+        (*out)->deterministic = true;
     return rc;
 }
 

@@ -79,8 +79,9 @@ typedef struct lc_stage_config {
 typedef struct lc_config {
     lc_stage_config *stages;
     unsigned n_stages;
-    uint64_t seed;    /* when seed_pinned */
-    bool seed_pinned; /* seed: (or --seed) given; else each start draws one */
+    uint64_t seed;      /* when seed_pinned */
+    bool seed_pinned;   /* seed: (or --seed) given; else each start draws one */
+    bool deterministic; /* stages keep their input's order (stages/stage.h's turns) */
     uint32_t metrics_interval_ms;
     int64_t rank;                 /* -1: take it from the environment */
     int64_t world_size;           /* -1: take it from the environment */
@@ -114,6 +115,7 @@ typedef struct lc_config_source {
      * setting (the shuffling_chunk_pool), over the file's; NULL: none. A
      * configuration with no such stage is refused (LC_ECONFIG). */
     const char *anchor;
+    bool deterministic; /* --deterministic: deterministic mode whatever the file says */
 } lc_config_source;
 
 /* Load src's configuration and apply its overrides (what lcmon does at

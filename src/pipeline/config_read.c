@@ -80,6 +80,10 @@ static const lc_setting top_rows[] = {
      .off = "a new one at each start, logged",
      .meaning = "pins every random choice (--seed N pins one too)",
      .example = "42"},
+    LC_SETTING_ROW(lc_config, deterministic, "deterministic", LC_SETTING_BOOL, "false",
+                   "the same stream on every run at any thread count, for a pinned seed and the "
+                   "same files (--deterministic too); costs speed",
+                   "true"),
     LC_SETTING_ROW_RANGE(lc_config, metrics_interval_ms, "metrics_interval_ms", LC_SETTING_WHOLE,
                          "100", 10, 10000, "milliseconds between two metrics snapshots", "250"),
     {.key = "rank",

@@ -109,6 +109,7 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     if (!cfg->seed_pinned &&
         getrandom(&p->env.seed, sizeof p->env.seed, GRND_NONBLOCK) != (ssize_t)sizeof p->env.seed)
         p->env.seed = p->env.run_id * 0x9e3779b97f4a7c15u;
+    p->env.deterministic = cfg->deterministic;
     p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
     p->env.stage_finished_ctx = p;
@@ -262,8 +263,9 @@ int lc_pipeline_start(lc_pipeline *p, lc_error *err)
     lc_mutex_lock(&p->metrics_mu);
     lc_metric_windows_start(p->windows, p->start_time);
     lc_mutex_unlock(&p->metrics_mu);
-    LC_INFO("run %016llx, seed %llu%s", (unsigned long long)p->env.run_id,
-            (unsigned long long)p->env.seed, p->cfg->seed_pinned ? "" : " (drawn for this run)");
+    LC_INFO("run %016llx, seed %llu%s%s", (unsigned long long)p->env.run_id,
+            (unsigned long long)p->env.seed, p->cfg->seed_pinned ? "" : " (drawn for this run)",
+            p->env.deterministic ? ", deterministic" : "");
     if (p->env.world_size > 1)
         LC_INFO("serving share %u of %u (rank from %s)", p->env.rank, p->env.world_size,
                 p->env.rank_source);

@@ -14,6 +14,8 @@ void lc_batch_sink_init(lc_batch_sink *k, const lc_batch_layout *layout, unsigne
 
 void lc_batch_sink_fini(lc_batch_sink *k)
 {
+    lc_batch_free(k->held);
+    k->held = NULL;
     lc_batch_pool_unref(k->pool);
     k->pool = NULL;
 }
@@ -42,6 +44,21 @@ static bool emit(lc_batcher *bt, lc_batch *b, uint32_t flags, lc_load_meter *met
     atomic_fetch_add(&bt->sink->n_batches, 1);
     atomic_fetch_add(&bt->sink->n_rows, rows);
     return true;
+}
+
+/* A recycled buffer as the last batch of a run: its rows, the unused ones
+ * cleared. Returns b. */
+static lc_batch *partial(lc_batch *b, uint64_t rows)
+{
+    const lc_batch_layout *l = b->layout;
+    b->rows = rows;
+    for (uint32_t i = 0; i < l->n_tensors; i++) {
+        const lc_tensor_desc *d = &l->tensors[i];
+        uint64_t row_bytes = d->nbytes / l->batch_size;
+        memset((uint8_t *)lc_batch_tensor(b, i) + rows * row_bytes, 0,
+               (l->batch_size - rows) * row_bytes);
+    }
+    return b;
 }
 
 lc_batch *lc_batcher_row(lc_batcher *bt, uint64_t *row)
@@ -74,6 +91,10 @@ bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter)
     lc_batch *full = bt->b;
     bt->b = NULL;
     bt->row = 0;
+    if (bt->turns) {
+        bt->ready = full;
+        return true;
+    }
     if (bt->hold) {
         bt->held = full;
         return true;
@@ -84,6 +105,8 @@ bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter)
 void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
 {
     bool stopping = lc_run_state_stopping(&bt->stage->run);
+    lc_batch_free(bt->ready); /* in turns: a stop before its turn */
+    bt->ready = NULL;
     lc_batch *b = bt->b;
     uint64_t rows = bt->row;
     bt->b = NULL;
@@ -103,14 +126,36 @@ void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
     }
     if (!b)
         return;
-    /* A recycled buffer: clear the rows this last batch does not use. */
-    const lc_batch_layout *l = b->layout;
-    b->rows = rows;
-    for (uint32_t i = 0; i < l->n_tensors; i++) {
-        const lc_tensor_desc *d = &l->tensors[i];
-        uint64_t row_bytes = d->nbytes / l->batch_size;
-        memset((uint8_t *)lc_batch_tensor(b, i) + rows * row_bytes, 0,
-               (l->batch_size - rows) * row_bytes);
-    }
+    partial(b, rows);
     emit(bt, b, bt->hold ? LC_ITEM_END_OF_STREAM : 0, meter);
+}
+
+bool lc_batcher_hand_on(lc_batcher *bt, uint64_t ticket, bool last, lc_load_meter *meter)
+{
+    lc_batch *b = bt->ready;
+    bt->ready = NULL;
+    if (last && bt->b) {
+        if (bt->row)
+            b = partial(bt->b, bt->row);
+        else
+            lc_batch_free(bt->b);
+        bt->b = NULL;
+        bt->row = 0;
+    }
+    if (!lc_stage_turn_wait(bt->stage, ticket, meter)) {
+        lc_batch_free(b);
+        return false;
+    }
+    lc_batch_sink *k = bt->sink;
+    lc_batch *h = k->held;
+    k->held = NULL;
+    bool ok = !h || emit(bt, h, last && !b ? LC_ITEM_END_OF_STREAM : 0, meter);
+    if (!ok)
+        lc_batch_free(b);
+    else if (b && last)
+        ok = emit(bt, b, LC_ITEM_END_OF_STREAM, meter);
+    else
+        k->held = b;
+    lc_stage_turn_end(bt->stage);
+    return ok;
 }

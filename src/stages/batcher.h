@@ -13,6 +13,13 @@
  * last batch of a run carries LC_ITEM_END_OF_STREAM even when the run fills
  * it exactly. lc_batcher_finish emits what is left: the held batch, then a
  * partial batch (rows < batch size, the unused rows zeroed).
+ *
+ * Deterministic mode (stage.h's turns), for a stage of several workers:
+ * each worker takes the inputs of one batch at a time with a ticket and
+ * fills its rows (turns true: a full batch is kept back, not emitted), then
+ * lc_batcher_hand_on hands it on at the ticket's turn. The sink holds the
+ * batch handed on last until the next turn, as one worker holds it, so that
+ * the last batch of a run carries LC_ITEM_END_OF_STREAM here too.
  */
 #ifndef LC_STAGES_BATCHER_H
 #define LC_STAGES_BATCHER_H
@@ -28,6 +35,7 @@ typedef struct lc_batch_sink {
     lc_batch_pool *pool;                    /* recycled buffers: every byte of a row is written */
     atomic_uint_fast64_t seq;               /* next batch number */
     atomic_uint_fast64_t n_batches, n_rows; /* since the last flush */
+    lc_batch *held;                         /* in turns: the batch handed on last */
 } lc_batch_sink;
 
 /* Keeps up to 2 * threads + 16 idle buffers: enough for the output queue,
@@ -44,6 +52,8 @@ typedef struct lc_batcher {
     lc_batch *b;    /* the batch being filled, NULL before its first row */
     lc_batch *held; /* a full batch waiting (hold mode) */
     uint64_t row;   /* next row of b */
+    bool turns;     /* deterministic mode: full batches wait in ready for the turn */
+    lc_batch *ready;
 } lc_batcher;
 
 void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold);
@@ -56,6 +66,10 @@ lc_batch *lc_batcher_replace(lc_batcher *bt, lc_batch *b);
 /* The row is written: count it, and emit a batch that is due. False when
  * the output closed (the batch is freed; the worker should return). */
 bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter);
+/* In turns: wait for the ticket's turn and hand on the full batch made
+ * since the last call (last: the input ended, hand on the rows there are,
+ * ending the stream). False when the output closed or the stage stops. */
+bool lc_batcher_hand_on(lc_batcher *bt, uint64_t ticket, bool last, lc_load_meter *meter);
 /* At the end of the input: emit what is left unless the stage is stopping
  * (then it is freed), and release everything. */
 void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter);

@@ -62,6 +62,10 @@ typedef struct pool {
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
     lc_hanse hanse;           /* Hanse sampling (stages/hanse.h) */
     int64_t newest_mtime_ns;  /* order mtime: win.newest_key's file's (-1: unknown); mu */
+    /* Deterministic mode with Hanse sampling: draws whose weight is being
+     * computed; no other draw is made meanwhile, so that every judgement
+     * sees the weights one loading thread would have seen (mu). */
+    unsigned weighing;
 } pool;
 
 /* What a draw hands a loading thread. */

@@ -40,7 +40,7 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
     for (;;) {
         if (lc_run_state_stopping(&s->run))
             return false;
-        if (!p->initial_done || p->win.in_window == 0) {
+        if (!p->initial_done || p->win.in_window == 0 || p->weighing) {
             if (p->input_closed && p->initial_done && p->win.in_window == 0)
                 return false; /* nothing will ever come */
             lc_load_idle(meter);
@@ -86,6 +86,8 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
                 continue;
             }
         }
+        if (d->weigh && lc_stage_in_turns(s))
+            p->weighing++;
         atomic_fetch_add(&p->n_emitted_total, 1);
         d->src = lc_chunk_source_ref(e->src);
         d->member = m;

@@ -553,6 +553,7 @@ static void rescorer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     /* Blocks of 16 (stage.h): the hand-offs cost more than a chunk's work. */
     lc_stage_inbox_init(&ib, s->input, 16);
     lc_stage_outbox_init(&ob, s, 16);
+    lc_stage_inbox_in_turns(&ib, s, &ob); /* deterministic mode: the input's order */
     lc_chunk_item c;
     bool open = true;
     while (open && lc_run_state_check(&s->run, meter) &&

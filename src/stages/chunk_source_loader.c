@@ -20,6 +20,10 @@
  * came before it, and the thread that takes it waits until that many initial
  * files are done (emitted or skipped) before passing it on, with the number
  * of sources actually emitted.
+ *
+ * Deterministic mode (stage.h's turns): with several threads the sources
+ * leave in the order of their paths, as with one (the chunk pool sorts the
+ * initial ones anyway; a chunk_reader takes them as they come).
  */
 #include "stages/stage.h"
 
@@ -204,44 +208,82 @@ static void warn_nothing_loaded(lc_stage *s, loader *ld, uint64_t files)
             s->name, (unsigned long long)files, why);
 }
 
+/* The next path, in deterministic mode with its ticket (stage.h's turns). */
+static int take_path(lc_stage *s, bool turns, lc_path_item *in, uint64_t *ticket,
+                     lc_load_meter *meter)
+{
+    if (!turns)
+        return lc_queue_get(s->input, in, meter);
+    lc_stage_take_begin(s, meter);
+    int rc = lc_queue_get(s->input, in, meter);
+    if (rc != 0) {
+        lc_mutex_unlock(&s->turns.take_mu);
+        return rc;
+    }
+    *ticket = lc_stage_take_end(s);
+    return 0;
+}
+
+/* The scan-done marker, once every initial file is done. */
+static bool pass_marker(lc_stage *s, const lc_path_item *in, lc_load_meter *meter)
+{
+    loader *ld = s->priv;
+    lc_load_idle(meter);
+    lc_mutex_lock(&ld->mu);
+    while (ld->initial_done < in->seq && !lc_run_state_stopping(&s->run))
+        lc_cond_wait(&ld->cond, &ld->mu);
+    uint64_t emitted = ld->initial_emitted;
+    lc_mutex_unlock(&ld->mu);
+    if (emitted == 0)
+        warn_nothing_loaded(s, ld, in->seq);
+    lc_load_busy(meter);
+    lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
+    if (lc_stage_emit_marker(s, &marker, meter) != 0)
+        return false;
+    LC_INFO("%s: initial scan loaded: %llu sources", s->name, (unsigned long long)emitted);
+    return true;
+}
+
+/* In deterministic mode the sources leave in the order of their paths: a
+ * worker opens its file alongside the others, then waits for its turn. */
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
     loader *ld = s->priv;
+    bool turns = lc_stage_in_turns(s);
+    uint64_t ticket = 0;
     lc_path_item in;
-    while (lc_run_state_check(&s->run, meter) && lc_queue_get(s->input, &in, meter) == 0) {
+    while (lc_run_state_check(&s->run, meter) && take_path(s, turns, &in, &ticket, meter) == 0) {
         if (in.flags & LC_ITEM_SCAN_DONE) {
-            lc_load_idle(meter);
-            lc_mutex_lock(&ld->mu);
-            while (ld->initial_done < in.seq && !lc_run_state_stopping(&s->run))
-                lc_cond_wait(&ld->cond, &ld->mu);
-            uint64_t emitted = ld->initial_emitted;
-            lc_mutex_unlock(&ld->mu);
-            if (emitted == 0)
-                warn_nothing_loaded(s, ld, in.seq);
-            lc_load_busy(meter);
-            lc_source_item marker = {.source = NULL, .flags = LC_ITEM_SCAN_DONE, .seq = emitted};
-            if (lc_stage_emit_marker(s, &marker, meter) != 0)
+            if (turns && !lc_stage_turn_wait(s, ticket, meter))
                 return;
-            LC_INFO("%s: initial scan loaded: %llu sources", s->name, (unsigned long long)emitted);
+            bool ok = pass_marker(s, &in, meter);
+            if (turns)
+                lc_stage_turn_end(s);
+            if (!ok)
+                return;
             continue;
         }
         lc_chunk_source *src;
         file_outcome outcome = open_source(s, ld, in.path, &src);
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
-        if (src) {
-            lc_source_item out = {
-                .source = src, .flags = in.flags & LC_ITEM_INITIAL, .seq = in.seq};
-            if (lc_stage_emit(s, &out, meter) != 0) {
-                lc_chunk_source_unref(src);
-                if (initial)
-                    initial_file_done(ld, FILE_UNREADABLE);
-                return;
-            }
+        if (turns && !lc_stage_turn_wait(s, ticket, meter)) {
+            lc_chunk_source_unref(src);
+            return;
+        }
+        lc_source_item out = {.source = src, .flags = in.flags & LC_ITEM_INITIAL, .seq = in.seq};
+        bool ok = !src || lc_stage_emit(s, &out, meter) == 0;
+        if (!ok) {
+            lc_chunk_source_unref(src);
+            outcome = FILE_UNREADABLE;
         }
         if (initial)
             initial_file_done(ld, outcome);
+        if (turns)
+            lc_stage_turn_end(s);
+        if (!ok)
+            return;
     }
 }
 

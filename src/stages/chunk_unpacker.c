@@ -445,6 +445,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_stage_outbox ob;
     lc_stage_inbox_init(&ib, s->input, 8);
     lc_stage_outbox_init(&ob, s, 64);
+    lc_stage_inbox_in_turns(&ib, s, &ob); /* deterministic mode: the input's order */
     lc_chunk_item c;
     while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &c, &ob, meter) == 0) {
         if (c.n_records > cap) {

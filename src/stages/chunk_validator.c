@@ -45,6 +45,7 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_stage_outbox ob;
     lc_stage_inbox_init(&ib, s->input, 8);
     lc_stage_outbox_init(&ob, s, 8);
+    lc_stage_inbox_in_turns(&ib, s, &ob); /* deterministic mode: the input's order */
     lc_chunk_item c;
     bool open = true;
     while (open && lc_run_state_check(&s->run, meter) &&

@@ -406,6 +406,7 @@ static int tokenizer_init(lc_stage *s, lc_error *err)
 {
     tokenizer *t = s->priv;
     const tokenizer_config *c = s->config;
+    lc_stage_warn_unordered(s, c->threads);
     if (c->shuffle_buffer > 0) {
         /* The pages of a buffer are only touched as it fills. */
         t->share = c->shuffle_buffer / c->threads ? c->shuffle_buffer / c->threads : 1;

@@ -359,6 +359,7 @@ static int source_init(lc_stage *s, lc_error *err)
     lc_cond_init(&g->cond);
     const source_config *c = s->config;
     lc_epoch_files_init(&g->files, s->name, c->path, &g->mu, &g->cond);
+    lc_stage_warn_unordered(s, c->threads);
     return 0;
 }
 

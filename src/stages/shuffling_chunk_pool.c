@@ -139,6 +139,65 @@ static int pool_config_check(void *p, lc_error *err)
     return rc;
 }
 
+/* A draw made into a chunk item: from the store, or read (false: nothing
+ * to hand on, the chunk dropped or, with Hanse sampling, not taken). */
+static bool load_draw(lc_stage *s, lc_pack_ctx *pack, draw *d, lc_chunk_item *item)
+{
+    pool *p = s->priv;
+    *item = (lc_chunk_item){
+        .use_count = d->use,
+        .global_index = d->global,
+        .source = d->src,
+        .member = d->member,
+    };
+    if (d->packed) {
+        atomic_fetch_add(&p->store.hits, 1);
+        item->packed = d->packed;
+        item->version = lc_packed_chunk_version(d->packed);
+        item->n_records = lc_packed_chunk_positions(d->packed);
+        item->flags = LC_ITEM_CHECKED;
+        return true;
+    }
+    bool rejected = false;
+    bool loaded = lc_chunk_pool_load(s, pack, d, item, &rejected);
+    if (d->weigh && lc_stage_in_turns(s)) { /* judged: the next draw may be made */
+        lc_mutex_lock(&p->mu);
+        p->weighing--;
+        lc_cond_broadcast(&p->cond);
+        lc_mutex_unlock(&p->mu);
+    }
+    if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
+        lc_item_chunk.dispose(item);
+        return false;
+    }
+    if (!loaded)
+        lc_chunk_source_unref(d->src);
+    return loaded;
+}
+
+/* Draws a turn in deterministic mode: fewer hand-offs between the loading
+ * threads (a turn costs a wake-up) without changing the sequence. */
+#define TURN_DRAWS 8
+
+/* Draw up to `most` chunks under mu. After the first, only while the next
+ * draw cannot wait (which would let go of mu: another thread's draw would
+ * come between); Hanse sampling draws one at a time (its rejections let go
+ * of mu now and then). */
+static unsigned draw_some(lc_stage *s, pool *p, draw *d, unsigned most, lc_load_meter *meter)
+{
+    unsigned n = 0;
+    while (n < most && (n == 0 || (p->initial_done && p->win.in_window > 0))) {
+        d[n] = (draw){0};
+        if (!lc_chunk_pool_draw_locked(s, p, &d[n], meter))
+            break;
+        n++;
+    }
+    return n;
+}
+
+/* A loading thread: draw, load, emit. In deterministic mode the draws are
+ * handed on in the order they were made (stage.h's turns; the ticket is
+ * taken with the draws, under mu). */
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -147,42 +206,33 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_pack_ctx *pack = lc_chunk_store_on(&p->store)
                             ? lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, c->store_block)
                             : NULL;
-    while (lc_run_state_check(&s->run, meter)) {
-        draw d = {0};
+    bool turns = lc_stage_in_turns(s);
+    unsigned most = turns && !p->hanse.cfg ? TURN_DRAWS : 1;
+    draw d[TURN_DRAWS];
+    lc_chunk_item items[TURN_DRAWS];
+    bool have[TURN_DRAWS], open = true;
+    while (open && lc_run_state_check(&s->run, meter)) {
         lc_mutex_lock(&p->mu);
-        bool ok = lc_chunk_pool_draw_locked(s, p, &d, meter);
+        unsigned n = draw_some(s, p, d, most, meter);
+        uint64_t ticket = n && turns ? lc_stage_ticket(s) : 0;
         lc_mutex_unlock(&p->mu);
-        if (!ok)
+        if (n == 0)
             break;
-        lc_chunk_item item = {
-            .use_count = d.use,
-            .global_index = d.global,
-            .source = d.src,
-            .member = d.member,
-        };
-        if (d.packed) {
-            atomic_fetch_add(&p->store.hits, 1);
-            item.packed = d.packed;
-            item.version = lc_packed_chunk_version(d.packed);
-            item.n_records = lc_packed_chunk_positions(d.packed);
-            item.flags = LC_ITEM_CHECKED;
-        } else {
-            bool rejected = false;
-            bool loaded = lc_chunk_pool_load(s, pack, &d, &item, &rejected);
-            if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
-                lc_item_chunk.dispose(&item);
+        for (unsigned i = 0; i < n; i++)
+            have[i] = load_draw(s, pack, &d[i], &items[i]);
+        bool mine = !turns || lc_stage_turn_wait(s, ticket, meter);
+        for (unsigned i = 0; i < n; i++) {
+            if (!have[i])
+                continue;
+            if (mine && open && lc_stage_emit(s, &items[i], meter) == 0) {
+                atomic_fetch_add(&p->n_emitted, 1);
                 continue;
             }
-            if (!loaded) {
-                lc_chunk_source_unref(d.src);
-                continue;
-            }
+            lc_item_chunk.dispose(&items[i]);
+            open = false;
         }
-        if (lc_stage_emit(s, &item, meter) != 0) {
-            lc_item_chunk.dispose(&item);
-            break;
-        }
-        atomic_fetch_add(&p->n_emitted, 1);
+        if (turns && mine)
+            lc_stage_turn_end(s);
     }
     lc_pack_ctx_free(pack);
 }

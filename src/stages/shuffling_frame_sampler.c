@@ -31,6 +31,11 @@
  * frames on sooner. The blocks move a frame by less than a block (64),
  * negligible while a share is much larger than that (R / N of 8192 and
  * up). The multiset of frames a finite run emits is the same with any N.
+ *
+ * Deterministic mode (stage.h's env->deterministic): which frames a share
+ * gets depends on the threads' timing, so the sampler keeps one reservoir
+ * of R slots, drawn by worker 0 as with `threads: 1`, and the other
+ * workers return at once: the same stream at any thread count.
  */
 #include "stages/stage.h"
 
@@ -102,6 +107,8 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     sampler *sm = s->priv;
     const sampler_config *c = s->config;
+    if (index >= sm->n_shares)
+        return; /* deterministic mode: one reservoir */
     share *sh = &sm->shares[index];
     lc_rng rng;
     /* Worker 0 draws as the one-thread sampler always has. */
@@ -156,10 +163,15 @@ static int sampler_init(lc_stage *s, lc_error *err)
 {
     sampler *sm = s->priv;
     const sampler_config *c = s->config;
-    sm->shares = lc_xcalloc(c->threads, sizeof *sm->shares);
-    sm->n_shares = c->threads;
-    for (unsigned i = 0; i < c->threads; i++) {
-        uint64_t n = c->reservoir_size / c->threads + (i < c->reservoir_size % c->threads);
+    unsigned shares = s->env && s->env->deterministic ? 1 : c->threads;
+    if (shares < c->threads)
+        LC_INFO("%s: deterministic: one reservoir of %llu frames, drawn by one of the %u "
+                "threads",
+                s->name, (unsigned long long)c->reservoir_size, c->threads);
+    sm->shares = lc_xcalloc(shares, sizeof *sm->shares);
+    sm->n_shares = shares;
+    for (unsigned i = 0; i < shares; i++) {
+        uint64_t n = c->reservoir_size / shares + (i < c->reservoir_size % shares);
         if (lc_reservoir_init(&sm->shares[i].res, sizeof(lc_frame), n) != 0) {
             free_shares(sm);
             return lc_error_set(err, -ENOMEM,

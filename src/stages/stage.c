@@ -150,6 +150,10 @@ int lc_stage_init_inputs(lc_stage *s, const lc_stage_class *cls, const char *nam
     }
     s->output = s->n_outputs ? s->outputs[0] : NULL;
     s->output_name = s->n_outputs ? s->output_names[0] : NULL;
+    lc_mutex_init(&s->turns.take_mu);
+    lc_mutex_init(&s->turns.turn_mu);
+    lc_cond_init(&s->turns.turn_cond);
+    s->turns.ready = true;
     s->priv = lc_xcalloc(1, cls->priv_size ? cls->priv_size : 1);
     int rc = cls->init ? cls->init(s, err) : 0;
     if (rc != 0) {
@@ -188,6 +192,10 @@ void lc_stage_stop(lc_stage *s)
     s->started = false;
     if (s->cls->stop)
         s->cls->stop(s);
+    /* Wake the workers waiting for their turn: they see the stop. */
+    lc_mutex_lock(&s->turns.turn_mu);
+    lc_cond_broadcast(&s->turns.turn_cond);
+    lc_mutex_unlock(&s->turns.turn_mu);
     lc_worker_pool_join(&s->pool);
 }
 
@@ -203,6 +211,11 @@ void lc_stage_fini(lc_stage *s)
     }
     free(s->name);
     lc_run_state_fini(&s->run);
+    if (s->turns.ready) {
+        lc_cond_destroy(&s->turns.turn_cond);
+        lc_mutex_destroy(&s->turns.turn_mu);
+        lc_mutex_destroy(&s->turns.take_mu);
+    }
     memset(s, 0, sizeof *s);
 }
 
@@ -261,6 +274,65 @@ int lc_stage_emit_to(lc_stage *s, unsigned k, const void *item, lc_load_meter *m
     return rc;
 }
 
+/* ---- turns (deterministic mode) ---- */
+
+bool lc_stage_in_turns(const lc_stage *s)
+{
+    return s->env && s->env->deterministic && s->pool.n > 1;
+}
+
+void lc_stage_warn_unordered(const lc_stage *s, unsigned threads)
+{
+    if (s->env && s->env->deterministic && threads > 1)
+        LC_WARN("%s: deterministic mode does not order this stage's %u threads: its output "
+                "follows their timing (threads: 1 gives the same stream on every run)",
+                s->name, threads);
+}
+
+void lc_stage_take_begin(lc_stage *s, lc_load_meter *meter)
+{
+    lc_load_idle(meter);
+    lc_mutex_lock(&s->turns.take_mu);
+    lc_load_busy(meter);
+}
+
+uint64_t lc_stage_ticket(lc_stage *s)
+{
+    return s->turns.next_ticket++;
+}
+
+uint64_t lc_stage_take_end(lc_stage *s)
+{
+    uint64_t t = lc_stage_ticket(s);
+    lc_mutex_unlock(&s->turns.take_mu);
+    return t;
+}
+
+bool lc_stage_turn_wait(lc_stage *s, uint64_t ticket, lc_load_meter *meter)
+{
+    lc_mutex_lock(&s->turns.turn_mu);
+    bool waited = false;
+    while (s->turns.next_turn != ticket && !lc_run_state_stopping(&s->run)) {
+        if (!waited)
+            lc_load_idle(meter);
+        waited = true;
+        lc_cond_wait(&s->turns.turn_cond, &s->turns.turn_mu);
+    }
+    bool mine = s->turns.next_turn == ticket;
+    lc_mutex_unlock(&s->turns.turn_mu);
+    if (waited)
+        lc_load_busy(meter);
+    return mine && !lc_run_state_stopping(&s->run);
+}
+
+void lc_stage_turn_end(lc_stage *s)
+{
+    lc_mutex_lock(&s->turns.turn_mu);
+    s->turns.next_turn++;
+    lc_cond_broadcast(&s->turns.turn_cond);
+    lc_mutex_unlock(&s->turns.turn_mu);
+}
+
 /* ---- blocks of items ---- */
 
 static void dispose_items(const lc_item_type *t, unsigned char *items, size_t n)
@@ -277,9 +349,54 @@ void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap)
     in->items = lc_xmalloc(in->cap * size);
 }
 
+void lc_stage_inbox_in_turns(lc_stage_inbox *in, lc_stage *s, lc_stage_outbox *out)
+{
+    if (!lc_stage_in_turns(s))
+        return;
+    in->turns = s;
+    in->turn_out = out;
+    if (out)
+        out->grow = true;
+}
+
+/* In turns: hand on what the block taken last made, at its turn; false
+ * when stopping. */
+static bool inbox_turn(lc_stage_inbox *in, lc_load_meter *meter)
+{
+    if (!in->holding)
+        return true;
+    in->holding = false;
+    if (!lc_stage_turn_wait(in->turns, in->ticket, meter))
+        return false;
+    if (in->turn_out)
+        lc_stage_outbox_flush(in->turn_out, meter); /* a closed output shows at its next put */
+    lc_stage_turn_end(in->turns);
+    return true;
+}
+
+/* In turns: the next block, with its ticket. */
+static int inbox_take_in_turns(lc_stage_inbox *in, lc_load_meter *meter)
+{
+    if (!inbox_turn(in, meter))
+        return LC_ECLOSED;
+    lc_stage_take_begin(in->turns, meter);
+    int rc = lc_queue_get_many(in->q, in->items, in->cap, &in->n, meter);
+    if (rc != 0) {
+        lc_mutex_unlock(&in->turns->turns.take_mu);
+        return LC_ECLOSED;
+    }
+    in->ticket = lc_stage_take_end(in->turns);
+    in->holding = true;
+    return 0;
+}
+
 int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter)
 {
-    if (in->pos == in->n) {
+    if (in->pos == in->n && in->turns) {
+        in->pos = in->n = 0;
+        if (inbox_take_in_turns(in, meter) != 0)
+            return LC_ECLOSED;
+    } else if (in->pos == in->n) {
         in->pos = in->n = 0;
         int rc = -EAGAIN;
         if (out && out->n) {
@@ -300,6 +417,10 @@ int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_
 
 void lc_stage_inbox_fini(lc_stage_inbox *in)
 {
+    /* A worker that stops reading ends its turn: the others wait for it.
+     * What its outbox holds was made from the block: sent, unless stopping. */
+    if (in->turns)
+        inbox_turn(in, NULL);
     if (in->items)
         dispose_items(lc_queue_item_type(in->q), in->items + in->pos * in->size, in->n - in->pos);
     free(in->items);
@@ -330,7 +451,14 @@ int lc_stage_outbox_flush(lc_stage_outbox *out, lc_load_meter *meter)
 int lc_stage_outbox_put(lc_stage_outbox *out, const void *item, lc_load_meter *meter)
 {
     memcpy(out->items + out->n++ * out->size, item, out->size);
-    return out->n == out->cap ? lc_stage_outbox_flush(out, meter) : 0;
+    if (out->n < out->cap)
+        return 0;
+    if (out->grow) { /* in turns: held until the block's turn */
+        out->cap *= 2;
+        out->items = lc_xrealloc(out->items, out->cap * out->size);
+        return 0;
+    }
+    return lc_stage_outbox_flush(out, meter);
 }
 
 void lc_stage_outbox_fini(lc_stage_outbox *out)

@@ -80,6 +80,12 @@ typedef struct lc_stage_env {
      * a stage run alone, which draws its own) and when it started. */
     uint64_t run_id;
     uint64_t run_started_ms;
+    /* Deterministic mode (the config's `deterministic: true`, or
+     * --deterministic): the stages whose workers would hand on items in
+     * the order they finish hand them on in the order they took them
+     * (turns, below), so that a pinned seed gives the same stream on every
+     * run at any thread count. */
+    bool deterministic;
     uint32_t rank;           /* this process's share of the data, for sharding */
     uint32_t world_size;     /* number of shares (1 = no sharding) */
     const char *rank_source; /* where rank/world came from ("config", "RANK", ...) */
@@ -214,6 +220,17 @@ struct lc_stage {
     atomic_int finished;            /* every worker ran out of input */
     lc_worker_pool pool;            /* the class's workers (stage.c's) */
     bool started;
+    /* Turns (deterministic mode, lc_stage_in_turns): which worker takes
+     * input next (take_mu, held while it takes), and whose output goes
+     * next (turn_mu, turn_cond). */
+    struct lc_stage_turns {
+        pthread_mutex_t take_mu, turn_mu;
+        pthread_cond_t turn_cond;
+        uint64_t next_ticket; /* given out by lc_stage_take_end (under take_mu or the
+                                 caller's own lock) */
+        uint64_t next_turn;   /* under turn_mu */
+        bool ready;
+    } turns;
 };
 
 /*
@@ -244,6 +261,36 @@ void lc_stage_fini(lc_stage *s);
 void lc_stage_flush(lc_stage *s, lc_stage_metrics *m);
 /* LC_STAGE_RUNNING, PAUSED, STOPPED or FINISHED (core/metrics.h). */
 int lc_stage_state(lc_stage *s);
+
+/*
+ * Turns: how the workers of a stage keep the order of its items in
+ * deterministic mode. A worker takes its input (a block of items, a batch's
+ * frames, a draw) holding the take lock and gets a ticket, numbered in the
+ * order the takes were made; it does its work alongside the others, then
+ * waits for its ticket's turn, hands on what it made (nothing, when the
+ * input gave nothing) and ends the turn. So the output is in the input's
+ * order, each item's output together, whatever the threads' timing, and it
+ * is what one worker would hand on. Every ticket given out must have its
+ * turn ended, or the workers after it wait (until a stop).
+ *
+ * lc_stage_in_turns: the pipeline is deterministic and the stage has more
+ * than one worker (with one, the order is kept anyway). take_begin waits
+ * for the take lock (idle on the meter); take_end gives the ticket and
+ * releases it. A stage that serialises its takes under a lock of its own
+ * (the chunk pool's draws) calls lc_stage_ticket under it instead.
+ * turn_wait returns false when the stage is stopping (the turn is then
+ * not to be ended, nor anything handed on).
+ */
+bool lc_stage_in_turns(const lc_stage *s);
+/* At init, for a stage whose threads deterministic mode does not order
+ * (the chess-transformer family): a warning in deterministic mode when it
+ * has several (threads: 1 gives the same stream on every run). */
+void lc_stage_warn_unordered(const lc_stage *s, unsigned threads);
+void lc_stage_take_begin(lc_stage *s, lc_load_meter *meter);
+uint64_t lc_stage_take_end(lc_stage *s);
+uint64_t lc_stage_ticket(lc_stage *s);
+bool lc_stage_turn_wait(lc_stage *s, uint64_t ticket, lc_load_meter *meter);
+void lc_stage_turn_end(lc_stage *s);
 
 /* Threads are named "<stage>-<index>" (truncated to 15 bytes). If the stage
  * has an output, each worker is registered as one of its producers, so the
@@ -324,19 +371,32 @@ int lc_stage_emit(lc_stage *s, const void *item, lc_load_meter *meter);
  * nothing waits in an outbox while its stage waits. fini disposes of what
  * is left (unread input, unsent output: a stop).
  */
+typedef struct lc_stage_outbox lc_stage_outbox;
 typedef struct lc_stage_inbox {
     lc_queue *q;
     unsigned char *items;
     size_t size, cap, n, pos; /* item bytes, slots, items read, items handed out */
+    /* In turns (lc_stage_inbox_in_turns): the stage, its outbox, and the
+     * ticket of the block being handed out (holding: one is). */
+    lc_stage *turns;
+    lc_stage_outbox *turn_out;
+    uint64_t ticket;
+    bool holding;
 } lc_stage_inbox;
 
-typedef struct lc_stage_outbox {
+struct lc_stage_outbox {
     lc_stage *s;
     unsigned char *items;
     size_t size, cap, n;
-} lc_stage_outbox;
+    bool grow; /* in turns: never sent but at the block's turn */
+};
 
 void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap);
+/* In deterministic mode (lc_stage_in_turns(s)), make the inbox take each
+ * block in turns and send out (which then grows rather than being sent
+ * before its turn) at the block's turn, before the next block is taken:
+ * the stage's output keeps its input's order. Nothing otherwise. */
+void lc_stage_inbox_in_turns(lc_stage_inbox *in, lc_stage *s, lc_stage_outbox *out);
 /* The next item: 0, or LC_ECLOSED when the queue is closed and drained
  * (out then untouched). out (NULL: none) is flushed before any wait. */
 int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter);

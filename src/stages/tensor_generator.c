@@ -28,6 +28,9 @@
  * N worker threads each fill their own batch (stages/batcher.h). When the
  * input ends, a partial batch is emitted with `rows` set to the frames it
  * holds, and with one thread the last batch carries LC_ITEM_END_OF_STREAM.
+ * In deterministic mode several threads take a batch's frames at once and
+ * hand the batches on in turns (worker_in_turns): the batches one thread
+ * makes, the last one marked too.
  */
 #include "stages/stage.h"
 
@@ -249,27 +252,68 @@ static lc_batch *widen(generator *t, lc_batcher *bt, lc_batch *b, uint64_t row, 
     return lc_batcher_replace(bt, wide);
 }
 
+/* Write frame f into the batcher's next row (and dispose of it). */
+static void put_row(generator *t, const generator_config *c, lc_batcher *bt, lc_frame *f)
+{
+    uint64_t row;
+    lc_batch *b = lc_batcher_row(bt, &row);
+    if (!c->packed) {
+        fill_row(c, b, row, f);
+    } else {
+        if (f->n_policy > slots_of(b))
+            b = widen(t, bt, b, row, f->n_policy);
+        fill_packed_row(c, b, row, f);
+    }
+    lc_frame_fini(f);
+}
+
+/* Deterministic mode with several workers (stage.h's turns): each batch is
+ * the next batch_size frames of the input, taken at once, and the batches
+ * leave in the order their frames were taken: what one worker makes. */
+static void worker_in_turns(lc_stage *s, lc_load_meter *meter)
+{
+    generator *t = s->priv;
+    const generator_config *c = s->config;
+    lc_batcher bt;
+    lc_batcher_init(&bt, s, &t->sink, false);
+    bt.turns = true;
+    size_t want = (size_t)c->batch_size;
+    lc_frame *frames = lc_xmalloc(want * sizeof *frames);
+    bool last = false;
+    while (!last && lc_run_state_check(&s->run, meter)) {
+        size_t n = 0, got = 0;
+        lc_stage_take_begin(s, meter);
+        while (n < want && lc_queue_get_many(s->input, frames + n, want - n, &got, meter) == 0)
+            n += got;
+        uint64_t ticket = lc_stage_take_end(s);
+        last = n < want; /* the input ended */
+        for (size_t i = 0; i < n; i++) {
+            put_row(t, c, &bt, &frames[i]);
+            lc_batcher_commit(&bt, meter); /* in turns: never emits */
+        }
+        if (!lc_batcher_hand_on(&bt, ticket, last, meter))
+            break;
+    }
+    free(frames);
+    lc_batcher_finish(&bt, meter);
+}
+
 static void generator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
     generator *t = s->priv;
     const generator_config *c = s->config;
+    if (lc_stage_in_turns(s)) {
+        worker_in_turns(s, meter);
+        return;
+    }
     lc_batcher bt;
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
     lc_stage_inbox ib;
     lc_stage_inbox_init(&ib, s->input, 64); /* frames a block */
     lc_frame f;
     while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &f, NULL, meter) == 0) {
-        uint64_t row;
-        lc_batch *b = lc_batcher_row(&bt, &row);
-        if (!c->packed) {
-            fill_row(c, b, row, &f);
-        } else {
-            if (f.n_policy > slots_of(b))
-                b = widen(t, &bt, b, row, f.n_policy);
-            fill_packed_row(c, b, row, &f);
-        }
-        lc_frame_fini(&f);
+        put_row(t, c, &bt, &f);
         if (!lc_batcher_commit(&bt, meter))
             break;
     }
