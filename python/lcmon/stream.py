@@ -425,6 +425,7 @@ class BatchReader:
         self.torn_batches = 0  # batches dropped because their writer died mid-batch
         self.progress = Progress()  # the last batch's: how far a finite run is
         self._f: Optional[io.FileIO] = None
+        self._poll = None  # a poll object on _f
         self._lock_fd = -1
         self._fifo = False
         self._closed = False
@@ -508,8 +509,10 @@ class BatchReader:
     def _open_data(self) -> None:
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         self._f = io.FileIO(fd, "rb", closefd=True)
+        self._poll = None
 
     def _close_data(self) -> None:
+        self._poll = None
         if self._f is not None:
             self._f.close()
             self._f = None
@@ -564,13 +567,19 @@ class BatchReader:
             % (self.path, self.resync_attempts)
         )
 
+    def _poller(self):
+        p = self._poll
+        if p is None:
+            p = self._poll = select.poll()
+            p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+        return p
+
     def _wait_readable(self) -> None:
         """Wait until the pipe has bytes (or its writer closed it), within
         this read's limits: the reader's timeout for a piece of data, the
         wait for a writer or the next run, and the read's own (get's
         block and timeout; a record on its way may take _IN_FLIGHT more)."""
-        p = select.poll()
-        p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+        p = self._poller()
         now = time.monotonic()
         started = len(self._rec) > 0 or self._payload_got > 0
         limits = []
@@ -702,6 +711,9 @@ class BatchReader:
         TimeoutError or WriterTimeout (the reader stays open: the next read
         goes on where this one stopped)."""
         if not block:
+            if (self._fifo and self._f is not None and self._opening is None and not self._rec
+                    and not self._payload_got and not self._poller().poll(0)):
+                return None  # the short way: nothing in the pipe
             self._call_deadline = time.monotonic()
         elif timeout is not None:
             self._call_deadline = time.monotonic() + max(0.0, timeout)
