@@ -139,7 +139,9 @@ class Loader:
 
     config: a path to a YAML file, YAML text, or a dict (as the YAML would
         read).
-    pipe: the named pipe to read (default: a private one, see above).
+    pipe: the pipe of a config with one writer: a dict's writer path and
+        ${LCMON_PIPE} (default: a private one, see above). Each output is
+        read where its writer writes, whatever this says.
     log: a file path for lcmon's log, or None for Python's logging.
     lcmon: the executable (default: find_lcmon()).
     args: more command-line arguments for lcmon (["--log-level", "debug"]).
