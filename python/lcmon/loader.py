@@ -5,8 +5,22 @@
     with lcmon.Loader("my-run.yaml") as loader:          # a path, YAML text or a dict
         loader.control.wait_for_new_chunks(5000)
         for batch in loader.batches():                   # dicts of numpy arrays
-            ...
+            ...                                          # views: valid until the next batch
         # or: for batch in loader.dataset(device="cuda"): ...   (torch)
+
+Reading. Every fifo_writer of the config is an output, named as its stage
+(`loader.outputs`; config/train_test.yaml's "train" and "test", and an
+upstream config's output aliases, which `lcmon convert-config` makes the
+writers' names). batches(), get() and maybe_next() read one (the only one
+when the config has one; else name it: loader.batches("test")) through the
+Loader's reader of that output, which they share. As upstream's
+DataLoader: get() is the next batch (get_next()), maybe_next() the next
+batch if one is ready, else None at once (maybe_get_next()); neither closes
+the reader. Packed batches (`packed: true`) cross the pipe packed and come
+out expanded, the dense layout's arrays (expand=False: the packed ones).
+The arrays are views that the next batch overwrites; copy=True (to get(),
+maybe_next() or batches()) gives arrays of the caller's own, as upstream's
+get_next() does.
 
 The loader runs `lcmon --no-ui` (in this process's working directory, so
 that a config's relative paths mean what they say) with a private named
@@ -15,10 +29,12 @@ or when the Python process dies (even by SIGKILL: the kernel sends lcmon
 SIGTERM then, PR_SET_PDEATHSIG). lcmon's log goes where `log` says: a file
 path, or (the default) Python's logging module, logger "lcmon.loader".
 
-The pipe: a config given as a dict gets the private pipe as its
-fifo_writer's path; YAML text and files get it as ${LCMON_PIPE} (as the
-default pipeline and the shipped configs use it). A config whose writer
-names another path must say so: Loader(config, pipe=THAT_PATH).
+The pipes: a config given as a dict gets a private pipe as each
+fifo_writer's path; YAML text and files get one for each ${LCMON_PIPE} and
+${LCMON_<NAME>_PIPE} they use (as the default pipeline and the shipped
+configs name their pipes: config/train_test.yaml's LCMON_TRAIN_PIPE and
+LCMON_TEST_PIPE). A writer with a path of its own is read there (lcmon
+runs in this process's working directory).
 
 A config lcmon refuses raises LoaderError with lcmon's own text (every
 error, with its line and column).
@@ -28,13 +44,14 @@ import ctypes
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from .control import Control
 from .stream import BatchReader
@@ -50,20 +67,48 @@ class LoaderError(RuntimeError):
     """lcmon did not start (its own words follow), or it died."""
 
 
+# Written by python/setup.py into the installed package (never into the
+# source tree): the build directory of the source tree it was installed
+# from, where scripts/setup builds lcmon.
+_BUILD_DIR_FILE = "BUILD_DIR"
+
+
+def _built_here() -> list:
+    """Where the source tree's build puts lcmon: beside this package in the
+    tree (PYTHONPATH=python), and the tree it was installed from."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    places = [os.path.join(here, "..", "..", os.environ.get("LCMON_BUILD") or "build")]
+    try:
+        with open(os.path.join(here, _BUILD_DIR_FILE)) as f:
+            places.append(f.read().strip())
+    except OSError:
+        pass
+    return [os.path.normpath(os.path.join(p, "lcmon")) for p in places if p]
+
+
 def find_lcmon() -> str:
-    """The lcmon executable: $LCMON, else `lcmon` on PATH, else the build
-    of the source tree this package sits in."""
+    """The lcmon executable: $LCMON, else `lcmon` on PATH, else the build of
+    the source tree this package sits in or was installed from (where
+    scripts/setup builds it)."""
     exe = os.environ.get("LCMON")
     if exe:
         return exe
     found = shutil.which("lcmon")
     if found:
         return found
-    here = os.path.dirname(os.path.abspath(__file__))
-    built = os.path.join(here, "..", "..", "build", "lcmon")
-    if os.access(built, os.X_OK):
-        return os.path.normpath(built)
-    raise LoaderError("cannot find lcmon: set LCMON to the executable, or put it on PATH")
+    places = _built_here()
+    for built in places:
+        if os.access(built, os.X_OK):
+            return built
+    raise LoaderError(
+        "cannot find lcmon: not on PATH, and not built at %s; build it with scripts/setup in "
+        "lcmon's source tree (then install this package from that tree), or set LCMON to the "
+        "executable" % " or ".join(places))
+
+
+# A pipe a YAML config takes from the environment: ${LCMON_PIPE} or
+# ${LCMON_<NAME>_PIPE}, with or without a default.
+_PIPE_VAR = re.compile(r"\$\{(LCMON(?:_([A-Z0-9]+(?:_[A-Z0-9]+)*))?_PIPE)(?::-[^}]*)?\}")
 
 
 def _die_with_parent():  # runs in the child, between fork and exec
@@ -75,12 +120,17 @@ def _die_with_parent():  # runs in the child, between fork and exec
 
 
 def _with_pipe(config: Dict[str, Any], pipe: str) -> Dict[str, Any]:
-    """A copy of a config dict whose fifo_writer writes to pipe."""
+    """A copy of a config dict whose fifo_writer writes to pipe; with
+    several writers, each to its own pipe beside it, named after its
+    stage."""
     config = json.loads(json.dumps(config))
-    writers = [s["fifo_writer"] for s in config.get("stages", [])
-               if isinstance(s, dict) and isinstance(s.get("fifo_writer"), dict)]
-    if len(writers) == 1:
-        writers[0]["path"] = pipe
+    stages = [s for s in config.get("stages", [])
+              if isinstance(s, dict) and isinstance(s.get("fifo_writer"), dict)]
+    if len(stages) == 1:
+        stages[0]["fifo_writer"]["path"] = pipe
+    for k, s in enumerate(stages if len(stages) > 1 else []):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", str(s.get("name") or "output%d" % k))
+        s["fifo_writer"]["path"] = os.path.join(os.path.dirname(pipe), name + ".pipe")
     return config
 
 
@@ -89,16 +139,22 @@ class Loader:
 
     config: a path to a YAML file, YAML text, or a dict (as the YAML would
         read).
-    pipe: the named pipe to read (default: a private one, see above).
+    pipe: the pipe of a config with one writer: a dict's writer path and
+        ${LCMON_PIPE} (default: a private one, see above). Each output is
+        read where its writer writes, whatever this says.
     log: a file path for lcmon's log, or None for Python's logging.
     lcmon: the executable (default: find_lcmon()).
     args: more command-line arguments for lcmon (["--log-level", "debug"]).
     env: more environment variables for lcmon (LCMON_DATA, RANK, ...).
-    start_timeout: seconds to wait for lcmon to come up.
+    start_timeout: seconds to wait for lcmon to come up (its socket and
+        every output's pipe).
     anchor: the key a checkpoint saved (lcmon --anchor KEY): the pool's
         initial load counts the games after it, as upstream's daemon sets
         its anchor before the start; a resume waits for exactly the games
         that came since.
+
+    `outputs` names the outputs (the fifo_writer stages, in pipeline
+    order) and `pipes` gives each one's pipe; `pipe` is the first's.
     """
 
     def __init__(
@@ -117,6 +173,11 @@ class Loader:
         self.pipe = pipe or os.path.join(self.dir, "lcmon.pipe")
         self.proc: Optional[subprocess.Popen] = None
         self.control: Optional[Control] = None
+        self.outputs: List[str] = []
+        self.pipes: Dict[str, str] = {}
+        self._readers: Dict[str, BatchReader] = {}
+        self._reader_kwargs: Dict[str, Dict[str, Any]] = {}
+        self._cwd = os.getcwd()
         self._log_thread = None
         self._log_file = None
         self._stderr_tail = []
@@ -128,6 +189,7 @@ class Loader:
                 cmd += ["--anchor", anchor]
             child_env = dict(os.environ)
             child_env["LCMON_PIPE"] = self.pipe
+            child_env.update(self._private_pipes(config))
             child_env.update(env or {})
             if log is not None:
                 self._log_file = open(log, "a")
@@ -162,6 +224,20 @@ class Loader:
             f.write(text)
         return path
 
+    def _private_pipes(self, config) -> Dict[str, str]:
+        """A private pipe for each ${LCMON_<NAME>_PIPE} a YAML config uses."""
+        if isinstance(config, dict):
+            return {}
+        text = config
+        if isinstance(config, os.PathLike) or "\n" not in config:
+            try:
+                with open(config, errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                return {}  # lcmon says what is wrong with it
+        return {m.group(1): os.path.join(self.dir, (m.group(2) or "lcmon").lower() + ".pipe")
+                for m in _PIPE_VAR.finditer(text) if m.group(1) != "LCMON_PIPE"}
+
     def _forward_log(self) -> None:
         levels = {"error": logging.ERROR, "warn ": logging.WARNING, "info ": logging.INFO,
                   "debug": logging.DEBUG}
@@ -177,14 +253,40 @@ class Loader:
 
     def _wait_up(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while not (os.path.exists(self.socket) and os.path.exists(self.pipe)):
-            if self.proc.poll() is not None:
-                self._died("lcmon exited with status %d before it was up" % self.proc.returncode)
-            if time.monotonic() > deadline:
-                raise LoaderError("lcmon was not up after %.0f s (socket %s, pipe %s)" %
-                                  (timeout, self.socket, self.pipe))
+        while not os.path.exists(self.socket):
+            self._check_up(deadline, timeout, "socket %s" % self.socket)
             time.sleep(0.02)
         self.control = Control(self.socket, timeout=max(1.0, deadline - time.monotonic()))
+        self._find_outputs(deadline, timeout)
+
+    def _check_up(self, deadline: float, timeout: float, what: str) -> None:
+        if self.proc.poll() is not None:
+            self._died("lcmon exited with status %d before it was up" % self.proc.returncode)
+        if time.monotonic() > deadline:
+            raise LoaderError("lcmon was not up after %.0f s (no %s)" % (timeout, what))
+
+    def _find_outputs(self, deadline: float, timeout: float) -> None:
+        """The outputs: every fifo_writer (from the loader's hello) and its
+        pipe (from its metrics), once lcmon has made them all."""
+        names = [s.get("name", "") for s in self.control.hello.get("stages", [])
+                 if s.get("stage_type") == "fifo_writer"]
+        pipes: Dict[str, str] = {}
+        while len(pipes) < len(names):
+            for s in self.control.metrics()["all_time"].get("stage_metrics", []):
+                if s.get("name") in names and s.get("detail"):
+                    pipes[s["name"]] = os.path.join(self._cwd, s["detail"])
+            if len(pipes) < len(names):
+                self._check_up(deadline, timeout, "pipe named by the writers %s yet" %
+                               ", ".join(sorted(set(names) - set(pipes))))
+                time.sleep(0.02)
+        for name in names:
+            while not os.path.exists(pipes[name]):
+                self._check_up(deadline, timeout, "pipe %s (output %r)" % (pipes[name], name))
+                time.sleep(0.02)
+        self.outputs = names
+        self.pipes = {n: pipes[n] for n in names}
+        if names:
+            self.pipe = self.pipes[names[0]]
 
     def _died(self, what: str):
         if self._log_thread is not None:
@@ -196,27 +298,91 @@ class Loader:
 
     # -- reading ---------------------------------------------------------
 
-    def batches(self, **reader_kwargs):
-        """The batches, as BatchReader.batches() gives them (restarts of the
-        loader are waited for). Keyword arguments go to BatchReader."""
-        reader_kwargs.setdefault("wait_for_pipe", 60.0)
-        with BatchReader(self.pipe, **reader_kwargs) as reader:
-            for b in reader.batches():
-                yield b.tensors
+    def _output(self, output: Optional[str]) -> str:
+        if output is None:
+            if len(self.outputs) == 1:
+                return self.outputs[0]
+            if not self.outputs:
+                raise LoaderError("the config has no fifo_writer stage: there is nothing to read")
+            raise ValueError("this loader has %d outputs (%s): name the one to read, as in "
+                             "loader.batches(%r)" % (len(self.outputs), ", ".join(self.outputs),
+                                                     self.outputs[0]))
+        if output not in self.pipes:
+            raise ValueError("the loader has no output %r: its outputs (the fifo_writer stages) "
+                             "are %s" % (output, ", ".join(self.outputs) or "none"))
+        return output
 
-    def dataset(self, **kwargs):
-        """lcmon.torch.BatchDataset over the loader's pipe (device=...,
-        expand=..., ...)."""
+    def reader(self, output: Optional[str] = None, **reader_kwargs) -> BatchReader:
+        """The Loader's BatchReader of an output, made at its first use with
+        reader_kwargs (expand=True, wait_for_pipe=60 unless given; see
+        BatchReader); get(), maybe_next() and batches() read through it.
+        Later calls return it as it is (other reader_kwargs: ValueError)."""
+        name = self._output(output)
+        r = self._readers.get(name)
+        if r is None:
+            kwargs = dict(expand=True, wait_for_pipe=60.0, wait_for_writer=False)
+            kwargs.update(reader_kwargs)
+            r = self._readers[name] = BatchReader(self.pipes[name], **kwargs)
+            self._reader_kwargs[name] = dict(reader_kwargs)
+        elif reader_kwargs and reader_kwargs != self._reader_kwargs[name]:
+            raise ValueError(
+                "the reader of output %r is open with %s: its settings are given at its first "
+                "use (get, maybe_next, batches or reader)"
+                % (name, self._reader_kwargs[name] or "the defaults"))
+        return r
+
+    def get(self, output: Optional[str] = None, block: bool = True,
+            timeout: Optional[float] = None, copy: Optional[bool] = None):
+        """The next batch of an output: a dict of numpy arrays, expanded
+        (upstream's DataLoader.get_next()). block=False: None at once when
+        none is ready; timeout: None when none came in that time. The arrays
+        are views the next batch overwrites; copy=True gives arrays of the
+        caller's own. See BatchReader.get."""
+        return self.reader(output).get(block, timeout, copy)
+
+    def maybe_next(self, output: Optional[str] = None, copy: Optional[bool] = None):
+        """The next batch of an output if one is ready, else None at once
+        (upstream's DataLoader.maybe_get_next()); never closes the reader."""
+        return self.reader(output).get(False, None, copy)
+
+    def batches(self, output: Optional[str] = None, **reader_kwargs):
+        """The batches of an output, as dicts of numpy arrays (restarts of
+        the loader are waited for): packed ones expanded (expand=False: as
+        they travel), views valid until the next batch (copy=True: arrays
+        of their own, asked for here or when the reader was made). Other
+        keyword arguments go to the output's BatchReader when this is its
+        first use (see reader())."""
+        copy = reader_kwargs.pop("copy", None)
+        reader = self.reader(output, **reader_kwargs)
+        while True:
+            tensors = reader.get(copy=copy)
+            if tensors is None:
+                return
+            yield tensors
+
+    def dataset(self, output: Optional[str] = None, **kwargs):
+        """lcmon.torch.BatchDataset over an output's pipe (device=...,
+        expand=..., ...). It reads the pipe itself: the Loader's own reader
+        of that output, if one is open, is closed first (lcmon sends again
+        what it had not read whole)."""
         from .torch import BatchDataset
 
+        name = self._output(output)
+        r = self._readers.pop(name, None)
+        if r is not None:
+            r.close()
+            self._reader_kwargs.pop(name, None)
         kwargs.setdefault("wait_for_pipe", 60.0)
-        return BatchDataset(self.pipe, **kwargs)
+        return BatchDataset(self.pipes[name], **kwargs)
 
     # -- stopping --------------------------------------------------------
 
     def close(self, timeout: float = 30.0) -> Optional[int]:
         """Stop lcmon (SIGINT, then SIGKILL after timeout seconds) and
         remove the private directory; lcmon's exit status."""
+        for r in self._readers.values():
+            r.close()
+        self._readers.clear()
         if self.control is not None:
             self.control.close()
             self.control = None

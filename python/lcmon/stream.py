@@ -17,8 +17,18 @@ Each payload is read with readinto() straight into one preallocated,
 64-byte aligned buffer, and the arrays are numpy views of that buffer: the
 only copy is the one out of the pipe. The arrays therefore stay valid only
 until the next batch is read (which overwrites the buffer); pass copy=True
-to get arrays of your own. The last batch of a finite run may hold fewer
-rows than the batch size: its arrays are sliced to the valid rows.
+(to the reader, or to one get()) to get arrays of your own, as upstream's
+DataLoader.get_next() gives them. The last batch of a finite run may hold
+fewer rows than the batch size: its arrays are sliced to the valid rows.
+
+Reads that do not wait. reader.get() is the next batch's tensors (as
+iteration gives them); reader.maybe_next(), the same as get(block=False),
+returns None at once when no batch is ready, as upstream's
+DataLoader.maybe_get_next() does, and get(timeout=SECONDS) returns None
+when none came in that time. Neither closes the reader, nor does a timeout
+of any kind: the bytes of a batch read so far are kept, and the next read
+goes on from there. A batch already on its way (its first bytes in the
+pipe: lcmon writes only whole batches it holds) is read to its end.
 
 Runs. The loader may stop and start again while the trainer runs (a restart
 from lcmon's screen or `lcmon ctl`, or lcmon killed and started again). By
@@ -42,6 +52,7 @@ import errno
 import fcntl
 import io
 import logging
+import math
 import os
 import select
 import stat
@@ -84,6 +95,10 @@ _FRAME_REST = struct.Struct("<IQQQ")  # after "BTCH": flags, seq, rows, payload_
 _DONE_REST = struct.Struct("<IQ")  # after "DONE": reason, batches
 _PROGRESS = struct.Struct("<IIQQQQ")  # version 4, after the frame: a finite run's progress
 _HEADER_MAX = 65536
+# A read that may not wait still reads a record whose first bytes are in to
+# its end while its bytes keep coming (lcmon writes only whole batches it
+# holds: they wait only for room in the pipe): this long at most between two.
+_IN_FLIGHT = 0.5
 _ALIGN = 64
 _DTYPES = {
     0: np.dtype("<f4"),
@@ -315,6 +330,10 @@ def _lock_holder(st: os.stat_result) -> Optional[int]:
     return None
 
 
+class _WouldBlock(Exception):
+    """Internal: the read may not wait longer (get's block or timeout)."""
+
+
 class _RunEnded(Exception):
     """Internal: the current run ended (how: 'stopped', 'eof' or 'torn')."""
 
@@ -351,6 +370,9 @@ class BatchReader:
         buffers reused from batch to batch, like the views) instead of the
         packed ones; see lcmon.expand. A dense layout is given as it is
         either way.
+    wait_for_writer: False: return without waiting for the stream header
+        (the first read waits for it; maybe_next() returns None until it
+        is there). `header` is None until then.
 
     Opening takes the pipe's lock and reads the stream header (so it waits
     for the writer); `header` then describes the tensors. Not thread-safe:
@@ -370,6 +392,7 @@ class BatchReader:
         resync_delay: float = 0.1,
         expand: bool = False,
         wait_for_pipe: Optional[float] = 0,
+        wait_for_writer: bool = True,
     ):
         if restarts not in ("wait", "end"):
             raise ValueError("restarts must be 'wait' or 'end', not %r" % (restarts,))
@@ -402,6 +425,7 @@ class BatchReader:
         self.torn_batches = 0  # batches dropped because their writer died mid-batch
         self.progress = Progress()  # the last batch's: how far a finite run is
         self._f: Optional[io.FileIO] = None
+        self._poll = None  # a poll object on _f
         self._lock_fd = -1
         self._fifo = False
         self._closed = False
@@ -411,9 +435,22 @@ class BatchReader:
         self.payload: Optional[np.ndarray] = None
         self._views: Dict[str, np.ndarray] = {}
         self._small = bytearray(16)
+        # The record being read: its bytes before the payload and how much
+        # of the payload is in, kept when a read stops before its end (a
+        # read that may not wait, a timeout) so that the next one goes on.
+        self._rec = bytearray()
+        self._rec_pos = 0  # bytes of _rec handed out again by this read
+        self._payload_got = 0
+        self._call_deadline: Optional[float] = None  # this read's own limit
+        self._opening: Optional[bool] = None  # waiting for a header: next_run
+        self._open_wait: Optional[float] = None
+        self._open_deadline: Optional[float] = None
+        self._attempts = 0
         try:
             self._check_path()
-            self._open(wait=self.timeout)
+            self._begin_open(self.timeout)
+            if wait_for_writer:
+                self._open()
         except BaseException:
             self.close()
             raise
@@ -472,29 +509,41 @@ class BatchReader:
     def _open_data(self) -> None:
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         self._f = io.FileIO(fd, "rb", closefd=True)
+        self._poll = None
 
     def _close_data(self) -> None:
+        self._poll = None
         if self._f is not None:
             self._f.close()
             self._f = None
 
-    def _open(self, wait: Optional[float], next_run: bool = False) -> None:
-        """Open the stream and read its header. On a pipe, wait up to `wait`
-        seconds (None: for ever) for a writer; a pipe that starts with
-        something else than a header is the tail of a writer's stream to a
-        reader that just left: let go of the pipe and open it again."""
-        for attempt in range(self.resync_attempts):
+    def _begin_open(self, wait: Optional[float], next_run: bool = False) -> None:
+        """From now on the reader waits for a stream header: on a pipe up to
+        `wait` seconds (None: for ever) for a writer."""
+        self._opening = next_run
+        self._open_wait = wait
+        self._open_deadline = None if wait is None else time.monotonic() + wait
+        self._attempts = 0
+
+    def _open(self) -> None:
+        """Open the stream and read its header (after _begin_open). A pipe
+        that starts with something else than a header is the tail of a
+        writer's stream to a reader that just left: let go of the pipe and
+        open it again. A read that may not wait stops here with the pipe
+        open and goes on at the next read."""
+        while self._attempts < self.resync_attempts:
             self._take_lock()
-            self._open_data()
-            if self._fifo:
-                self._wait_readable(wait, next_run)
+            if self._f is None:
+                self._open_data()
             prefix = bytearray(16)
             got = self._fill(memoryview(prefix))
             seen = min(got, len(MAGIC))
             if self._fifo and (got == 0 or bytes(prefix[:seen]) != MAGIC[:seen]):
+                self._record_done()
                 self._close_data()
                 self._release_lock()  # so that the writer sees its reader leave
-                if attempt + 1 < self.resync_attempts:
+                self._attempts += 1
+                if self._attempts < self.resync_attempts:
                     time.sleep(self.resync_delay)
                 continue
             if got < len(prefix):
@@ -508,52 +557,107 @@ class BatchReader:
                 )
             self._conn_batches = 0  # DONE counts the batches since this connection's header
             self._read_header(bytes(prefix))
+            self._record_done()
+            self._opening = None
             return
+        self._opening = None
         raise StreamError(
             "%s: the pipe did not start with a stream header in %d attempts "
             "(is a reader that is not lcmon's attached, or is the writer not lcmon?)"
             % (self.path, self.resync_attempts)
         )
 
-    def _wait_readable(self, timeout: Optional[float], next_run: bool = False) -> None:
-        p = select.poll()
-        p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def _poller(self):
+        p = self._poll
+        if p is None:
+            p = self._poll = select.poll()
+            p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+        return p
+
+    def _wait_readable(self) -> None:
+        """Wait until the pipe has bytes (or its writer closed it), within
+        this read's limits: the reader's timeout for a piece of data, the
+        wait for a writer or the next run, and the read's own (get's
+        block and timeout; a record on its way may take _IN_FLIGHT more)."""
+        p = self._poller()
+        now = time.monotonic()
+        started = len(self._rec) > 0 or self._payload_got > 0
+        limits = []
+        if self._call_deadline is not None:
+            d = max(self._call_deadline, now + _IN_FLIGHT) if started else self._call_deadline
+            limits.append((d, "read"))
+        if self._opening is not None and not started:
+            if self._open_deadline is not None:
+                limits.append((self._open_deadline, "run" if self._opening else "open"))
+        elif self.timeout is not None:
+            limits.append((now + self.timeout, "piece"))
+        deadline, kind = min(limits) if limits else (None, "")
         while True:
-            ms = None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
+            ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
             try:
                 if p.poll(ms):
                     return
             except InterruptedError:
                 continue
             if deadline is not None and time.monotonic() >= deadline:
-                if next_run:
-                    raise WriterTimeout(
-                        "%s: no new run began within %.1f s" % (self.path, timeout)
-                    )
-                raise TimeoutError("%s: no data for %.1f s (is the loader stalled?)"
-                                   % (self.path, timeout))
+                break
+        if kind == "read":
+            raise _WouldBlock()
+        if kind == "run":
+            raise WriterTimeout("%s: no new run began within %.1f s" % (self.path, self._open_wait))
+        raise TimeoutError("%s: no data for %.1f s (is the loader stalled?)"
+                           % (self.path, self._open_wait if kind == "open" else self.timeout))
 
     # -- low-level reads --------------------------------------------------
 
-    def _fill(self, mv: memoryview) -> int:
-        """Read into all of mv; returns bytes read (fewer only at end of file)."""
-        n = 0
-        total = len(mv)
-        while n < total:
+    def _read_some(self, mv: memoryview) -> int:
+        """One read into mv, waiting for bytes; 0 at end of file."""
+        while True:
             if self._fifo:
-                self._wait_readable(self.timeout)
+                self._wait_readable()
             try:
-                got = self._f.readinto(mv[n:])
+                got = self._f.readinto(mv)
             except InterruptedError:
                 continue
             if got is None:  # nothing yet: poll again
                 continue
+            self.bytes_read += got
+            return got
+
+    def _fill(self, mv: memoryview) -> int:
+        """Read into all of mv; returns bytes read (fewer only at end of
+        file). The record's bytes kept from a read that stopped early are
+        handed out again first; new ones are kept in turn."""
+        total = len(mv)
+        n = max(0, min(total, len(self._rec) - self._rec_pos))
+        if n:
+            mv[:n] = self._rec[self._rec_pos : self._rec_pos + n]
+            self._rec_pos += n
+        while n < total:
+            got = self._read_some(mv[n:])
             if got == 0:
                 break
+            self._rec += mv[n : n + got]
+            self._rec_pos += got
             n += got
-        self.bytes_read += n
         return n
+
+    def _fill_payload(self) -> int:
+        """Read the payload into the buffer, on from the bytes already in;
+        returns the bytes in (fewer than the payload only at end of file)."""
+        mv = memoryview(self._buffer)
+        while self._payload_got < len(mv):
+            got = self._read_some(mv[self._payload_got :])
+            if got == 0:
+                break
+            self._payload_got += got
+        return self._payload_got
+
+    def _record_done(self) -> None:
+        """The record is read whole (or dropped): keep nothing of it."""
+        self._rec = bytearray()
+        self._rec_pos = 0
+        self._payload_got = 0
 
     def _read_exact(self, n: int, what: str) -> bytes:
         buf = self._small if n == len(self._small) else bytearray(n)
@@ -599,27 +703,76 @@ class BatchReader:
 
     # -- batches ---------------------------------------------------------
 
-    def read_batch(self) -> Optional[Batch]:
-        """The next batch, or None at the end of the stream. Raises
+    def read_batch(self, block: bool = True, timeout: Optional[float] = None) -> Optional[Batch]:
+        """The next batch, or None at the end of the stream; with
+        block=False, None at once when no batch is ready, and with a
+        timeout, None when none came within it (see get()). Raises
         StreamTruncated, StreamError (the reader is then closed),
-        TimeoutError or WriterTimeout."""
+        TimeoutError or WriterTimeout (the reader stays open: the next read
+        goes on where this one stopped)."""
+        if not block:
+            if (self._fifo and self._f is not None and self._opening is None and not self._rec
+                    and not self._payload_got and not self._poller().poll(0)):
+                return None  # the short way: nothing in the pipe
+            self._call_deadline = time.monotonic()
+        elif timeout is not None:
+            self._call_deadline = time.monotonic() + max(0.0, timeout)
         try:
             return self._next()
-        except (StreamError, TimeoutError):
+        except _WouldBlock:
+            self._rec_pos = 0  # the next read hands the kept bytes out again
+            return None
+        except TimeoutError:
+            self._rec_pos = 0
+            raise
+        except StreamError:
             self.close()
             raise
+        finally:
+            self._call_deadline = None
+
+    def get(self, block: bool = True, timeout: Optional[float] = None,
+            copy: Optional[bool] = None) -> Optional[Dict[str, np.ndarray]]:
+        """The next batch's tensors (a dict, as iteration gives them).
+
+        block=False: None at once when no batch is ready (maybe_next()).
+        timeout: seconds to wait for a batch before returning None (None:
+            as long as it takes). A batch already on its way is read to its
+            end either way. Neither closes the reader.
+        copy: arrays of the caller's own, which the next read leaves alone
+            (None: as the reader was made; its default gives views that
+            the next batch overwrites).
+
+        None also at the end of the stream (`done`, or `stopped` and
+        `truncated` with restarts="end")."""
+        b = self.read_batch(block, timeout)
+        if b is None:
+            return None
+        if copy and not self.copy:
+            return {n: np.array(a, copy=True) for n, a in b.tensors.items()}
+        return b.tensors
+
+    def maybe_next(self, copy: Optional[bool] = None) -> Optional[Dict[str, np.ndarray]]:
+        """The next batch's tensors if one is ready, else None at once (as
+        upstream's DataLoader.maybe_get_next()): get(block=False)."""
+        return self.get(block=False, copy=copy)
 
     def _next(self) -> Optional[Batch]:
-        while self._f is not None:
+        while True:
+            if self._opening is not None:
+                self._open()
+            if self._f is None:
+                return None
             try:
                 b = self._next_in_run()
             except _RunEnded as end:
+                self._record_done()
                 if not self._run_ended(end):
                     return None
                 continue
+            self._record_done()
             if b is not None or self._f is None:
                 return b
-        return None
 
     def _run_ended(self, end: _RunEnded) -> bool:
         """A run ended; True when the reader goes on with the next run."""
@@ -642,7 +795,7 @@ class BatchReader:
             "" if self.restart_timeout is None else " (up to %.0f s)" % self.restart_timeout,
         )
         self._close_data()
-        self._open(wait=self.restart_timeout, next_run=True)
+        self._begin_open(self.restart_timeout, next_run=True)
         return True
 
     def _next_in_run(self) -> Optional[Batch]:
@@ -692,7 +845,7 @@ class BatchReader:
                 "%s: batch %d has %d rows, more than the batch size %d"
                 % (self.path, seq, rows, h.batch_size)
             )
-        got = self._fill(memoryview(self._buffer))
+        got = self._fill_payload()
         self.payload = self._buffer
         if got != payload_bytes:
             raise _RunEnded(
@@ -729,6 +882,8 @@ class BatchReader:
     # -- closing ---------------------------------------------------------
 
     def close(self) -> None:
+        self._opening = None
+        self._record_done()
         self._close_data()
         self._release_lock()
 

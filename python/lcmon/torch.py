@@ -28,7 +28,11 @@ On the CPU, dense batches are torch.from_numpy views of the reader's buffer:
 no copy, valid until the next batch is read; pass copy=True if the loop
 keeps batches past the next one (each payload is then copied whole, and the
 next one read ahead when it is there, as for a GPU). Expanded batches and
-batches on a GPU are new tensors each batch.
+batches on a GPU are new tensors each batch. A DataLoader made with
+pin_memory=True where torch has no CUDA device cannot pin: torch then hands
+the dataset's tensors on as they are, so the dataset gives copies itself
+(as pinned batches would be the loop's own) and warns once that nothing is
+pinned.
 """
 
 import fcntl
@@ -119,6 +123,24 @@ def _views(buf: torch.Tensor, header: Header, rows: int) -> Dict[str, torch.Tens
         v = buf[t.offset : t.offset + t.nbytes].view(_TORCH[t.dtype]).view(t.shape)
         out[t.name] = v if rows == header.batch_size else v[:rows]
     return out
+
+
+def _unpinned_caller() -> bool:
+    """True when the DataLoader that is starting to iterate us was asked to
+    pin memory (pin_memory=True) but will not: torch pins only where it has
+    a CUDA device (or a pin_memory_device). Its single-process iterator
+    makes the fetcher that calls iter() on the dataset; its frame holds the
+    DataLoader as `loader` and itself, the pin decision made, as `self`."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        loader = frame.f_locals.get("loader")
+        it = frame.f_locals.get("self")
+        if isinstance(loader, DataLoader) and hasattr(it, "_pin_memory"):
+            return bool(getattr(loader, "pin_memory", False)) and not it._pin_memory
+        frame = frame.f_back
+    return False
 
 
 def _auto_collation_of_caller() -> Optional[bool]:
@@ -255,9 +277,19 @@ class BatchDataset(IterableDataset):
                 "lcmon.torch.BatchDataset yields whole batches, but this DataLoader would batch "
                 "them again: make it with batch_size=None (and num_workers=0)"
             )
-        if self.device is not None and (self.device.type != "cpu" or self.copy):
+        copy = self.copy
+        if not copy and _unpinned_caller() and (self.device is None or self.device.type == "cpu"):
+            warnings.warn(
+                "DataLoader(pin_memory=True) over lcmon.torch.BatchDataset: torch sees no CUDA "
+                "device, so nothing is pinned; the dataset gives batches of their own (copies, "
+                "as pinned ones would be) instead of views of its buffer",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            copy = True
+        if self.device is not None and (self.device.type != "cpu" or copy):
             return self._device_batches()
-        return self._cpu_batches()
+        return self._cpu_batches(copy)
 
     def _finish(self, tensors: Dict[str, torch.Tensor], header: Header):
         self.header = header
@@ -265,8 +297,8 @@ class BatchDataset(IterableDataset):
             return expand(tensors, header.expand)
         return tensors
 
-    def _cpu_batches(self) -> Iterator[Dict[str, torch.Tensor]]:
-        with BatchReader(self.path, copy=self.copy, **self.reader_kwargs) as reader:
+    def _cpu_batches(self, copy: bool) -> Iterator[Dict[str, torch.Tensor]]:
+        with BatchReader(self.path, copy=copy, **self.reader_kwargs) as reader:
             self.reader = reader
             for b in reader.batches():
                 tensors = {
