@@ -84,6 +84,7 @@ _FRAME_REST = struct.Struct("<IQQQ")  # after "BTCH": flags, seq, rows, payload_
 _DONE_REST = struct.Struct("<IQ")  # after "DONE": reason, batches
 _PROGRESS = struct.Struct("<IIQQQQ")  # version 4, after the frame: a finite run's progress
 _HEADER_MAX = 65536
+WATCH_EVERY_MS = 200  # BatchReader(watch=...): the hook's period while a read waits
 _ALIGN = 64
 _DTYPES = {
     0: np.dtype("<f4"),
@@ -351,6 +352,12 @@ class BatchReader:
         buffers reused from batch to batch, like the views) instead of the
         packed ones; see lcmon.expand. A dense layout is given as it is
         either way.
+    watch: a hook for the one who runs the writer (lcmon.Loader): called as
+        watch(waited) every WATCH_EVERY_MS milliseconds or more often while
+        a read waits (for the pipe, a writer or data), with the seconds this
+        wait has lasted, and as watch(None) when the writer went away in the
+        middle of a run. It raises to end the read (lcmon.LoaderGone when the
+        loader died) and may log (a stalled loader).
 
     Opening takes the pipe's lock and reads the stream header (so it waits
     for the writer); `header` then describes the tensors. Not thread-safe:
@@ -370,6 +377,7 @@ class BatchReader:
         resync_delay: float = 0.1,
         expand: bool = False,
         wait_for_pipe: Optional[float] = 0,
+        watch: Optional[Callable[[Optional[float]], None]] = None,
     ):
         if restarts not in ("wait", "end"):
             raise ValueError("restarts must be 'wait' or 'end', not %r" % (restarts,))
@@ -381,6 +389,7 @@ class BatchReader:
         self.restart_timeout = restart_timeout
         self.on_run = on_run
         self.wait_for_pipe = wait_for_pipe
+        self.watch = watch
         self.expand = expand
         self._expander = None
         if expand:
@@ -422,12 +431,15 @@ class BatchReader:
 
     def _check_path(self) -> None:
         wait = self.wait_for_pipe
-        deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+        start = time.monotonic()
+        deadline = None if wait is None else start + max(0.0, wait)
         while True:
             try:
                 st = os.stat(self.path)
                 break
             except FileNotFoundError:
+                if self.watch is not None:
+                    self.watch(time.monotonic() - start)
                 if deadline is not None and time.monotonic() >= deadline:
                     raise NotAStream(
                         "%s does not exist%s: start lcmon first (its fifo_writer creates the "
@@ -518,14 +530,19 @@ class BatchReader:
     def _wait_readable(self, timeout: Optional[float], next_run: bool = False) -> None:
         p = select.poll()
         p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
         while True:
             ms = None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
+            if self.watch is not None:  # in slices, the hook between them
+                ms = WATCH_EVERY_MS if ms is None else min(ms, WATCH_EVERY_MS)
             try:
                 if p.poll(ms):
                     return
             except InterruptedError:
                 continue
+            if self.watch is not None:
+                self.watch(time.monotonic() - start)
             if deadline is not None and time.monotonic() >= deadline:
                 if next_run:
                     raise WriterTimeout(
@@ -625,6 +642,8 @@ class BatchReader:
         """A run ended; True when the reader goes on with the next run."""
         if end.how == "torn":
             self.torn_batches += 1
+        if self.watch is not None and end.how != "stopped":
+            self.watch(None)  # the writer went away mid-run: did the loader die?
         if not self._fifo or self.restarts == "end":
             self._close_data()
             if end.how == "stopped":
