@@ -8,6 +8,7 @@ Environment: LCMON (the executable), LCMON_TEST_DATA, LCMON_TEST_SLOW (the
 sanitizer slow-down factor), PYTHONPATH (python/ and this folder).
 """
 
+import importlib.util
 import logging
 import os
 import signal
@@ -21,6 +22,7 @@ import unittest
 from lcmon import Loader, LoaderGone
 from test_loader import YAML, alive, config_dict
 
+DATA_DIR = os.path.abspath(os.environ["LCMON_TEST_DATA"])
 SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
 WAIT = 60 * SLOW
 GONE_WITHIN = 1.0 * SLOW  # the issue's "within a second", scaled for sanitizers
@@ -102,12 +104,8 @@ class LoaderLifeTests(unittest.TestCase):
         dataset), and while the reader waits for a run that a stop ended:
         LoaderGone within a second, never a wait for ever."""
         paths = ["batches"]
-        try:
-            import torch  # noqa: F401
-
+        if importlib.util.find_spec("torch") is not None:
             paths.append("dataset")
-        except ImportError:
-            pass
         for path in paths:
             with self.subTest(path=path), Loader(config_dict()) as L:
                 source = L.batches() if path == "batches" else L.dataset()
@@ -200,20 +198,25 @@ class LoaderLifeTests(unittest.TestCase):
             "L = lcmon.Loader(%r)\n"
             "c = os.fork()\n"
             "if c == 0:\n"
-            "    rc = L.close()\n"
-            "    print('child', rc, flush=True)\n"
+            "    os.write(1, b'child %%s\\n' %% str(L.close()).encode())\n"
             "    time.sleep(600)\n"
             "    os._exit(0)\n"
-            "print(L.proc.pid, c, flush=True)\n"
+            "os.write(1, b'%%d %%d\\n' %% (L.proc.pid, c))\n"
             "time.sleep(600)\n" % ENDLESS
         )
+        # stderr to a file: the child outlives the trainer, and must not hold
+        # the test's own output open if the test fails.
+        err = tempfile.TemporaryFile("w+")
         trainer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                   text=True, env=dict(os.environ))
+                                   stderr=err, text=True, env=dict(os.environ))
         child = None
         try:
             lines = sorted([trainer.stdout.readline().split(), trainer.stdout.readline().split()])
-            self.assertEqual(lines[1], ["child", "None"])
-            lc, child = int(lines[0][0]), int(lines[0][1])
+            if lines[0][1:]:
+                child = int(lines[0][1])
+            err.seek(0)
+            self.assertEqual(lines[1], ["child", "None"], (lines, err.read()))
+            lc = int(lines[0][0])
             self.assertTrue(alive(lc), "the child's close() stopped its parent's lcmon")
             trainer.send_signal(signal.SIGKILL)
             trainer.wait(WAIT)
@@ -226,6 +229,38 @@ class LoaderLifeTests(unittest.TestCase):
                 trainer.kill()
                 trainer.wait()
             trainer.stdout.close()
+            err.close()
+
+    def test_parent_fd_option(self):
+        """lcmon --no-ui --parent-fd 0 on its own: it stops with status 0,
+        saying why, when the pipe on its stdin is closed; a descriptor that
+        is not open and a run with the screen are refused (status 2)."""
+        exe = os.environ["LCMON"]
+        with tempfile.TemporaryDirectory() as tmp:
+            pipe = os.path.join(tmp, "p")
+            p = subprocess.Popen([exe, "--no-ui", "--status-interval", "0", "--parent-fd", "0"],
+                                 stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=dict(os.environ, LCMON_PIPE=pipe, LCMON_DATA=DATA_DIR))
+            try:
+                wait_until("lcmon is up", lambda: os.path.exists(pipe))
+                self.assertIsNone(p.poll())
+                p.stdin.close()
+                self.assertEqual(p.wait(WAIT), 0)
+                self.assertIn("--parent-fd 0 reached its end (the parent process is gone): "
+                              "stopping", p.stderr.read())
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                p.stderr.close()
+        r = subprocess.run([exe, "--no-ui", "--parent-fd", "97"], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL, timeout=WAIT)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--parent-fd: '97' is not an open descriptor", r.stderr)
+        r = subprocess.run([exe, "--parent-fd", "0"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=WAIT)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--parent-fd is for headless runs; add --no-ui", r.stderr)
 
     def test_close_after_a_finite_run_returns_0(self):
         """close() right after the last batch of a finite run, again and
