@@ -304,7 +304,7 @@ static int run_screen(lc_config *cfg, const lc_config_source *src, const char *c
                         : lc_monitor_failed_new(config_errors, src);
     int rc = tui_run(m, &to);
     bool failed = !lc_monitor_local_configured(m);
-    lc_stop_deadline_start(lc_monitor_local_stop_deadline(m));
+    lc_stop_deadline_start(lc_monitor_local_stop_deadline(m), true); /* q or a signal */
     lc_monitor_free(m); /* stops the pipeline and joins its threads */
     lc_stop_deadline_end();
     lc_log_set_stderr(true);
@@ -382,6 +382,7 @@ int main(int argc, char **argv)
         .socket_path = o.socket_path,
         .metrics_log = o.metrics_log,
         .metrics_windows = o.metrics_windows,
+        .parent_fd = o.parent_fd_given ? o.parent_fd : -1,
         .source = &src,
     };
     return lc_headless_run(cfg, &ho); /* which owns cfg */

@@ -16,7 +16,9 @@
 #include "tui/tui.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,9 @@ static void usage(FILE *f)
             "                          (headless) the windows of time each line holds besides\n"
             "                          the last second and all time: some of 10s, 1m, 10m, 1h,\n"
             "                          comma-separated (default: none)\n"
+            "  --parent-fd N           (headless) stop, as on SIGTERM, when descriptor N (the\n"
+            "                          read end of a pipe the parent process keeps open)\n"
+            "                          reaches its end: lcmon lives as long as its parent\n"
             "  --config FILE           the pipeline to run\n"
             "  --check-config FILE     validate FILE, explain every error, and exit\n"
             "  --print-default-config  print the embedded default pipeline and exit\n"
@@ -107,6 +112,7 @@ enum {
     OPT_SOCKET,
     OPT_METRICS_LOG,
     OPT_METRICS_WINDOWS,
+    OPT_PARENT_FD,
     OPT_THEME,
     OPT_NO_COLOR,
     OPT_ASCII,
@@ -165,6 +171,20 @@ static int parse_number_option(int c, const char *arg, options *o)
             return 2;
         }
         return 0;
+    case OPT_PARENT_FD: {
+        errno = 0;
+        long fd = strtol(arg, &end, 10);
+        if (*end || !arg[0] || errno || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
+            fprintf(stderr,
+                    "lcmon: --parent-fd: '%s' is not an open descriptor (give the number of the "
+                    "read end of a pipe whose write end the parent keeps open)\n",
+                    arg);
+            return 2;
+        }
+        o->parent_fd = (int)fd;
+        o->parent_fd_given = true;
+        return 0;
+    }
     default: /* OPT_REFRESH */
         o->refresh_hz = strtod(arg, &end);
         if (*end || !(o->refresh_hz >= TUI_REFRESH_MIN && o->refresh_hz <= TUI_REFRESH_MAX)) {
@@ -265,6 +285,7 @@ int options_parse(int argc, char **argv, options *o)
         {"socket", required_argument, NULL, OPT_SOCKET},
         {"metrics-log", required_argument, NULL, OPT_METRICS_LOG},
         {"metrics-log-windows", required_argument, NULL, OPT_METRICS_WINDOWS},
+        {"parent-fd", required_argument, NULL, OPT_PARENT_FD},
         {"theme", required_argument, NULL, OPT_THEME},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
         {"ascii", no_argument, NULL, OPT_ASCII},
@@ -297,6 +318,7 @@ int options_parse(int argc, char **argv, options *o)
         case OPT_MAX_SECONDS:
         case OPT_SEED:
         case OPT_STATUS_INTERVAL:
+        case OPT_PARENT_FD:
         case OPT_REFRESH:
             if (parse_number_option(c, optarg, o))
                 return 2;
@@ -367,6 +389,7 @@ int options_check_mode(const options *o, bool attach)
     }
     const char *headless = o->socket_path             ? "--socket"
                            : o->metrics_log           ? "--metrics-log"
+                           : o->parent_fd_given       ? "--parent-fd"
                            : o->status_interval_given ? "--status-interval"
                            : o->quiet                 ? "--quiet"
                            : o->verbose               ? "-v"

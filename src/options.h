@@ -27,6 +27,8 @@ typedef struct options {
     const char *metrics_log;
     unsigned metrics_windows; /* --metrics-log-windows: the log's windows (bit w), 0: none */
     bool metrics_windows_given;
+    int parent_fd; /* --parent-fd: stop when it reaches its end */
+    bool parent_fd_given;
     /* The screen. */
     const char *theme;
     bool no_color;

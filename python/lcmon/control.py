@@ -335,7 +335,10 @@ class ControlError(Exception):
 
 
 class LoaderGone(ConnectionError):
-    """No loader on the socket, or it went away and did not come back."""
+    """No loader on the socket, or it went away and did not come back.
+    lcmon.Loader's reads raise it too when its lcmon dies, with the
+    attributes returncode (Popen's: negative for a signal) and log_tail
+    (lcmon's last log lines, also in the message)."""
 
 
 class ProtocolError(Exception):

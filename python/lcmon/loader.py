@@ -24,10 +24,33 @@ get_next() does.
 
 The loader runs `lcmon --no-ui` (in this process's working directory, so
 that a config's relative paths mean what they say) with a private named
-pipe and monitoring socket, and is stopped when the `with` block ends,
-or when the Python process dies (even by SIGKILL: the kernel sends lcmon
-SIGTERM then, PR_SET_PDEATHSIG). lcmon's log goes where `log` says: a file
-path, or (the default) Python's logging module, logger "lcmon.loader".
+pipe and monitoring socket, and is stopped when the `with` block ends
+(close()). lcmon lives exactly as long as this Python process, whichever
+thread made the Loader: it watches its stdin (`--parent-fd 0`), a pipe whose
+write end only this process holds, and stops as on SIGTERM when the kernel
+closes it, however the process dies (even by SIGKILL). Processes forked from
+this one (DataLoader workers, multiprocessing) let go of that pipe at once,
+and the Loader belongs to the process that made it: only there does close()
+stop lcmon. lcmon runs in a session of its own, so a Ctrl-C at the terminal
+reaches the trainer, whose close() (or exit) stops lcmon once. A Loader
+dropped, or left open when the interpreter exits, is closed then.
+
+lcmon's log goes where `log` says: a file path, or (the default) Python's
+logging module, logger "lcmon.loader".
+
+When lcmon dies (a crash, SIGKILL, any exit) while a read of the Loader
+waits (batches(), dataset(); every read path passes the reader the
+Loader's watch hook), the read raises LoaderGone with lcmon's exit status
+and its last log lines within a fraction of a second. A read that has
+waited `stall_warning` seconds for a live lcmon logs a warning (logger
+"lcmon.loader") with lcmon's state from its socket, every stall_warning
+seconds of the wait: a stalled loader is not silent.
+
+The private folder (tempfile's directory, lcmon-loader-*) holds the pipe,
+the socket and a config given as text or a dict. Its `lock` file is locked
+(flock) by this process and by lcmon as long as either lives; a Loader
+removes the folders of earlier ones whose lock nobody holds any more (a
+trainer killed before close()), never one that a live process holds.
 
 The pipes: a config given as a dict gets a private pipe as each
 fifo_writer's path; YAML text and files get one for each ${LCMON_PIPE} and
@@ -40,27 +63,30 @@ A config lcmon refuses raises LoaderError with lcmon's own text (every
 error, with its line and column).
 """
 
-import ctypes
+import fcntl
 import json
 import logging
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from typing import Any, Dict, List, Optional, Union
 
-from .control import Control
+from .control import Control, LoaderGone
 from .stream import BatchReader
 
-__all__ = ["Loader", "LoaderError", "find_lcmon"]
+__all__ = ["Loader", "LoaderError", "LoaderGone", "find_lcmon"]
 
 log = logging.getLogger("lcmon.loader")
 
-_PR_SET_PDEATHSIG = 1
+_FOLDER_PREFIX = "lcmon-loader-"
+_LOCK = "lock"  # in the folder: flocked by its Loader's process and its lcmon
 
 
 class LoaderError(RuntimeError):
@@ -111,12 +137,112 @@ def find_lcmon() -> str:
 _PIPE_VAR = re.compile(r"\$\{(LCMON(?:_([A-Z0-9]+(?:_[A-Z0-9]+)*))?_PIPE)(?::-[^}]*)?\}")
 
 
-def _die_with_parent():  # runs in the child, between fork and exec
+def _hold_folder(folder: str) -> int:
+    """Lock the folder's lock file for this process (and the lcmon it will
+    pass the descriptor to): the descriptor. The file is locked before it
+    gets its name, so no sweep ever sees it unlocked."""
+    tmp = os.path.join(folder, _LOCK + ".new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, b"%d\n" % os.getpid())
+        os.rename(tmp, os.path.join(folder, _LOCK))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _sweep_folders(parent: str) -> None:
+    """Remove the private folders of Loaders whose process and lcmon are
+    both gone (their lock is free): what a trainer killed before close()
+    left. A folder without a lock file (being made, or not a Loader's) and
+    one whose lock is held are left alone."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(_FOLDER_PREFIX)]
     except OSError:
-        pass
+        return
+    for name in names:
+        folder = os.path.join(parent, name)
+        try:
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(folder, _LOCK), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)  # held: its process or its lcmon lives
+            continue
+        try:
+            log.info("removing %s, left by a process that ended without closing its Loader",
+                     folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+# The Loaders of this process: a forked child lets go of their lifetime pipe
+# and folder lock at once (it does not own them; os.register_at_fork).
+_loaders: "weakref.WeakSet[Loader]" = weakref.WeakSet()
+
+
+def _let_go_in_child() -> None:
+    for loader in list(_loaders):
+        fds = [loader._lock_fd]
+        try:
+            fds.append(loader.proc.stdin.fileno())
+        except (AttributeError, ValueError):  # not started, or closed
+            pass
+        null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        for fd in fds:
+            if fd >= 0:
+                os.dup2(null, fd, inheritable=False)  # the number stays valid, on /dev/null
+        os.close(null)
+
+
+os.register_at_fork(after_in_child=_let_go_in_child)
+
+
+def _stop(owner: int, proc: Optional[subprocess.Popen], folder: str, lock_fd: int,
+          timeout: float) -> Optional[int]:
+    """Stop lcmon (SIGINT, then SIGKILL after timeout seconds) and remove
+    the folder: lcmon's exit status. Nothing in a forked child (owner is the
+    process that made the Loader). Also weakref.finalize's, for a Loader
+    dropped or left open at exit."""
+    if os.getpid() != owner:
+        return None
+    rc = None
+    if proc is not None:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        rc = proc.returncode
+        if proc.stdin is not None:
+            proc.stdin.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    if lock_fd >= 0:
+        os.close(lock_fd)  # last: no sweep takes the folder while it is removed
+    return rc
+
+
+def _stage_line(stage: Dict[str, Any]) -> str:
+    """One stage of a metrics snapshot, for the stall warning."""
+    parts = [stage.get("state", "?").replace("STAGE_", "").lower(),
+             "%d %s/s out" % (stage.get("items_out", 0), stage.get("item_unit", "items"))]
+    for q in stage.get("queue_metrics", []):
+        parts.append("queue %d/%d" % (q.get("queue_fullness", {}).get("latest", 0),
+                                      q.get("queue_capacity", 0)))
+    for t in stage.get("text_metrics", []):
+        if t.get("name") == "activity":
+            parts.append(t.get("value", ""))
+    return "%s: %s" % (stage.get("name", "?"), ", ".join(parts))
 
 
 def _with_pipe(config: Dict[str, Any], pipe: str) -> Dict[str, Any]:
@@ -152,6 +278,9 @@ class Loader:
         initial load counts the games after it, as upstream's daemon sets
         its anchor before the start; a resume waits for exactly the games
         that came since.
+    stall_warning: seconds a read may wait for a live lcmon before a warning
+        with lcmon's state is logged (again every as many seconds of the
+        wait); 0 or None: never.
 
     `outputs` names the outputs (the fifo_writer stages, in pipeline
     order) and `pipes` gives each one's pipe; `pipe` is the first's.
@@ -167,10 +296,10 @@ class Loader:
         env: Optional[Dict[str, str]] = None,
         start_timeout: float = 60.0,
         anchor: Optional[str] = None,
+        stall_warning: Optional[float] = 60.0,
     ):
-        self.dir = tempfile.mkdtemp(prefix="lcmon-loader-")
-        self.socket = os.path.join(self.dir, "lcmon.sock")
-        self.pipe = pipe or os.path.join(self.dir, "lcmon.pipe")
+        self._owner = os.getpid()
+        self._lock_fd = -1
         self.proc: Optional[subprocess.Popen] = None
         self.control: Optional[Control] = None
         self.outputs: List[str] = []
@@ -178,36 +307,51 @@ class Loader:
         self._readers: Dict[str, BatchReader] = {}
         self._reader_kwargs: Dict[str, Dict[str, Any]] = {}
         self._cwd = os.getcwd()
+        self.stall_warning = stall_warning
+        self._stall_next = stall_warning
         self._log_thread = None
         self._log_file = None
         self._stderr_tail = []
+        _sweep_folders(tempfile.gettempdir())
+        self.dir = tempfile.mkdtemp(prefix=_FOLDER_PREFIX)
+        self.socket = os.path.join(self.dir, "lcmon.sock")
+        self.pipe = pipe or os.path.join(self.dir, "lcmon.pipe")
         try:
-            cfg_path = self._write_config(config)
-            cmd = [lcmon or find_lcmon(), "--no-ui", "--status-interval", "0",
-                   "--config", cfg_path, "--socket", self.socket, *args]
-            if anchor:
-                cmd += ["--anchor", anchor]
-            child_env = dict(os.environ)
-            child_env["LCMON_PIPE"] = self.pipe
-            child_env.update(self._private_pipes(config))
-            child_env.update(env or {})
-            if log is not None:
-                self._log_file = open(log, "a")
-                stderr = self._log_file
-            else:
-                stderr = subprocess.PIPE
-            self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                env=child_env, preexec_fn=_die_with_parent, text=True,
-            )
-            if log is None:
-                self._log_thread = threading.Thread(target=self._forward_log, daemon=True,
-                                                    name="lcmon-log")
-                self._log_thread.start()
+            self._lock_fd = _hold_folder(self.dir)
+            _loaders.add(self)
+            self._start(config, log, lcmon, args, env, anchor)
             self._wait_up(start_timeout)
         except BaseException:
             self.close()
             raise
+
+    def _start(self, config, log_path, lcmon, args, env, anchor) -> None:
+        cfg_path = self._write_config(config)
+        cmd = [lcmon or find_lcmon(), "--no-ui", "--status-interval", "0",
+               "--config", cfg_path, "--socket", self.socket, "--parent-fd", "0", *args]
+        if anchor:
+            cmd += ["--anchor", anchor]
+        child_env = dict(os.environ)
+        child_env["LCMON_PIPE"] = self.pipe
+        child_env.update(self._private_pipes(config))
+        child_env.update(env or {})
+        if log_path is not None:
+            self._log_file = open(log_path, "a")
+            stderr = self._log_file
+        else:
+            stderr = subprocess.PIPE
+        # stdin: the lifetime pipe (--parent-fd 0); the lock's descriptor
+        # goes to lcmon too, so the folder stays locked while lcmon lives.
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
+            env=child_env, pass_fds=(self._lock_fd,), start_new_session=True, text=True,
+        )
+        self._finalizer = weakref.finalize(self, _stop, self._owner, self.proc, self.dir,
+                                           self._lock_fd, 30.0)
+        if log_path is None:
+            self._log_thread = threading.Thread(target=self._forward_log, daemon=True,
+                                                name="lcmon-log")
+            self._log_thread.start()
 
     def _write_config(self, config) -> str:
         if isinstance(config, dict):
@@ -288,13 +432,70 @@ class Loader:
         if names:
             self.pipe = self.pipes[names[0]]
 
-    def _died(self, what: str):
-        if self._log_thread is not None:
-            self._log_thread.join(5)
-        tail = "\n".join(self._stderr_tail[-40:])
+    def _log_tail(self, lines: int = 40) -> str:
+        """lcmon's last log lines (all of them once it has exited)."""
         if self._log_file is not None:
-            tail = "(its log is in %s)" % self._log_file.name
-        raise LoaderError("%s:\n%s" % (what, tail))
+            try:
+                with open(self._log_file.name, "rb") as f:
+                    f.seek(max(0, os.fstat(f.fileno()).st_size - 16384))
+                    text = f.read().decode("utf-8", "replace").splitlines()[-lines:]
+            except OSError as e:
+                return "(its log %s cannot be read: %s)" % (self._log_file.name, e)
+            return "\n".join(["(from %s)" % self._log_file.name] + text)
+        if self._log_thread is not None:
+            self._log_thread.join(1.0)  # its stderr ends with it: the last lines
+        return "\n".join(self._stderr_tail[-lines:])
+
+    def _died(self, what: str):
+        raise LoaderError("%s:\n%s" % (what, self._log_tail()))
+
+    # -- the read paths' hook --------------------------------------------
+
+    def _watch(self, waited: Optional[float]) -> None:
+        """BatchReader's watch hook, which every read path of the Loader
+        passes: LoaderGone when lcmon has exited; a warning with lcmon's
+        state when a read has waited stall_warning seconds (again every as
+        many). waited None: the writer left in the middle of a run, so
+        lcmon is given a second to be seen gone."""
+        if self.proc is None:
+            return
+        rc = self.proc.poll()
+        if rc is None and waited is None:
+            try:
+                rc = self.proc.wait(1.0)
+            except subprocess.TimeoutExpired:
+                pass
+        if rc is not None:
+            raise self._gone(rc)
+        if waited is None or not self.stall_warning:
+            return
+        if waited < self._stall_next - self.stall_warning:  # a new wait
+            self._stall_next = self.stall_warning
+        if waited >= self._stall_next:
+            self._stall_next += self.stall_warning
+            log.warning("no data on %s for %.0f s; lcmon (pid %d) runs: %s", self.pipe, waited,
+                        self.proc.pid, self._state())
+
+    def _gone(self, rc: int) -> LoaderGone:
+        how = ("was killed by %s" % signal.Signals(-rc).name if rc < 0
+               else "exited with status %d" % rc)
+        tail = self._log_tail()
+        e = LoaderGone("lcmon (pid %d, reading %s) %s; its last log lines:\n%s"
+                       % (self.proc.pid, self.pipe, how, tail))
+        e.returncode = rc
+        e.log_tail = tail
+        return e
+
+    def _state(self) -> str:
+        """lcmon's state and each stage's last second, from its socket (a
+        connection of its own: the hook runs in the reader's thread)."""
+        try:
+            with Control(self.socket, timeout=2.0, reconnect=0) as c:
+                snap = c.metrics()["last_second"]
+        except Exception as e:  # a loader too stuck to answer says that much
+            return "its socket does not answer (%s)" % e
+        stages = "; ".join(_stage_line(st) for st in snap.get("stage_metrics", []))
+        return "%s; %s" % (snap.get("state", "?"), stages)
 
     # -- reading ---------------------------------------------------------
 
@@ -320,7 +521,8 @@ class Loader:
         name = self._output(output)
         r = self._readers.get(name)
         if r is None:
-            kwargs = dict(expand=True, wait_for_pipe=60.0, wait_for_writer=False)
+            kwargs = dict(expand=True, wait_for_pipe=60.0, wait_for_writer=False,
+                          watch=self._watch)
             kwargs.update(reader_kwargs)
             r = self._readers[name] = BatchReader(self.pipes[name], **kwargs)
             self._reader_kwargs[name] = dict(reader_kwargs)
@@ -364,7 +566,7 @@ class Loader:
         """lcmon.torch.BatchDataset over an output's pipe (device=...,
         expand=..., ...). It reads the pipe itself: the Loader's own reader
         of that output, if one is open, is closed first (lcmon sends again
-        what it had not read whole)."""
+        what it had not read whole). LoaderGone when lcmon dies."""
         from .torch import BatchDataset
 
         name = self._output(output)
@@ -373,37 +575,37 @@ class Loader:
             r.close()
             self._reader_kwargs.pop(name, None)
         kwargs.setdefault("wait_for_pipe", 60.0)
+        kwargs.setdefault("watch", self._watch)
         return BatchDataset(self.pipes[name], **kwargs)
 
     # -- stopping --------------------------------------------------------
 
     def close(self, timeout: float = 30.0) -> Optional[int]:
         """Stop lcmon (SIGINT, then SIGKILL after timeout seconds) and
-        remove the private directory; lcmon's exit status."""
+        remove the private directory; lcmon's exit status (0 after a clean
+        stop or the end of a finite run). In a process forked from the one
+        that made the Loader: nothing (None)."""
+        if os.getpid() != self._owner:
+            return None
         for r in self._readers.values():
             r.close()
         self._readers.clear()
         if self.control is not None:
             self.control.close()
             self.control = None
-        rc = None
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGINT)
-                try:
-                    self.proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
-            rc = self.proc.returncode
-            if self._log_thread is not None:
-                self._log_thread.join(5)
-            if self.proc.stderr is not None:
-                self.proc.stderr.close()
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None and finalizer.detach() is None:
+            return self.proc.returncode if self.proc else None  # closed already
+        rc = _stop(self._owner, self.proc, self.dir, self._lock_fd, timeout)
+        self._lock_fd = -1
+        if self._log_thread is not None:
+            self._log_thread.join(5)
+        if self.proc is not None and self.proc.stderr is not None:
+            self.proc.stderr.close()
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
-        shutil.rmtree(self.dir, ignore_errors=True)
+        _loaders.discard(self)
         return rc
 
     def __enter__(self):
@@ -416,4 +618,3 @@ class Loader:
     @property
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
-

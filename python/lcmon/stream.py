@@ -99,6 +99,7 @@ _HEADER_MAX = 65536
 # its end while its bytes keep coming (lcmon writes only whole batches it
 # holds: they wait only for room in the pipe): this long at most between two.
 _IN_FLIGHT = 0.5
+WATCH_EVERY_MS = 200  # BatchReader(watch=...): the hook's period while a read waits
 _ALIGN = 64
 _DTYPES = {
     0: np.dtype("<f4"),
@@ -373,6 +374,12 @@ class BatchReader:
     wait_for_writer: False: return without waiting for the stream header
         (the first read waits for it; maybe_next() returns None until it
         is there). `header` is None until then.
+    watch: a hook for the one who runs the writer (lcmon.Loader): called as
+        watch(waited) every WATCH_EVERY_MS milliseconds or more often while
+        a read waits (for the pipe, a writer or data), with the seconds this
+        wait has lasted, and as watch(None) when the writer went away in the
+        middle of a run. It raises to end the read (lcmon.LoaderGone when the
+        loader died) and may log (a stalled loader).
 
     Opening takes the pipe's lock and reads the stream header (so it waits
     for the writer); `header` then describes the tensors. Not thread-safe:
@@ -393,6 +400,7 @@ class BatchReader:
         expand: bool = False,
         wait_for_pipe: Optional[float] = 0,
         wait_for_writer: bool = True,
+        watch: Optional[Callable[[Optional[float]], None]] = None,
     ):
         if restarts not in ("wait", "end"):
             raise ValueError("restarts must be 'wait' or 'end', not %r" % (restarts,))
@@ -404,6 +412,7 @@ class BatchReader:
         self.restart_timeout = restart_timeout
         self.on_run = on_run
         self.wait_for_pipe = wait_for_pipe
+        self.watch = watch
         self.expand = expand
         self._expander = None
         if expand:
@@ -459,12 +468,15 @@ class BatchReader:
 
     def _check_path(self) -> None:
         wait = self.wait_for_pipe
-        deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+        start = time.monotonic()
+        deadline = None if wait is None else start + max(0.0, wait)
         while True:
             try:
                 st = os.stat(self.path)
                 break
             except FileNotFoundError:
+                if self.watch is not None:
+                    self.watch(time.monotonic() - start)
                 if deadline is not None and time.monotonic() >= deadline:
                     raise NotAStream(
                         "%s does not exist%s: start lcmon first (its fifo_writer creates the "
@@ -592,13 +604,18 @@ class BatchReader:
         elif self.timeout is not None:
             limits.append((now + self.timeout, "piece"))
         deadline, kind = min(limits) if limits else (None, "")
+        start = now
         while True:
             ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
+            if self.watch is not None:  # in slices, the hook between them
+                ms = WATCH_EVERY_MS if ms is None else min(ms, WATCH_EVERY_MS)
             try:
                 if p.poll(ms):
                     return
             except InterruptedError:
                 continue
+            if self.watch is not None:
+                self.watch(time.monotonic() - start)
             if deadline is not None and time.monotonic() >= deadline:
                 break
         if kind == "read":
@@ -778,6 +795,8 @@ class BatchReader:
         """A run ended; True when the reader goes on with the next run."""
         if end.how == "torn":
             self.torn_batches += 1
+        if self.watch is not None and end.how != "stopped":
+            self.watch(None)  # the writer went away mid-run: did the loader die?
         if not self._fifo or self.restarts == "end":
             self._close_data()
             if end.how == "stopped":

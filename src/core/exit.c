@@ -28,6 +28,7 @@ static pthread_t watchdog;
 static bool armed;
 static int end_pipe[2] = {-1, -1};
 static double deadline_s;
+static bool stop_asked; /* a signal now is a second request */
 
 void lc_exit_remove_at_exit(const char *path)
 {
@@ -94,7 +95,11 @@ static void *watch(void *arg)
         double slice = left < 0.1 ? left : 0.1;
         struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
         int sig = sigtimedwait(&set, NULL, &ts);
-        if (sig > 0) {
+        if (sig > 0 && !stop_asked) {
+            LC_INFO("%s while stopping: the stop goes on (once more to exit at once)",
+                    strsignal(sig));
+            stop_asked = true;
+        } else if (sig > 0) {
             LC_WARN("%s again while stopping: exiting at once", strsignal(sig));
             remove_paths();
             _exit(128 + sig);
@@ -105,10 +110,11 @@ static void *watch(void *arg)
     }
 }
 
-void lc_stop_deadline_start(double seconds)
+void lc_stop_deadline_start(double seconds, bool asked)
 {
     if (armed)
         return;
+    stop_asked = asked;
     if (pipe(end_pipe) != 0)
         return; /* no watchdog; the stop still runs */
     /* Non-blocking read side: the watchdog only asks whether it closed. */

@@ -17,6 +17,8 @@
 #ifndef LC_CORE_EXIT_H
 #define LC_CORE_EXIT_H
 
+#include <stdbool.h>
+
 #define LC_STOP_DEADLINE_S 5.0
 
 /* Remember path (as it is now: its device and inode) for a forced exit;
@@ -25,8 +27,13 @@ void lc_exit_remove_at_exit(const char *path);
 void lc_exit_forget(const char *path);
 
 /* Arm the watchdog for a stop that must end within `seconds`; disarm it
- * when the stop has ended. One at a time. */
-void lc_stop_deadline_start(double seconds);
+ * when the stop has ended. One at a time. `asked`: the stop was asked for
+ * (a signal, q, the parent gone), so the next SIGINT or SIGTERM is "again"
+ * and ends the process at once; otherwise (the data ended, --max-seconds)
+ * the first one only asks for the stop already under way (a trainer's
+ * close() racing the end of a finite run must not turn status 0 into 130),
+ * and a second one ends the process. */
+void lc_stop_deadline_start(double seconds, bool asked);
 void lc_stop_deadline_end(void);
 
 #endif

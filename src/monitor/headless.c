@@ -1,9 +1,14 @@
 /*
  * headless: `lcmon --no-ui`, the production mode. The calling (main) thread
  * owns the loop: it polls a signalfd for SIGINT, SIGTERM and SIGHUP (they
- * are blocked in every thread) and an eventfd that the pipeline's end hook
- * writes, prints the status line, appends the metrics log, and so notices
- * the end of a finite run the moment it happens. The loader runs behind a
+ * are blocked in every thread), an eventfd that the pipeline's end hook
+ * writes and the --parent-fd descriptor, prints the status line, appends the
+ * metrics log, and so notices the end of a finite run the moment it happens.
+ * --parent-fd is the read end of a pipe whose write end only the parent
+ * process holds (lcmon.Loader passes its stdin): the kernel closes it when
+ * the parent dies, however it dies and whichever of its threads started
+ * lcmon, and lcmon stops as on SIGTERM. PR_SET_PDEATHSIG would fire when the
+ * forking thread ends, not the process. The loader runs behind a
  * local monitor, which the socket server shares (the local monitor locks).
  */
 #include "monitor/headless.h"
@@ -103,14 +108,36 @@ static void wake_on_end(void *ctx)
     (void)n; /* the counter cannot overflow from one write per pipeline */
 }
 
-/* Wait up to `wait` seconds for a signal or the end hook. The signal
- * number, 0 for the end hook or the timeout. */
-static int wait_for_event(int sfd, int efd, double wait)
+/* wait_for_event's answer when the parent's descriptor reached its end. */
+#define PARENT_GONE (-1)
+
+/* What came on the parent's descriptor: PARENT_GONE at its end (or an
+ * error), else 0 (bytes, read and ignored). */
+static int parent_event(int pfd, short revents)
 {
-    struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = efd, .events = POLLIN}};
+    if (revents & POLLIN) {
+        char buf[256];
+        ssize_t n = read(pfd, buf, sizeof buf);
+        if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN)))
+            return 0;
+        return PARENT_GONE;
+    }
+    return revents & (POLLHUP | POLLERR | POLLNVAL) ? PARENT_GONE : 0;
+}
+
+/* Wait up to `wait` seconds for a signal, the end hook or the end of the
+ * parent's descriptor pfd (-1: none). The signal number, PARENT_GONE, or 0
+ * for the end hook or the timeout. */
+static int wait_for_event(int sfd, int efd, int pfd, double wait)
+{
+    struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN},
+                            {.fd = efd, .events = POLLIN},
+                            {.fd = pfd, .events = POLLIN}}; /* poll skips a negative fd */
     int ms = (int)(wait * 1000.0 + 0.999);
-    if (poll(fds, 2, ms) <= 0)
+    if (poll(fds, 3, ms) <= 0)
         return 0; /* timeout, or EINTR: the caller looks at the state */
+    if (pfd >= 0 && parent_event(pfd, fds[2].revents) == PARENT_GONE)
+        return PARENT_GONE;
     if (fds[1].revents & POLLIN) {
         uint64_t count;
         ssize_t n = read(efd, &count, sizeof count);
@@ -134,6 +161,7 @@ typedef struct headless {
     Lcmon__MonitorSocketMetricsProto sock; /* the server's counts, for the metrics log */
     double start, next_status, next_log;
     bool status; /* a status line every status_interval */
+    bool asked;  /* the loop ended on a request to stop (a signal, the parent gone) */
 } headless;
 
 static void headless_close(headless *h)
@@ -248,9 +276,15 @@ static int headless_loop(headless *h)
     for (;;) {
         /* Signals and the end hook wake the loop; the timeout is for the
          * status line, the metrics log and --max-seconds. */
-        int sig = wait_for_event(h->sfd, h->efd, headless_wait(h, lc_now_seconds()));
-        if (sig > 0) {
-            LC_INFO("%s received: stopping", strsignal(sig));
+        int sig =
+            wait_for_event(h->sfd, h->efd, h->o->parent_fd, headless_wait(h, lc_now_seconds()));
+        if (sig > 0 || sig == PARENT_GONE) {
+            if (sig > 0)
+                LC_INFO("%s received: stopping", strsignal(sig));
+            else
+                LC_INFO("--parent-fd %d reached its end (the parent process is gone): stopping",
+                        h->o->parent_fd);
+            h->asked = true;
             return 0;
         }
         double now = lc_now_seconds();
@@ -286,7 +320,8 @@ int lc_headless_run(lc_config *cfg, const lc_headless_options *o)
     int exit_code = headless_loop(&h);
     /* From here a stop must end: a second signal, or a thread stuck past
      * the deadline, ends the process at once (core/exit.h). */
-    lc_stop_deadline_start(lc_monitor_local_stop_deadline(h.m)); /* of the config run last */
+    lc_stop_deadline_start(lc_monitor_local_stop_deadline(h.m),
+                           h.asked); /* of the config run last */
     bool served = h.server != NULL;
     if (h.server)
         lc_server_metrics(h.server, &h.sock); /* the last counts, for the last line */

@@ -1,7 +1,7 @@
 /*
  * headless: the `lcmon --no-ui` loop: the pipeline, the status line, the
- * metrics log and the monitoring socket, until a signal or the end of a
- * finite run.
+ * metrics log and the monitoring socket, until a signal, the end of a
+ * finite run, or the end of --parent-fd (the parent process is gone).
  */
 #ifndef LC_MONITOR_HEADLESS_H
 #define LC_MONITOR_HEADLESS_H
@@ -19,6 +19,7 @@ typedef struct lc_headless_options {
     const char *socket_path;        /* serve the monitor socket here (NULL: no) */
     const char *metrics_log;        /* append a JSON line per second here (NULL: no) */
     unsigned metrics_windows;       /* its windows besides 1 s and all time (bit w) */
+    int parent_fd;                  /* stop when it reaches its end (--parent-fd); -1: none */
     const lc_config_source *source; /* where cfg came from, for reloads (NULL: none) */
 } lc_headless_options;
 

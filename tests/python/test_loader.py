@@ -155,7 +155,8 @@ class LoaderTests(unittest.TestCase):
 
     def test_no_lcmon_left_when_the_parent_is_killed(self):
         """A Python process that started a Loader is killed with SIGKILL:
-        its lcmon goes too (PR_SET_PDEATHSIG), no orphan keeps running."""
+        its lcmon goes too (it watches its stdin, --parent-fd 0), no orphan
+        keeps running."""
         script = (
             "import sys, time, lcmon\n"
             "L = lcmon.Loader(%r)\n"
