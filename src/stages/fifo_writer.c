@@ -319,7 +319,7 @@ static const lc_metric_info writer_metrics[] = {
 /* How long a stop may take: the grace time for a slow reader. */
 static double writer_stop_seconds(const void *config)
 {
-    return ((const writer_config *)config)->stop_grace;
+    return 2 * ((const writer_config *)config)->stop_grace;
 }
 
 /* Across a restart the writer carries its pipe's path, so that a reload
