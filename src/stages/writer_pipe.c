@@ -115,9 +115,8 @@ static void grace_begin(const lc_stage *s, writer *w, bool mid_record)
     w->grace_limit = now + (uint64_t)(2 * stop_grace_s(s) * 1e9);
     grace_extend(s, w, now);
     if (mid_record)
-        LC_INFO("%s: stopping in the middle of a batch: the reader of %s gets it whole if it "
-                "reads again within %.1f s each time (its steps lately took up to %.1f s; "
-                "stop_grace %.1f s), %.1f s in all",
+        LC_INFO("%s: stop in the middle of a batch: finishing it while %s is read at least every "
+                "%.1f s (steps lately %.1f s, stop_grace %.1f s), %.1f s at most",
                 s->name, ((const writer_config *)s->config)->path,
                 (double)(w->grace_end - now) / 1e9, (double)reader_pace(w) / 1e9, stop_grace_s(s),
                 2 * stop_grace_s(s));
@@ -130,17 +129,13 @@ static void grace_gave_up(const lc_stage *s, const writer *w, const char *what)
     const writer_config *c = s->config;
     uint64_t now = lc_now_ns();
     if (now >= w->grace_limit)
-        LC_WARN("%s: the reader of %s still reads, but did not take %s within %.1f s "
-                "(2 x stop_grace): it reads slower than stop_grace allows",
-                s->name, c->path, what, 2 * c->stop_grace);
+        LC_WARN("%s: stop: %s is read too slowly to finish within %.1f s (2 x stop_grace): %s",
+                s->name, c->path, 2 * c->stop_grace, what);
     else
-        LC_WARN(
-            "%s: the reader of %s took no bytes for %.1f s while the stop waited (its steps lately "
-            "took up to %.1f s; stop_grace %.1f s): gone, stopped, or a step longer than "
-            "that; it does not get %s. Raise stop_grace above the trainer's longest step "
-            "if it was still reading",
-            s->name, c->path, (double)(now - w->last_taken) / 1e9, (double)reader_pace(w) / 1e9,
-            c->stop_grace, what);
+        LC_WARN("%s: stop: no read from %s for %.1f s (steps lately %.1f s, stop_grace %.1f s): "
+                "%s; if the trainer still reads, raise stop_grace above its longest step",
+                s->name, c->path, (double)(now - w->last_taken) / 1e9, (double)reader_pace(w) / 1e9,
+                c->stop_grace, what);
 }
 
 /* Payload pieces at least this large are spliced rather than copied. */
@@ -442,7 +437,8 @@ int writer_pipe_send_next(lc_stage *s, writer *w, uint64_t *partial, lc_load_met
     int rc = send_all(s, w, iov, n, partial, meter);
     if (rc == LC_ESTOPPED && *partial > 0) {
         char what[96];
-        snprintf(what, sizeof what, "batch %llu whole (%llu of %llu bytes written): it drops it",
+        snprintf(what, sizeof what,
+                 "batch %llu left torn at %llu of %llu bytes, the reader drops it",
                  (unsigned long long)h->item.seq, (unsigned long long)*partial,
                  (unsigned long long)record);
         grace_gave_up(s, w, what);
@@ -560,9 +556,7 @@ void writer_pipe_end_run(lc_stage *s, writer *w, lc_load_meter *meter)
     uint64_t written = 0;
     int rc = send_all(s, w, iov, n, &written, meter);
     if (rc == LC_ESTOPPED) /* the pipe stayed full: the reader sees the end of file */
-        grace_gave_up(s, w,
-                      "the DONE marker: it sees the end of file after its last batch, every "
-                      "batch whole");
+        grace_gave_up(s, w, "no DONE marker, the reader sees the end of file after whole batches");
     if (rc != 0)
         return; /* or the reader went */
     w->conn_done_sent = true;

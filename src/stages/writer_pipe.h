@@ -28,8 +28,8 @@
  * by default (stop_grace; twice that in all). */
 #define WRITER_STOP_IDLE_MIN_NS 500000000ull
 #define WRITER_STOP_GRACE_DEFAULT_S 4.0
-/* The reader's pace is the longest wait on a full pipe in this window and
- * the one before it (or 2 x stop_grace when that is longer). */
+/* The reader's pace is the longest wait on a full pipe in this window
+ * (or 2 x stop_grace when that is longer) and the one before it. */
 #define WRITER_PACE_WINDOW_NS 30000000000ull
 
 typedef struct writer_config {
