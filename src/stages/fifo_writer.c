@@ -51,14 +51,22 @@
  * run id in the stream header tells the reader. A stop ends the run at a
  * batch boundary: a batch partly written when the stop comes is finished
  * first if the reader takes it in time, then DONE with the reason "stopped"
- * goes out, and the pipe is closed. "In time" follows the reader: the
- * writer waits as long as the reader has lately gone without reading (twice
- * the longest recent wait on a full pipe, a trainer's step; at least half a
- * second), again each time the reader takes bytes, and never longer than
- * `stop_grace` seconds in all (4 by default). A reader that keeps
- * the pipe open reads every batch written before the stop, then the marker,
- * then waits for the next run's header. (A batch not finished in the grace
- * time is left torn, as a killed writer leaves it: the reader drops it.)
+ * goes out, and the pipe is closed. "In time" follows the reader's pace:
+ * the longest wait on a full pipe over the last 30 s or so (a trainer's
+ * step: a reader takes a batch in a burst, then leaves the pipe alone for
+ * its step, and a dense batch larger than the pipe makes many short waits
+ * inside the burst, which must not hide the step). The writer waits twice
+ * that for the reader to take bytes (at least half a second, at most
+ * `stop_grace`, 4 s by default), again each time it does, and at most
+ * twice `stop_grace` in all: the batch begun may wait for one step, the
+ * marker after it for another. So a trainer whose steps are up to
+ * `stop_grace` always gets the batch whole, then the marker, and a reader
+ * that keeps the pipe open but stopped reading holds a stop up for about
+ * two of its steps only. A reader that keeps the pipe open reads every
+ * batch written before the stop, then the marker, then waits for the next
+ * run's header. (A batch not finished in time is left torn, as a killed
+ * writer leaves it: the reader drops it; the writer logs a warning that
+ * says why, how long the reader's steps were, and what to raise.)
  * When a writer connects and finds bytes of an earlier writer still unread
  * in the pipe, it closes the pipe again and waits until they are drained:
  * the reader then meets the end of file before anything of the new run, so
@@ -98,7 +106,8 @@ static const lc_setting writer_settings[] = {
                    "make the pipe when it is missing", "false"),
     LC_SETTING_ROW_RANGE(writer_config, stop_grace, "stop_grace", LC_SETTING_REAL,
                          LC_SETTING_STR(WRITER_STOP_GRACE_DEFAULT_S), 0.1, 600,
-                         "seconds a stop may wait for a slow reader to take the batch it is in",
+                         "longest trainer step a stop waits for, at each read, to finish the batch "
+                         "begun and send DONE (twice this in all)",
                          "10"),
     {0},
 };
@@ -319,7 +328,7 @@ static const lc_metric_info writer_metrics[] = {
 /* How long a stop may take: the grace time for a slow reader. */
 static double writer_stop_seconds(const void *config)
 {
-    return ((const writer_config *)config)->stop_grace;
+    return 2 * ((const writer_config *)config)->stop_grace;
 }
 
 /* Across a restart the writer carries its pipe's path, so that a reload

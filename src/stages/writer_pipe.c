@@ -53,24 +53,89 @@ void writer_pipe_clear(writer *w)
     w->n_sent = 0;
 }
 
-/* How long a stopping writer waits for its reader to take bytes: twice the
- * longest recent wait on a full pipe, at least WRITER_STOP_IDLE_MIN_NS. */
-static uint64_t stop_idle_ns(const writer *w)
+static double stop_grace_s(const lc_stage *s)
 {
-    uint64_t idle = 2 * w->reader_gap;
-    return idle > WRITER_STOP_IDLE_MIN_NS ? idle : WRITER_STOP_IDLE_MIN_NS;
+    return ((const writer_config *)s->config)->stop_grace;
 }
 
-/* A stop begins to wait for the reader (once). */
-static void grace_begin(const lc_stage *s, writer *w)
+/* Note a wait of gap ns on a full pipe (0: none, only move the window on).
+ * The reader's pace is the longest such wait in this window and the last:
+ * a trainer's step (its reads come in bursts between steps, so what counts
+ * is the longest wait, never the many short ones inside a large batch),
+ * and one long pause is forgotten after a window or two. */
+static void pace_note(const lc_stage *s, writer *w, uint64_t now, uint64_t gap)
+{
+    uint64_t window = (uint64_t)(2 * stop_grace_s(s) * 1e9);
+    if (window < WRITER_PACE_WINDOW_NS)
+        window = WRITER_PACE_WINDOW_NS;
+    if (now - w->pace_since >= window) {
+        w->pace_prev = now - w->pace_since < 2 * window ? w->pace_now : 0;
+        w->pace_now = 0;
+        w->pace_since = now;
+    }
+    if (gap > w->pace_now)
+        w->pace_now = gap;
+}
+
+static uint64_t reader_pace(const writer *w)
+{
+    return w->pace_now > w->pace_prev ? w->pace_now : w->pace_prev;
+}
+
+/* How long a stopping writer waits for its reader to take bytes: twice the
+ * reader's pace, at least WRITER_STOP_IDLE_MIN_NS, at most stop_grace. */
+static uint64_t stop_idle_ns(const lc_stage *s, const writer *w)
+{
+    uint64_t idle = 2 * reader_pace(w);
+    if (idle < WRITER_STOP_IDLE_MIN_NS)
+        idle = WRITER_STOP_IDLE_MIN_NS;
+    uint64_t grace = (uint64_t)(stop_grace_s(s) * 1e9);
+    return idle < grace ? idle : grace;
+}
+
+/* While stopping, the reader took bytes at now: wait for its next read. */
+static void grace_extend(const lc_stage *s, writer *w, uint64_t now)
+{
+    w->last_taken = now;
+    w->grace_end = now + stop_idle_ns(s, w);
+    if (w->grace_end > w->grace_limit)
+        w->grace_end = w->grace_limit;
+}
+
+/* A stop begins to wait for the reader (once); mid_record: a record is
+ * partly written, and is finished if the reader takes it in time. */
+static void grace_begin(const lc_stage *s, writer *w, bool mid_record)
 {
     if (w->grace_end)
         return;
     uint64_t now = lc_now_ns();
-    w->grace_limit = now + (uint64_t)(((const writer_config *)s->config)->stop_grace * 1e9);
-    w->grace_end = now + stop_idle_ns(w);
-    if (w->grace_end > w->grace_limit)
-        w->grace_end = w->grace_limit;
+    pace_note(s, w, now, 0);
+    /* The record begun may wait for one trainer step, the DONE marker after
+     * it for another: twice stop_grace in all. */
+    w->grace_limit = now + (uint64_t)(2 * stop_grace_s(s) * 1e9);
+    grace_extend(s, w, now);
+    if (mid_record)
+        LC_INFO("%s: stop in the middle of a batch: finishing it while %s is read at least every "
+                "%.1f s (steps lately %.1f s, stop_grace %.1f s), %.1f s at most",
+                s->name, ((const writer_config *)s->config)->path,
+                (double)(w->grace_end - now) / 1e9, (double)reader_pace(w) / 1e9, stop_grace_s(s),
+                2 * stop_grace_s(s));
+}
+
+/* A stop gave up on the reader in the middle of what (a batch, or the DONE
+ * marker): say why, and what to do. */
+static void grace_gave_up(const lc_stage *s, const writer *w, const char *what)
+{
+    const writer_config *c = s->config;
+    uint64_t now = lc_now_ns();
+    if (now >= w->grace_limit)
+        LC_WARN("%s: stop: %s is read too slowly to finish within %.1f s (2 x stop_grace): %s",
+                s->name, c->path, 2 * c->stop_grace, what);
+    else
+        LC_WARN("%s: stop: no read from %s for %.1f s (steps lately %.1f s, stop_grace %.1f s): "
+                "%s; if the trainer still reads, raise stop_grace above its longest step",
+                s->name, c->path, (double)(now - w->last_taken) / 1e9, (double)reader_pace(w) / 1e9,
+                c->stop_grace, what);
 }
 
 /* Payload pieces at least this large are spliced rather than copied. */
@@ -103,16 +168,9 @@ static void wait_writable(lc_stage *s, writer *w, lc_load_meter *meter)
     atomic_fetch_add(&w->blocked_ns, now - t0);
     const writer_config *c = s->config;
     if (fds[0].revents) { /* room again (or the reader went: the write says) */
-        /* The reader's gap, decaying so that one long pause is forgotten. */
-        uint64_t gap = now - w->full_since;
-        w->reader_gap = w->reader_gap - w->reader_gap / 8;
-        if (gap > w->reader_gap)
-            w->reader_gap = gap;
-        if (w->grace_end) { /* stopping: the reader takes bytes, wait on */
-            w->grace_end = now + stop_idle_ns(w);
-            if (w->grace_end > w->grace_limit)
-                w->grace_end = w->grace_limit;
-        }
+        pace_note(s, w, now, now - w->full_since);
+        if (w->grace_end) /* stopping: the reader takes bytes, wait on */
+            grace_extend(s, w, now);
         if (atomic_load(&w->g_stalled))
             LC_INFO("%s: the reader of %s reads again after %.0f s", s->name, c->path,
                     (double)(now - w->full_since) / 1e9);
@@ -146,7 +204,7 @@ static int send_all(lc_stage *s, writer *w, struct iovec *iov, int iovcnt, uint6
              * Part of it out: finish it within the grace time. */
             if ((*written == 0 && !w->grace_end) || (w->grace_end && lc_now_ns() >= w->grace_end))
                 return LC_ESTOPPED;
-            grace_begin(s, w);
+            grace_begin(s, w, true);
         }
         /* Batch payloads go into a pipe by reference (vmsplice), which saves
          * the copy into the pipe buffer: the reader's read() is then the
@@ -373,7 +431,18 @@ int writer_pipe_send_next(lc_stage *s, writer *w, uint64_t *partial, lc_load_met
         iov[n++] = (struct iovec){.iov_base = w->hdr, .iov_len = w->hdr_len};
     iov[n++] = (struct iovec){.iov_base = frame, .iov_len = sizeof frame};
     iov[n++] = (struct iovec){.iov_base = b->data, .iov_len = b->layout->total_bytes};
+    uint64_t record = 0;
+    for (int i = 0; i < n; i++)
+        record += iov[i].iov_len;
     int rc = send_all(s, w, iov, n, partial, meter);
+    if (rc == LC_ESTOPPED && *partial > 0) {
+        char what[96];
+        snprintf(what, sizeof what,
+                 "batch %llu left torn at %llu of %llu bytes, the reader drops it",
+                 (unsigned long long)h->item.seq, (unsigned long long)*partial,
+                 (unsigned long long)record);
+        grace_gave_up(s, w, what);
+    }
     if (rc != 0)
         return rc;
     w->conn_header_sent = true;
@@ -480,13 +549,16 @@ void writer_pipe_end_run(lc_stage *s, writer *w, lc_load_meter *meter)
 {
     if (w->torn)
         return;
-    grace_begin(s, w);
+    grace_begin(s, w, false);
     uint8_t done[LC_STREAM_DONE_BYTES];
     struct iovec iov[2];
     int n = done_record(w, LC_STREAM_END_STOPPED, done, iov);
     uint64_t written = 0;
-    if (send_all(s, w, iov, n, &written, meter) != 0)
-        return; /* the pipe stayed full or went: the reader sees the end of file */
+    int rc = send_all(s, w, iov, n, &written, meter);
+    if (rc == LC_ESTOPPED) /* the pipe stayed full: the reader sees the end of file */
+        grace_gave_up(s, w, "no DONE marker, the reader sees the end of file after whole batches");
+    if (rc != 0)
+        return; /* or the reader went */
     w->conn_done_sent = true;
     LC_INFO("%s: run stopped: %llu batches to the reader of %s, then DONE (stopped)", s->name,
             (unsigned long long)w->conn_batches, ((const writer_config *)s->config)->path);

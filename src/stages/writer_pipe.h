@@ -24,10 +24,13 @@
 #define WRITER_RETRY_SECONDS 0.05
 /* The pipe buffer we ask for. */
 #define WRITER_PIPE_BYTES (1 << 20)
-/* How long a stop waits for the reader to take bytes at least, and in all
- * by default (stop_grace). */
+/* How long a stop waits for the reader to take bytes at least, and at most
+ * by default (stop_grace; twice that in all). */
 #define WRITER_STOP_IDLE_MIN_NS 500000000ull
 #define WRITER_STOP_GRACE_DEFAULT_S 4.0
+/* The reader's pace is the longest wait on a full pipe in this window
+ * (or 2 x stop_grace when that is longer) and the one before it. */
+#define WRITER_PACE_WINDOW_NS 30000000000ull
 
 typedef struct writer_config {
     char *path;
@@ -63,9 +66,11 @@ typedef struct writer {
     bool input_done;
     bool file_failed;
     lc_stream_run run;            /* this start's run, named in every header */
-    uint64_t grace_end;           /* while stopping: when to give up on a torn batch */
-    uint64_t grace_limit;         /* ... and when at the latest (stop_grace after the stop) */
-    uint64_t reader_gap;          /* the longest recent wait on a full pipe (decays) */
+    uint64_t grace_end;           /* while stopping: when to give up on a record begun */
+    uint64_t grace_limit;         /* ... and when at the latest (2 x stop_grace after the stop) */
+    uint64_t last_taken;          /* when the reader last made room in a full pipe */
+    uint64_t pace_now, pace_prev; /* the longest wait on a full pipe: this window, the last */
+    uint64_t pace_since;          /* when this window began */
     bool torn;                    /* stopped in the middle of a batch */
     uint64_t connections;         /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */

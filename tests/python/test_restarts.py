@@ -6,6 +6,11 @@
 - lcmon killed with SIGKILL and started again: the same reader goes on with
   the new run; a batch the killed writer left torn is dropped, never
   yielded;
+- lcmon stopped mid-step under a trainer that reads a batch, then leaves the
+  pipe alone for 1.5 s: the batch begun (9.3 MB dense, larger than the pipe,
+  or packed) is finished, then DONE; with a step longer than stop_grace the
+  stop gives up within stop_grace, warns why, and the reader drops the torn
+  batch;
 - the package installed with Debian's pip into a fresh virtual environment
   (numpy and torch visible through --system-site-packages) and imported from
   outside the repository;
@@ -19,14 +24,18 @@ Environment: LCMON, LCMON_TEST_DATA, LCMON_SOURCE_ROOT, LCMON_TEST_SLOW,
 PYTHONPATH (python/ and tests/python, for the record helpers).
 """
 
+import array
+import fcntl
 import gc
 import logging
 import os
 import shutil
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import unittest
@@ -213,47 +222,127 @@ class Restarts(unittest.TestCase):
                         self.log.lines)
 
 
+def pipe_unread(path):
+    """Bytes written to the named pipe and not read yet (FIONREAD on a
+    descriptor of our own, which reads nothing)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        buf = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, buf)
+        return buf[0]
+    finally:
+        os.close(fd)
+
+
 class SlowTrainer(unittest.TestCase):
-    def test_stop_waits_for_a_slow_trainer(self):
-        """A trainer whose step takes 1.5 s (it reads a batch, then leaves the
-        pipe alone) still sees a clean end of run when lcmon stops: the
-        writer finishes the batch it had begun for as long as the reader
-        keeps taking bytes at its pace (it used to give up after 0.5 s and
-        tear the batch), then DONE; lcmon still exits promptly."""
+    """A trainer whose step is longer than lcmon needs for a batch: it reads
+    a batch, then leaves the pipe alone for its step, so the writer is always
+    in the middle of the next batch (the pipe holds 1 MiB) when lcmon is
+    stopped. The stop must finish that batch, then DONE, for any step up to
+    stop_grace; past it the stop is bounded and says why."""
+
+    def slow_stop(self, layout, step, grace):
+        """lcmon writing batches of 256 positions (in layout) with stop_grace
+        grace to a trainer of step seconds, stopped by SIGINT early in a step
+        while the next batch is half written. Returns the reader (closed),
+        the batches it yielded after the stop, the seconds from the signal to
+        lcmon's exit, its exit status and its log."""
         tmp = tempfile.mkdtemp(prefix="lcmon-slow-")
-        try:
-            pipe = os.path.join(tmp, "lcmon.pipe")
-            cfg = os.path.join(tmp, "slow.yaml")
-            # Batches of 64 dense positions (2.3 MB) are larger than the
-            # pipe (1 MiB): a stop always finds one half written.
-            with open(cfg, "w") as f:
-                f.write(CONFIG % (DATA, 64, "legacy", pipe))
-            proc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            try:
-                r = BatchReader(pipe, timeout=WAIT, restarts="end", wait_for_pipe=WAIT)
-                with r:
-                    for _ in range(4):
-                        self.assertIsNotNone(r.read_batch())
-                        time.sleep(1.5)  # the training step
+        self.addCleanup(shutil.rmtree, tmp, True)
+        pipe = os.path.join(tmp, "lcmon.pipe")
+        cfg = os.path.join(tmp, "slow.yaml")
+        with open(cfg, "w") as f:
+            f.write((CONFIG % (DATA, 256, layout, pipe)).replace(
+                "fifo_writer: {path: '%s'}" % pipe,
+                "fifo_writer: {path: '%s', stop_grace: %g}" % (pipe, grace)))
+        log_path = os.path.join(tmp, "lcmon.log")
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(
+                [LCMON, "--no-ui", "--status-interval", "0", "--config", cfg],
+                stdout=subprocess.DEVNULL, stderr=log)
+        self.addCleanup(lambda: proc.poll() is None and (proc.kill(), proc.wait()))
+
+        def read_log():
+            with open(log_path) as f:
+                return f.read()
+        deadline = time.monotonic() + WAIT
+        while not os.path.exists(pipe):
+            if proc.poll() is not None:
+                self.fail("lcmon ended: %s" % read_log())
+            self.assertLess(time.monotonic(), deadline, "no pipe")
+            time.sleep(0.02)
+        exited = []  # when lcmon's process ended, seen by a thread of its own
+        waiter = threading.Thread(target=lambda: exited.append((proc.wait(), time.monotonic())),
+                                  daemon=True)
+        after = []
+        with BatchReader(pipe, timeout=WAIT, restarts="end", wait_for_pipe=WAIT,
+                         tolerate_truncation=True) as r:
+            # Two steps: the writer learns the trainer's pace from the first.
+            for i in range(2):
+                self.assertEqual(r.read_batch().rows, 256)
+                t = time.monotonic()
+                if i == 1:
+                    deadline = t + WAIT
+                    while pipe_unread(pipe) == 0:  # the next batch has begun
+                        self.assertLess(time.monotonic(), deadline, "no next batch")
+                        time.sleep(0.01)
+                    time.sleep(max(0.0, t + 0.2 * step - time.monotonic()))
                     proc.send_signal(signal.SIGINT)  # the stop comes mid-step
-                    time.sleep(1.5)
-                    n = 0
-                    while r.read_batch() is not None:
-                        n += 1
-                        time.sleep(1.5)
-                    self.assertTrue(r.stopped, "the run did not end with DONE (stopped)")
-                    self.assertEqual(r.torn_batches, 0)
-                    self.assertFalse(r.truncated)
-                t0 = time.monotonic()
-                rc = proc.wait(WAIT)
-                self.assertEqual(rc, 0, proc.stderr.read())
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+                    t_signal = time.monotonic()
+                    waiter.start()
+                time.sleep(max(0.0, t + step - time.monotonic()))  # the training step
+            while True:
+                b = r.read_batch()
+                if b is None:
+                    break
+                after.append(b)
+                time.sleep(step)
+        waiter.join(WAIT)
+        self.assertTrue(exited, "lcmon did not exit")
+        rc, t_exit = exited[0]
+        return r, after, t_exit - t_signal, rc, read_log()
+
+    def check_clean(self, layout, step, grace):
+        r, after, took, rc, log = self.slow_stop(layout, step, grace)
+        self.assertEqual(rc, 0, log)
+        # Every batch whole (a torn one is dropped, never yielded: counted),
+        # then DONE (stopped), whose count matches the batches read.
+        self.assertTrue(r.stopped, "the run did not end with DONE (stopped): %s" % log)
+        self.assertEqual(r.torn_batches, 0, log)
+        self.assertFalse(r.truncated, log)
+        self.assertGreaterEqual(len(after), 1, "the batch begun before the stop is finished")
+        self.assertTrue(all(b.rows == 256 for b in after))
+        self.assertIn("stop in the middle of a batch: finishing it", log)
+        self.assertNotIn("warn", log, "a clean stop logs no warning")
+        # lcmon exits once the trainer has taken the batch (0.8 steps on).
+        self.assertLess(took, (step + 1) * SLOW)
+
+    def test_dense_stop_with_a_step_of_1_5_s(self):
+        """A dense batch of 256 positions is 9.3 MB: the reader's waits are
+        one long one (its step) and about nine short ones inside each batch
+        (it used to forget the step over those and tear the batch)."""
+        self.check_clean("current", 1.5, 3 * SLOW)
+
+    def test_packed_stop_with_a_step_of_1_5_s(self):
+        """A packed batch (about 380 kB) fits the pipe: two and a half wait
+        there, and the stop waits for the trainer to take one."""
+        self.check_clean("current, packed: true", 1.5, 3 * SLOW)
+
+    def test_step_longer_than_stop_grace(self):
+        """A trainer whose step (2 s) is longer than stop_grace (0.5 s): the
+        stop gives up at stop_grace, says why and what to do, and the
+        reader drops the torn batch (never yields it)."""
+        r, after, took, rc, log = self.slow_stop("current", 2.0, 0.5)
+        self.assertEqual(rc, 0, log)
+        self.assertLess(took, (0.5 + 1) * SLOW)  # the writer gave up after 0.5 s
+        self.assertEqual(after, [])
+        self.assertEqual(r.torn_batches, 1)
+        self.assertTrue(r.truncated)
+        self.assertFalse(r.stopped)
+        self.assertRegex(log, r"warn .* stop: no read from %s for [\d.]+ s \(steps lately [\d.]+ s, "
+                              r"stop_grace 0\.5 s\)" % re.escape(r.path))
+        self.assertRegex(log, r"batch \d+ left torn at \d+ of 9261\d+ bytes, the reader drops it; "
+                              r"if the trainer still reads, raise stop_grace above its longest step")
 
 
 class Package(unittest.TestCase):
