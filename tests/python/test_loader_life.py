@@ -118,8 +118,17 @@ class LoaderLifeTests(unittest.TestCase):
             L.control.stop()
             wait_until("the reader waits for the next run",
                        lambda: L.control.state() == "PIPELINE_STOPPED")
+            # The reader drains what the stop left in the pipe and settles
+            # into its wait for the next run: its count stops moving.
+            last = [read.count, time.monotonic()]
+
+            def settled():
+                if read.count != last[0]:
+                    last[:] = [read.count, time.monotonic()]
+                return time.monotonic() - last[1] >= 0.3
+
+            wait_until("the reader drains the pipe and waits", settled)
             count = read.count
-            time.sleep(0.3)  # the reader settles into its wait (nothing to wait on)
             self.assertIsNone(read.ended_at, read.error)
             self.kill_under_reader(L, read)
             self.assertLessEqual(read.count - count, 1)
