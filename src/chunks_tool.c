@@ -222,17 +222,15 @@ int chunks_main(int argc, char **argv)
 
 /* ---- JSON ---- */
 
+static void put_run(void *ctx, const char *p, size_t n)
+{
+    fwrite(p, 1, n, ctx);
+}
+
 void chunks_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
+    lc_text_json(s, put_run, f);
     fputc('"', f);
 }
 
