@@ -36,7 +36,10 @@ typedef struct lc_fifo_lock {
     char *file;  /* the lock file's path */
     uint64_t dev, ino;
 } lc_fifo_lock;
-#define LC_FIFO_LOCK_NONE {.fd = -1, .pin = -1}
+#define LC_FIFO_LOCK_NONE                                                                          \
+    {                                                                                              \
+        .fd = -1, .pin = -1                                                                        \
+    }
 
 /* Take it into *lock: 0; -EBUSY with err naming the process that holds it;
  * -1 (err untouched, nothing held) when no lock can be had at all (a file

@@ -281,9 +281,10 @@ size_t lc_utf8_next(const char *s, long *cp)
         return p[0] ? 1 : 0;
     /* The length a lead byte announces, and the least code point of it
      * (anything below is an overlong form). */
-    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-               : p[0] >= 0xf0 && p[0] <= 0xf4                                  ? 4
-                                                                              : 0;
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
     static const long least[5] = {0, 0, 0x80, 0x800, 0x10000};
     long v = n ? p[0] & (0x7f >> n) : 0;
     for (size_t i = 1; i < n; i++) {
@@ -325,7 +326,9 @@ size_t lc_text_escape(char *buf, size_t size, const char *s)
                 unsigned char b = (unsigned char)s[i];
                 if (b == '\n' || b == '\r' || b == '\t')
                     len += (size_t)snprintf(esc + len, sizeof esc - len, "\\%c",
-                                            b == '\n' ? 'n' : b == '\r' ? 'r' : 't');
+                                            b == '\n'   ? 'n'
+                                            : b == '\r' ? 'r'
+                                                        : 't');
                 else
                     len += (size_t)snprintf(esc + len, sizeof esc - len, "\\x%02x", b);
             }
