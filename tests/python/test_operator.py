@@ -126,5 +126,46 @@ class Names(Case):
         self.assertIn(("notes\\n%s.txt: not a .gz or .tar file" % self.FORGED).encode(), log)
 
 
+class ChunksTool(Case):
+    def chunks(self, *args):
+        return subprocess.run([LCMON, "chunks", *args], capture_output=True, text=True,
+                              timeout=60 * SLOW)
+
+    def test_damaged_tar_and_what_is_no_folder(self):
+        """Item 7: a tar cut short inside its third member is BAD with
+        truncated_archive (it said ok and exit 0), as stats counts it;
+        check and stats refuse a FIFO and /dev/null instead of saying
+        "0 files, 0 bad"."""
+        tar = os.path.join(self.data, "run.tar")
+        with tarfile.open(tar, "w", format=tarfile.GNU_FORMAT) as t:
+            for i, g in enumerate(GAMES[:3]):
+                t.add(g, arcname="g%d.gz" % i)
+        third = 2 * 512 + sum(-(-os.path.getsize(g) // 512) * 512 for g in GAMES[:2])
+        os.truncate(tar, third + 512 + 100)  # its header and 100 bytes of it
+        stats = json.loads(self.chunks("stats", self.data, "--json").stdout)
+        self.assertEqual(stats["bad_files"], {"truncated_archive": 1})
+        p = self.chunks("check", self.data)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        line = p.stdout.splitlines()[0]
+        self.assertTrue(line.startswith("BAD  %s: 2 chunks" % tar), line)
+        self.assertIn("truncated_archive (%s: archive truncated at offset" % tar, line)
+        self.assertIn("1 files checked: 0 ok, 1 bad", p.stdout.splitlines()[-1])
+        p = self.chunks("check", self.data, "--json")
+        self.assertEqual(p.returncode, 1)
+        f = json.loads(p.stdout)["files"][0]
+        self.assertFalse(f["ok"])
+        self.assertEqual([(q["member"], q["reason"]) for q in f["problems"]],
+                         [(None, "truncated_archive")])
+        fifo = os.path.join(self.tmp, "fifo")
+        os.mkfifo(fifo)
+        for verb in ("check", "stats"):
+            for what, name in ((fifo, "a named pipe (FIFO)"), ("/dev/null", "a character device")):
+                p = self.chunks(verb, what)
+                self.assertEqual(p.returncode, 1, "%s %s: %s" % (verb, what, p.stdout))
+                self.assertEqual(p.stdout, "")
+                self.assertIn("lcmon: chunks: %s is %s, not a folder or a file" % (what, name),
+                              p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
