@@ -167,5 +167,91 @@ class ChunksTool(Case):
                               p.stderr)
 
 
+class ConfigScale(Case):
+    def check_config(self, text):
+        path = os.path.join(self.tmp, "big.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        t0 = time.monotonic()
+        p = subprocess.Popen([LCMON, "--check-config", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=60 * SLOW)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise AssertionError("--check-config did not end in %d s" % (60 * SLOW))
+        return p.returncode, err, time.monotonic() - t0
+
+    def test_a_million_problems_and_ten_thousand_stages(self):
+        """Item 8: 300,000 unknown keys in a stage's block are read in
+        linear time, the first problems said and the rest counted (it took
+        minutes and gigabytes, and said no more than fitted); 10,000
+        stages, or 1,281 worker threads, are refused naming the limit."""
+        keys = "".join("      unknown_key_%07d: 1\n" % i for i in range(300000))
+        rc, err, took = self.check_config(
+            "stages:\n  - name: files\n    file_path_provider:\n      directory: /tmp\n" + keys)
+        self.assertEqual(rc, 1)
+        self.assertLess(took, 20 * SLOW)
+        lines = err.splitlines()
+        self.assertIn(":5:7: stage 'files': file_path_provider.unknown_key_0000000: unknown key",
+                      lines[0])
+        m = re.search(r"big.yaml: and (\d+) more problems \(the first (\d+) are shown: fix "
+                      r"them and check again\)$", lines[-1])
+        self.assertIsNotNone(m, lines[-1])
+        self.assertEqual(int(m.group(1)) + int(m.group(2)), 300000)
+        self.assertEqual(int(m.group(2)), len(lines) - 1)
+        stages = "".join("  - name: f%d\n    file_path_provider: {directory: /tmp}\n" % i
+                         for i in range(10000))
+        rc, err, took = self.check_config("stages:\n" + stages)
+        self.assertEqual(rc, 1)
+        self.assertLess(took, 20 * SLOW)
+        self.assertEqual(err.strip().splitlines(), [
+            "lcmon: %s:2:3: stages: 10000 of them; a pipeline has at most 256 (split it over "
+            "several lcmon, or join the stages that do the same)"
+            % os.path.join(self.tmp, "big.yaml")])
+        loaders = "".join("  - name: s%d\n    input: %s\n    chunk_validator: {threads: 256}\n"
+                          % (i, "pool" if i == 0 else "s%d" % (i - 1)) for i in range(5))
+        rc, err, _ = self.check_config(
+            "stages:\n  - name: files\n    file_path_provider: {directory: /tmp}\n"
+            "  - name: sources\n    input: files\n    chunk_source_loader: {}\n"
+            "  - name: pool\n    input: sources\n    shuffling_chunk_pool: {}\n" + loaders)
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(err, r"stages: 128\d worker threads in all; a pipeline has at most 1024")
+
+    def test_the_largest_pipeline_runs_and_reports(self):
+        """Item 8: a chain of 256 stages (the limit) runs, and ctl metrics
+        answers with every stage (10,000 made it fail)."""
+        copy_games(self.data, GAMES[:4])
+        chain = "".join("  - name: v%d\n    input: %s\n    chunk_validator: {}\n"
+                        % (i, "pool" if i == 0 else "v%d" % (i - 1)) for i in range(249))
+        cfg = os.path.join(self.tmp, "long.yaml")
+        pipe, sock = os.path.join(self.tmp, "long.pipe"), os.path.join(self.tmp, "long.sock")
+        with open(cfg, "w") as f:
+            f.write("stages:\n  - name: files\n    file_path_provider: {directory: '%s'}\n"
+                    "  - name: sources\n    input: files\n    chunk_source_loader: {}\n"
+                    "  - name: pool\n    input: sources\n    shuffling_chunk_pool: "
+                    "{chunk_pool_size: 100}\n%s"
+                    "  - name: unpacker\n    input: v248\n    chunk_unpacker: {}\n"
+                    "  - name: sampler\n    input: unpacker\n    shuffling_frame_sampler: "
+                    "{reservoir_size: 100}\n"
+                    "  - name: tensors\n    input: sampler\n    tensor_generator: {batch_size: 16}\n"
+                    "  - name: writer\n    input: tensors\n    fifo_writer: {path: '%s'}\n"
+                    % (self.data, chain, pipe))
+        p = subprocess.Popen([LCMON, "--no-ui", "--status-interval", "0", "--config", cfg,
+                              "--socket", sock], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for("the socket", lambda: os.path.exists(sock) or p.poll() is not None, 30)
+            self.assertIsNone(p.poll(), p.stderr.read() if p.poll() is not None else "")
+            r = ctl(sock, "metrics", "--json", timeout=60 * SLOW)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(json.loads(r.stdout)["all_time"]["stage_metrics"]), 256)
+        finally:
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=30 * SLOW)
+        self.assertEqual(p.returncode, 0, err[-2000:])
+
+
 if __name__ == "__main__":
     unittest.main()
