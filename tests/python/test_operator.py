@@ -253,5 +253,117 @@ class ConfigScale(Case):
         self.assertEqual(p.returncode, 0, err[-2000:])
 
 
+def refusal(sock, seconds):
+    """Read until the server closes: its ServerMessage.refused (field 8),
+    or None when it closed without one."""
+    frames = Frames(sock)
+    got, deadline = None, time.monotonic() + seconds * SLOW
+    while time.monotonic() < deadline:
+        msgs = frames.read(0.2)
+        for m in msgs:
+            for num, v in m:
+                if num == 8:
+                    got = v.decode()
+        try:
+            sock.setblocking(False)
+            if sock.recv(1, socket.MSG_PEEK) == b"" and not frames.buf:
+                return got
+        except BlockingIOError:
+            pass
+        except ConnectionResetError:
+            return got
+        finally:
+            sock.setblocking(True)
+    raise AssertionError("the server did not close the connection")
+
+
+class MonitorPlaces(Case):
+    def connect(self, path):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        self.addCleanup(s.close)
+        return s
+
+    def test_subscribers_do_not_lock_ctl_out(self):
+        """Item 9: 64 clients subscribe and read; a 65th subscriber is
+        refused and told why; `lcmon ctl stop` still gets in (it was
+        refused with only "the loader closed the connection"), and a ctl
+        that needs a subscription says why it is refused."""
+        copy_games(self.data, GAMES[:3])
+        run = Run(self.tmp, self.data)
+        try:
+            subs = []
+            for _ in range(64):
+                s = self.connect(run.sock)
+                s.sendall(subscribe(60000))
+                subs.append(s)
+            for s in subs:  # each has its hello: all 64 hold a place
+                s.settimeout(10 * SLOW)
+                self.assertTrue(s.recv(4))
+            extra = self.connect(run.sock)
+            extra.sendall(subscribe(60000))
+            why = refusal(extra, 10)
+            self.assertIsNotNone(why, "the 65th subscriber was closed without a word")
+            self.assertIn("every place for a subscriber is taken (64 subscribers", why)
+            r = ctl(run.sock, "stop")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = ctl(run.sock, "metrics")
+            self.assertEqual(r.returncode, 3)
+            self.assertIn("the loader refused this connection: every place for a subscriber is "
+                          "taken", r.stderr)
+            for s in subs:  # none of the readers was dropped for it
+                s.setblocking(False)
+                try:
+                    self.assertNotEqual(s.recv(65536, socket.MSG_PEEK), b"")
+                except BlockingIOError:
+                    pass
+        finally:
+            rc = run.stop()
+        self.assertEqual(rc, 0, run.log()[-2000:])
+        said = re.findall(r"monitor socket: refused (\d+) subscriptions? in the last 10 s: 64 "
+                          r"subscribers read already \(4 places are kept for control requests\)",
+                          run.log())
+        self.assertEqual(sum(int(n) for n in said), 2, run.log()[-2000:])
+
+    def test_socket_new_taken_by_others(self):
+        """Item 9: a stray file at SOCKET.new, then another program's live
+        socket there: lcmon starts anyway (it said "Address already in
+        use") and leaves both alone (it deleted the live socket)."""
+        copy_games(self.data, GAMES[:3])
+        sock = os.path.join(self.tmp, "run.sock")
+        with open(sock + ".new", "w") as f:
+            f.write("someone's notes\n")
+        run = Run(self.tmp, self.data)
+        try:
+            self.assertEqual(ctl(run.sock, "status").returncode, 0)
+        finally:
+            self.assertEqual(run.stop(), 0, run.log()[-2000:])
+        with open(sock + ".new") as f:
+            self.assertEqual(f.read(), "someone's notes\n")
+        os.unlink(sock + ".new")
+        other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(other.close)
+        other.bind(sock + ".new")
+        other.listen(4)
+        run = Run(self.tmp, self.data, name="run")
+        try:
+            self.assertEqual(ctl(run.sock, "status").returncode, 0)
+        finally:
+            self.assertEqual(run.stop(), 0, run.log()[-2000:])
+        self.assertTrue(stat_is_socket(sock + ".new"), "another program's socket was deleted")
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(sock + ".new")  # still theirs, still live
+        c.close()
+        self.assertFalse(os.path.exists(sock))
+
+
+def stat_is_socket(path):
+    import stat
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
 if __name__ == "__main__":
     unittest.main()
