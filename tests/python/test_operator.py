@@ -23,7 +23,7 @@ import tempfile
 import time
 import unittest
 
-from test_folder import CONFIG, GAMES, Run, copy_games
+from test_folder import CONFIG, GAMES, Run, Trickle, copy_games
 from test_hostile import closed_by_server, wait_for
 from test_monitor import LCMON, SLOW, Frames, client_frame, ctl, subscribe
 
@@ -355,6 +355,78 @@ class MonitorPlaces(Case):
         c.connect(sock + ".new")  # still theirs, still live
         c.close()
         self.assertFalse(os.path.exists(sock))
+
+
+def without_root_reads():
+    """For a child run as root: drop the capabilities that read any file
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) from the bounding set, so that
+    a file's mode holds for it as for any user. Nothing to do otherwise."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+class Small(Case):
+    def test_game_unreadable_for_a_while_is_retried(self):
+        """Item 10: a game whose permissions are set a few seconds late is
+        loaded then (it was never tried again), with one warning and one
+        line when it loads."""
+        copy_games(self.data, GAMES[:3])
+        late = os.path.join(self.data, "late.gz")
+        shutil.copy(GAMES[3], late)
+        os.chmod(late, 0)
+        os.utime(late, (time.time() - 3600,) * 2)
+        sock = os.path.join(self.tmp, "run.sock")
+        cfg = write_config(self.tmp, "run", self.data, os.path.join(self.tmp, "run.pipe"))
+        log = open(os.path.join(self.tmp, "run.log"), "w+")
+        self.addCleanup(log.close)
+        p = subprocess.Popen([LCMON, "--no-ui", "--status-interval", "0", "--config", cfg,
+                              "--socket", sock], stdout=subprocess.DEVNULL, stderr=log,
+                             preexec_fn=without_root_reads)
+        try:
+            def said(text):
+                log.seek(0)
+                return text in log.read()
+            wait_for("the warning", lambda: said("late.gz: cannot open: Permission denied"), 30)
+            time.sleep(1.5)  # tried again at least once meanwhile
+            os.chmod(late, 0o644)
+            def sources():
+                r = ctl(sock, "metrics", "--json")
+                for st in json.loads(r.stdout)["all_time"]["stage_metrics"]:
+                    if st["name"] == "sources":
+                        return {c["name"]: int(c.get("count", 0))
+                                for c in st.get("count_metrics", [])}.get("sources", 0)
+            wait_for("the late game loaded", lambda: sources() == 4, 60)
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.wait(30 * SLOW)
+        self.assertEqual(p.returncode, 0)
+        log.seek(0)
+        text = log.read()
+        self.assertEqual(text.count("late.gz: cannot open: Permission denied"), 1, text[-3000:])
+        self.assertRegex(text, r"sources: %s loads now, after \d+ tries" % re.escape(late))
+
+    def test_one_ctrl_c_delivered_twice_stops_gracefully(self):
+        """Item 10: a second SIGINT right after the first (a terminal and a
+        process group at once) is the same request: the stop waits for the
+        reader as a single one does, and ends 0 (it ended at once with
+        130)."""
+        copy_games(self.data, GAMES)
+        # Dense batches of 9 MB for a trickling reader: the stop waits for it.
+        run = Run(self.tmp, self.data, tensors="batch_size: 256")
+        reader = Trickle(run.pipe)
+        reader.start()
+        wait_for("the reader to take bytes", lambda: reader.read > 100000, 30)
+        run.proc.send_signal(signal.SIGINT)
+        wait_for("the stop", lambda: "Interrupt received: stopping" in run.log(), 10)
+        run.proc.send_signal(signal.SIGINT)
+        rc = run.stop(send=False)
+        self.assertEqual(rc, 0, run.log()[-2000:])
+        self.assertIn("Interrupt again within 0.25 s of the stop: taken as the same one",
+                      run.log())
 
 
 def stat_is_socket(path):
