@@ -19,11 +19,19 @@ folder, and the link re-pointed at `runB` (hard links to runA's games and
 two new ones). Each must leave the window and the anchor's count at what
 the games say (nothing lost, nothing counted twice) and be logged once.
 
+An operator's hostile events (issue 35, items 5 and 6; operator_events):
+once, a second lcmon is started on a hard link of the pipe and must be
+refused, naming the first; once, files whose names hold a newline, an
+escape sequence and invalid UTF-8 are dropped in, and the log, `ctl metrics`
+and its JSON must stay well-formed (no forged line, no escape byte, strict
+UTF-8 that decodes).
+
 At the end it prints those over time and the batches read, lost (a gap in a
 run's sequence numbers) and read twice, and exits 1 if any batch was lost or
 duplicated, none was read, lcmon did not stop cleanly, memory, descriptors
 or threads grew between the first and the last third of the run (after a
-warm-up), or a hostile event went otherwise than it must. Environment: LCMON_PYTHON (this interpreter), LCMON (the
+warm-up), or a hostile event went otherwise than it must. Environment:
+LCMON_PYTHON (this interpreter), LCMON (the
 binary; else build/lcmon), LCMON_TEST_SLOW (sanitizer builds).
 """
 
@@ -319,6 +327,7 @@ class Soak:
         self.actions = {}
         self.errors = []
         self.events_failed = []  # WatchEvents.finish
+        self.operator_failures = []  # operator_events' findings
 
     # -- the data folder -------------------------------------------------
 
@@ -417,6 +426,78 @@ class Soak:
                     self.errors.append("ctl %s: %s" % (cmd, r.stderr.strip()))
             self.count("stop and start")
 
+    # -- an operator's hostile events (issue 35, items 5 and 6) -------------
+
+    FORGED = "12:00:00.000 error [main] forged"
+
+    def operator_events(self):
+        """A second lcmon on a hard link of the pipe, then names that would
+        forge log lines, retitle a terminal or break JSON."""
+        t0 = time.monotonic()
+        for at, event in ((0.4, self.pipe_link_event), (0.6, self.name_event)):
+            if self.stop.wait(max(0, t0 + self.args.seconds * at - time.monotonic())):
+                return
+            try:
+                event()
+            except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+                self.operator_failures.append("%s: %s: %s" % (event.__name__,
+                                                              type(e).__name__, e))
+
+    def pipe_link_event(self):
+        link = os.path.join(self.tmp, "linked.pipe")
+        os.link(self.pipe, link)
+        cfg = os.path.join(self.tmp, "second.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG.format(data=self.data, pipe=link))
+        try:
+            r = subprocess.run([self.lcmon, "--no-ui", "--status-interval", "0", "--config", cfg,
+                                "--max-seconds", "10"], capture_output=True, text=True,
+                               timeout=60 * SLOW)
+        finally:
+            os.unlink(link)
+        self.count("second lcmon on a hard-linked pipe")
+        if r.returncode == 0 or "already writes to %s" % link not in r.stderr:
+            self.operator_failures.append(
+                "a second lcmon on a hard link of the pipe was not refused (status %d): %s"
+                % (r.returncode, r.stderr.strip()[-300:]))
+
+    def name_event(self):
+        data = os.fsencode(self.data)
+        game = self.games[0]
+        for name in (b"zz\x1b]0;retitled\x07\xff.gz", ("bad\n%s.gz" % self.FORGED).encode()):
+            shutil.copy(game, os.path.join(data, name))
+        with open(os.path.join(data, ("notes\n%s.txt" % self.FORGED).encode()), "w") as f:
+            f.write("not a game\n")
+        self.count("file names with control characters")
+        deadline = time.monotonic() + 30 * SLOW
+        while time.monotonic() < deadline and not self.stop.is_set():
+            r = subprocess.run([self.lcmon, "ctl", self.sock, "metrics", "--json"],
+                               capture_output=True, timeout=30 * SLOW)
+            if r.returncode == 0:
+                if b"\x1b" in r.stdout:
+                    self.operator_failures.append("ctl metrics --json holds an escape byte")
+                json.loads(r.stdout.decode("utf-8"))  # ValueError: said
+                if b"zz\\\\x1b]0;retitled" in r.stdout:  # the newest game, escaped
+                    return
+            time.sleep(0.5)
+        self.operator_failures.append("the game named with an escape sequence never showed in "
+                                      "ctl metrics (last_chunk_key)")
+
+    def operator_checks(self, log_path):
+        """What the operator's events leave in lcmon's log."""
+        failed = list(self.operator_failures)
+        with open(log_path, "rb") as f:
+            log = f.read()
+        if b"\x1b" in log:
+            failed.append("an escape byte reached lcmon's log")
+        try:
+            log.decode("utf-8")
+        except UnicodeDecodeError as e:
+            failed.append("lcmon's log is not UTF-8: %s" % e)
+        if any(line.startswith(self.FORGED.encode()) for line in log.split(b"\n")):
+            failed.append("a file name forged a line of lcmon's log")
+        return failed
+
     # -- the trainer ---------------------------------------------------------
 
     def trainer(self):
@@ -481,7 +562,8 @@ class Soak:
         t0 = time.monotonic()
         self.highest = {}
         threads = [threading.Thread(target=fn, name=fn.__name__, daemon=True) for fn in
-                   (self.companion, self.clients, self.stops, self.trainer)]
+                   (self.companion, self.clients, self.stops, self.trainer,
+                    self.operator_events)]
         threads.append(threading.Thread(target=self.sample, args=(proc.pid, t0), daemon=True))
         deadline = time.monotonic() + 20 * SLOW
         while not os.path.exists(self.sock) and proc.poll() is None and time.monotonic() < deadline:
@@ -554,6 +636,7 @@ class Soak:
         else:
             failed.append("too few samples (%d) to judge growth" % len(rest))
         failed.extend(self.events_failed)
+        failed += self.operator_checks(log_path)
         for e in self.errors[:10]:
             print("soak: %s" % e)
         if failed:

@@ -5,7 +5,10 @@
  * chunk_validator drops: lc_chunk_check); a file is bad when it has a bad
  * chunk or cannot be opened. Tar members that are no chunk (a LICENSE) are
  * named on their file's line but make nothing bad: the loader skips them
- * too. Files that are not .gz or .tar are counted, not read.
+ * too. A tar cut short or damaged is bad, with what `stats` calls it
+ * (truncated_archive), even when the members before the damage are good:
+ * the loader keeps those and loses the rest. Files that are not .gz or
+ * .tar are counted, not read.
  *
  * One line a file: "ok   PATH: N chunks, P positions", or "BAD  PATH: ..."
  * with each bad chunk's member, record and reason; then a summary line.
@@ -23,6 +26,7 @@
 /* What one file held; reset at each file. */
 typedef struct file_verdict {
     const char *reason, *why; /* the file did not open */
+    const char *damage;       /* a tar cut short or damaged: what (its chunk source's) */
     uint64_t chunks, positions, bad;
     char *notes; /* "; member 'x': record 3: reason" ..., malloc'd */
     size_t len;
@@ -49,6 +53,8 @@ static void note(file_verdict *f, const char *fmt, ...)
     f->len += (size_t)n;
 }
 
+static void note_visit(check_run *r, const chunk_visit *v);
+
 static void check_file(void *ctx, const char *path, const lc_chunk_source *src, const char *reason,
                        const char *why)
 {
@@ -58,36 +64,56 @@ static void check_file(void *ctx, const char *path, const lc_chunk_source *src, 
     r->f = (file_verdict){.reason = reason, .why = why, .json_first_note = true};
     if (!src && !reason)
         r->other_files++;
+    if (src && (r->f.damage = lc_chunk_source_damage(src))) {
+        chunk_visit v = {.path = path,
+                         .member = NULL,
+                         .reason = "truncated_archive",
+                         .detail = r->f.damage,
+                         .record = -1};
+        note_visit(r, &v);
+    }
 }
 
-/* One bad chunk or skipped member, as text or as a JSON object. */
+/* s as a JSON string, appended to the file's notes. */
+static void note_json_string(file_verdict *f, const char *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    chunks_json_string(m, s);
+    fclose(m);
+    note(f, "%s", text);
+    free(text);
+}
+
+/* One bad chunk or skipped member, or the damage of the whole archive (no
+ * member), as text or as a JSON object. */
 static void note_visit(check_run *r, const chunk_visit *v)
 {
     file_verdict *f = &r->f;
     bool skip = !strcmp(v->reason, "skipped_member");
     if (r->json) {
         /* A JSON array's elements, commas between. */
-        char *member = NULL;
-        size_t mlen = 0;
-        FILE *m = open_memstream(&member, &mlen);
-        chunks_json_string(m, v->member);
-        fclose(m);
-        note(f, "%s{\"member\":%s,\"%s\":", f->json_first_note ? "" : ",", member,
-             skip ? "skipped" : "chunk");
-        free(member);
-        member = NULL;
+        note(f, "%s{\"member\":", f->json_first_note ? "" : ",");
         f->json_first_note = false;
-        note(f, "%zu,\"record\":", v->chunk);
+        if (!v->member) {
+            note(f, "null,\"chunk\":null");
+        } else {
+            note_json_string(f, v->member);
+            note(f, ",\"%s\":%zu", skip ? "skipped" : "chunk", v->chunk);
+        }
+        note(f, ",\"record\":");
         if (v->record >= 0)
             note(f, "%ld", v->record);
         else
             note(f, "null");
         note(f, ",\"reason\":\"%s\",\"message\":", v->reason);
-        m = open_memstream(&member, &mlen);
-        chunks_json_string(m, v->detail ? v->detail : "");
-        fclose(m);
-        note(f, "%s}", member);
-        free(member);
+        note_json_string(f, v->detail ? v->detail : "");
+        note(f, "}");
+        return;
+    }
+    if (!v->member) {
+        note(f, "%s %s (%s)", f->len ? ";" : "", v->reason, v->detail);
         return;
     }
     note(f, "%s member '%s'", f->len ? ";" : "", v->member);
@@ -140,7 +166,7 @@ static void check_file_done(void *ctx, const char *path, const lc_chunk_source *
     file_verdict *f = &r->f;
     if (!src && !f->reason)
         return; /* not a .gz or .tar */
-    bool bad = f->reason || f->bad;
+    bool bad = f->reason || f->bad || f->damage;
     r->files++;
     r->chunks += f->chunks;
     r->bad_chunks += f->bad;

@@ -42,7 +42,8 @@ static const char usage_text[] =
     "         scripts.\n"
     "  check  the chunk validator's verdict on every .gz and .tar under DIR, one\n"
     "         line a file and a summary; exit status 0 when every chunk is good,\n"
-    "         1 when one is bad or a file cannot be read.\n"
+    "         1 when one is bad, a tar is cut short or damaged, or a file cannot\n"
+    "         be read.\n"
     "  rescore  one game (a .gz, or the --member of a .tar) rescored as the\n"
     "         chunk_rescorer stage does it, written gzip'd to OUT (default\n"
     "         NAME_rescored.gz beside FILE), with what changed; --list adds a line\n"
@@ -222,17 +223,15 @@ int chunks_main(int argc, char **argv)
 
 /* ---- JSON ---- */
 
+static void put_run(void *ctx, const char *p, size_t n)
+{
+    fwrite(p, 1, n, ctx);
+}
+
 void chunks_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
+    lc_text_json(s, put_run, f);
     fputc('"', f);
 }
 
@@ -507,6 +506,19 @@ long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx)
     if (stat(dir, &st) != 0) {
         fprintf(stderr, "lcmon: chunks: %s: %s; give a folder of .gz and .tar files\n", dir,
                 strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        /* nothing to walk: "0 files, 0 bad" would pass for a clean folder */
+        fprintf(stderr,
+                "lcmon: chunks: %s is %s, not a folder or a file; give a folder of .gz and "
+                ".tar files (or one of them)\n",
+                dir,
+                S_ISFIFO(st.st_mode)   ? "a named pipe (FIFO)"
+                : S_ISCHR(st.st_mode)  ? "a character device"
+                : S_ISBLK(st.st_mode)  ? "a block device"
+                : S_ISSOCK(st.st_mode) ? "a socket"
+                                       : "a special file");
         return -1;
     }
     /* "data/" and "data" list the same paths. */

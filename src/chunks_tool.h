@@ -75,7 +75,8 @@ typedef struct chunk_walk_hooks {
  * name), each .gz and .tar opened, loaded and checked; log lines go to
  * stderr only while the folder is listed (the hooks report the rest). With
  * a terminal on stderr, a line there counts the files done. Returns the files found, or
- * -1 when dir does not exist (said on stderr). */
+ * -1 when dir does not exist or is neither a folder nor a file (a FIFO, a
+ * device such as /dev/null: said on stderr). */
 long chunks_walk(const char *dir, const chunk_walk_hooks *h, void *ctx);
 
 /* A line that updates on stderr when it is a terminal (a no-op else);

@@ -6,33 +6,29 @@
  */
 #include "tui/widgets.h"
 
+#include "core/text.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <wchar.h>
 
 /* The next character of s: its byte length, and its width in columns
- * (-1 when it must be drawn as '?'). */
+ * (-1 when it must be drawn as '?': what the log and JSON escape,
+ * core/text.h, or anything beyond ASCII on a terminal without Unicode). */
 static size_t next_char(const char *s, int *width)
 {
-    unsigned char c = (unsigned char)*s;
-    if (c < 0x80) {
-        *width = (c < 0x20 || c == 0x7f) ? -1 : 1;
+    long cp;
+    size_t n = lc_utf8_next(s, &cp);
+    if ((cp < 0 || cp >= 0x80) && !tui_glyph()->unicode) {
+        *width = -1; /* a '?' a byte */
         return 1;
     }
-    if (!tui_glyph()->unicode) {
-        *width = -1;
-        return 1;
+    if (!lc_text_printable(cp) || cp < 0x80) {
+        *width = lc_text_printable(cp) ? 1 : -1;
+        return n ? n : 1;
     }
-    mbstate_t st;
-    memset(&st, 0, sizeof st);
-    wchar_t wc;
-    size_t n = mbrtowc(&wc, s, strlen(s), &st);
-    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-        *width = -1;
-        return 1;
-    }
-    int cw = wcwidth(wc);
+    int cw = wcwidth((wchar_t)cp);
     *width = cw < 0 ? -1 : cw;
     return n;
 }

@@ -127,6 +127,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         3: ("all_time", "DataLoaderMetricsProto", False),
         4: ("control_response", "ControlResponse", False), 5: ("request_id", "uint64", False),
         6: ("log", "LogLine", True), 7: ("windows", "DataLoaderMetricsProto", True),
+        8: ("refused", "string", False),
     },
     "ShufflingChunkPoolControlRequest": {
         1: ("reset_chunk_anchor", "bool", False), 2: ("set_chunk_anchor", "string", False),
@@ -466,7 +467,11 @@ class Control:
                 if len(self._buf) >= 4 + n:
                     body = bytes(self._buf[4:4 + n])
                     del self._buf[:4 + n]
-                    return decode("ServerMessage", body)
+                    msg = decode("ServerMessage", body)
+                    if "refused" in msg:  # its last message: every place is taken
+                        raise LoaderGone("%s: the loader refused this connection: %s"
+                                         % (self.path, msg["refused"]))
+                    return msg
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise TimeoutError("%s: no answer from the loader in %.1f s (is it stalled?)" %

@@ -95,10 +95,19 @@ static void *watch(void *arg)
         double slice = left < 0.1 ? left : 0.1;
         struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
         int sig = sigtimedwait(&set, NULL, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double since = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
         if (sig > 0 && !stop_asked) {
+            /* A stop lcmon began by itself: the first signal asks for it. */
             LC_INFO("%s while stopping: the stop goes on (once more to exit at once)",
                     strsignal(sig));
             stop_asked = true;
+        } else if (sig > 0 && since < LC_SAME_SIGNAL_S) {
+            /* One Ctrl-C delivered twice (by the terminal to the process
+             * group and by a wrapper that forwards it): the same request. */
+            LC_INFO("%s again within %g s of the stop: taken as the same one (send it again to "
+                    "exit at once)",
+                    strsignal(sig), LC_SAME_SIGNAL_S);
         } else if (sig > 0) {
             LC_WARN("%s again while stopping: exiting at once", strsignal(sig));
             remove_paths();

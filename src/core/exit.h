@@ -8,7 +8,10 @@
  * comes again meanwhile, it logs why, removes the files registered with
  * lc_exit_remove_at_exit (the monitoring socket) when they are still the
  * ones that were registered (same device and inode), and ends the process
- * at once with _exit. Descriptors close with the process: the trainer sees
+ * at once with _exit. A signal within LC_SAME_SIGNAL_S of the stop's start
+ * is taken as the one that began it, delivered twice (a terminal's Ctrl-C
+ * reaches the whole process group, and a wrapper may forward it too): it
+ * is logged and the stop goes on. Descriptors close with the process: the trainer sees
  * the end of its pipe, flocks are released.
  *
  * SIGINT and SIGTERM must be blocked in every thread (main.c does this);
@@ -20,6 +23,7 @@
 #include <stdbool.h>
 
 #define LC_STOP_DEADLINE_S 5.0
+#define LC_SAME_SIGNAL_S 0.25
 
 /* Remember path (as it is now: its device and inode) for a forced exit;
  * forget it again (the owner removed it itself). At most 8 paths. */

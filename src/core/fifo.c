@@ -4,7 +4,6 @@
 #include "core/fifo.h"
 
 #include "core/lockfile.h"
-#include "core/rng.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,44 +113,69 @@ void lc_fifo_drain_sigpipe(void)
     }
 }
 
-int lc_fifo_writer_lock(const char *path, lc_error *err)
+/* The lock file of the file st describes, in dir. */
+static char *lock_name(const char *dir, const struct stat *st)
 {
+    return lc_xasprintf("%s/lcmon-writer-%llx-%llx.lock", dir, (unsigned long long)st->st_dev,
+                        (unsigned long long)st->st_ino);
+}
+
+int lc_fifo_writer_lock(const char *path, lc_fifo_lock *lock, lc_error *err)
+{
+    *lock = (lc_fifo_lock)LC_FIFO_LOCK_NONE;
+    /* Pinned first, then named by what the pin holds: the inode cannot
+     * change hands between the two. */
+    int pin = open(path, O_PATH | O_CLOEXEC);
     struct stat st;
-    if (stat(path, &st) != 0)
-        return lc_error_set(err, -errno, "%s: %s", path, strerror(errno));
-    /* Named by the pipe's device, inode and canonical path: a pipe deleted
-     * while its writer runs frees its inode for the next file made, so the
-     * inode alone would make a new pipe elsewhere look taken. */
-    char *real = realpath(path, NULL);
-    const char *canonical = real ? real : path;
-    uint64_t h = lc_fnv1a(canonical, strlen(canonical));
-    free(real);
+    if (pin < 0 || fstat(pin, &st) != 0) {
+        int e = errno;
+        if (pin >= 0)
+            close(pin);
+        return lc_error_set(err, -e, "%s: %s", path, strerror(e));
+    }
     const char *dir = getenv("XDG_RUNTIME_DIR");
-    char lock[512];
-    snprintf(lock, sizeof lock, "%s/lcmon-writer-%llx-%llx-%016llx.lock",
-             dir && *dir ? dir : "/tmp", (unsigned long long)st.st_dev,
-             (unsigned long long)st.st_ino, (unsigned long long)h);
+    char *file = lock_name(dir && *dir ? dir : "/tmp", &st);
     long pid;
-    int fd = lc_lockfile_take(lock, 0644, &pid);
+    int fd = lc_lockfile_take(file, 0644, &pid);
     if (fd < 0 && fd != -EWOULDBLOCK && dir && *dir) {
         /* a runtime directory we may not write: /tmp */
-        snprintf(lock, sizeof lock, "/tmp/lcmon-writer-%llx-%llx-%016llx.lock",
-                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-                 (unsigned long long)h);
-        fd = lc_lockfile_take(lock, 0644, &pid);
+        free(file);
+        file = lock_name("/tmp", &st);
+        fd = lc_lockfile_take(file, 0644, &pid);
+    }
+    if (fd < 0) {
+        free(file);
+        close(pin);
     }
     if (fd == -EWOULDBLOCK) {
+        char who[48] = "";
         if (pid > 0)
-            return lc_error_set(err, -EBUSY,
-                                "path: another lcmon (process %ld) already writes to %s: a pipe "
-                                "has one writer (stop that one, or give this one another path)",
-                                pid, path);
+            snprintf(who, sizeof who, " (process %ld)", pid);
         return lc_error_set(err, -EBUSY,
-                            "path: another lcmon already writes to %s: a pipe has one writer "
-                            "(stop that one, or give this one another path)",
-                            path);
+                            "path: another lcmon%s already writes to %s, under this name or "
+                            "another (a hard link, a bind mount): a pipe has one writer (stop "
+                            "that one, or give this one another pipe)",
+                            who, path);
     }
     if (fd < 0) /* no lock to be had: write unguarded, as before */
         return -1;
-    return fd;
+    *lock = (lc_fifo_lock){.fd = fd, .pin = pin, .file = file, .dev = st.st_dev, .ino = st.st_ino};
+    return 0;
+}
+
+bool lc_fifo_writer_locked(const lc_fifo_lock *lock, const char *path)
+{
+    struct stat st;
+    return lock->fd >= 0 && stat(path, &st) == 0 && st.st_dev == lock->dev &&
+           st.st_ino == lock->ino;
+}
+
+void lc_fifo_writer_unlock(lc_fifo_lock *lock)
+{
+    if (lock->fd >= 0)
+        lc_lockfile_release(lock->fd, lock->file, true);
+    if (lock->pin >= 0)
+        close(lock->pin);
+    free(lock->file);
+    *lock = (lc_fifo_lock)LC_FIFO_LOCK_NONE;
 }

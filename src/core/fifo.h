@@ -22,14 +22,34 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
                   lc_error *err);
 
 /*
- * One writer a pipe: take the writer's lock of the file at path (it must
- * exist), a lock file named after its device, inode and canonical path in
- * $XDG_RUNTIME_DIR or /tmp, holding the writer's pid. Returns the lock's fd (keep it open
- * while writing; closing it lets go); -EBUSY with err naming the process
- * that holds it; -1 (err untouched) when no lock can be had at all (a
- * file system without locks): the caller writes unguarded.
+ * One writer a pipe: the writer's lock of the file at path (it must exist),
+ * a lock file named after the file's device and inode alone, so that every
+ * name of one pipe (a hard link, a bind mount, a symlink) finds the same
+ * lock, in $XDG_RUNTIME_DIR or /tmp, holding the writer's pid. While the
+ * lock is held, `pin` (an O_PATH descriptor of the pipe) keeps its inode
+ * from being freed and given to another file that would then look taken.
+ * The lock file is removed when given back (a writer killed leaves its
+ * file, free to take: flock goes with the process).
  */
-int lc_fifo_writer_lock(const char *path, lc_error *err);
+typedef struct lc_fifo_lock {
+    int fd, pin; /* the lock file's and the pipe's; -1: none */
+    char *file;  /* the lock file's path */
+    uint64_t dev, ino;
+} lc_fifo_lock;
+#define LC_FIFO_LOCK_NONE                                                                          \
+    {                                                                                              \
+        .fd = -1, .pin = -1                                                                        \
+    }
+
+/* Take it into *lock: 0; -EBUSY with err naming the process that holds it;
+ * -1 (err untouched, nothing held) when no lock can be had at all (a file
+ * system without locks): the caller writes unguarded. */
+int lc_fifo_writer_lock(const char *path, lc_fifo_lock *lock, lc_error *err);
+/* The lock is held and is still that of the file at path (not one made
+ * again at that path since). */
+bool lc_fifo_writer_locked(const lc_fifo_lock *lock, const char *path);
+/* Give it back, removing its file. Idempotent. */
+void lc_fifo_writer_unlock(lc_fifo_lock *lock);
 
 typedef enum lc_fifo_open {
     LC_FIFO_OPENED,    /* a reader is there: *fd is the write end */

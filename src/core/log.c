@@ -2,10 +2,13 @@
  * log: see log.h. One mutex guards the ring and the output files; logging is
  * for events (a bad file, a stage starting), not for per-item traffic, so a
  * lock per line is cheap enough and keeps lines whole on every output.
+ * A line's control characters and invalid UTF-8 are escaped as it is made
+ * (lc_text_escape), so that no output receives them.
  */
 #include "core/log.h"
 
 #include "core/clock.h"
+#include "core/text.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -95,10 +98,14 @@ void lc_log(lc_log_level level, const char *fmt, ...)
     e.wall_time = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
     e.level = level;
     snprintf(e.thread, sizeof e.thread, "%s", lc_thread_log_name());
+    char raw[LC_LOG_LINE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e.text, sizeof e.text, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* Every output takes the line from here: a name with a newline or an
+     * escape sequence in it (a file's) is written out, never obeyed. */
+    lc_text_escape(e.text, sizeof e.text, raw);
 
     pthread_mutex_lock(&log_mu);
     e.seq = ++last_seq;

@@ -6,7 +6,9 @@
  * the screen reads with lc_log_read(); each line has a sequence number, so a
  * reader asks for "everything after the last line I saw" and learns how many
  * it missed when the ring wrapped. Writing to stderr is on by default and is
- * switched off by the screen while curses owns the terminal.
+ * switched off by the screen while curses owns the terminal. Control
+ * characters and invalid UTF-8 in a line (a file's name) are escaped as
+ * \n, \xHH ... (lc_text_escape): a line is one line on every output.
  */
 #ifndef LC_CORE_LOG_H
 #define LC_CORE_LOG_H

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/queue.h"
+#include "core/text.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -103,7 +104,8 @@ void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *
 void lc_metrics_set_text(lc_stage_metrics *m, const char *name, const char *value)
 {
     lc_metric_text *t = FIND_OR_ADD(m->text, m->n_text, LC_METRICS_MAX_TEXT, name, "text");
-    snprintf(t->value, sizeof t->value, "%s", value ? value : "");
+    /* a file's name: shown by screens, ctl and JSON, so made harmless here */
+    lc_text_escape(t->value, sizeof t->value, value ? value : "");
 }
 
 void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)

@@ -198,7 +198,8 @@ void lc_metrics_add_drop(lc_stage_metrics *m, const char *name, uint64_t n);
 void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, int64_t capacity,
                           bool has_capacity);
 void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *s);
-/* Sets the text of that name (cut to LC_METRIC_TEXT_MAX - 1 bytes). */
+/* Sets the text of that name (cut to LC_METRIC_TEXT_MAX - 1 bytes), its
+ * control characters and invalid UTF-8 escaped (lc_text_escape). */
 void lc_metrics_set_text(lc_stage_metrics *m, const char *name, const char *value);
 void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src);
 

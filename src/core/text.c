@@ -270,3 +270,106 @@ bool lc_valid_name(const char *s, size_t max)
             return false;
     return true;
 }
+
+/* ---- characters that may be shown ---- */
+
+size_t lc_utf8_next(const char *s, long *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    *cp = p[0];
+    if (p[0] < 0x80)
+        return p[0] ? 1 : 0;
+    /* The length a lead byte announces, and the least code point of it
+     * (anything below is an overlong form). */
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
+    static const long least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    long v = n ? p[0] & (0x7f >> n) : 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) { /* the NUL included: cut short */
+            n = 0;
+            break;
+        }
+        v = v << 6 | (p[i] & 0x3f);
+    }
+    if (!n || v < least[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
+        *cp = -1;
+        return 1;
+    }
+    *cp = v;
+    return n;
+}
+
+bool lc_text_printable(long cp)
+{
+    return cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f);
+}
+
+size_t lc_text_escape(char *buf, size_t size, const char *s)
+{
+    size_t used = 0;
+    if (size == 0)
+        return 0;
+    for (;;) {
+        long cp;
+        size_t n = lc_utf8_next(s, &cp);
+        if (n == 0)
+            break;
+        char esc[4 * 4 + 1];
+        const char *put = s;
+        size_t len = n;
+        if (!lc_text_printable(cp)) {
+            len = 0;
+            for (size_t i = 0; i < n; i++) {
+                unsigned char b = (unsigned char)s[i];
+                if (b == '\n' || b == '\r' || b == '\t')
+                    len += (size_t)snprintf(esc + len, sizeof esc - len, "\\%c",
+                                            b == '\n'   ? 'n'
+                                            : b == '\r' ? 'r'
+                                                        : 't');
+                else
+                    len += (size_t)snprintf(esc + len, sizeof esc - len, "\\x%02x", b);
+            }
+            put = esc;
+        }
+        if (used + len + 1 > size)
+            break;
+        memcpy(buf + used, put, len);
+        used += len;
+        s += n;
+    }
+    buf[used] = '\0';
+    return used;
+}
+
+void lc_text_json(const char *s, void (*put)(void *ctx, const char *p, size_t n), void *ctx)
+{
+    const char *run = s; /* bytes that go as they are, not put yet */
+    for (;;) {
+        long cp;
+        size_t n = lc_utf8_next(s, &cp);
+        bool plain = n > 0 && lc_text_printable(cp) && cp != '"' && cp != '\\';
+        if (plain) {
+            s += n;
+            continue;
+        }
+        if (s > run)
+            put(ctx, run, (size_t)(s - run));
+        if (n == 0)
+            return;
+        char esc[16];
+        if (cp == '"' || cp == '\\')
+            snprintf(esc, sizeof esc, "\\%c", (int)cp);
+        else if (cp == '\n' || cp == '\t')
+            snprintf(esc, sizeof esc, "\\%c", cp == '\n' ? 'n' : 't');
+        else if (cp >= 0)
+            snprintf(esc, sizeof esc, "\\u%04lx", cp);
+        else
+            snprintf(esc, sizeof esc, "\\\\x%02x", (unsigned char)*s);
+        put(ctx, esc, strlen(esc));
+        s += n;
+        run = s;
+    }
+}

@@ -23,6 +23,27 @@ void lc_env_supply(const char *name, const char *value);
 /* A set environment variable whose name is within two edits of name (a
  * misspelling of it, such as LCMON_DAT for LCMON_DATA) into buf, or false. */
 bool lc_env_similar(const char *name, char *buf, size_t size);
+/* The character at s: its length in bytes (0 at the terminating NUL) and
+ * its code point in *cp, or -1 for a byte that does not start valid UTF-8
+ * (a stray continuation byte, an overlong form, a surrogate, a code point
+ * beyond U+10FFFF, a sequence cut short), which counts as one byte. */
+size_t lc_utf8_next(const char *s, long *cp);
+/* A code point that may go as it is to a terminal, a log line or a JSON
+ * string: not a control character (C0, DEL, C1) nor an invalid byte (-1).
+ * The screen draws the others as '?'; lc_text_escape writes them out. */
+bool lc_text_printable(long cp);
+/* s into buf (of size bytes, always terminated) with every character that
+ * is not printable escaped: \n, \r, \t as such, any other as \xHH a byte.
+ * So a file name cannot forge a log line or retitle a terminal. Cut at a
+ * whole character; returns the length written. */
+size_t lc_text_escape(char *buf, size_t size, const char *s);
+/* s as the inside of a JSON string (no quotes), handed to put a run at a
+ * time: '"' and '\\' escaped, control characters as \uXXXX (\n, \t as
+ * such), and each byte of invalid UTF-8 as the text \xHH (a backslash,
+ * x and the byte in hex, as lc_text_escape writes it), so that the result
+ * always decodes. */
+void lc_text_json(const char *s, void (*put)(void *ctx, const char *p, size_t n), void *ctx);
+
 /* Pointer to the part after the last '/'. */
 const char *lc_basename(const char *path);
 bool lc_has_suffix(const char *s, const char *suffix);

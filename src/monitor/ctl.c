@@ -202,7 +202,11 @@ static int with_snapshots(lc_monitor *m, const char *path, show_fn show, const c
     const Lcmon__DataLoaderMetricsProto *all = all_snap ? lc_snapshot_msg(all_snap) : NULL;
     const Lcmon__DataLoaderMetricsProto *win = win_snap ? lc_snapshot_msg(win_snap) : NULL;
     int status = 0;
-    if (!last || !all || (how->window >= 0 && !win)) {
+    if (lc_monitor_remote_refused(m)) {
+        fprintf(stderr, "lcmon ctl: %s: the loader refused this connection: %s\n", path,
+                lc_monitor_remote_refused(m));
+        status = 3;
+    } else if (!last || !all || (how->window >= 0 && !win)) {
         fprintf(stderr, "lcmon ctl: %s: no %smetrics from the loader%s\n", path,
                 how->window >= 0 && last ? "windowed " : "",
                 how->window >= 0 && last ? " (an lcmon older than windows?)" : "");

@@ -1,5 +1,7 @@
 #include "monitor/json.h"
 
+#include "core/text.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,33 +11,15 @@ static void put(lc_wire_buf *out, const char *s)
     lc_wire_buf_append(out, s, strlen(s));
 }
 
+static void put_run(void *ctx, const char *p, size_t n)
+{
+    lc_wire_buf_append(ctx, p, n);
+}
+
 void lc_json_string(lc_wire_buf *out, const char *s)
 {
     put(out, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        switch (*p) {
-        case '"':
-            put(out, "\\\"");
-            break;
-        case '\\':
-            put(out, "\\\\");
-            break;
-        case '\n':
-            put(out, "\\n");
-            break;
-        case '\t':
-            put(out, "\\t");
-            break;
-        default:
-            if (*p < 0x20) {
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                put(out, esc);
-            } else {
-                lc_wire_buf_append(out, p, 1);
-            }
-        }
-    }
+    lc_text_json(s, put_run, out);
     put(out, "\"");
 }
 

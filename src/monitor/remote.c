@@ -48,6 +48,7 @@ typedef struct remote_monitor {
     uint64_t server_seq; /* the server's newest line we have */
     uint64_t lost_at;    /* when the loader was lost; 0: connected */
     uint64_t retry_at;
+    char *refused; /* why the server turned us away (ServerMessage.refused), or NULL */
     char where[300];
 } remote_monitor;
 
@@ -95,6 +96,12 @@ static void say(remote_monitor *r, lc_log_level level, const char *text)
 static Lcmon__ServerMessage *take(remote_monitor *r, Lcmon__ServerMessage *m, uint64_t want)
 {
     keep_logs(r, m);
+    if (m->refused) { /* its last message: the connection closes after it */
+        free(r->refused);
+        r->refused = lc_xstrdup(m->refused);
+        r->lost = true;
+        say(r, LC_LOG_WARN, m->refused);
+    }
     if (m->hello) {
         if (r->hello)
             lcmon__hello__free_unpacked(r->hello, NULL);
@@ -230,9 +237,11 @@ static int remote_command(lc_monitor *m, const lc_command_request *req, lc_comma
     Lcmon__ServerMessage *reply =
         r->lost ? NULL : pump(r, msg.request_id, lc_now_ns() + 10000000000ull);
     if (!reply)
-        return lc_command_refuse(res, r->lost ? -EPIPE : -ETIMEDOUT, "%s",
-                                 r->lost ? "the loader closed the connection"
-                                         : "no answer from the loader");
+        return lc_command_refuse(res, r->lost ? -EPIPE : -ETIMEDOUT, "%s%s",
+                                 r->refused ? "the loader refused this connection: "
+                                 : r->lost  ? "the loader closed the connection"
+                                            : "no answer from the loader",
+                                 r->refused ? r->refused : "");
     lc_command_wire_result(reply->control_response, res);
     lcmon__server_message__free_unpacked(reply, NULL);
     /* Wait (briefly) for the snapshot that follows the reply, so that the
@@ -277,6 +286,7 @@ static void remote_free(lc_monitor *m)
     forget_snapshots(r);
     if (r->hello)
         lcmon__hello__free_unpacked(r->hello, NULL);
+    free(r->refused);
     free(r->path);
     free(r);
 }
@@ -332,7 +342,10 @@ static int connect_remote(remote_monitor *r, lc_error *err)
     if (rc == 0)
         lc_wire_buf_consume(&r->in, 4 + len);
     if (!hello || !hello->hello || hello->hello->protocol_version != LC_PROTOCOL_VERSION) {
-        if (rc == 0 && (!hello || !hello->hello))
+        if (hello && hello->refused)
+            rc = lc_error_set(err, -ECONNREFUSED, "%s: the loader refused this connection: %s",
+                              r->path, hello->refused);
+        else if (rc == 0 && (!hello || !hello->hello))
             rc = lc_error_set(err, LC_EFORMAT, "%s: not an lcmon monitor socket", r->path);
         else if (rc == 0)
             rc = lc_error_set(err, LC_EVERSION, "%s: protocol version %u, this lcmon speaks %u",
@@ -407,6 +420,11 @@ int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_
     return 0;
 }
 
+const char *lc_monitor_remote_refused(lc_monitor *m)
+{
+    return ((remote_monitor *)m)->refused;
+}
+
 const Lcmon__Hello *lc_monitor_remote_hello(lc_monitor *m)
 {
     return ((remote_monitor *)m)->hello;
@@ -418,7 +436,7 @@ bool lc_monitor_remote_wait_window(lc_monitor *m, lc_window w, double seconds)
     lc_snapshot_unref(remote_window(m, w)); /* subscribes to it */
     uint64_t deadline = lc_now_ns() + (uint64_t)(seconds * 1e9);
     while (!r->snap[w] && lc_now_ns() < deadline) {
-        if (r->lost && !r->subscribed)
+        if ((r->lost && !r->subscribed) || r->refused)
             break;
         struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
         poll(&pfd, r->fd >= 0 ? 1 : 0, 50);

@@ -13,6 +13,9 @@
  * log lines when `logs`). Errors name the path and say what to check. */
 int lc_monitor_remote_new(const char *path, uint32_t interval_ms, bool logs, lc_monitor **out,
                           lc_error *err);
+/* Why the loader turned this client away (every place, or every place
+ * for a subscriber, taken), or NULL. */
+const char *lc_monitor_remote_refused(lc_monitor *m);
 /* The loader's hello (its pipeline). */
 const Lcmon__Hello *lc_monitor_remote_hello(lc_monitor *m);
 /* Wait until the first snapshot arrived (true), at most `seconds`. */

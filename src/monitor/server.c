@@ -22,14 +22,19 @@
  *     been idle for 10 s: nothing in or out. Subscribers stay as long as
  *     they like; a `lcmon ctl` or lcmon.Control that comes back later
  *     simply connects again;
- *   - at most LC_SERVER_MAX_CLIENTS at once. When every place is taken, a
+ *   - at most LC_SERVER_MAX_CLIENTS at once, of which at most
+ *     LC_SERVER_MAX_SUBSCRIBERS subscribe: the other CONTROL_PLACES are kept
+ *     for clients without a subscription (control requests), so 64
+ *     dashboards that read for ever cannot keep `lcmon ctl SOCKET stop`
+ *     out. A subscription past them is refused (the client is told why,
+ *     ServerMessage.refused, and closed). When every place is taken, a
  *     new connection gets the place of the client idle longest among those
  *     without a subscription idle for EVICT_IDLE_NS or more and the
  *     subscribers that stopped reading (their snapshots are being skipped):
  *     so clients that connect, say a word and sit there can never lock
  *     `lcmon ctl` or `lcmon attach` out. Only when every place holds a
  *     subscriber that reads, or a client busy right now, is a connection
- *     refused;
+ *     refused, and told why before it is closed;
  *   - refusals and evictions are logged one line per 10 s at most, with a
  *     count (each is at debug level), so a connect loop cannot flood the
  *     log; what it refused and closed is counted (lc_server_metrics), in the
@@ -67,7 +72,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define LC_SERVER_MAX_CLIENTS 64
+#define LC_SERVER_MAX_SUBSCRIBERS 64
+#define CONTROL_PLACES 4 /* beyond the subscribers' */
+#define LC_SERVER_MAX_CLIENTS (LC_SERVER_MAX_SUBSCRIBERS + CONTROL_PLACES)
 #define SOFT_OUT_LIMIT (256u << 10) /* queue snapshots only below this */
 #define LOG_BATCH 200
 #define ACCEPTS_PER_TURN 64
@@ -101,7 +108,7 @@ struct lc_server {
     unsigned next_id;
     lc_wire_buf hello; /* for the run hello_run (rebuilt when another starts) */
     uint64_t hello_run;
-    crowd_count refused, evicted;
+    crowd_count refused, evicted, refused_subs;
     long refused_pid; /* of the last one refused, for the log (0: unknown) */
     atomic_uint_fast64_t n_connections, n_refused, n_dropped_clients, g_clients;
 };
@@ -135,19 +142,10 @@ static int bind_and_listen(const char *at, struct stat *st, lc_error *err)
     return fd;
 }
 
-/* A socket left at PATH.new by a run that died between its bind and its
- * rename: ours under the lock. Anything else there is left alone (and the
- * bind says so). */
-static void remove_stale(const char *at)
-{
-    struct stat st;
-    if (lstat(at, &st) == 0 && S_ISSOCK(st.st_mode))
-        unlink(at);
-}
-
 /* Bind and listen on path, which `file` takes (and gives back on failure):
- * under PATH.new, then renamed to PATH (sockfile.h says why), or at PATH
- * itself when the longer name would not fit a socket address. */
+ * under a name of its own (PATH.new, lc_sockfile_staging), then renamed to
+ * PATH (sockfile.h says why), or at PATH itself when no such name is free
+ * or fits a socket address. */
 static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
 {
     char at[sizeof((struct sockaddr_un *)0)->sun_path];
@@ -157,11 +155,8 @@ static int open_listener(const char *path, lc_sockfile *file, lc_error *err)
     int rc = lc_sockfile_claim(file, path, err);
     if (rc != 0)
         return rc;
-    bool direct = snprintf(at, sizeof at, "%s.new", path) >= (int)sizeof at;
-    if (direct)
-        snprintf(at, sizeof at, "%s", path);
-    else
-        remove_stale(at);
+    lc_sockfile_staging(file, at, sizeof at);
+    bool direct = strcmp(at, path) == 0;
     struct stat st;
     int fd = bind_and_listen(at, &st, err);
     if (fd >= 0 && !direct && rename(at, path) != 0) {
@@ -231,7 +226,7 @@ static void close_client(lc_server *s, size_t i, lc_log_level level, const char 
     } else {
         LC_DEBUG("monitor client %u%s disconnected", c->id, c->who);
     }
-    close(c->fd);
+    lc_server_client_close(c);
     lc_wire_buf_fini(&c->in);
     lc_wire_buf_fini(&c->out);
     s->clients[i] = s->clients[--s->n_clients];
@@ -244,10 +239,39 @@ static void drop_client(lc_server *s, size_t i, const char *why)
     close_client(s, i, LC_LOG_WARN, why);
 }
 
+static size_t subscribers(const lc_server *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_clients; i++)
+        n += lc_server_client_subscribed(&s->clients[i]);
+    return n;
+}
+
+/* Every place for a subscriber is taken: this client is told so, and
+ * closed once it has read it; counted and said with the refusals. */
+static void refuse_subscription(lc_server *s, lc_server_client *c)
+{
+    char why[256];
+    snprintf(why, sizeof why,
+             "every place for a subscriber is taken (%d subscribers read snapshots or log lines; "
+             "%d more places are kept for clients without a subscription, such as lcmon ctl "
+             "SOCKET stop): close one of them, or ask without subscribing",
+             LC_SERVER_MAX_SUBSCRIBERS, CONTROL_PLACES);
+    lc_server_client_refuse(c, why);
+    atomic_fetch_add(&s->n_refused, 1);
+    s->refused_subs.n++;
+    s->refused_pid = lc_server_peer_pid(c->fd);
+}
+
 static void handle_message(void *ctx, lc_server_client *c, const Lcmon__ClientMessage *m)
 {
     lc_server *s = ctx;
     c->spoke = true;
+    if (m->subscribe && !lc_server_client_subscribed(c) && lc_server_subscribe_asks(m->subscribe) &&
+        subscribers(s) >= LC_SERVER_MAX_SUBSCRIBERS) {
+        refuse_subscription(s, c);
+        return;
+    }
     if (m->subscribe) {
         uint32_t ms = m->subscribe->has_interval_ms ? m->subscribe->interval_ms : 1000;
         c->interval_ms = ms == 0 ? 0 : (ms < 50 ? 50 : ms);
@@ -299,6 +323,16 @@ static void report_crowding(lc_server *s, uint64_t now, bool final)
                 s->file.path);
         s->refused.n = 0;
         s->refused.next_ns = now + CROWD_REPORT_NS;
+    }
+    if (s->refused_subs.n && (final || now >= s->refused_subs.next_ns)) {
+        LC_WARN("monitor socket: refused %llu subscription%s in the last %llu s: %d subscribers "
+                "read already (%d places are kept for control requests); `ss -xp` names the "
+                "processes connected to %s",
+                (unsigned long long)s->refused_subs.n, s->refused_subs.n == 1 ? "" : "s",
+                (unsigned long long)(CROWD_REPORT_NS / 1000000000u), LC_SERVER_MAX_SUBSCRIBERS,
+                CONTROL_PLACES, s->file.path);
+        s->refused_subs.n = 0;
+        s->refused_subs.next_ns = now + CROWD_REPORT_NS;
     }
     if (s->evicted.n && (final || now >= s->evicted.next_ns)) {
         LC_INFO("monitor socket: closed %llu idle client%s in the last %llu s to make room for "
@@ -366,7 +400,8 @@ static void accept_clients(lc_server *s)
             s->refused_pid = lc_server_peer_pid(fd);
             atomic_fetch_add(&s->n_refused, 1);
             s->refused.n++;
-            close(fd);
+            lc_server_refuse_fd(fd, "every place is taken (each by a subscriber that reads, or "
+                                    "a client busy this second): try again in a moment");
             report_crowding(s, now, false);
             continue;
         }
@@ -535,7 +570,7 @@ static int poll_set(const lc_server *s, struct pollfd *fds, uint64_t now)
     }
     /* A count of refusals waiting for its line: at its time, even if nothing
      * else happens. */
-    for (const crowd_count *k = &s->refused; k <= &s->evicted; k++) {
+    for (const crowd_count *k = &s->refused; k <= &s->refused_subs; k++) {
         if (k->n) {
             int due = k->next_ns > now ? (int)((k->next_ns - now) / 1000000u) + 1 : 0;
             if (due < timeout)

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +15,11 @@
 bool lc_server_client_subscribed(const lc_server_client *c)
 {
     return c->interval_ms || c->logs;
+}
+
+bool lc_server_subscribe_asks(const Lcmon__Subscribe *sub)
+{
+    return !sub->has_interval_ms || sub->interval_ms || (sub->has_logs && sub->logs);
 }
 
 /* Take what the client sent into its input buffer; false to close it. */
@@ -109,6 +115,10 @@ bool lc_server_client_serve(lc_server_client *c, lc_server_client_handler handle
         handle(ctx, c, m);
         lcmon__client_message__free_unpacked(m, NULL);
         off += 4 + len;
+        if (c->refused) { /* what it sent after is not read */
+            off = c->in.len;
+            break;
+        }
         /* Requests whose replies it does not read: stop answering. */
         if (c->out.len > LC_SERVER_HARD_OUT_LIMIT) {
             *why = "it stopped reading its replies";
@@ -152,6 +162,51 @@ bool lc_server_client_flush(lc_server_client *c, const char **why)
     }
     lc_wire_buf_shrink(&c->out, LC_SERVER_BUF_KEEP);
     return true;
+}
+
+static void put_refusal(lc_wire_buf *out, const char *why)
+{
+    Lcmon__ServerMessage m = LCMON__SERVER_MESSAGE__INIT;
+    m.refused = (char *)why;
+    lc_wire_put_server(out, &m);
+}
+
+void lc_server_client_refuse(lc_server_client *c, const char *why)
+{
+    put_refusal(&c->out, why);
+    c->refused = c->closing = true;
+    c->interval_ms = 0;
+    c->logs = false;
+    c->more = false;
+}
+
+/* What the peer sent and we will never read, taken off the socket: a unix
+ * socket closed with bytes unread resets the peer, which may then lose
+ * our last message. */
+static void drain(int fd)
+{
+    uint8_t buf[65536];
+    for (int k = 0; k < 64 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0; k++) {
+    }
+}
+
+void lc_server_refuse_fd(int fd, const char *why)
+{
+    lc_wire_buf out = {0};
+    put_refusal(&out, why);
+    if (send(fd, out.data, out.len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+        /* full or gone: it learns from the close alone */
+    }
+    lc_wire_buf_fini(&out);
+    drain(fd);
+    close(fd);
+}
+
+void lc_server_client_close(lc_server_client *c)
+{
+    if (c->refused)
+        drain(c->fd);
+    close(c->fd);
 }
 
 /* The pid of the process at the other end, or 0 if unknown. */

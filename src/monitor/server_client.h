@@ -37,10 +37,14 @@ typedef struct lc_server_client {
     uint64_t unfinished_since_ns; /* `in` has held the start of a frame since then (0: no) */
     bool more;                    /* whole frames wait in `in` for the next turn */
     bool closing;                 /* it sent EOF: answer what it asked, flush, then close */
+    bool refused; /* turned away: nothing more is read; closed once its refusal is flushed */
 } lc_server_client;
 
 /* It asked for snapshots or log lines: it may stay however quiet it is. */
 bool lc_server_client_subscribed(const lc_server_client *c);
+/* A Subscribe that asks for something (snapshots or log lines), so that
+ * a client sending it becomes subscribed. */
+bool lc_server_subscribe_asks(const Lcmon__Subscribe *sub);
 
 /* Take what the client sent into its input buffer; false (with *why) to
  * close it. An EOF or a reset marks it closing. */
@@ -63,6 +67,16 @@ bool lc_server_client_serve(lc_server_client *c, lc_server_client_handler handle
 /* Write what the client is owed, as far as it takes it; false (with *why:
  * NULL for a plain hang-up) to close it. */
 bool lc_server_client_flush(lc_server_client *c, const char **why);
+
+/* Turn the client away: `why` goes to it as ServerMessage.refused (its last
+ * message: nothing more it sent is read or answered), and it is closed
+ * once that is flushed. */
+void lc_server_client_refuse(lc_server_client *c, const char *why);
+/* Tell a connection not taken why (ServerMessage.refused), as far as its
+ * socket takes it without waiting, then close it. */
+void lc_server_refuse_fd(int fd, const char *why);
+/* Close its socket (a refused one's unread bytes drained first). */
+void lc_server_client_close(lc_server_client *c);
 
 /* The pid of the process at the other end, or 0 if unknown; the same as
  * " (pid N)" for the log ("" if unknown). */

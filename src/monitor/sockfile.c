@@ -196,6 +196,37 @@ static void socket_owner(unsigned long sock_ino, char *who, size_t size)
     closedir(proc);
 }
 
+/* Who holds the socket file st describes: LIVE_LISTENING (something accepts
+ * connections), LIVE_BOUND (a running process has it bound, not listening
+ * yet), STALE, or a negative errno when a connect cannot tell; *who names
+ * the process of a live one when it can be found (else ""). */
+enum { STALE = 0, LIVE_LISTENING = 1, LIVE_BOUND = 2 };
+static int socket_state(const char *path, const struct stat *st, char *who, size_t size)
+{
+    unsigned long sock_ino = 0;
+    who[0] = '\0';
+    int live = probe_listener(path);
+    if (live == 1) {
+        if (bound_socket(st, &sock_ino) == 1)
+            socket_owner(sock_ino, who, size);
+        return LIVE_LISTENING;
+    }
+    if (live < 0)
+        return live;
+    /* Nobody accepts connections; a process may still have it bound (and
+     * be about to listen): that is not a stale socket. */
+    int held = bound_socket(st, &sock_ino);
+    if (held == 1) {
+        socket_owner(sock_ino, who, size);
+        return LIVE_BOUND;
+    }
+    if (held < 0)
+        LC_INFO("%s: the kernel cannot say whether a process holds this socket (%s); nobody "
+                "accepts connections on it, so it is taken as stale",
+                path, strerror(-held));
+    return STALE;
+}
+
 /* The path is ours to bind once the lock is held: look at what is there. */
 static int clear_path(lc_sockfile *f, lc_error *err)
 {
@@ -206,42 +237,66 @@ static int clear_path(lc_sockfile *f, lc_error *err)
     if (!S_ISSOCK(st.st_mode))
         return lc_error_set(
             err, -EEXIST, "%s exists and is not a socket (remove it or choose another path)", path);
-    char who[128] = "";
-    unsigned long sock_ino = 0;
-    int live = probe_listener(path);
-    if (live == 1) {
-        if (bound_socket(&st, &sock_ino) == 1)
-            socket_owner(sock_ino, who, sizeof who);
+    char who[128];
+    int state = socket_state(path, &st, who, sizeof who);
+    if (state == LIVE_LISTENING)
         return lc_error_set(err, -EADDRINUSE,
                             "%s: a program is already listening on this socket%s; stop it, or "
                             "choose another path",
                             path, who[0] ? who : " (another lcmon?)");
-    }
-    if (live < 0)
-        return lc_error_set(err, live,
+    if (state < 0)
+        return lc_error_set(err, state,
                             "%s: cannot connect to the socket there to tell whether it is live: "
                             "%s (remove it if nothing uses it, or choose another path)",
-                            path, strerror(-live));
-    /* Nobody accepts connections; a process may still have it bound (and
-     * be about to listen): that is not a stale socket. */
-    int held = bound_socket(&st, &sock_ino);
-    if (held == 1) {
-        socket_owner(sock_ino, who, sizeof who);
+                            path, strerror(-state));
+    if (state == LIVE_BOUND)
         return lc_error_set(err, -EADDRINUSE,
                             "%s: a running process%s has this socket bound, though it does not "
                             "accept connections (yet): it is not stale, so it is left alone; "
                             "stop that process, or choose another path",
                             path, who);
-    }
-    if (held < 0)
-        LC_INFO("%s: the kernel cannot say whether a process holds this socket (%s); nobody "
-                "accepts connections on it, so it is taken as stale",
-                path, strerror(-held));
     LC_INFO("replacing the stale socket %s", path);
     if (unlink(path) != 0)
         return lc_error_set(err, -errno, "%s: cannot remove the stale socket: %s", path,
                             strerror(errno));
     return 0;
+}
+
+/* Whether `at` is free for our bind: nothing there, or a stale socket (one
+ * left by a run that died between its bind and its rename: removed). A
+ * file of someone else's, or another program's live socket, is left
+ * alone (said once, at info level). */
+static bool staging_free(const char *at)
+{
+    struct stat st;
+    if (lstat(at, &st) != 0)
+        return errno == ENOENT;
+    char who[128];
+    if (!S_ISSOCK(st.st_mode)) {
+        LC_INFO("%s exists and is not a socket: left alone (lcmon binds its socket under another "
+                "name first)",
+                at);
+        return false;
+    }
+    int state = socket_state(at, &st, who, sizeof who);
+    if (state != STALE) {
+        LC_INFO("%s is a socket %s%s: left alone (lcmon binds its socket under another name "
+                "first)",
+                at, state < 0 ? "that cannot be probed" : "in use", who);
+        return false;
+    }
+    return unlink(at) == 0;
+}
+
+void lc_sockfile_staging(const lc_sockfile *f, char *at, size_t size)
+{
+    /* PATH.new, else PATH.PID.new, else PATH itself (cleared by the claim;
+     * the only cost: a client may find it a moment before it listens). */
+    if (snprintf(at, size, "%s.new", f->path) < (int)size && staging_free(at))
+        return;
+    if (snprintf(at, size, "%s.%ld.new", f->path, (long)getpid()) < (int)size && staging_free(at))
+        return;
+    snprintf(at, size, "%s", f->path);
 }
 
 int lc_sockfile_claim(lc_sockfile *f, const char *path, lc_error *err)

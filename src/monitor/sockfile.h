@@ -14,7 +14,9 @@
  * under a name of its own (PATH.new) and then renames the socket to PATH,
  * so that a client never finds it before it listens, and the file taken
  * for ours is the one bound even when something else is put at the path at
- * once.
+ * once. A stale socket at PATH.new is removed; anything else there (a
+ * stray file, another program's live socket) is left alone, and
+ * PATH.PID.new is used instead (or PATH itself).
  */
 #ifndef LC_MONITOR_SOCKFILE_H
 #define LC_MONITOR_SOCKFILE_H
@@ -37,6 +39,11 @@ typedef struct lc_sockfile {
  * write to, take the lock, refuse a live socket or anything that is not a
  * socket, remove a stale one. On failure everything is given back. */
 int lc_sockfile_claim(lc_sockfile *f, const char *path, lc_error *err);
+/* Where to bind before the rename to the claimed path, into at (size
+ * bytes: a socket address's): PATH.new when it is free or holds a stale
+ * socket (removed), else PATH.PID.new, else the path itself (when at ==
+ * the path, no rename is needed). */
+void lc_sockfile_staging(const lc_sockfile *f, char *at, size_t size);
 /* Once the socket is at the path: remember which file is ours, as lstat
  * saw it where it was bound (before anyone else could reach it). */
 void lc_sockfile_bound(lc_sockfile *f, const struct stat *st);

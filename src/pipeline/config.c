@@ -106,6 +106,36 @@ static void add_placed(placed **v, size_t *n, int line, int col, const char *tex
     (*n)++;
 }
 
+/* The placed problems into err, a line each while they fit, and a last
+ * line saying how many more there are (those that did not fit, and the
+ * `more` the reader counted without keeping). */
+static int write_placed(const placed *v, size_t n, size_t more, const char *origin, lc_error *err)
+{
+    char out[LC_ERROR_MSG_MAX];
+    const size_t tail = 200; /* room for the last line */
+    size_t used = 0, shown = 0;
+    out[0] = '\0';
+    for (; shown < n; shown++) {
+        char where[32] = "", line[LC_ERROR_MSG_MAX];
+        if (v[shown].line)
+            snprintf(where, sizeof where, ":%d:%d", v[shown].line, v[shown].col);
+        int w = snprintf(line, sizeof line, "%s%s%s: %s", used ? "\n" : "", origin, where,
+                         v[shown].text);
+        bool last = shown + 1 == n && more == 0;
+        if (w < 0 || used + (size_t)w + (last ? 0 : tail) >= sizeof out)
+            break;
+        memcpy(out + used, line, (size_t)w + 1);
+        used += (size_t)w;
+    }
+    more += n - shown;
+    if (more)
+        snprintf(out + used, sizeof out - used,
+                 "%s%s: and %zu more problem%s (the first %zu are shown: fix them and check "
+                 "again)",
+                 used ? "\n" : "", origin, more, more == 1 ? "" : "s", shown);
+    return lc_error_set(err, LC_ECONFIG, "%s", out);
+}
+
 /* The reader's problems and validation's (or preflight's) lines in
  * `found`, placed, merged and written to err. What the reader already said
  * is not said again: a problem about the same key, or a stage's missing
@@ -148,21 +178,9 @@ static int report(const lc_config_marks *marks, const char *origin, const char *
         p += len + (nl ? 1 : 0);
     }
     qsort(v, n, sizeof *v, compare_placed);
-    char out[LC_ERROR_MSG_MAX];
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < n && used + 1 < sizeof out; i++) {
-        char where[32] = "";
-        if (v[i].line)
-            snprintf(where, sizeof where, ":%d:%d", v[i].line, v[i].col);
-        int w = snprintf(out + used, sizeof out - used, "%s%s%s: %s", used ? "\n" : "", origin,
-                         where, v[i].text);
-        if (w < 0)
-            break;
-        used += (size_t)w < sizeof out - used ? (size_t)w : sizeof out - used - 1;
-    }
+    int rc = write_placed(v, n, marks->n_more_problems, origin, err);
     free(v);
-    return lc_error_set(err, LC_ECONFIG, "%s", out);
+    return rc;
 }
 
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
@@ -188,7 +206,7 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
     lc_error_clear(&verr);
     int vrc = mapping ? lc_config_validate(cfg, &verr) : 0;
     int result = 0;
-    if (vrc != 0 || marks->n_problems)
+    if (vrc != 0 || marks->n_problems || marks->n_more_problems)
         result = report(marks, origin, vrc ? verr.msg : NULL, err);
     if (result != 0) {
         lc_config_free(cfg);
@@ -407,6 +425,8 @@ int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, vo
     int rc = 0;
     for (size_t i = 0; i < marks.n_problems; i++)
         rc = lc_error_add(err, LC_ECONFIG, "%s", marks.problems[i].text);
+    if (marks.n_more_problems)
+        rc = lc_error_add(err, LC_ECONFIG, "and %zu more problems", marks.n_more_problems);
     lc_config_marks_fini(&marks);
     lc_error cerr;
     lc_error_clear(&cerr);

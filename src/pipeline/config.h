@@ -42,6 +42,11 @@
 struct lc_stage_class;
 
 #define LC_MAX_STAGE_TYPES 32
+/* A pipeline's size: more stages, or more worker threads in all, are
+ * refused at reading (a config of 10,000 stages started 10,011 threads
+ * and 1.66 GB, and its snapshots no longer fit the monitor's frames). */
+#define LC_MAX_STAGES 256
+#define LC_MAX_THREADS 1024
 #define LC_QUEUE_CAPACITY_MAX 10000000u
 
 typedef struct lc_queue_config {

@@ -137,6 +137,8 @@ static void read_stage(lc_reading *r, lc_stage_config *s, const lc_ynode *map, c
 {
     const char *names[LC_MAX_STAGE_TYPES + 8];
     stage_key_names(names, sizeof names / sizeof *names);
+    const char *known[LC_MAX_STAGE_TYPES + 16];
+    size_t n_known = 0;
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const lc_ynode *key = map->kids[i], *value = map->kids[i + 1];
         if (key->kind != LC_YNODE_SCALAR) {
@@ -145,18 +147,12 @@ static void read_stage(lc_reading *r, lc_stage_config *s, const lc_ynode *map, c
         }
         char sub[160];
         snprintf(sub, sizeof sub, "%s.%s", path, key->text);
-        bool twice = false;
-        for (size_t j = 0; j < i && !twice; j += 2)
-            twice = map->kids[j]->kind == LC_YNODE_SCALAR && !strcmp(map->kids[j]->text, key->text);
-        if (twice) {
-            lc_reading_problem(r, key->line, key->col, sub, "%s: given twice (keep one)",
-                               key->text);
-            continue;
-        }
         const lc_setting *row = lc_setting_find(&lc_config_stage_settings, key->text);
         const lc_stage_class *cls = row ? NULL : lc_stage_class_find(key->text);
         if (!row && !cls) {
-            if (lc_closest_word(key->text, names))
+            if (lc_reading_full(r))
+                lc_reading_problem(r, key->line, key->col, sub, "unknown key"); /* counted */
+            else if (lc_closest_word(key->text, names))
                 lc_reading_unknown_key(r, key, sub, names);
             else
                 lc_reading_problem(r, key->line, key->col, sub,
@@ -165,6 +161,18 @@ static void read_stage(lc_reading *r, lc_stage_config *s, const lc_ynode *map, c
                                    key->text);
             continue;
         }
+        /* Among the known keys seen so far (each once: a few): linear in
+         * the mapping, however long. */
+        bool twice = false;
+        for (size_t j = 0; j < n_known && !twice; j++)
+            twice = !strcmp(known[j], key->text);
+        if (twice) {
+            lc_reading_problem(r, key->line, key->col, sub, "%s: given twice (keep one)",
+                               key->text);
+            continue;
+        }
+        if (n_known < sizeof known / sizeof *known)
+            known[n_known++] = key->text;
         lc_reading_key(r, sub, key->line, key->col);
         if (row) {
             if (!strcmp(key->text, "name") && value->kind == LC_YNODE_SCALAR)
@@ -187,6 +195,13 @@ static void read_stages(lc_reading *r, lc_config *cfg, const lc_ynode *seq)
         else
             lc_reading_problem(r, seq->line, seq->col, "stages",
                                "stages: '%s' where a list belongs", seq->text);
+        return;
+    }
+    if (seq->n > LC_MAX_STAGES) { /* none is read: "stages" is the one problem */
+        lc_reading_problem(r, seq->line, seq->col, "stages",
+                           "stages: %zu of them; a pipeline has at most %d (split it over "
+                           "several lcmon, or join the stages that do the same)",
+                           seq->n, LC_MAX_STAGES);
         return;
     }
     free(cfg->stages);

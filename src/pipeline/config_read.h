@@ -39,12 +39,18 @@ typedef struct lc_config_problem {
     char text[320]; /* "field: what is wrong (what to do)", without the stage */
 } lc_config_problem;
 
+/* The problems a reading keeps: more than a report can show. Past them
+ * only their number is kept, so that a config of a million bad keys is
+ * read in linear time and bounded memory and says "and N more". */
+#define LC_CONFIG_MAX_PROBLEMS 100
+
 /* What a reading found: where each key is, and the problems. */
 typedef struct lc_config_marks {
     lc_config_key *keys;
     size_t n_keys, cap_keys;
     lc_config_problem *problems;
     size_t n_problems, cap_problems;
+    size_t n_more_problems;  /* found past LC_CONFIG_MAX_PROBLEMS, not kept */
     char (*stage_names)[64]; /* by stage index; "" when it has none */
     size_t n_stages;
 } lc_config_marks;

@@ -388,6 +388,17 @@ int lc_config_validate(lc_config *cfg, lc_error *err)
                 whole = false;
     if (whole)
         validate_wiring(cfg, err, &count);
+    unsigned threads = 0;
+    for (unsigned i = 0; i < cfg->n_stages; i++) {
+        const lc_stage_class *cls = cfg->stages[i].cls;
+        if (cls && cls->worker && cfg->stages[i].block)
+            threads += cls->threads ? cls->threads(cfg->stages[i].block) : 1;
+    }
+    if (threads > LC_MAX_THREADS)
+        problem(err, &count,
+                "stages: %u worker threads in all; a pipeline has at most %d (lower the "
+                "stages' threads, or split the pipeline over several lcmon)",
+                threads, LC_MAX_THREADS);
 
     /* The global settings were read and checked with their rows (without
      * seed: a fresh one at every start, lc_pipeline_new); what joins two: */

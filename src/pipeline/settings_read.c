@@ -36,6 +36,10 @@ void lc_reading_key(lc_reading *r, const char *path, int line, int col)
 void lc_reading_problem(lc_reading *r, int line, int col, const char *path, const char *fmt, ...)
 {
     lc_config_marks *m = r->marks;
+    if (m->n_problems >= LC_CONFIG_MAX_PROBLEMS) {
+        m->n_more_problems++;
+        return;
+    }
     if (m->n_problems == m->cap_problems) {
         m->cap_problems = m->cap_problems ? 2 * m->cap_problems : 16;
         m->problems = lc_xrealloc(m->problems, m->cap_problems * sizeof *m->problems);
@@ -363,9 +367,18 @@ void lc_settings_read_value(lc_reading *r, const lc_setting *row, const lc_ynode
     lc_settings_read_map(r, row->block, node, *at, path);
 }
 
+bool lc_reading_full(const lc_reading *r)
+{
+    return r->marks->n_problems >= LC_CONFIG_MAX_PROBLEMS;
+}
+
 void lc_reading_unknown_key(lc_reading *r, const lc_ynode *key, const char *path,
                             const char *const *names)
 {
+    if (lc_reading_full(r)) { /* only counted: no "did you mean" to work out */
+        lc_reading_problem(r, key->line, key->col, path, "unknown key");
+        return;
+    }
     const char *k = key->text ? key->text : "?";
     const char *near = lc_closest_word(k, names);
     char list[400] = "";
@@ -391,15 +404,6 @@ void lc_reading_unknown_key(lc_reading *r, const lc_ynode *key, const char *path
         lc_reading_problem(r, key->line, key->col, path, "%s: unknown key", name);
 }
 
-/* The first key of map equal to key before index `before`; NULL if none. */
-static const lc_ynode *earlier_key(const lc_ynode *map, size_t before, const char *key)
-{
-    for (size_t i = 0; i + 1 < before; i += 2)
-        if (map->kids[i]->kind == LC_YNODE_SCALAR && strcmp(map->kids[i]->text, key) == 0)
-            return map->kids[i];
-    return NULL;
-}
-
 void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *map, void *block,
                           const char *path)
 {
@@ -410,6 +414,12 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
     for (const lc_setting *row = b->rows; row->key && n_names + 1 < 96; row++)
         names[n_names++] = row->key;
     names[n_names] = NULL;
+    /* The rows given so far: a key given twice is found in constant time,
+     * so that a mapping of a million keys reads in linear time. */
+    size_t n_rows = 0;
+    while (b->rows[n_rows].key)
+        n_rows++;
+    bool *given = lc_xcalloc(n_rows + 1, sizeof *given);
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const lc_ynode *key = map->kids[i], *value = map->kids[i + 1];
         if (key->kind != LC_YNODE_SCALAR) {
@@ -424,23 +434,23 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
             lc_reading_unknown_key(r, key, sub, names);
             continue;
         }
-        if (earlier_key(map, i, key->text)) {
+        if (given[row - b->rows]) {
             lc_reading_problem(r, key->line, key->col, sub, "%s: given twice (keep one)",
                                lc_reading_shown(sub));
             continue;
         }
+        given[row - b->rows] = true;
         lc_reading_key(r, sub, key->line, key->col);
         lc_settings_read_value(r, row, value, block, sub, key->line, key->col);
     }
     for (const lc_setting *row = b->rows; row->key; row++) {
-        bool found = false;
-        for (size_t i = 0; i + 1 < map->n && !found; i += 2)
-            found = map->kids[i]->kind == LC_YNODE_SCALAR && !strcmp(map->kids[i]->text, row->key);
+        bool found = given[row - b->rows];
         if (row->required && !found)
             lc_reading_problem(r, map->line, map->col, path, "%s%s%s: missing (required%s%s)",
                                lc_reading_shown(path), path[0] ? "." : "", row->key,
                                row->meaning ? ": " : "", row->meaning ? row->meaning : "");
     }
+    free(given);
 }
 
 /* ---- defaults, and freeing ---- */

@@ -22,6 +22,9 @@ void lc_reading_key(lc_reading *r, const char *path, int line, int col);
 void lc_reading_problem(lc_reading *r, int line, int col, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void lc_reading_stage_name(lc_reading *r, int stage, const char *name);
+/* The problems kept are at their limit (LC_CONFIG_MAX_PROBLEMS): the next
+ * are only counted, so no work need go into their wording. */
+bool lc_reading_full(const lc_reading *r);
 /* The path as messages show it: inside a stage, without "stages[N]." */
 const char *lc_reading_shown(const char *path);
 

@@ -15,6 +15,13 @@
  * warnings, with the reason, when the source opens, and counted
  * (skipped_members).
  *
+ * A file refused for want of permission (EACCES, EPERM: a copy that sets
+ * its mode last, a folder made readable later) is tried again, at 1 s,
+ * then 2, 4 ... 64 s apart, for an hour: one warning when it is first
+ * refused, one line when it loads or is given up (counted unreadable
+ * then); files_to_retry counts those waiting. A worker waits for input
+ * only until the next one is due.
+ *
  * The initial-scan marker must leave after every source of the initial scan,
  * although several threads work at once: the marker carries how many files
  * came before it, and the thread that takes it waits until that many initial
@@ -27,6 +34,7 @@
  */
 #include "stages/stage.h"
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "format/lc0/chunk_source.h"
@@ -45,6 +53,18 @@ static const lc_setting loader_settings[] = {
     {0},
 };
 
+#define RETRY_FIRST_NS 1000000000ull
+#define RETRY_GAP_MAX_NS 64000000000ull
+#define RETRY_FOR_NS 3600000000000ull
+#define RETRY_MAX 4096 /* files waiting at most; past them, unreadable at once */
+
+/* A file to open again (in ld->retries, under mu). */
+typedef struct retry_file {
+    char *path;
+    uint64_t seq, first_ns, due_ns, gap_ns;
+    unsigned tries;
+} retry_file;
+
 typedef struct loader {
     pthread_mutex_t mu;
     pthread_cond_t cond;
@@ -57,10 +77,12 @@ typedef struct loader {
     atomic_uint_fast64_t n_sources, n_tars, n_chunks, n_skipped, n_unreadable, n_skipped_members,
         n_raw, n_truncated;
     atomic_uint_fast64_t n_tar_dirs, n_tar_pax, n_tar_long_names, n_tar_long_links, n_tar_other;
+    retry_file *retries; /* refused for want of permission, to try again (under mu) */
+    size_t n_retries, cap_retries;
 } loader;
 
 /* What became of one path. */
-typedef enum { FILE_LOADED, FILE_SKIPPED, FILE_UNREADABLE } file_outcome;
+typedef enum { FILE_LOADED, FILE_SKIPPED, FILE_UNREADABLE, FILE_RETRY } file_outcome;
 
 static void initial_file_done(loader *ld, file_outcome outcome)
 {
@@ -138,8 +160,87 @@ static void skip_file(lc_stage *s, loader *ld, const char *path)
         LC_DEBUG("%s: skipped %s: not a .gz or .tar file", s->name, path);
 }
 
-/* Open one path into *out (one reference; NULL unless loaded). */
-static file_outcome open_source(lc_stage *s, loader *ld, const char *path, lc_chunk_source **out)
+/* Drop retry r (under mu). */
+static void forget_retry(loader *ld, retry_file *r)
+{
+    free(r->path);
+    *r = ld->retries[--ld->n_retries];
+}
+
+/* The path came again from the provider (written again): it is opened
+ * now, so its retry goes. */
+static void cancel_retry(loader *ld, const char *path)
+{
+    lc_mutex_lock(&ld->mu);
+    for (size_t i = 0; i < ld->n_retries; i++)
+        if (!strcmp(ld->retries[i].path, path)) {
+            forget_retry(ld, &ld->retries[i]);
+            break;
+        }
+    lc_mutex_unlock(&ld->mu);
+}
+
+/* A retry due now, taken out of the list (its path moved to *out: the
+ * caller's; retry_later puts it back with its times), or false with
+ * *next_due the earliest one (0: none). */
+static bool take_due_retry(loader *ld, retry_file *out, uint64_t *next_due)
+{
+    uint64_t now = lc_now_ns();
+    *next_due = 0;
+    bool got = false;
+    lc_mutex_lock(&ld->mu);
+    for (size_t i = 0; i < ld->n_retries && !got; i++) {
+        retry_file *r = &ld->retries[i];
+        if (r->due_ns <= now) {
+            *out = *r;
+            out->path = lc_xstrdup(r->path);
+            r->due_ns = UINT64_MAX; /* being tried: no other worker takes it */
+            got = true;
+        } else if (r->due_ns != UINT64_MAX && (!*next_due || r->due_ns < *next_due)) {
+            *next_due = r->due_ns;
+        }
+    }
+    lc_mutex_unlock(&ld->mu);
+    return got;
+}
+
+/* Keep path to open again: at the next gap after `tries` tries. False when
+ * it has been tried for RETRY_FOR_NS, or too many wait already. */
+static bool retry_later(loader *ld, const char *path, uint64_t seq, unsigned tries)
+{
+    uint64_t now = lc_now_ns();
+    lc_mutex_lock(&ld->mu);
+    retry_file *r = NULL;
+    for (size_t i = 0; i < ld->n_retries && !r; i++)
+        if (!strcmp(ld->retries[i].path, path))
+            r = &ld->retries[i];
+    bool ok = r ? now - r->first_ns < RETRY_FOR_NS : ld->n_retries < RETRY_MAX;
+    if (ok && !r) {
+        if (ld->n_retries == ld->cap_retries) {
+            ld->cap_retries = ld->cap_retries ? 2 * ld->cap_retries : 16;
+            ld->retries = lc_xrealloc(ld->retries, ld->cap_retries * sizeof *ld->retries);
+        }
+        r = &ld->retries[ld->n_retries++];
+        *r = (retry_file){.path = lc_xstrdup(path), .seq = seq, .first_ns = now};
+    }
+    if (ok) {
+        /* 1 s first (or for one whose entry went meanwhile), then doubling */
+        r->gap_ns = tries == 0 || r->gap_ns == 0       ? RETRY_FIRST_NS
+                    : 2 * r->gap_ns < RETRY_GAP_MAX_NS ? 2 * r->gap_ns
+                                                       : RETRY_GAP_MAX_NS;
+        r->due_ns = now + r->gap_ns;
+        r->tries = tries + 1;
+    } else if (r) {
+        forget_retry(ld, r);
+    }
+    lc_mutex_unlock(&ld->mu);
+    return ok;
+}
+
+/* Open one path into *out (one reference; NULL unless loaded). tries: how
+ * often it was tried before (a retry of a permission error). */
+static file_outcome open_source(lc_stage *s, loader *ld, const char *path, uint64_t seq,
+                                unsigned tries, lc_chunk_source **out)
 {
     lc_chunk_source *src = NULL;
     lc_error err;
@@ -150,11 +251,21 @@ static file_outcome open_source(lc_stage *s, loader *ld, const char *path, lc_ch
         skip_file(s, ld, path);
         return FILE_SKIPPED;
     }
+    if ((rc == -EACCES || rc == -EPERM) && retry_later(ld, path, seq, tries)) {
+        if (tries == 0)
+            LC_WARN("%s: cannot load %s; trying again at 1 s, then 2, 4 ... 64 s apart, for an "
+                    "hour (a file's permissions are often set last)",
+                    s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+        return FILE_RETRY;
+    }
     if (rc != 0) {
         atomic_fetch_add(&ld->n_unreadable, 1);
-        LC_WARN("%s: cannot load %s", s->name, err.msg[0] ? err.msg : lc_strerror(rc));
+        LC_WARN("%s: cannot load %s%s", s->name, err.msg[0] ? err.msg : lc_strerror(rc),
+                tries ? " (given up after trying for an hour)" : "");
         return FILE_UNREADABLE;
     }
+    if (tries)
+        LC_INFO("%s: %s loads now, after %u tries", s->name, path, tries + 1);
     /* Members that are no chunk were named as the source opened. */
     atomic_fetch_add(&ld->n_skipped_members, lc_chunk_source_skipped_members(src));
     if (lc_chunk_source_count(src) == 0) { /* nothing to train on: say so */
@@ -208,14 +319,17 @@ static void warn_nothing_loaded(lc_stage *s, loader *ld, uint64_t files)
             s->name, (unsigned long long)files, why);
 }
 
-/* The next path, in deterministic mode with its ticket (stage.h's turns). */
-static int take_path(lc_stage *s, bool turns, lc_path_item *in, uint64_t *ticket,
+/* The next path (or -ETIMEDOUT at next_due, when a retry is waiting), in
+ * deterministic mode with its ticket (stage.h's turns). */
+static int take_path(lc_stage *s, bool turns, uint64_t next_due, lc_path_item *in, uint64_t *ticket,
                      lc_load_meter *meter)
 {
+    if (turns)
+        lc_stage_take_begin(s, meter);
+    int rc = next_due ? lc_queue_get_until(s->input, in, meter, next_due)
+                      : lc_queue_get(s->input, in, meter);
     if (!turns)
-        return lc_queue_get(s->input, in, meter);
-    lc_stage_take_begin(s, meter);
-    int rc = lc_queue_get(s->input, in, meter);
+        return rc;
     if (rc != 0) {
         lc_mutex_unlock(&s->turns.take_mu);
         return rc;
@@ -224,10 +338,32 @@ static int take_path(lc_stage *s, bool turns, lc_path_item *in, uint64_t *ticket
     return 0;
 }
 
-/* The scan-done marker, once every initial file is done. */
-static bool pass_marker(lc_stage *s, const lc_path_item *in, lc_load_meter *meter)
+/* One retry that came due: opened again, emitted when it loads. False
+ * when the stage must end (its output closed). A retry's time is the
+ * clock's, so it takes no turn even in deterministic mode (which a file
+ * that cannot be read yet makes timing-dependent anyway). */
+static bool retry_one(lc_stage *s, loader *ld, retry_file *r, lc_load_meter *meter)
 {
-    loader *ld = s->priv;
+    lc_chunk_source *src;
+    file_outcome outcome = open_source(s, ld, r->path, r->seq, r->tries, &src);
+    if (outcome != FILE_RETRY)
+        cancel_retry(ld, r->path);
+    free(r->path);
+    if (!src)
+        return true;
+    lc_source_item out = {.source = src, .flags = 0, .seq = r->seq};
+    if (lc_stage_emit(s, &out, meter) != 0) {
+        lc_chunk_source_unref(src);
+        return false;
+    }
+    return true;
+}
+
+/* The initial scan's marker: passed on once every initial file before it
+ * is done, with the number of sources emitted. False when the stage must
+ * end. */
+static bool pass_marker(lc_stage *s, loader *ld, const lc_path_item *in, lc_load_meter *meter)
+{
     lc_load_idle(meter);
     lc_mutex_lock(&ld->mu);
     while (ld->initial_done < in->seq && !lc_run_state_stopping(&s->run))
@@ -253,19 +389,33 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     bool turns = lc_stage_in_turns(s);
     uint64_t ticket = 0;
     lc_path_item in;
-    while (lc_run_state_check(&s->run, meter) && take_path(s, turns, &in, &ticket, meter) == 0) {
+    while (lc_run_state_check(&s->run, meter)) {
+        retry_file due;
+        uint64_t next_due;
+        if (take_due_retry(ld, &due, &next_due)) {
+            if (!retry_one(s, ld, &due, meter))
+                return;
+            continue;
+        }
+        /* Input, or the next retry's time. */
+        int rc = take_path(s, turns, next_due, &in, &ticket, meter);
+        if (rc == -ETIMEDOUT)
+            continue;
+        if (rc != 0)
+            return;
         if (in.flags & LC_ITEM_SCAN_DONE) {
             if (turns && !lc_stage_turn_wait(s, ticket, meter))
                 return;
-            bool ok = pass_marker(s, &in, meter);
+            bool ok = pass_marker(s, ld, &in, meter);
             if (turns)
                 lc_stage_turn_end(s);
             if (!ok)
                 return;
             continue;
         }
+        cancel_retry(ld, in.path); /* written again: opened now */
         lc_chunk_source *src;
-        file_outcome outcome = open_source(s, ld, in.path, &src);
+        file_outcome outcome = open_source(s, ld, in.path, in.seq, 0, &src);
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
         if (turns && !lc_stage_turn_wait(s, ticket, meter)) {
@@ -278,8 +428,8 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_chunk_source_unref(src);
             outcome = FILE_UNREADABLE;
         }
-        if (initial)
-            initial_file_done(ld, outcome);
+        if (initial) /* one to retry counts as not loaded by the scan */
+            initial_file_done(ld, outcome == FILE_RETRY ? FILE_UNREADABLE : outcome);
         if (turns)
             lc_stage_turn_end(s);
         if (!ok)
@@ -307,6 +457,9 @@ static void loader_stop(lc_stage *s)
 static void loader_fini(lc_stage *s)
 {
     loader *ld = s->priv;
+    for (size_t i = 0; i < ld->n_retries; i++)
+        free(ld->retries[i].path);
+    free(ld->retries);
     lc_cond_destroy(&ld->cond);
     lc_mutex_destroy(&ld->mu);
 }
@@ -326,6 +479,10 @@ static void loader_flush(lc_stage *s, lc_stage_metrics *m)
     if (last[0])
         lc_metrics_set_text(m, "last_skipped", last);
     lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&ld->n_unreadable, 0));
+    lc_mutex_lock(&ld->mu);
+    int64_t waiting = (int64_t)ld->n_retries;
+    lc_mutex_unlock(&ld->mu);
+    lc_metrics_set_gauge(m, "files_to_retry", waiting, 0, false);
     lc_metrics_add_count(m, "raw_members", atomic_exchange(&ld->n_raw, 0));
     lc_metrics_add_count(m, "skipped_members", atomic_exchange(&ld->n_skipped_members, 0));
     lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&ld->n_empty, 0));
@@ -346,6 +503,7 @@ static const lc_metric_info loader_metrics[] = {
     {"last_skipped", "", LC_SHOW_TEXT, LC_SHOW_DIM, "last"},
     {"tar_sources", "archives"},
     {"unreadable_files", "files"},
+    {"files_to_retry", "files", LC_SHOW_VALUE, LC_SHOW_WARN | LC_SHOW_NONZERO, "to retry"},
     {"raw_members", "members"},
     {"skipped_members", "members"},
     {"bad_empty_archives", "archives"},

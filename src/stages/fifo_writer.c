@@ -190,7 +190,7 @@ static int writer_init(lc_stage *s, lc_error *err)
 {
     writer *w = s->priv;
     w->fd = -1;
-    w->lock_fd = -1;
+    w->lock = (lc_fifo_lock)LC_FIFO_LOCK_NONE;
     lc_deque_init(&w->held_q, sizeof(held_batch));
     w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (w->wake_fd < 0)
@@ -205,11 +205,12 @@ static int open_target(lc_stage *s, writer *w, lc_error *err)
     int rc = lc_fifo_check(c->path, c->regular_file, c->create, true, 0, err);
     if (rc != 0)
         return rc;
-    if (w->lock_fd < 0) { /* kept across restarts: this process is the writer */
-        w->lock_fd = lc_fifo_writer_lock(c->path, err);
-        if (w->lock_fd == -EBUSY)
-            return -EBUSY;
-    }
+    /* Kept across restarts (this process is the writer) while the path
+     * holds the pipe it was taken for; a pipe made again is locked again. */
+    if (!lc_fifo_writer_locked(&w->lock, c->path))
+        lc_fifo_writer_unlock(&w->lock);
+    if (w->lock.fd < 0 && lc_fifo_writer_lock(c->path, &w->lock, err) == -EBUSY)
+        return -EBUSY;
     if (!c->regular_file)
         return 0;
     w->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -265,9 +266,7 @@ static void writer_fini(lc_stage *s)
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
-    if (w->lock_fd >= 0)
-        close(w->lock_fd);
-    w->lock_fd = -1;
+    lc_fifo_writer_unlock(&w->lock); /* and its file, which would pile up in /tmp */
     writer_pipe_clear(w);
     lc_deque_fini(&w->held_q);
     free(w->hdr);

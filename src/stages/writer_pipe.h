@@ -10,6 +10,7 @@
 #define LC_STAGES_WRITER_PIPE_H
 
 #include "core/deque.h"
+#include "core/fifo.h"
 #include "format/batch_stream.h"
 #include "stages/items.h"
 #include "stages/stage.h"
@@ -50,7 +51,7 @@ typedef struct held_batch {
 
 typedef struct writer {
     int wake_fd;
-    int lock_fd; /* the one-writer-a-pipe lock (core/fifo.h); -1: none */
+    lc_fifo_lock lock; /* the one-writer-a-pipe lock (core/fifo.h); fd -1: none */
     /* The rest up to the metrics belongs to the worker thread (and to start
      * before, fini after it). */
     int fd;                 /* the pipe or file; -1 while no reader is connected */

@@ -3,14 +3,17 @@
  * they tell the user; a pipe is made when asked; opening without a reader
  * says so and does not block; with a reader it opens, grows its buffer and
  * counts the unread bytes; bytes left unread by an earlier writer, and a
- * path that is not a pipe, are told apart.
+ * path that is not a pipe, are told apart. One writer a pipe under all its
+ * names (a hard link, a symlink), and no lock file left behind.
  */
 #include "check.h"
 #include "testutil.h"
 
 #include "core/fifo.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,9 +80,59 @@ static void test_open(void)
     CHECK_EQ_INT(fd, -1);
 }
 
+/* The writer lock files in dir. */
+static int lock_files(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, "lcmon-writer-", 13) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_writer_lock(void)
+{
+    const char *dir = tu_path("locks");
+    mkdir(dir, 0700);
+    setenv("XDG_RUNTIME_DIR", dir, 1);
+    const char *a = tu_path("a.pipe"), *b = tu_path("b.pipe"), *c = tu_path("c.pipe");
+    CHECK(mkfifo(a, 0600) == 0 && link(a, b) == 0 && symlink(a, c) == 0);
+    lc_fifo_lock first, second;
+    lc_error err;
+    lc_error_clear(&err);
+    CHECK_OK(lc_fifo_writer_lock(a, &first, &err));
+    CHECK(lc_fifo_writer_locked(&first, a) && lc_fifo_writer_locked(&first, b));
+    /* every other name of the pipe finds the lock taken, naming us */
+    const char *names[] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        lc_error_clear(&err);
+        CHECK(lc_fifo_writer_lock(names[i], &second, &err) == -EBUSY);
+        CHECK(second.fd < 0 && second.pin < 0);
+        CHECK(tu_contains(err.msg, "another lcmon (process ") &&
+              tu_contains(err.msg, "a pipe has one writer"));
+    }
+    /* a pipe made again at the path is another pipe */
+    CHECK(unlink(a) == 0 && mkfifo(a, 0600) == 0);
+    CHECK(!lc_fifo_writer_locked(&first, a) && lc_fifo_writer_locked(&first, b));
+    CHECK_OK(lc_fifo_writer_lock(a, &second, &err));
+    CHECK_EQ_U64(lock_files(dir), 2);
+    /* given back: nothing left behind, and free to take again */
+    lc_fifo_writer_unlock(&second);
+    lc_fifo_writer_unlock(&first);
+    lc_fifo_writer_unlock(&first); /* idempotent */
+    CHECK_EQ_U64(lock_files(dir), 0);
+    CHECK_OK(lc_fifo_writer_lock(b, &first, &err));
+    lc_fifo_writer_unlock(&first);
+    CHECK_EQ_U64(lock_files(dir), 0);
+    unsetenv("XDG_RUNTIME_DIR");
+}
+
 int main(void)
 {
     test_checks();
+    test_writer_lock();
     test_open();
     return check_finish();
 }

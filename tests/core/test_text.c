@@ -3,7 +3,8 @@
  * without a default naming itself, text without braces, values longer than
  * the first buffer), lc_basename, lc_has_suffix, and byte sizes read
  * (lc_parse_bytes: units of 1000 and 1024, decimals, spaces, bad text) and
- * written (lc_format_bytes).
+ * written (lc_format_bytes), and text made safe to show (lc_utf8_next,
+ * lc_text_escape, lc_text_json: control characters, C1, invalid UTF-8).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -167,8 +168,43 @@ static void test_format_bytes(void)
     CHECK_EQ_STR(b, "0 B");
 }
 
+static void json_put(void *ctx, const char *p, size_t n)
+{
+    strncat(ctx, p, n);
+}
+
+static void test_escape(void)
+{
+    long cp;
+    CHECK_EQ_U64(lc_utf8_next("\xc3\xa9", &cp), 2);
+    CHECK_EQ_U64((uint64_t)cp, 0xe9);
+    CHECK_EQ_U64(lc_utf8_next("\xe2\x82\xac", &cp), 3);
+    CHECK_EQ_U64((uint64_t)cp, 0x20ac);
+    /* overlong, surrogate, stray continuation, cut short: one bad byte */
+    const char *bad[] = {"\xc0\xaf", "\xed\xa0\x80", "\x80", "\xe2\x82", "\xf5\x80\x80\x80"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK_EQ_U64(lc_utf8_next(bad[i], &cp), 1);
+        CHECK(cp == -1);
+    }
+    CHECK_EQ_U64(lc_utf8_next("", &cp), 0);
+    CHECK(lc_text_printable('a') && lc_text_printable(0xe9) && !lc_text_printable(0x1b));
+    CHECK(!lc_text_printable(0x7f) && !lc_text_printable(0x9b) && !lc_text_printable(-1));
+
+    char b[64];
+    lc_text_escape(b, sizeof b, "a\nb\x1b]0;t\x07\xc2\x9b\xff\xc3\xa9\\");
+    CHECK_EQ_STR(b, "a\\nb\\x1b]0;t\\x07\\xc2\\x9b\\xff\xc3\xa9\\");
+    /* cut at a whole character (an escape is never split) */
+    CHECK_EQ_U64(lc_text_escape(b, 6, "ab\x1b"), 2);
+    CHECK_EQ_STR(b, "ab");
+
+    char j[128] = "";
+    lc_text_json("q\"\\\n\t\x1b\xc2\x9b\xff\xc3\xa9", json_put, j);
+    CHECK_EQ_STR(j, "q\\\"\\\\\\n\\t\\u001b\\u009b\\\\xff\xc3\xa9");
+}
+
 int main(void)
 {
+    test_escape();
     test_expand_env();
     test_basename();
     test_has_suffix();

@@ -33,8 +33,8 @@ import threading
 import time
 import unittest
 
-from test_monitor import (DATA, LCMON, SLOW, SMALL_CONFIG, Loader, client_frame, ctl, fields,
-                          subscribe, varint)
+from test_monitor import (DATA, LCMON, SLOW, SMALL_CONFIG, Frames, Loader, client_frame, ctl,
+                          fields, subscribe, varint)
 
 PYTHON = sys.executable
 
@@ -43,6 +43,10 @@ PYTHON = sys.executable
 # four times the room; an unbounded buffer (a flood kept whole) would still
 # pass far beyond it.
 MEM_SCALE = 1 if SLOW == 1 else 4
+
+# The monitor's places: 64 for subscribers, 4 more kept for clients without
+# a subscription (control requests).
+SUBSCRIBERS, PLACES = 64, 68
 
 
 def wait_for(what, cond, seconds):
@@ -153,7 +157,7 @@ class Clients(unittest.TestCase):
     def test_more_clients_than_the_limit(self):
         L = self.loader
         first = L.rss()
-        socks, gone = [], []
+        socks = []
         for _ in range(70):
             s = self.connect()
             try:
@@ -161,23 +165,39 @@ class Clients(unittest.TestCase):
                 # gives its place up to a newcomer.
                 s.sendall(subscribe(60000))
             except (BrokenPipeError, ConnectionResetError):
-                gone.append(s)  # refused and closed already, before it could speak
-                continue
+                pass  # refused and closed already, before it could speak
             socks.append(s)
-        # Each connection gets the hello, or is closed at once: 64 and 6.
-        served, refused = 0, len(gone)
+        # 64 subscribe; the other 6 are turned away (at the door, or when
+        # they subscribe: 4 places are kept for control requests), each told
+        # why before it is closed.
+        refused = 0
         for s in socks:
-            s.settimeout(10 * SLOW)
-            try:
-                got = s.recv(4)
-            except ConnectionResetError:
-                got = b""
-            if got:
-                served += 1
-            else:
+            s.setblocking(False)
+        deadline = time.monotonic() + 10 * SLOW
+        frames = {s: Frames(s) for s in socks}
+        whys = {}
+        while refused < 6 and time.monotonic() < deadline:
+            for s in socks:
+                if s in whys:
+                    continue
+                try:
+                    chunk = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                except ConnectionResetError:
+                    chunk = b""
+                if chunk:
+                    frames[s].buf += chunk
+                    continue
+                msgs = frames[s].read(0)
+                whys[s] = [v.decode() for m in msgs for n, v in m if n == 8]
                 refused += 1
-        socks += gone
+            time.sleep(0.01)
+        served = len(socks) - refused
         self.assertEqual((served, refused), (64, 6))
+        for why in whys.values():
+            self.assertEqual(len(why), 1, "refused without a word")
+            self.assertTrue(why[0].startswith("every place "), why)
         self.assertTrue(L.batches_flow(), "no batches with every place taken")
         for s in socks:
             s.close()
@@ -191,27 +211,28 @@ class Clients(unittest.TestCase):
         self.assertLess(L.rss() - first, 32 * 1024 * MEM_SCALE)
         rc, err = L.close()
         self.assertEqual(rc, 0, err)
-        # The log counts what it turned away, in a line or two, naming the
-        # last process (this one).
-        lines = re.findall(r"monitor socket: refused (\d+) connections? in the last 10 s: every "
-                           r"place was taken \(64 clients, each subscribed and reading, or busy; "
+        # The log counts what it turned away, in a line or two of each kind.
+        doors = re.findall(r"monitor socket: refused (\d+) connections? in the last 10 s: every "
+                           r"place was taken \(68 clients, each subscribed and reading, or busy; "
                            r"the last from pid (\d+)\)", err)
-        self.assertTrue(1 <= len(lines) <= 2, lines)
-        self.assertEqual(sum(int(n) for n, _ in lines), 6 + refused_ctl)
-        self.assertEqual(int(lines[0][1]), os.getpid())
+        subs = re.findall(r"monitor socket: refused (\d+) subscriptions? in the last 10 s: 64 "
+                          r"subscribers read already", err)
+        self.assertTrue(1 <= len(doors) + len(subs) <= 4, (doors, subs))
+        self.assertEqual(sum(int(n) for n, _ in doors) + sum(int(n) for n in subs),
+                         6 + refused_ctl)
         # The metrics log's last line (written at exit) has the same counts.
         with open(L.log) as f:
             last = json.loads(f.read().splitlines()[-1])
         self.assertEqual(last["all_time"]["monitor_socket"]["refused"], 6 + refused_ctl)
 
     def test_silent_clients_do_not_lock_ctl_out(self):
-        """64 clients, each asks one thing and then says nothing, holding
+        """68 clients, each asks one thing and then says nothing, holding
         every place. A `lcmon ctl` still gets in (the place of the one idle
         longest), and each silent client is closed once it has been idle for
         10 s without a subscription, in one log line."""
         L = self.loader
         socks = []
-        for i in range(64):
+        for i in range(PLACES):
             s = self.connect()
             s.sendall(client_frame(bad_stage_request(i + 1)))
             socks.append(s)
@@ -220,7 +241,7 @@ class Clients(unittest.TestCase):
         # Within the idle limit plus a margin, scaled: it used to be never.
         refused_ctl = ctl_until_served(L, "ctl with every place held by a silent client", 10 + 10)
         # Every silent one goes: its place to a ctl, or closed as idle.
-        wait_for_counts(L, clients=1, refused=refused_ctl, closed=64)
+        wait_for_counts(L, clients=1, refused=refused_ctl, closed=PLACES)
         for s in socks:
             self.assertEqual(closed_by_server(s, 10), b"")
             s.close()
@@ -232,7 +253,7 @@ class Clients(unittest.TestCase):
         evicted = [int(n) for n in re.findall(r"monitor socket: closed (\d+) idle clients? in the "
                                               r"last 10 s to make room for new ones", err)]
         self.assertGreaterEqual(sum(evicted), 1, err[-3000:])
-        self.assertEqual(idle + sum(evicted), 64, err[-3000:])
+        self.assertEqual(idle + sum(evicted), PLACES, err[-3000:])
 
     def test_big_message_then_idle_keeps_no_memory(self):
         """Clients that each send one message of almost 4 MiB (the largest
@@ -262,18 +283,36 @@ class Clients(unittest.TestCase):
             s.close()
 
     def test_connect_loop_logs_a_few_lines(self):
-        """With every place held by a subscriber that reads, a loop that
-        connects and hangs up as fast as it can is refused every time, and
-        the log says so in a line or two, with the count."""
+        """With every place held by a subscriber that reads or a client
+        busy with requests, a loop that connects and hangs up as fast as it
+        can is refused every time, and the log says so in a line or two,
+        with the count."""
         L = self.loader
         socks = []
-        for _ in range(64):
+        for _ in range(SUBSCRIBERS):
             s = self.connect()
             s.sendall(subscribe(60000))
             socks.append(s)
         for s in socks:
             s.settimeout(10 * SLOW)
             self.assertTrue(s.recv(4))  # accepted, hello on its way
+        # The places kept for control requests, each held by a client that
+        # asks something every 0.1 s (never idle long enough to give way).
+        busy, quit = [], threading.Event()
+
+        def ask(s):
+            for i in range(1, 1000000):
+                if quit.is_set():
+                    return
+                s.sendall(client_frame(bad_stage_request(i)))
+                read_reply(s, 10)
+                time.sleep(0.1)
+        for _ in range(PLACES - SUBSCRIBERS):
+            s = self.connect()
+            t = threading.Thread(target=ask, args=(s,), daemon=True)
+            t.start()
+            busy.append((s, t))
+        time.sleep(0.5)
         tries, behind = 0, None
         stop = time.monotonic() + 5
         while time.monotonic() < stop and tries < 5000:
@@ -289,6 +328,10 @@ class Clients(unittest.TestCase):
                 time.sleep(0.001)
             finally:
                 c.close()
+        quit.set()
+        for s, t in busy:
+            t.join(10 * SLOW)
+            s.close()
         for s in socks:
             s.close()
         refused_ctl = ctl_until_served(L, "ctl to be served again", 20)

@@ -42,11 +42,11 @@ struct lc_chunk_source {
     lc_member_skip *skipped; /* tar only: members that are no chunk, and why */
     size_t n_skipped;
     lc_tar_entry_counts entries; /* tar only: headers that are not members */
-    bool truncated;
-    uint64_t content;          /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
-    atomic_uchar *bad;         /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
-    _Atomic(memo_word *) memo; /* per chunk: a stage's note (lc_chunk_source_memo); NULL
-                                  until the first is set */
+    char *damage;                /* tar only: what cut it short or damaged it (NULL: whole) */
+    uint64_t content;            /* .gz: a hash of the file's bytes (lc_chunk_source_chunk_id) */
+    atomic_uchar *bad;           /* per chunk: found bad downstream (lc_chunk_source_mark_bad) */
+    _Atomic(memo_word *) memo;   /* per chunk: a stage's note (lc_chunk_source_memo); NULL
+                                    until the first is set */
     /* A view (lc_chunk_source_view): chunk i is chunk map[i] of parent,
      * which is never a view itself; n_chunks counts the view's. */
     lc_chunk_source *parent;
@@ -77,6 +77,7 @@ static void source_free(lc_chunk_source *s)
     free(s->skipped);
     free((void *)s->bad);
     free((void *)atomic_load(&s->memo));
+    free(s->damage);
     free(s->path);
     free(s->real);
     free(s);
@@ -167,7 +168,8 @@ static int open_tar(lc_chunk_source *s, lc_error *err)
             *err = ierr;
         return rc;
     }
-    s->truncated = idx.truncated;
+    if (idx.truncated)
+        s->damage = lc_xstrdup(ierr.msg);
     s->entries = (lc_tar_entry_counts){
         .directories = idx.n_directories,
         .pax_headers = idx.n_pax_headers,
@@ -451,7 +453,12 @@ bool lc_chunk_source_chunk_raw(const lc_chunk_source *s, size_t i)
 
 bool lc_chunk_source_truncated(const lc_chunk_source *s)
 {
-    return s->truncated;
+    return lc_chunk_source_damage(s) != NULL;
+}
+
+const char *lc_chunk_source_damage(const lc_chunk_source *s)
+{
+    return s->damage;
 }
 
 lc_tar_entry_counts lc_chunk_source_tar_entries(const lc_chunk_source *s)

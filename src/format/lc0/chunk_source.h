@@ -68,6 +68,9 @@ size_t lc_chunk_source_raw_members(const lc_chunk_source *s);
 bool lc_chunk_source_chunk_raw(const lc_chunk_source *s, size_t i);
 /* The tar was cut short or damaged; the chunks before the damage are kept. */
 bool lc_chunk_source_truncated(const lc_chunk_source *s);
+/* What cut it short or damaged it ("archive truncated at offset N: ..."),
+ * or NULL when it is whole. */
+const char *lc_chunk_source_damage(const lc_chunk_source *s);
 
 /*
  * The tar headers that are not chunks, by kind, as the index counted them
