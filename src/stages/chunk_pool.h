@@ -55,6 +55,7 @@ typedef struct pool {
     atomic_uint_fast64_t n_rewritten_same, n_rewritten_replaced;
     atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted, n_not_kept,
         n_stale_draws, n_other_rank, n_unreadable;
+    atomic_uint_fast64_t n_fresh_drawn; /* chunks drawn through the fresh lane */
 
     lc_chunk_store store;     /* the accounting; the packed chunks are in `sources` */
     uint64_t passes;          /* passes begun after the first; under mu */
@@ -71,6 +72,8 @@ typedef struct draw {
     lc_packed_chunk *packed; /* one reference when stored, else NULL */
     bool unfit;              /* did not fit in the store: do not pack it again */
     bool weigh;              /* Hanse: weight unknown, judge it once read */
+    bool fresh;              /* drawn through the fresh lane */
+    uint32_t arrived_ms;     /* when its source joined the window */
 } draw;
 
 /* The ingestion thread's body; arg is the stage. */

@@ -48,7 +48,10 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             lc_load_busy(meter);
             continue;
         }
-        if (p->win.n_pending == 0) {
+        /* The fresh lane first (a fresh request's games), then the pass. */
+        uint64_t idx;
+        bool fresh = lc_chunk_window_take_fresh(&p->win, &idx);
+        if (!fresh && p->win.n_pending == 0) {
             if (p->passes++ == 0)
                 log_first_pass(s, p);
             lc_chunk_window_new_pass(&p->win);
@@ -58,7 +61,8 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             if (p->win.n_pending == 0)
                 continue;
         }
-        uint64_t idx = lc_chunk_window_take(&p->win);
+        if (!fresh)
+            idx = lc_chunk_window_take(&p->win);
         uint32_t pos;
         lc_chunk_window_source *e = lc_chunk_window_find_live(&p->win, idx, &pos);
         if (!e || e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) {
@@ -72,7 +76,7 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             continue;
         }
         d->weigh = false;
-        if (p->hanse.cfg) {
+        if (p->hanse.cfg && !fresh) { /* a fresh draw was asked for: taken */
             float weight = e->weight ? e->weight[pos] : NAN;
             if (isnan(weight))
                 d->weigh = true;
@@ -93,6 +97,8 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
         d->use = e->uses[pos]++;
         d->packed = e->packed && e->packed[pos] ? lc_packed_chunk_ref(e->packed[pos]) : NULL;
         d->unfit = e->unfit && e->unfit[pos];
+        d->fresh = fresh;
+        d->arrived_ms = e->arrived_ms;
         if (e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;

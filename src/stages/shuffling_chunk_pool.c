@@ -172,11 +172,17 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 continue;
             }
         }
+        item.seq = d.global + 1;
+        item.arrived_ms = d.arrived_ms;
+        if (d.fresh)
+            item.flags |= LC_ITEM_FRESH;
         if (lc_stage_emit(s, &item, meter) != 0) {
             lc_item_chunk.dispose(&item);
             break;
         }
         atomic_fetch_add(&p->n_emitted, 1);
+        if (d.fresh)
+            atomic_fetch_add(&p->n_fresh_drawn, 1);
     }
     lc_pack_ctx_free(pack);
 }
@@ -249,6 +255,7 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "sources_not_kept", atomic_exchange(&p->n_not_kept, 0));
     lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
     lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
+    lc_metrics_add_count(m, "fresh_draws", atomic_exchange(&p->n_fresh_drawn, 0));
     lc_mutex_lock(&p->mu);
     lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->win.sources), 0, false);
     /* Whole sources are held, so the oldest may reach below the window:
@@ -304,6 +311,7 @@ static const lc_metric_info pool_metrics[] = {
     {"sources_not_kept", "sources"},
     {"stale_draws", "draws"},
     {"other_rank_chunks", "chunks"},
+    {"fresh_draws", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "drawn fresh", "fresh"},
     {"chunks_held", "chunks"},
     {"chunks_total", "chunks"},
     {"initial_load_done", ""},
@@ -351,6 +359,36 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
     return 0;
 }
 
+/* fresh: the games that arrived since the last request are drawn next,
+ * and what the queues below hold is dropped (under mu, so that no draw
+ * comes between), so that the trainer's next batches are made from now on,
+ * with a position of each of those games in the first of them. */
+static int pool_fresh(lc_stage *s, const lc_command_request *req, lc_reply *reply, lc_error *err)
+{
+    (void)req;
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    if (!p->initial_done) {
+        lc_mutex_unlock(&p->mu);
+        return lc_error_set(err, -EAGAIN,
+                            "fresh: the initial load is under way: try again once the pool has "
+                            "loaded");
+    }
+    uint64_t first = 0, last = 0;
+    uint64_t games = lc_chunk_window_fresh(&p->win, &first, &last);
+    uint64_t next = p->win.n_fresh;
+    uint64_t dropped = s->env->drain_below ? s->env->drain_below(s->env->drain_below_ctx, s) : 0;
+    lc_mutex_unlock(&p->mu);
+    LC_INFO("%s: fresh: %llu new games drawn next (%llu in all), %llu queued items below dropped",
+            s->name, (unsigned long long)games, (unsigned long long)next,
+            (unsigned long long)dropped);
+    lc_reply_add(reply, "games", "%llu", (unsigned long long)games);
+    lc_reply_add(reply, "first_seq", "%llu", (unsigned long long)(games ? first + 1 : 0));
+    lc_reply_add(reply, "last_seq", "%llu", (unsigned long long)(games ? last + 1 : 0));
+    lc_reply_add(reply, "dropped", "%llu", (unsigned long long)dropped);
+    return 0;
+}
+
 static const lc_stage_command pool_commands[] = {
     {{"anchor-get", "", 0, 0, "print the anchor and the chunks counted since it"}, pool_anchor},
     {{"anchor-set", "KEY", 1, 1, "set the anchor (the count is kept)"}, pool_anchor},
@@ -358,6 +396,10 @@ static const lc_stage_command pool_commands[] = {
       "anchor at the newest chunk; print the new anchor\nand the number of chunks counted "
       "before the reset"},
      pool_anchor},
+    {{"fresh", "", 0, 0,
+      "draw the games that arrived since the last fresh first, and drop what the\nqueues "
+      "below hold: the next batches hold them; print how many and their\nsequence numbers"},
+     pool_fresh},
     {{0}},
 };
 
