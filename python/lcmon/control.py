@@ -615,7 +615,10 @@ class Control:
         position of each (docs/performance.md, "Freshness", has the
         numbers). Returns a Fresh: how many games, their ingest sequence
         numbers (compare Batch.freshness.newest_seq) and the items dropped.
-        With several pools, name one (stage=). The command fresh."""
+        When no game arrived since the last request nothing is dropped; a
+        request with new games drops, with the rest, what an earlier one
+        brought and the trainer has not read yet. With several pools, name
+        one (stage=). The command fresh."""
         replies = self.command("fresh", stage=stage)["replies"]
         for fields in replies.values():
             if "games" in fields:

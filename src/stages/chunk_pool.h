@@ -62,6 +62,7 @@ typedef struct pool {
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
     lc_hanse hanse;           /* Hanse sampling (stages/hanse.h) */
     int64_t newest_mtime_ns;  /* order mtime: win.newest_key's file's (-1: unknown); mu */
+    unsigned fresh_loading;   /* fresh draws not yet emitted (the pass waits); mu */
 } pool;
 
 /* What a draw hands a loading thread. */

@@ -48,9 +48,17 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             lc_load_busy(meter);
             continue;
         }
-        /* The fresh lane first (a fresh request's games), then the pass. */
+        /* The fresh lane first (a fresh request's games), then the pass;
+         * the pass waits while fresh draws load, so that no chunk drawn
+         * after a request reaches the queue before its games. */
         uint64_t idx;
         bool fresh = lc_chunk_window_take_fresh(&p->win, &idx);
+        if (!fresh && p->fresh_loading) {
+            lc_load_idle(meter);
+            lc_cond_wait(&p->cond, &p->mu);
+            lc_load_busy(meter);
+            continue;
+        }
         if (!fresh && p->win.n_pending == 0) {
             if (p->passes++ == 0)
                 log_first_pass(s, p);
@@ -99,6 +107,7 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
         d->unfit = e->unfit && e->unfit[pos];
         d->fresh = fresh;
         d->arrived_ms = e->arrived_ms;
+        p->fresh_loading += fresh;
         if (e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;

@@ -38,6 +38,19 @@
  * they find files in, and together they cover every chunk exactly once. The
  * window size counts this rank's chunks.
  *
+ * Fresh lane. The `fresh` command (a trainer that waited for new games and
+ * wants them now: lcmon.Control.fresh, rl_cycles) puts the chunks that
+ * joined since the previous request into a list drawn before the pass
+ * (chunk_window.h), and, under `mu` so that no draw comes between, drops
+ * what the queues below the pool hold (lc_stage_env.drain_below): the
+ * blocks workers below took from them and what they made of those go too
+ * (stages/stage.h's inbox). Their chunks go out flagged LC_ITEM_FRESH, and
+ * the pass waits while they load, so that nothing drawn after the request
+ * gets ahead of them; the unpacker marks the first position of each, which
+ * the sampler passes around its reservoir. Every chunk handed out carries
+ * its number (global index + 1) and its source's arrival in the window,
+ * for the batches' freshness (format/batch_stream.h).
+ *
  * Anchor. chunks_since_anchor counts the chunks (of every rank: all ranks see
  * the same files and report the same number) of sources newer than the
  * anchor: during the initial load, sources inside the window that come
@@ -133,6 +146,15 @@ static int pool_config_check(void *p, lc_error *err)
     return rc;
 }
 
+/* A fresh draw is out (emitted or dropped): the pass may go on. */
+static void fresh_out(pool *p)
+{
+    lc_mutex_lock(&p->mu);
+    p->fresh_loading--;
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+}
+
 static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -165,10 +187,14 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             bool loaded = lc_chunk_pool_load(s, pack, &d, &item, &rejected);
             if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
                 lc_item_chunk.dispose(&item);
+                if (d.fresh)
+                    fresh_out(p);
                 continue;
             }
             if (!loaded) {
                 lc_chunk_source_unref(d.src);
+                if (d.fresh)
+                    fresh_out(p);
                 continue;
             }
         }
@@ -176,7 +202,10 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         item.arrived_ms = d.arrived_ms;
         if (d.fresh)
             item.flags |= LC_ITEM_FRESH;
-        if (lc_stage_emit(s, &item, meter) != 0) {
+        int rc = lc_stage_emit(s, &item, meter);
+        if (d.fresh)
+            fresh_out(p);
+        if (rc != 0) {
             lc_item_chunk.dispose(&item);
             break;
         }
@@ -362,7 +391,8 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
 /* fresh: the games that arrived since the last request are drawn next,
  * and what the queues below hold is dropped (under mu, so that no draw
  * comes between), so that the trainer's next batches are made from now on,
- * with a position of each of those games in the first of them. */
+ * with a position of each of those games in the first of them. Without a
+ * new game nothing is dropped. */
 static int pool_fresh(lc_stage *s, const lc_command_request *req, lc_reply *reply, lc_error *err)
 {
     (void)req;
@@ -377,7 +407,10 @@ static int pool_fresh(lc_stage *s, const lc_command_request *req, lc_reply *repl
     uint64_t first = 0, last = 0;
     uint64_t games = lc_chunk_window_fresh(&p->win, &first, &last);
     uint64_t next = p->win.n_fresh;
-    uint64_t dropped = s->env->drain_below ? s->env->drain_below(s->env->drain_below_ctx, s) : 0;
+    /* No new game: nothing to hurry, and what an earlier request brought
+     * may still be on its way down. */
+    uint64_t dropped =
+        games && s->env->drain_below ? s->env->drain_below(s->env->drain_below_ctx, s) : 0;
     lc_mutex_unlock(&p->mu);
     LC_INFO("%s: fresh: %llu new games drawn next (%llu in all), %llu queued items below dropped",
             s->name, (unsigned long long)games, (unsigned long long)next,
@@ -398,7 +431,8 @@ static const lc_stage_command pool_commands[] = {
      pool_anchor},
     {{"fresh", "", 0, 0,
       "draw the games that arrived since the last fresh first, and drop what the\nqueues "
-      "below hold: the next batches hold them; print how many and their\nsequence numbers"},
+      "below hold (none new: nothing): the next batches hold them; print how\nmany, their "
+      "sequence numbers and the items dropped"},
      pool_fresh},
     {{0}},
 };
