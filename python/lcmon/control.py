@@ -39,11 +39,12 @@ import select
 import socket
 import struct
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 __all__ = [
     "Control",
     "ControlError",
+    "Fresh",
     "LoaderGone",
     "ProtocolError",
     "SCHEMA",
@@ -57,6 +58,19 @@ MAX_FRAME = 4 << 20
 # The windows of time metrics are kept over (Control.metrics(window=...)),
 # as `lcmon ctl SOCKET metrics --window` names them; MetricWindow's order.
 WINDOWS = ("1s", "10s", "1m", "10m", "1h", "all")
+
+class Fresh(NamedTuple):
+    """What a fresh request (Control.fresh) did: the games that arrived
+    since the last one, now drawn first, and their ingest sequence numbers
+    (first_seq to last_seq, 0 when none: a batch holds one of them when its
+    freshness.newest_seq is at least first_seq), and the queued items
+    dropped between the pool and the writer."""
+
+    games: int
+    first_seq: int
+    last_seq: int
+    dropped: int
+
 
 # ---- the messages, as proto/*.proto declares them ---------------------------
 #
@@ -74,7 +88,8 @@ ENUMS = {
     "CountKind": ["COUNT_WORK", "COUNT_BAD_INPUT", "COUNT_DROP"],
     "MetricRole": ["ROLE_NONE", "ROLE_POSITIONS", "ROLE_ROWS", "ROLE_READER_CONNECTED",
                    "ROLE_READER_WAITING", "ROLE_WINDOW_FILL", "ROLE_ANCHOR_COUNT", "ROLE_ANCHOR",
-                   "ROLE_ANCHOR_FROM", "ROLE_NEWEST_KEY", "ROLE_RESERVOIR_FILL"],
+                   "ROLE_ANCHOR_FROM", "ROLE_NEWEST_KEY", "ROLE_RESERVOIR_FILL",
+                   "ROLE_POSITION_AGE", "ROLE_POSITION_AGE_MAX"],
     "StageCommand": ["STAGE_COMMAND_NONE", "STAGE_COMMAND_PAUSE", "STAGE_COMMAND_RESUME"],
     "PipelineCommand": ["PIPELINE_COMMAND_NONE", "PIPELINE_COMMAND_STOP",
                         "PIPELINE_COMMAND_START"],
@@ -599,6 +614,26 @@ class Control:
         initial load's games are in the count it returned, not after it.
         The command anchor-reset."""
         return self._anchor("anchor-reset")
+
+    def fresh(self, stage: Optional[str] = None) -> "Fresh":
+        """Ask for the games that arrived since the last fresh() (the first:
+        since the pool's initial load, or the games it counted since an
+        anchor) to reach the trainer now: the pool draws them before any
+        other, the items queued between the pool and the writer are dropped,
+        and the first position of each such game goes around the shuffle
+        reservoir, so the batch after the one being written holds one
+        position of each (docs/performance.md, "Freshness", has the
+        numbers). Returns a Fresh: how many games, their ingest sequence
+        numbers (compare Batch.freshness.newest_seq) and the items dropped.
+        When no game arrived since the last request nothing is dropped; a
+        request with new games drops, with the rest, what an earlier one
+        brought and the trainer has not read yet. With several pools, name
+        one (stage=). The command fresh."""
+        replies = self.command("fresh", stage=stage)["replies"]
+        for fields in replies.values():
+            if "games" in fields:
+                return Fresh(*(int(fields.get(k, 0)) for k in Fresh._fields))
+        raise ControlError("no stage of this pipeline has a fresh lane (no shuffling_chunk_pool)")
 
     def pause(self, stage: str) -> None:
         self.command("pause", stage=stage)

@@ -30,7 +30,7 @@ The tensors and what each value means: docs/lc0-training-data.md.
 """
 
 import itertools
-from typing import Iterator, NamedTuple, Optional, Tuple, Union
+from typing import Any, Iterator, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
@@ -94,17 +94,21 @@ class Cycle(NamedTuple):
     """One round of the reinforcement-learning loop: its number (from 0),
     the anchor it set (save it with the checkpoint made after it), the new
     games (those after the previous anchor up to this one, as the move of
-    the anchor counted them: at least the `new_games` waited for), and its
-    batches (an iterator of `steps` batches)."""
+    the anchor counted them: at least the `new_games` waited for), its
+    batches (an iterator of `steps` batches), and what its fresh request did
+    (lcmon.control.Fresh: the games' ingest sequence numbers; None with
+    fresh=False)."""
 
     index: int
     anchor: str
     new_games: int
     batches: Iterator
+    fresh: Optional[Any] = None
 
 
 def rl_cycles(control, batches, new_games: int, steps: int, anchor: Optional[str] = None,
-              cycles: Optional[int] = None, timeout: Optional[float] = None):
+              cycles: Optional[int] = None, timeout: Optional[float] = None,
+              fresh: bool = True):
     """The reinforcement-learning loop upstream's daemon runs, as cycles:
     wait until `new_games` games have arrived since the anchor, move the
     anchor to the newest game, train `steps` batches, save a checkpoint with
@@ -129,6 +133,12 @@ def rl_cycles(control, batches, new_games: int, steps: int, anchor: Optional[str
     started with the anchor). cycles: stop after that many (None: never).
     timeout: seconds one wait may take (TimeoutError). A cycle's batches
     must be taken (or the cycle abandoned) before the next one is asked for.
+
+    fresh: after each wait, ask the loader for the games waited for at once
+    (Control.fresh): the cycle's second batch, the first made after the
+    wait, holds a position of each, where without it they would come
+    tens of batches later, after what the queues and the shuffle reservoir
+    hold (docs/performance.md, "Freshness"). False: upstream's order.
     """
     if anchor and control.anchor()[0] != anchor:
         control.set_anchor(anchor, recount=True)
@@ -137,5 +147,6 @@ def rl_cycles(control, batches, new_games: int, steps: int, anchor: Optional[str
     while cycles is None or k < cycles:
         control.wait_for_new_chunks(new_games, timeout=timeout)
         key, counted = control.reset_anchor()
-        yield Cycle(k, key, counted, itertools.islice(it, steps))
+        asked = control.fresh() if fresh else None
+        yield Cycle(k, key, counted, itertools.islice(it, steps), asked)
         k += 1

@@ -1,6 +1,6 @@
 """Read the batch stream that lcmon's fifo_writer stage writes.
 
-The stream (format version 4; docs/batch-stream.md) is a header naming every
+The stream (format version 5; docs/batch-stream.md) is a header naming every
 tensor with its dtype, shape and offset, the layout and how to expand it, and
 the run that writes it, then one
 frame per batch followed by the batch payload, and a DONE marker when a run
@@ -67,6 +67,7 @@ __all__ = [
     "Batch",
     "Header",
     "Progress",
+    "Freshness",
     "TensorSpec",
     "StreamError",
     "StreamTruncated",
@@ -83,7 +84,7 @@ __all__ = [
 log = logging.getLogger("lcmon")
 
 MAGIC = b"LCMONBS\0"
-VERSION = 4  # versions 1 (no run fields), 2, 3 (layout and expansion) and 4 (progress) are read
+VERSION = 5  # versions 1 (no run fields), 2, 3 (layout and expansion), 4 (progress), 5 (freshness)
 FLAG_LAST = 1  # frame flag: last batch of a finite stream
 END_DATA = 0  # DONE reason: the data ended; nothing more comes
 END_STOPPED = 1  # DONE reason: the run was stopped; another may follow
@@ -94,6 +95,7 @@ _FIXED_V2 = struct.Struct("<IQQQQ")  # ... run_id, run_started_ms
 _FRAME_REST = struct.Struct("<IQQQ")  # after "BTCH": flags, seq, rows, payload_bytes
 _DONE_REST = struct.Struct("<IQ")  # after "DONE": reason, batches
 _PROGRESS = struct.Struct("<IIQQQQ")  # version 4, after the frame: a finite run's progress
+_FRESHNESS = struct.Struct("<QIIII")  # version 5, after the progress: how fresh the rows are
 _HEADER_MAX = 65536
 # A read that may not wait still reads a record whose first bytes are in to
 # its end while its bytes keep coming (lcmon writes only whole batches it
@@ -210,6 +212,34 @@ class Progress(NamedTuple):
         return ", ".join(parts) if parts else "progress not known"
 
 
+class Freshness(NamedTuple):
+    """How fresh a batch's rows are (stream version 5), as the writer saw
+    them when it wrote the batch: the newest game among them by its ingest
+    sequence (the pool numbers a run's games from 1 as they arrive:
+    Control.fresh() says which numbers the games it asked for have), the
+    rows of games drawn by a fresh request, and the ages of the rows' games
+    (milliseconds since each arrived in the pool). All 0 (known False) in an
+    older stream, or where the rows' origin is not known (Parquet
+    pipelines)."""
+
+    newest_seq: int = 0
+    fresh_rows: int = 0
+    age_min_ms: int = 0  # the rows' newest game
+    age_median_ms: int = 0
+    age_max_ms: int = 0  # the rows' oldest game
+
+    @property
+    def known(self) -> bool:
+        return self.newest_seq > 0
+
+    def __str__(self) -> str:
+        if not self.known:
+            return "freshness not known"
+        return "newest game %d, ages %.1f s median (%.1f to %.1f s), %d rows fresh" % (
+            self.newest_seq, self.age_median_ms / 1e3, self.age_min_ms / 1e3,
+            self.age_max_ms / 1e3, self.fresh_rows)
+
+
 class Batch(NamedTuple):
     seq: int  # batch number from 0 within its run
     rows: int  # valid rows (the arrays are sliced to them)
@@ -218,6 +248,7 @@ class Batch(NamedTuple):
     run_id: int = 0  # the run that wrote it
     expand: str = ""  # the header's expansion: "" when the tensors are the trainer's
     progress: Progress = Progress()  # a finite run's, when the batch was made
+    freshness: Freshness = Freshness()  # how old its rows' games are (version 5)
 
     @property
     def last(self) -> bool:
@@ -433,6 +464,7 @@ class BatchReader:
         self.headers_read = 0
         self.torn_batches = 0  # batches dropped because their writer died mid-batch
         self.progress = Progress()  # the last batch's: how far a finite run is
+        self.freshness = Freshness()  # the last batch's: how old its rows' games are
         self._f: Optional[io.FileIO] = None
         self._poll = None  # a poll object on _f
         self._lock_fd = -1
@@ -821,11 +853,15 @@ class BatchReader:
         rec = self._read_exact(16, what="a record")
         kind = rec[:4]
         if kind == b"BTCH":
-            v4 = self.header is not None and self.header.version >= 4
-            more = self._read_exact(16 + (_PROGRESS.size if v4 else 0), what="a batch frame")
+            version = self.header.version if self.header is not None else 0
+            v4, v5 = version >= 4, version >= 5
+            more = self._read_exact(16 + (_PROGRESS.size if v4 else 0)
+                                    + (_FRESHNESS.size if v5 else 0), what="a batch frame")
             flags, seq, rows, payload_bytes = _FRAME_REST.unpack(rec[4:] + more[:16])
-            progress = Progress(*_PROGRESS.unpack(more[16:])) if v4 else Progress()
-            return self._read_payload(flags, seq, rows, payload_bytes, progress)
+            end = 16 + _PROGRESS.size
+            progress = Progress(*_PROGRESS.unpack(more[16:end])) if v4 else Progress()
+            fresh = Freshness(*_FRESHNESS.unpack(more[end:])) if v5 else Freshness()
+            return self._read_payload(flags, seq, rows, payload_bytes, progress, fresh)
         if kind == b"DONE":
             reason, count = _DONE_REST.unpack(rec[4:])
             if reason not in (END_DATA, END_STOPPED):
@@ -851,7 +887,8 @@ class BatchReader:
         )
 
     def _read_payload(
-        self, flags: int, seq: int, rows: int, payload_bytes: int, progress: Progress
+        self, flags: int, seq: int, rows: int, payload_bytes: int, progress: Progress,
+        fresh: Freshness = Freshness()
     ) -> Batch:
         h = self.header
         if h is None or payload_bytes != h.payload_bytes:
@@ -880,10 +917,11 @@ class BatchReader:
         self._conn_batches += 1
         self.rows_read += rows
         self.progress = progress
+        self.freshness = fresh
         if self.expand and h.expand:
             tensors = self._expander(tensors, h.expand)
         return Batch(seq, rows, flags, tensors, self.run_id, "" if self.expand else h.expand,
-                     progress)
+                     progress, fresh)
 
     def batches(self):
         """Iterate over Batch records (seq, rows, flags, tensors, run_id)."""

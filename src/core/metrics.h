@@ -131,7 +131,9 @@ typedef enum lc_metric_role {
     LC_ROLE_ANCHOR,           /* the anchor's key */
     LC_ROLE_ANCHOR_FROM,      /* the key the count runs from */
     LC_ROLE_NEWEST_KEY,       /* the newest chunk's key */
-    LC_ROLE_RESERVOIR_FILL    /* the shuffle reservoir's fill */
+    LC_ROLE_RESERVOIR_FILL,   /* the shuffle reservoir's fill */
+    LC_ROLE_POSITION_AGE,     /* median age of the positions written, ms */
+    LC_ROLE_POSITION_AGE_MAX  /* largest age of the positions written, ms */
 } lc_metric_role;
 
 /* One metric of a stage, as its class lists it (a table ended by a NULL

@@ -6,6 +6,7 @@
 #include "core/thread.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ struct lc_queue {
     int waiting_blocks; /* block getters waiting */
     size_t block_want;  /* the items they wait for */
     uint64_t puts, gets, drops;
+    /* lc_queue_discard calls so far: written under mu, read without it. */
+    atomic_uint_fast64_t discards;
 };
 
 lc_queue *lc_queue_new(const char *name, const lc_item_type *type, size_t capacity,
@@ -120,9 +123,12 @@ static void pop_locked(lc_queue *q, void *out)
     wake_putters(q);
 }
 
-/* Wait (the lock held) until the queue has room or closes. */
-static void wait_for_room(lc_queue *q, lc_load_meter *meter)
+/* Wait (the lock held) until the queue has room or closes. True when the
+ * queue was discarded meanwhile: what the caller waits to put was on its
+ * way into the queue, and goes the way of what was in it. */
+static bool wait_for_room(lc_queue *q, lc_load_meter *meter)
 {
+    uint64_t discards = atomic_load_explicit(&q->discards, memory_order_relaxed);
     lc_load_idle(meter);
     while (q->count == q->capacity && !q->closed) {
         q->waiting_putters++;
@@ -130,6 +136,16 @@ static void wait_for_room(lc_queue *q, lc_load_meter *meter)
         q->waiting_putters--;
     }
     lc_load_busy(meter);
+    return atomic_load_explicit(&q->discards, memory_order_relaxed) != discards;
+}
+
+/* Items a putter waited to put when the queue was discarded: dropped too
+ * (the lock held; disposers only free memory). */
+static void drop_waiting(lc_queue *q, const unsigned char *items, size_t n)
+{
+    q->drops += n;
+    for (size_t i = 0; q->type->dispose && i < n; i++)
+        q->type->dispose((void *)(items + i * q->type->size));
 }
 
 int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
@@ -161,10 +177,15 @@ int lc_queue_put(lc_queue *q, const void *item, lc_load_meter *meter)
         case LC_OVERFLOW_BLOCK:
             break;
         }
-        wait_for_room(q, meter);
+        bool discarded = wait_for_room(q, meter);
         if (q->closed) {
             lc_mutex_unlock(&q->mu);
             return LC_ECLOSED;
+        }
+        if (discarded) {
+            drop_waiting(q, item, 1);
+            lc_mutex_unlock(&q->mu);
+            return 0;
         }
     }
     push_locked(q, item);
@@ -185,10 +206,14 @@ int lc_queue_put_many(lc_queue *q, const void *items, size_t n, size_t *taken, l
     }
     lc_mutex_lock(&q->mu);
     while (done < n) {
-        if (q->count == q->capacity)
-            wait_for_room(q, meter);
+        bool discarded = q->count == q->capacity && wait_for_room(q, meter);
         if (q->closed) {
             rc = LC_ECLOSED;
+            break;
+        }
+        if (discarded) {
+            drop_waiting(q, p + done * q->type->size, n - done);
+            done = n;
             break;
         }
         size_t before = q->count, k = q->capacity - q->count;
@@ -287,7 +312,14 @@ static size_t take_locked(lc_queue *q, unsigned char *p, size_t max)
 
 int lc_queue_try_get_many(lc_queue *q, void *out, size_t max, size_t *got)
 {
+    return lc_queue_try_get_many_at(q, out, max, got, NULL);
+}
+
+int lc_queue_try_get_many_at(lc_queue *q, void *out, size_t max, size_t *got, uint64_t *discards)
+{
     lc_mutex_lock(&q->mu);
+    if (discards)
+        *discards = atomic_load_explicit(&q->discards, memory_order_relaxed);
     *got = take_locked(q, out, max);
     int rc = *got ? 0 : q->closed ? LC_ECLOSED : -EAGAIN;
     lc_mutex_unlock(&q->mu);
@@ -295,6 +327,12 @@ int lc_queue_try_get_many(lc_queue *q, void *out, size_t max, size_t *got)
 }
 
 int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, lc_load_meter *meter)
+{
+    return lc_queue_get_many_at(q, out, max, got, meter, NULL);
+}
+
+int lc_queue_get_many_at(lc_queue *q, void *out, size_t max, size_t *got, lc_load_meter *meter,
+                         uint64_t *discards)
 {
     /* The block to wait for: max items, at most a quarter of the queue. */
     size_t want = max < room_to_wake(q) ? max : room_to_wake(q);
@@ -321,11 +359,39 @@ int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, lc_load_m
         }
         lc_load_busy(meter);
     }
+    if (discards)
+        *discards = atomic_load_explicit(&q->discards, memory_order_relaxed);
     size_t n = take_locked(q, out, max);
     int rc = n ? 0 : LC_ECLOSED;
     lc_mutex_unlock(&q->mu);
     *got = n;
     return rc;
+}
+
+uint64_t lc_queue_discards(lc_queue *q)
+{
+    return atomic_load_explicit(&q->discards, memory_order_relaxed);
+}
+
+size_t lc_queue_discard(lc_queue *q)
+{
+    lc_mutex_lock(&q->mu);
+    size_t n = q->count, size = q->type->size;
+    unsigned char *taken = n && q->type->dispose ? lc_xmalloc(n * size) : NULL;
+    for (size_t i = 0; taken && i < n; i++)
+        memcpy(taken + i * size, slot(q, i), size);
+    q->head = 0;
+    q->count = 0;
+    q->drops += n;
+    atomic_fetch_add_explicit(&q->discards, 1, memory_order_relaxed);
+    if (q->waiting_putters)
+        lc_cond_broadcast(&q->not_full);
+    lc_mutex_unlock(&q->mu);
+    /* Disposed of outside the lock: a batch goes back to its pool. */
+    for (size_t i = 0; taken && i < n; i++)
+        q->type->dispose(taken + i * size);
+    free(taken);
+    return n;
 }
 
 void lc_queue_close(lc_queue *q)

@@ -93,10 +93,25 @@ int lc_queue_get_many(lc_queue *q, void *out, size_t max, size_t *got, struct lc
 /* Non-blocking: what is there, up to max (0 and *got > 0), else -EAGAIN
  * (open) or LC_ECLOSED (closed and drained). */
 int lc_queue_try_get_many(lc_queue *q, void *out, size_t max, size_t *got);
+/* The same, also saying how many discards the queue had had when the
+ * items were taken (lc_queue_discard). */
+int lc_queue_get_many_at(lc_queue *q, void *out, size_t max, size_t *got,
+                         struct lc_load_meter *meter, uint64_t *discards);
+int lc_queue_try_get_many_at(lc_queue *q, void *out, size_t max, size_t *got, uint64_t *discards);
 /* Non-blocking: -EAGAIN when empty and open. */
 int lc_queue_try_get(lc_queue *q, void *out);
 /* Like lc_queue_get but gives up at the monotonic deadline with -ETIMEDOUT. */
 int lc_queue_get_until(lc_queue *q, void *out, struct lc_load_meter *meter, uint64_t deadline_ns);
+
+/* Drop every item queued now (disposed of, counted as drops) and wake the
+ * putters: what a stage downstream takes next is what comes after. A put
+ * waiting for room then drops its items too (they were on their way in;
+ * the put returns 0, as for a dropping policy). Returns how many were
+ * queued. Items a getter took before stay its own: a getter that keeps
+ * blocks (stages/stage.h's inbox) compares lc_queue_discards with the
+ * count at its take (the _at variants above) to tell. */
+size_t lc_queue_discard(lc_queue *q);
+uint64_t lc_queue_discards(lc_queue *q);
 
 void lc_queue_close(lc_queue *q);
 bool lc_queue_closed(lc_queue *q);

@@ -103,10 +103,12 @@ size_t lc_stream_header_encode(const lc_batch_layout *l, const lc_stream_run *ru
 
 void lc_stream_batch_frame(uint8_t out[LC_STREAM_FRAME_BYTES], uint32_t flags, uint64_t seq,
                            uint64_t rows, uint64_t payload_bytes,
-                           const lc_stream_progress *progress)
+                           const lc_stream_progress *progress, const lc_stream_freshness *fresh)
 {
     static const lc_stream_progress none;
+    static const lc_stream_freshness unknown;
     const lc_stream_progress *p = progress ? progress : &none;
+    const lc_stream_freshness *f = fresh ? fresh : &unknown;
     memcpy(out, "BTCH", 4);
     put_u32(out + 4, flags);
     put_u64(out + 8, seq);
@@ -118,6 +120,11 @@ void lc_stream_batch_frame(uint8_t out[LC_STREAM_FRAME_BYTES], uint32_t flags, u
     put_u64(out + 48, p->files_total);
     put_u64(out + 56, p->records);
     put_u64(out + 64, p->records_total);
+    put_u64(out + 72, f->newest_seq);
+    put_u32(out + 80, f->fresh_rows);
+    put_u32(out + 84, f->age_min_ms);
+    put_u32(out + 88, f->age_median_ms);
+    put_u32(out + 92, f->age_max_ms);
 }
 
 void lc_stream_run_draw(uint64_t *id, uint64_t *started_ms)
@@ -332,6 +339,11 @@ int lc_stream_frame_decode(const uint8_t *buf, size_t len, lc_stream_frame *out,
         out->progress.files_total = get_u64(buf + 48);
         out->progress.records = get_u64(buf + 56);
         out->progress.records_total = get_u64(buf + 64);
+        out->fresh.newest_seq = get_u64(buf + 72);
+        out->fresh.fresh_rows = get_u32(buf + 80);
+        out->fresh.age_min_ms = get_u32(buf + 84);
+        out->fresh.age_median_ms = get_u32(buf + 88);
+        out->fresh.age_max_ms = get_u32(buf + 92);
         return 0;
     }
     if (memcmp(buf, "DONE", 4) == 0) {

@@ -2,19 +2,18 @@
  * batch_stream: the byte stream of tensor batches that the fifo_writer stage
  * writes to a named pipe (or a file) and the lcmon Python package (python/lcmon) reads.
  *
- * Format, version 4. All integers are little-endian and unsigned; there is
- * no padding between fields. (Version 3 had batch frames of 32 bytes,
- * without the progress; version 2 had neither the dtypes 4 and 5 nor the
- * layout name and expansion at the end of the header; version 1 also had
- * no run fields in the header and a DONE marker whose second word was
- * always 0.)
+ * Format, version 5. All integers are little-endian and unsigned; there is
+ * no padding between fields. (Version 4 had batch frames of 72 bytes,
+ * without the freshness; version 3 of 32 bytes, without the progress; version 2 had neither the
+ * dtypes 4 and 5 nor the layout name and expansion at the end of the header; version 1 also had no
+ * run fields in the header and a DONE marker whose second word was always 0.)
  *
  * A stream is a stream header, then any number of batches, then an end
  * marker:
  *
  *   stream header
  *     magic          8 bytes  "LCMONBS\0"
- *     version        u32      4
+ *     version        u32      5
  *     header_bytes   u32      length of the rest of the header, in bytes
  *     n_tensors      u32
  *     batch_size     u64      rows of a full batch
@@ -49,7 +48,7 @@
  *                             choice of the run comes from it
  *     Readers ignore bytes after the seed up to header_bytes.
  *
- *   batch (72 bytes of frame, then the payload)
+ *   batch (96 bytes of frame, then the payload)
  *     magic          4 bytes  "BTCH"
  *     flags          u32      bit 0: last batch of a finite stream
  *     seq            u64      batch number from 0
@@ -64,6 +63,18 @@
  *       files_total  u64      files the run reads (0: not known)
  *       records      u64      records read (lc0 chunks, Parquet games)
  *       records_total u64     records the run reads (0: not known)
+ *     freshness of the rows (version 5 on; all 0 when the rows' origin is
+ *     not known, as in the Parquet pipelines):
+ *       newest_seq   u64      ingest sequence of the newest game among the
+ *                             rows: the pool numbers the games of a run from
+ *                             1 as they join its window (chunk_reader as it
+ *                             reads them); 0: not known
+ *       fresh_rows   u32      rows of games drawn by a `fresh` request
+ *       age_min_ms   u32      age of the rows' newest game when the frame
+ *                             was written: milliseconds since it arrived
+ *                             in the pool (was read, for chunk_reader)
+ *       age_median_ms u32     the median age of the rows
+ *       age_max_ms   u32      the age of the rows' oldest game
  *     payload        payload_bytes bytes: each tensor C-contiguous at its
  *                             offset, with batch_size rows of which the
  *                             first `rows` are valid (ignore the rest)
@@ -114,13 +125,14 @@
 
 #define LC_STREAM_MAGIC "LCMONBS" /* with its NUL: the 8 magic bytes */
 #define LC_STREAM_MAGIC_BYTES 8
-#define LC_STREAM_VERSION 4u
+#define LC_STREAM_VERSION 5u
 #define LC_STREAM_MIN_VERSION 2u /* the oldest the decoder reads */
 /* magic, version and header_bytes: what a reader needs to learn the rest. */
 #define LC_STREAM_HEADER_PREFIX_BYTES 16
 /* Upper bound of header_bytes accepted by the decoder. */
 #define LC_STREAM_HEADER_MAX_BYTES 65536
-#define LC_STREAM_FRAME_BYTES 72
+#define LC_STREAM_FRAME_BYTES 96
+#define LC_STREAM_FRAME_BYTES_V4 72 /* version 4: no freshness */
 #define LC_STREAM_FRAME_BYTES_V3 32 /* versions 1 to 3: no progress */
 #define LC_STREAM_DONE_BYTES 16
 #define LC_STREAM_FLAG_LAST 1u
@@ -151,11 +163,18 @@ typedef struct lc_stream_progress {
     uint64_t records, records_total;
 } lc_stream_progress;
 
-/* The 72-byte frame that precedes a batch payload; progress may be NULL
- * (all zero). */
+/* How fresh a batch's rows are (a batch frame's freshness fields). */
+typedef struct lc_stream_freshness {
+    uint64_t newest_seq; /* 0: not known */
+    uint32_t fresh_rows;
+    uint32_t age_min_ms, age_median_ms, age_max_ms;
+} lc_stream_freshness;
+
+/* The 96-byte frame that precedes a batch payload; progress and fresh may
+ * be NULL (all zero). */
 void lc_stream_batch_frame(uint8_t out[LC_STREAM_FRAME_BYTES], uint32_t flags, uint64_t seq,
                            uint64_t rows, uint64_t payload_bytes,
-                           const lc_stream_progress *progress);
+                           const lc_stream_progress *progress, const lc_stream_freshness *fresh);
 
 /* The 16-byte end marker, with its reason (LC_STREAM_END_*). */
 void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches);
@@ -164,7 +183,7 @@ void lc_stream_done_frame(uint8_t out[16], uint32_t reason, uint64_t batches);
  * Decode a stream header at the start of buf (len bytes) into out, setting
  * *consumed to the header's size. Errors, with a message in err:
  *   not the magic                                 LC_EFORMAT
- *   a version outside 2..4 (MIN_VERSION..VERSION)  LC_EVERSION
+ *   a version outside 2..5 (MIN_VERSION..VERSION)  LC_EVERSION
  *   buf shorter than the header                   LC_ETRUNC, and *consumed is
  *                                                 the size needed when known
  *                                                 (0 when fewer than 16 bytes)
@@ -175,7 +194,7 @@ int lc_stream_header_decode(const uint8_t *buf, size_t len, lc_batch_layout *out
                             lc_stream_run *run, size_t *consumed, lc_error *err);
 
 typedef enum lc_stream_record {
-    LC_STREAM_BATCH = 1,  /* a 72-byte batch frame */
+    LC_STREAM_BATCH = 1,  /* a 96-byte batch frame */
     LC_STREAM_DONE = 2,   /* the 16-byte end marker */
     LC_STREAM_HEADER = 3, /* the start of a stream header */
 } lc_stream_record;
@@ -187,11 +206,12 @@ typedef struct lc_stream_frame {
     uint64_t rows;               /* batch */
     uint64_t payload_bytes;      /* batch */
     lc_stream_progress progress; /* batch */
+    lc_stream_freshness fresh;   /* batch */
     uint64_t batches;            /* done */
     uint32_t reason;             /* done: LC_STREAM_END_* */
 } lc_stream_frame;
 
-/* Identify what starts at buf (for tests and tools): a batch frame (needs 72
+/* Identify what starts at buf (for tests and tools): a batch frame (needs 96
  * bytes), a DONE marker (16 bytes) or a stream header (8 bytes; decode it with
  * lc_stream_header_decode). Returns 0, LC_ETRUNC when len is too short for
  * what the magic announces (or under 4 bytes), LC_EFORMAT for an unknown

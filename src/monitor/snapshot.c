@@ -385,6 +385,15 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
             lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
         if (conn && live && !(s->warning && s->warning[0])) /* else its warning said it */
             append(line, sizeof line, &used, " | reader %s", conn->value ? "connected" : "waiting");
+        /* How old the positions written are (the first part to go). */
+        const Lcmon__GaugeMetricProto *age =
+            lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_POSITION_AGE);
+        const Lcmon__GaugeMetricProto *age_max =
+            lc_snapshot_gauge_of_role(s, LCMON__METRIC_ROLE__ROLE_POSITION_AGE_MAX);
+        if (age && live)
+            append(line, sizeof line, &used, " | age %.1fs", (double)age->value / 1e3);
+        if (age && age_max && live)
+            append(line, sizeof line, &used, " max %.1fs", (double)age_max->value / 1e3);
     }
     if (bad)
         append(line, sizeof line, &used, " | bad %llu", (unsigned long long)bad);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* pause and resume: a stage on hold stops taking items between two (its
@@ -105,4 +106,41 @@ int lc_stages_command(lc_stage *stages, size_t n, const lc_command_request *req,
     if (res->n == 0)
         return lc_command_refuse(res, -ENOTSUP, "no stage has the command '%s'", req->name);
     return res->rc;
+}
+
+/* Whether one of s's inputs is among the n queues of below. */
+static bool fed_from(const lc_stage *s, lc_queue *const *below, size_t n)
+{
+    for (unsigned i = 0; i < s->n_inputs; i++)
+        for (size_t k = 0; k < n; k++)
+            if (s->inputs[i] == below[k])
+                return true;
+    return false;
+}
+
+uint64_t lc_stages_drain_below(lc_stage *stages, size_t n, const lc_stage *from)
+{
+    /* The queues below: from's outputs, then those of each stage they feed,
+     * until no stage adds any (a graph is no deeper than its stages). */
+    size_t cap = LC_STAGE_MAX_OUTPUTS * (n + 1), nq = 0;
+    lc_queue **below = lc_xcalloc(cap, sizeof *below);
+    bool *taken = lc_xcalloc(n ? n : 1, sizeof *taken);
+    for (unsigned k = 0; k < from->n_outputs; k++)
+        below[nq++] = from->outputs[k];
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t i = 0; i < n; i++) {
+            if (taken[i] || &stages[i] == from || !fed_from(&stages[i], below, nq))
+                continue;
+            taken[i] = grew = true;
+            for (unsigned k = 0; k < stages[i].n_outputs; k++)
+                below[nq++] = stages[i].outputs[k];
+        }
+    }
+    uint64_t dropped = 0;
+    for (size_t k = 0; k < nq; k++)
+        dropped += lc_queue_discard(below[k]);
+    free(below);
+    free(taken);
+    return dropped;
 }

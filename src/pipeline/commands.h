@@ -26,4 +26,9 @@ const lc_stage_command *lc_stage_command_find(const lc_stage_class *cls, const c
 int lc_stages_command(lc_stage *stages, size_t n, const lc_command_request *req,
                       lc_command_result *res);
 
+/* Drop what the queues below stage `from` hold (lc_stage_env.drain_below):
+ * its outputs, and the outputs of every stage fed from those, to the
+ * sinks. Returns the items dropped. */
+uint64_t lc_stages_drain_below(lc_stage *stages, size_t n, const lc_stage *from);
+
 #endif

@@ -64,7 +64,8 @@ static const char *metric_unit(const lc_stage_class *cls, const char *name)
 }
 
 /* The two lists of roles are one (core/metrics.h has no protobuf). */
-_Static_assert((int)LC_ROLE_RESERVOIR_FILL == (int)LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL &&
+_Static_assert((int)LC_ROLE_POSITION_AGE_MAX == (int)LCMON__METRIC_ROLE__ROLE_POSITION_AGE_MAX &&
+                   (int)LC_ROLE_RESERVOIR_FILL == (int)LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL &&
                    (int)LC_ROLE_POSITIONS == (int)LCMON__METRIC_ROLE__ROLE_POSITIONS &&
                    (int)LC_ROLE_READER_CONNECTED == (int)LCMON__METRIC_ROLE__ROLE_READER_CONNECTED,
                "lc_metric_role and MetricRole differ");

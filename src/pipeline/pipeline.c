@@ -83,6 +83,13 @@ static void stage_finished(void *ctx)
     lc_mutex_unlock(&p->metrics_mu);
 }
 
+/* A stage's `fresh` request: drop what is queued below it. */
+static uint64_t drain_below(void *ctx, const lc_stage *from)
+{
+    lc_pipeline *p = ctx;
+    return lc_stages_drain_below(p->stages, p->n, from);
+}
+
 /* The run's progress, told in the batch stream, when the pipeline has one
  * finite source and nothing that mixes chains or sides (a pool, a
  * splitter); else NULL. */
@@ -113,6 +120,8 @@ int lc_pipeline_new(const lc_config *cfg, lc_pipeline **out, lc_error *err)
     p->env.progress = run_progress(cfg, &p->progress);
     p->env.stage_finished = stage_finished;
     p->env.stage_finished_ctx = p;
+    p->env.drain_below = drain_below;
+    p->env.drain_below_ctx = p;
     int rc = lc_pipeline_resolve_rank(cfg, &p->env, err);
     if (rc != 0) {
         free(p);

@@ -1,7 +1,9 @@
 #include "stages/batcher.h"
 
+#include "core/clock.h"
 #include "stages/items.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void lc_batch_sink_init(lc_batch_sink *k, const lc_batch_layout *layout, unsigned threads)
@@ -31,9 +33,61 @@ void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold)
     *bt = (lc_batcher){.stage = s, .sink = k, .hold = hold};
 }
 
-static bool emit(lc_batcher *bt, lc_batch *b, uint32_t flags, lc_load_meter *meter)
+static int age_order(const void *a, const void *b)
 {
-    lc_batch_item item = {.batch = b, .seq = atomic_fetch_add(&bt->sink->seq, 1), .flags = flags};
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The freshness of rows 0 .. rows - 1 (the arrivals of those whose origin
+ * is known, as monotonic ms mod 2^32). */
+static lc_batch_origin sum_up(const lc_batcher *bt, uint64_t rows)
+{
+    lc_batch_origin o = {0};
+    if (!bt->origins)
+        return o;
+    uint32_t now = (uint32_t)(lc_now_ns() / 1000000u), n = 0;
+    for (uint64_t r = 0; r < rows; r++) {
+        const lc_frame_origin *f = &bt->origins[r];
+        if (!f->seq)
+            continue;
+        bt->ages[n++] = now - f->arrived_ms; /* mod 2^32: right for 49 days */
+        if (f->seq > o.newest_seq)
+            o.newest_seq = f->seq;
+        o.fresh_rows += (f->flags & LC_ORIGIN_FRESH) != 0;
+    }
+    if (!n)
+        return o;
+    qsort(bt->ages, n, sizeof *bt->ages, age_order);
+    o.rows_known = n;
+    o.arrived_newest_ms = now - bt->ages[0];
+    o.arrived_median_ms = now - bt->ages[(n - 1) / 2];
+    o.arrived_oldest_ms = now - bt->ages[n - 1];
+    return o;
+}
+
+void lc_batcher_note(lc_batcher *bt, const lc_frame_origin *o)
+{
+    if (!bt->origins) {
+        uint64_t n = bt->b->layout->batch_size;
+        bt->origins = lc_xcalloc(n, sizeof *bt->origins);
+        bt->ages = lc_xcalloc(n, sizeof *bt->ages);
+    }
+    bt->origins[bt->row] = *o;
+}
+
+void lc_batcher_restart(lc_batcher *bt)
+{
+    lc_batch_free(bt->held);
+    bt->held = NULL;
+    bt->row = 0;
+}
+
+static bool emit(lc_batcher *bt, lc_batch *b, uint32_t flags, const lc_batch_origin *origin,
+                 lc_load_meter *meter)
+{
+    lc_batch_item item = {
+        .batch = b, .seq = atomic_fetch_add(&bt->sink->seq, 1), .flags = flags, .origin = *origin};
     /* Once on the queue the batch is the consumer's: it may be freed and
      * recycled by another worker before lc_stage_emit returns. */
     uint64_t rows = b->rows;
@@ -83,23 +137,26 @@ bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter)
         /* A row of the next batch exists: the held one is not the last. */
         lc_batch *h = bt->held;
         bt->held = NULL;
-        if (!emit(bt, h, 0, meter))
+        if (!emit(bt, h, 0, &bt->held_origin, meter))
             return false;
     }
     if (++bt->row < bt->b->layout->batch_size)
         return true;
     lc_batch *full = bt->b;
+    lc_batch_origin origin = sum_up(bt, bt->row);
     bt->b = NULL;
     bt->row = 0;
     if (bt->turns) {
         bt->ready = full;
+        bt->ready_origin = origin;
         return true;
     }
     if (bt->hold) {
         bt->held = full;
+        bt->held_origin = origin;
         return true;
     }
-    return emit(bt, full, 0, meter);
+    return emit(bt, full, 0, &origin, meter);
 }
 
 void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
@@ -109,6 +166,11 @@ void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
     bt->ready = NULL;
     lc_batch *b = bt->b;
     uint64_t rows = bt->row;
+    lc_batch_origin origin = sum_up(bt, rows);
+    free(bt->origins);
+    free(bt->ages);
+    bt->origins = NULL;
+    bt->ages = NULL;
     bt->b = NULL;
     if (stopping || rows == 0) {
         lc_batch_free(b);
@@ -119,7 +181,7 @@ void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
         bt->held = NULL;
         if (stopping) {
             lc_batch_free(h);
-        } else if (!emit(bt, h, b ? 0 : LC_ITEM_END_OF_STREAM, meter)) {
+        } else if (!emit(bt, h, b ? 0 : LC_ITEM_END_OF_STREAM, &bt->held_origin, meter)) {
             lc_batch_free(b);
             return;
         }
@@ -127,18 +189,21 @@ void lc_batcher_finish(lc_batcher *bt, lc_load_meter *meter)
     if (!b)
         return;
     partial(b, rows);
-    emit(bt, b, bt->hold ? LC_ITEM_END_OF_STREAM : 0, meter);
+    emit(bt, b, bt->hold ? LC_ITEM_END_OF_STREAM : 0, &origin, meter);
 }
 
 bool lc_batcher_hand_on(lc_batcher *bt, uint64_t ticket, bool last, lc_load_meter *meter)
 {
     lc_batch *b = bt->ready;
+    lc_batch_origin origin = bt->ready_origin;
     bt->ready = NULL;
     if (last && bt->b) {
-        if (bt->row)
+        if (bt->row) {
+            origin = sum_up(bt, bt->row);
             b = partial(bt->b, bt->row);
-        else
+        } else {
             lc_batch_free(bt->b);
+        }
         bt->b = NULL;
         bt->row = 0;
     }
@@ -149,13 +214,15 @@ bool lc_batcher_hand_on(lc_batcher *bt, uint64_t ticket, bool last, lc_load_mete
     lc_batch_sink *k = bt->sink;
     lc_batch *h = k->held;
     k->held = NULL;
-    bool ok = !h || emit(bt, h, last && !b ? LC_ITEM_END_OF_STREAM : 0, meter);
-    if (!ok)
+    bool ok = !h || emit(bt, h, last && !b ? LC_ITEM_END_OF_STREAM : 0, &k->held_origin, meter);
+    if (!ok) {
         lc_batch_free(b);
-    else if (b && last)
-        ok = emit(bt, b, LC_ITEM_END_OF_STREAM, meter);
-    else
+    } else if (b && last) {
+        ok = emit(bt, b, LC_ITEM_END_OF_STREAM, &origin, meter);
+    } else {
         k->held = b;
+        k->held_origin = origin;
+    }
     lc_stage_turn_end(bt->stage);
     return ok;
 }

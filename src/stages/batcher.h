@@ -20,11 +20,19 @@
  * lc_batcher_hand_on hands it on at the ticket's turn. The sink holds the
  * batch handed on last until the next turn, as one worker holds it, so that
  * the last batch of a run carries LC_ITEM_END_OF_STREAM here too.
+ *
+ * Freshness. A worker that knows where a row's game came from notes it
+ * (lc_batcher_note, before the commit); a full batch's item carries the
+ * summary (stages/items.h, lc_batch_origin: the newest game, the rows from
+ * fresh draws, the oldest, median and newest arrival), which the writer
+ * turns into the ages the stream tells. Rows never noted are unknown.
  */
 #ifndef LC_STAGES_BATCHER_H
 #define LC_STAGES_BATCHER_H
 
 #include "format/batch.h"
+#include "format/lc0/frame.h"
+#include "stages/items.h"
 #include "stages/stage.h"
 
 #include <stdatomic.h>
@@ -36,6 +44,7 @@ typedef struct lc_batch_sink {
     atomic_uint_fast64_t seq;               /* next batch number */
     atomic_uint_fast64_t n_batches, n_rows; /* since the last flush */
     lc_batch *held;                         /* in turns: the batch handed on last */
+    lc_batch_origin held_origin;            /* and its freshness */
 } lc_batch_sink;
 
 /* Keeps up to 2 * threads + 16 idle buffers: enough for the output queue,
@@ -54,6 +63,12 @@ typedef struct lc_batcher {
     uint64_t row;   /* next row of b */
     bool turns;     /* deterministic mode: full batches wait in ready for the turn */
     lc_batch *ready;
+    lc_batch_origin ready_origin;
+    /* Freshness: each row's origin (batch size of them, made at the first
+     * note; NULL: none noted), scratch for the median, held's summary. */
+    lc_frame_origin *origins;
+    uint32_t *ages;
+    lc_batch_origin held_origin;
 } lc_batcher;
 
 void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold);
@@ -63,6 +78,11 @@ lc_batch *lc_batcher_row(lc_batcher *bt, uint64_t *row);
  * the batch being filled, in place of the current one, which the caller has
  * freed. Returns b. */
 lc_batch *lc_batcher_replace(lc_batcher *bt, lc_batch *b);
+/* Where the row being written comes from (its game's origin). */
+void lc_batcher_note(lc_batcher *bt, const lc_frame_origin *o);
+/* The rows written so far were made of items a `fresh` request discarded
+ * (lc_stage_inbox.stale): drop them, and a held batch, and start again. */
+void lc_batcher_restart(lc_batcher *bt);
 /* The row is written: count it, and emit a batch that is due. False when
  * the output closed (the batch is freed; the worker should return). */
 bool lc_batcher_commit(lc_batcher *bt, lc_load_meter *meter);

@@ -56,6 +56,7 @@ typedef struct pool {
     atomic_uint_fast64_t n_rewritten_same, n_rewritten_replaced;
     atomic_uint_fast64_t n_emitted, n_dropped, n_reshuffles, n_sources_added, n_evicted, n_not_kept,
         n_stale_draws, n_other_rank, n_unreadable;
+    atomic_uint_fast64_t n_fresh_drawn; /* chunks drawn through the fresh lane */
 
     lc_chunk_store store;     /* the accounting; the packed chunks are in `sources` */
     uint64_t passes;          /* passes begun after the first; under mu */
@@ -66,6 +67,7 @@ typedef struct pool {
      * computed; no other draw is made meanwhile, so that every judgement
      * sees the weights one loading thread would have seen (mu). */
     unsigned weighing;
+    unsigned fresh_loading; /* fresh draws not yet emitted (the pass waits); mu */
 } pool;
 
 /* What a draw hands a loading thread. */
@@ -76,6 +78,8 @@ typedef struct draw {
     lc_packed_chunk *packed; /* one reference when stored, else NULL */
     bool unfit;              /* did not fit in the store: do not pack it again */
     bool weigh;              /* Hanse: weight unknown, judge it once read */
+    bool fresh;              /* drawn through the fresh lane */
+    uint32_t arrived_ms;     /* when its source joined the window */
 } draw;
 
 /* The ingestion thread's body; arg is the stage. */

@@ -281,14 +281,20 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
         atomic_fetch_add(&p->n_not_kept, 1);
     }
     lc_mutex_lock(&p->mu);
+    /* The first fresh request takes the games counted since an anchor, or
+     * (no anchor: the whole window counts) those that come after. */
+    uint64_t fresh_from = UINT64_MAX;
     for (size_t i = first; i < n; i++) {
         if (!entries[i].src)
             continue;
         entries[i].since_counted = i >= since_from && after_anchor(c, entries[i].src, anchor);
         entries[i].anchor_gen = p->win.anchor_gen;
         lc_chunk_window_append(&p->win, &entries[i]);
+        if (anchor && entries[i].since_counted && fresh_from == UINT64_MAX)
+            fresh_from = entries[i].base;
         atomic_fetch_add(&p->n_sources_added, 1);
     }
+    p->win.fresh_from = fresh_from != UINT64_MAX ? fresh_from : p->win.upper;
     p->win.since_anchor += since;
     if (newest) {
         lc_chunk_window_set_newest(&p->win, newest);

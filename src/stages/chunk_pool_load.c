@@ -48,7 +48,18 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             lc_load_busy(meter);
             continue;
         }
-        if (p->win.n_pending == 0) {
+        /* The fresh lane first (a fresh request's games), then the pass;
+         * the pass waits while fresh draws load, so that no chunk drawn
+         * after a request reaches the queue before its games. */
+        uint64_t idx;
+        bool fresh = lc_chunk_window_take_fresh(&p->win, &idx);
+        if (!fresh && p->fresh_loading) {
+            lc_load_idle(meter);
+            lc_cond_wait(&p->cond, &p->mu);
+            lc_load_busy(meter);
+            continue;
+        }
+        if (!fresh && p->win.n_pending == 0) {
             if (p->passes++ == 0)
                 log_first_pass(s, p);
             lc_chunk_window_new_pass(&p->win);
@@ -58,7 +69,8 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             if (p->win.n_pending == 0)
                 continue;
         }
-        uint64_t idx = lc_chunk_window_take(&p->win);
+        if (!fresh)
+            idx = lc_chunk_window_take(&p->win);
         uint32_t pos;
         lc_chunk_window_source *e = lc_chunk_window_find_live(&p->win, idx, &pos);
         if (!e || e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) {
@@ -72,7 +84,7 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
             continue;
         }
         d->weigh = false;
-        if (p->hanse.cfg) {
+        if (p->hanse.cfg && !fresh) { /* a fresh draw was asked for: taken */
             float weight = e->weight ? e->weight[pos] : NAN;
             if (isnan(weight))
                 d->weigh = true;
@@ -95,6 +107,9 @@ bool lc_chunk_pool_draw_locked(lc_stage *s, pool *p, draw *d, lc_load_meter *met
         d->use = e->uses[pos]++;
         d->packed = e->packed && e->packed[pos] ? lc_packed_chunk_ref(e->packed[pos]) : NULL;
         d->unfit = e->unfit && e->unfit[pos];
+        d->fresh = fresh;
+        d->arrived_ms = e->arrived_ms;
+        p->fresh_loading += fresh;
         if (e->uses[pos] == LC_CHUNK_WINDOW_DROPPED) /* wrapped after 4 billion uses */
             e->uses[pos] = 1;
         return true;

@@ -18,6 +18,7 @@
  */
 #include "stages/stage.h"
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
@@ -81,6 +82,8 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 .member = (uint32_t)m,
                 .content = data.content,
             };
+            item.seq = item.global_index + 1; /* its arrival: read now */
+            item.arrived_ms = (uint32_t)(lc_now_ns() / 1000000u);
             if (lc_stage_emit(s, &item, meter) != 0) {
                 lc_item_chunk.dispose(&item);
                 closed = true;

@@ -475,6 +475,11 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         bool closed = false;
         uint32_t bad = 0;
         const char *why = NULL;
+        /* Every frame carries its game's arrival; the first of a fresh draw
+         * leads (it goes around the sampler's reservoir). */
+        lc_frame_origin origin = {.seq = c.seq, .arrived_ms = c.arrived_ms};
+        if (c.flags & LC_ITEM_FRESH)
+            origin.flags = LC_ORIGIN_FRESH | LC_ORIGIN_LEAD;
         for (uint32_t j = 0; j < k && !closed; j++) {
             if (cfg->diff_focus && (scores || !c.packed)) { /* decided before decoding */
                 double keep = scores ? scores[picks[j]] : record_score(cfg, &c, picks[j]);
@@ -498,6 +503,8 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 f.next_played_idx = st.next[i];
                 atomic_fetch_add(&u->n_st, 1);
             }
+            f.origin = origin;
+            origin.flags &= ~(uint32_t)LC_ORIGIN_LEAD;
             if (lc_stage_outbox_put(&ob, &f, meter) != 0) /* it disposed of f */
                 closed = true;
             else

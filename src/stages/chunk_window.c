@@ -3,6 +3,7 @@
  */
 #include "stages/chunk_window.h"
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "stages/stage.h"
@@ -29,6 +30,7 @@ void lc_chunk_window_fini(lc_chunk_window *w)
         lc_chunk_window_entry_free(w, lc_chunk_window_at(w, i));
     lc_deque_fini(&w->sources);
     free(w->pending);
+    free(w->fresh);
     free(w->anchor);
     free(w->newest_key);
     free(w->count_from);
@@ -192,6 +194,7 @@ void lc_chunk_window_retire(lc_chunk_window *w, lc_chunk_window_source *e)
 void lc_chunk_window_append(lc_chunk_window *w, lc_chunk_window_source *e)
 {
     e->base = w->upper;
+    e->arrived_ms = (uint32_t)(lc_now_ns() / 1000000u);
     *(lc_chunk_window_source *)lc_deque_push_back(&w->sources) = *e;
     for (uint32_t i = 0; i < e->n; i++)
         pending_push(w, w->upper + i);
@@ -359,4 +362,36 @@ void lc_chunk_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight)
             e->weight[i] = NAN;
     }
     e->weight[pos] = (float)weight;
+}
+
+uint64_t lc_chunk_window_fresh(lc_chunk_window *w, uint64_t *first, uint64_t *last)
+{
+    uint64_t lower = lc_chunk_window_lower(w), from = w->fresh_from > lower ? w->fresh_from : lower;
+    uint64_t added = 0;
+    for (uint64_t idx = from; idx < w->upper; idx++) {
+        uint32_t pos;
+        lc_chunk_window_source *e = lc_chunk_window_find_live(w, idx, &pos);
+        if (!e || e->uses[pos] == LC_CHUNK_WINDOW_DROPPED)
+            continue;
+        if (w->n_fresh == w->cap_fresh) {
+            w->cap_fresh = w->cap_fresh ? 2 * w->cap_fresh : 64;
+            w->fresh = lc_xrealloc(w->fresh, w->cap_fresh * sizeof *w->fresh);
+        }
+        w->fresh[w->n_fresh++] = idx;
+        if (!added++)
+            *first = idx;
+        *last = idx;
+    }
+    w->fresh_from = w->upper;
+    return added;
+}
+
+bool lc_chunk_window_take_fresh(lc_chunk_window *w, uint64_t *idx)
+{
+    if (w->n_fresh == 0)
+        return false;
+    size_t k = (size_t)lc_rng_below(&w->rng, w->n_fresh);
+    *idx = w->fresh[k];
+    w->fresh[k] = w->fresh[--w->n_fresh];
+    return true;
 }

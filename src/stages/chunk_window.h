@@ -25,6 +25,13 @@
  * Sharding. With world size N > 1, a source keeps only the chunks whose
  * identity hash (source key and member index) is its rank modulo N.
  *
+ * Fresh lane. A `fresh` request (lc_chunk_window_fresh) takes the chunks
+ * that joined since the previous one (or since the initial load, or, when
+ * that counted games since an anchor, since the first of those) into a
+ * list that the pool draws from before the pass, in random order: their
+ * games reach the trainer first. Such a draw is one more use of the chunk
+ * (its turn in the pass stays).
+ *
  * Anchor. since_anchor counts the chunks of sources newer than the anchor
  * (the pool adds them as sources arrive); a chunk found bad leaves the
  * count if its source was counted since the last reset. `set` changes the
@@ -59,6 +66,7 @@ typedef struct lc_chunk_window_source {
     uint32_t n_dropped;       /* kept chunks found bad */
     bool since_counted;       /* its chunks were counted in since_anchor ... */
     uint64_t anchor_gen;      /* ... before this many resets */
+    uint32_t arrived_ms;      /* when it was appended: monotonic ms mod 2^32 */
 } lc_chunk_window_source;
 
 typedef struct lc_chunk_window {
@@ -76,6 +84,11 @@ typedef struct lc_chunk_window {
     char *count_from; /* the key since_anchor counts from (NULL: the start) */
     uint64_t since_anchor;
     uint64_t anchor_gen; /* anchor resets so far */
+    /* The fresh lane: chunks from fresh_from on are the next request's;
+     * fresh holds the indices a request took and not yet drawn. */
+    uint64_t fresh_from;
+    uint64_t *fresh;
+    size_t n_fresh, cap_fresh;
     /* The paths of the sources held, for lc_chunk_window_find_path: an open
      * addressing table of (hash of the path, base of its source); hash 0
      * is an empty slot, 1 a removed one. */
@@ -145,6 +158,14 @@ void lc_chunk_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight)
 void lc_chunk_window_new_pass(lc_chunk_window *w);
 /* Draw an index of the current pass (not empty). */
 uint64_t lc_chunk_window_take(lc_chunk_window *w);
+
+/* A fresh request: the chunks that joined since fresh_from (those still in
+ * the window and not bad) go to the fresh list; fresh_from moves to the
+ * upper bound. Returns how many were added; *first and *last are their
+ * lowest and highest global indices (untouched when none). */
+uint64_t lc_chunk_window_fresh(lc_chunk_window *w, uint64_t *first, uint64_t *last);
+/* Take an index of the fresh list (in random order); false when empty. */
+bool lc_chunk_window_take_fresh(lc_chunk_window *w, uint64_t *idx);
 
 /* Set the anchor's key (the count stays). */
 void lc_chunk_window_set_anchor(lc_chunk_window *w, const char *key);

@@ -275,6 +275,26 @@ static void writer_fini(lc_stage *s)
         close(w->wake_fd);
 }
 
+/* How old the positions written are: the last batch's median age, the
+ * largest age of the batches since the last flush (or the last such), in
+ * ms, and both in words for the screen. Nothing until a batch of known
+ * origin was written. */
+static void flush_freshness(writer *w, lc_stage_metrics *m)
+{
+    uint64_t median1 = atomic_load(&w->age_median_ms1), max1 = atomic_exchange(&w->age_max_ms1, 0);
+    if (max1)
+        w->age_max_ms_shown = max1 - 1;
+    if (!median1)
+        return;
+    int64_t median = (int64_t)median1 - 1, max = (int64_t)w->age_max_ms_shown;
+    lc_metrics_set_gauge(m, "position_age_median_ms", median, 0, false);
+    lc_metrics_set_gauge(m, "position_age_max_ms", max, 0, false);
+    char text[64];
+    snprintf(text, sizeof text, "%.1f s median, %.1f s max", (double)median / 1e3,
+             (double)max / 1e3);
+    lc_metrics_set_text(m, "position_age", text);
+}
+
 static void writer_flush(lc_stage *s, lc_stage_metrics *m)
 {
     writer *w = s->priv;
@@ -302,6 +322,7 @@ static void writer_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_set_gauge(m, "reader_connected", atomic_load(&w->g_connected), 0, false);
     lc_metrics_set_gauge(m, "waiting_for_reader", atomic_load(&w->g_waiting), 0, false);
     lc_metrics_set_gauge(m, "pipe_full", atomic_load(&w->g_pipe_full), 0, false);
+    flush_freshness(w, m);
 }
 
 /* Waiting for a reader, the warning (first in the row) says what to run. */
@@ -321,6 +342,10 @@ static const lc_metric_info writer_metrics[] = {
     {"dropped_batches", "batches"},
     {"reader_connected", "", .role = LC_ROLE_READER_CONNECTED},
     {"pipe_full", ""},
+    /* How long ago the games of the positions written arrived in the pool. */
+    {"position_age", "", LC_SHOW_TEXT, 0, "age", "age"},
+    {"position_age_median_ms", "ms", .role = LC_ROLE_POSITION_AGE},
+    {"position_age_max_ms", "ms", .role = LC_ROLE_POSITION_AGE_MAX},
     {0},
 };
 

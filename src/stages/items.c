@@ -1,5 +1,6 @@
 #include "stages/items.h"
 
+#include "core/clock.h"
 #include "format/batch.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
@@ -43,6 +44,21 @@ static void dispose_batch(void *p)
 
 const lc_item_type lc_item_chunk = {"chunk", sizeof(lc_chunk_item), dispose_chunk, "chunks"};
 const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame), dispose_frame, "frames"};
+void lc_batch_origin_freshness(const lc_batch_origin *o, lc_stream_freshness *out)
+{
+    *out = (lc_stream_freshness){0};
+    if (!o->rows_known)
+        return;
+    uint32_t now = (uint32_t)(lc_now_ns() / 1000000u); /* mod 2^32, as the stamps */
+    *out = (lc_stream_freshness){
+        .newest_seq = o->newest_seq,
+        .fresh_rows = o->fresh_rows,
+        .age_min_ms = now - o->arrived_newest_ms,
+        .age_median_ms = now - o->arrived_median_ms,
+        .age_max_ms = now - o->arrived_oldest_ms,
+    };
+}
+
 const lc_item_type lc_item_batch = {"batch", sizeof(lc_batch_item), dispose_batch, "batches"};
 
 static void dispose_game(void *p)

@@ -9,6 +9,7 @@
 #define LC_STAGES_ITEMS_H
 
 #include "core/queue.h"
+#include "format/batch_stream.h"
 
 #include <stdint.h>
 
@@ -60,6 +61,13 @@ typedef struct lc_chunk_item {
      * decodes; NULL for none. The packed chunk's (LC_AUX_RESCORE), or, with
      * LC_ITEM_OWN_PATCH, the item's own. */
     const float *patch;
+    /* Its arrival, for the freshness of the batches (format/lc0/frame.h,
+     * lc_frame_origin): the game's ingest sequence in this run, from 1 (the
+     * pool's global index + 1, chunk_reader's count; 0: unknown), and when
+     * it arrived (monotonic ms mod 2^32: the pool's ingestion of its source,
+     * chunk_reader's read). With LC_ITEM_FRESH: drawn by a fresh request. */
+    uint64_t seq;
+    uint32_t arrived_ms;
 } lc_chunk_item;
 
 /* "frame": one position in compact form (format/lc0/frame.h), by value. */
@@ -67,10 +75,27 @@ struct lc_frame;
 
 /* "batch": a batch of tensors (format/batch.h). */
 struct lc_batch;
+/* What a batch's rows say of their games' arrival, summed up by the batcher
+ * (stages/batcher.h) from the frames' origins; the writer turns it into
+ * the stream's freshness (format/batch_stream.h) when it writes the batch.
+ * Times are monotonic milliseconds mod 2^32, of the rows whose origin is
+ * known (rows_known of them; none: all 0). */
+typedef struct lc_batch_origin {
+    uint64_t newest_seq; /* the newest game's ingest sequence among the rows */
+    uint32_t rows_known;
+    uint32_t fresh_rows; /* rows of games drawn by a fresh request */
+    uint32_t arrived_oldest_ms, arrived_median_ms, arrived_newest_ms;
+} lc_batch_origin;
+
+/* The stream's freshness of a batch of that origin, written now: the ages
+ * of its games, in ms (all 0 when no row's origin is known). */
+void lc_batch_origin_freshness(const lc_batch_origin *o, lc_stream_freshness *out);
+
 typedef struct lc_batch_item {
     struct lc_batch *batch; /* owned */
     uint64_t seq;           /* batch number from 0 */
     uint32_t flags;         /* LC_ITEM_END_OF_STREAM on the last one of a finite run */
+    lc_batch_origin origin;
 } lc_batch_item;
 
 /* "game": the rows of one game of a Parquet table, sorted by ply. One
@@ -95,6 +120,10 @@ enum {
     /* The chunk's patch is its own (freed with it), not its packed chunk's:
      * a rescorer whose settings differ from those of the patch kept with it. */
     LC_ITEM_OWN_PATCH = 1u << 4,
+    /* A chunk the pool drew through its fresh lane: a game that arrived
+     * since the last `fresh` request, drawn before the others
+     * (shuffling_chunk_pool.c). */
+    LC_ITEM_FRESH = 1u << 5,
 };
 
 extern const lc_item_type lc_item_path;

@@ -38,6 +38,19 @@
  * they find files in, and together they cover every chunk exactly once. The
  * window size counts this rank's chunks.
  *
+ * Fresh lane. The `fresh` command (a trainer that waited for new games and
+ * wants them now: lcmon.Control.fresh, rl_cycles) puts the chunks that
+ * joined since the previous request into a list drawn before the pass
+ * (chunk_window.h), and, under `mu` so that no draw comes between, drops
+ * what the queues below the pool hold (lc_stage_env.drain_below): the
+ * blocks workers below took from them and what they made of those go too
+ * (stages/stage.h's inbox). Their chunks go out flagged LC_ITEM_FRESH, and
+ * the pass waits while they load, so that nothing drawn after the request
+ * gets ahead of them; the unpacker marks the first position of each, which
+ * the sampler passes around its reservoir. Every chunk handed out carries
+ * its number (global index + 1) and its source's arrival in the window,
+ * for the batches' freshness (format/batch_stream.h).
+ *
  * Anchor. chunks_since_anchor counts the chunks (of every rank: all ranks see
  * the same files and report the same number) of sources newer than the
  * anchor: during the initial load, sources inside the window that come
@@ -139,6 +152,24 @@ static int pool_config_check(void *p, lc_error *err)
     return rc;
 }
 
+/* A fresh draw is out (emitted or dropped): the pass may go on. */
+static void fresh_out(pool *p)
+{
+    lc_mutex_lock(&p->mu);
+    p->fresh_loading--;
+    lc_cond_broadcast(&p->cond);
+    lc_mutex_unlock(&p->mu);
+}
+
+/* Where a drawn chunk's game came from, for the batches' freshness. */
+static void mark_origin(const draw *d, lc_chunk_item *item)
+{
+    item->seq = d->global + 1;
+    item->arrived_ms = d->arrived_ms;
+    if (d->fresh)
+        item->flags |= LC_ITEM_FRESH;
+}
+
 /* A draw made into a chunk item: from the store, or read (false: nothing
  * to hand on, the chunk dropped or, with Hanse sampling, not taken). */
 static bool load_draw(lc_stage *s, lc_pack_ctx *pack, draw *d, lc_chunk_item *item)
@@ -156,10 +187,13 @@ static bool load_draw(lc_stage *s, lc_pack_ctx *pack, draw *d, lc_chunk_item *it
         item->version = lc_packed_chunk_version(d->packed);
         item->n_records = lc_packed_chunk_positions(d->packed);
         item->flags = LC_ITEM_CHECKED;
+        mark_origin(d, item);
         return true;
     }
     bool rejected = false;
     bool loaded = lc_chunk_pool_load(s, pack, d, item, &rejected);
+    if (loaded && !rejected)
+        mark_origin(d, item);
     if (d->weigh && lc_stage_in_turns(s)) { /* judged: the next draw may be made */
         lc_mutex_lock(&p->mu);
         p->weighing--;
@@ -168,10 +202,12 @@ static bool load_draw(lc_stage *s, lc_pack_ctx *pack, draw *d, lc_chunk_item *it
     }
     if (loaded && rejected) { /* Hanse: weighed, then not taken (stored if it fits) */
         lc_item_chunk.dispose(item);
-        return false;
-    }
-    if (!loaded)
+        loaded = false;
+    } else if (!loaded) {
         lc_chunk_source_unref(d->src);
+    }
+    if (!loaded && d->fresh)
+        fresh_out(p);
     return loaded;
 }
 
@@ -226,9 +262,15 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 continue;
             if (mine && open && lc_stage_emit(s, &items[i], meter) == 0) {
                 atomic_fetch_add(&p->n_emitted, 1);
+                if (d[i].fresh) {
+                    atomic_fetch_add(&p->n_fresh_drawn, 1);
+                    fresh_out(p);
+                }
                 continue;
             }
             lc_item_chunk.dispose(&items[i]);
+            if (d[i].fresh)
+                fresh_out(p);
             open = false;
         }
         if (turns && mine)
@@ -305,6 +347,7 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     lc_metrics_add_count(m, "sources_not_kept", atomic_exchange(&p->n_not_kept, 0));
     lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
     lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
+    lc_metrics_add_count(m, "fresh_draws", atomic_exchange(&p->n_fresh_drawn, 0));
     lc_mutex_lock(&p->mu);
     lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->win.sources), 0, false);
     /* Whole sources are held, so the oldest may reach below the window:
@@ -360,6 +403,7 @@ static const lc_metric_info pool_metrics[] = {
     {"sources_not_kept", "sources"},
     {"stale_draws", "draws"},
     {"other_rank_chunks", "chunks"},
+    {"fresh_draws", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "drawn fresh", "fresh"},
     {"chunks_held", "chunks"},
     {"chunks_total", "chunks"},
     {"initial_load_done", ""},
@@ -443,6 +487,40 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
     return 0;
 }
 
+/* fresh: the games that arrived since the last request are drawn next,
+ * and what the queues below hold is dropped (under mu, so that no draw
+ * comes between), so that the trainer's next batches are made from now on,
+ * with a position of each of those games in the first of them. Without a
+ * new game nothing is dropped. */
+static int pool_fresh(lc_stage *s, const lc_command_request *req, lc_reply *reply, lc_error *err)
+{
+    (void)req;
+    pool *p = s->priv;
+    lc_mutex_lock(&p->mu);
+    if (!p->initial_done) {
+        lc_mutex_unlock(&p->mu);
+        return lc_error_set(err, -EAGAIN,
+                            "fresh: the initial load is under way: try again once the pool has "
+                            "loaded");
+    }
+    uint64_t first = 0, last = 0;
+    uint64_t games = lc_chunk_window_fresh(&p->win, &first, &last);
+    uint64_t next = p->win.n_fresh;
+    /* No new game: nothing to hurry, and what an earlier request brought
+     * may still be on its way down. */
+    uint64_t dropped =
+        games && s->env->drain_below ? s->env->drain_below(s->env->drain_below_ctx, s) : 0;
+    lc_mutex_unlock(&p->mu);
+    LC_INFO("%s: fresh: %llu new games drawn next (%llu in all), %llu queued items below dropped",
+            s->name, (unsigned long long)games, (unsigned long long)next,
+            (unsigned long long)dropped);
+    lc_reply_add(reply, "games", "%llu", (unsigned long long)games);
+    lc_reply_add(reply, "first_seq", "%llu", (unsigned long long)(games ? first + 1 : 0));
+    lc_reply_add(reply, "last_seq", "%llu", (unsigned long long)(games ? last + 1 : 0));
+    lc_reply_add(reply, "dropped", "%llu", (unsigned long long)dropped);
+    return 0;
+}
+
 static const lc_stage_command pool_commands[] = {
     {{"anchor-get", "", 0, 0, "print the anchor and the chunks counted since it"}, pool_anchor},
     {{"anchor-set", "KEY", 1, 1, "set the anchor (the count is kept, as upstream's)"}, pool_anchor},
@@ -454,6 +532,11 @@ static const lc_stage_command pool_commands[] = {
       "anchor at the newest chunk; print the new anchor\nand the number of chunks counted "
       "before the reset"},
      pool_anchor},
+    {{"fresh", "", 0, 0,
+      "draw the games that arrived since the last fresh first, and drop what the\nqueues "
+      "below hold (none new: nothing): the next batches hold them; print how\nmany, their "
+      "sequence numbers and the items dropped"},
+     pool_fresh},
     {{0}},
 };
 

@@ -17,6 +17,11 @@
  * move in blocks (stages/stage.h's inbox and outbox), one lock and a wake-up
  * or two a block instead of two a frame.
  *
+ * Fresh games. A frame marked LC_ORIGIN_LEAD (format/lc0/frame.h: the
+ * first position of a game the pool drew for a `fresh` request) is passed
+ * on at once instead of entering the reservoir; the game's other positions
+ * go through the reservoir as any.
+ *
  * Delay. With one reservoir of R slots, a frame stays for a number of later
  * arrivals that is geometric: each arrival evicts it with probability 1/R,
  * so P(delay > k) = (1 - 1/R)^k, mean R, and its slot is uniform, whatever
@@ -89,7 +94,7 @@ typedef struct share {
 typedef struct sampler {
     share *shares; /* one a worker */
     unsigned n_shares;
-    atomic_uint_fast64_t n_in, n_out;
+    atomic_uint_fast64_t n_in, n_out, n_lead;
     atomic_uint n_full; /* shares that have filled */
     double fill_started;
 } sampler;
@@ -122,6 +127,13 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     while (open && lc_run_state_check(&s->run, meter) &&
            lc_stage_inbox_get(&ib, &in, &ob, meter) == 0) {
         atomic_fetch_add(&sm->n_in, 1);
+        if (in.origin.flags & LC_ORIGIN_LEAD) {
+            /* The first position of a game a fresh request drew: on at once,
+             * so that the trainer's next batch holds it. */
+            atomic_fetch_add(&sm->n_lead, 1);
+            open = emit(sm, &ob, &in, meter);
+            continue;
+        }
         if (!lc_reservoir_put(&sh->res, &in, &out, &rng)) {
             atomic_store(&sh->fill, sh->res.fill);
             continue;
@@ -203,6 +215,7 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
     const sampler_config *c = s->config;
     lc_metrics_add_count(m, "frames_in", atomic_exchange(&sm->n_in, 0));
     lc_metrics_add_count(m, "frames_out", atomic_exchange(&sm->n_out, 0));
+    lc_metrics_add_count(m, "fresh_leads", atomic_exchange(&sm->n_lead, 0));
     uint64_t fill = 0;
     for (unsigned i = 0; i < sm->n_shares; i++)
         fill += atomic_load(&sm->shares[i].fill);
@@ -214,6 +227,8 @@ static const lc_metric_info sampler_metrics[] = {
      .role = LC_ROLE_RESERVOIR_FILL},
     {"frames_in", "frames"},
     {"frames_out", "frames"},
+    {"fresh_leads", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+     "fresh games' first positions passed on at once", "fresh"},
     {0},
 };
 

@@ -347,6 +347,22 @@ void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap)
     size_t size = lc_queue_item_type(q)->size;
     *in = (lc_stage_inbox){.q = q, .size = size, .cap = cap ? cap : 1};
     in->items = lc_xmalloc(in->cap * size);
+    in->discards = lc_queue_discards(q);
+}
+
+/* The queue was discarded after the block was taken: the rest of it goes,
+ * and so does what the worker made of it and has not sent (the queues
+ * below were discarded too). */
+static void inbox_drop_stale(lc_stage_inbox *in, lc_stage_outbox *out)
+{
+    dispose_items(lc_queue_item_type(in->q), in->items + in->pos * in->size, in->n - in->pos);
+    in->pos = in->n = 0;
+    if (out) {
+        dispose_items(lc_queue_item_type(out->s->outputs[0]), out->items, out->n);
+        out->n = 0;
+    }
+    in->discards = lc_queue_discards(in->q);
+    in->stale = true;
 }
 
 void lc_stage_inbox_in_turns(lc_stage_inbox *in, lc_stage *s, lc_stage_outbox *out)
@@ -392,6 +408,8 @@ static int inbox_take_in_turns(lc_stage_inbox *in, lc_load_meter *meter)
 
 int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter)
 {
+    if (lc_queue_discards(in->q) != in->discards)
+        inbox_drop_stale(in, out);
     if (in->pos == in->n && in->turns) {
         in->pos = in->n = 0;
         if (inbox_take_in_turns(in, meter) != 0)
@@ -402,12 +420,12 @@ int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_
         if (out && out->n) {
             /* Send the outbox before any wait: only what is there now is
              * taken without one (another worker may take what was). */
-            rc = lc_queue_try_get_many(in->q, in->items, in->cap, &in->n);
+            rc = lc_queue_try_get_many_at(in->q, in->items, in->cap, &in->n, &in->discards);
             if (rc == -EAGAIN)
                 lc_stage_outbox_flush(out, meter); /* a closed output shows at its next put */
         }
         if (rc == -EAGAIN)
-            rc = lc_queue_get_many(in->q, in->items, in->cap, &in->n, meter);
+            rc = lc_queue_get_many_at(in->q, in->items, in->cap, &in->n, meter, &in->discards);
         if (rc != 0)
             return LC_ECLOSED;
     }

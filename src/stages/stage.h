@@ -97,6 +97,13 @@ typedef struct lc_stage_env {
     /* NULL where the run's progress cannot be told (no finite source, or
      * several, or a splitter before one). */
     lc_run_progress *progress;
+    /* Drop the items queued below stage `from`: in the queues its outputs
+     * feed, and on through the stages those feed, to the sinks
+     * (lc_queue_discard: counted as those queues' drops). Returns how many
+     * went. The pipeline's; NULL for a stage run alone. For the pool's
+     * `fresh` request: what the trainer gets next is made from now on. */
+    uint64_t (*drain_below)(void *ctx, const lc_stage *from);
+    void *drain_below_ctx;
 } lc_stage_env;
 
 /* The progress a batch made now carries (all zero without env->progress). */
@@ -382,6 +389,13 @@ typedef struct lc_stage_inbox {
     lc_stage_outbox *turn_out;
     uint64_t ticket;
     bool holding;
+    uint64_t discards; /* the queue's discards when the block was taken */
+    /* Set when the queue was discarded (lc_queue_discard: a `fresh`
+     * request) after this worker took its block: the rest of the block and
+     * the outbox given to lc_stage_inbox_get were dropped with it. The
+     * worker drops what else it made of them (a batch being filled) and
+     * clears it. */
+    bool stale;
 } lc_stage_inbox;
 
 struct lc_stage_outbox {
@@ -398,7 +412,9 @@ void lc_stage_inbox_init(lc_stage_inbox *in, lc_queue *q, size_t cap);
  * the stage's output keeps its input's order. Nothing otherwise. */
 void lc_stage_inbox_in_turns(lc_stage_inbox *in, lc_stage *s, lc_stage_outbox *out);
 /* The next item: 0, or LC_ECLOSED when the queue is closed and drained
- * (out then untouched). out (NULL: none) is flushed before any wait. */
+ * (out then untouched). out (NULL: none) is flushed before any wait. When
+ * the queue was discarded since the block was taken, what is left of the
+ * block and out's items are dropped first (`stale`). */
 int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter);
 void lc_stage_inbox_fini(lc_stage_inbox *in);
 

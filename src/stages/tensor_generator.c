@@ -257,6 +257,7 @@ static void put_row(generator *t, const generator_config *c, lc_batcher *bt, lc_
 {
     uint64_t row;
     lc_batch *b = lc_batcher_row(bt, &row);
+    lc_batcher_note(bt, &f->origin);
     if (!c->packed) {
         fill_row(c, b, row, f);
     } else {
@@ -313,6 +314,10 @@ static void generator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_stage_inbox_init(&ib, s->input, 64); /* frames a block */
     lc_frame f;
     while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &f, NULL, meter) == 0) {
+        if (ib.stale) { /* a fresh request: the rows so far are of the past */
+            ib.stale = false;
+            lc_batcher_restart(&bt);
+        }
         put_row(t, c, &bt, &f);
         if (!lc_batcher_commit(&bt, meter))
             break;

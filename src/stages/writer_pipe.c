@@ -424,7 +424,10 @@ int writer_pipe_send_next(lc_stage *s, writer *w, uint64_t *partial, lc_load_met
     lc_batch *b = h->item.batch;
     uint8_t frame[LC_STREAM_FRAME_BYTES];
     uint32_t flags = (h->item.flags & LC_ITEM_END_OF_STREAM) ? LC_STREAM_FLAG_LAST : 0;
-    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes, &h->progress);
+    lc_stream_freshness fresh; /* the ages now, as the batch goes out */
+    lc_batch_origin_freshness(&h->item.origin, &fresh);
+    lc_stream_batch_frame(frame, flags, h->item.seq, b->rows, b->layout->total_bytes, &h->progress,
+                          &fresh);
     struct iovec iov[3];
     int n = 0;
     if (header_needed(w, b->layout))
@@ -451,6 +454,7 @@ int writer_pipe_send_next(lc_stage *s, writer *w, uint64_t *partial, lc_load_met
     atomic_fetch_add(&w->n_batches, 1);
     atomic_fetch_add(&s->items_out, 1); /* a sink's output: batches into the pipe */
     atomic_fetch_add(&w->n_rows, b->rows);
+    writer_note_fresh(w, &fresh);
     if (h->resend)
         atomic_fetch_add(&w->n_resent, 1);
     w->n_sent++;

@@ -80,7 +80,23 @@ typedef struct writer {
     atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
         blocked_ns, n_stalls;
     atomic_int_fast64_t g_connected, g_waiting, g_pipe_full, g_stalled;
+    /* Freshness of the batches written (format/batch_stream.h): the last
+     * one's median age, and the largest age since the last flush, in ms
+     * plus 1 (0: no batch of known origin yet, or since the flush). */
+    atomic_uint_fast64_t age_median_ms1, age_max_ms1;
+    uint64_t age_max_ms_shown; /* flush side: the last largest age shown */
 } writer;
+
+/* A batch of that freshness was written: note its ages. */
+static inline void writer_note_fresh(writer *w, const lc_stream_freshness *f)
+{
+    if (!f->newest_seq)
+        return;
+    atomic_store(&w->age_median_ms1, (uint64_t)f->age_median_ms + 1);
+    uint64_t max1 = (uint64_t)f->age_max_ms + 1, seen = atomic_load(&w->age_max_ms1);
+    while (max1 > seen && !atomic_compare_exchange_weak(&w->age_max_ms1, &seen, max1)) {
+    }
+}
 
 /* Every held batch is written on this connection: the worker takes input. */
 static inline bool writer_pipe_all_sent(const writer *w)

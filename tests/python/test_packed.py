@@ -280,6 +280,10 @@ stages:
         self.assertEqual(len({i for i, _ in runs}), 3, "three runs")
 
 
+def frame_bytes(version):
+    return 96 if version >= 5 else 72 if version == 4 else 32
+
+
 def rewrite_headers(data, fn):
     """The stream with every header's bytes after the 16-byte prefix
     replaced by fn(version, rest, header) -> (version, rest)."""
@@ -294,10 +298,11 @@ def rewrite_headers(data, fn):
             out += struct.pack("<8sII", b"LCMONBS\0", new_version, len(rest)) + rest
             p += 16 + n
         elif data[p : p + 4] == b"BTCH":
-            # Frames of 72 bytes from version 4 on (the progress), 32 before.
+            # Frames of 96 bytes from version 5 on (the freshness), 72 in
+            # version 4 (the progress), 32 before; a newer one's first bytes.
             (payload,) = struct.unpack_from("<Q", data, p + 24)
-            frame = 72 if src_version >= 4 else 32
-            out += data[p : p + (72 if new_version >= 4 else 32)]
+            frame = frame_bytes(src_version)
+            out += data[p : p + frame_bytes(new_version)]
             out += data[p + frame : p + frame + payload]
             p += frame + payload
         else:
@@ -320,7 +325,7 @@ class Versions(LcmonCase):
 
     def test_version_2_still_read(self):
         data = self.stream()
-        self.assertEqual(struct.unpack_from("<I", data, 8)[0], 4)
+        self.assertEqual(struct.unpack_from("<I", data, 8)[0], lcmon.VERSION)
         # The header names the run's seed (drawn: the config pins none), as the log does.
         seed = lcmon.parse_header(data[:16], data[16:16 + struct.unpack_from("<I", data, 12)[0]]).seed
         self.assertIn("seed %d (drawn for this run" % seed, self.lcmon_log())
@@ -348,6 +353,41 @@ class Versions(LcmonCase):
         self.assertEqual(len(old_batches), len(new_batches))
         for a, b in zip(old_batches, new_batches):
             self.assertEqual(a.tobytes(), b.tobytes())
+
+    def test_version_4_still_read(self):
+        """Version 5's frames tell how fresh each batch is (Batch.freshness);
+        the same stream as version 4 (frames without it) and 3 (without the
+        progress either) reads the same tensors, its freshness not known."""
+        data = self.stream()
+        with BatchReader(self.path("s.bin")) as r:
+            new = [(b.tensors["inputs"].copy(), b.progress, b.freshness) for b in r.batches()]
+            self.assertEqual(r.freshness, new[-1][2])
+        self.assertGreater(len(new), 2)
+        seqs = [f.newest_seq for _, _, f in new]
+        # A sequential run: chunk_reader numbers the games as it reads them,
+        # in file order, so the newest game of each batch only grows; every
+        # row's origin is known and none was drawn fresh.
+        self.assertTrue(all(f.known for _, _, f in new), new[0][2])
+        self.assertEqual(seqs, sorted(seqs))
+        self.assertGreater(seqs[-1], seqs[0])
+        for _, _, f in new:
+            self.assertLessEqual(f.age_min_ms, f.age_median_ms)
+            self.assertLessEqual(f.age_median_ms, f.age_max_ms)
+            self.assertLess(f.age_max_ms, 600000)  # a run of seconds: no wrapped stamp
+            self.assertEqual(f.fresh_rows, 0)
+        for version in (4, 3):
+            path = self.path("v%d.bin" % version)
+            with open(path, "wb") as f:
+                f.write(rewrite_headers(data, lambda v, rest, h: (version, rest)))
+            with BatchReader(path) as r:
+                old = [(b.tensors["inputs"].copy(), b.progress, b.freshness) for b in r.batches()]
+                self.assertEqual(r.header.version, version)
+            self.assertEqual(len(old), len(new))
+            for (a, pa, fa), (b, pb, fb) in zip(old, new):
+                self.assertEqual(a.tobytes(), b.tobytes())
+                self.assertEqual(pa, pb if version >= 4 else lcmon.Progress())
+                self.assertFalse(fa.known)
+                self.assertEqual(fa, lcmon.Freshness())
 
     def test_unknown_expansion_stops(self):
         data = self.stream()

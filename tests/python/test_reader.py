@@ -116,7 +116,7 @@ class FileStreams(DemoCase):
         path = self.write_file("s.bin", 5, "--last-rows", 7)
         with BatchReader(path) as r:
             h = r.header
-            self.assertEqual(h.version, 4)
+            self.assertEqual(h.version, lcmon.VERSION)
             self.assertNotEqual(h.run_id, 0)
             self.assertGreater(h.run_started_ms, 1700000000000)
             self.assertEqual(h.batch_size, 64)
@@ -287,11 +287,11 @@ class PipeStreams(DemoCase):
             (rest_len,) = struct.unpack_from("<I", prefix, 12)
             h = lcmon.parse_header(prefix, read_exact_raw(fd, rest_len))
             for seq in range(3):
-                frame = read_exact_raw(fd, 72)
+                frame = read_exact_raw(fd, 96)  # a batch frame of version 5
                 self.assertEqual(frame[:4], b"BTCH")
                 self.assertEqual(struct.unpack_from("<Q", frame, 8)[0], seq)
                 read_exact_raw(fd, h.payload_bytes)
-            read_exact_raw(fd, 72 + h.payload_bytes // 2)
+            read_exact_raw(fd, 96 + h.payload_bytes // 2)
             os.close(fd)
             # Reader 2 at once (it may first meet the old pipe's tail and
             # must resynchronise): batch 3 again, whole; leaves at a batch

@@ -316,6 +316,7 @@ static size_t policy_offset(uint32_t version)
  * other than 3..7. */
 static bool read_fields(const uint8_t *rec, uint32_t version, lc_frame *f)
 {
+    f->origin = (lc_frame_origin){0};
     switch (version) {
     case 6:
     case 7:

@@ -39,6 +39,25 @@
 #define LC_INPUT_PLANES 112
 #define LC_HISTORY_PLANES 104
 
+/* Where a position's game came from, for the freshness the batch stream
+ * tells (docs/batch-stream.md): the stages stamp it on the chunk item (the
+ * pool from its window, chunk_reader as it reads) and chunk_unpacker copies
+ * it to every frame of the chunk. 16 bytes, copied, never looked into by the
+ * format layer; all 0 when unknown (frames made here start so). */
+typedef struct lc_frame_origin {
+    uint64_t seq;        /* the game's ingest sequence in its run, from 1 (0: unknown) */
+    uint32_t arrived_ms; /* when its game arrived: monotonic milliseconds, mod 2^32 */
+    uint32_t flags;      /* LC_ORIGIN_* */
+} lc_frame_origin;
+
+enum {
+    /* Its game was drawn through the pool's fresh lane (a `fresh` request). */
+    LC_ORIGIN_FRESH = 1u << 0,
+    /* The first position of such a draw: the sampler passes it on at once,
+     * around its reservoir. */
+    LC_ORIGIN_LEAD = 1u << 1,
+};
+
 typedef struct lc_frame {
     uint64_t planes[LC_HISTORY_PLANES];
     uint32_t version;
@@ -67,6 +86,7 @@ typedef struct lc_frame {
      * inline ones); non-NULL when n_policy > LC_FRAME_INLINE_POLICY. */
     uint16_t *overflow_idx;
     float *overflow_val;
+    lc_frame_origin origin;
 } lc_frame;
 
 /* Compact one record of the given version (3..7). LC_EVERSION for others. */

@@ -212,6 +212,7 @@ static void read_head(const uint8_t *h, lc_frame *f)
     f->n_policy = get_u16(h + H_N_POLICY);
     f->opp_played_idx = get_u16(h + H_OPP_IDX);
     f->next_played_idx = get_u16(h + H_NEXT_IDX);
+    f->origin = (lc_frame_origin){0};
 }
 
 int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t i, lc_frame *out,
