@@ -431,6 +431,13 @@ class BatchReader:
                 st = os.stat(self.path)
                 break
             except FileNotFoundError:
+                folder = os.path.dirname(os.path.abspath(self.path))
+                if deadline is not None and not os.path.isdir(folder):
+                    raise NotAStream(
+                        "%s: its folder %s does not exist (lcmon's fifo_writer makes the pipe, "
+                        "not its folder: mkdir -p %s, or check the path)"
+                        % (self.path, folder, folder)
+                    ) from None
                 if deadline is not None and time.monotonic() >= deadline:
                     raise NotAStream(
                         "%s does not exist%s: start lcmon first (its fifo_writer creates the "

@@ -135,13 +135,14 @@ static void skip_file(lc_stage *s, loader *ld, const char *path)
 }
 
 /* Open one path into *out (one reference; NULL unless loaded). */
-static file_outcome open_source(lc_stage *s, loader *ld, const char *path, lc_chunk_source **out)
+static file_outcome open_source(lc_stage *s, loader *ld, const char *path, size_t key_at,
+                                lc_chunk_source **out)
 {
     lc_chunk_source *src = NULL;
     lc_error err;
     lc_error_clear(&err);
     *out = NULL;
-    int rc = lc_chunk_source_open(path, &src, &err);
+    int rc = lc_chunk_source_open_keyed(path, key_at, &src, &err);
     if (rc == -ENOTSUP) {
         skip_file(s, ld, path);
         return FILE_SKIPPED;
@@ -227,7 +228,7 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             continue;
         }
         lc_chunk_source *src;
-        file_outcome outcome = open_source(s, ld, in.path, &src);
+        file_outcome outcome = open_source(s, ld, in.path, in.key_at, &src);
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
         if (src) {

@@ -86,9 +86,23 @@ enum {
 #define WARN_AGAIN_S 60.0
 
 /* Emit a path; takes ownership. Returns false when the output is closed. */
+/* Where path's key begins: after the data folder and its slashes (the path
+ * relative to it); 0 for a path not under it. */
+static uint32_t key_at(const char *dir, const char *path)
+{
+    size_t n = strlen(dir);
+    if (n == 0 || strncmp(path, dir, n) != 0 || (dir[n - 1] != '/' && path[n] != '/'))
+        return 0;
+    while (path[n] == '/')
+        n++;
+    return path[n] && n < UINT32_MAX ? (uint32_t)n : 0;
+}
+
 static bool emit_path(provider *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
 {
-    lc_path_item item = {.path = path, .flags = flags, .seq = f->seq};
+    const provider_config *c = s->config;
+    lc_path_item item = {
+        .path = path, .key_at = key_at(c->directory, path), .flags = flags, .seq = f->seq};
     if (lc_stage_emit(s, &item, meter) != 0) {
         free(path);
         return false;

@@ -58,7 +58,7 @@ def expected_sides(root, weights):
     """Each side's records in the order its sequential chain emits them."""
     parts = [[] for _ in weights]
     for path in sources_in_order(root):
-        key = os.path.basename(path)
+        key = os.path.relpath(path, root)  # the path relative to the data folder
         for member, chunk in enumerate(chunks_of(path)):
             parts[side_of(key, member, weights)].append(chunk_records(chunk, path))
     return [np.concatenate(p) if p else np.zeros(0, dtype=V6ST) for p in parts]
