@@ -40,27 +40,13 @@ import unittest
 
 import lcmon
 from lcmon import Control, NotAStream
+from test_split import fnv1a, mix64  # the rank shares' hash, as docs/pipelines.md states it
 
 LCMON = os.environ["LCMON"]
 DATA = os.path.abspath(os.environ["LCMON_TEST_DATA"])
 ROOT = os.environ["LCMON_SOURCE_ROOT"]
 SLOW = float(os.environ.get("LCMON_TEST_SLOW", "1"))
 WAIT = 60 * SLOW
-M64 = (1 << 64) - 1
-
-
-def mix64(x):
-    x = (x + 0x9E3779B97F4A7C15) & M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
-    return x ^ (x >> 31)
-
-
-def fnv1a(data):
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & M64
-    return h
 
 
 def share_of(key, member, world):
@@ -145,6 +131,12 @@ class Environment(Case):
         listed = helptext[helptext.index("Environment:"):helptext.index("Exit status")]
         for name in sorted(names):
             self.assertRegex(listed, r"\n  %s +\S" % name)
+        page = os.path.join(os.path.dirname(os.path.abspath(LCMON)), "lcmon.1")
+        man = subprocess.run(["man", "-l", page], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, MANWIDTH="80", MANPAGER="cat")).stdout
+        environment = man[man.index("ENVIRONMENT"):man.index("EXIT STATUS")]
+        for name in sorted(names):
+            self.assertRegex(environment, r"\b%s\b" % name)
         env = clean_env(**{n: self.path("x") for n in names})
         r = run("--check-config", os.path.join(ROOT, "config", "train_test.yaml"), env=env)
         self.assertNotIn("environment:", r.stderr)
@@ -399,7 +391,8 @@ class OneForm(Case):
         for where, text in shown.items():
             self.assertEqual(text, shown["log"], where)
 
-    def test_plurals_of_chunks_check(self):
+    def test_plurals(self):
+        """`lcmon chunks check` on one file, the Parquet source's epoch of one."""
         folder = self.path("one")
         os.mkdir(folder)
         shutil.copy(sample_games()[0], os.path.join(folder, "g.gz"))
@@ -408,6 +401,12 @@ class OneForm(Case):
         self.assertRegex(r.stdout.splitlines()[-1], r": 1 file checked: 1 ok, 0 bad; 1 chunk, "
                                                     r"0 bad; \d+ positions; 0 tar members "
                                                     r"skipped; 0 other files not read$")
+        table = os.path.join(ROOT, "tests", "parquet", "fixtures",
+                             "duckdb_snappy_rowgroups.parquet")
+        r = run("--no-ui", "--config", os.path.join(ROOT, "config", "encoder.yaml"),
+                "--max-seconds", "1", "--status-interval", "0",
+                env=clean_env(LCMON_PARQUET=table, LCMON_PIPE=self.path("e.pipe")))
+        self.assertIn("epoch 1: 1 Parquet file under %s" % table, r.stderr)
 
 
 if __name__ == "__main__":

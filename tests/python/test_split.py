@@ -3,7 +3,7 @@ the sample games with chunk_source_splitter into two sequential chains,
 each writing to its own named pipe, and two readers read them at once.
 
 Which side each game goes to is computed here independently (FNV-1a of the
-file name, splitmix64, the weights' boundaries, as docs/pipelines.md
+file's path relative to the data folder, splitmix64, the weights' boundaries, as docs/pipelines.md
 states it); each reader must get exactly its side's records, in order, bit
 for bit, and the two sides together every record once. The run is then
 repeated with the chains' order swapped in the file and another seed: the
