@@ -385,7 +385,7 @@ class Folder(ChunksCase):
         self.assertIn("2 chunks", tar)
         self.assertIn("member 'LICENSE' skipped: neither gzip", tar)
         self.assertEqual(lines[-1], "%s: 6 files checked: 4 ok, 2 bad; 7 chunks, 2 bad; %d "
-                         "positions; 1 tar members skipped; 1 other files not read"
+                         "positions; 1 tar member skipped; 1 other file not read"
                          % (self.data, sum(self.lengths)))
         doc = json.loads(run("check", self.data, "--json", check=1).stdout)
         self.assertEqual(doc["summary"]["bad_files"], 2)
