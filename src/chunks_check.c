@@ -207,12 +207,15 @@ static void print_summary(const check_run *r, const char *dir)
                (unsigned long long)r->skipped, (unsigned long long)r->positions);
         return;
     }
-    printf("%s: %llu files checked: %llu ok, %llu bad; %llu chunks, %llu bad; %llu positions; "
-           "%llu tar members skipped; %llu other files not read\n",
-           dir, (unsigned long long)r->files, (unsigned long long)r->ok_files,
-           (unsigned long long)r->bad_files, (unsigned long long)r->chunks,
-           (unsigned long long)r->bad_chunks, (unsigned long long)r->positions,
-           (unsigned long long)r->skipped, (unsigned long long)r->other_files);
+#define S_(n) ((n) == 1 ? "" : "s")
+    printf("%s: %llu file%s checked: %llu ok, %llu bad; %llu chunk%s, %llu bad; %llu position%s; "
+           "%llu tar member%s skipped; %llu other file%s not read\n",
+           dir, (unsigned long long)r->files, S_(r->files), (unsigned long long)r->ok_files,
+           (unsigned long long)r->bad_files, (unsigned long long)r->chunks, S_(r->chunks),
+           (unsigned long long)r->bad_chunks, (unsigned long long)r->positions, S_(r->positions),
+           (unsigned long long)r->skipped, S_(r->skipped), (unsigned long long)r->other_files,
+           S_(r->other_files));
+#undef S_
 }
 
 int chunks_check(const char *dir, bool json)

@@ -244,7 +244,7 @@ static void json_fields(const lc_frame *fr, const uint8_t *rec)
         jint("input_format", fr->input_format);
     printf(",\"planes\":[");
     for (int p = 0; p < LC_RECORD_PLANES; p++)
-        printf("%s%llu", p ? "," : "", (unsigned long long)fr->planes[p]);
+        printf("%s\"%llu\"", p ? "," : "", (unsigned long long)fr->planes[p]);
     printf("]");
     jint("castling_us_ooo", fr->castling_us_ooo);
     jint("castling_us_oo", fr->castling_us_oo);

@@ -12,6 +12,7 @@
  * way, so they are blocked too when it runs.
  */
 #include "core/clock.h"
+#include "core/envvars.h"
 #include "core/error.h"
 #include "core/exit.h"
 #include "core/file.h"
@@ -74,6 +75,27 @@ static void default_data_dir(void)
     snprintf(dir, sizeof dir, "%s/../%s/lcmon/data", exe, LC_INSTALL_DATADIR);
     if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
         lc_env_supply("LCMON_DATA", dir);
+}
+
+/* Misspelt LCMON_* variables, and old names, against every variable lcmon
+ * knows and those the configuration at path (NULL: the default) reads. */
+static void check_environment(const char *path)
+{
+    if (!path) {
+        lc_env_check(lc_default_config_yaml);
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    lc_error err;
+    lc_error_clear(&err);
+    /* stdin is read once, by the loading itself */
+    if (strcmp(path, "-") != 0 && lc_config_read_text(path, &text, &len, &err) == 0) {
+        text = lc_xrealloc(text, len + 1);
+        text[len] = '\0';
+    }
+    lc_env_check(text);
+    free(text);
 }
 
 static int check_config(const char *path)
@@ -346,6 +368,7 @@ int main(int argc, char **argv)
                     o.print_schema);
         return bad ? 2 : 0;
     }
+    check_environment(o.check_path ? o.check_path : o.config_path);
     if (o.check_path)
         return check_config(o.check_path);
 

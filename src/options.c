@@ -5,6 +5,7 @@
  */
 #include "options.h"
 
+#include "core/envvars.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/log.h"
@@ -71,25 +72,32 @@ static void usage(FILE *f)
             "  -V, --version           print the version and exit\n"
             "  -h, --help              this text\n"
             "\n"
-            "Environment:\n"
-            "  LCMON_DATA              the default pipeline's data directory (else tests/data,\n"
-            "                          else the sample data installed with lcmon)\n"
-            "  LCMON_PIPE              the default pipeline's named pipe (lcmon.pipe)\n"
-            "  LCMON_PARQUET           the Parquet tables of config/decoder.yaml and encoder.yaml\n"
-            "  RANK or LOCAL_RANK, WORLD_SIZE\n"
-            "                          this process's share of the data, when the config\n"
-            "                          does not set rank and world_size (torchrun sets them)\n"
-            "  LOCAL_WORLD_SIZE        ranks on this machine: they share the chunk store's\n"
-            "                          default budget\n"
-            "  NO_COLOR                (screen) no colours when set and not empty\n"
-            "  Configs may use ${VAR} and ${VAR:-default} anywhere.\n"
-            "\n"
-            "Exit status: 0 stopped cleanly (SIGINT, SIGTERM, q) or every stage ran out of\n"
-            "input; 1 a configuration or start-up error, or the pipeline failed; 2 a usage\n"
-            "error. lcmon ctl: 3 when it cannot reach the loader.\n"
-            "\n"
-            "Stage types:\n",
+            "Environment:\n",
             tui_theme_names(), TUI_REFRESH_MIN, TUI_REFRESH_MAX, TUI_REFRESH_DEFAULT);
+    /* lcmon's own variables, from the one table that knows them */
+    for (size_t i = 0; lc_env_vars[i].name; i++)
+        if (!lc_env_vars[i].internal && !lc_env_vars[i].renamed_to)
+            for (const char *m = lc_env_vars[i].meaning, *line = lc_env_vars[i].name; *m;
+                 line = "") {
+                size_t n = strcspn(m, "\n");
+                fprintf(f, "  %-23s %.*s\n", line, (int)n, m);
+                m += n + (m[n] == '\n');
+            }
+    fprintf(f, "  RANK or LOCAL_RANK, WORLD_SIZE\n"
+               "                          this process's share of the data, when the config\n"
+               "                          does not set rank and world_size (torchrun sets them)\n"
+               "  LOCAL_WORLD_SIZE        ranks on this machine: they share the chunk store's\n"
+               "                          default budget\n"
+               "  NO_COLOR                (screen) no colours when set and not empty\n"
+               "  Configs may use ${VAR} and ${VAR:-default} anywhere. A variable named LCMON_*\n"
+               "  that neither lcmon nor the config reads is warned about at start (a\n"
+               "  misspelling); LCMON_GAMES is read as LCMON_PARQUET, its old name.\n"
+               "\n"
+               "Exit status: 0 stopped cleanly (SIGINT, SIGTERM, q) or every stage ran out of\n"
+               "input; 1 a configuration or start-up error, or the pipeline failed; 2 a usage\n"
+               "error. lcmon ctl: 3 when it cannot reach the loader.\n"
+               "\n"
+               "Stage types:\n");
     for (size_t i = 0; lc_stage_registry[i]; i++)
         fprintf(f, "  %-24s %s\n", lc_stage_registry[i]->type_name, lc_stage_registry[i]->summary);
 }

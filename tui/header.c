@@ -114,9 +114,14 @@ static bool live(const tui_header_in *in)
     return !in->disconnected && lc_pipeline_state_live(in->m->state);
 }
 
-/* The first stage in a warning state, or NULL. */
-static const Lcmon__StageMetricProto *warned_stage(const Lcmon__DataLoaderMetricsProto *m)
+/* The first stage in a warning state, or NULL; none once an attached
+ * loader went away (its warnings, such as the writer's hint to start a
+ * reader, were its own). */
+static const Lcmon__StageMetricProto *warned_stage(const tui_header_in *in)
 {
+    const Lcmon__DataLoaderMetricsProto *m = in->m;
+    if (in->disconnected)
+        return NULL;
     for (size_t i = 0; i < m->n_stage_metrics; i++)
         if (m->stage_metrics[i]->warning && m->stage_metrics[i]->warning[0])
             return m->stage_metrics[i];
@@ -124,10 +129,10 @@ static const Lcmon__StageMetricProto *warned_stage(const Lcmon__DataLoaderMetric
 }
 
 /* The writer's warning names the pipe and says what to run. */
-static bool writer_warned(const Lcmon__DataLoaderMetricsProto *m)
+static bool writer_warned(const tui_header_in *in)
 {
-    const Lcmon__StageMetricProto *wr = tui_find_writer(m);
-    return wr && wr == warned_stage(m);
+    const Lcmon__StageMetricProto *wr = tui_find_writer(in->m);
+    return wr && wr == warned_stage(in);
 }
 
 static bool item_title(const tui_header_in *in, header_value *v)
@@ -194,7 +199,7 @@ static bool item_output(const tui_header_in *in, header_value *v)
         return false;
     snprintf(v->text, sizeof v->text, "%s", wr->detail);
     snprintf(v->label, sizeof v->label, "%s ", tui_glyph()->arrow_right);
-    if (writer_warned(in->m))
+    if (writer_warned(in))
         v->drop = 10; /* the warning names the pipe */
     return true;
 }
@@ -202,7 +207,7 @@ static bool item_output(const tui_header_in *in, header_value *v)
 static bool item_reader(const tui_header_in *in, header_value *v)
 {
     const Lcmon__StageMetricProto *wr = tui_find_writer(in->m);
-    if (!wr || !live(in) || writer_warned(in->m)) /* the warning says it, and what to run */
+    if (!wr || !live(in) || writer_warned(in)) /* the warning says it, and what to run */
         return false;
     const Lcmon__GaugeMetricProto *conn =
         lc_snapshot_gauge_of_role(wr, LCMON__METRIC_ROLE__ROLE_READER_CONNECTED);
@@ -224,7 +229,7 @@ static bool item_reader(const tui_header_in *in, header_value *v)
  * while the log pane is hidden. */
 static bool item_problem(const tui_header_in *in, header_value *v)
 {
-    const Lcmon__StageMetricProto *warned = warned_stage(in->m);
+    const Lcmon__StageMetricProto *warned = warned_stage(in);
     size_t n_err = in->log_errors, n_warn = in->log_warnings;
     v->elem = TUI_HEADER_WARN;
     if (warned) {

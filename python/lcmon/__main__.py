@@ -132,6 +132,10 @@ def main(argv=None) -> int:
     finally:
         if reader is not None:
             reader.close()
+    if status == 1 and n == 0:  # nothing was read: the error alone says it
+        if old_sigterm is not None:
+            signal.signal(signal.SIGTERM, old_sigterm)
+        return status
     if reader is not None and reader.done:
         ended = "end of stream (DONE)"
     elif reader is not None and reader.stopped:

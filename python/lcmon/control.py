@@ -75,7 +75,8 @@ class Fresh(NamedTuple):
 # ---- the messages, as proto/*.proto declares them ---------------------------
 #
 # message -> {field number: (name, type, repeated)}; a type is a scalar
-# ("uint64", "int64", "uint32", "bool", "string", "double"), "enum:NAME" or
+# ("uint64", "int64", "uint32", "bool", "string", "double"; "runid": a uint64
+# that prints in hex, RunId), "enum:NAME" or
 # a message's name. tests/python/test_control.py checks this table against
 # the .proto files.
 
@@ -121,7 +122,7 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
     "Hello": {
         1: ("protocol_version", "uint32", False), 2: ("lcmon_version", "string", False),
         3: ("stages", "StageDescription", True), 4: ("pid", "uint32", False),
-        5: ("run_id", "uint64", False), 6: ("seed", "uint64", False),
+        5: ("run_id", "runid", False), 6: ("seed", "uint64", False),
         7: ("config", "string", False), 8: ("commands", "CommandDescription", True),
     },
     "Subscribe": {
@@ -229,12 +230,22 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         6: ("error", "string", False), 7: ("rank", "uint32", False),
         8: ("world_size", "uint32", False),
         9: ("monitor_socket", "MonitorSocketMetricsProto", False),
-        10: ("run_id", "uint64", False), 11: ("seed", "uint64", False),
+        10: ("run_id", "runid", False), 11: ("seed", "uint64", False),
         12: ("window", "enum:MetricWindow", False),
     },
 }
 
-_VARINT = ("uint64", "int64", "uint32", "bool")
+_VARINT = ("uint64", "int64", "uint32", "bool", "runid")
+
+
+class RunId(int):
+    """A run's id: a number that prints as lcmon prints it everywhere (its
+    log, `lcmon ctl status`, the screen): 16 hex digits."""
+
+    def __repr__(self) -> str:
+        return "%016x" % self
+
+    __str__ = __repr__
 
 
 def _varint(v: int) -> bytes:
@@ -330,6 +341,8 @@ def decode(message: str, data: bytes) -> Dict[str, Any]:
             v = raw - (1 << 64) if raw >= 1 << 63 else raw
         elif typ in ("uint64", "uint32"):
             v = raw
+        elif typ == "runid":
+            v = RunId(raw)
         elif typ == "double":
             (v,) = struct.unpack("<d", raw)
         elif typ == "string":
@@ -728,7 +741,7 @@ class Control:
         m = self.metrics()["all_time"]
         return {
             "lcmon_version": self.hello.get("lcmon_version", ""),
-            "run_id": m.get("run_id", 0),
+            "run_id": m.get("run_id", RunId(0)),
             "seed": m.get("seed", 0),
             "rank": m.get("rank", 0),
             "world_size": m.get("world_size", 1),

@@ -62,6 +62,8 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from .control import RunId
+
 __all__ = [
     "BatchReader",
     "Batch",
@@ -284,6 +286,7 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
         n_tensors, batch_size, payload_bytes = fixed.unpack_from(rest, 0)
     else:
         n_tensors, batch_size, payload_bytes, run_id, run_started = fixed.unpack_from(rest, 0)
+    run_id = RunId(run_id)  # printed in hex, as lcmon prints it
     pos = fixed.size
     tensors = []
     try:
@@ -456,7 +459,7 @@ class BatchReader:
         self.done = False  # DONE "data" was read: the stream is complete
         self.stopped = False  # iteration ended at a stopped run (restarts="end")
         self.truncated = False  # ended without DONE (tolerate_truncation)
-        self.run_id = 0
+        self.run_id = RunId(0)
         self.runs = 0  # runs seen
         self.batches_read = 0
         self.rows_read = 0
@@ -509,6 +512,13 @@ class BatchReader:
             except FileNotFoundError:
                 if self.watch is not None:
                     self.watch(time.monotonic() - start)
+                folder = os.path.dirname(os.path.abspath(self.path))
+                if deadline is not None and not os.path.isdir(folder):
+                    raise NotAStream(
+                        "%s: its folder %s does not exist (lcmon's fifo_writer makes the pipe, "
+                        "not its folder: mkdir -p %s, or check the path)"
+                        % (self.path, folder, folder)
+                    ) from None
                 if deadline is not None and time.monotonic() >= deadline:
                     raise NotAStream(
                         "%s does not exist%s: start lcmon first (its fifo_writer creates the "

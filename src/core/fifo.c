@@ -41,18 +41,20 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
         return lc_error_set(err, code ? code : -ENOENT,
                             "path: %s does not exist (create it%s, or set create: true)", path,
                             regular_file ? "" : " with mkfifo");
-    if (make) {
-        if (regular_file || mkfifo(path, 0600) == 0 || errno == EEXIST)
-            return 0;
-        return lc_error_set(err, code ? code : -errno, "path: cannot create the named pipe %s: %s",
-                            path, strerror(errno));
-    }
-    /* Would we be allowed to make it? */
     char *dir = lc_xstrdup(path);
     char *slash = strrchr(dir, '/');
     const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
     int rc = 0;
-    if (access(parent, W_OK | X_OK) != 0)
+    struct stat pst;
+    if (stat(parent, &pst) != 0 && errno == ENOENT) /* what to do: make it */
+        rc = lc_error_set(err, code ? code : -ENOENT,
+                          "path: cannot make %s: the folder %s does not exist (make it first: "
+                          "mkdir -p %s; or choose a path in a folder that exists)",
+                          path, parent, parent);
+    else if (make && !regular_file && mkfifo(path, 0600) != 0 && errno != EEXIST)
+        rc = lc_error_set(err, code ? code : -errno, "path: cannot create the named pipe %s: %s",
+                          path, strerror(errno));
+    else if (!make && access(parent, W_OK | X_OK) != 0) /* would we be allowed to make it? */
         rc = lc_error_set(err, code ? code : -errno, "path: cannot make %s: %s: %s", path, parent,
                           strerror(errno));
     free(dir);

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "stages/registry.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -183,6 +184,60 @@ static int report(const lc_config_marks *marks, const char *origin, const char *
     return rc;
 }
 
+/* Whether text is protobuf text format (upstream's configuration) rather
+ * than YAML: a line that opens a message, `name {`, which lcmon's YAML
+ * never has. */
+static bool looks_like_textproto(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        const char *line = text + i;
+        const char *nl = memchr(line, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - line) : len - i;
+        i += n + 1;
+        size_t k = 0;
+        while (k < n && (line[k] == ' ' || line[k] == '\t'))
+            k++;
+        size_t start = k;
+        while (k < n && (isalnum((unsigned char)line[k]) || line[k] == '_'))
+            k++;
+        if (k == start || isdigit((unsigned char)line[start]))
+            continue;
+        while (k < n && (line[k] == ' ' || line[k] == '\t'))
+            k++;
+        if (k < n && line[k] == '{')
+            return true;
+    }
+    return false;
+}
+
+/* A configuration that is upstream's protobuf text: say so, and how to
+ * convert it (into a file named after it, .yaml). */
+static int textproto_given(const char *origin, lc_error *err)
+{
+    const char *base = strrchr(origin, '/') ? strrchr(origin, '/') + 1 : origin;
+    const char *dot = strrchr(base, '.');
+    int stem = dot && dot > base ? (int)(dot - origin) : (int)strlen(origin);
+    return lc_error_set(err, LC_ECONFIG,
+                        "%s: this looks like protobuf text format (upstream lczero-training's "
+                        "configuration), not lcmon's YAML: convert it first with: lcmon "
+                        "convert-config %s -o %.*s.yaml",
+                        origin, origin, stem, origin);
+}
+
+bool lc_config_text_is_lcmon(const char *text, size_t len)
+{
+    lc_ynode *root = NULL;
+    char msg[256];
+    bool yes = false;
+    if (lc_yaml_tree_parse(text, len, &root, msg, sizeof msg) == 0 && root &&
+        root->kind == LC_YNODE_MAP)
+        for (size_t i = 0; i + 1 < root->n; i += 2)
+            yes = yes || (!strcmp(root->kids[i]->text, "stages") &&
+                          root->kids[i + 1]->kind == LC_YNODE_SEQ);
+    lc_yaml_tree_free(root);
+    return yes;
+}
+
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
                           lc_error *err)
 {
@@ -190,11 +245,17 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
     lc_ynode *root = NULL;
     char msg[LC_ERROR_MSG_MAX / 2];
     if (lc_yaml_tree_parse(yaml, len, &root, msg, sizeof msg) != 0)
-        return lc_error_set(err, LC_ECONFIG, "%s:%s", origin, msg);
+        return looks_like_textproto(yaml, len)
+                   ? textproto_given(origin, err)
+                   : lc_error_set(err, LC_ECONFIG, "%s:%s", origin, msg);
     if (!root)
         return lc_error_set(err, LC_ECONFIG,
                             "%s: the document is empty (it needs at least a 'stages' list)",
                             origin);
+    if (root->kind != LC_YNODE_MAP && looks_like_textproto(yaml, len)) {
+        lc_yaml_tree_free(root);
+        return textproto_given(origin, err);
+    }
     lc_config_marks *marks = lc_xmalloc(sizeof *marks);
     lc_config *cfg = lc_config_read_tree(root, marks);
     /* A document that is not a mapping has nothing to validate. */

@@ -104,6 +104,9 @@ int lc_config_load_file(const char *path, lc_config **out, lc_error *err);
  * lc_config_load_file reads it: a directory or a text of 16 MiB or more is
  * refused with a message naming the path. */
 int lc_config_read_text(const char *path, char **text, size_t *len, lc_error *err);
+/* Whether text is lcmon's own YAML (a mapping with a `stages` list), which
+ * upstream's protobuf text cannot be: for convert-config to say so. */
+bool lc_config_text_is_lcmon(const char *text, size_t len);
 /* The embedded default (config/default.yaml). */
 int lc_config_load_default(lc_config **out, lc_error *err);
 extern const char lc_default_config_yaml[];

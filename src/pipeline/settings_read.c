@@ -404,6 +404,22 @@ void lc_reading_unknown_key(lc_reading *r, const lc_ynode *key, const char *path
         lc_reading_problem(r, key->line, key->col, path, "%s: unknown key", name);
 }
 
+/* A key of map that is no setting but a misspelling of `want` (whose
+ * "unknown key (did you mean ...)" then says the cause of its absence). */
+static bool misspelt_in(const lc_settings *b, const lc_ynode *map, const char *const *names,
+                        const char *want)
+{
+    for (size_t i = 0; i + 1 < map->n; i += 2) {
+        const lc_ynode *key = map->kids[i];
+        if (key->kind == LC_YNODE_SCALAR && !lc_setting_find(b, key->text)) {
+            const char *near = lc_closest_word(key->text, names);
+            if (near && !strcmp(near, want))
+                return true;
+        }
+    }
+    return false;
+}
+
 void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *map, void *block,
                           const char *path)
 {
@@ -445,7 +461,7 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
     }
     for (const lc_setting *row = b->rows; row->key; row++) {
         bool found = given[row - b->rows];
-        if (row->required && !found)
+        if (row->required && !found && !misspelt_in(b, map, names, row->key))
             lc_reading_problem(r, map->line, map->col, path, "%s%s%s: missing (required%s%s)",
                                lc_reading_shown(path), path[0] ? "." : "", row->key,
                                row->meaning ? ": " : "", row->meaning ? row->meaning : "");

@@ -12,6 +12,7 @@
  * (upstream allows any order; lcmon wants inputs earlier), a fifo_writer per output.
  */
 #include "pipeline/upstream_config.h"
+#include "pipeline/config.h"
 #include "pipeline/upstream_conv.h"
 
 #include "core/error.h"
@@ -635,7 +636,16 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
     lc_textproto_field root;
     lc_error perr = {0};
     int rc;
-    if (lc_textproto_parse(text, len, &root, &perr) < 0) {
+    int prc = lc_textproto_parse(text, len, &root, &perr);
+    if (prc < 0 && lc_config_text_is_lcmon(text, len)) {
+        fprintf(c.ef,
+                "%s: is lcmon YAML already (a 'stages' list), not upstream's protobuf text: "
+                "nothing to convert; run it with: lcmon --config %s (lcmon --check-config %s "
+                "checks it)\n",
+                origin, origin, origin);
+        c.n_errors++;
+        rc = LC_ECONFIG;
+    } else if (prc < 0) {
         fprintf(c.ef, "%s:%s (protobuf text format)\n", origin, perr.msg);
         c.n_errors++;
         rc = LC_ECONFIG;

@@ -16,6 +16,8 @@ typedef struct builder {
     char *msg;
     size_t size;
     bool failed;
+    const char *text; /* the input, to name a tab that indents a line */
+    size_t len;
 } builder;
 
 static void fail_at(builder *b, const yaml_mark_t *m, const char *what)
@@ -26,6 +28,28 @@ static void fail_at(builder *b, const yaml_mark_t *m, const char *what)
     snprintf(b->msg, b->size, "%zu:%zu: %s", m->line + 1, m->column + 1, what);
 }
 
+/* The first tab in the indentation of a line up to line `last` (0-based),
+ * as a mark; false when there is none. libyaml's words for it ("found
+ * character that cannot start any token") do not say tab. */
+static bool indenting_tab(const builder *b, size_t last, yaml_mark_t *at)
+{
+    size_t line = 0;
+    for (size_t i = 0; i < b->len && line <= last; line++) {
+        size_t col = 0;
+        while (i + col < b->len && (b->text[i + col] == ' ' || b->text[i + col] == '\t')) {
+            if (b->text[i + col] == '\t') {
+                at->line = line;
+                at->column = col;
+                return true;
+            }
+            col++;
+        }
+        const char *nl = memchr(b->text + i, '\n', b->len - i);
+        i = nl ? (size_t)(nl - b->text) + 1 : b->len;
+    }
+    return false;
+}
+
 static bool next_event(builder *b, yaml_event_t *ev)
 {
     if (b->failed)
@@ -33,6 +57,12 @@ static bool next_event(builder *b, yaml_event_t *ev)
     if (yaml_parser_parse(&b->parser, ev))
         return true;
     const yaml_parser_t *p = &b->parser;
+    yaml_mark_t tab;
+    if (indenting_tab(b, p->problem_mark.line, &tab)) {
+        fail_at(b, &tab,
+                "a tab indents this line, and tabs cannot indent YAML: indent it with spaces");
+        return false;
+    }
     char what[256];
     snprintf(what, sizeof what, "libyaml: %s%s%s", p->problem ? p->problem : "syntax error",
              p->context ? " " : "", p->context ? p->context : "");
@@ -139,7 +169,7 @@ static lc_ynode *first_document(builder *b)
 int lc_yaml_tree_parse(const char *text, size_t len, lc_ynode **root, char *msg, size_t size)
 {
     *root = NULL;
-    builder b = {.msg = msg, .size = size};
+    builder b = {.msg = msg, .size = size, .text = text, .len = len};
     if (size)
         msg[0] = '\0';
     if (!yaml_parser_initialize(&b.parser)) {

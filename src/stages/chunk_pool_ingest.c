@@ -45,11 +45,14 @@ static int compare_ordered(const void *a, const void *b)
 }
 
 /* Sort srcs oldest first in the pool's order; *anchor gets the anchor's key
- * (that of a source of its name, else made from the name: no mtime), when
- * there is an anchor. */
-static void sort_sources(const pool_config *c, lc_chunk_source **srcs, size_t n, const char *anchor,
-                         lc_order_key *anchor_key)
+ * (that of a source it names, else made from the name: no mtime), when
+ * there is an anchor. Returns how many sources the anchor names: more than
+ * one when it is a bare name found in several subfolders (it then sorts
+ * after them all, and takes the newest one's mtime). */
+static size_t sort_sources(const pool_config *c, lc_chunk_source **srcs, size_t n,
+                           const char *anchor, lc_order_key *anchor_key)
 {
+    size_t named = 0;
     ordered *v = lc_xmalloc((n ? n : 1) * sizeof *v);
     for (size_t i = 0; i < n; i++) {
         v[i].src = srcs[i];
@@ -62,7 +65,8 @@ static void sort_sources(const pool_config *c, lc_chunk_source **srcs, size_t n,
         lc_order_key_make(c->order, anchor, NULL, anchor_key);
     for (size_t i = 0; i < n; i++) {
         srcs[i] = v[i].src;
-        if (anchor && !strcmp(v[i].key.name, anchor)) {
+        if (anchor && lc_source_key_matches(v[i].key.name, anchor)) {
+            named++;
             /* the file's mtime, in a key that points into the caller's
              * copy of the anchor: the source may be let go before the key
              * is used */
@@ -71,6 +75,7 @@ static void sort_sources(const pool_config *c, lc_chunk_source **srcs, size_t n,
         }
     }
     free(v);
+    return named;
 }
 
 /* Is src newer than the anchor (key `anchor`, NULL: none) in the order? */
@@ -96,7 +101,7 @@ uint64_t lc_chunk_pool_recount_locked(lc_stage *s, const char *key, bool *held)
     *held = false;
     for (size_t i = n; i > 0 && !*held; i--) { /* KEY's file: its mtime (mtime order) */
         const lc_chunk_source *src = lc_chunk_window_at(w, i - 1)->src;
-        if (!strcmp(lc_chunk_source_key(src), copy)) {
+        if (lc_source_key_matches(lc_chunk_source_key(src), copy)) {
             lc_order_key_make(c->order, copy, lc_chunk_source_path(src), &anchor);
             *held = true;
         }
@@ -244,7 +249,11 @@ static void initial_load(lc_stage *s, lc_chunk_source **srcs, size_t n)
     char *anchor_then = p->win.anchor ? lc_xstrdup(p->win.anchor) : NULL;
     lc_mutex_unlock(&p->mu);
     lc_order_key anchor_key;
-    sort_sources(c, srcs, n, anchor_then, &anchor_key);
+    if (sort_sources(c, srcs, n, anchor_then, &anchor_key) > 1)
+        LC_WARN("%s: the anchor '%s' names games of that name in several subfolders of the data "
+                "folder: counting from after the newest of them (give the anchor with its folder, "
+                "as last_chunk_key shows keys: 'run2/%s')",
+                s->name, anchor_then, anchor_then);
     const lc_order_key *anchor = anchor_then ? &anchor_key : NULL;
     /* The anchor's count: the chunks of every rank newer than the anchor in
      * the newest sources that hold the window of all ranks (the same on every

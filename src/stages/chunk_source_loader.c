@@ -61,6 +61,7 @@ static const lc_setting loader_settings[] = {
 /* A file to open again (in ld->retries, under mu). */
 typedef struct retry_file {
     char *path;
+    size_t key_at; /* where its key begins in path */
     uint64_t seq, first_ns, due_ns, gap_ns;
     unsigned tries;
 } retry_file;
@@ -206,7 +207,7 @@ static bool take_due_retry(loader *ld, retry_file *out, uint64_t *next_due)
 
 /* Keep path to open again: at the next gap after `tries` tries. False when
  * it has been tried for RETRY_FOR_NS, or too many wait already. */
-static bool retry_later(loader *ld, const char *path, uint64_t seq, unsigned tries)
+static bool retry_later(loader *ld, const char *path, size_t key_at, uint64_t seq, unsigned tries)
 {
     uint64_t now = lc_now_ns();
     lc_mutex_lock(&ld->mu);
@@ -221,7 +222,7 @@ static bool retry_later(loader *ld, const char *path, uint64_t seq, unsigned tri
             ld->retries = lc_xrealloc(ld->retries, ld->cap_retries * sizeof *ld->retries);
         }
         r = &ld->retries[ld->n_retries++];
-        *r = (retry_file){.path = lc_xstrdup(path), .seq = seq, .first_ns = now};
+        *r = (retry_file){.path = lc_xstrdup(path), .key_at = key_at, .seq = seq, .first_ns = now};
     }
     if (ok) {
         /* 1 s first (or for one whose entry went meanwhile), then doubling */
@@ -237,21 +238,22 @@ static bool retry_later(loader *ld, const char *path, uint64_t seq, unsigned tri
     return ok;
 }
 
-/* Open one path into *out (one reference; NULL unless loaded). tries: how
- * often it was tried before (a retry of a permission error). */
-static file_outcome open_source(lc_stage *s, loader *ld, const char *path, uint64_t seq,
-                                unsigned tries, lc_chunk_source **out)
+/* Open one path into *out (one reference; NULL unless loaded); its key is
+ * the path from key_at on. tries: how often it was tried before (a retry of
+ * a permission error). */
+static file_outcome open_source(lc_stage *s, loader *ld, const char *path, size_t key_at,
+                                uint64_t seq, unsigned tries, lc_chunk_source **out)
 {
     lc_chunk_source *src = NULL;
     lc_error err;
     lc_error_clear(&err);
     *out = NULL;
-    int rc = lc_chunk_source_open(path, &src, &err);
+    int rc = lc_chunk_source_open_keyed(path, key_at, &src, &err);
     if (rc == -ENOTSUP) {
         skip_file(s, ld, path);
         return FILE_SKIPPED;
     }
-    if ((rc == -EACCES || rc == -EPERM) && retry_later(ld, path, seq, tries)) {
+    if ((rc == -EACCES || rc == -EPERM) && retry_later(ld, path, key_at, seq, tries)) {
         if (tries == 0)
             LC_WARN("%s: cannot load %s; trying again at 1 s, then 2, 4 ... 64 s apart, for an "
                     "hour (a file's permissions are often set last)",
@@ -345,7 +347,7 @@ static int take_path(lc_stage *s, bool turns, uint64_t next_due, lc_path_item *i
 static bool retry_one(lc_stage *s, loader *ld, retry_file *r, lc_load_meter *meter)
 {
     lc_chunk_source *src;
-    file_outcome outcome = open_source(s, ld, r->path, r->seq, r->tries, &src);
+    file_outcome outcome = open_source(s, ld, r->path, r->key_at, r->seq, r->tries, &src);
     if (outcome != FILE_RETRY)
         cancel_retry(ld, r->path);
     free(r->path);
@@ -415,7 +417,7 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         }
         cancel_retry(ld, in.path); /* written again: opened now */
         lc_chunk_source *src;
-        file_outcome outcome = open_source(s, ld, in.path, in.seq, 0, &src);
+        file_outcome outcome = open_source(s, ld, in.path, in.key_at, in.seq, 0, &src);
         bool initial = in.flags & LC_ITEM_INITIAL;
         free(in.path);
         if (turns && !lc_stage_turn_wait(s, ticket, meter)) {

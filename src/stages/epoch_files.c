@@ -76,8 +76,8 @@ void lc_epoch_files_list(lc_epoch_files *ef, bool shuffle, uint64_t seed, uint64
         bool info = ef->logged_ns == 0 || now - ef->logged_ns >= 60000000000ull;
         if (info)
             ef->logged_ns = now;
-        lc_log(info ? LC_LOG_INFO : LC_LOG_DEBUG, "%s: epoch %llu: %zu Parquet files under %s",
-               ef->name, (unsigned long long)epoch, ef->n, ef->path);
+        lc_log(info ? LC_LOG_INFO : LC_LOG_DEBUG, "%s: epoch %llu: %zu Parquet file%s under %s",
+               ef->name, (unsigned long long)epoch, ef->n, ef->n == 1 ? "" : "s", ef->path);
         ef->warned_empty = false;
     } else if (!ef->warned_empty) {
         LC_WARN("%s: no .parquet files under %s; looking again every second", ef->name, ef->path);

@@ -32,6 +32,7 @@
 
 #include "core/clock.h"
 #include "core/dirwatch.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "stages/items.h"
 
@@ -85,9 +86,23 @@ enum {
 #define WARN_AGAIN_S 60.0
 
 /* Emit a path; takes ownership. Returns false when the output is closed. */
+/* Where path's key begins: after the data folder and its slashes (the path
+ * relative to it); 0 for a path not under it. */
+static uint32_t key_at(const char *dir, const char *path)
+{
+    size_t n = strlen(dir);
+    if (n == 0 || strncmp(path, dir, n) != 0 || (dir[n - 1] != '/' && path[n] != '/'))
+        return 0;
+    while (path[n] == '/')
+        n++;
+    return path[n] && n < UINT32_MAX ? (uint32_t)n : 0;
+}
+
 static bool emit_path(provider *f, lc_stage *s, char *path, uint32_t flags, lc_load_meter *meter)
 {
-    lc_path_item item = {.path = path, .flags = flags, .seq = f->seq};
+    const provider_config *c = s->config;
+    lc_path_item item = {
+        .path = path, .key_at = key_at(c->directory, path), .flags = flags, .seq = f->seq};
     if (lc_stage_emit(s, &item, meter) != 0) {
         free(path);
         return false;
@@ -429,6 +444,35 @@ static bool watch_loop(provider *f, lc_stage *s, double until, lc_load_meter *me
     return false;
 }
 
+/* dir, with the working directory a relative one is under, for messages. */
+static void describe_dir(const char *dir, char *buf, size_t size)
+{
+    char cwd[2048];
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(buf, size, "%s (in the working directory %s)", dir, cwd);
+    else
+        snprintf(buf, size, "%s", dir);
+}
+
+/* The data folder's path leads to a file: a game file given for its folder
+ * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it. */
+static int not_a_folder(const char *dir, mode_t mode, lc_error *err)
+{
+    if (!S_ISREG(mode))
+        return lc_error_add(err, LC_ECONFIG,
+                            "directory: %s is %s, not a folder (give the folder of your games)",
+                            dir, lc_file_kind(mode));
+    char holder[2048] = "/";
+    const char *slash = strrchr(dir, '/');
+    if (slash && slash > dir)
+        snprintf(holder, sizeof holder, "%.*s", (int)(slash - dir), dir);
+    else if (!slash && !getcwd(holder, sizeof holder))
+        snprintf(holder, sizeof holder, ".");
+    return lc_error_add(err, LC_ECONFIG,
+                        "directory: %s is a file, not a folder: give the folder that holds it: %s",
+                        dir, holder);
+}
+
 static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -443,9 +487,11 @@ static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (atomic_load(&f->warn) != WARN_NO_DIRECTORY) {
             atomic_store(&f->warn, WARN_NO_DIRECTORY);
             f->warned_at = lc_now_seconds();
+            char where[4200];
+            describe_dir(c->directory, where, sizeof where);
             LC_WARN("%s: data directory %s does not exist yet; waiting for it (create it, or "
                     "point directory at your games)",
-                    s->name, c->directory);
+                    s->name, where);
         } else if (lc_now_seconds() - f->warned_at >= WARN_AGAIN_S) {
             f->warned_at = lc_now_seconds();
             LC_WARN("%s: still waiting for data directory %s (%.0f min)", s->name, c->directory,
@@ -507,6 +553,10 @@ static int provider_init(lc_stage *s, lc_error *err)
     provider *f = s->priv;
     const provider_config *c = s->config;
     f->root_fd = f->prev_root_fd = -1;
+    /* A file where the folder should be: refused, as --check-config does. */
+    struct stat st;
+    if (stat(c->directory, &st) == 0 && !S_ISDIR(st.st_mode))
+        return not_a_folder(c->directory, st.st_mode, err);
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
@@ -604,13 +654,17 @@ static int provider_preflight(const void *config, lc_error *err)
 {
     const provider_config *c = config;
     struct stat st;
-    if (stat(c->directory, &st) != 0)
+    if (stat(c->directory, &st) != 0) {
+        int e = errno;
+        char where[4200];
+        describe_dir(c->directory, where, sizeof where);
         return lc_error_add(err, LC_ECONFIG,
                             "directory: %s: %s (lcmon would wait for it to appear; create it, "
                             "or point directory at your games)",
-                            c->directory, strerror(errno));
+                            where, strerror(e));
+    }
     if (!S_ISDIR(st.st_mode))
-        return lc_error_add(err, LC_ECONFIG, "directory: %s is not a directory", c->directory);
+        return not_a_folder(c->directory, st.st_mode, err);
     if (access(c->directory, R_OK | X_OK) != 0)
         return lc_error_add(err, LC_ECONFIG, "directory: %s cannot be read: %s", c->directory,
                             strerror(errno));

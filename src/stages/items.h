@@ -27,6 +27,10 @@ enum {
 /* "path": a file to load. */
 typedef struct lc_path_item {
     char *path; /* owned; NULL for the marker */
+    /* Where the source's key begins in path: the path relative to the data
+     * folder, so that two games of one name in two subfolders are two keys
+     * (0: the key is the basename; format/lc0/chunk_source.h). */
+    uint32_t key_at;
     uint32_t flags;
     uint64_t seq; /* position in the provider's output, from 0 */
 } lc_path_item;

@@ -73,7 +73,7 @@ static const lc_setting source_settings[] = {
      .required = true,
      .nonempty = true,
      .meaning = "a directory of .parquet files, or one file",
-     .example = "${LCMON_GAMES:-tests/data/parquet}"},
+     .example = "${LCMON_PARQUET:-tests/parquet/fixtures}"},
     LC_SETTING_THREADS(source_config, threads, "1", 64),
     LC_SETTING_ROW(source_config, epochs, "epochs", LC_SETTING_WHOLE, "0",
                    "passes over the data, 0 for without end", "1"),

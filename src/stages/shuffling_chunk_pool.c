@@ -446,6 +446,30 @@ static int pool_recount(lc_stage *s, const char *key, uint64_t *count, lc_error 
     return 0;
 }
 
+/* Whether a source of the window has key (or a bare name of it); mu held. */
+static bool window_has_key(lc_chunk_window *w, const char *key)
+{
+    for (size_t i = 0; i < lc_deque_len(&w->sources); i++)
+        if (lc_source_key_matches(lc_chunk_source_key(lc_chunk_window_at(w, i)->src), key))
+            return true;
+    return false;
+}
+
+/* anchor-set to a key no game of the window has (after the initial load):
+ * set all the same, as upstream's, but said, with a key as it looks. */
+static void warn_unknown_anchor(lc_stage *s, const char *key, uint64_t count, lc_reply *reply)
+{
+    pool *p = s->priv;
+    char why[600];
+    snprintf(why, sizeof why,
+             "no game in the window has the key '%s' (misspelt? keys are paths relative to the "
+             "data folder, as last_chunk_key shows: '%s'): set all the same; the count stays "
+             "%llu",
+             key, p->win.newest_key ? p->win.newest_key : "", (unsigned long long)count);
+    LC_WARN("%s: anchor-set: %s", s->name, why);
+    lc_reply_add(reply, "warning", "%s", why);
+}
+
 /* anchor-get, anchor-set KEY, anchor-recount KEY and anchor-reset: each
  * answers with the anchor and the chunks counted since it (a reset: before
  * it; a recount: since KEY). */
@@ -473,6 +497,8 @@ static int pool_anchor(lc_stage *s, const lc_command_request *req, lc_reply *rep
         lc_mutex_unlock(&p->mu);
         return err->code;
     }
+    if (set && p->initial_done && !window_has_key(&p->win, set))
+        warn_unknown_anchor(s, set, count, reply);
     if (set)
         lc_chunk_window_set_anchor(&p->win, set);
     else if (reset)

@@ -3,6 +3,7 @@
  */
 #include "stages/source_order.h"
 
+#include "core/text.h"
 #include "format/lc0/chunk_source.h"
 
 #include <string.h>
@@ -48,7 +49,7 @@ void lc_order_key_make(lc_source_order order, const char *name, const char *path
     if (order == LC_ORDER_MTIME && path && stat(path, &st) == 0)
         k->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     if (order == LC_ORDER_NUMBER)
-        find_number(name, k);
+        find_number(lc_basename(name), k); /* the name's, not its folder's */
 }
 
 int lc_order_compare(const lc_order_key *a, const lc_order_key *b)

@@ -4,7 +4,8 @@
  * its anchor counts the sources newer than a file).
  *
  *   name    the basename compared as bytes (lcmon's sort key, and
- *           upstream's current loader's);
+ *           upstream's current loader's); one name in several subfolders
+ *           by the whole key (lc_source_key_compare);
  *   mtime   the file's modification time, then the name (the legacy
  *           chunkparser's default sort_type);
  *   number  the number in the name, then the name (its sort_type number):
@@ -36,14 +37,14 @@ extern const lc_setting_value lc_source_order_values[];
 
 typedef struct lc_order_key {
     lc_source_order order;
-    const char *name;   /* the basename (not owned) */
+    const char *name;   /* the source's key (not owned) */
     int64_t mtime_ns;   /* -1: unknown */
     const char *digits; /* number order: the number, without leading zeros (in name) */
     size_t n_digits;
     bool numbered;
 } lc_order_key;
 
-/* The key of a source named `name` (its basename) at `path` (NULL: no file,
+/* The key of a source whose key is `name` (format/lc0/chunk_source.h) at `path` (NULL: no file,
  * no mtime). The file is stat()ed only for mtime order; a file that cannot
  * be has no mtime. k points into name. */
 void lc_order_key_make(lc_source_order order, const char *name, const char *path, lc_order_key *k);

@@ -149,7 +149,7 @@ class ChunksTool(Case):
         line = p.stdout.splitlines()[0]
         self.assertTrue(line.startswith("BAD  %s: 2 chunks" % tar), line)
         self.assertIn("truncated_archive (%s: archive truncated at offset" % tar, line)
-        self.assertIn("1 files checked: 0 ok, 1 bad", p.stdout.splitlines()[-1])
+        self.assertIn("1 file checked: 0 ok, 1 bad", p.stdout.splitlines()[-1])
         p = self.chunks("check", self.data, "--json")
         self.assertEqual(p.returncode, 1)
         f = json.loads(p.stdout)["files"][0]

@@ -3,7 +3,7 @@ the sample games with chunk_source_splitter into two sequential chains,
 each writing to its own named pipe, and two readers read them at once.
 
 Which side each game goes to is computed here independently (FNV-1a of the
-file name, splitmix64, the weights' boundaries, as docs/pipelines.md
+file's path relative to the data folder, splitmix64, the weights' boundaries, as docs/pipelines.md
 states it); each reader must get exactly its side's records, in order, bit
 for bit, and the two sides together every record once. The run is then
 repeated with the chains' order swapped in the file and another seed: the
@@ -58,7 +58,7 @@ def expected_sides(root, weights):
     """Each side's records in the order its sequential chain emits them."""
     parts = [[] for _ in weights]
     for path in sources_in_order(root):
-        key = os.path.basename(path)
+        key = os.path.relpath(path, root)  # the path relative to the data folder
         for member, chunk in enumerate(chunks_of(path)):
             parts[side_of(key, member, weights)].append(chunk_records(chunk, path))
     return [np.concatenate(p) if p else np.zeros(0, dtype=V6ST) for p in parts]

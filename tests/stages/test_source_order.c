@@ -213,8 +213,29 @@ static void test_numbers(void)
     CHECK_EQ_INT(cmp_names(LC_ORDER_MTIME, "b.gz", "a.gz"), 1); /* no files: by name */
 }
 
+/* Keys with folders (the path relative to the data folder): by name first,
+ * as upstream's, then by folder, a bare name (an old anchor) after them;
+ * the number is the name's, not the folder's. */
+static void test_folders(void)
+{
+    CHECK_EQ_INT(cmp_names(LC_ORDER_NAME, "run2/game_1.gz", "run1/game_2.gz"), -1);
+    CHECK_EQ_INT(cmp_names(LC_ORDER_NAME, "run1/game_2.gz", "run2/game_2.gz"), -1);
+    CHECK_EQ_INT(cmp_names(LC_ORDER_NAME, "run2/game_2.gz", "game_2.gz"), -1);
+    CHECK_EQ_INT(cmp_names(LC_ORDER_NAME, "game_2.gz", "a/b/game_2.gz"), 1);
+    CHECK_EQ_INT(cmp_names(LC_ORDER_NAME, "game_2.gz", "run1/game_3.gz"), -1);
+    CHECK_EQ_INT(cmp_names(LC_ORDER_NUMBER, "run9/game_10.gz", "run10/game_9.gz"), 1);
+    lc_order_key k;
+    lc_order_key_make(LC_ORDER_NUMBER, "run3/training.000123.gz", NULL, &k);
+    CHECK(k.numbered && k.n_digits == 3 && !strncmp(k.digits, "123", 3));
+    CHECK(lc_source_key_matches("run2/game_7.gz", "run2/game_7.gz"));
+    CHECK(lc_source_key_matches("run2/game_7.gz", "game_7.gz")); /* a bare name */
+    CHECK(!lc_source_key_matches("run2/game_7.gz", "run1/game_7.gz"));
+    CHECK(!lc_source_key_matches("game_7.gz", "run2/game_7.gz"));
+}
+
 int main(void)
 {
+    test_folders();
     const char *dir = tu_path("order");
     tu_mkdirs(dir);
     for (int i = 0; i < N_FILES; i++) {

@@ -205,6 +205,13 @@ static void test_warnings(void)
     tui_header_layout(&in, gone[item("where")], w);
     CHECK_EQ_INT(w[item("problem")], 2 + 40);
 
+    /* An attached loader gone: its hint to start a reader was its own; the
+     * log's count says what there is. */
+    in.disconnected = true;
+    tui_header_layout(&in, WIDEST, full);
+    CHECK_EQ_INT(full[item("problem")], 2 + (int)strlen("2 errors in the log"));
+    in.disconnected = false;
+
     /* Another stage's warning matters more than the path: the path goes
      * first (the log's count went after it). */
     l.writer.warning = NULL;

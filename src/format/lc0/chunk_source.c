@@ -19,6 +19,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/text.h"
 #include "format/lc0/record.h"
 #include "format/lc0/tar.h"
 
@@ -271,6 +272,12 @@ static int check_gzip_file(const lc_chunk_source *s, uint64_t *content, lc_error
 
 int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
 {
+    return lc_chunk_source_open_keyed(path, 0, out, err);
+}
+
+int lc_chunk_source_open_keyed(const char *path, size_t key_at, lc_chunk_source **out,
+                               lc_error *err)
+{
     *out = NULL;
     lc_source_kind kind;
     if (has_suffix(path, ".gz"))
@@ -286,7 +293,9 @@ int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err)
     if (kind == LC_SOURCE_GZ)
         s->real = real_path_if_other(path);
     const char *slash = strrchr(s->path, '/');
-    s->key = slash ? slash + 1 : s->path;
+    s->key = key_at > 0 && key_at < strlen(s->path) ? s->path + key_at
+             : slash                                ? slash + 1
+                                                    : s->path;
     s->kind = kind;
     s->fd = -1;
 
@@ -384,7 +393,7 @@ const char *lc_chunk_source_chunk_name(const lc_chunk_source *s, size_t i)
         return NULL;
     if (s->parent)
         return lc_chunk_source_chunk_name(s->parent, s->map[i]);
-    return s->kind == LC_SOURCE_GZ ? s->key : s->chunks[i].name;
+    return s->kind == LC_SOURCE_GZ ? lc_basename(s->key) : s->chunks[i].name;
 }
 
 uint64_t lc_chunk_source_chunk_id(const lc_chunk_source *s, size_t i)
@@ -568,5 +577,14 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
 
 int lc_source_key_compare(const char *a, const char *b)
 {
-    return strcmp(a, b);
+    const char *ba = lc_basename(a), *bb = lc_basename(b);
+    int c = strcmp(ba, bb);
+    if (c || (ba == a) == (bb == b))
+        return c ? c : strcmp(a, b);
+    return ba == a ? 1 : -1; /* the bare name after the name in folders */
+}
+
+bool lc_source_key_matches(const char *key, const char *given)
+{
+    return !strcmp(key, given) || (!strchr(given, '/') && !strcmp(lc_basename(key), given));
 }

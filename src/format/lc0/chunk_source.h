@@ -44,13 +44,21 @@ typedef struct lc_chunk_source lc_chunk_source; /* opaque */
  * has one chunk.
  */
 int lc_chunk_source_open(const char *path, lc_chunk_source **out, lc_error *err);
+/* As lc_chunk_source_open, with the key path + key_at (the path relative to
+ * the data folder, as the file_path_provider found it; 0, or an offset
+ * that is not inside path: the basename). */
+int lc_chunk_source_open_keyed(const char *path, size_t key_at, lc_chunk_source **out,
+                               lc_error *err);
 
 lc_chunk_source *lc_chunk_source_ref(lc_chunk_source *s);
 /* Drop a reference; NULL is allowed; frees at zero. */
 void lc_chunk_source_unref(lc_chunk_source *s);
 
 const char *lc_chunk_source_path(const lc_chunk_source *s);
-/* The basename: the sort key, compared as bytes (lc_source_key_compare). */
+/* The key: the file's path relative to the data folder ("run2/game_7.gz";
+ * a file directly in it, or a source opened without a folder: the
+ * basename). What a source is known by: the pool's order and anchor, the
+ * rank shards, the splitter's sides. Ordered by lc_source_key_compare. */
 const char *lc_chunk_source_key(const lc_chunk_source *s);
 lc_source_kind lc_chunk_source_kind(const lc_chunk_source *s);
 /* Number of chunks (1 for a .gz). */
@@ -143,7 +151,14 @@ void lc_chunk_source_limit_output(lc_chunk_source *s, size_t max);
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err);
 
-/* Byte-wise comparison of sort keys (strcmp): <0, 0, >0. */
+/* The order of keys: their basenames compared as bytes (upstream's order,
+ * which knows no folders), then, for one name in several folders, the keys
+ * as bytes, a key without a folder (a bare name, such as an anchor a
+ * checkpoint stored before keys had folders) after every other of its name:
+ * <0, 0, >0. */
 int lc_source_key_compare(const char *a, const char *b);
+/* Whether `given` (an anchor) names the source of this key: the key itself,
+ * or a bare name (no '/') that is the key's basename. */
+bool lc_source_key_matches(const char *key, const char *given);
 
 #endif
