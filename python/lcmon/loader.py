@@ -28,6 +28,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -42,6 +43,7 @@ from .stream import BatchReader
 __all__ = ["Loader", "LoaderError", "find_lcmon"]
 
 log = logging.getLogger("lcmon.loader")
+_LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d\.\d{3} (error|warn|info|debug) +(.*)$")
 
 _PR_SET_PDEATHSIG = 1
 
@@ -120,6 +122,7 @@ class Loader:
         self._log_thread = None
         self._log_file = None
         self._stderr_tail = []
+        self._closing = False
         try:
             cfg_path = self._write_config(config)
             cmd = [lcmon or find_lcmon(), "--no-ui", "--status-interval", "0",
@@ -163,17 +166,18 @@ class Loader:
         return path
 
     def _forward_log(self) -> None:
-        levels = {"error": logging.ERROR, "warn ": logging.WARNING, "info ": logging.INFO,
+        # "HH:MM:SS.mmm level [thread] message": logging adds its own time
+        # and level, so the record is "[thread] message" at that level.
+        levels = {"error": logging.ERROR, "warn": logging.WARNING, "info": logging.INFO,
                   "debug": logging.DEBUG}
         for line in self.proc.stderr:
             line = line.rstrip("\n")
             self._stderr_tail = (self._stderr_tail + [line])[-200:]
-            level = logging.INFO
-            for word, lv in levels.items():
-                if (" " + word) in line[:20]:
-                    level = lv
-                    break
-            log.log(level, "%s", line)
+            m = _LOG_LINE.match(line)
+            level, text = (levels[m.group(1)], m.group(2)) if m else (logging.INFO, line)
+            if self._closing and text == "[main] Interrupt received: stopping":
+                text = "[main] stopping: Loader.close()"  # its SIGINT, not a user's
+            log.log(level, "%s", text)
 
     def _wait_up(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -223,6 +227,7 @@ class Loader:
         rc = None
         if self.proc is not None:
             if self.proc.poll() is None:
+                self._closing = True
                 self.proc.send_signal(signal.SIGINT)
                 try:
                     self.proc.wait(timeout)
