@@ -3,8 +3,8 @@
 sample games: a small network trains for a few cycles while new games
 arrive, as self-play would write them.
 
-    python3 examples/rl_loop.py                       # 3 cycles, from the repository
-    python3 examples/rl_loop.py --cycles 5 --new-games 4 --steps 20
+    /usr/bin/python3 examples/rl_loop.py              # 3 cycles, from the repository
+    /usr/bin/python3 examples/rl_loop.py --cycles 5 --new-games 4 --steps 20
 
 Each cycle waits until `--new-games` games have arrived since the anchor
 (lcmon's pool counts them), moves the anchor to the newest game, trains
@@ -14,8 +14,8 @@ at its start (lcmon.Loader(config, anchor=saved)), so its first cycle
 counts exactly the games that came after it, while the trainer was down
 and since, not the whole folder:
 
-    python3 examples/rl_loop.py --checkpoint /tmp/rl/ckpt.pt     # run, stop...
-    python3 examples/rl_loop.py --checkpoint /tmp/rl/ckpt.pt     # ...and resume
+    /usr/bin/python3 examples/rl_loop.py --checkpoint /tmp/rl/ckpt.pt   # run, stop...
+    /usr/bin/python3 examples/rl_loop.py --checkpoint /tmp/rl/ckpt.pt   # ...and resume
 
 Here a thread plays self-play: it copies a sample game into the watched
 folder (`--games`, by default `games` beside the checkpoint) every
@@ -40,8 +40,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+try:
+    import numpy  # noqa: E402,F401
+    import torch  # noqa: E402
+    import torch.nn.functional as F  # noqa: E402
+except ImportError as e:
+    sys.exit("rl_loop: %s cannot import %s; run the example with an interpreter that has "
+             "numpy and torch, such as Debian's: /usr/bin/python3 %s" % (
+                 sys.executable, e.name, os.path.relpath(os.path.abspath(__file__))))
 
 import lcmon  # noqa: E402
 from lcmon.lczero import rl_cycles  # noqa: E402

@@ -84,6 +84,7 @@ from .stream import BatchReader
 __all__ = ["Loader", "LoaderError", "LoaderGone", "find_lcmon"]
 
 log = logging.getLogger("lcmon.loader")
+_LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d\.\d{3} (error|warn|info|debug) +(.*)$")
 
 _FOLDER_PREFIX = "lcmon-loader-"
 _LOCK = "lock"  # in the folder: flocked by its Loader's process and its lcmon
@@ -316,6 +317,7 @@ class Loader:
         self.dir = tempfile.mkdtemp(prefix=_FOLDER_PREFIX)
         self.socket = os.path.join(self.dir, "lcmon.sock")
         self.pipe = pipe or os.path.join(self.dir, "lcmon.pipe")
+        self._closing = False
         try:
             self._lock_fd = _hold_folder(self.dir)
             _loaders.add(self)
@@ -383,17 +385,18 @@ class Loader:
                 for m in _PIPE_VAR.finditer(text) if m.group(1) != "LCMON_PIPE"}
 
     def _forward_log(self) -> None:
-        levels = {"error": logging.ERROR, "warn ": logging.WARNING, "info ": logging.INFO,
+        # "HH:MM:SS.mmm level [thread] message": logging adds its own time
+        # and level, so the record is "[thread] message" at that level.
+        levels = {"error": logging.ERROR, "warn": logging.WARNING, "info": logging.INFO,
                   "debug": logging.DEBUG}
         for line in self.proc.stderr:
             line = line.rstrip("\n")
             self._stderr_tail = (self._stderr_tail + [line])[-200:]
-            level = logging.INFO
-            for word, lv in levels.items():
-                if (" " + word) in line[:20]:
-                    level = lv
-                    break
-            log.log(level, "%s", line)
+            m = _LOG_LINE.match(line)
+            level, text = (levels[m.group(1)], m.group(2)) if m else (logging.INFO, line)
+            if self._closing and text == "[main] Interrupt received: stopping":
+                text = "[main] stopping: Loader.close()"  # its SIGINT, not a user's
+            log.log(level, "%s", text)
 
     def _wait_up(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -596,6 +599,7 @@ class Loader:
         finalizer = getattr(self, "_finalizer", None)
         if finalizer is not None and finalizer.detach() is None:
             return self.proc.returncode if self.proc else None  # closed already
+        self._closing = True  # its SIGINT is close()'s, not a user's
         rc = _stop(self._owner, self.proc, self.dir, self._lock_fd, timeout)
         self._lock_fd = -1
         if self._log_thread is not None:

@@ -342,6 +342,7 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
             warning = m->stage_metrics[i]->warning;
             warned = m->stage_metrics[i]->name;
         }
+    size_t warn_at = used;
     if (warning)
         append(line, sizeof line, &used, " | %s: %s", warned, warning);
     /* Full queues: how many, and the last in the flow (the stage after it
@@ -398,13 +399,15 @@ void lc_status_line_compact(const Lcmon__DataLoaderMetricsProto *m, size_t width
     if (bad)
         append(line, sizeof line, &used, " | bad %llu", (unsigned long long)bad);
     /* Too long: whole parts are left out from the end, and " ..." says so;
-     * a first part longer than the width is cut after a word. */
+     * a first part longer than the width is cut after a word, and so is a
+     * warning (a reader's command is long: the log has it whole) when its
+     * start fits. */
     if (width >= 8 && strlen(line) > width) {
         size_t keep = 0;
         for (char *bar = strstr(line, " | "); bar; bar = strstr(bar + 1, " | "))
             if ((size_t)(bar - line) + 4 <= width)
                 keep = (size_t)(bar - line);
-        if (keep == 0) {
+        if (keep == 0 || (warning && keep <= warn_at && width >= warn_at + 40)) {
             keep = width - 4;
             while (keep > 0 && line[keep] != ' ')
                 keep--;

@@ -245,6 +245,8 @@ static int writer_start(lc_stage *s, lc_error *err)
     uint64_t v;
     while (read(w->wake_fd, &v, sizeof v) > 0) {
     }
+    writer_pipe_reader_command(w->reader_cmd, sizeof w->reader_cmd,
+                               ((const writer_config *)s->config)->path);
     int rc = open_target(s, w, err);
     if (rc != 0)
         return rc;
@@ -301,8 +303,7 @@ static void writer_flush(lc_stage *s, lc_stage_metrics *m)
     const writer_config *c = s->config;
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
     if (atomic_load(&w->g_waiting))
-        snprintf(m->warning, sizeof m->warning, "no reader: start one with  python3 -m lcmon %s",
-                 c->path);
+        snprintf(m->warning, sizeof m->warning, "no reader: start one with %s", w->reader_cmd);
     else if (atomic_load(&w->g_stalled))
         snprintf(m->warning, sizeof m->warning,
                  "the reader of %s is not reading (stopped, or busy?)", c->path);

@@ -7,6 +7,8 @@
  */
 #include "stages/writer_pipe.h"
 
+#include "lc_config.h"
+
 #include "core/clock.h"
 #include "core/fifo.h"
 #include "core/log.h"
@@ -340,6 +342,49 @@ void writer_pipe_check_reader(lc_stage *s, writer *w)
         writer_pipe_disconnect(s, w, 0, 0);
 }
 
+/* s as one shell word: quoted when it has anything but the safe characters. */
+static void shell_word(char *buf, size_t size, const char *s)
+{
+    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                        "_-./+=:,@%") == strlen(s)) {
+        snprintf(buf, size, "%s", s);
+        return;
+    }
+    size_t n = 0;
+    if (size < 3)
+        return;
+    buf[n++] = '\'';
+    for (; *s && n + 6 < size; s++) {
+        if (*s == '\'') { /* 'it'\''s' */
+            memcpy(buf + n, "'\\''", 4);
+            n += 4;
+        } else {
+            buf[n++] = *s;
+        }
+    }
+    buf[n++] = '\'';
+    buf[n] = 0;
+}
+
+void writer_pipe_reader_command(char *buf, size_t size, const char *path)
+{
+    char abs[4096], cwd[4096];
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(abs, sizeof abs, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+    else
+        snprintf(abs, sizeof abs, "%s", path);
+    char pipe[1024], py[1024], dir[1024];
+    shell_word(pipe, sizeof pipe, abs);
+    shell_word(py, sizeof py, LC_PYTHON);
+    shell_word(dir, sizeof dir, LC_PYTHON_PACKAGE_DIR);
+    /* A built tree's package; an installed lcmon's is found by the
+     * interpreter (pip install python/). */
+    if (access(LC_PYTHON_PACKAGE_DIR "/lcmon/__init__.py", R_OK) == 0)
+        snprintf(buf, size, "PYTHONPATH=%s %s -m lcmon %s", dir, py, pipe);
+    else
+        snprintf(buf, size, "%s -m lcmon %s", py, pipe);
+}
+
 /* Wait for a reader and open the pipe. False when stopping. */
 bool writer_pipe_connect(lc_stage *s, writer *w, lc_load_meter *meter)
 {
@@ -379,7 +424,8 @@ bool writer_pipe_connect(lc_stage *s, writer *w, lc_load_meter *meter)
             LC_ERROR("%s: cannot open %s: %s (retrying)", s->name, c->path, strerror(errno));
         told_problem = told_problem || (o != LC_FIFO_NO_READER);
         if (!told_wait)
-            LC_INFO("%s: waiting for a reader on %s", s->name, c->path);
+            LC_INFO("%s: waiting for a reader on %s; read it with: %s", s->name, c->path,
+                    w->reader_cmd);
         told_wait = true;
         if (!lc_run_state_sleep(&s->run, WRITER_RETRY_SECONDS, meter))
             break;

@@ -76,6 +76,7 @@ typedef struct writer {
     uint64_t connections;         /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */
     uint64_t full_since;          /* the pipe has been full since then (0: it is not) */
+    char reader_cmd[512];         /* the command that reads the pipe, for the hints */
 
     atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
         blocked_ns, n_stalls;
@@ -109,6 +110,11 @@ void writer_pipe_hold(writer *w, const lc_batch_item *item, const lc_stage_env *
 /* Drop every held batch. */
 void writer_pipe_clear(writer *w);
 /* Wait for a reader and open the pipe. False when stopping. */
+/* The command a user copies to read the pipe: the interpreter lcmon was
+ * configured with and the package's folder when it is there, the pipe's
+ * absolute path, each quoted for the shell where it needs it. */
+void writer_pipe_reader_command(char *buf, size_t size, const char *path);
+
 bool writer_pipe_connect(lc_stage *s, writer *w, lc_load_meter *meter);
 /* The reader is gone (rc: the write's error, 0 when seen closed): keep the
  * batches it did not read whole (partial: bytes of the one being written). */

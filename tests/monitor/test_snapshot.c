@@ -87,7 +87,8 @@ int main(void)
     CHECK(strstr(line, "pos/s") == NULL && strstr(line, "reader") == NULL);
 
     /* Too long for the width: whole parts go from the end, never half a
-     * word, and " ..." says so. */
+     * word, and " ..." says so; a warning whose start fits is cut after a
+     * word (the reader's command is long, the log has it whole). */
     Lcmon__StageMetricProto warned = stage("writer", wr_counts, 2);
     warned.warning = (char *)"no reader: start one with python3 -m lcmon /a/long/path/to/the.pipe";
     Lcmon__StageMetricProto *with_warning[] = {&tok, &warned, &wr};
@@ -101,6 +102,9 @@ int main(void)
     CHECK_EQ_STR(line, "[running] 500 pos/s | writer: no reader: start one with python3 -m lcmon "
                        "/a/long/path/to/the.pipe ...");
     lc_status_line_compact(&m, 60, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s | writer: no reader: start one with ...");
+    CHECK(strlen(line) <= 60);
+    lc_status_line_compact(&m, 50, line, sizeof line);
     CHECK_EQ_STR(line, "[running] 500 pos/s ...");
     lc_status_line_compact(&m, 14, line, sizeof line);
     CHECK_EQ_STR(line, "[running] ...");

@@ -7,6 +7,7 @@ lcmon prints each second.
 Environment: LCMON (the executable), LC_TEST_DATA (the sample data).
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -483,21 +484,18 @@ class Cli(unittest.TestCase):
         self.assertEqual(len(re.findall(r"warn .*LCMON_DATA is not set: reading \S*share/lcmon/"
                                         r"data, .*sample games", r.stderr)), 1, r.stderr)
 
-    def headless_until(self, env, pattern, config=None):
-        """Run headless lcmon until a stderr line matches pattern (or 30 s x
-        SLOW); returns every stderr line so far."""
+    @contextlib.contextmanager
+    def headless(self, env, config=None, cwd=None):
+        """Headless lcmon while the block runs, stopped by SIGINT at its end;
+        yields the process and its stderr lines as they come."""
         args = [LCMON, "--no-ui", "--status-interval", "0"] + (["--config", config] if config
                                                                else [])
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                             env=env, cwd=os.path.dirname(os.path.dirname(DATA)))
+                             env=env, cwd=cwd or os.path.dirname(os.path.dirname(DATA)))
         lines = StderrLines(p.stderr)
         lines.start()
         try:
-            deadline = time.monotonic() + 30 * SLOW
-            while time.monotonic() < deadline and p.poll() is None:
-                if any(re.search(pattern, l) for _, l in lines.lines):
-                    break
-                time.sleep(0.05)
+            yield p, lines
         finally:
             p.send_signal(signal.SIGINT)
             try:
@@ -506,6 +504,16 @@ class Cli(unittest.TestCase):
                 p.kill()
                 p.wait()
             lines.join(5)
+
+    def headless_until(self, env, pattern, config=None):
+        """Run headless lcmon until a stderr line matches pattern (or 30 s x
+        SLOW); returns every stderr line so far."""
+        with self.headless(env, config) as (p, lines):
+            deadline = time.monotonic() + 30 * SLOW
+            while time.monotonic() < deadline and p.poll() is None:
+                if any(re.search(pattern, l) for _, l in lines.lines):
+                    break
+                time.sleep(0.05)
         text = "\n".join(l for _, l in lines.lines)
         self.assertRegex(text, pattern)
         return text
@@ -556,6 +564,30 @@ class Cli(unittest.TestCase):
         self.assertRegex(text, r" warn .*the initial scan loaded no sources: of 3 files, 2 not "
                                r"\.gz or \.tar \(such as \S+\), 1 unreadable or empty")
 
+    def test_no_reader_hint_runs_as_copied(self):
+        """The writer's hint, copied as it is into a shell in another folder
+        with no PYTHONPATH (another terminal), reads the stream: the
+        interpreter lcmon was configured with, the package's folder and the
+        pipe's absolute path; a pipe name with a space is quoted."""
+        work = tempfile.mkdtemp(prefix="lcmon-hint-", dir=self.dir)
+        env = dict(os.environ, LCMON_DATA=DATA, LCMON_PIPE="my batches.pipe")
+        with self.headless(env, cwd=work) as (p, lines):
+            deadline = time.monotonic() + 30 * SLOW
+            cmd = None
+            while cmd is None and time.monotonic() < deadline and p.poll() is None:
+                for _, l in lines.lines:
+                    m = re.search(r"waiting for a reader on my batches\.pipe; read it with: (.*)$", l)
+                    if m:
+                        cmd = m.group(1)
+                time.sleep(0.05)
+            self.assertIsNotNone(cmd, "\n".join(l for _, l in lines.lines))
+            self.assertNotIn("  ", cmd)
+            clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            r = subprocess.run(["sh", "-c", cmd + " --batches 3"], cwd="/", env=clean,
+                               capture_output=True, text=True, timeout=60 * SLOW)
+            self.assertEqual(r.returncode, 0, "%s\n%s%s" % (cmd, r.stdout, r.stderr))
+            self.assertRegex(r.stdout + r.stderr, r"\b3 batches\b")
+
     def test_compact_status_line(self):
         """Without -v the status line fits 120 columns: state, rate, the
         warning that says what to do (no reader: the command), full queues,
@@ -570,8 +602,7 @@ class Cli(unittest.TestCase):
             self.assertLessEqual(len(l), 120, l)
             self.assertRegex(l, r"^\[\w+\] [\d.]+[kM]? pos/s")
         # Nobody reads: the line says so first, with the command.
-        self.assertIn("| writer: no reader: start one with  python3 -m lcmon %s" % pipe,
-                      lines[-1])
+        self.assertIn("| writer: no reader: start one with PYTHONPATH=", lines[-1])
 
     def test_headless_status_line_each_second(self):
         """`lcmon --no-ui -v` prints a status line to stderr about once a

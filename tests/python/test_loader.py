@@ -77,6 +77,30 @@ class LoaderTests(unittest.TestCase):
             self.assertFalse(alive(pid), "lcmon still runs after the block")
             self.assertFalse(os.path.exists(d))
         self.assertTrue(any("pipeline" in m or "pool" in m for m in logs.output), logs.output)
+        # Each record is "[thread] message": logging has its own time and
+        # level, lcmon's are not repeated; the end that close() asked for is
+        # not an "Interrupt received".
+        for r in logs.records:
+            self.assertRegex(r.getMessage(), r"^\[[\w-]+\] ", r.getMessage())
+        self.assertTrue(any(r.getMessage() == "[main] stopping: Loader.close()"
+                            for r in logs.records), logs.output)
+        self.assertFalse(any("Interrupt" in m for m in logs.output), logs.output)
+
+    def test_log_levels_through_logging(self):
+        """lcmon's warnings are warnings in Python's logging, without
+        lcmon's own time and level in the message."""
+        cfg = config_dict()
+        cfg["stages"][0]["file_path_provider"]["directory"] = os.path.join(
+            tempfile.gettempdir(), "lcmon-no-such-dir-%d" % os.getpid())
+        with self.assertLogs("lcmon.loader", level="INFO") as logs:
+            with Loader(cfg):
+                deadline = time.monotonic() + WAIT
+                while time.monotonic() < deadline and not any(
+                        r.levelno == logging.WARNING for r in logs.records):
+                    time.sleep(0.05)
+        warns = [r.getMessage() for r in logs.records if r.levelno == logging.WARNING]
+        self.assertTrue(warns, logs.output)
+        self.assertRegex(warns[0], r"^\[[\w-]+\] files: ")
 
     def test_yaml_text_and_file_finite_run(self):
         want = None
@@ -152,6 +176,24 @@ class LoaderTests(unittest.TestCase):
                     self.assertIn("resuming from %s: anchor %s" % (ckpt, last), r.stdout)
                     self.assertGreater(anchors[0], last, "the names go on after the last run's")
                 last = anchors[-1]
+
+    def test_rl_example_names_the_interpreter_to_use(self):
+        """examples/rl_loop.py run by a python3 without numpy and torch (a
+        pyenv's, a conda's, a bare venv's) says which interpreter it is, what
+        it lacks and the command that works, in place of a traceback."""
+        root = os.environ.get("LCMON_SOURCE_ROOT") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with tempfile.TemporaryDirectory() as tmp:
+            venv = os.path.join(tmp, "bare")
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True,
+                           timeout=WAIT)
+            bare = os.path.join(venv, "bin", "python")
+            r = subprocess.run([bare, os.path.join("examples", "rl_loop.py")], cwd=root,
+                               capture_output=True, text=True, timeout=WAIT)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertIn("rl_loop: %s cannot import numpy" % bare, r.stderr)
+            self.assertIn("/usr/bin/python3 examples/rl_loop.py", r.stderr)
 
     def test_no_lcmon_left_when_the_parent_is_killed(self):
         """A Python process that started a Loader is killed with SIGKILL:

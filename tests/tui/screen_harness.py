@@ -76,6 +76,20 @@ set -g remain-on-exit on
 """
 
 _counter = 0
+# The panes open now. A tmux server is a daemon outside the test's process
+# group: when meson test ends the test with SIGTERM (scripts/test's Ctrl-C,
+# a timeout), the handler below ends each server and reader, not left for
+# an hour.
+_live = set()
+
+
+def _on_sigterm(signum, frame):
+    for pane in list(_live):
+        pane.close()
+    os._exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 class Pane:
@@ -110,6 +124,7 @@ class Pane:
             tmux_env += ["-e", "%s=%s" % (k, v)]
         self.tmux("-f", conf, "new-session", "-d", "-x", str(width), "-y", str(height),
                   "-c", cwd or self.tmp, *tmux_env, "sh -c '%s'" % cmd)
+        _live.add(self)
         test.addCleanup(self.close)
         if reader:
             renv = dict(os.environ, PYTHONPATH=os.path.join(SOURCE_ROOT, "python"))
@@ -162,6 +177,7 @@ class Pane:
             timeout=20)
 
     def close(self):
+        _live.discard(self)
         self.tmux("kill-server", check=False)
         if self.reader:
             self.reader.kill()

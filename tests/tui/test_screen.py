@@ -5,7 +5,8 @@ log pane (l, PgUp/PgDn, Home, End); the refresh rate (+, -); the window
 of the rates (w); resizes; what
 the screen's own thread costs in CPU. Screens whose content is
 deterministic (the help screen, a pipeline that fails to start) are
-compared with golden files in tests/tui/golden. Stopping, restarting,
+compared with golden files in tests/tui/golden; the README's screenshots'
+screens with theirs, by layout (scripts/screenshots --check). Stopping, restarting,
 attaching and quitting: test_screen_life.py.
 """
 
@@ -473,6 +474,20 @@ stages:
         golden(self, "failure-100x32.txt", mask(p.capture()))
         p.send("q")
         p.wait_for("lcmon exiting 1", lambda t: "lcmon exited 1" in t)
+
+    def test_screenshot_goldens(self):
+        """The screens of the README's screenshots, as scripts/screenshots
+        captures them (its shots, keys and themes, with this lcmon), have
+        the layout of their goldens (tests/tui/golden/shot-*: the numbers,
+        bars and log lines masked); GENERATE=1 rewrites them, and then
+        test_screenshots.py asks for the pictures again."""
+        script = os.path.join(SOURCE_ROOT, "scripts", "screenshots")
+        r = subprocess.run([PYTHON, script, "--check", "--lcmon", LCMON,
+                            "--timeout", str(30 * SLOW)], capture_output=True, text=True,
+                           timeout=200 * SLOW)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count("as its golden" if not GENERATE else "golden written"),
+                         3, r.stdout)
 
 
 if __name__ == "__main__":

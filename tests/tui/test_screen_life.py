@@ -91,9 +91,11 @@ class ScreenLife(ScreenCase):
         """Without a reader, the header and the writer row say so and give
         the command that starts one; no 'blocked on the reader 0%'."""
         p = Pane(self, 200, 45, reader=False)
-        cmd = "python3 -m lcmon %s" % p.pipe
-        text = p.wait_for("the hint", lambda t: cmd in t.split("\n")[0] and
-                          "no reader: start one with  python3 -m lcmon" in row(t, "writer"))
+        # The interpreter lcmon was built with and the package's folder.
+        cmd = "PYTHONPATH=%s/python %s -m lcmon %s" % (os.path.realpath(SOURCE_ROOT), PYTHON,
+                                                      p.pipe)
+        text = p.wait_for("the hint", lambda t: "no reader: start one with PYTHONPATH=" in
+                          t.split("\n")[0] and cmd in "".join(t.split("\n")))
         self.assertIn("writer: no reader: start one with", text.split("\n")[0])
         self.assertNotIn("blocked on the reader", row(text, "writer"))
 
