@@ -274,6 +274,22 @@ static int parse_named_option(int c, const char *arg, options *o)
     return 0;
 }
 
+/* An option without a value: true when c is one (set in o). */
+static bool parse_flag_option(int c, options *o)
+{
+    bool *flag = c == OPT_NO_UI           ? &o->no_ui
+                 : c == OPT_PRINT_DEFAULT ? &o->print_default
+                 : c == OPT_QUIET         ? &o->quiet
+                 : c == OPT_DETERMINISTIC ? &o->deterministic
+                 : c == OPT_NO_COLOR      ? &o->no_color
+                 : c == OPT_ASCII         ? &o->ascii
+                 : c == 'v'               ? &o->verbose
+                                          : NULL;
+    if (flag)
+        *flag = true;
+    return flag != NULL;
+}
+
 int options_parse(int argc, char **argv, options *o)
 {
     static const struct option longopts[] = {
@@ -308,17 +324,11 @@ int options_parse(int argc, char **argv, options *o)
     int c;
     while ((c = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_NO_UI:
-            o->no_ui = true;
-            break;
         case OPT_CONFIG:
             o->config_path = optarg;
             break;
         case OPT_CHECK:
             o->check_path = optarg;
-            break;
-        case OPT_PRINT_DEFAULT:
-            o->print_default = true;
             break;
         case OPT_PRINT_SCHEMA:
             o->print_schema = optarg ? optarg : "text";
@@ -341,21 +351,6 @@ int options_parse(int argc, char **argv, options *o)
             if (parse_named_option(c, optarg, o))
                 return 2;
             break;
-        case OPT_QUIET:
-            o->quiet = true;
-            break;
-        case OPT_DETERMINISTIC:
-            o->deterministic = true;
-            break;
-        case OPT_NO_COLOR:
-            o->no_color = true;
-            break;
-        case OPT_ASCII:
-            o->ascii = true;
-            break;
-        case 'v':
-            o->verbose = true;
-            break;
         case 'V':
         case OPT_VERSION:
             print_version();
@@ -365,6 +360,8 @@ int options_parse(int argc, char **argv, options *o)
             usage(stdout);
             exit(0);
         default:
+            if (parse_flag_option(c, o))
+                break;
             fprintf(stderr,
                     "lcmon: %s: unknown option, or its value is missing. Try 'lcmon --help'.\n",
                     argv[optind - 1]);

@@ -429,6 +429,24 @@ static bool position_frame(const lc_chunk_item *c, uint32_t i, lc_unpack_ctx **u
     return true;
 }
 
+/* Diff focus, decided before decoding: true when position `pick` of c is
+ * skipped (counted either way). */
+static bool focus_skips(lc_stage *s, const lc_chunk_item *c, const float *scores, uint32_t pick)
+{
+    unpacker *u = s->priv;
+    const unpacker_config *cfg = s->config;
+    if (!cfg->diff_focus || !(scores || !c->packed))
+        return false;
+    double keep = scores ? scores[pick] : record_score(cfg, c, pick);
+    if (keep < 1 &&
+        unit_hash(s->env->seed ^ FOCUS_TAG, c->global_index, c->use_count, pick) >= keep) {
+        atomic_fetch_add(&u->n_focus_skipped, 1);
+        return true;
+    }
+    atomic_fetch_add(&u->n_focus_kept, 1);
+    return false;
+}
+
 static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -481,15 +499,8 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (c.flags & LC_ITEM_FRESH)
             origin.flags = LC_ORIGIN_FRESH | LC_ORIGIN_LEAD;
         for (uint32_t j = 0; j < k && !closed; j++) {
-            if (cfg->diff_focus && (scores || !c.packed)) { /* decided before decoding */
-                double keep = scores ? scores[picks[j]] : record_score(cfg, &c, picks[j]);
-                if (keep < 1 && unit_hash(s->env->seed ^ FOCUS_TAG, c.global_index, c.use_count,
-                                          picks[j]) >= keep) {
-                    atomic_fetch_add(&u->n_focus_skipped, 1);
-                    continue;
-                }
-                atomic_fetch_add(&u->n_focus_kept, 1);
-            }
+            if (focus_skips(s, &c, scores, picks[j]))
+                continue;
             lc_frame f;
             if (!position_frame(&c, picks[j], &uctx, &f, &why)) {
                 bad++;
