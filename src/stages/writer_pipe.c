@@ -35,11 +35,31 @@ static size_t held_count(const writer *w)
     return lc_deque_len(&w->held_q);
 }
 
+/* A finite run read in order (chunk_reader numbers its chunks as it reads
+ * them, and a row's origin names its chunk) reports what reached the
+ * batches, not what was read ahead into the queues: its records (and its
+ * files, when every file is one chunk) at most the newest chunk with rows
+ * in a batch so far. The last batch reports everything read. Runs whose
+ * rows carry no origin (Parquet) or that count no records (a pool) are
+ * left as read. */
+static void progress_as_batched(writer *w, const lc_batch_item *item, lc_stream_progress *p)
+{
+    if (item->origin.newest_seq > w->progress_seq)
+        w->progress_seq = item->origin.newest_seq;
+    if (!w->progress_seq || !p->records || (item->flags & LC_ITEM_END_OF_STREAM))
+        return;
+    if (p->files_total && p->records_total == p->files_total && p->files_done > w->progress_seq)
+        p->files_done = w->progress_seq;
+    if (p->records > w->progress_seq)
+        p->records = w->progress_seq;
+}
+
 void writer_pipe_hold(writer *w, const lc_batch_item *item, const lc_stage_env *env)
 {
     held_batch *h = lc_deque_push_back(&w->held_q);
     h->item = *item;
     lc_run_progress_get(env, &h->progress);
+    progress_as_batched(w, item, &h->progress);
 }
 
 static void held_drop_front(writer *w)

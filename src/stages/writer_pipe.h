@@ -73,6 +73,7 @@ typedef struct writer {
     uint64_t pace_now, pace_prev; /* the longest wait on a full pipe: this window, the last */
     uint64_t pace_since;          /* when this window began */
     bool torn;                    /* stopped in the middle of a batch */
+    uint64_t progress_seq;        /* a finite run's newest chunk with rows in a batch taken */
     uint64_t connections;         /* readers connected since the stage was made, for the log */
     uint64_t blocked_ms_reported; /* flush side only */
     uint64_t full_since;          /* the pipe has been full since then (0: it is not) */

@@ -728,6 +728,32 @@ class Sequential(LcmonCase):
         last = self.check_progress(frames, self.path("data"), records_known=True)
         self.assertEqual(last.records, last.records_total)
 
+    def test_progress_counts_what_reached_the_batches(self):
+        """A finite run's progress is what the batches read so far hold,
+        not what lcmon has read ahead into its queues (issue 34: 63-99% at
+        the halfway batch). Every file here is one .gz chunk, read in
+        order, every record becomes one row in order: after batch k the
+        chunks (and files) counted are exactly those with a row in batches
+        0..k, worked out here from each chunk's record count."""
+        folders = ["lc0-v0.31.2-fmt1", "lc0-v0.31.2-fmt2", "lc0-v0.31.2-fmt3"]
+        bs = 64
+        recs, got, frames = self.run_sequential(folders, False, bs, "current")
+        sizes = [len(chunk_records(chunk, path))
+                 for path in sources_in_order(self.path("data"))
+                 for chunk in chunks_of(path)]
+        self.assertEqual(sum(sizes), len(recs))
+        first_row = np.cumsum([0] + sizes[:-1])  # each chunk's first row
+        self.assertGreater(len(frames), 4)
+        rows_so_far = 0
+        for seq, rows, last, progress in frames:
+            rows_so_far += rows
+            started = int(np.searchsorted(first_row, rows_so_far, side="left"))
+            self.assertEqual(progress.records, started, "batch %d" % seq)
+            self.assertEqual(progress.files_done, started, "batch %d" % seq)
+        half = frames[len(frames) // 2][3]
+        self.assertLess(half.fraction, 0.75, "the halfway batch: %s" % (half,))
+        self.assertEqual(frames[-1][3].fraction, 1.0)
+
     def test_ranks_split_a_sequential_run(self):
         """Under WORLD_SIZE=2 each rank's sequential run reads its own share
         of the chunks (as the pool shards them): the two are disjoint, cover
