@@ -21,6 +21,13 @@ commit's in one run (docs/performance.md).
    would give, as long as torch uses one thread; TORCH_THREADS sets
    torch's threads).
 
+5. (unless E2E=0) end to end: lcmon's default pipeline at sampling 1.0,
+   packed, over GAMES copies of the sample games (bench/default's corpus
+   and config), into `python3 -m lcmon PIPE --expand` with the baseline's
+   package, this one with numpy alone and with its C kernel, and without
+   --expand (the packed rate), alternated REPEAT times: positions/s over
+   E2E_BATCHES batches after E2E_SKIP, medians.
+
 Ways: "lcmon.expand" (new arrays each call), "Expander" (arrays reused
 batch after batch, as BatchReader(expand=True) does), "BatchReader file"
 (BatchReader(expand=True) reading the stream file: read and expansion),
@@ -29,7 +36,9 @@ batch after batch, as BatchReader(expand=True) does), "BatchReader file"
 """
 
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +54,11 @@ BASELINE = os.environ.get("BASELINE", "1329de7890798bd7da6c2dc0cccc947fcddf7577"
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", "256"))
 ROUNDS = int(os.environ.get("ROUNDS", "40"))
 LAYOUT = os.environ.get("LAYOUT", "current")
+E2E = os.environ.get("E2E", "1") != "0"
+E2E_SKIP = int(os.environ.get("E2E_SKIP", "200"))
+E2E_BATCHES = int(os.environ.get("E2E_BATCHES", "1000"))
+REPEAT = int(os.environ.get("REPEAT", "3"))
+PY = os.environ.get("LCMON_PYTHON", sys.executable)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 from test_end_to_end import sequential_yaml  # noqa: E402 (the tests' sequential run)
@@ -76,6 +90,63 @@ def baseline(work):
     return lcmon_base
 
 
+def end_to_end(work):
+    """Step 5: the reader's rate with each package, lcmon feeding it."""
+    os.environ.setdefault("LCMON", LCMON)
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import default as bd  # bench/default.py: the corpus and the default config
+
+    tree = os.path.join(work, "base-tree")
+    os.mkdir(tree)
+    tar = subprocess.run(["git", "-C", ROOT, "archive", BASELINE, "python/lcmon"],
+                         check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", tree], input=tar, check=True)
+    data, ratio, n = bd.corpus(work)
+    say("end to end: %d copies of the %d sample games (%.1f:1), the default pipeline at "
+        "sampling 1.0, packed, into python3 -m lcmon" % (bd.GAMES, n, ratio))
+    this = os.path.join(ROOT, "python")
+    readers = [("packed, not expanded", this, [], {}),
+               ("--expand, baseline", os.path.join(tree, "python"), ["--expand"], {}),
+               ("--expand, this, numpy", this, ["--expand"], {"LCMON_EXPAND": "numpy"}),
+               ("--expand, this, C kernel", this, ["--expand"], {})]
+    rates = {name: [] for name, *_ in readers}
+    for r in range(REPEAT):
+        for name, path, args, env in (readers if r % 2 == 0 else readers[::-1]):
+            pipe = os.path.join(work, "e2e.pipe")
+            if os.path.exists(pipe):
+                os.unlink(pipe)
+            cfg = bd.config(work, data, pipe, "sampling_rate: 1.0", True)
+            lc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg],
+                                  stderr=subprocess.DEVNULL)
+            try:
+                deadline = time.monotonic() + 60
+                while not os.path.exists(pipe):
+                    if time.monotonic() > deadline or lc.poll() is not None:
+                        raise RuntimeError("lcmon did not make its pipe")
+                    time.sleep(0.05)
+                out = subprocess.run(
+                    [PY, "-m", "lcmon", pipe, "--skip", str(E2E_SKIP), "--batches",
+                     str(E2E_SKIP + E2E_BATCHES)] + args, capture_output=True, text=True,
+                    env=dict(os.environ, PYTHONPATH=path, **env), timeout=600).stdout
+            finally:
+                lc.send_signal(signal.SIGINT)
+                lc.wait(30)
+            m = re.search(r"([\d.]+) rows/s", out)
+            if not m:
+                raise RuntimeError("the reader said: %s" % out)
+            rates[name].append(float(m.group(1)))
+            say("run %d: %-26s %9.0f positions/s" % (r + 1, name, rates[name][-1]))
+    base = statistics.median(rates["--expand, baseline"])
+    print("\nend to end, sampling 1.0, packed, %d batches after %d, medians of %d runs:"
+          % (E2E_BATCHES, E2E_SKIP, REPEAT))
+    print("| reader | positions/s | against the baseline's --expand |")
+    print("|---|---|---|")
+    for name, *_ in readers:
+        med = statistics.median(rates[name])
+        print("| %s | %.0f (%s) | %.2f |" % (name, med, ", ".join("%.0f" % x for x in rates[name]),
+                                            med / base))
+
+
 def torch_tensors(torch, b):
     return {n: torch.from_numpy(a.view(np.int16) if a.dtype == np.dtype("<u2") else a)
             for n, a in b.tensors.items()}
@@ -92,7 +163,7 @@ def check(pkgs, torch_mods, torch, path):
 
     with lcmon.BatchReader(path, copy=True) as r:
         batches = list(r.batches())
-    kernel = sys.modules["lcmon.expand"].kernel
+    kernel = lcmon.expand_kernel
     for on in (True, False):  # this package with its C kernel (if built), and numpy alone
         kernel(on)
         for b in batches:
@@ -183,7 +254,8 @@ def main():
         for lay, path in paths.items():
             batches[lay] = check((base, lcmon), (told, tnew), torch, path)
             say("%s: %d positions in %d batches, numpy and torch equal bit for bit, "
-                "baseline and this, C kernel and numpy" % (lay, sum(b.rows for b in batches[lay]), len(batches[lay])))
+                "baseline and this, C kernel and numpy"
+                % (lay, sum(b.rows for b in batches[lay]), len(batches[lay])))
         b = next(x for x in batches[LAYOUT] if x.rows == BATCH_SIZE)
         dense = lcmon.expand(b)
         packed_b = sum(a.nbytes for a in b.tensors.values()) / b.rows
@@ -198,7 +270,7 @@ def main():
         shutil.copyfile(paths[LAYOUT], paths[LAYOUT] + ".old")
         w = {"old": ways(base, told, torch, batches[LAYOUT], paths[LAYOUT] + ".old"),
              "new": ways(lcmon, tnew, torch, batches[LAYOUT], paths[LAYOUT])}
-        kernel = sys.modules["lcmon.expand"].kernel
+        kernel = lcmon.expand_kernel
         whos = ["old", "numpy"] + (["kernel"] if kernel() else [])
         print("C kernel: %s" % (kernel() or "none (build it: ninja -C build)"))
         n = len([x for x in batches[LAYOUT] if x.rows == BATCH_SIZE])
@@ -226,6 +298,8 @@ def main():
                                                rate[who][1] / rate["old"][1])
                       for who in ("numpy", "kernel")]
             print("| %s | %s |" % (way, " | ".join(cells)), flush=True)
+        if E2E:
+            end_to_end(work)
     return 0
 
 

@@ -28,8 +28,9 @@ On the CPU the expansion writes each output byte once: with the C kernel
 of the source tree's build (python/lcmon_expand.c, built by meson into
 build/python/liblcmon_expand.so, loaded with ctypes; LCMON_EXPAND_LIB names
 another file) when there is one, else with numpy, chunk by chunk into the
-output. Both give the same bits; kernel() says which is used, and
-LCMON_EXPAND=numpy (or kernel(False)) keeps to numpy.
+output. Both give the same bits; lcmon.expand_kernel() (kernel() here)
+says which is used, and LCMON_EXPAND=numpy (or expand_kernel(False)) keeps
+to numpy.
 """
 
 import ctypes

@@ -22,15 +22,13 @@ build's C kernel, when it makes one); torch is optional.
 """
 
 import os
-import sys
 import unittest
 
 import numpy as np
 
 import lcmon
+from lcmon import expand_kernel as kernel
 from lcmon.expand import HISTORY_PLANES, PLANES, POLICY_SIZE
-
-kernel = sys.modules["lcmon.expand"].kernel  # lcmon.expand is also the function
 
 try:
     import torch
