@@ -119,11 +119,7 @@ def end_to_end(work):
             lc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg],
                                   stderr=subprocess.DEVNULL)
             try:
-                deadline = time.monotonic() + 60
-                while not os.path.exists(pipe):
-                    if time.monotonic() > deadline or lc.poll() is not None:
-                        raise RuntimeError("lcmon did not make its pipe")
-                    time.sleep(0.05)
+                bd.wait_for_pipe(lc, pipe)
                 out = subprocess.run(
                     [PY, "-m", "lcmon", pipe, "--skip", str(E2E_SKIP), "--batches",
                      str(E2E_SKIP + E2E_BATCHES)] + args, capture_output=True, text=True,

@@ -210,16 +210,18 @@ def planes_into(bits: np.ndarray, aux: np.ndarray, out: np.ndarray) -> np.ndarra
     # values that are finite and without a sign bit (what lcmon writes)
     # that is the 0.0 or 1.0 square times the value; others are copied
     # where the bit is set (a product would give -0.0 or NaN for the rest).
+    # The product is one pass over the batch's value planes at the end
+    # (faster than one a chunk: numpy's loops over 64 squares are short).
     plain = bool(np.isfinite(aux).all() and not np.signbit(aux).any())
     for s in range(0, b, CHUNK_ROWS):
         e = min(b, s + CHUNK_ROWS)
         sq = np.unpackbits(bits[s:e].reshape(-1)).reshape(e - s, PLANES, 64)  # 0/1 bytes
         np.copyto(flat[s:e], sq, casting="unsafe")
-        values = flat[s:e, HISTORY_PLANES:]
-        if plain:
-            values *= aux[s:e, :, None]
-        else:
-            np.copyto(values, aux[s:e, :, None], where=sq[:, HISTORY_PLANES:].view(np.bool_))
+        if not plain:
+            np.copyto(flat[s:e, HISTORY_PLANES:], aux[s:e, :, None],
+                      where=sq[:, HISTORY_PLANES:].view(np.bool_))
+    if plain:
+        np.multiply(flat[:, HISTORY_PLANES:], aux[:, :, None], out=flat[:, HISTORY_PLANES:])
     return out
 
 
@@ -240,13 +242,14 @@ def policy_into(name: str, idx: np.ndarray, val: np.ndarray, out: np.ndarray) ->
                 raise bad_index(name, int(idx.reshape(-1)[bad]))
             return out
     out.fill(-1.0)
-    flat = idx.astype(np.intp)
-    top, low = int(flat.max()), int(flat.min())
+    top = int(idx.max())
+    low = int(idx.min()) if idx.dtype.kind == "i" else 0
     if top >= POLICY_SIZE or low < 0:
         raise bad_index(name, top if top >= POLICY_SIZE else low)
-    # Flat indices into out: every row's offset added in place. Padding
-    # slots repeat an entry of their row, so the writes' order is moot.
-    flat += np.arange(0, b * POLICY_SIZE, POLICY_SIZE, dtype=np.intp)[:, None]
+    # Flat indices into out: each row's offset added. Padding slots repeat
+    # an entry of their row, so the writes' order is moot.
+    flat = np.add(idx, np.arange(0, b * POLICY_SIZE, POLICY_SIZE, dtype=np.intp)[:, None],
+                  dtype=np.intp)
     out.reshape(-1)[flat.reshape(-1)] = val.reshape(-1)
     return out
 
