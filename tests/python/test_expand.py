@@ -21,6 +21,7 @@ Environment: PYTHONPATH (python/ and this folder); LCMON_EXPAND_LIB (the
 build's C kernel, when it makes one); torch is optional.
 """
 
+import copy
 import os
 import unittest
 
@@ -227,19 +228,24 @@ class Reference(unittest.TestCase):
 class Out(unittest.TestCase):
     """Each test with the C kernel (when the build made one) and numpy."""
 
+    path = None
+
     def run(self, result=None):
+        if self.path is not None:
+            return super().run(result)
         had = kernel()
         try:
-            for path in paths():
+            for path in paths():  # a copy each, so that a failure names its path
                 kernel(path == "kernel")
-                self.path = path
-                super().run(result)
+                one = copy.copy(self)
+                one.path = path
+                one.run(result)
         finally:
             kernel(had is not None)
         return result
 
     def __str__(self):
-        return "%s [%s]" % (super().__str__(), getattr(self, "path", "?"))
+        return "%s [%s]" % (super().__str__(), self.path)
 
     def test_numpy_out(self):
         t = made_up(50, 80, np.random.default_rng(4))
