@@ -156,10 +156,17 @@ class Packed(LcmonCase):
             self.assertEqual(b.expand, "lc0-packed-1")
         assert_same_bits(self, concat(lcmon.expand(b) for b in packed_b), dense,
                          what + ": lcmon.expand")
-        # And batch by batch against test_expand's reference (numpy, a
-        # reusing Expander, torch on the CPU).
+        # And against test_expand's reference (numpy, a reusing Expander,
+        # torch on the CPU; the C kernel and numpy): the batches of each
+        # policy width together (rows expand alone; the reference's cost is
+        # by the call).
+        widths = {}
         for b in packed_b:
-            check_against_reference(self, b.tensors, b.expand, "%s: batch %d" % (what, b.seq))
+            k = next(a.shape[1] for n, a in b.tensors.items() if n.endswith("_idx"))
+            widths.setdefault(k, []).append(b.tensors)
+        for k, group in sorted(widths.items()):
+            check_against_reference(self, concat(group), "lc0-packed-1",
+                                    "%s: %d batches of %d slots" % (what, len(group), k))
         r, expanded_b = self.read_all(packed_path, expand=True)
         assert_same_bits(self, concat(b.tensors for b in expanded_b), dense,
                          what + ": BatchReader(expand=True)")
