@@ -118,6 +118,15 @@ def batch_size(cfg):
         return int(re.search(r"batch_size: (\d+)", f.read()).group(1))
 
 
+def wait_for_pipe(lc, pipe):
+    """Until lcmon (the Popen lc) has made its pipe (a minute at most)."""
+    deadline = time.monotonic() + 60
+    while not os.path.exists(pipe):
+        if time.monotonic() > deadline or lc.poll() is not None:
+            raise RuntimeError("lcmon did not make its pipe")
+        time.sleep(0.05)
+
+
 def one_run(work, data, mode, packed):
     pipe = os.path.join(work, "bench.pipe")
     mlog = os.path.join(work, "metrics.jsonl")
@@ -128,11 +137,7 @@ def one_run(work, data, mode, packed):
     lc = subprocess.Popen([LCMON, "--no-ui", "--quiet", "--config", cfg, "--metrics-log", mlog],
                           stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while not os.path.exists(pipe):
-            if time.monotonic() > deadline or lc.poll() is not None:
-                raise RuntimeError("lcmon did not make its pipe")
-            time.sleep(0.05)
+        wait_for_pipe(lc, pipe)
         reader = subprocess.Popen([PY, "-m", "lcmon", pipe, "--batches", str(SKIP + BATCHES),
                                    "--skip", str(SKIP)], stdout=subprocess.PIPE, text=True)
         # The reader's own CPU, sampled as it goes: its share of a core over

@@ -18,6 +18,7 @@ import os as _os
 
 from .control import Control, ControlError, LoaderGone, ProtocolError
 from .expand import Expander, expand
+from .expand import kernel as expand_kernel
 from .loader import Loader, LoaderError
 from .stream import (
     FLAG_LAST,
@@ -50,6 +51,7 @@ __all__ = [
     "LoaderGone",
     "ProtocolError",
     "expand",
+    "expand_kernel",
     "Loader",
     "LoaderError",
     "Expander",

@@ -100,9 +100,10 @@ class LoaderError(RuntimeError):
 _BUILD_DIR_FILE = "BUILD_DIR"
 
 
-def _built_here() -> list:
-    """Where the source tree's build puts lcmon: beside this package in the
-    tree (PYTHONPATH=python), and the tree it was installed from."""
+def build_dirs() -> list:
+    """The source tree's build directories: beside this package in the tree
+    (PYTHONPATH=python; LCMON_BUILD names it, default build), and the one of
+    the tree it was installed from."""
     here = os.path.dirname(os.path.abspath(__file__))
     places = [os.path.join(here, "..", "..", os.environ.get("LCMON_BUILD") or "build")]
     try:
@@ -110,7 +111,12 @@ def _built_here() -> list:
             places.append(f.read().strip())
     except OSError:
         pass
-    return [os.path.normpath(os.path.join(p, "lcmon")) for p in places if p]
+    return [os.path.normpath(p) for p in places if p]
+
+
+def _built_here() -> list:
+    """Where the source tree's build puts lcmon."""
+    return [os.path.join(p, "lcmon") for p in build_dirs()]
 
 
 def find_lcmon() -> str:

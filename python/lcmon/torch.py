@@ -45,7 +45,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from .expand import HISTORY_PLANES, LC0, POLICY_SIZE, WIDEN, expand_lc0
+from .expand import (CHUNK_ROWS, HISTORY_PLANES, LC0, PLANES, POLICY_SIZE, WIDEN, bad_index,
+                     expand_lc0, kernel_planes, kernel_policy)
 from .stream import BatchReader, Header
 
 __all__ = ["BatchDataset", "loader", "expand", "square_table"]
@@ -78,29 +79,91 @@ def square_table(device) -> torch.Tensor:
     return t
 
 
-def _expand_planes(bits: torch.Tensor, aux: torch.Tensor) -> torch.Tensor:
+def _expand_planes(bits: torch.Tensor, aux: torch.Tensor, out=None, name="inputs") -> torch.Tensor:
     b = bits.shape[0]
+    if bits.device.type == "cpu":
+        return _expand_planes_cpu(bits, aux, out, name)
     table = square_table(bits.device)
-    dense = torch.nn.functional.embedding(bits.reshape(b, -1).long(), table)  # [B, 896, 8]
-    dense = dense.view(b, 112, 8, 8)
+    if out is None:
+        dense = torch.nn.functional.embedding(bits.reshape(b, PLANES * 8).long(), table)
+    else:
+        dense = _check_out(name, out, (b, PLANES, 8, 8), bits.device)
+        torch.index_select(table, 0, bits.reshape(-1).long(), out=dense.view(-1, 8))
+    dense = dense.view(b, PLANES, 8, 8)
     # Planes 104..111: 1.0 or 0.0 times their value; the values are finite
     # and not negative (they come from bytes), so the product is exact.
     dense[:, HISTORY_PLANES:] *= aux.view(b, 8, 1, 1)
     return dense
 
 
-def _expand_policy(idx: torch.Tensor, val: torch.Tensor) -> torch.Tensor:
-    dense = torch.full((idx.shape[0], POLICY_SIZE), -1.0, dtype=torch.float32, device=idx.device)
+def _expand_planes_cpu(bits: torch.Tensor, aux: torch.Tensor, out, name) -> torch.Tensor:
+    """The planes on the CPU: by lcmon.expand's C kernel when there is one
+    (bit times value for planes 104..111, as on a GPU); else numpy unpacks
+    the bits of CHUNK_ROWS positions at a time into 0/1 bytes (which stay in
+    the cache), torch widens them into the output (with its intra-op
+    threads) and multiplies planes 104..111 by their values."""
+    b = bits.shape[0]
+    if out is None:
+        dense = torch.empty((b, PLANES, 8, 8), dtype=torch.float32)
+    else:
+        dense = _check_out(name, out, (b, PLANES, 8, 8), bits.device)
+    bits = bits.contiguous()
+    aux_c = aux.contiguous()
+    if b and aux_c.dtype == torch.float32 and kernel_planes(
+            bits.data_ptr(), aux_c.data_ptr(), dense.data_ptr(), b, True):
+        return dense
+    packed = bits.numpy().reshape(b, PLANES * 8)
+    flat = dense.view(b, PLANES * 64)
+    for s in range(0, b, CHUNK_ROWS):
+        e = min(b, s + CHUNK_ROWS)
+        flat[s:e].view(-1).copy_(torch.from_numpy(np.unpackbits(packed[s:e].reshape(-1))))
+    dense[:, HISTORY_PLANES:] *= aux.view(b, 8, 1, 1)
+    return dense
+
+
+def _expand_policy(idx: torch.Tensor, val: torch.Tensor, out=None, name="policy") -> torch.Tensor:
+    if idx.device.type == "cpu" and idx.dtype == torch.int16 and val.dtype == torch.float32:
+        b = idx.shape[0]
+        if out is None:
+            dense = torch.empty((b, POLICY_SIZE), dtype=torch.float32)
+        else:
+            dense = _check_out(name, out, (b, POLICY_SIZE), idx.device)
+        idx_c, val_c = idx.contiguous(), val.contiguous()
+        bad = kernel_policy(idx_c.data_ptr(), val_c.data_ptr(), dense.data_ptr(), b,
+                            idx.shape[1]) if idx.numel() else None
+        if bad is not None:
+            if bad >= 0:
+                raise bad_index(name, int(idx_c.view(-1)[bad]))
+            return dense
+    if out is None:
+        dense = torch.full((idx.shape[0], POLICY_SIZE), -1.0, dtype=torch.float32,
+                           device=idx.device)
+    else:
+        dense = _check_out(name, out, (idx.shape[0], POLICY_SIZE), idx.device).fill_(-1.0)
     # Padding slots repeat an entry of the row: every write of an index
     # writes the same value, in whatever order they land.
     dense.scatter_(1, idx.long(), val)
     return dense
 
 
-def expand(tensors: Dict[str, torch.Tensor], how: str) -> Dict[str, torch.Tensor]:
+def _check_out(name: str, t, shape, device) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape or t.dtype != torch.float32 \
+            or t.device != device or not t.is_contiguous():
+        raise ValueError(
+            "out[%r] must be a contiguous float32 tensor %s on %s for this batch, not %s"
+            % (name, list(shape), device, "%s %s on %s" % (t.dtype, list(t.shape), t.device)
+               if isinstance(t, torch.Tensor) else type(t).__name__))
+    return t
+
+
+def expand(tensors: Dict[str, torch.Tensor], how: str,
+           out: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
     """The trainer's tensors of a packed batch (torch tensors on any
     device, uint16 tensors given as int16), by the header's expansion `how`
-    (see lcmon.expand); "" returns them as they are."""
+    (see lcmon.expand); "" returns them as they are. New tensors, except
+    the planes and policy tensors `out` names ({name: tensor}, contiguous
+    float32 of the expanded shape on the batch's device), written in place."""
+    out = out or {}
     if how == "":
         return dict(tensors)
     if how == WIDEN:
@@ -111,8 +174,8 @@ def expand(tensors: Dict[str, torch.Tensor], how: str) -> Dict[str, torch.Tensor
         raise ValueError("unknown expansion %r" % (how,))
     return expand_lc0(
         tensors,
-        lambda _, bits, aux: _expand_planes(bits, aux),
-        lambda _, idx, val: _expand_policy(idx, val),
+        lambda n, bits, aux: _expand_planes(bits, aux, out.get(n), n),
+        lambda n, idx, val: _expand_policy(idx, val, out.get(n), n),
     )
 
 

@@ -31,6 +31,10 @@ const lc_env_var lc_env_vars[] = {
     {"LCMON_BUILD",
      "the build folder scripts/setup makes (default:\nbuild), where lcmon.Loader looks for lcmon",
      NULL, false},
+    {"LCMON_EXPAND",
+     "numpy: the Python package expands packed batches\nwith numpy, not its C kernel", NULL, false},
+    {"LCMON_EXPAND_LIB",
+     "the Python package's expansion kernel (a .so),\nover the one in the build", NULL, false},
     /* Old names. */
     {"LCMON_GAMES", "an old name of LCMON_PARQUET", "LCMON_PARQUET", false},
     /* lcmon's own tests, benchmarks and scripts. */

@@ -16,7 +16,8 @@ a real lcmon started by lcmon.Loader:
 - torch's DataLoader(pin_memory=True) without CUDA gives batches of their
   own, with a warning that nothing is pinned;
 - the package installed from a source tree whose build holds lcmon (what
-  scripts/setup leaves) finds it without LCMON or PATH, and runs it.
+  scripts/setup leaves) finds it without LCMON or PATH, and runs it; and
+  the expansion's C kernel of that build, when it makes one.
 
 Environment: LCMON (the executable), LCMON_TEST_DATA, LCMON_SOURCE_ROOT,
 LCMON_TEST_SLOW, PYTHONPATH (python/ and this folder).
@@ -243,6 +244,10 @@ class FindLcmon(unittest.TestCase):
                             ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
             os.mkdir(os.path.join(tree, "build"))
             os.symlink(LCMON, os.path.join(tree, "build", "lcmon"))
+            kernel = os.environ.get("LCMON_EXPAND_LIB")  # the build's, when it makes one
+            if kernel:
+                os.mkdir(os.path.join(tree, "build", "python"))
+                os.symlink(kernel, os.path.join(tree, "build", "python", "liblcmon_expand.so"))
             venv = os.path.join(tmp, "venv")
             subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv],
                            check=True, timeout=300)
@@ -252,7 +257,7 @@ class FindLcmon(unittest.TestCase):
                                capture_output=True, text=True, timeout=600)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             env = {k: v for k, v in os.environ.items()
-                   if k not in ("LCMON", "PYTHONPATH", "LCMON_BUILD")}
+                   if k not in ("LCMON", "PYTHONPATH", "LCMON_BUILD", "LCMON_EXPAND_LIB")}
             env["PATH"] = os.path.join(venv, "bin") + ":/usr/bin:/bin"
             env["LCMON_TEST_DATA"] = DATA
             script = (
@@ -262,14 +267,18 @@ class FindLcmon(unittest.TestCase):
                 "with lcmon.Loader(cfg) as L:\n"
                 "    b = L.get()\n"
                 "print(exe)\nprint(lcmon.__file__)\nprint(b['inputs'].shape)\n"
+                "print(lcmon.expand_kernel())\n"
             ) % __import__("json").dumps(config(16))
             away = os.path.join(tmp, "elsewhere")
             os.mkdir(away)
             r = subprocess.run([py, "-c", script], cwd=away, env=env, capture_output=True,
                                text=True, timeout=WAIT)
             self.assertEqual(r.returncode, 0, r.stderr)
-            exe, where, shape = r.stdout.split("\n")[:3]
+            exe, where, shape, found = r.stdout.split("\n")[:4]
             self.assertEqual(exe, os.path.join(tree, "build", "lcmon"))
+            # The expansion's C kernel, from the same build.
+            self.assertEqual(found, os.path.join(tree, "build", "python", "liblcmon_expand.so")
+                             if kernel else "None")
             self.assertTrue(where.startswith(venv), where)
             self.assertEqual(shape, "(16, 112, 8, 8)")
             # Nothing of the machine is written into the tree's package.

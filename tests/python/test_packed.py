@@ -6,7 +6,8 @@ expands the packed ones gives the dense tensors bit for bit.
   the V6 sample games by the layouts of docs/lc0-training-data.md, and the
   V6 samples of input formats 1, 2, 3 and 5), both tensor layouts, short-term
   targets kept and computed: lcmon.expand (numpy), BatchReader(expand=True)
-  and lcmon.torch.BatchDataset(device="cpu") against the dense run.
+  and lcmon.torch.BatchDataset(device="cpu") against the dense run; every
+  packed batch also against test_expand's reference expansion.
 - policy_slots smaller than many positions' legal moves: batches widen (a
   header between batches), nothing is cut, and the next batch narrows.
 - The bytes a position on the stream: at most 1.5 KB packed.
@@ -30,6 +31,7 @@ import numpy as np
 
 import lcmon
 from lcmon import BatchReader, StreamVersionError
+from test_expand import check_against_reference
 from test_end_to_end import DATA as _DATA, TIMEOUT, V6_SIZE, LcmonCase, read_records, \
     sequential_yaml
 
@@ -154,6 +156,17 @@ class Packed(LcmonCase):
             self.assertEqual(b.expand, "lc0-packed-1")
         assert_same_bits(self, concat(lcmon.expand(b) for b in packed_b), dense,
                          what + ": lcmon.expand")
+        # And against test_expand's reference (numpy, a reusing Expander,
+        # torch on the CPU; the C kernel and numpy): the batches of each
+        # policy width together (rows expand alone; the reference's cost is
+        # by the call).
+        widths = {}
+        for b in packed_b:
+            k = next(a.shape[1] for n, a in b.tensors.items() if n.endswith("_idx"))
+            widths.setdefault(k, []).append(b.tensors)
+        for k, group in sorted(widths.items()):
+            check_against_reference(self, concat(group), "lc0-packed-1",
+                                    "%s: %d batches of %d slots" % (what, len(group), k))
         r, expanded_b = self.read_all(packed_path, expand=True)
         assert_same_bits(self, concat(b.tensors for b in expanded_b), dense,
                          what + ": BatchReader(expand=True)")
