@@ -18,7 +18,8 @@
  *     hands out a stored chunk (a reference, its global index, its use
  *     count from 0 up, checked), game after game, round and round;
  *   - frames (sampler, tensor generator): each record made a frame as the
- *     unpacker makes it, copied onto the queue, round and round.
+ *     unpacker makes it, copied into a frame cell of its own and put on the
+ *     queue by pointer (stages/items.h), round and round.
  *
  * The measure. After a warm-up (every game used once: a stored game's
  * short-term targets are computed at its first use and kept with it; the
@@ -208,18 +209,19 @@ static void *feed_chunks(feeder *fd)
 static void *feed_frames(feeder *fd)
 {
     const stage_input *in = fd->in;
-    lc_frame block[64];
+    lc_frame *block[64];
     size_t next = 0;
     while (!atomic_load(&fd->stop)) {
+        /* Each a cell of its own, as the unpacker makes them (stages/items.h). */
         for (size_t i = 0; i < 64; i++, next = (next + 1) % in->n_frames)
-            lc_frame_copy(&block[i], &in->frames[next]);
+            block[i] = lc_frame_cell_dup(&in->frames[next]);
         size_t taken = 0;
         int rc = lc_queue_put_many(fd->q, block, 64, &taken, NULL);
         atomic_fetch_add(&fd->fed, taken);
         fd->lo += taken;
         fd->hi += taken;
         for (size_t i = taken; i < 64; i++)
-            lc_frame_fini(&block[i]);
+            lc_frame_cell_free(block[i]);
         if (rc != 0)
             break;
     }

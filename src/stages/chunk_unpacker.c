@@ -491,7 +491,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (cfg->st_targets == LC_ST_COMPUTE && !(c.patch && lc_rescore_patch_has_st(c.patch)))
             lc_st_for_picks(cfg->st_theta, cfg->st_math, &c, picks, k, &uctx, &st);
         bool closed = false;
-        uint32_t bad = 0;
+        uint32_t bad = 0, n_frames = 0, n_st = 0;
         const char *why = NULL;
         /* Every frame carries its game's arrival; the first of a fresh draw
          * leads (it goes around the sampler's reservoir). */
@@ -501,26 +501,31 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         for (uint32_t j = 0; j < k && !closed; j++) {
             if (focus_skips(s, &c, scores, picks[j]))
                 continue;
-            lc_frame f;
-            if (!position_frame(&c, picks[j], &uctx, &f, &why)) {
+            /* Made where it stays until its row is written (stages/items.h). */
+            lc_frame *f = lc_frame_cell_new();
+            if (!position_frame(&c, picks[j], &uctx, f, &why)) {
+                lc_frame_cell_free(f);
                 bad++;
                 continue;
             }
             if (st.valid) {
                 uint32_t i = picks[j] - st.first;
-                f.q_st = st.q_st[i];
-                f.d_st = st.d_st[i];
-                f.opp_played_idx = st.opp[i];
-                f.next_played_idx = st.next[i];
-                atomic_fetch_add(&u->n_st, 1);
+                f->q_st = st.q_st[i];
+                f->d_st = st.d_st[i];
+                f->opp_played_idx = st.opp[i];
+                f->next_played_idx = st.next[i];
+                n_st++;
             }
-            f.origin = origin;
+            f->origin = origin;
             origin.flags &= ~(uint32_t)LC_ORIGIN_LEAD;
             if (lc_stage_outbox_put(&ob, &f, meter) != 0) /* it disposed of f */
                 closed = true;
             else
-                atomic_fetch_add(&u->n_frames, 1);
+                n_frames++;
         }
+        /* Counted a chunk at a time: no shared count touched a frame. */
+        atomic_fetch_add(&u->n_frames, n_frames);
+        atomic_fetch_add(&u->n_st, n_st);
         if (bad) {
             atomic_fetch_add(&u->n_bad_records, bad);
             LC_WARN("%s: %s member %u: %u of %u positions dropped (%s)", s->name,

@@ -1,11 +1,13 @@
 #include "stages/items.h"
 
+#include "core/cells.h"
 #include "core/clock.h"
 #include "format/batch.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/packed_chunk.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 static void dispose_path(void *p)
@@ -32,9 +34,47 @@ static void dispose_chunk(void *p)
     lc_chunk_source_unref(c->source);
 }
 
+static lc_cells *frame_cells;
+static pthread_once_t frame_cells_once = PTHREAD_ONCE_INIT;
+
+static void frame_cells_init(void)
+{
+    frame_cells = lc_cells_new("frames", sizeof(lc_frame));
+}
+
+lc_frame *lc_frame_cell_new(void)
+{
+    pthread_once(&frame_cells_once, frame_cells_init);
+    lc_frame *f = lc_cells_alloc(frame_cells);
+    f->overflow_idx = NULL;
+    f->overflow_val = NULL;
+    return f;
+}
+
+void lc_frame_cell_free(lc_frame *f)
+{
+    if (!f)
+        return;
+    lc_frame_fini(f);
+    lc_cells_free(frame_cells, f);
+}
+
+lc_frame *lc_frame_cell_dup(const lc_frame *f)
+{
+    lc_frame *d = lc_frame_cell_new();
+    lc_frame_copy(d, f);
+    return d;
+}
+
+void lc_frame_cells_stats(lc_cells_stats *out)
+{
+    pthread_once(&frame_cells_once, frame_cells_init);
+    lc_cells_stats_get(frame_cells, out);
+}
+
 static void dispose_frame(void *p)
 {
-    lc_frame_fini(p);
+    lc_frame_cell_free(*(lc_frame **)p);
 }
 
 static void dispose_batch(void *p)
@@ -43,7 +83,7 @@ static void dispose_batch(void *p)
 }
 
 const lc_item_type lc_item_chunk = {"chunk", sizeof(lc_chunk_item), dispose_chunk, "chunks"};
-const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame), dispose_frame, "frames"};
+const lc_item_type lc_item_frame = {"frame", sizeof(lc_frame *), dispose_frame, "frames"};
 void lc_batch_origin_freshness(const lc_batch_origin *o, lc_stream_freshness *out)
 {
     *out = (lc_stream_freshness){0};

@@ -74,8 +74,37 @@ typedef struct lc_chunk_item {
     uint32_t arrived_ms;
 } lc_chunk_item;
 
-/* "frame": one position in compact form (format/lc0/frame.h), by value. */
+/*
+ * "frame": one position in compact form (format/lc0/frame.h), by
+ * reference: the item is a pointer (struct lc_frame *) to a frame in a cell
+ * of the frame cells (core/cells.h), which the item owns.
+ *
+ * Where a frame's bytes live, from the store to the pipe: chunk_unpacker
+ * takes a cell (lc_frame_cell_new, from its thread's magazine) and decodes
+ * the position into it, once; from then on only the pointer moves: through
+ * the unpacker's outbox, the queue's ring, the sampler's inbox, its
+ * reservoir's slot (8 bytes a frame), its outbox, the next queue, the
+ * tensor generator's inbox. The tensor generator reads the frame where it
+ * is, writes its row of the batch (dense or packed), and frees it
+ * (lc_frame_cell_free: the overflow policy arrays, then the cell back to
+ * that thread's magazine). Whoever holds the pointer owns the frame: a
+ * queue that drops or discards it, an inbox or outbox at a stop, a
+ * sampler's reservoir at fini dispose of it (lc_item_frame's dispose), so
+ * no cell outlives its pipeline. The batch is the only copy after that.
+ */
 struct lc_frame;
+/* A cell for a frame: its contents undefined, but overflow_idx and
+ * overflow_val NULL, so that lc_frame_cell_free is right for a frame
+ * whose making failed. */
+struct lc_frame *lc_frame_cell_new(void);
+/* lc_frame_fini, then the cell back; NULL is fine. */
+void lc_frame_cell_free(struct lc_frame *f);
+/* A new cell holding a deep copy of f (tests, benchmarks: a frame made by
+ * value, put on a queue of frames). */
+struct lc_frame *lc_frame_cell_dup(const struct lc_frame *f);
+/* Frames in cells now (made and not freed), and the cells' memory. */
+struct lc_cells_stats;
+void lc_frame_cells_stats(struct lc_cells_stats *out);
 
 /* "batch": a batch of tensors (format/batch.h). */
 struct lc_batch;

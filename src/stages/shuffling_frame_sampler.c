@@ -5,10 +5,12 @@
  * The reservoir first fills from the input; then for every frame that comes
  * in, a uniformly random slot is emitted and refilled with it. When the input
  * ends, what is left is emitted in random order, so nothing is lost
- * (core/reservoir.h). Frames are held in the compact form of
- * format/lc0/frame.h (about 1.4 KB each); the slots are reserved at init but
- * their pages are only touched as the reservoir fills, so resident memory
- * tracks the fill.
+ * (core/reservoir.h). The reservoir holds pointers to frames (8 bytes a
+ * slot): each frame, in the compact form of format/lc0/frame.h (about 1.4
+ * KB), stays in the cell the unpacker made it in (stages/items.h), so a
+ * frame is never copied here. The slots are reserved at init but their
+ * pages are only touched as the reservoir fills, and a frame's cell lives
+ * only while it is held: resident memory tracks the fill.
  *
  * Threads. With `threads: N` each worker owns a reservoir of its own, R / N
  * slots (the first R mod N get one more), takes frames from the shared input
@@ -100,12 +102,34 @@ typedef struct sampler {
 } sampler;
 
 /* Emit a frame through the outbox; false when the output closed. */
-static bool emit(sampler *sm, lc_stage_outbox *ob, const lc_frame *f, lc_load_meter *meter)
+static bool emit(lc_stage_outbox *ob, lc_frame *f, uint64_t *n_out, lc_load_meter *meter)
 {
-    if (lc_stage_outbox_put(ob, f, meter) != 0)
+    if (lc_stage_outbox_put(ob, &f, meter) != 0)
         return false;
-    atomic_fetch_add(&sm->n_out, 1);
+    ++*n_out;
     return true;
+}
+
+/* The counts of a block, added to the stage's when a block of frames has
+ * passed: a count shared by the workers is touched a block, not a frame. */
+static void count_block(sampler *sm, uint64_t *n_in, uint64_t *n_out)
+{
+    atomic_fetch_add(&sm->n_in, *n_in);
+    atomic_fetch_add(&sm->n_out, *n_out);
+    *n_in = *n_out = 0;
+}
+
+/* The next frame from the inbox, the counts so far added to the stage's
+ * first when it is at a block's end (it may wait for the next). */
+static int next_frame(sampler *sm, lc_stage_inbox *ib, lc_stage_outbox *ob, lc_frame **in,
+                      uint64_t *n_in, uint64_t *n_out, lc_load_meter *meter)
+{
+    if (ib->pos == ib->n)
+        count_block(sm, n_in, n_out);
+    if (lc_stage_inbox_get(ib, in, ob, meter) != 0)
+        return LC_ECLOSED;
+    ++*n_in;
+    return 0;
 }
 
 static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -122,16 +146,16 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_stage_outbox ob;
     lc_stage_inbox_init(&ib, s->input, BLOCK);
     lc_stage_outbox_init(&ob, s, BLOCK);
-    lc_frame in, out;
+    lc_frame *in, *out;
+    uint64_t n_in = 0, n_out = 0;
     bool told = false, open = true;
     while (open && lc_run_state_check(&s->run, meter) &&
-           lc_stage_inbox_get(&ib, &in, &ob, meter) == 0) {
-        atomic_fetch_add(&sm->n_in, 1);
-        if (in.origin.flags & LC_ORIGIN_LEAD) {
+           next_frame(sm, &ib, &ob, &in, &n_in, &n_out, meter) == 0) {
+        if (in->origin.flags & LC_ORIGIN_LEAD) {
             /* The first position of a game a fresh request drew: on at once,
              * so that the trainer's next batch holds it. */
             atomic_fetch_add(&sm->n_lead, 1);
-            open = emit(sm, &ob, &in, meter);
+            open = emit(&ob, in, &n_out, meter);
             continue;
         }
         if (!lc_reservoir_put(&sh->res, &in, &out, &rng)) {
@@ -144,14 +168,17 @@ static void sampler_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 LC_INFO("%s: reservoir full (%llu frames)", s->name,
                         (unsigned long long)c->reservoir_size);
         }
-        open = emit(sm, &ob, &out, meter);
+        open = emit(&ob, out, &n_out, meter);
     }
     lc_stage_inbox_fini(&ib);
     /* The input ended: empty the share in random order. */
     while (open && !lc_run_state_stopping(&s->run) && lc_reservoir_take(&sh->res, &out, &rng)) {
         atomic_store(&sh->fill, sh->res.fill);
-        open = emit(sm, &ob, &out, meter);
+        open = emit(&ob, out, &n_out, meter);
+        if (n_out == BLOCK)
+            count_block(sm, &n_in, &n_out);
     }
+    count_block(sm, &n_in, &n_out);
     if (open && !lc_run_state_stopping(&s->run))
         lc_stage_outbox_flush(&ob, meter);
     lc_stage_outbox_fini(&ob);
@@ -161,9 +188,9 @@ static void free_shares(sampler *sm)
 {
     for (unsigned i = 0; i < sm->n_shares; i++) {
         share *sh = &sm->shares[i];
-        lc_frame *held = (lc_frame *)sh->res.slots;
+        lc_frame **held = (lc_frame **)sh->res.slots;
         for (uint64_t k = 0; k < sh->res.fill; k++)
-            lc_frame_fini(&held[k]);
+            lc_frame_cell_free(held[k]);
         lc_reservoir_fini(&sh->res);
     }
     free(sm->shares);
@@ -184,7 +211,7 @@ static int sampler_init(lc_stage *s, lc_error *err)
     sm->n_shares = shares;
     for (unsigned i = 0; i < shares; i++) {
         uint64_t n = c->reservoir_size / shares + (i < c->reservoir_size % shares);
-        if (lc_reservoir_init(&sm->shares[i].res, sizeof(lc_frame), n) != 0) {
+        if (lc_reservoir_init(&sm->shares[i].res, sizeof(lc_frame *), n) != 0) {
             free_shares(sm);
             return lc_error_set(err, -ENOMEM,
                                 "reservoir_size: cannot reserve %zu MB for %llu frames (lower "

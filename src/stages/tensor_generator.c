@@ -252,7 +252,8 @@ static lc_batch *widen(generator *t, lc_batcher *bt, lc_batch *b, uint64_t row, 
     return lc_batcher_replace(bt, wide);
 }
 
-/* Write frame f into the batcher's next row (and dispose of it). */
+/* Write frame f into the batcher's next row, reading it where it is, and
+ * free it (its cell goes back: stages/items.h). */
 static void put_row(generator *t, const generator_config *c, lc_batcher *bt, lc_frame *f)
 {
     uint64_t row;
@@ -265,7 +266,7 @@ static void put_row(generator *t, const generator_config *c, lc_batcher *bt, lc_
             b = widen(t, bt, b, row, f->n_policy);
         fill_packed_row(c, b, row, f);
     }
-    lc_frame_fini(f);
+    lc_frame_cell_free(f);
 }
 
 /* Deterministic mode with several workers (stage.h's turns): each batch is
@@ -279,7 +280,7 @@ static void worker_in_turns(lc_stage *s, lc_load_meter *meter)
     lc_batcher_init(&bt, s, &t->sink, false);
     bt.turns = true;
     size_t want = (size_t)c->batch_size;
-    lc_frame *frames = lc_xmalloc(want * sizeof *frames);
+    lc_frame **frames = lc_xmalloc(want * sizeof *frames);
     bool last = false;
     while (!last && lc_run_state_check(&s->run, meter)) {
         size_t n = 0, got = 0;
@@ -289,7 +290,7 @@ static void worker_in_turns(lc_stage *s, lc_load_meter *meter)
         uint64_t ticket = lc_stage_take_end(s);
         last = n < want; /* the input ended */
         for (size_t i = 0; i < n; i++) {
-            put_row(t, c, &bt, &frames[i]);
+            put_row(t, c, &bt, frames[i]);
             lc_batcher_commit(&bt, meter); /* in turns: never emits */
         }
         if (!lc_batcher_hand_on(&bt, ticket, last, meter))
@@ -312,13 +313,13 @@ static void generator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_batcher_init(&bt, s, &t->sink, c->threads == 1);
     lc_stage_inbox ib;
     lc_stage_inbox_init(&ib, s->input, 64); /* frames a block */
-    lc_frame f;
+    lc_frame *f;
     while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &f, NULL, meter) == 0) {
         if (ib.stale) { /* a fresh request: the rows so far are of the past */
             ib.stale = false;
             lc_batcher_restart(&bt);
         }
-        put_row(t, c, &bt, &f);
+        put_row(t, c, &bt, f);
         if (!lc_batcher_commit(&bt, meter))
             break;
     }

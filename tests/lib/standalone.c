@@ -3,8 +3,10 @@
  */
 #include "standalone.h"
 
+#include "format/lc0/frame.h"
 #include "pipeline/commands.h"
 #include "pipeline/config.h"
+#include "stages/items.h"
 #include "stages/registry.h"
 
 #include <stdio.h>
@@ -116,4 +118,24 @@ lc_config *lc_test_config(const char *yaml)
         exit(2);
     }
     return cfg;
+}
+
+int lc_standalone_put_frame(lc_queue *q, const lc_frame *f)
+{
+    lc_frame *cell = lc_frame_cell_dup(f);
+    int rc = lc_queue_put(q, &cell, NULL);
+    if (rc != 0)
+        lc_frame_cell_free(cell);
+    return rc;
+}
+
+int lc_standalone_get_frame(lc_queue *q, lc_frame *out, uint64_t deadline_ns)
+{
+    lc_frame *cell;
+    int rc = lc_queue_get_until(q, &cell, NULL, deadline_ns);
+    if (rc != 0)
+        return rc;
+    lc_frame_copy(out, cell);
+    lc_frame_cell_free(cell);
+    return 0;
 }

@@ -47,4 +47,12 @@ void lc_standalone_flush(lc_stage *s, lc_stage_metrics *m);
 int lc_standalone_command(lc_stage *s, const char *name, unsigned argc, const char *const *argv,
                           lc_command_result *res);
 
+/* Frames by value on a queue of frames, whose items are pointers to frame
+ * cells (stages/items.h): put a deep copy of f in a cell of its own (as
+ * lc_queue_put: 0 or LC_ECLOSED, the cell then freed); take one into *out
+ * (a deep copy the caller finis; the cell freed), as lc_queue_get_until. */
+struct lc_frame;
+int lc_standalone_put_frame(lc_queue *q, const struct lc_frame *f);
+int lc_standalone_get_frame(lc_queue *q, struct lc_frame *out, uint64_t deadline_ns);
+
 #endif

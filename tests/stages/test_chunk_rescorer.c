@@ -197,8 +197,8 @@ static lc_frame *run_chain(const char *store_bytes, const char *rescorer_yaml, c
     CHECK_OK(lc_queue_put(in, &marker, NULL));
     lc_frame *frames = calloc(want, sizeof *frames);
     size_t got = 0;
-    while (got < want && lc_queue_get_until(unpacker->output, &frames[got], NULL,
-                                            lc_now_ns() + 30000000000ull) == 0)
+    while (got < want && lc_standalone_get_frame(unpacker->output, &frames[got],
+                                                 lc_now_ns() + 30000000000ull) == 0)
         got++;
     CHECK_EQ_U64(got, want);
     memset(m, 0, sizeof *m);

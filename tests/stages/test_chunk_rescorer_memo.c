@@ -129,11 +129,12 @@ static size_t endgame_games(const char *syzygy, char ***paths, size_t *n)
 /* Move the frames the unpacker has made to frames[*got ..]. */
 static void take_frames(lc_stage *unpacker, lc_frame **frames, size_t *got, size_t *cap)
 {
-    lc_frame f;
+    lc_frame *f; /* a frame cell (stages/items.h) */
     while (lc_queue_try_get(unpacker->output, &f) == 0) {
         if (*got == *cap)
             *frames = realloc(*frames, (*cap = *cap ? 2 * *cap : 4096) * sizeof **frames);
-        (*frames)[(*got)++] = f;
+        lc_frame_copy(&(*frames)[(*got)++], f);
+        lc_frame_cell_free(f);
     }
 }
 

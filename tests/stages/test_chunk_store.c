@@ -282,8 +282,8 @@ static lc_frame *run_chain(const char *store_bytes, const char *unpacker_yaml, c
     feed_marker(in);
     lc_frame *frames = calloc(want, sizeof *frames);
     size_t got = 0;
-    while (got < want && lc_queue_get_until(unpacker->output, &frames[got], NULL,
-                                            lc_now_ns() + 30000000000ull) == 0)
+    while (got < want && lc_standalone_get_frame(unpacker->output, &frames[got],
+                                                 lc_now_ns() + 30000000000ull) == 0)
         got++;
     CHECK_EQ_U64(got, want);
     memset(t, 0, sizeof *t);
@@ -642,7 +642,7 @@ static void test_bad_chunk_without_validator(const char *store_bytes)
     feed_marker(in);
     for (int k = 0; k < 20 * N; k++) {
         lc_frame fr;
-        CHECK(lc_queue_get_until(unpacker->output, &fr, NULL, lc_now_ns() + 30000000000ull) == 0);
+        CHECK(lc_standalone_get_frame(unpacker->output, &fr, lc_now_ns() + 30000000000ull) == 0);
         CHECK((uint32_t)fr.plies_left / 1000 < 3);
         CHECK(tag_matches(&fr));
         lc_frame_fini(&fr);
@@ -705,7 +705,7 @@ static void test_concurrency(void)
     double deadline = lc_now_seconds() + 60 * tu_slow();
     while (frames < 20000 && lc_now_seconds() < deadline) {
         lc_frame fr;
-        if (lc_queue_get_until(unpacker->output, &fr, NULL, lc_now_ns() + 100000000ull) != 0)
+        if (lc_standalone_get_frame(unpacker->output, &fr, lc_now_ns() + 100000000ull) != 0)
             continue;
         wrong += !tag_matches(&fr);
         frames++;

@@ -92,7 +92,7 @@ static int use_chunk(lc_stage *s, lc_queue *in, uint64_t global, uint32_t use, i
     int n = 0;
     lc_frame f;
     for (;;) {
-        int rc = lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 20000000000ull);
+        int rc = lc_standalone_get_frame(s->output, &f, lc_now_ns() + 20000000000ull);
         CHECK_OK(rc);
         if (rc != 0)
             break;
@@ -260,7 +260,7 @@ static void test_first_use_unbiased(double rate, int chunks)
     lc_thread_start(&t, "test-feeder", feed_many, &f);
     uint64_t frames = 0;
     lc_frame fr;
-    while (lc_queue_get_until(s->output, &fr, NULL, lc_now_ns() + 10000000000ull) == 0) {
+    while (lc_standalone_get_frame(s->output, &fr, lc_now_ns() + 10000000000ull) == 0) {
         frames++;
         lc_frame_fini(&fr);
     }
@@ -330,7 +330,7 @@ static void test_bad_records_dropped(void)
     int n = 0;
     bool seen[N_RECORDS] = {false};
     lc_frame f;
-    while (lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 20000000000ull) == 0) {
+    while (lc_standalone_get_frame(s->output, &f, lc_now_ns() + 20000000000ull) == 0) {
         int tag = (int)f.plies_left;
         if (tag >= 0 && tag < N_RECORDS)
             seen[tag] = true;
@@ -413,7 +413,7 @@ static void run_st(const char *yaml, uint32_t version, bool packed, uint32_t use
     lc_queue_close(in);
     lc_frame f;
     int n = 0;
-    while (lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 20000000000ull) == 0) {
+    while (lc_standalone_get_frame(s->output, &f, lc_now_ns() + 20000000000ull) == 0) {
         int t = (int)f.plies_left;
         CHECK(t >= 0 && t < 4);
         if (t >= 0 && t < 4)

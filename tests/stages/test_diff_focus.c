@@ -117,7 +117,7 @@ static void run(const char *yaml, feed *fd, uint64_t *counts, uint32_t *seq, siz
     pthread_create(&t, NULL, feeder, fd);
     lc_frame f;
     size_t k = 0;
-    while (lc_queue_get_until(s->output, &f, NULL, lc_now_ns() + 60000000000ull) == 0) {
+    while (lc_standalone_get_frame(s->output, &f, lc_now_ns() + 60000000000ull) == 0) {
         uint32_t tag = (uint32_t)f.plies_left;
         if (tag < fd->n)
             counts[tag]++;

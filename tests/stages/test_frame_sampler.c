@@ -47,7 +47,7 @@ static void *feed(void *arg)
     feeder *fd = arg;
     for (int i = 0; i < BIG_TOTAL; i++) {
         lc_frame f = tagged(i);
-        CHECK_OK(lc_queue_put(fd->in, &f, NULL));
+        CHECK_OK(lc_standalone_put_frame(fd->in, &f));
     }
     lc_queue_close(fd->in);
     return NULL;
@@ -75,7 +75,7 @@ static void test_threads(unsigned threads)
     memset(seen, 0, sizeof seen);
     int got = 0, counted = 0, over_r = 0, over_3r = 0;
     lc_frame out;
-    while (lc_queue_get_until(s->output, &out, NULL, lc_now_ns() + 10000000000ull) == 0) {
+    while (lc_standalone_get_frame(s->output, &out, lc_now_ns() + 10000000000ull) == 0) {
         int tag = (int)out.plies_left;
         CHECK(tag >= 0 && tag < BIG_TOTAL);
         if (tag >= 0 && tag < BIG_TOTAL)
@@ -139,7 +139,7 @@ int main(void)
     CHECK_OK(lc_standalone_start(s, NULL));
     for (int i = 0; i < R; i++) {
         lc_frame f = tagged(i);
-        CHECK_OK(lc_queue_put(in, &f, NULL));
+        CHECK_OK(lc_standalone_put_frame(in, &f));
     }
     lc_stage_metrics m;
     double deadline = lc_now_seconds() + 10;
@@ -150,17 +150,18 @@ int main(void)
         g = lc_metrics_find_gauge(&m, "reservoir_size");
     } while ((!g || g->value < R) && lc_now_seconds() < deadline);
     CHECK(g && g->value == R && g->has_capacity && g->capacity == R);
+    lc_frame *none;
+    CHECK_EQ_INT(lc_queue_try_get(s->output, &none), -EAGAIN);
     lc_frame out;
-    CHECK_EQ_INT(lc_queue_try_get(s->output, &out), -EAGAIN);
 
     int seen[TOTAL] = {0};
     int got = 0, in_order = 0, last = -1;
     for (int i = R; i < TOTAL; i++) {
         lc_frame f = tagged(i);
-        CHECK_OK(lc_queue_put(in, &f, NULL));
+        CHECK_OK(lc_standalone_put_frame(in, &f));
     }
     lc_queue_close(in);
-    while (lc_queue_get_until(s->output, &out, NULL, lc_now_ns() + 10000000000ull) == 0) {
+    while (lc_standalone_get_frame(s->output, &out, lc_now_ns() + 10000000000ull) == 0) {
         int tag = (int)out.plies_left;
         CHECK(tag >= 0 && tag < TOTAL);
         if (tag >= 0 && tag < TOTAL)

@@ -185,7 +185,7 @@ static uint32_t check_frame(chain *ch, const game *g, uint32_t t, const float *w
 {
     uint32_t n = (uint32_t)g->c.n_records;
     lc_frame f;
-    int rc = lc_queue_get_until(ch->tail->output, &f, NULL, lc_now_ns() + 30000000000ull);
+    int rc = lc_standalone_get_frame(ch->tail->output, &f, lc_now_ns() + 30000000000ull);
     CHECK_OK(rc);
     if (rc != 0)
         return 1;

@@ -279,9 +279,7 @@ static void fixture_fini(fixture *fx)
 
 static void put_frame(lc_queue *in, const fixture *fx, int k)
 {
-    lc_frame f;
-    lc_frame_copy(&f, &fx->frames[k]);
-    CHECK_OK(lc_queue_put(in, &f, NULL));
+    CHECK_OK(lc_standalone_put_frame(in, &fx->frames[k]));
 }
 
 static lc_stage *new_generator(layout_kind layout, unsigned batch_size, lc_queue *in,

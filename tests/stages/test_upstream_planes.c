@@ -95,9 +95,7 @@ static void planes_run(const char *settings, const lc_frame *f, unsigned n, floa
     }
     CHECK_OK(lc_standalone_start(s, NULL));
     for (unsigned i = 0; i < n; i++) {
-        lc_frame copy;
-        lc_frame_copy(&copy, &f[i]);
-        CHECK_OK(lc_queue_put(in, &copy, NULL));
+        CHECK_OK(lc_standalone_put_frame(in, &f[i]));
     }
     lc_queue_close(in); /* the stage takes frames in blocks: the end lets it go */
     lc_batch_item item;
