@@ -4,9 +4,11 @@
  * lc0 chain's frames: stages/items.h).
  *
  * Memory. Cells are carved, in order, from regions of anonymous memory
- * mapped as needed (LC_CELLS_REGION bytes each), aligned to 64 bytes, so
- * that no two cells share a cache line: a page is resident from the first
- * cell written on it. A freed cell is kept for reuse, never given back to
+ * mapped as needed (LC_CELLS_REGION bytes each), each the size asked
+ * rounded up to 8 bytes (a frame's cell is the frame's size, so frames
+ * take no more memory than they did by value; cells written by two threads
+ * at once share at most a cache line at their edges); a page is resident
+ * from the first cell written on it. A freed cell is kept for reuse, never given back to
  * the system while the pool lives (lc_cells_destroy unmaps everything), so
  * the memory a pool holds is the most cells it ever had out at once and
  * the free ones cached (below), whatever the pattern of frees: cells are
@@ -24,6 +26,10 @@
  * at once plus two magazines a thread that used the pool and one more:
  * lc_cells_stats says both, and the unit test holds the pool to it.
  *
+ * Prefetching. An allocation asks the memory for the next cell the thread
+ * will get, for writing: a cell freed by another thread, or long ago, is
+ * in none of this thread's caches.
+ *
  * Sanitizers. In an AddressSanitizer build a free cell is poisoned until it
  * is allocated again: a read of a cell after its free is reported.
  *
@@ -37,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LC_CELLS_MAGAZINE 32
+#define LC_CELLS_MAGAZINE 16
 #define LC_CELLS_REGION (4u << 20)
 /* Pools a process may make in all (each has a slot in every thread's cache). */
 #define LC_CELLS_MAX_POOLS 16
@@ -49,7 +55,7 @@ typedef struct lc_cells_stats {
     uint64_t carved; /* cells ever carved from regions: live + cached */
     uint64_t depot;  /* free cells in the depot's magazines */
     uint64_t mapped; /* bytes of regions mapped */
-    size_t cell;     /* bytes a cell (the size asked, rounded up to 64) */
+    size_t cell;     /* bytes a cell (the size asked, rounded up to 8) */
 } lc_cells_stats;
 
 /* A pool of cells of at least `size` bytes; `name` (a literal) is for

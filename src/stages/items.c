@@ -34,6 +34,8 @@ static void dispose_chunk(void *p)
     lc_chunk_source_unref(c->source);
 }
 
+_Static_assert(sizeof(lc_frame) == LC_FRAME_CELL_BYTES, "LC_FRAME_CELL_BYTES is a frame's size");
+
 static lc_cells *frame_cells;
 static pthread_once_t frame_cells_once = PTHREAD_ONCE_INIT;
 

@@ -93,6 +93,8 @@ typedef struct lc_chunk_item {
  * no cell outlives its pipeline. The batch is the only copy after that.
  */
 struct lc_frame;
+/* Bytes of a frame (sizeof(lc_frame), checked in items.c). */
+#define LC_FRAME_CELL_BYTES 1448
 /* A cell for a frame: its contents undefined, but overflow_idx and
  * overflow_val NULL, so that lc_frame_cell_free is right for a frame
  * whose making failed. */
@@ -102,6 +104,15 @@ void lc_frame_cell_free(struct lc_frame *f);
 /* A new cell holding a deep copy of f (tests, benchmarks: a frame made by
  * value, put on a queue of frames). */
 struct lc_frame *lc_frame_cell_dup(const struct lc_frame *f);
+/* Ask the memory for the frame's bytes, to read them soon (a frame read
+ * first by the tensor generator, long after it was written, is in no
+ * cache: fetched a frame ahead, its lines arrive while the one before is
+ * written out). */
+static inline void lc_frame_cell_prefetch(const struct lc_frame *f)
+{
+    for (size_t at = 0; at < LC_FRAME_CELL_BYTES; at += 64)
+        __builtin_prefetch((const char *)f + at, 0, 3);
+}
 /* Frames in cells now (made and not freed), and the cells' memory. */
 struct lc_cells_stats;
 void lc_frame_cells_stats(struct lc_cells_stats *out);

@@ -129,6 +129,11 @@ static int next_frame(sampler *sm, lc_stage_inbox *ib, lc_stage_outbox *ob, lc_f
     if (lc_stage_inbox_get(ib, in, ob, meter) != 0)
         return LC_ECLOSED;
     ++*n_in;
+    /* The one frame field read here, of the next frame: its origin's line,
+     * just written by an unpacker thread (stages/items.h). */
+    const void *next = lc_stage_inbox_peek(ib, 0);
+    if (next)
+        __builtin_prefetch(&(*(lc_frame *const *)next)->origin, 0, 3);
     return 0;
 }
 

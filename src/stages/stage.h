@@ -416,6 +416,13 @@ void lc_stage_inbox_in_turns(lc_stage_inbox *in, lc_stage *s, lc_stage_outbox *o
  * the queue was discarded since the block was taken, what is left of the
  * block and out's items are dropped first (`stale`). */
 int lc_stage_inbox_get(lc_stage_inbox *in, void *item, lc_stage_outbox *out, lc_load_meter *meter);
+/* The item k places after the one lc_stage_inbox_get handed out last, in
+ * the block taken (NULL past its end): for a look ahead (the frames' cells
+ * prefetched before they are read), taking nothing. */
+static inline const void *lc_stage_inbox_peek(const lc_stage_inbox *in, size_t k)
+{
+    return in->pos + k < in->n ? in->items + (in->pos + k) * in->size : NULL;
+}
 void lc_stage_inbox_fini(lc_stage_inbox *in);
 
 void lc_stage_outbox_init(lc_stage_outbox *out, lc_stage *s, size_t cap);

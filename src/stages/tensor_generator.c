@@ -290,6 +290,8 @@ static void worker_in_turns(lc_stage *s, lc_load_meter *meter)
         uint64_t ticket = lc_stage_take_end(s);
         last = n < want; /* the input ended */
         for (size_t i = 0; i < n; i++) {
+            if (i + 1 < n)
+                lc_frame_cell_prefetch(frames[i + 1]);
             put_row(t, c, &bt, frames[i]);
             lc_batcher_commit(&bt, meter); /* in turns: never emits */
         }
@@ -315,6 +317,10 @@ static void generator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_stage_inbox_init(&ib, s->input, 64); /* frames a block */
     lc_frame *f;
     while (lc_run_state_check(&s->run, meter) && lc_stage_inbox_get(&ib, &f, NULL, meter) == 0) {
+        /* The next frame's cell fetched while this one is read (items.h). */
+        const void *next = lc_stage_inbox_peek(&ib, 0);
+        if (next)
+            lc_frame_cell_prefetch(*(lc_frame *const *)next);
         if (ib.stale) { /* a fresh request: the rows so far are of the past */
             ib.stale = false;
             lc_batcher_restart(&bt);
