@@ -74,15 +74,15 @@ static const lc_setting sampler_settings[] = {
     {0},
 };
 
-static int sampler_config_check(void *p, lc_error *err)
+static int sampler_config_check(void *p, lc_problems *ps)
 {
     sampler_config *c = p;
     int rc = 0;
     if (c->reservoir_size >= 1 && c->threads > c->reservoir_size)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "threads: %u is more than reservoir_size %llu (each thread keeps a "
-                          "share of the reservoir: lower threads)",
-                          c->threads, (unsigned long long)c->reservoir_size);
+        rc = lc_problem_add(ps, "threads",
+                            "%u is more than reservoir_size %llu (each thread keeps a share of "
+                            "the reservoir: lower threads)",
+                            c->threads, (unsigned long long)c->reservoir_size);
     return rc;
 }
 
