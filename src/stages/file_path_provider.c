@@ -455,8 +455,8 @@ static void describe_dir(const char *dir, char *buf, size_t size)
 }
 
 /* The data folder's path leads to a file: a game file given for its folder
- * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it (the caller names the
- * setting). */
+ * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it (the
+ * caller names the setting). */
 static int not_a_folder(const char *dir, mode_t mode, lc_error *err)
 {
     if (!S_ISREG(mode))
