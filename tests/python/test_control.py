@@ -2,7 +2,8 @@
 headless lcmon (test_monitor's Loader: the small shuffled chain with a
 reader draining its pipe):
 
-- its message table equals proto/*.proto, field by field;
+- its message table equals proto/*.proto, field by field, and its enum
+  lists the protos' enums, name for name and number for number;
 - every request: hello and stages, metrics and state, anchor get, set and
   reset, pause and resume, stop and start;
 - the windows of time: each through Control.metrics(window=) and `lcmon
@@ -34,6 +35,7 @@ import unittest
 
 from lcmon import Control, ControlError, LoaderGone, ProtocolError
 from lcmon.control import SCHEMA, WINDOWS, decode, encode
+from lcmon.wire import ENUMS, frame, unframe
 from test_monitor import DATA, SLOW, Frames, Loader, ctl, subscribe
 
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
@@ -58,6 +60,20 @@ def proto_messages():
                                  body):
                 fields[int(f.group(4))] = (f.group(3), f.group(1) == "repeated")
             out[m.group(1)] = fields
+    return out
+
+
+def proto_enums():
+    """{enum: {name: number}} from proto/*.proto, nested ones (MetricDisplay's
+    As) by their own name."""
+    out = {}
+    for name in ("monitor.proto", "stage_control.proto", "training_metrics.proto"):
+        with open(os.path.join(SOURCE_ROOT, "proto", name)) as f:
+            text = re.sub(r"//[^\n]*", "", f.read())
+        for m in re.finditer(r"\benum\s+(\w+)\s*\{([^}]*)\}", text):
+            assert m.group(1) not in out, "two enums named %s" % m.group(1)
+            out[m.group(1)] = {v.group(1): int(v.group(2))
+                               for v in re.finditer(r"(\w+)\s*=\s*(\d+)\s*;", m.group(2))}
     return out
 
 
@@ -92,6 +108,22 @@ class Schema(unittest.TestCase):
             got = {num: (name, rep) for num, (name, _, rep) in fields.items()}
             self.assertEqual(got, want, message)
 
+    def test_enums_match_the_proto_files(self):
+        """Each of the wire's enum lists (a name's index is its number) is
+        its proto enum, name for name; every enum of the protos is there
+        (a client reads each), and every enum a field names. WINDOWS, the
+        windows' short names, goes in MetricWindow's order."""
+        self.assertTrue(SOURCE_ROOT, "LCMON_SOURCE_ROOT must name the source tree")
+        protos = proto_enums()
+        self.assertGreaterEqual(len(protos), 6, protos.keys())  # the parser found them
+        self.assertEqual(sorted(ENUMS), sorted(protos))
+        for enum, names in ENUMS.items():
+            self.assertEqual({n: i for i, n in enumerate(names)}, protos[enum], enum)
+        used = {typ[5:] for fields in SCHEMA.values() for _, typ, _ in fields.values()
+                if typ.startswith("enum:")}
+        self.assertEqual(used - set(ENUMS), set())
+        self.assertEqual(["WINDOW_" + w.upper() for w in WINDOWS], ENUMS["MetricWindow"])
+
     def test_round_trip(self):
         msg = {"control": {"pipeline_command": "PIPELINE_COMMAND_STOP",
                            "stage_request": {"stage": "pool",
@@ -100,6 +132,9 @@ class Schema(unittest.TestCase):
         self.assertEqual(decode("ClientMessage", encode("ClientMessage", msg)), msg)
         g = {"name": "x", "value": -5, "capacity": 7}
         self.assertEqual(decode("GaugeMetricProto", encode("GaugeMetricProto", g)), g)
+        buf = bytearray(frame(b"abc") + frame(b"") + b"\x05\x00")
+        self.assertEqual([unframe(buf), unframe(buf), unframe(buf)], [b"abc", b"", None])
+        self.assertEqual(buf, b"\x05\x00")  # a frame not whole yet stays
 
 
 class AgainstLcmon(unittest.TestCase):
