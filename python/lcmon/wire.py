@@ -37,8 +37,9 @@ __all__ = [
 ]
 
 # The version the loader's hello says (LC_PROTOCOL_VERSION in
-# src/monitor/wire.h); a client speaks one.
-PROTOCOL_VERSION = 2
+# src/monitor/wire.h); a client speaks one. 3: ControlRequest is the
+# command form alone (the older request messages were dropped).
+PROTOCOL_VERSION = 3
 MAX_FRAME = 4 << 20  # the loader refuses longer frames, and so does a client
 
 # The windows of time metrics are kept over (Control.metrics(window=...)),
@@ -64,9 +65,6 @@ ENUMS = {
                    "ROLE_READER_WAITING", "ROLE_WINDOW_FILL", "ROLE_ANCHOR_COUNT", "ROLE_ANCHOR",
                    "ROLE_ANCHOR_FROM", "ROLE_NEWEST_KEY", "ROLE_RESERVOIR_FILL",
                    "ROLE_POSITION_AGE", "ROLE_POSITION_AGE_MAX"],
-    "StageCommand": ["STAGE_COMMAND_NONE", "STAGE_COMMAND_PAUSE", "STAGE_COMMAND_RESUME"],
-    "PipelineCommand": ["PIPELINE_COMMAND_NONE", "PIPELINE_COMMAND_STOP",
-                        "PIPELINE_COMMAND_START"],
     "MetricWindow": ["WINDOW_1S", "WINDOW_10S", "WINDOW_1M", "WINDOW_10M", "WINDOW_1H",
                      "WINDOW_ALL"],
     "As": ["NONE", "TOTAL", "RATE", "FILL", "VALUE", "FLAG", "TEXT", "SHARE_OF_TIME",
@@ -118,28 +116,14 @@ SCHEMA: Dict[str, Dict[int, Tuple[str, str, bool]]] = {
         6: ("log", "LogLine", True), 7: ("windows", "DataLoaderMetricsProto", True),
         8: ("refused", "string", False),
     },
-    "ShufflingChunkPoolControlRequest": {
-        1: ("reset_chunk_anchor", "bool", False), 2: ("set_chunk_anchor", "string", False),
-        3: ("query_chunk_anchor", "bool", False),
-    },
-    "StageControlRequest": {
-        1: ("chunk_pool_request", "ShufflingChunkPoolControlRequest", False),
-        2: ("stage", "string", False), 3: ("command", "enum:StageCommand", False),
-    },
-    "ShufflingChunkPoolControlResponse": {
-        1: ("chunk_anchor", "string", False), 2: ("chunks_since_anchor", "int64", False),
-    },
     "ReplyField": {1: ("name", "string", False), 2: ("value", "string", False)},
     "StageControlResponse": {
-        1: ("chunk_pool_response", "ShufflingChunkPoolControlResponse", False),
         2: ("stage", "string", False), 3: ("ok", "bool", False), 4: ("error", "string", False),
         5: ("fields", "ReplyField", True),
     },
     "ControlRequest": {
-        1: ("pipeline_command", "enum:PipelineCommand", False),
-        2: ("stage_request", "StageControlRequest", False),
-        3: ("reload_config", "bool", False), 4: ("command", "string", False),
-        5: ("args", "string", True), 6: ("stage", "string", False),
+        4: ("command", "string", False), 5: ("args", "string", True),
+        6: ("stage", "string", False),
     },
     "ControlResponse": {
         1: ("ok", "bool", False), 2: ("error", "string", False),
