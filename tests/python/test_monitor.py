@@ -525,7 +525,7 @@ class Monitor(unittest.TestCase):
         r = ctl(L.sock, "stages")
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = r.stdout.rstrip("\n").split("\n")
-        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 2$" % L.proc.pid)
+        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 3$" % L.proc.pid)
         rows = [l.split("\t") for l in lines[1:]]
         names = [x[0] for x in rows]
         with open(L.config) as f:
@@ -565,12 +565,11 @@ class Monitor(unittest.TestCase):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.connect(L.sock)
-        # ClientMessage{control{stage_request{stage: NAME}}, request_id}: a
-        # request for a stage with a long name, refused with a reply of about
-        # 2 KB that names it; 8 MiB of replies take about 4000 of them.
+        # ClientMessage{control{command: "pause", stage: NAME}, request_id}:
+        # a request for a stage with a long name, refused with a reply of
+        # about 2 KB that names it; 8 MiB of replies take about 4000 of them.
         name = b"x" * 2000
-        inner = b"\x12" + varint(len(name)) + name
-        ctrl = b"\x12" + varint(len(inner)) + inner
+        ctrl = b"\x22\x05pause" + b"\x32" + varint(len(name)) + name
         closed = False
         s.settimeout(10 * SLOW)
         for k in range(12):  # up to 12000 requests: three times the limit
