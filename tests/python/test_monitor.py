@@ -418,7 +418,10 @@ class Monitor(unittest.TestCase):
             self.assertEqual([s["name"] for s in total["stage_metrics"]], stages)
             self.assertEqual([s["name"] for s in last["stage_metrics"]], stages)
             # The last second lasts about a second; all time, since the start.
-            self.assertGreater(last["duration_seconds"], 0.5)
+            # A line written late is followed by one on schedule, whose window
+            # is the rest of its second: under load that can be a third of one
+            # (the same bound as the steps between lines below).
+            self.assertGreater(last["duration_seconds"], 0.2)
             self.assertLess(last["duration_seconds"], 1.0 + SLOW)
             self.assertAlmostEqual(total["duration_seconds"], total["uptime_seconds"], delta=0.5)
             for ls in last["stage_metrics"]:
@@ -430,7 +433,7 @@ class Monitor(unittest.TestCase):
         times = [d["time"] for d in docs]
         ups = [d["all_time"]["uptime_seconds"] for d in docs]
         steps = [b - a for a, b in zip(times, times[1:])]
-        self.assertTrue(all(0.25 < x < 1.0 + SLOW for x in steps), steps)
+        self.assertTrue(all(0.2 < x < 1.0 + SLOW for x in steps), steps)
         self.assertAlmostEqual((times[-1] - times[0]) / (len(times) - 1), 1.0, delta=0.25)
         self.assertAlmostEqual((ups[-1] - ups[0]) / (len(ups) - 1), 1.0, delta=0.25)
         # The first line comes about a second after the start.
