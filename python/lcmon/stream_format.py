@@ -270,9 +270,9 @@ def parse_header(prefix: bytes, rest: bytes) -> Header:
 def describe(header: Header) -> str:
     """The tensors of a header, one line each, for people."""
     lines = [
-        "stream: batch size %d, %d payload bytes per batch (%.0f a row), run %016x"
-        % (header.batch_size, header.payload_bytes, header.payload_bytes / max(header.batch_size, 1),
-           header.run_id)
+        "stream: version %d, batch size %d, %d payload bytes per batch (%.0f a row), run %016x"
+        % (header.version, header.batch_size, header.payload_bytes,
+           header.payload_bytes / max(header.batch_size, 1), header.run_id)
     ]
     if header.layout or header.expand:
         lines.append(
