@@ -140,6 +140,11 @@ static void check_records(const uint8_t *recs, size_t record_size, uint32_t n, u
     lc_packed_chunk_unref(pk);
 }
 
+static void check_form(const uint8_t *recs, size_t size, uint32_t n, uint32_t version, void *ctx)
+{
+    check_records(recs, size, n, version, ctx);
+}
+
 /* One game, as every version, then as V7 of the input formats no sample
  * has; its first position is kept as the model of the hand-made ones. */
 static void check_game(const lc_chunk_data *c, const char *path, void *ctx)
@@ -157,21 +162,7 @@ static void check_game(const lc_chunk_data *c, const char *path, void *ctx)
         t->model = frames[0];
         t->have_model = true;
     }
-    for (uint32_t v = 3; v <= 7; v++) {
-        size_t size;
-        uint8_t *recs = tf_records(frames, n, v, &size);
-        check_records(recs, size, n, v, t);
-        free(recs);
-    }
-    static const uint32_t formats[] = {4, 132, 133};
-    for (size_t k = 0; k < 3; k++) {
-        for (uint32_t i = 0; i < n; i++)
-            frames[i].input_format = formats[k];
-        size_t size;
-        uint8_t *recs = tf_records(frames, n, 7, &size);
-        check_records(recs, size, n, 7, t);
-        free(recs);
-    }
+    tf_each_form(frames, n, 0, check_form, t);
     for (uint32_t i = 0; i < n; i++)
         lc_frame_fini(&frames[i]);
     free(frames);
