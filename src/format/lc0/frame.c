@@ -449,7 +449,17 @@ static void pad_sparse(uint16_t *idx, float *val, unsigned m, unsigned slots)
 {
     uint16_t pad_idx = m ? idx[m - 1] : 0;
     float pad_val = m ? val[m - 1] : -1.0f;
-    for (unsigned k = m; k < slots; k++) {
+    uint32_t bits;
+    memcpy(&bits, &pad_val, 4);
+    /* Four slots a step, in 8-byte stores of the repeated entry. */
+    const uint64_t idx4 = pad_idx * 0x0001000100010001ull, val2 = (uint64_t)bits << 32 | bits;
+    unsigned k = m;
+    for (; k + 4 <= slots; k += 4) {
+        memcpy(idx + k, &idx4, 8);
+        memcpy(val + k, &val2, 8);
+        memcpy(val + k + 2, &val2, 8);
+    }
+    for (; k < slots; k++) {
         idx[k] = pad_idx;
         val[k] = pad_val;
     }

@@ -151,16 +151,22 @@ static int bad_block(lc_error *err, const lc_packed_chunk *c, uint32_t b, const 
 
 /* A position's 104 plane words: each the next of *words where its mask bit
  * is set, else 0, chosen without a branch (the word ahead is read either
- * way: RAW_SLACK). */
+ * way: RAW_SLACK); eight zero words at once where a mask byte is 0 (most
+ * are: the prediction leaves few words). */
 static const uint8_t *decode_words(uint64_t *planes, const uint8_t *mask, const uint8_t *words)
 {
     for (unsigned byte = 0; byte < MASK_BYTES; byte++) {
         unsigned bits = mask[byte];
-        for (unsigned j = 0; j < 8; j++) {
+        uint64_t *out = planes + 8 * byte;
+        if (!bits) {
+            memset(out, 0, 8 * sizeof *out);
+            continue;
+        }
+        for (unsigned j = 0; j < 8; j++, bits >>= 1) {
             uint64_t w;
             memcpy(&w, words, 8);
-            uint64_t set = (bits >> j) & 1u;
-            planes[8 * byte + j] = w & (0 - set);
+            uint64_t set = bits & 1u;
+            out[j] = w & (0 - set);
             words += 8 * set;
         }
     }
@@ -211,11 +217,13 @@ static void read_head(const uint8_t *h, lc_frame *f)
 
 /*
  * A position's n policy indices from the u8 deltas and escapes at *q (up to
- * end): the first LC_FRAME_INLINE_POLICY into f, the rest into extra; *q
- * moved past them. False when they run past end.
+ * end): the first LC_FRAME_INLINE_POLICY into f with their values (from
+ * vals: entry by entry, which for a few dozen costs less than a copy's
+ * start), the rest into extra; *q moved past them. False when they run
+ * past end.
  */
-static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, lc_frame *f,
-                           uint16_t *extra)
+static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, const uint8_t *vals,
+                           lc_frame *f, uint16_t *extra)
 {
     const uint8_t *r = *q;
     if ((size_t)(end - r) < n)
@@ -230,10 +238,12 @@ static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, lc
         } else {
             last = (uint16_t)(last + *r++);
         }
-        if (__builtin_expect(k < LC_FRAME_INLINE_POLICY, 1))
+        if (__builtin_expect(k < LC_FRAME_INLINE_POLICY, 1)) {
             f->policy_idx[k] = last;
-        else
+            memcpy(&f->policy_val[k], vals + 4 * (size_t)k, 4);
+        } else {
             extra[k - LC_FRAME_INLINE_POLICY] = last;
+        }
     }
     *q = r;
     return true;
@@ -264,10 +274,9 @@ static bool decode_frames(lc_unpack_ctx *ctx, const block_sections *s, lc_frame 
         read_head(h, f);
         f->version = version;
         unsigned n = f->n_policy;
-        if (!decode_indices(&q, s->values, n, f, extra))
+        if (!decode_indices(&q, s->values, n, vals, f, extra))
             return false;
         unsigned inl = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
-        memcpy(f->policy_val, vals, inl * sizeof *f->policy_val);
         if (n > inl) {
             ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - ctx->buf);
             ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - ctx->buf);
