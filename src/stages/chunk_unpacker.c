@@ -487,7 +487,7 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (cfg->st_targets == LC_ST_COMPUTE && !(c.patch && lc_rescore_patch_has_st(c.patch)))
             lc_st_for_picks(cfg->st_theta, cfg->st_math, &c, picks, k, &uctx, &st);
         bool closed = false;
-        uint32_t bad = 0;
+        uint32_t bad = 0, emitted = 0, st_set = 0; /* counted once a chunk */
         const char *why = NULL;
         /* Every frame carries its game's arrival; the first of a fresh draw
          * leads (it goes around the sampler's reservoir). */
@@ -508,15 +508,17 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 f.d_st = st.d_st[i];
                 f.opp_played_idx = st.opp[i];
                 f.next_played_idx = st.next[i];
-                atomic_fetch_add(&u->n_st, 1);
+                st_set++;
             }
             f.origin = origin;
             origin.flags &= ~(uint32_t)LC_ORIGIN_LEAD;
             if (lc_stage_outbox_put(&ob, &f, meter) != 0) /* it disposed of f */
                 closed = true;
             else
-                atomic_fetch_add(&u->n_frames, 1);
+                emitted++;
         }
+        atomic_fetch_add(&u->n_frames, emitted);
+        atomic_fetch_add(&u->n_st, st_set);
         if (bad) {
             atomic_fetch_add(&u->n_bad_records, bad);
             LC_WARN("%s: %s member %u: %u of %u positions dropped (%s)", s->name,
