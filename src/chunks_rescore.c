@@ -266,11 +266,15 @@ int chunks_rescore(const rescore_options *o)
     lc_tablebases *tb = NULL;
     lc_error err;
     lc_error_clear(&err);
-    if (status == 0 && (c->syzygy_paths || c->gaviota_paths) &&
-        (lc_rescorer_preflight(c, &err) != 0 ||
-         lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &tb, &err) != 0)) {
-        fprintf(stderr, "lcmon: chunks: %s: %s\n", b.origin, err.msg);
-        status = 1;
+    if (status == 0 && (c->syzygy_paths || c->gaviota_paths)) {
+        lc_problems ps = LC_PROBLEMS_INIT;
+        lc_rescorer_preflight(c, &ps);
+        if (lc_problems_to_error(&ps, &err) != 0 ||
+            lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &tb, &err) != 0) {
+            fprintf(stderr, "lcmon: chunks: %s: %s\n", b.origin, err.msg);
+            status = 1;
+        }
+        lc_problems_fini(&ps);
     }
     lc_chunk_source *src = NULL;
     lc_chunk_data d;

@@ -78,7 +78,8 @@ import time
 import weakref
 from typing import Any, Dict, List, Optional, Union
 
-from .control import Control, LoaderGone
+from .control import Control
+from .errors import LoaderError, LoaderGone
 from .stream import BatchReader
 
 __all__ = ["Loader", "LoaderError", "LoaderGone", "find_lcmon"]
@@ -88,10 +89,6 @@ _LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d\.\d{3} (error|warn|info|debug) +(.*)$")
 
 _FOLDER_PREFIX = "lcmon-loader-"
 _LOCK = "lock"  # in the folder: flocked by its Loader's process and its lcmon
-
-
-class LoaderError(RuntimeError):
-    """lcmon did not start (its own words follow), or it died."""
 
 
 # Written by python/setup.py into the installed package (never into the

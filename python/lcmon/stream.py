@@ -48,21 +48,25 @@ process that holds it, instead of reading interleaved bytes. For several
 trainer processes, give each its own lcmon (RANK and WORLD_SIZE) and pipe.
 """
 
-import errno
-import fcntl
 import io
 import logging
 import math
 import os
 import select
-import stat
-import struct
 import time
-from typing import Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
-from .control import RunId
+from .errors import (NotAStream, PipeBusy, StreamError, StreamTruncated,  # noqa: F401
+                     StreamVersionError, WriterTimeout)
+from .pipe import lock_pipe, wait_for_path
+# The format's names stay importable from here, as before it had a module.
+from .stream_format import (ALIGN, DONE_REST, END_DATA, END_STOPPED, EXPANSIONS,  # noqa: F401
+                            FLAG_LAST, FRAME_REST, FRESHNESS, HEADER_MAX, MAGIC, PREFIX,
+                            PROGRESS, VERSION, Batch, Freshness, Header, Progress, TensorSpec,
+                            check_version, describe, parse_header)
+from .wire import RunId
 
 __all__ = [
     "BatchReader",
@@ -85,284 +89,11 @@ __all__ = [
 
 log = logging.getLogger("lcmon")
 
-MAGIC = b"LCMONBS\0"
-VERSION = 5  # versions 1 (no run fields), 2, 3 (layout and expansion), 4 (progress), 5 (freshness)
-FLAG_LAST = 1  # frame flag: last batch of a finite stream
-END_DATA = 0  # DONE reason: the data ended; nothing more comes
-END_STOPPED = 1  # DONE reason: the run was stopped; another may follow
-
-_PREFIX = struct.Struct("<8sII")  # magic, version, header_bytes
-_FIXED_V1 = struct.Struct("<IQQ")  # n_tensors, batch_size, payload_bytes
-_FIXED_V2 = struct.Struct("<IQQQQ")  # ... run_id, run_started_ms
-_FRAME_REST = struct.Struct("<IQQQ")  # after "BTCH": flags, seq, rows, payload_bytes
-_DONE_REST = struct.Struct("<IQ")  # after "DONE": reason, batches
-_PROGRESS = struct.Struct("<IIQQQQ")  # version 4, after the frame: a finite run's progress
-_FRESHNESS = struct.Struct("<QIIII")  # version 5, after the progress: how fresh the rows are
-_HEADER_MAX = 65536
 # A read that may not wait still reads a record whose first bytes are in to
 # its end while its bytes keep coming (lcmon writes only whole batches it
 # holds: they wait only for room in the pipe): this long at most between two.
 _IN_FLIGHT = 0.5
 WATCH_EVERY_MS = 200  # BatchReader(watch=...): the hook's period while a read waits
-_ALIGN = 64
-_DTYPES = {
-    0: np.dtype("<f4"),
-    1: np.dtype("<i8"),
-    2: np.dtype(np.bool_),
-    3: np.dtype("<i4"),
-    4: np.dtype(np.uint8),  # version 3 on
-    5: np.dtype("<u2"),  # version 3 on
-}
-_V2_DTYPES = 4  # codes below this are all versions 1 and 2 have
-# How a reader makes the trainer's tensors of a layout (the header's
-# "expand"): "" they are those tensors already; the others: lcmon.expand.
-EXPANSIONS = ("", "widen-int64", "lc0-packed-1")
-
-
-class StreamError(Exception):
-    """The bytes are not a valid lcmon batch stream."""
-
-
-class StreamTruncated(StreamError):
-    """The stream ended without its DONE marker: the writer stopped or died
-    (raised only with restarts="end" and without tolerate_truncation)."""
-
-
-class StreamVersionError(StreamError):
-    """The stream is of a version this reader does not know (a newer lcmon:
-    install the Python package of the lcmon that writes it)."""
-
-
-class NotAStream(StreamError):
-    """The path is not a named pipe or a file holding an lcmon batch stream."""
-
-
-class PipeBusy(StreamError):
-    """Another reader holds the pipe: a pipe has one reader."""
-
-
-class WriterTimeout(TimeoutError):
-    """No writer (no next run) came within the timeout."""
-
-
-class TensorSpec(NamedTuple):
-    name: str
-    dtype: np.dtype
-    shape: Tuple[int, ...]  # shape[0] is the batch size
-    offset: int  # in the payload, a multiple of 64
-    nbytes: int
-
-
-class Header(NamedTuple):
-    version: int
-    batch_size: int
-    payload_bytes: int
-    tensors: Tuple[TensorSpec, ...]
-    run_id: int = 0  # the writing run (0 in version 1)
-    run_started_ms: int = 0  # Unix time in ms (0 in version 1)
-    layout: str = ""  # the layout's name ("lc0-current", ...; "" before version 3)
-    expand: str = ""  # how to make the trainer's tensors ("": they are; lcmon.expand)
-    seed: int = 0  # the run's seed (version 4 on)
-
-    def same_layout(self, other: Optional["Header"]) -> bool:
-        return (
-            other is not None
-            and self.batch_size == other.batch_size
-            and self.payload_bytes == other.payload_bytes
-            and self.tensors == other.tensors
-            and self.layout == other.layout
-            and self.expand == other.expand
-        )
-
-
-class Progress(NamedTuple):
-    """How far a finite run was when a batch was made (stream version 4).
-    Zero where the run cannot tell: a run without end (a pool), several
-    sources, a splitter, or a total not known (a scan that watches, tar
-    archives, Parquet games)."""
-
-    epoch: int = 0  # the epoch being read, from 1
-    epochs: int = 0  # epochs in the run
-    files_done: int = 0  # files read to their end
-    files_total: int = 0
-    records: int = 0  # records read: lc0 chunks (games), Parquet games
-    records_total: int = 0
-
-    @property
-    def fraction(self) -> Optional[float]:
-        """Records of the total, else files of the total; None when neither
-        total is known."""
-        if self.records_total:
-            return min(1.0, self.records / self.records_total)
-        if self.files_total:
-            return min(1.0, self.files_done / self.files_total)
-        return None
-
-    def __str__(self) -> str:
-        parts = []
-        if self.epochs:
-            parts.append("epoch %d of %d" % (self.epoch, self.epochs))
-        if self.files_total:
-            parts.append("%d of %d files" % (self.files_done, self.files_total))
-        if self.records_total:
-            parts.append("%d of %d records" % (self.records, self.records_total))
-        elif self.records:
-            parts.append("%d records" % self.records)
-        f = self.fraction
-        if f is not None:
-            parts.append("%.1f%%" % (100 * f))
-        return ", ".join(parts) if parts else "progress not known"
-
-
-class Freshness(NamedTuple):
-    """How fresh a batch's rows are (stream version 5), as the writer saw
-    them when it wrote the batch: the newest game among them by its ingest
-    sequence (the pool numbers a run's games from 1 as they arrive:
-    Control.fresh() says which numbers the games it asked for have), the
-    rows of games drawn by a fresh request, and the ages of the rows' games
-    (milliseconds since each arrived in the pool). All 0 (known False) in an
-    older stream, or where the rows' origin is not known (Parquet
-    pipelines)."""
-
-    newest_seq: int = 0
-    fresh_rows: int = 0
-    age_min_ms: int = 0  # the rows' newest game
-    age_median_ms: int = 0
-    age_max_ms: int = 0  # the rows' oldest game
-
-    @property
-    def known(self) -> bool:
-        return self.newest_seq > 0
-
-    def __str__(self) -> str:
-        if not self.known:
-            return "freshness not known"
-        return "newest game %d, ages %.1f s median (%.1f to %.1f s), %d rows fresh" % (
-            self.newest_seq, self.age_median_ms / 1e3, self.age_min_ms / 1e3,
-            self.age_max_ms / 1e3, self.fresh_rows)
-
-
-class Batch(NamedTuple):
-    seq: int  # batch number from 0 within its run
-    rows: int  # valid rows (the arrays are sliced to them)
-    flags: int
-    tensors: Dict[str, np.ndarray]
-    run_id: int = 0  # the run that wrote it
-    expand: str = ""  # the header's expansion: "" when the tensors are the trainer's
-    progress: Progress = Progress()  # a finite run's, when the batch was made
-    freshness: Freshness = Freshness()  # how old its rows' games are (version 5)
-
-    @property
-    def last(self) -> bool:
-        """The writer marked this batch as the last of a finite stream."""
-        return bool(self.flags & FLAG_LAST)
-
-
-def _check_version(version: int) -> None:
-    if version > VERSION:
-        raise StreamVersionError(
-            "batch stream version %d is newer than this reader (it reads versions 1 to %d): "
-            "install the Python package of the lcmon that writes the stream" % (version, VERSION)
-        )
-    if version < 1:
-        raise StreamError("batch stream version %d is not valid" % version)
-
-
-def parse_header(prefix: bytes, rest: bytes) -> Header:
-    """Decode a stream header from its 16-byte prefix and the rest."""
-    magic, version, header_bytes = _PREFIX.unpack(prefix)
-    if magic != MAGIC:
-        raise NotAStream(
-            "not an lcmon batch stream: the first bytes are %r, not the magic %r" % (magic, MAGIC)
-        )
-    _check_version(version)
-    fixed = _FIXED_V1 if version == 1 else _FIXED_V2
-    if len(rest) != header_bytes:
-        raise StreamError("batch stream header: %d of its %d bytes" % (len(rest), header_bytes))
-    if header_bytes < fixed.size:
-        raise StreamError("batch stream header: header_bytes %d is too small" % header_bytes)
-    run_id = run_started = 0
-    if version == 1:
-        n_tensors, batch_size, payload_bytes = fixed.unpack_from(rest, 0)
-    else:
-        n_tensors, batch_size, payload_bytes, run_id, run_started = fixed.unpack_from(rest, 0)
-    run_id = RunId(run_id)  # printed in hex, as lcmon prints it
-    pos = fixed.size
-    tensors = []
-    try:
-        for i in range(n_tensors):
-            (name_len,) = struct.unpack_from("<H", rest, pos)
-            pos += 2
-            name = rest[pos : pos + name_len].decode("utf-8")
-            if len(name.encode("utf-8")) != name_len or name_len == 0:
-                raise StreamError("batch stream header: tensor %d has a bad name" % i)
-            pos += name_len
-            code, ndim = struct.unpack_from("<BB", rest, pos)
-            pos += 2
-            if code not in _DTYPES or (version < 3 and code >= _V2_DTYPES):
-                raise StreamError("batch stream header: tensor %r: unknown dtype %d" % (name, code))
-            if not 1 <= ndim <= 4:
-                raise StreamError("batch stream header: tensor %r: %d dimensions" % (name, ndim))
-            shape = struct.unpack_from("<%dQ" % ndim, rest, pos)
-            pos += 8 * ndim
-            offset, nbytes = struct.unpack_from("<QQ", rest, pos)
-            pos += 16
-            dtype = _DTYPES[code]
-            if shape[0] != batch_size:
-                raise StreamError(
-                    "batch stream header: tensor %r: first dimension %d is not the batch size %d"
-                    % (name, shape[0], batch_size)
-                )
-            if nbytes != int(np.prod(shape, dtype=np.uint64)) * dtype.itemsize:
-                raise StreamError(
-                    "batch stream header: tensor %r: nbytes %d does not match shape %s"
-                    % (name, nbytes, shape)
-                )
-            if offset % _ALIGN or offset + nbytes > payload_bytes:
-                raise StreamError(
-                    "batch stream header: tensor %r: bytes %d..%d are not an aligned range "
-                    "of the %d-byte payload" % (name, offset, offset + nbytes, payload_bytes)
-                )
-            tensors.append(TensorSpec(name, dtype, tuple(shape), offset, nbytes))
-        layout = expand = ""
-        if version >= 3:
-            names = []
-            for _ in range(2):
-                (n,) = struct.unpack_from("<H", rest, pos)
-                if pos + 2 + n > len(rest):
-                    raise struct.error("the layout's names run past header_bytes")
-                names.append(rest[pos + 2 : pos + 2 + n].decode("utf-8"))
-                pos += 2 + n
-            layout, expand = names
-        seed = 0
-        if version >= 4 and pos + 8 <= len(rest):
-            (seed,) = struct.unpack_from("<Q", rest, pos)
-    except (struct.error, UnicodeDecodeError) as e:
-        raise StreamError("batch stream header: corrupt tensor list (%s)" % e) from None
-    if expand not in EXPANSIONS:
-        raise StreamVersionError(
-            "batch stream layout %r needs the expansion %r, which this reader does not know "
-            "(it knows %s): install the Python package of the lcmon that writes the stream"
-            % (layout, expand, ", ".join(repr(e) for e in EXPANSIONS[1:]))
-        )
-    return Header(
-        version, batch_size, payload_bytes, tuple(tensors), run_id, run_started, layout, expand,
-        seed,
-    )
-
-
-def _lock_holder(st: os.stat_result) -> Optional[int]:
-    """The pid holding a flock on the file of st, from /proc/locks."""
-    want = "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    try:
-        with open("/proc/locks") as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == want:
-                    return int(parts[4])
-    except (OSError, ValueError):
-        pass
-    return None
 
 
 class _WouldBlock(Exception):
@@ -502,58 +233,11 @@ class BatchReader:
     # -- opening ---------------------------------------------------------
 
     def _check_path(self) -> None:
-        wait = self.wait_for_pipe
-        start = time.monotonic()
-        deadline = None if wait is None else start + max(0.0, wait)
-        while True:
-            try:
-                st = os.stat(self.path)
-                break
-            except FileNotFoundError:
-                if self.watch is not None:
-                    self.watch(time.monotonic() - start)
-                folder = os.path.dirname(os.path.abspath(self.path))
-                if deadline is not None and not os.path.isdir(folder):
-                    raise NotAStream(
-                        "%s: its folder %s does not exist (lcmon's fifo_writer makes the pipe, "
-                        "not its folder: mkdir -p %s, or check the path)"
-                        % (self.path, folder, folder)
-                    ) from None
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise NotAStream(
-                        "%s does not exist%s: start lcmon first (its fifo_writer creates the "
-                        "pipe), check the path, or pass wait_for_pipe=SECONDS"
-                        % (self.path, " after %.1f s" % wait if wait else "")
-                    ) from None
-                time.sleep(0.05)
-        if stat.S_ISDIR(st.st_mode):
-            raise NotAStream("%s is a directory, not a named pipe or a stream file" % self.path)
-        if not (stat.S_ISFIFO(st.st_mode) or stat.S_ISREG(st.st_mode)):
-            raise NotAStream("%s is not a named pipe or a regular file" % self.path)
-        self._fifo = stat.S_ISFIFO(st.st_mode)
+        self._fifo = wait_for_path(self.path, self.wait_for_pipe, self.watch)
 
     def _take_lock(self) -> None:
-        if self._lock_fd >= 0 or not self._fifo:
-            return
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno in (errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP):
-                self._lock_fd = fd  # no locks on this file system: read unguarded
-                return
-            st = os.fstat(fd)
-            os.close(fd)
-            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise
-            pid = _lock_holder(st)
-            who = "process %d" % pid if pid else "another process"
-            raise PipeBusy(
-                "%s is already being read by %s: a pipe has one reader (with DataLoader, "
-                "use num_workers=0; for several trainer processes, run one lcmon with its own "
-                "pipe per process, RANK and WORLD_SIZE set)" % (self.path, who)
-            ) from None
-        self._lock_fd = fd
+        if self._lock_fd < 0 and self._fifo:
+            self._lock_fd = lock_pipe(self.path)
 
     def _release_lock(self) -> None:
         if self._lock_fd >= 0:
@@ -729,11 +413,11 @@ class BatchReader:
         raise _RunEnded("torn", "the stream ended in the middle of %s" % what)
 
     def _read_header(self, prefix: bytes) -> None:
-        magic, version, header_bytes = _PREFIX.unpack(prefix)
+        magic, version, header_bytes = PREFIX.unpack(prefix)
         if magic != MAGIC:
             raise NotAStream("%s: not an lcmon batch stream header" % self.path)
-        _check_version(version)
-        if not 0 < header_bytes <= _HEADER_MAX - 16:
+        check_version(version)
+        if not 0 < header_bytes <= HEADER_MAX - 16:
             raise StreamError("batch stream header: header_bytes %d is out of range" % header_bytes)
         rest = self._read_exact(header_bytes, what="the stream header")
         header = parse_header(prefix, rest)
@@ -751,8 +435,8 @@ class BatchReader:
                 self.on_run(self)
 
     def _set_layout(self, header: Header) -> None:
-        raw = np.empty(header.payload_bytes + _ALIGN, dtype=np.uint8)
-        skip = (-raw.ctypes.data) % _ALIGN
+        raw = np.empty(header.payload_bytes + ALIGN, dtype=np.uint8)
+        skip = (-raw.ctypes.data) % ALIGN
         self._buffer = raw[skip : skip + header.payload_bytes]
         self._views = {}
         for t in header.tensors:
@@ -865,15 +549,15 @@ class BatchReader:
         if kind == b"BTCH":
             version = self.header.version if self.header is not None else 0
             v4, v5 = version >= 4, version >= 5
-            more = self._read_exact(16 + (_PROGRESS.size if v4 else 0)
-                                    + (_FRESHNESS.size if v5 else 0), what="a batch frame")
-            flags, seq, rows, payload_bytes = _FRAME_REST.unpack(rec[4:] + more[:16])
-            end = 16 + _PROGRESS.size
-            progress = Progress(*_PROGRESS.unpack(more[16:end])) if v4 else Progress()
-            fresh = Freshness(*_FRESHNESS.unpack(more[end:])) if v5 else Freshness()
+            more = self._read_exact(16 + (PROGRESS.size if v4 else 0)
+                                    + (FRESHNESS.size if v5 else 0), what="a batch frame")
+            flags, seq, rows, payload_bytes = FRAME_REST.unpack(rec[4:] + more[:16])
+            end = 16 + PROGRESS.size
+            progress = Progress(*PROGRESS.unpack(more[16:end])) if v4 else Progress()
+            fresh = Freshness(*FRESHNESS.unpack(more[end:])) if v5 else Freshness()
             return self._read_payload(flags, seq, rows, payload_bytes, progress, fresh)
         if kind == b"DONE":
-            reason, count = _DONE_REST.unpack(rec[4:])
+            reason, count = DONE_REST.unpack(rec[4:])
             if reason not in (END_DATA, END_STOPPED):
                 raise StreamError("%s: DONE marker with an unknown reason %d" % (self.path, reason))
             if count != self._conn_batches:
@@ -960,21 +644,3 @@ class BatchReader:
     def __exit__(self, *exc):
         self.close()
         return False
-
-
-def describe(header: Header) -> str:
-    """The tensors of a header, one line each, for people."""
-    lines = [
-        "stream: batch size %d, %d payload bytes per batch (%.0f a row), run %016x"
-        % (header.batch_size, header.payload_bytes, header.payload_bytes / max(header.batch_size, 1),
-           header.run_id)
-    ]
-    if header.layout or header.expand:
-        lines.append(
-            "layout %s%s"
-            % (header.layout or "(unnamed)",
-               ", expanded by %s" % header.expand if header.expand else "")
-        )
-    for t in header.tensors:
-        lines.append("  %s: %s %s" % (t.name, t.dtype.name, list(t.shape)))
-    return "\n".join(lines)

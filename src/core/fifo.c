@@ -24,22 +24,21 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
     if (stat(path, &st) == 0) {
         if (!regular_file && !S_ISFIFO(st.st_mode))
             return lc_error_set(err, code ? code : -EEXIST,
-                                "path: %s exists and is not a named pipe (remove it, choose "
+                                "%s exists and is not a named pipe (remove it, choose "
                                 "another path, or set regular_file: true to write a file)",
                                 path);
         if (regular_file && !S_ISREG(st.st_mode))
             return lc_error_set(err, code ? code : -EEXIST,
-                                "path: %s exists and is not a regular file (regular_file is "
+                                "%s exists and is not a regular file (regular_file is "
                                 "set: remove it, or point path elsewhere)",
                                 path);
         return 0;
     }
     if (errno != ENOENT)
-        return lc_error_set(err, code ? code : -errno, "path: cannot use %s: %s", path,
-                            strerror(errno));
+        return lc_error_set(err, code ? code : -errno, "cannot use %s: %s", path, strerror(errno));
     if (!create)
         return lc_error_set(err, code ? code : -ENOENT,
-                            "path: %s does not exist (create it%s, or set create: true)", path,
+                            "%s does not exist (create it%s, or set create: true)", path,
                             regular_file ? "" : " with mkfifo");
     char *dir = lc_xstrdup(path);
     char *slash = strrchr(dir, '/');
@@ -48,14 +47,14 @@ int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, i
     struct stat pst;
     if (stat(parent, &pst) != 0 && errno == ENOENT) /* what to do: make it */
         rc = lc_error_set(err, code ? code : -ENOENT,
-                          "path: cannot make %s: the folder %s does not exist (make it first: "
+                          "cannot make %s: the folder %s does not exist (make it first: "
                           "mkdir -p %s; or choose a path in a folder that exists)",
                           path, parent, parent);
     else if (make && !regular_file && mkfifo(path, 0600) != 0 && errno != EEXIST)
-        rc = lc_error_set(err, code ? code : -errno, "path: cannot create the named pipe %s: %s",
-                          path, strerror(errno));
+        rc = lc_error_set(err, code ? code : -errno, "cannot create the named pipe %s: %s", path,
+                          strerror(errno));
     else if (!make && access(parent, W_OK | X_OK) != 0) /* would we be allowed to make it? */
-        rc = lc_error_set(err, code ? code : -errno, "path: cannot make %s: %s: %s", path, parent,
+        rc = lc_error_set(err, code ? code : -errno, "cannot make %s: %s: %s", path, parent,
                           strerror(errno));
     free(dir);
     return rc;

@@ -17,7 +17,8 @@
 /* Check `path` for a sink: a named pipe, or with regular_file a regular
  * file; when absent and `create` is set, make the pipe (make) or check that
  * its directory would let us (not make: --check-config). Errors name the
- * path and say what to do ("path: ..."), with `code` (or -errno). */
+ * path and say what to do (the caller says which setting it is), with
+ * `code` (or -errno). */
 int lc_fifo_check(const char *path, bool regular_file, bool create, bool make, int code,
                   lc_error *err);
 

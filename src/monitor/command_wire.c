@@ -4,54 +4,23 @@
 #include "monitor/command_wire.h"
 
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 static const char *stage_or_null(const char *stage)
 {
     return stage && stage[0] ? stage : NULL;
 }
 
-/* The older form of a stage request, as its command: *pool when it is the
- * pool's (its answer then carries a chunk_pool_response too). */
-static const char *stage_request_command(const Lcmon__StageControlRequest *sr,
-                                         lc_command_request *out, bool *pool)
-{
-    out->stage = stage_or_null(sr->stage);
-    if (sr->has_command && sr->command != LCMON__STAGE_COMMAND__STAGE_COMMAND_NONE)
-        return sr->command == LCMON__STAGE_COMMAND__STAGE_COMMAND_PAUSE ? "pause" : "resume";
-    const Lcmon__ShufflingChunkPoolControlRequest *r = sr->chunk_pool_request;
-    if (!r)
-        return ""; /* no command: the stage it names is still checked */
-    *pool = true;
-    if (r->has_reset_chunk_anchor && r->reset_chunk_anchor)
-        return "anchor-reset";
-    if (!r->set_chunk_anchor)
-        return "anchor-get";
-    out->argc = 1;
-    out->argv = (const char *const *)&r->set_chunk_anchor;
-    return "anchor-set";
-}
-
-/* The command a request names, in whichever form; NULL when it names none. */
-static const char *request_command(const Lcmon__ControlRequest *in, lc_command_request *out,
-                                   bool *pool)
+/* The command a request names; NULL when it names none (a request of the
+ * older forms, which protocol 3 dropped, names none). */
+static const char *request_command(const Lcmon__ControlRequest *in, lc_command_request *out)
 {
     *out = (lc_command_request){0};
-    *pool = false;
-    if (in->command) {
-        out->stage = stage_or_null(in->stage);
-        out->argc = (unsigned)in->n_args;
-        out->argv = (const char *const *)in->args;
-        return in->command;
-    }
-    if (in->has_reload_config && in->reload_config)
-        return "reload";
-    if (in->has_pipeline_command &&
-        in->pipeline_command != LCMON__PIPELINE_COMMAND__PIPELINE_COMMAND_NONE)
-        return in->pipeline_command == LCMON__PIPELINE_COMMAND__PIPELINE_COMMAND_STOP ? "stop"
-                                                                                      : "start";
-    return in->stage_request ? stage_request_command(in->stage_request, out, pool) : NULL;
+    if (!in->command)
+        return NULL;
+    out->stage = stage_or_null(in->stage);
+    out->argc = (unsigned)in->n_args;
+    out->argv = (const char *const *)in->args;
+    return in->command;
 }
 
 static char *dup_or_null(const char *s)
@@ -59,7 +28,7 @@ static char *dup_or_null(const char *s)
     return s ? lc_xstrdup(s) : NULL;
 }
 
-static Lcmon__StageControlResponse *stage_response(const lc_reply *r, bool pool)
+static Lcmon__StageControlResponse *stage_response(const lc_reply *r)
 {
     Lcmon__StageControlResponse *s = lc_xmalloc(sizeof *s);
     lcmon__stage_control_response__init(s);
@@ -75,19 +44,10 @@ static Lcmon__StageControlResponse *stage_response(const lc_reply *r, bool pool)
         f->value = lc_xstrdup(r->fields[i].value);
         s->fields[s->n_fields++] = f;
     }
-    const char *anchor = lc_reply_get(r, "anchor"), *count = lc_reply_get(r, "count");
-    if (pool && anchor) {
-        Lcmon__ShufflingChunkPoolControlResponse *p = lc_xmalloc(sizeof *p);
-        lcmon__shuffling_chunk_pool_control_response__init(p);
-        p->chunk_anchor = lc_xstrdup(anchor);
-        p->has_chunks_since_anchor = true;
-        p->chunks_since_anchor = count ? strtoll(count, NULL, 10) : 0;
-        s->chunk_pool_response = p;
-    }
     return s;
 }
 
-static Lcmon__ControlResponse *response(const lc_command_result *res, bool pool)
+static Lcmon__ControlResponse *response(const lc_command_result *res)
 {
     Lcmon__ControlResponse *resp = lc_xmalloc(sizeof *resp);
     lcmon__control_response__init(resp);
@@ -97,7 +57,7 @@ static Lcmon__ControlResponse *response(const lc_command_result *res, bool pool)
     resp->message = dup_or_null(res->message);
     resp->stage_responses = lc_xcalloc(res->n ? res->n : 1, sizeof *resp->stage_responses);
     for (size_t i = 0; i < res->n; i++)
-        resp->stage_responses[resp->n_stage_responses++] = stage_response(&res->replies[i], pool);
+        resp->stage_responses[resp->n_stage_responses++] = stage_response(&res->replies[i]);
     return resp;
 }
 
@@ -105,18 +65,19 @@ Lcmon__ControlResponse *lc_command_wire_serve(lc_monitor *m, const Lcmon__Contro
                                               const char **name)
 {
     lc_command_request c;
-    bool pool;
     lc_command_result res = {0};
-    *name = request_command(req, &c, &pool);
+    *name = request_command(req, &c);
     c.name = *name;
     if (!c.name)
-        lc_command_refuse(&res, -EINVAL, "empty request: it names no command");
+        lc_command_refuse(&res, -EINVAL,
+                          "empty request: it names no command (ControlRequest.command; the "
+                          "older request forms are gone since protocol 3)");
     else if (c.argc > LC_COMMAND_MAX_ARGS)
         lc_command_refuse(&res, -E2BIG, "%s: %u arguments, at most %d", c.name, c.argc,
                           LC_COMMAND_MAX_ARGS);
     else
         lc_monitor_command(m, &c, &res);
-    Lcmon__ControlResponse *resp = response(&res, pool);
+    Lcmon__ControlResponse *resp = response(&res);
     lc_command_result_fini(&res);
     return resp;
 }

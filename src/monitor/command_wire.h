@@ -2,11 +2,9 @@
  * command_wire: commands as the monitor socket carries them
  * (proto/stage_control.proto): the one place where a command
  * (core/command.h) becomes protobuf and back. The server turns each
- * ControlRequest into a command of its monitor (the command form, or one of
- * the older forms, which name a command too: stop, start, reload, pause,
- * resume, anchor-get, anchor-set, anchor-reset) and the answer into a
- * ControlResponse (with the older form's chunk_pool_response when the
- * request was in that form); the remote monitor does the opposite.
+ * ControlRequest (a command by name, its stage and arguments) into a
+ * command of its monitor and the answer into a ControlResponse; the remote
+ * monitor does the opposite.
  */
 #ifndef LC_MONITOR_COMMAND_WIRE_H
 #define LC_MONITOR_COMMAND_WIRE_H

@@ -15,7 +15,7 @@
 #include "monitor.pb-c.h"
 
 #define LC_WIRE_MAX_FRAME (4u << 20)
-#define LC_PROTOCOL_VERSION 2u
+#define LC_PROTOCOL_VERSION 3u /* 3: requests are commands by name only */
 
 typedef struct lc_wire_buf {
     uint8_t *data;

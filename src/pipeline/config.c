@@ -1,8 +1,8 @@
 /*
  * config: see config.h. The text is parsed once (yaml_tree.h) and read by
- * the settings tables (config_read.h); the reader's problems and
- * validation's are placed on their lines from the places the reader kept,
- * and reported together in line order.
+ * the settings tables (config_read.h); the reader's problems are at their
+ * nodes, validation's are placed by their key paths on the places the
+ * reader kept, and all are reported together in line order.
  */
 #include "pipeline/config.h"
 #include "pipeline/config_read.h"
@@ -10,6 +10,7 @@
 
 #include "core/exit.h"
 #include "core/file.h"
+#include "core/text.h"
 #include "core/log.h"
 #include "stages/registry.h"
 
@@ -21,114 +22,74 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Where a validation problem is: the key it names, as the reader found it. The
- * problem's text starts "stage 'NAME': FIELD: ", "stage #N ...: FIELD: "
- * or "FIELD: "; a field that is not a key ("stage type") falls back on the
- * stage's own line. 0 when unknown. */
-static const lc_config_key *locate(const lc_config_marks *marks, const char *text, int *line,
-                                   int *col, int *stage)
+/* How messages name stage i: "stage 'pool'", or by its place and type
+ * when its name is missing or not valid ("stage #3 (chunk_unpacker)"). */
+static void stage_label(const lc_config *cfg, int i, char *buf, size_t size)
 {
-    *line = *col = 0;
-    *stage = -1;
-    int idx = -1;
-    const char *rest = text;
-    if (strncmp(text, "stage '", 7) == 0) {
-        const char *q = strstr(text + 7, "': ");
-        if (!q)
-            return NULL;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(q - text - 7), text + 7);
-        idx = lc_config_marks_stage_index(marks, name);
-        rest = q + 3;
-    } else if (strncmp(text, "stage #", 7) == 0) {
-        idx = atoi(text + 7) - 1;
-        const char *q = strstr(text, ": ");
-        if (!q)
-            return NULL;
-        rest = q + 2;
+    const lc_stage_config *s = (unsigned)i < cfg->n_stages ? &cfg->stages[i] : NULL;
+    if (s && s->name && lc_valid_name(s->name, 40)) {
+        snprintf(buf, size, "stage '%s'", s->name);
+        return;
     }
-    *stage = idx;
-    const char *colon = strstr(rest, ": ");
-    char field[128] = "";
-    if (colon && !memchr(rest, ' ', (size_t)(colon - rest)))
-        snprintf(field, sizeof field, "%.*s", (int)(colon - rest), rest);
-    char path[200];
-    const lc_config_key *k = NULL;
-    if (idx >= 0) {
-        if (field[0]) {
-            snprintf(path, sizeof path, "stages[%d].%s", idx, field);
-            k = lc_config_marks_find(marks, path);
-            char *dot = strchr(path + 7, '.') ? strchr(strchr(path, '.') + 1, '.') : NULL;
-            if (!k && dot) { /* the block, when its field is not in the text */
-                *dot = '\0';
-                k = lc_config_marks_find(marks, path);
-            }
-        }
-        if (!k) {
-            snprintf(path, sizeof path, "stages[%d]", idx);
-            k = lc_config_marks_find(marks, path);
-        }
-    } else if (field[0]) {
-        k = lc_config_marks_find(marks, field);
-    }
-    if (k) {
-        *line = k->line;
-        *col = k->col;
-    }
-    return k;
+    const char *type = NULL;
+    for (size_t k = 0; s && !type && lc_stage_registry[k]; k++)
+        if (s->blocks[k])
+            type = lc_stage_registry[k]->type_name;
+    snprintf(buf, size, "stage #%d%s%s%s", i + 1, type ? " (" : "", type ? type : "",
+             type ? ")" : "");
 }
 
-/* All problems, each "origin:line:col: text" (or "origin: text" when the
- * text has no place), in the order of their lines. */
-typedef struct placed {
-    int line, col;
-    size_t order;
-    char text[LC_ERROR_MSG_MAX / 2];
-} placed;
-
-static int compare_placed(const void *a, const void *b)
+/* The key path as messages show it: inside a stage, without the
+ * "stages[N]" its label says. */
+static const char *shown_path(const lc_problem *p)
 {
-    const placed *x = a, *y = b;
-    if (x->line != y->line)
-        return x->line < y->line ? -1 : 1;
-    if (x->col != y->col)
-        return x->col < y->col ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
+    if (p->stage < 0)
+        return p->path;
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "stages[%d]", p->stage);
+    if (strncmp(p->path, prefix, (size_t)n) != 0)
+        return p->path;
+    return p->path + n + (p->path[n] == '.');
 }
 
-static void add_placed(placed **v, size_t *n, int line, int col, const char *text)
+/* One problem as a line: "origin:LINE:COL: stage 'pool': key: text"
+ * (without the place when it has none). */
+static int format_problem(const lc_config *cfg, const char *origin, const lc_problem *p, char *buf,
+                          size_t size)
 {
-    *v = lc_xrealloc(*v, (*n + 1) * sizeof **v);
-    placed *p = &(*v)[*n];
-    p->line = line;
-    p->col = col;
-    p->order = *n;
-    snprintf(p->text, sizeof p->text, "%s", text);
-    (*n)++;
+    char where[32] = "", label[96] = "";
+    if (p->line)
+        snprintf(where, sizeof where, ":%d:%d", p->line, p->col);
+    if (p->stage >= 0) {
+        stage_label(cfg, p->stage, label, sizeof label - 2);
+        strcat(label, ": ");
+    }
+    const char *key = shown_path(p);
+    return snprintf(buf, size, "%s%s: %s%s%s%s", origin, where, label, key, key[0] ? ": " : "",
+                    p->text);
 }
 
-/* The placed problems into err, a line each while they fit, and a last
- * line saying how many more there are (those that did not fit, and the
- * `more` the reader counted without keeping). */
-static int write_placed(const placed *v, size_t n, size_t more, const char *origin, lc_error *err)
+/* The problems (placed and sorted) into err, a line each while they fit,
+ * and a last line saying how many more there are (those that did not fit,
+ * and the `more` counted without keeping). */
+static int write_placed(const lc_config *cfg, const lc_problems *all, size_t more,
+                        const char *origin, lc_error *err)
 {
     char out[LC_ERROR_MSG_MAX];
     const size_t tail = 200; /* room for the last line */
     size_t used = 0, shown = 0;
     out[0] = '\0';
-    for (; shown < n; shown++) {
-        char where[32] = "", line[LC_ERROR_MSG_MAX];
-        if (v[shown].line)
-            snprintf(where, sizeof where, ":%d:%d", v[shown].line, v[shown].col);
-        int w = snprintf(line, sizeof line, "%s%s%s: %s", used ? "\n" : "", origin, where,
-                         v[shown].text);
-        bool last = shown + 1 == n && more == 0;
-        if (w < 0 || used + (size_t)w + (last ? 0 : tail) >= sizeof out)
+    for (; shown < all->n; shown++) {
+        char line[LC_ERROR_MSG_MAX];
+        int w = format_problem(cfg, origin, &all->v[shown], line, sizeof line);
+        size_t need = (size_t)w + (used ? 1 : 0);
+        bool last = shown + 1 == all->n && more == 0;
+        if (w < 0 || used + need + (last ? 0 : tail) >= sizeof out)
             break;
-        memcpy(out + used, line, (size_t)w + 1);
-        used += (size_t)w;
+        snprintf(out + used, sizeof out - used, "%s%s", used ? "\n" : "", line);
+        used += need;
     }
-    more += n - shown;
+    more += all->n - shown;
     if (more)
         snprintf(out + used, sizeof out - used,
                  "%s%s: and %zu more problem%s (the first %zu are shown: fix them and check "
@@ -137,50 +98,46 @@ static int write_placed(const placed *v, size_t n, size_t more, const char *orig
     return lc_error_set(err, LC_ECONFIG, "%s", out);
 }
 
-/* The reader's problems and validation's (or preflight's) lines in
- * `found`, placed, merged and written to err. What the reader already said
- * is not said again: a problem about the same key, or a stage's missing
- * type when the reader found an unknown key in that stage's mapping (a
- * misspelt type). */
-static int report(const lc_config_marks *marks, const char *origin, const char *found,
-                  lc_error *err)
+/* p into all at line, col. */
+static void copy_problem(lc_problems *all, const lc_problem *p, int line, int col)
 {
-    placed *v = NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < marks->n_problems; i++) {
-        const lc_config_problem *p = &marks->problems[i];
-        char label[96] = "", text[LC_ERROR_MSG_MAX / 2];
-        if (p->stage >= 0) {
-            const char *name =
-                (size_t)p->stage < marks->n_stages ? marks->stage_names[p->stage] : "";
-            if (name[0])
-                snprintf(label, sizeof label, "stage '%s': ", name);
-            else
-                snprintf(label, sizeof label, "stage #%d: ", p->stage + 1);
-        }
-        snprintf(text, sizeof text, "%s%s", label, p->text);
-        add_placed(&v, &n, p->line, p->col, text);
-    }
-    for (const char *p = found; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char text[LC_ERROR_MSG_MAX / 2];
-        snprintf(text, sizeof text, "%.*s", (int)len, p);
-        int line, col, stage;
-        const lc_config_key *k = locate(marks, text, &line, &col, &stage);
+    all->stage = p->stage;
+    lc_problem_add_at(all, line, col, p->path, "%s", p->text);
+}
+
+/* The reader's problems (at their nodes; NULL: none) and validation's or
+ * preflight's (`found`, placed here by their key paths on the key the
+ * marks hold, or the nearest above it), merged in line order and written
+ * to err, and into `placed` when not NULL. What the reader already said is
+ * not said again: a problem placed on a key the reader found a problem
+ * with. */
+static int report(const lc_config *cfg, const lc_config_marks *marks, const lc_problems *reader,
+                  const lc_problems *found, lc_problems *placed, lc_error *err)
+{
+    lc_problems all = LC_PROBLEMS_INIT;
+    all.max = SIZE_MAX; /* both lists are bounded */
+    size_t more = found->more;
+    for (size_t i = 0; reader && i < reader->n; i++)
+        copy_problem(&all, &reader->v[i], reader->v[i].line, reader->v[i].col);
+    more += reader ? reader->more : 0;
+    for (size_t i = 0; i < found->n; i++) {
+        const lc_problem *p = &found->v[i];
+        const lc_config_key *k = p->line ? NULL : lc_config_marks_place(marks, p->path);
         bool said = false;
-        for (size_t i = 0; i < marks->n_problems; i++) {
-            const lc_config_problem *lp = &marks->problems[i];
-            said = said || (k && strcmp(lp->path, k->path) == 0) ||
-                   (lp->stage_key && lp->stage == stage && strstr(text, ": stage type: missing"));
-        }
+        for (size_t j = 0; k && reader && j < reader->n && !said; j++)
+            said = strcmp(reader->v[j].path, k->path) == 0;
         if (!said)
-            add_placed(&v, &n, line, col, text);
-        p += len + (nl ? 1 : 0);
+            copy_problem(&all, p, k ? k->line : p->line, k ? k->col : p->col);
     }
-    qsort(v, n, sizeof *v, compare_placed);
-    int rc = write_placed(v, n, marks->n_more_problems, origin, err);
-    free(v);
+    lc_problems_sort(&all);
+    all.more = more;
+    int rc = write_placed(cfg, &all, more, cfg->origin, err);
+    if (placed) {
+        lc_problems_fini(placed);
+        *placed = all;
+    } else {
+        lc_problems_fini(&all);
+    }
     return rc;
 }
 
@@ -241,7 +198,15 @@ bool lc_config_text_is_lcmon(const char *text, size_t len)
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
                           lc_error *err)
 {
+    return lc_config_load_records(yaml, len, origin, out, NULL, err);
+}
+
+int lc_config_load_records(const char *yaml, size_t len, const char *origin, lc_config **out,
+                           lc_problems *problems, lc_error *err)
+{
     *out = NULL;
+    if (problems)
+        lc_problems_init(problems);
     lc_ynode *root = NULL;
     char msg[LC_ERROR_MSG_MAX / 2];
     if (lc_yaml_tree_parse(yaml, len, &root, msg, sizeof msg) != 0)
@@ -263,12 +228,13 @@ int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_c
     lc_yaml_tree_free(root);
     cfg->origin = lc_xstrdup(origin);
     cfg->keys = marks;
-    lc_error verr;
-    lc_error_clear(&verr);
-    int vrc = mapping ? lc_config_validate(cfg, &verr) : 0;
+    lc_problems found = LC_PROBLEMS_INIT;
+    if (mapping)
+        lc_config_validate(cfg, &found);
     int result = 0;
-    if (vrc != 0 || marks->n_problems || marks->n_more_problems)
-        result = report(marks, origin, vrc ? verr.msg : NULL, err);
+    if (lc_problems_count(&found) || lc_problems_count(&marks->problems))
+        result = report(cfg, marks, &marks->problems, &found, problems, err);
+    lc_problems_fini(&found);
     if (result != 0) {
         lc_config_free(cfg);
         cfg = NULL;
@@ -370,27 +336,23 @@ int lc_config_load_file(const char *path, lc_config **out, lc_error *err)
 
 int lc_config_preflight(const lc_config *cfg, lc_error *err)
 {
-    lc_error all;
-    lc_error_clear(&all);
-    int count = 0;
+    lc_problems found = LC_PROBLEMS_INIT;
     for (unsigned i = 0; i < cfg->n_stages; i++) {
         const lc_stage_config *s = &cfg->stages[i];
-        lc_error e;
-        lc_error_clear(&e);
-        if (!s->cls->preflight || s->cls->preflight(s->block, &e) == 0)
+        if (!s->cls->preflight)
             continue;
-        for (char *line = e.msg, *next; line; line = next) {
-            next = strchr(line, '\n');
-            if (next)
-                *next++ = '\0';
-            lc_error_add(&all, LC_ECONFIG, "stage '%s': %s.%s", s->name, s->cls->type_name, line);
-            count++;
-        }
+        lc_problems_under(&found, (int)i, "stages[%u].%s", i, s->cls->type_name);
+        s->cls->preflight(s->block, &found);
     }
-    if (!count)
-        return 0;
-    lc_config_marks none = {0};
-    return report(cfg->keys ? cfg->keys : &none, cfg->origin, all.msg, err);
+    int rc = 0;
+    if (lc_problems_count(&found)) {
+        lc_config_marks none;
+        lc_config_marks_init(&none);
+        rc = report(cfg, cfg->keys ? cfg->keys : &none, NULL, &found, NULL, err);
+        lc_config_marks_fini(&none);
+    }
+    lc_problems_fini(&found);
+    return rc;
 }
 
 int lc_config_load_default(lc_config **out, lc_error *err)
@@ -479,26 +441,16 @@ int lc_config_parse_block(const struct lc_stage_class *cls, const char *yaml, vo
     if (lc_yaml_tree_parse(yaml, strlen(yaml), &root, msg, sizeof msg) != 0)
         return lc_error_set(err, LC_ECONFIG, "%s:%s", cls->type_name, msg);
     lc_config_marks marks;
-    memset(&marks, 0, sizeof marks);
+    lc_config_marks_init(&marks);
     void *b = lc_settings_read_block(&cls->settings, root, cls->type_name, &marks);
     lc_yaml_tree_free(root);
-    lc_error_clear(err);
-    int rc = 0;
-    for (size_t i = 0; i < marks.n_problems; i++)
-        rc = lc_error_add(err, LC_ECONFIG, "%s", marks.problems[i].text);
-    if (marks.n_more_problems)
-        rc = lc_error_add(err, LC_ECONFIG, "and %zu more problems", marks.n_more_problems);
-    lc_config_marks_fini(&marks);
-    lc_error cerr;
-    lc_error_clear(&cerr);
-    if (cls->config_check && cls->config_check(b, &cerr) != 0) {
-        for (char *line = cerr.msg, *next; line; line = next) {
-            next = strchr(line, '\n');
-            if (next)
-                *next++ = '\0';
-            rc = lc_error_add(err, LC_ECONFIG, "%s.%s", cls->type_name, line);
-        }
+    if (cls->config_check) {
+        lc_problems_under(&marks.problems, -1, "%s", cls->type_name);
+        cls->config_check(b, &marks.problems);
     }
+    lc_error_clear(err);
+    int rc = lc_problems_to_error(&marks.problems, err);
+    lc_config_marks_fini(&marks);
     if (rc != 0) {
         lc_settings_free_block(&cls->settings, b);
         return LC_ECONFIG;

@@ -31,6 +31,7 @@
 #define LC_PIPELINE_CONFIG_H
 
 #include "core/error.h"
+#include "core/problem.h"
 #include "core/queue.h"
 #include "stages/stage.h"
 
@@ -100,6 +101,14 @@ typedef struct lc_config {
 int lc_config_load_string(const char *yaml, size_t len, const char *origin, lc_config **out,
                           lc_error *err);
 int lc_config_load_file(const char *path, lc_config **out, lc_error *err);
+/* As lc_config_load_string, and the problems as records besides
+ * (core/problem.h): each with its stage and key path, placed (line, col)
+ * on the key the path names (or the nearest key above it the text holds),
+ * in the order of the text, those counted past the bound in `more`.
+ * problems is made empty here (free it with lc_problems_fini); a text that
+ * is not YAML, or holds no document, has none: err says why. */
+int lc_config_load_records(const char *yaml, size_t len, const char *origin, lc_config **out,
+                           lc_problems *problems, lc_error *err);
 /* A configuration file's text (malloc'd; not NUL-terminated; "-" reads stdin), read the way
  * lc_config_load_file reads it: a directory or a text of 16 MiB or more is
  * refused with a message naming the path. */
@@ -152,8 +161,9 @@ int lc_config_preflight(const lc_config *cfg, lc_error *err);
 int lc_config_print_schema(FILE *out, const char *format);
 
 /* Resolve and check a parsed configuration (config_validate.c): 0, or
- * LC_ECONFIG with every problem in err, one a line. Loading calls it. */
-int lc_config_validate(lc_config *cfg, lc_error *err);
+ * LC_ECONFIG with every problem added to ps, each with its stage and key
+ * path (core/problem.h). Loading calls it and places them. */
+int lc_config_validate(lc_config *cfg, lc_problems *ps);
 
 /* How long a stop of this pipeline must be given: the stop deadline
  * (core/exit.h's LC_STOP_DEADLINE_S), or more when a stage may rightly take

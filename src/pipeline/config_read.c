@@ -126,8 +126,7 @@ static void read_type_block(lc_reading *r, lc_stage_config *s, size_t k, const l
     if (!s->blocks[k])
         s->blocks[k] = lc_settings_new_block(&cls->settings);
     if (value->kind != LC_YNODE_MAP)
-        lc_reading_problem(r, value->line, value->col, path, "%s: '%s' where a mapping belongs",
-                           lc_reading_shown(path),
+        lc_reading_problem(r, value->line, value->col, path, "'%s' where a mapping belongs",
                            value->kind == LC_YNODE_SCALAR ? value->text : "");
     lc_settings_read_map(r, &cls->settings, value->kind == LC_YNODE_MAP ? value : NULL,
                          s->blocks[k], path);
@@ -150,15 +149,15 @@ static void read_stage(lc_reading *r, lc_stage_config *s, const lc_ynode *map, c
         const lc_setting *row = lc_setting_find(&lc_config_stage_settings, key->text);
         const lc_stage_class *cls = row ? NULL : lc_stage_class_find(key->text);
         if (!row && !cls) {
+            lc_reading_stage_unknown_key(r, r->stage);
             if (lc_reading_full(r))
                 lc_reading_problem(r, key->line, key->col, sub, "unknown key"); /* counted */
             else if (lc_closest_word(key->text, names))
                 lc_reading_unknown_key(r, key, sub, names);
             else
                 lc_reading_problem(r, key->line, key->col, sub,
-                                   "%s: unknown key (a stage has name, input, output and one "
-                                   "stage type block; `lcmon --help` lists the types)",
-                                   key->text);
+                                   "unknown key (a stage has name, input, output and one stage "
+                                   "type block; `lcmon --help` lists the types)");
             continue;
         }
         /* Among the known keys seen so far (each once: a few): linear in
@@ -167,16 +166,13 @@ static void read_stage(lc_reading *r, lc_stage_config *s, const lc_ynode *map, c
         for (size_t j = 0; j < n_known && !twice; j++)
             twice = !strcmp(known[j], key->text);
         if (twice) {
-            lc_reading_problem(r, key->line, key->col, sub, "%s: given twice (keep one)",
-                               key->text);
+            lc_reading_problem(r, key->line, key->col, sub, "given twice (keep one)");
             continue;
         }
         if (n_known < sizeof known / sizeof *known)
             known[n_known++] = key->text;
         lc_reading_key(r, sub, key->line, key->col);
         if (row) {
-            if (!strcmp(key->text, "name") && value->kind == LC_YNODE_SCALAR)
-                lc_reading_stage_name(r, r->stage, value->text);
             lc_settings_read_value(r, row, value, s, sub, key->line, key->col);
             continue;
         }
@@ -190,16 +186,15 @@ static void read_stages(lc_reading *r, lc_config *cfg, const lc_ynode *seq)
 {
     if (seq->kind != LC_YNODE_SEQ) {
         if (seq->kind == LC_YNODE_MAP)
-            lc_reading_problem(r, seq->line, seq->col, "stages",
-                               "stages: a mapping, where a list belongs");
+            lc_reading_problem(r, seq->line, seq->col, "stages", "a mapping, where a list belongs");
         else
-            lc_reading_problem(r, seq->line, seq->col, "stages",
-                               "stages: '%s' where a list belongs", seq->text);
+            lc_reading_problem(r, seq->line, seq->col, "stages", "'%s' where a list belongs",
+                               seq->text);
         return;
     }
     if (seq->n > LC_MAX_STAGES) { /* none is read: "stages" is the one problem */
         lc_reading_problem(r, seq->line, seq->col, "stages",
-                           "stages: %zu of them; a pipeline has at most %d (split it over "
+                           "%zu of them; a pipeline has at most %d (split it over "
                            "several lcmon, or join the stages that do the same)",
                            seq->n, LC_MAX_STAGES);
         return;
@@ -214,7 +209,6 @@ static void read_stages(lc_reading *r, lc_config *cfg, const lc_ynode *seq)
         char path[32];
         snprintf(path, sizeof path, "stages[%zu]", i);
         r->stage = (int)i;
-        lc_reading_stage_name(r, r->stage, "");
         lc_reading_key(r, path, item->line, item->col);
         if (item->kind != LC_YNODE_MAP)
             lc_reading_problem(r, item->line, item->col, path,
@@ -229,7 +223,7 @@ static void read_stages(lc_reading *r, lc_config *cfg, const lc_ynode *seq)
 
 lc_config *lc_config_read_tree(const lc_ynode *root, lc_config_marks *marks)
 {
-    memset(marks, 0, sizeof *marks);
+    lc_config_marks_init(marks);
     lc_reading r = {.marks = marks, .stage = -1};
     lc_config *cfg = lc_settings_new_block(&lc_config_top_settings);
     if (root->kind != LC_YNODE_MAP) {
@@ -260,7 +254,7 @@ lc_config *lc_config_read_tree(const lc_ynode *root, lc_config_marks *marks)
         if (row) {
             lc_settings_read_value(&r, row, value, cfg, key->text, key->line, key->col);
         } else if (stages_seen) {
-            lc_reading_problem(&r, key->line, key->col, "stages", "stages: given twice (keep one)");
+            lc_reading_problem(&r, key->line, key->col, "stages", "given twice (keep one)");
         } else {
             stages_seen = true;
             read_stages(&r, cfg, value);
@@ -275,7 +269,7 @@ void *lc_settings_read_block(const lc_settings *b, const lc_ynode *map, const ch
     lc_reading r = {.marks = marks, .stage = -1};
     void *block = lc_settings_new_block(b);
     if (map && map->kind != LC_YNODE_MAP && !lc_ynode_is_null(map)) {
-        lc_reading_problem(&r, map->line, map->col, path, "%s: a mapping belongs here", path);
+        lc_reading_problem(&r, map->line, map->col, path, "a mapping belongs here");
         return block;
     }
     lc_ynode empty = {.kind = LC_YNODE_MAP};

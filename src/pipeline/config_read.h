@@ -5,9 +5,10 @@
  * every value is checked against its row (type, range, an enum's names, a
  * list's length) and every key against its table (unknown ones with the
  * nearest valid key, a key given twice, a required one missing). Problems
- * do not stop the reading: each is kept with its line and column, and the
- * place of every key is kept too, so that what validation finds later is
- * placed on its line (config.c).
+ * do not stop the reading: each is kept as a record (core/problem.h) with
+ * its key path, line and column, and the place of every key is kept too,
+ * so that what validation finds later is placed on its line by its key
+ * path (config.c).
  *
  * Paths name keys from the top: "seed", "stages[2]" (the stage's mapping),
  * "stages[2].name", "stages[2].shuffling_chunk_pool.threads",
@@ -18,6 +19,7 @@
 #ifndef LC_PIPELINE_CONFIG_READ_H
 #define LC_PIPELINE_CONFIG_READ_H
 
+#include "core/problem.h"
 #include "core/settings.h"
 #include "pipeline/yaml_tree.h"
 
@@ -31,27 +33,18 @@ typedef struct lc_config_key {
     int line, col; /* 1-based */
 } lc_config_key;
 
-typedef struct lc_config_problem {
-    int line, col;
-    int stage;      /* index in stages, or -1 */
-    char path[160]; /* the key it is about */
-    bool stage_key; /* an unknown key of a stage's own mapping (a misspelt type?) */
-    char text[320]; /* "field: what is wrong (what to do)", without the stage */
-} lc_config_problem;
-
-/* The problems a reading keeps: more than a report can show. Past them
- * only their number is kept, so that a config of a million bad keys is
- * read in linear time and bounded memory and says "and N more". */
-#define LC_CONFIG_MAX_PROBLEMS 100
-
 /* What a reading found: where each key is, and the problems. */
 typedef struct lc_config_marks {
     lc_config_key *keys;
     size_t n_keys, cap_keys;
-    lc_config_problem *problems;
-    size_t n_problems, cap_problems;
-    size_t n_more_problems;  /* found past LC_CONFIG_MAX_PROBLEMS, not kept */
-    char (*stage_names)[64]; /* by stage index; "" when it has none */
+    /* The reader's problems, each at the node it is about; at most
+     * LC_PROBLEMS_MAX kept (more than a report can show), the rest counted,
+     * so that a config of a million bad keys is read in linear time and
+     * bounded memory and says "and N more". */
+    lc_problems problems;
+    /* By stage index: its own mapping held an unknown key (a misspelt
+     * type, whose "did you mean" says why the type is missing). */
+    bool *stage_unknown_key;
     size_t n_stages;
 } lc_config_marks;
 
@@ -63,22 +56,27 @@ extern const lc_settings lc_config_stage_settings;
 extern const lc_settings lc_config_queue_settings;
 
 /* Read the document's root into a new configuration (never NULL; free
- * with lc_config_free), its problems and places in marks (zeroed here). */
+ * with lc_config_free), its problems and places in marks (made empty here). */
 struct lc_config *lc_config_read_tree(const lc_ynode *root, lc_config_marks *marks);
 
 /* Read one block on its own (a stage built outside a pipeline): a new
  * struct of b->size bytes with its defaults and the values of map (NULL:
- * an empty block), problems in marks with paths under `path`. */
+ * an empty block), problems in marks (made with lc_config_marks_init) with
+ * paths under `path`. */
 void *lc_settings_read_block(const lc_settings *b, const lc_ynode *map, const char *path,
                              lc_config_marks *marks);
 /* Free what the block's rows own (texts, blocks, lists); then the block. */
 void lc_settings_free_fields(const lc_settings *b, void *block);
 void lc_settings_free_block(const lc_settings *b, void *block);
 
+/* Empty marks; and their end. */
+void lc_config_marks_init(lc_config_marks *m);
 void lc_config_marks_fini(lc_config_marks *m);
 /* Where the key at path is; NULL when the text has none. */
 const lc_config_key *lc_config_marks_find(const lc_config_marks *m, const char *path);
-/* The index of the stage named name; -1 when none is. */
-int lc_config_marks_stage_index(const lc_config_marks *m, const char *name);
+/* Where the key at path is, or the nearest key above it the text holds
+ * ("stages[2].chunk_unpacker.positions_per_chunk" left to its default:
+ * the chunk_unpacker block); NULL when none is. */
+const lc_config_key *lc_config_marks_place(const lc_config_marks *m, const char *path);
 
 #endif

@@ -35,49 +35,27 @@ void lc_reading_key(lc_reading *r, const char *path, int line, int col)
 
 void lc_reading_problem(lc_reading *r, int line, int col, const char *path, const char *fmt, ...)
 {
-    lc_config_marks *m = r->marks;
-    if (m->n_problems >= LC_CONFIG_MAX_PROBLEMS) {
-        m->n_more_problems++;
-        return;
-    }
-    if (m->n_problems == m->cap_problems) {
-        m->cap_problems = m->cap_problems ? 2 * m->cap_problems : 16;
-        m->problems = lc_xrealloc(m->problems, m->cap_problems * sizeof *m->problems);
-    }
-    lc_config_problem *p = &m->problems[m->n_problems++];
-    p->line = line;
-    p->col = col;
-    p->stage = r->stage;
-    snprintf(p->path, sizeof p->path, "%s", path);
-    p->stage_key = r->stage >= 0 && strncmp(path, "stages[", 7) == 0 && strchr(path, '.') &&
-                   strchr(strchr(path, '.') + 1, '.') == NULL;
+    lc_problems *ps = &r->marks->problems;
+    ps->stage = r->stage;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->text, sizeof p->text, fmt, ap);
+    lc_problem_vadd_at(ps, line, col, path, fmt, ap);
     va_end(ap);
 }
 
-void lc_reading_stage_name(lc_reading *r, int stage, const char *name)
+void lc_reading_stage_unknown_key(lc_reading *r, int stage)
 {
     lc_config_marks *m = r->marks;
     if (stage < 0)
         return;
     if ((size_t)stage >= m->n_stages) {
-        m->stage_names = lc_xrealloc(m->stage_names, (size_t)(stage + 1) * sizeof *m->stage_names);
+        m->stage_unknown_key =
+            lc_xrealloc(m->stage_unknown_key, (size_t)(stage + 1) * sizeof *m->stage_unknown_key);
         for (size_t i = m->n_stages; i <= (size_t)stage; i++)
-            m->stage_names[i][0] = '\0';
+            m->stage_unknown_key[i] = false;
         m->n_stages = (size_t)stage + 1;
     }
-    snprintf(m->stage_names[stage], sizeof m->stage_names[0], "%s", name);
-}
-
-const char *lc_reading_shown(const char *path)
-{
-    if (strncmp(path, "stages[", 7) == 0) {
-        const char *dot = strchr(path, '.');
-        return dot ? dot + 1 : path;
-    }
-    return path;
+    m->stage_unknown_key[stage] = true;
 }
 
 /* ---- scalars ---- */
@@ -257,10 +235,9 @@ static bool in_range(const lc_setting *row, double v)
 static void read_scalar(lc_reading *r, const lc_setting *row, lc_setting_type type, size_t size,
                         const lc_ynode *node, void *at, const char *path, int key_line, int key_col)
 {
-    const char *name = lc_reading_shown(path);
     if (node->kind != LC_YNODE_SCALAR) {
-        lc_reading_problem(r, node->line, node->col, path, "%s: a %s, where a single value belongs",
-                           name, node->kind == LC_YNODE_MAP ? "mapping" : "list");
+        lc_reading_problem(r, node->line, node->col, path, "a %s, where a single value belongs",
+                           node->kind == LC_YNODE_MAP ? "mapping" : "list");
         return;
     }
     /* Parsed into a scratch copy first: a refused value leaves the default. */
@@ -269,7 +246,7 @@ static void read_scalar(lc_reading *r, const lc_setting *row, lc_setting_type ty
     double num = 0;
     char why[256];
     if (parse_scalar(type, row, size, node->text, dest, &num, why, sizeof why) != 0) {
-        lc_reading_problem(r, node->line, node->col, path, "%s: %s", name, why);
+        lc_reading_problem(r, node->line, node->col, path, "%s", why);
         return;
     }
     bool number = type == LC_SETTING_WHOLE || type == LC_SETTING_SIGNED || type == LC_SETTING_REAL;
@@ -278,10 +255,10 @@ static void read_scalar(lc_reading *r, const lc_setting *row, lc_setting_type ty
         char range[96];
         lc_setting_range_text(row, whole, range, sizeof range);
         if (whole && row->min == 0 && num < 0)
-            lc_reading_problem(r, key_line, key_col, path, "%s: %s is negative (use %s)", name,
-                               node->text, range);
+            lc_reading_problem(r, key_line, key_col, path, "%s is negative (use %s)", node->text,
+                               range);
         else
-            lc_reading_problem(r, key_line, key_col, path, "%s: %s is out of range (use %s)", name,
+            lc_reading_problem(r, key_line, key_col, path, "%s is out of range (use %s)",
                                whole ? node->text : (snprintf(why, sizeof why, "%g", num), why),
                                range);
     }
@@ -298,14 +275,12 @@ static void read_scalar(lc_reading *r, const lc_setting *row, lc_setting_type ty
 static void read_list(lc_reading *r, const lc_setting *row, const lc_ynode *node, void *block,
                       const char *path, int key_line, int key_col)
 {
-    const char *name = lc_reading_shown(path);
     if (node->kind != LC_YNODE_SEQ) {
         if (node->kind == LC_YNODE_MAP)
-            lc_reading_problem(r, node->line, node->col, path,
-                               "%s: a mapping, where a list belongs", name);
+            lc_reading_problem(r, node->line, node->col, path, "a mapping, where a list belongs");
         else
-            lc_reading_problem(r, node->line, node->col, path, "%s: '%s' where a list belongs",
-                               name, node->text);
+            lc_reading_problem(r, node->line, node->col, path, "'%s' where a list belongs",
+                               node->text);
         return;
     }
     if (node->n < row->min_items || (row->max_items && node->n > row->max_items)) {
@@ -314,8 +289,7 @@ static void read_list(lc_reading *r, const lc_setting *row, const lc_ynode *node
             snprintf(range, sizeof range, "%u to %u", row->min_items, row->max_items);
         else
             snprintf(range, sizeof range, "at least %u", row->min_items);
-        lc_reading_problem(r, key_line, key_col, path, "%s: %zu given (list %s)", name, node->n,
-                           range);
+        lc_reading_problem(r, key_line, key_col, path, "%zu given (list %s)", node->n, range);
     }
     bool blocks = row->item == LC_SETTING_BLOCK;
     size_t item = blocks ? row->block->size : row->item_size;
@@ -332,8 +306,7 @@ static void read_list(lc_reading *r, const lc_setting *row, const lc_ynode *node
         }
         lc_settings_defaults(row->block, arr + i * item);
         if (kid->kind != LC_YNODE_MAP)
-            lc_reading_problem(r, kid->line, kid->col, sub, "%s: '%s' where a mapping belongs",
-                               lc_reading_shown(sub),
+            lc_reading_problem(r, kid->line, kid->col, sub, "'%s' where a mapping belongs",
                                kid->kind == LC_YNODE_SCALAR ? kid->text : "");
         lc_settings_read_map(r, row->block, kid->kind == LC_YNODE_MAP ? kid : NULL, arr + i * item,
                              sub);
@@ -360,8 +333,8 @@ void lc_settings_read_value(lc_reading *r, const lc_setting *row, const lc_ynode
     if (!*at)
         *at = lc_settings_new_block(row->block);
     if (node->kind != LC_YNODE_MAP) {
-        lc_reading_problem(r, node->line, node->col, path, "%s: '%s' where a mapping belongs",
-                           lc_reading_shown(path), node->kind == LC_YNODE_SCALAR ? node->text : "");
+        lc_reading_problem(r, node->line, node->col, path, "'%s' where a mapping belongs",
+                           node->kind == LC_YNODE_SCALAR ? node->text : "");
         return;
     }
     lc_settings_read_map(r, row->block, node, *at, path);
@@ -369,7 +342,7 @@ void lc_settings_read_value(lc_reading *r, const lc_setting *row, const lc_ynode
 
 bool lc_reading_full(const lc_reading *r)
 {
-    return r->marks->n_problems >= LC_CONFIG_MAX_PROBLEMS;
+    return lc_problems_full(&r->marks->problems);
 }
 
 void lc_reading_unknown_key(lc_reading *r, const lc_ynode *key, const char *path,
@@ -393,15 +366,12 @@ void lc_reading_unknown_key(lc_reading *r, const lc_ynode *key, const char *path
                 used += (size_t)m;
         }
     }
-    const char *name = lc_reading_shown(path);
     if (near)
-        lc_reading_problem(r, key->line, key->col, path, "%s: unknown key (did you mean '%s'?)",
-                           name, near);
+        lc_reading_problem(r, key->line, key->col, path, "unknown key (did you mean '%s'?)", near);
     else if (list[0])
-        lc_reading_problem(r, key->line, key->col, path, "%s: unknown key (the keys are %s)", name,
-                           list);
+        lc_reading_problem(r, key->line, key->col, path, "unknown key (the keys are %s)", list);
     else
-        lc_reading_problem(r, key->line, key->col, path, "%s: unknown key", name);
+        lc_reading_problem(r, key->line, key->col, path, "unknown key");
 }
 
 /* A key of map that is no setting but a misspelling of `want` (whose
@@ -439,8 +409,7 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const lc_ynode *key = map->kids[i], *value = map->kids[i + 1];
         if (key->kind != LC_YNODE_SCALAR) {
-            lc_reading_problem(r, key->line, key->col, path, "%s%sa key that is not a word",
-                               lc_reading_shown(path), path[0] ? ": " : "");
+            lc_reading_problem(r, key->line, key->col, path, "a key that is not a word");
             continue;
         }
         char sub[160];
@@ -451,8 +420,7 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
             continue;
         }
         if (given[row - b->rows]) {
-            lc_reading_problem(r, key->line, key->col, sub, "%s: given twice (keep one)",
-                               lc_reading_shown(sub));
+            lc_reading_problem(r, key->line, key->col, sub, "given twice (keep one)");
             continue;
         }
         given[row - b->rows] = true;
@@ -461,10 +429,12 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
     }
     for (const lc_setting *row = b->rows; row->key; row++) {
         bool found = given[row - b->rows];
-        if (row->required && !found && !misspelt_in(b, map, names, row->key))
-            lc_reading_problem(r, map->line, map->col, path, "%s%s%s: missing (required%s%s)",
-                               lc_reading_shown(path), path[0] ? "." : "", row->key,
+        if (row->required && !found && !misspelt_in(b, map, names, row->key)) {
+            char sub[160];
+            snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", row->key);
+            lc_reading_problem(r, map->line, map->col, sub, "missing (required%s%s)",
                                row->meaning ? ": " : "", row->meaning ? row->meaning : "");
+        }
     }
     free(given);
 }
@@ -473,7 +443,8 @@ void lc_settings_read_map(lc_reading *r, const lc_settings *b, const lc_ynode *m
 
 void lc_settings_defaults(const lc_settings *b, void *block)
 {
-    lc_config_marks none = {0};
+    lc_config_marks none;
+    lc_config_marks_init(&none);
     lc_reading r = {.marks = &none, .stage = -1, .defaults = true};
     for (const lc_setting *row = b->rows; row->key; row++) {
         void *at = (char *)block + row->offset;
@@ -485,9 +456,9 @@ void lc_settings_defaults(const lc_settings *b, void *block)
         }
         lc_ynode node = {.kind = LC_YNODE_SCALAR, .text = (char *)row->def, .plain = true};
         read_scalar(&r, row, row->type, row->size, &node, at, row->key, 0, 0);
-        if (none.n_problems)
+        if (none.problems.n)
             lc_fatal("the default of setting '%s' (%s) does not read: %s", row->key, row->def,
-                     none.problems[0].text);
+                     none.problems.v[0].text);
     }
     lc_config_marks_fini(&none);
 }
@@ -530,11 +501,17 @@ void lc_settings_free_block(const lc_settings *b, void *block)
     free(block);
 }
 
+void lc_config_marks_init(lc_config_marks *m)
+{
+    memset(m, 0, sizeof *m);
+    lc_problems_init(&m->problems);
+}
+
 void lc_config_marks_fini(lc_config_marks *m)
 {
     free(m->keys);
-    free(m->problems);
-    free(m->stage_names);
+    lc_problems_fini(&m->problems);
+    free(m->stage_unknown_key);
     memset(m, 0, sizeof *m);
 }
 
@@ -546,10 +523,20 @@ const lc_config_key *lc_config_marks_find(const lc_config_marks *m, const char *
     return NULL;
 }
 
-int lc_config_marks_stage_index(const lc_config_marks *m, const char *name)
+const lc_config_key *lc_config_marks_place(const lc_config_marks *m, const char *path)
 {
-    for (size_t i = 0; i < m->n_stages; i++)
-        if (strcmp(m->stage_names[i], name) == 0)
-            return (int)i;
-    return -1;
+    char at[LC_PROBLEM_PATH_MAX];
+    snprintf(at, sizeof at, "%s", path);
+    while (at[0]) {
+        const lc_config_key *k = lc_config_marks_find(m, at);
+        if (k)
+            return k;
+        /* One key up: without its last ".key" or "[i]". */
+        char *dot = strrchr(at, '.'), *item = strrchr(at, '[');
+        char *cut = !dot ? item : !item ? dot : dot > item ? dot : item;
+        if (!cut)
+            break;
+        *cut = '\0';
+    }
+    return NULL;
 }

@@ -19,14 +19,16 @@ typedef struct lc_reading {
 } lc_reading;
 
 void lc_reading_key(lc_reading *r, const char *path, int line, int col);
+/* A problem about the key at path, at line and col (the node it is about):
+ * its text says what is wrong and what to do, without the key (messages
+ * show it from the path). */
 void lc_reading_problem(lc_reading *r, int line, int col, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-void lc_reading_stage_name(lc_reading *r, int stage, const char *name);
-/* The problems kept are at their limit (LC_CONFIG_MAX_PROBLEMS): the next
- * are only counted, so no work need go into their wording. */
+/* Stage `stage`'s own mapping holds an unknown key. */
+void lc_reading_stage_unknown_key(lc_reading *r, int stage);
+/* The problems kept are at their limit (LC_PROBLEMS_MAX): the next are
+ * only counted, so no work need go into their wording. */
 bool lc_reading_full(const lc_reading *r);
-/* The path as messages show it: inside a stage, without "stages[N]." */
-const char *lc_reading_shown(const char *path);
 
 /* Write the defaults of every row of b into block (zeroed, b->size
  * bytes); a new block with them. */

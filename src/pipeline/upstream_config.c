@@ -36,15 +36,16 @@ void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ..
     va_end(ap);
     /* Names and values from the text may hold any byte: one error, one
      * line. */
-    fprintf(c->ef, "%s:%u:%u: ", c->origin, line, col);
+    char shown[4 * sizeof msg];
+    size_t n = 0;
     for (const char *p = msg; *p; p++) {
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            fprintf(c->ef, "\\x%02x", (unsigned char)*p);
+            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", (unsigned char)*p);
         else
-            fputc(*p, c->ef);
+            shown[n++] = *p;
     }
-    fputc('\n', c->ef);
-    c->n_errors++;
+    shown[n] = '\0';
+    lc_problem_add_at(&c->errs, (int)line, (int)col, "", "%s", shown);
 }
 
 /* ---- reading the stages ---- */
@@ -287,8 +288,6 @@ static void free_conv(conversion *c)
         free(c->st[i].body);
     }
     free(c->st);
-    if (c->ef)
-        fclose(c->ef);
     if (c->nf)
         fclose(c->nf);
 }
@@ -366,7 +365,7 @@ static bool read_loader(conversion *c, const lc_textproto_field *dl)
         }
     }
     if (!n_defs) {
-        if (!c->n_errors)
+        if (!lc_problems_count(&c->errs))
             up_error_at(c, dl->line, dl->col, "data_loader holds no stage { ... } blocks");
         return false;
     }
@@ -390,9 +389,9 @@ static bool read_loader(conversion *c, const lc_textproto_field *dl)
         char where[160];
         snprintf(where, sizeof where, "stage '%s': %s", s->up_name ? s->up_name : "?",
                  s->type->name);
-        unsigned before = c->n_errors;
+        size_t before = lc_problems_count(&c->errs);
         up_check_fields(c, s->block, s->type->fields, where);
-        if (c->n_errors != before || !s->up_name)
+        if (lc_problems_count(&c->errs) != before || !s->up_name)
             continue;
         if (strcmp(s->type->name, "chunk_source_splitter") != 0)
             up_map_queue(s, up_get(s->block, "output"));
@@ -566,88 +565,57 @@ static int convert(conversion *c, const lc_textproto_field *root, FILE *out)
     /* Inputs are resolved even after errors: all problems at once. */
     add_writers(c);
     resolve_inputs(c);
-    if (c->n_errors || leave_out(c) != 0)
+    if (lc_problems_count(&c->errs) || leave_out(c) != 0)
         return LC_ECONFIG;
     up_map_wired(c);
     return print_config(c, ignored, out);
 }
 
-typedef struct err_line {
-    unsigned line, col, order;
-    const char *text;
-    size_t len;
-} err_line;
-
-static int by_place(const void *a, const void *b)
+/* The errors, "origin:LINE:COL: what" a line (without the place for one
+ * about the whole text), in the order of the text as lcmon's own
+ * configuration errors are ("" when there are none). */
+static char *error_lines(conversion *c)
 {
-    const err_line *x = a, *y = b;
-    if (x->line != y->line)
-        return x->line < y->line ? -1 : 1;
-    if (x->col != y->col)
-        return x->col < y->col ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* The error lines ("origin:LINE:COL: ...", the place after `skip` bytes)
- * in the order of the text, as lcmon's own configuration errors are. */
-static void sort_lines(char *text, size_t skip)
-{
-    if (!text)
-        return;
-    unsigned n = 0;
-    for (const char *p = text; *p; p++)
-        n += *p == '\n';
-    err_line *v = lc_xcalloc(n + 1, sizeof *v);
-    unsigned k = 0;
-    for (const char *p = text; *p && k <= n;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        v[k].text = p;
-        v[k].len = len;
-        v[k].order = k;
-        if (len > skip)
-            sscanf(p + skip, "%u:%u", &v[k].line, &v[k].col);
-        k++;
-        p += len + (nl ? 1 : 0);
+    lc_problems_sort(&c->errs);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        lc_fatal("out of memory");
+    for (size_t i = 0; i < c->errs.n; i++) {
+        const lc_problem *p = &c->errs.v[i];
+        fprintf(f, "%s%s", i ? "\n" : "", c->origin);
+        if (p->line)
+            fprintf(f, ":%d:%d", p->line, p->col);
+        fprintf(f, ": %s", p->text);
     }
-    qsort(v, k, sizeof *v, by_place);
-    size_t total = strlen(text);
-    char *sorted = lc_xmalloc(total + 1), *o = sorted;
-    for (unsigned i = 0; i < k; i++) {
-        memcpy(o, v[i].text, v[i].len);
-        o += v[i].len;
-        *o++ = '\n';
-    }
-    *o = '\0';
-    memcpy(text, sorted, total < (size_t)(o - sorted) ? total : (size_t)(o - sorted));
-    text[total] = '\0';
-    free(sorted);
-    free(v);
+    fclose(f);
+    return text ? text : lc_xstrdup("");
 }
 
 int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_upstream_result *out)
 {
     memset(out, 0, sizeof *out);
     conversion c = {.origin = origin};
-    c.ef = open_memstream(&c.errs, &c.errs_len);
+    lc_problems_init(&c.errs);
+    c.errs.max = SIZE_MAX; /* upstream's parser says them all too */
     c.nf = open_memstream(&c.notes, &c.notes_len);
-    if (!c.ef || !c.nf)
+    if (!c.nf)
         lc_fatal("out of memory");
     lc_textproto_field root;
     lc_error perr = {0};
     int rc;
+    char *parse_error = NULL; /* the parser's one, placed by it */
     int prc = lc_textproto_parse(text, len, &root, &perr);
     if (prc < 0 && lc_config_text_is_lcmon(text, len)) {
-        fprintf(c.ef,
-                "%s: is lcmon YAML already (a 'stages' list), not upstream's protobuf text: "
-                "nothing to convert; run it with: lcmon --config %s (lcmon --check-config %s "
-                "checks it)\n",
-                origin, origin, origin);
-        c.n_errors++;
+        lc_problem_add(&c.errs, "",
+                       "is lcmon YAML already (a 'stages' list), not upstream's protobuf text: "
+                       "nothing to convert; run it with: lcmon --config %s (lcmon "
+                       "--check-config %s checks it)",
+                       origin, origin);
         rc = LC_ECONFIG;
     } else if (prc < 0) {
-        fprintf(c.ef, "%s:%s (protobuf text format)\n", origin, perr.msg);
-        c.n_errors++;
+        parse_error = lc_xasprintf("%s:%s (protobuf text format)", origin, perr.msg);
         rc = LC_ECONFIG;
     } else {
         char *yaml = NULL;
@@ -657,7 +625,7 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
             lc_fatal("out of memory");
         rc = convert(&c, &root, yf);
         fclose(yf);
-        if (rc == 0 && !c.n_errors) {
+        if (rc == 0 && !lc_problems_count(&c.errs)) {
             out->yaml = yaml;
             out->n_stages = 0;
             for (unsigned i = 0; i < c.n_st; i++)
@@ -671,20 +639,14 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
         }
         lc_textproto_free(&root);
     }
-    free_conv(&c); /* closes the errors' and the notes' streams */
+    free_conv(&c); /* closes the notes' stream */
     if (rc == 0 && c.notes && c.notes[0])
         out->notes = c.notes;
     else
         free(c.notes);
-    if (rc < 0) {
-        sort_lines(c.errs, strlen(origin) + 1);
-        out->errors = c.errs;
-        /* Drop the last newline. */
-        if (out->errors && c.errs_len && out->errors[c.errs_len - 1] == '\n')
-            out->errors[c.errs_len - 1] = '\0';
-    } else {
-        free(c.errs);
-    }
+    if (rc < 0)
+        out->errors = parse_error ? parse_error : error_lines(&c);
+    lc_problems_fini(&c.errs);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #ifndef LC_PIPELINE_UPSTREAM_CONV_H
 #define LC_PIPELINE_UPSTREAM_CONV_H
 
+#include "core/problem.h"
 #include "format/textproto.h"
 
 #include <stdbool.h>
@@ -93,10 +94,7 @@ typedef struct lcmon_stage {
 /* One run of convert-config: its input, errors and stages. */
 typedef struct conversion {
     const char *origin;
-    char *errs;
-    size_t errs_len;
-    FILE *ef;
-    unsigned n_errors;
+    lc_problems errs; /* each at the place of its field, all kept */
     lcmon_stage *st;
     unsigned n_st, n_stage_defs;
     unsigned n_unmapped, n_dropped;
@@ -111,7 +109,7 @@ typedef struct conversion {
     const lc_textproto_field *schedule;
 } conversion;
 
-/* One error, "origin:LINE:COL: what", one line. */
+/* One error at LINE:COL of the text (a record of c->errs), one line. */
 void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

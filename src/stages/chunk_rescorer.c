@@ -88,7 +88,10 @@ static int rescorer_start(lc_stage *s, lc_error *err)
     r->key = lc_rescorer_key(c);
     char line[512];
     if ((c->gaviota_paths || c->syzygy_paths) && !r->tb) {
-        int rc = lc_rescorer_preflight(c, err);
+        lc_problems ps = LC_PROBLEMS_INIT;
+        lc_rescorer_preflight(c, &ps);
+        int rc = lc_problems_to_error(&ps, err);
+        lc_problems_fini(&ps);
         if (rc == 0)
             rc = lc_tablebases_open(c->syzygy_paths, c->gaviota_paths, &r->tb, err);
         if (rc != 0)

@@ -121,59 +121,56 @@ const lc_setting lc_rescorer_rows[] = {
 };
 
 /* A library the build lacks, or a folder list expanded. */
-static int check_paths(char **paths, const char *key, bool have, const char *lib, lc_error *err)
+static int check_paths(char **paths, const char *key, bool have, const char *lib, lc_problems *ps)
 {
     if (!*paths)
         return 0;
     if (!have)
-        return lc_error_add(err, LC_ECONFIG,
-                            "%s: this lcmon was built without %s tablebases (install %s and "
-                            "build again, or remove %s)",
-                            key, key[0] == 's' ? "Syzygy" : "Gaviota", lib, key);
-    return lc_config_expand_path(paths, key, "the tables' folders", err) != 0 ? LC_ECONFIG : 0;
+        return lc_problem_add(ps, key,
+                              "this lcmon was built without %s tablebases (install %s and build "
+                              "again, or remove %s)",
+                              key[0] == 's' ? "Syzygy" : "Gaviota", lib, key);
+    return lc_config_expand_path(paths, key, "the tables' folders", ps) != 0 ? LC_ECONFIG : 0;
 }
 
-int lc_rescorer_config_check(void *config, lc_error *err)
+int lc_rescorer_config_check(void *config, lc_problems *ps)
 {
     lc_rescorer_config *c = config;
     int rc = 0;
     if (check_paths(&c->gaviota_paths, "gaviota_paths", lc_tablebases_have_gaviota(),
-                    "libgaviotatb-dev", err) != 0)
+                    "libgaviotatb-dev", ps) != 0)
         rc = LC_ECONFIG;
     if (check_paths(&c->syzygy_paths, "syzygy_paths", lc_tablebases_have_syzygy(), "libfathom-dev",
-                    err) != 0)
+                    ps) != 0)
         rc = LC_ECONFIG;
     if (c->width_given && !c->threshold_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "deblunder_width: only used with deblunder_threshold (add it, or remove "
-                          "deblunder_width)");
+        rc = lc_problem_add(ps, "deblunder_width",
+                            "only used with deblunder_threshold (add it, or remove "
+                            "deblunder_width)");
     if (c->threshold_given && !c->width_given && c->deblunder_rules == LC_DEBLUNDER_UPSTREAM)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "deblunder_threshold: upstream's loader deblunders only with both "
-                          "deblunder_threshold and deblunder_width (add deblunder_width, 0 for a "
-                          "sharp threshold, or set deblunder_rules: lcmon to deblunder with the "
-                          "threshold alone)");
+        rc = lc_problem_add(ps, "deblunder_threshold",
+                            "upstream's loader deblunders only with both deblunder_threshold and "
+                            "deblunder_width (add deblunder_width, 0 for a sharp threshold, or "
+                            "set deblunder_rules: lcmon to deblunder with the threshold alone)");
     if (c->new_input_format && !lc_input_format_known(c->new_input_format))
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "new_input_format: %u is not an input format lcmon reads (give 1, 2, "
-                          "3, 4, 5, 132 or 133)",
-                          c->new_input_format);
+        rc = lc_problem_add(ps, "new_input_format",
+                            "%u is not an input format lcmon reads (give 1, 2, 3, 4, 5, 132 or "
+                            "133)",
+                            c->new_input_format);
     if (c->st_theta_given && c->st_targets != LC_ST_COMPUTE)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_theta: only used with st_targets: compute (add it, or remove "
-                          "st_theta)");
+        rc = lc_problem_add(ps, "st_theta",
+                            "only used with st_targets: compute (add it, or remove st_theta)");
     if (c->st_math_given && c->st_targets != LC_ST_COMPUTE)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_math: only used with st_targets: compute (add it, or remove "
-                          "st_math)");
+        rc = lc_problem_add(ps, "st_math",
+                            "only used with st_targets: compute (add it, or remove st_math)");
     return rc;
 }
 
-int lc_rescorer_preflight(const void *config, lc_error *err)
+int lc_rescorer_preflight(const void *config, lc_problems *ps)
 {
     const lc_rescorer_config *c = config;
-    int g = c->gaviota_paths ? lc_tablebases_check(c->gaviota_paths, false, err) : 0;
-    int z = c->syzygy_paths ? lc_tablebases_check(c->syzygy_paths, true, err) : 0;
+    int g = c->gaviota_paths ? lc_tablebases_check(c->gaviota_paths, false, ps) : 0;
+    int z = c->syzygy_paths ? lc_tablebases_check(c->syzygy_paths, true, ps) : 0;
     return g ? g : z;
 }
 

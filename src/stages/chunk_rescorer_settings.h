@@ -11,6 +11,7 @@
 #define LC_STAGES_CHUNK_RESCORER_SETTINGS_H
 
 #include "core/error.h"
+#include "core/problem.h"
 #include "core/settings.h"
 #include "format/lc0/rescore.h"
 #include "stages/short_term.h"
@@ -43,12 +44,12 @@ extern const lc_setting lc_rescorer_rows[];
 
 /* The rules that join settings (deblunder_width only with a threshold,
  * upstream's deblunder needing both, st_theta only with compute, ...) and
- * the tables' folders expanded: 0, or LC_ECONFIG with every problem in err,
- * each naming its field and what to do. */
-int lc_rescorer_config_check(void *config, lc_error *err);
+ * the tables' folders expanded: 0, or LC_ECONFIG with every problem added
+ * to ps, each about its key and saying what to do. */
+int lc_rescorer_config_check(void *config, lc_problems *ps);
 /* The folders of both tables exist and hold tables (counted by name, not
- * opened). */
-int lc_rescorer_preflight(const void *config, lc_error *err);
+ * opened); problems as above. */
+int lc_rescorer_preflight(const void *config, lc_problems *ps);
 
 /* The key of what the settings do to a game (rescore_patch.h). */
 uint64_t lc_rescorer_key(const lc_rescorer_config *c);

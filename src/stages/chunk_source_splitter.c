@@ -76,35 +76,33 @@ static const lc_setting splitter_settings[] = {
     {0},
 };
 
-static int splitter_config_check(void *p, lc_error *err)
+static int splitter_config_check(void *p, lc_problems *ps)
 {
     splitter_config *c = p;
     int rc = 0;
     if (c->n_outputs < 2 || c->n_outputs > LC_STAGE_MAX_OUTPUTS)
-        return lc_error_add(err, LC_ECONFIG,
-                            "outputs: %u given (list 2 to %u, e.g. {name: train, weight: 0.95} "
-                            "and {name: test, weight: 0.05})",
-                            c->n_outputs, LC_STAGE_MAX_OUTPUTS);
+        return lc_problem_add(ps, "outputs",
+                              "%u given (list 2 to %u, e.g. {name: train, weight: 0.95} and "
+                              "{name: test, weight: 0.05})",
+                              c->n_outputs, LC_STAGE_MAX_OUTPUTS);
     double total = 0;
     for (unsigned i = 0; i < c->n_outputs; i++) {
         split_output *o = &c->outputs[i];
         if (!o->name) /* missing: said by the reader */
             continue;
+        char key[32];
+        snprintf(key, sizeof key, "outputs[%u].name", i);
         if (!lc_valid_name(o->name, 20))
-            rc = lc_error_add(err, LC_ECONFIG,
-                              "outputs[%u].name: '%s' is not a valid name (use 1 to 20 letters, "
-                              "digits, '_' or '-')",
-                              i, o->name);
+            rc = lc_problem_add(ps, key,
+                                "'%s' is not a valid name (use 1 to 20 letters, digits, '_' or "
+                                "'-')",
+                                o->name);
         if (strcmp(o->name, "out") == 0)
-            rc = lc_error_add(err, LC_ECONFIG,
-                              "outputs[%u].name: 'out' names a stage's one unnamed output "
-                              "(choose another name)",
-                              i);
+            rc = lc_problem_add(ps, key,
+                                "'out' names a stage's one unnamed output (choose another name)");
         for (unsigned j = 0; j < i; j++)
             if (c->outputs[j].name && strcmp(c->outputs[j].name, o->name) == 0)
-                rc = lc_error_add(err, LC_ECONFIG,
-                                  "outputs[%u].name: '%s' is used twice (names must be unique)", i,
-                                  o->name);
+                rc = lc_problem_add(ps, key, "'%s' is used twice (names must be unique)", o->name);
         total += o->weight;
     }
     double acc = 0;

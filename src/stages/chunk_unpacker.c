@@ -163,39 +163,35 @@ static const lc_setting unpacker_settings[] = {
     {0},
 };
 
-static int unpacker_config_check(void *p, lc_error *err)
+static int unpacker_config_check(void *p, lc_problems *ps)
 {
     unpacker_config *c = p;
     int rc = 0;
     if (c->rate_given && c->per_chunk_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "sampling_rate: give either sampling_rate or positions_per_chunk, "
-                          "not both");
-    if (lc_diff_focus_config_check(c->diff_focus, "diff_focus", err) != 0)
+        rc = lc_problem_add(ps, "sampling_rate",
+                            "give either sampling_rate or positions_per_chunk, not both");
+    if (lc_diff_focus_config_check(c->diff_focus, "diff_focus", ps) != 0)
         rc = LC_ECONFIG;
-    if (lc_weights_config_check(c->weights, "position_weights", err) != 0)
+    if (lc_weights_config_check(c->weights, "position_weights", ps) != 0)
         rc = LC_ECONFIG;
     if (c->weights && c->diff_focus)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "diff_focus: give diff_focus (the legacy keep probability) or "
-                          "position_weights (draws by weight), not both");
+        rc = lc_problem_add(ps, "diff_focus",
+                            "give diff_focus (the legacy keep probability) or position_weights "
+                            "(draws by weight), not both");
     if (c->weights && c->per_chunk > LC_WEIGHTED_K_MAX)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "positions_per_chunk: %llu is above %d, the most position_weights "
-                          "draws a use",
-                          (unsigned long long)c->per_chunk, LC_WEIGHTED_K_MAX);
+        rc = lc_problem_add(ps, "positions_per_chunk",
+                            "%llu is above %d, the most position_weights draws a use",
+                            (unsigned long long)c->per_chunk, LC_WEIGHTED_K_MAX);
     if (c->weights && !c->per_chunk_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "position_weights: draws positions_per_chunk positions by weight "
-                          "(add positions_per_chunk, or use diff_focus with a sampling rate)");
+        rc = lc_problem_add(ps, "position_weights",
+                            "draws positions_per_chunk positions by weight (add "
+                            "positions_per_chunk, or use diff_focus with a sampling rate)");
     if (c->st_theta_given && c->st_targets != LC_ST_COMPUTE)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_theta: only used with st_targets: compute (add it, or remove "
-                          "st_theta)");
+        rc = lc_problem_add(ps, "st_theta",
+                            "only used with st_targets: compute (add it, or remove st_theta)");
     if (c->st_math_given && c->st_targets != LC_ST_COMPUTE)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "st_math: only used with st_targets: compute (add it, or remove "
-                          "st_math)");
+        rc = lc_problem_add(ps, "st_math",
+                            "only used with st_targets: compute (add it, or remove st_math)");
     if (rc || c->per_chunk_given)
         return rc;
     /* Exact: scaling by a power of two loses nothing, and ceil keeps

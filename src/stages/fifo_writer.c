@@ -112,12 +112,12 @@ static const lc_setting writer_settings[] = {
     {0},
 };
 
-static int writer_config_check(void *p, lc_error *err)
+static int writer_config_check(void *p, lc_problems *ps)
 {
     writer_config *c = p;
     if (!c->path) /* missing: the reader said so */
         return 0;
-    return lc_config_expand_path(&c->path, "path", "the pipe to write to", err);
+    return lc_config_expand_path(&c->path, "path", "the pipe to write to", ps);
 }
 
 static void writer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -203,8 +203,10 @@ static int open_target(lc_stage *s, writer *w, lc_error *err)
 {
     const writer_config *c = s->config;
     int rc = lc_fifo_check(c->path, c->regular_file, c->create, true, 0, err);
-    if (rc != 0)
+    if (rc != 0) {
+        lc_error_prefix(err, "path: ");
         return rc;
+    }
     /* Kept across restarts (this process is the writer) while the path
      * holds the pipe it was taken for; a pipe made again is locked again. */
     if (!lc_fifo_writer_locked(&w->lock, c->path))
@@ -376,14 +378,14 @@ static int writer_carry_in(lc_stage *s, const char *carried, lc_error *err)
 
 /* --check-config: the path is a named pipe (or a regular file with
  * regular_file), or absent in a directory where it can be made. */
-static int writer_preflight(const void *config, lc_error *err)
+static int writer_preflight(const void *config, lc_problems *ps)
 {
     const writer_config *c = config;
     lc_error one;
     lc_error_clear(&one);
     if (lc_fifo_check(c->path, c->regular_file, c->create, false, LC_ECONFIG, &one) == 0)
         return 0;
-    return lc_error_add(err, LC_ECONFIG, "%s", one.msg);
+    return lc_problem_add(ps, "path", "%s", one.msg);
 }
 
 const lc_stage_class lc_fifo_writer_class = {

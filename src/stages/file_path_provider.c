@@ -64,13 +64,13 @@ static const lc_setting provider_settings[] = {
     {0},
 };
 
-static int provider_config_check(void *p, lc_error *err)
+static int provider_config_check(void *p, lc_problems *ps)
 {
     provider_config *c = p;
     if (!c->directory) /* missing: the reader said so */
         return 0;
     return lc_config_expand_path_noting(&c->directory, "directory", "the data directory",
-                                        c->defaulted, sizeof c->defaulted, err);
+                                        c->defaulted, sizeof c->defaulted, ps);
 }
 
 /* Problems that last, shown on the screen while they do and logged again
@@ -455,13 +455,14 @@ static void describe_dir(const char *dir, char *buf, size_t size)
 }
 
 /* The data folder's path leads to a file: a game file given for its folder
- * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it. */
+ * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it (the
+ * caller names the setting). */
 static int not_a_folder(const char *dir, mode_t mode, lc_error *err)
 {
     if (!S_ISREG(mode))
         return lc_error_add(err, LC_ECONFIG,
-                            "directory: %s is %s, not a folder (give the folder of your games)",
-                            dir, lc_file_kind(mode));
+                            "%s is %s, not a folder (give the folder of your games)", dir,
+                            lc_file_kind(mode));
     char holder[2048] = "/";
     const char *slash = strrchr(dir, '/');
     if (slash && slash > dir)
@@ -469,8 +470,8 @@ static int not_a_folder(const char *dir, mode_t mode, lc_error *err)
     else if (!slash && !getcwd(holder, sizeof holder))
         snprintf(holder, sizeof holder, ".");
     return lc_error_add(err, LC_ECONFIG,
-                        "directory: %s is a file, not a folder: give the folder that holds it: %s",
-                        dir, holder);
+                        "%s is a file, not a folder: give the folder that holds it: %s", dir,
+                        holder);
 }
 
 static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
@@ -555,8 +556,10 @@ static int provider_init(lc_stage *s, lc_error *err)
     f->root_fd = f->prev_root_fd = -1;
     /* A file where the folder should be: refused, as --check-config does. */
     struct stat st;
-    if (stat(c->directory, &st) == 0 && !S_ISDIR(st.st_mode))
-        return not_a_folder(c->directory, st.st_mode, err);
+    if (stat(c->directory, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        not_a_folder(c->directory, st.st_mode, err);
+        return lc_error_prefix(err, "directory: ");
+    }
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (f->wake_fd < 0)
         return lc_error_set(err, -errno, "eventfd: %s", strerror(errno));
@@ -650,7 +653,7 @@ static const lc_metric_info provider_metrics[] = {
 };
 
 /* --check-config: the directory is there and can be listed. */
-static int provider_preflight(const void *config, lc_error *err)
+static int provider_preflight(const void *config, lc_problems *ps)
 {
     const provider_config *c = config;
     struct stat st;
@@ -658,16 +661,20 @@ static int provider_preflight(const void *config, lc_error *err)
         int e = errno;
         char where[4200];
         describe_dir(c->directory, where, sizeof where);
-        return lc_error_add(err, LC_ECONFIG,
-                            "directory: %s: %s (lcmon would wait for it to appear; create it, "
-                            "or point directory at your games)",
-                            where, strerror(e));
+        return lc_problem_add(ps, "directory",
+                              "%s: %s (lcmon would wait for it to appear; create it, or point "
+                              "directory at your games)",
+                              where, strerror(e));
     }
-    if (!S_ISDIR(st.st_mode))
-        return not_a_folder(c->directory, st.st_mode, err);
+    if (!S_ISDIR(st.st_mode)) {
+        lc_error one;
+        lc_error_clear(&one);
+        not_a_folder(c->directory, st.st_mode, &one);
+        return lc_problem_add(ps, "directory", "%s", one.msg);
+    }
     if (access(c->directory, R_OK | X_OK) != 0)
-        return lc_error_add(err, LC_ECONFIG, "directory: %s cannot be read: %s", c->directory,
-                            strerror(errno));
+        return lc_problem_add(ps, "directory", "%s cannot be read: %s", c->directory,
+                              strerror(errno));
     return 0;
 }
 

@@ -135,22 +135,19 @@ static const lc_setting tokenizer_settings[] = {
     {0},
 };
 
-static int tokenizer_config_check(void *p, lc_error *err)
+static int tokenizer_config_check(void *p, lc_problems *ps)
 {
     tokenizer_config *c = p;
     int rc = 0;
     if (c->mode == MODE_ENCODER && c->max_seq_len_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "max_seq_len: applies to mode decoder only (remove it, or set mode: "
-                          "decoder)");
+        rc = lc_problem_add(ps, "max_seq_len",
+                            "applies to mode decoder only (remove it, or set mode: decoder)");
     if (c->mode == MODE_ENCODER && c->skip_board_prob_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "skip_board_prob: applies to mode decoder only (remove it, or set "
-                          "mode: decoder)");
+        rc = lc_problem_add(ps, "skip_board_prob",
+                            "applies to mode decoder only (remove it, or set mode: decoder)");
     if (c->mode == MODE_DECODER && c->shuffle_buffer_given)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "shuffle_buffer: applies to mode encoder only (remove it, or set mode: "
-                          "encoder)");
+        rc = lc_problem_add(ps, "shuffle_buffer",
+                            "applies to mode encoder only (remove it, or set mode: encoder)");
     if (c->mode == MODE_DECODER)
         c->shuffle_buffer = 0;
     return rc;

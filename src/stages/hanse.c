@@ -34,9 +34,9 @@ static const lc_setting hanse_rows[] = {
 
 const lc_settings lc_hanse_settings = {hanse_rows, sizeof(lc_hanse_config)};
 
-int lc_hanse_config_check(lc_hanse_config *c, lc_error *err)
+int lc_hanse_config_check(lc_hanse_config *c, lc_problems *ps)
 {
-    return lc_weights_config_check(c->weights, "hanse.position_weights", err);
+    return lc_weights_config_check(c->weights, "hanse.position_weights", ps);
 }
 
 void lc_hanse_init(lc_hanse *h, const lc_hanse_config *cfg, uint64_t seed)

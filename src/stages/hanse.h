@@ -46,7 +46,7 @@ typedef struct lc_hanse_config {
 } lc_hanse_config;
 extern const lc_settings lc_hanse_settings;
 /* What joins its settings (position_weights' rules), as "hanse.<key>". */
-int lc_hanse_config_check(lc_hanse_config *c, lc_error *err);
+int lc_hanse_config_check(lc_hanse_config *c, lc_problems *ps);
 
 typedef struct lc_hanse {
     const lc_hanse_config *cfg; /* NULL: Hanse sampling off (no block, or threshold 0) */

@@ -83,26 +83,26 @@ typedef struct join {
 } join;
 
 static int join_check_inputs(const void *config, const int *upstream, unsigned n_inputs,
-                             lc_error *err)
+                             lc_problems *ps)
 {
     const join_config *c = config;
     if (c->n_weights && c->n_weights != n_inputs)
-        return lc_error_add(err, LC_ECONFIG,
-                            "weights: %u given for %u inputs (give one per input, in the order "
-                            "of inputs)",
-                            c->n_weights, n_inputs);
+        return lc_problem_add(ps, "weights",
+                              "%u given for %u inputs (give one per input, in the order of "
+                              "inputs)",
+                              c->n_weights, n_inputs);
     /* Two outputs of one stage, read in strict turns: the stage's worker
      * blocks on the output the join is not reading while the join waits on
      * the other. */
     for (unsigned i = 0; upstream && c->mode == JOIN_WEIGHTED && i < n_inputs; i++)
         for (unsigned k = 0; k < i; k++)
             if (upstream[i] == upstream[k])
-                return lc_error_add(err, LC_ECONFIG,
-                                    "mode: inputs %u and %u both come from one stage's outputs "
-                                    "with no pool between; in mode weighted the join and that "
-                                    "stage would wait on each other (use mode: available, or "
-                                    "a pool on each side)",
-                                    k + 1, i + 1);
+                return lc_problem_add(ps, "mode",
+                                      "inputs %u and %u both come from one stage's outputs with "
+                                      "no pool between; in mode weighted the join and that stage "
+                                      "would wait on each other (use mode: available, or a pool "
+                                      "on each side)",
+                                      k + 1, i + 1);
     return 0;
 }
 
@@ -110,10 +110,13 @@ static int join_init(lc_stage *s, lc_error *err)
 {
     const join_config *c = s->config;
     join *j = s->priv;
-    if (join_check_inputs(c, NULL, s->n_inputs, err) != 0) {
-        lc_error_prefix(err, "join.");
-        return err->code;
-    }
+    lc_problems ps = LC_PROBLEMS_INIT;
+    lc_problems_under(&ps, -1, "join");
+    join_check_inputs(c, NULL, s->n_inputs, &ps);
+    int rc = lc_problems_to_error(&ps, err);
+    lc_problems_fini(&ps);
+    if (rc != 0)
+        return rc;
     for (unsigned i = 0; i < s->n_inputs; i++) {
         j->weight[i] = c->n_weights ? c->weights[i] : 1.0;
         j->live[i] = true;

@@ -84,14 +84,14 @@ static const lc_setting source_settings[] = {
     {0},
 };
 
-static int source_config_check(void *p, lc_error *err)
+static int source_config_check(void *p, lc_problems *ps)
 {
     source_config *c = p;
     if (!c->path) /* missing: the reader said so */
         return 0;
     return lc_config_expand_path_noting(&c->path, "path",
                                         "a directory of .parquet files, or one file", c->defaulted,
-                                        sizeof c->defaulted, err);
+                                        sizeof c->defaulted, ps);
 }
 
 /* Under mu: list the files of the next epoch. */
@@ -349,7 +349,7 @@ static void source_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_parquet_column_fini(&ids);
 }
 
-static int source_preflight(const void *config, lc_error *err);
+static int source_preflight(const void *config, lc_problems *ps);
 
 static int source_init(lc_stage *s, lc_error *err)
 {
@@ -369,8 +369,12 @@ static int source_start(lc_stage *s, lc_error *err)
     game_source *g = s->priv;
     lc_error_clear(err);
     lc_stage_warn_default_path(s, c->defaulted, c->path, "Parquet files");
-    if (source_preflight(c, err) != 0)
-        return err->code;
+    lc_problems ps = LC_PROBLEMS_INIT;
+    source_preflight(c, &ps);
+    int rc = lc_problems_to_error(&ps, err);
+    lc_problems_fini(&ps);
+    if (rc != 0)
+        return rc;
     uint32_t world = s->env->world_size ? s->env->world_size : 1;
     if (world > 1)
         LC_INFO("%s: reading the games of share %u of %u", s->name, s->env->rank, world);
@@ -461,19 +465,17 @@ static const lc_metric_info source_metrics[] = {
 };
 
 /* --check-config: the path is a directory or a file that can be read. */
-static int source_preflight(const void *config, lc_error *err)
+static int source_preflight(const void *config, lc_problems *ps)
 {
     const source_config *c = config;
     struct stat st;
     if (stat(c->path, &st) != 0)
-        return lc_error_add(err, LC_ECONFIG,
-                            "path: %s: %s (give a directory of .parquet files or one file)",
-                            c->path, strerror(errno));
+        return lc_problem_add(ps, "path", "%s: %s (give a directory of .parquet files or one file)",
+                              c->path, strerror(errno));
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-        return lc_error_add(err, LC_ECONFIG, "path: %s is neither a directory nor a file", c->path);
+        return lc_problem_add(ps, "path", "%s is neither a directory nor a file", c->path);
     if (access(c->path, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK) != 0)
-        return lc_error_add(err, LC_ECONFIG, "path: %s cannot be read: %s", c->path,
-                            strerror(errno));
+        return lc_problem_add(ps, "path", "%s cannot be read: %s", c->path, strerror(errno));
     return 0;
 }
 

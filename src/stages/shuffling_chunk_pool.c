@@ -132,11 +132,11 @@ static const lc_setting pool_settings[] = {
     {0},
 };
 
-static int pool_config_check(void *p, lc_error *err)
+static int pool_config_check(void *p, lc_problems *ps)
 {
     pool_config *c = p;
     int rc = 0;
-    if (c->hanse && lc_hanse_config_check(c->hanse, err) != 0)
+    if (c->hanse && lc_hanse_config_check(c->hanse, ps) != 0)
         rc = LC_ECONFIG;
     c->backend = LC_INFLATE_AUTO;
     if (strcmp(c->inflate, "zlib") == 0)
@@ -144,11 +144,10 @@ static int pool_config_check(void *p, lc_error *err)
     else if (strcmp(c->inflate, "libdeflate") == 0)
         c->backend = LC_INFLATE_LIBDEFLATE;
     else if (strcmp(c->inflate, "auto") != 0)
-        return lc_error_add(err, LC_ECONFIG, "inflate: '%s' is not auto, zlib or libdeflate",
-                            c->inflate);
+        return lc_problem_add(ps, "inflate", "'%s' is not auto, zlib or libdeflate", c->inflate);
     if (!lc_inflate_backend_available(c->backend))
-        return lc_error_add(err, LC_ECONFIG,
-                            "inflate: %s is not available in this build (use auto)", c->inflate);
+        return lc_problem_add(ps, "inflate", "%s is not available in this build (use auto)",
+                              c->inflate);
     return rc;
 }
 

@@ -492,13 +492,13 @@ uint32_t lc_share_of(const char *key, uint64_t index, uint32_t world)
     return (uint32_t)(lc_mix64(lc_fnv1a(key, strlen(key)) ^ lc_mix64(index)) % world);
 }
 
-int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err)
+int lc_config_expand_path(char **field, const char *key, const char *what, lc_problems *ps)
 {
-    return lc_config_expand_path_noting(field, name, what, NULL, 0, err);
+    return lc_config_expand_path_noting(field, key, what, NULL, 0, ps);
 }
 
-int lc_config_expand_path_noting(char **field, const char *name, const char *what, char *defaulted,
-                                 size_t size, lc_error *err)
+int lc_config_expand_path_noting(char **field, const char *key, const char *what, char *defaulted,
+                                 size_t size, lc_problems *ps)
 {
     char *bad = NULL, *took_default = NULL;
     char *expanded = lc_expand_env_noting(*field, &bad, &took_default);
@@ -506,17 +506,17 @@ int lc_config_expand_path_noting(char **field, const char *name, const char *wha
         snprintf(defaulted, size, "%s", took_default ? took_default : "");
     free(took_default);
     if (!expanded) {
-        int rc = lc_error_add(err, LC_ECONFIG,
-                              "%s: environment variable %s is not set (set it, or write "
-                              "${%s:-default})",
-                              name, bad, bad);
+        int rc = lc_problem_add(ps, key,
+                                "environment variable %s is not set (set it, or write "
+                                "${%s:-default})",
+                                bad, bad);
         free(bad);
         return rc;
     }
     free(*field);
     *field = expanded;
     if (!expanded[0])
-        return lc_error_add(err, LC_ECONFIG, "%s: is empty (name %s)", name, what);
+        return lc_problem_add(ps, key, "is empty (name %s)", what);
     return 0;
 }
 

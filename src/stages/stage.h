@@ -34,6 +34,7 @@
 #include "core/error.h"
 #include "core/load.h"
 #include "core/metrics.h"
+#include "core/problem.h"
 #include "core/queue.h"
 #include "core/settings.h"
 #include "core/thread.h"
@@ -132,8 +133,10 @@ typedef struct lc_stage_class {
      * comes from: the nearest stage above it with several outputs, reached
      * through stages that do not decouple (two inputs fed by one worker
      * have the same number), else a number of its own. 0, or LC_ECONFIG
-     * with "field: what is wrong (what to do)" added to err. May be NULL. */
-    int (*check_inputs)(const void *config, const int *upstream, unsigned n_inputs, lc_error *err);
+     * with each problem added to ps (core/problem.h: keys of the block,
+     * under the base the caller set). May be NULL. */
+    int (*check_inputs)(const void *config, const int *upstream, unsigned n_inputs,
+                        lc_problems *ps);
     /* Named outputs, from the checked config block: fills names (at most
      * LC_STAGE_MAX_OUTPUTS, each a valid stage name, pointing into the
      * block) and returns how many. NULL: one output, named "out". A stage
@@ -145,14 +148,16 @@ typedef struct lc_stage_class {
      * key: type, place, default, range, meaning; core/settings.h). The
      * reader writes the defaults and checks each value against its row;
      * config_check (may be NULL) then checks what joins several settings
-     * and resolves paths (${VAR}), writing errors as "field: what is wrong
-     * (what to do)"; the caller adds the stage name. */
+     * and resolves paths (${VAR}), adding each problem to ps with the key
+     * it is about, in the block ("threads", "position_weights.alpha"), and
+     * what is wrong (what to do); the caller set the stage and the base.
+     * Returns 0, or LC_ECONFIG when it added any. */
     lc_settings settings;
-    int (*config_check)(void *config, lc_error *err);
+    int (*config_check)(void *config, lc_problems *ps);
     /* What can be checked on the file system without starting anything,
-     * for --check-config (a checked config block): errors as for
-     * config_check, one per line. May be NULL. */
-    int (*preflight)(const void *config, lc_error *err);
+     * for --check-config (a checked config block): problems as for
+     * config_check. May be NULL. */
+    int (*preflight)(const void *config, lc_problems *ps);
     /* The longest a stop of this stage may rightly take, in seconds (a
      * writer's grace for a slow reader). NULL: no more than a moment. The
      * process's stop deadline (core/exit.h) is extended to cover it. */
@@ -311,14 +316,15 @@ void lc_worker_pool_flush(lc_worker_pool *p, lc_stage_metrics *m);
 
 /* Expand ${VAR} and ${VAR:-default} in the config string *field (a path),
  * in place. An unset variable without a default, or an empty result, is
- * LC_ECONFIG: "<name>: ... (what to do)", where `what` says what the field
- * names ("the data directory"). For config_check functions. */
-int lc_config_expand_path(char **field, const char *name, const char *what, lc_error *err);
+ * LC_ECONFIG, a problem about key in ps saying what to do, where `what`
+ * says what the field names ("the data directory"). For config_check
+ * functions. */
+int lc_config_expand_path(char **field, const char *key, const char *what, lc_problems *ps);
 /* The same, and names in defaulted (size bytes; "" when none) the variable
  * whose default was taken (or that lcmon supplied): a path the user did not
  * choose, which the stage says at start. */
-int lc_config_expand_path_noting(char **field, const char *name, const char *what, char *defaulted,
-                                 size_t size, lc_error *err);
+int lc_config_expand_path_noting(char **field, const char *key, const char *what, char *defaulted,
+                                 size_t size, lc_problems *ps);
 /* At a run's start: a path the user did not choose (the config's
  * ${VAR:-...} with VAR unset, which in the shipped configs is the bundled
  * sample data) said as a warning naming VAR, with a set variable one or two

@@ -114,13 +114,13 @@ static const lc_setting generator_settings[] = {
     {0},
 };
 
-static int generator_config_check(void *p, lc_error *err)
+static int generator_config_check(void *p, lc_problems *ps)
 {
     generator_config *c = p;
     if (c->policy_slots_given && !c->packed)
-        return lc_error_add(err, LC_ECONFIG,
-                            "policy_slots: only packed batches have policy slots (add packed: "
-                            "true, or remove policy_slots)");
+        return lc_problem_add(ps, "policy_slots",
+                              "only packed batches have policy slots (add packed: true, or "
+                              "remove policy_slots)");
     return 0;
 }
 

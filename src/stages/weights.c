@@ -4,6 +4,7 @@
 #include "stages/weights.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static const lc_setting weights_rows[] = {
     LC_SETTING_ROW_RANGE(lc_weights_config, p.alpha, "alpha", LC_SETTING_REAL, "1", 0, 1e9,
@@ -53,32 +54,35 @@ static const lc_setting diff_focus_rows[] = {
 const lc_settings lc_diff_focus_settings = {diff_focus_rows, sizeof(lc_diff_focus_config)};
 
 /* Both blocks divide by q_weight + pol_scale. */
-static int finish(int rc, double q_weight, double pol_scale, const char *field, lc_error *err)
+static int finish(int rc, double q_weight, double pol_scale, const char *field, lc_problems *ps)
 {
+    char key[96];
+    snprintf(key, sizeof key, "%s.q_weight", field);
     if (rc == 0 && q_weight + pol_scale <= 0)
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "%s.q_weight: q_weight + pol_scale must be above 0 (they divide)", field);
+        rc = lc_problem_add(ps, key, "q_weight + pol_scale must be above 0 (they divide)");
     return rc ? LC_ECONFIG : 0;
 }
 
-int lc_weights_config_check(lc_weights_config *c, const char *field, lc_error *err)
+int lc_weights_config_check(lc_weights_config *c, const char *field, lc_problems *ps)
 {
     if (!c)
         return 0;
     lc_weight_params *p = &c->p;
     p->uniform = !c->q_weight_given && !c->pol_scale_given;
     int rc = 0;
+    char key[96];
+    snprintf(key, sizeof key, "%s.alpha", field);
     if (!p->uniform && !(p->alpha > 0) && !(p->beta > 0))
-        rc = lc_error_add(err, LC_ECONFIG,
-                          "%s.alpha: with alpha %g and beta %g every known position weighs 0 "
-                          "(give alpha or beta above 0)",
-                          field, p->alpha, p->beta);
-    return finish(rc, p->q_weight, p->pol_scale, field, err);
+        rc = lc_problem_add(ps, key,
+                            "with alpha %g and beta %g every known position weighs 0 (give alpha "
+                            "or beta above 0)",
+                            p->alpha, p->beta);
+    return finish(rc, p->q_weight, p->pol_scale, field, ps);
 }
 
-int lc_diff_focus_config_check(lc_diff_focus_config *c, const char *field, lc_error *err)
+int lc_diff_focus_config_check(lc_diff_focus_config *c, const char *field, lc_problems *ps)
 {
     if (!c)
         return 0;
-    return finish(0, c->q_weight, c->pol_scale, field, err);
+    return finish(0, c->q_weight, c->pol_scale, field, ps);
 }

@@ -8,6 +8,7 @@
 #define LC_STAGES_WEIGHTS_H
 
 #include "core/error.h"
+#include "core/problem.h"
 #include "format/lc0/diff_focus.h"
 
 #include "core/settings.h"
@@ -34,7 +35,7 @@ extern const lc_settings lc_diff_focus_settings;
 /* What joins the settings of a block (the table checks each one): problems
  * are added to err as "<field>.<key>: ..." (field names the block, e.g.
  * "position_weights"). A NULL block is left alone. 0 or LC_ECONFIG. */
-int lc_weights_config_check(lc_weights_config *c, const char *field, lc_error *err);
-int lc_diff_focus_config_check(lc_diff_focus_config *c, const char *field, lc_error *err);
+int lc_weights_config_check(lc_weights_config *c, const char *field, lc_problems *ps);
+int lc_diff_focus_config_check(lc_diff_focus_config *c, const char *field, lc_problems *ps);
 
 #endif

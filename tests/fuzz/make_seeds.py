@@ -317,22 +317,31 @@ def monitor_seeds():
     def control(req, rid):
         return frame(msg(2, req) + vint(3, rid))
 
+    def command(name, rid, stage=None, *args):
+        """ControlRequest{command: name, args, stage} (fields 4, 5, 6)."""
+        req = msg(4, name) + b"".join(msg(5, a) for a in args)
+        return control(req + (msg(6, stage) if stage else b""), rid)
+
     sub = frame(msg(1, vint(1, 50) + vint(3, 1)))
-    pause = control(msg(2, msg(2, b"pool") + vint(3, 1)), 1)
-    resume = control(msg(2, msg(2, b"pool") + vint(3, 2)), 2)
-    anchor_q = control(msg(2, msg(1, vint(3, 1))), 3)
-    anchor_set = control(msg(2, msg(1, msg(2, b"training.123.gz"))), 4)
-    anchor_reset = control(msg(2, msg(1, vint(1, 1))), 5)
-    stop = control(vint(1, 1), 6)
-    start = control(vint(1, 2), 7)
-    unknown_stage = control(msg(2, msg(2, b"nope") + vint(3, 1)), 8)
-    reload = control(vint(3, 1), 9)  # reload_config: nothing to reload here; a hello to all
+    pause = command(b"pause", 1, b"pool")
+    resume = command(b"resume", 2, b"pool")
+    anchor_q = command(b"anchor-get", 3)
+    anchor_set = command(b"anchor-set", 4, None, b"training.123.gz")
+    anchor_reset = command(b"anchor-reset", 5)
+    stop = command(b"stop", 6)
+    start = command(b"start", 7)
+    unknown_stage = command(b"pause", 8, b"nope")
+    reload = command(b"reload", 9)  # nothing to reload here; a hello to all
+    # The request forms protocol 3 dropped (pipeline_command, stage_request,
+    # reload_config: fields 1 to 3): refused as naming no command.
+    older = control(vint(1, 1) + msg(2, msg(2, b"pool") + vint(3, 1)) + vint(3, 1), 10)
     # Mode 1: the bytes as they are.
     put("monitor", "subscribe", b"\x01" + sub)
     put("monitor", "controls", b"\x01" + sub + pause + resume + anchor_q + anchor_set +
         anchor_reset + unknown_stage)
     put("monitor", "stop-start", b"\x01" + stop + start)
     put("monitor", "reload", b"\x01" + sub + reload + anchor_q)
+    put("monitor", "older-forms", b"\x01" + sub + older + anchor_q)
     put("monitor", "garbage", b"\x01" + struct.pack("<I", 8) + b"\xff" * 8)
     put("monitor", "oversize", b"\x01" + struct.pack("<I", 0xfffffff0) + b"\x0a")
     put("monitor", "truncated", b"\x01" + pause[:7])

@@ -2,7 +2,7 @@
  * frames: test helpers for compact frames (format/lc0/frame.h): two frames
  * compared field by field and tensor by tensor (both layouts, bit for bit),
  * and a frame written back as a record of any version 3..7, so that tests
- * can make records of every version from real games.
+ * can make records of every version (and input format) from real games.
  */
 #ifndef LC_TEST_FRAMES_H
 #define LC_TEST_FRAMES_H
@@ -164,6 +164,36 @@ static inline uint8_t *tf_records(const lc_frame *frames, uint32_t n, uint32_t v
     }
     *record_size = size;
     return recs;
+}
+
+/* What tf_each_form hands on: n records of `version`, record_size apart. */
+typedef void (*tf_records_fn)(const uint8_t *recs, size_t record_size, uint32_t n, uint32_t version,
+                              void *ctx);
+
+/*
+ * The n frames as records of every version 3..7 but `skip` (0: none), then
+ * as V7 records of the input formats no sample has (4, 132 and 133: the
+ * same planes, read otherwise; the frames keep the last), each handed to fn.
+ */
+static inline void tf_each_form(lc_frame *frames, uint32_t n, uint32_t skip, tf_records_fn fn,
+                                void *ctx)
+{
+    size_t size;
+    for (uint32_t v = 3; v <= 7; v++) {
+        if (v == skip)
+            continue;
+        uint8_t *recs = tf_records(frames, n, v, &size);
+        fn(recs, size, n, v, ctx);
+        free(recs);
+    }
+    static const uint32_t formats[] = {4, 132, 133};
+    for (size_t k = 0; k < 3; k++) {
+        for (uint32_t i = 0; i < n; i++)
+            frames[i].input_format = formats[k];
+        uint8_t *recs = tf_records(frames, n, 7, &size);
+        fn(recs, size, n, 7, ctx);
+        free(recs);
+    }
 }
 
 #endif

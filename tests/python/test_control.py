@@ -2,7 +2,8 @@
 headless lcmon (test_monitor's Loader: the small shuffled chain with a
 reader draining its pipe):
 
-- its message table equals proto/*.proto, field by field;
+- its message table equals proto/*.proto, field by field, and its enum
+  lists the protos' enums, name for name and number for number;
 - every request: hello and stages, metrics and state, anchor get, set and
   reset, pause and resume, stop and start;
 - the windows of time: each through Control.metrics(window=) and `lcmon
@@ -14,7 +15,7 @@ reader draining its pipe):
 - reconnecting across `stop`/`start` and across SIGKILL plus a new lcmon on
   the same socket, and after the loader closed a connection left unused;
 - errors: no socket, a socket that is not lcmon's, a silent one, a request
-  the loader refuses.
+  the loader refuses; the request forms protocol 3 dropped, refused.
 
 Environment: as test_monitor (LCMON, LC_TEST_DATA, LCMON_SOURCE_ROOT).
 """
@@ -34,6 +35,7 @@ import unittest
 
 from lcmon import Control, ControlError, LoaderGone, ProtocolError
 from lcmon.control import SCHEMA, WINDOWS, decode, encode
+from lcmon.wire import ENUMS, PROTOCOL_VERSION, frame, unframe
 from test_monitor import DATA, SLOW, Frames, Loader, ctl, subscribe
 
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
@@ -58,6 +60,20 @@ def proto_messages():
                                  body):
                 fields[int(f.group(4))] = (f.group(3), f.group(1) == "repeated")
             out[m.group(1)] = fields
+    return out
+
+
+def proto_enums():
+    """{enum: {name: number}} from proto/*.proto, nested ones (MetricDisplay's
+    As) by their own name."""
+    out = {}
+    for name in ("monitor.proto", "stage_control.proto", "training_metrics.proto"):
+        with open(os.path.join(SOURCE_ROOT, "proto", name)) as f:
+            text = re.sub(r"//[^\n]*", "", f.read())
+        for m in re.finditer(r"\benum\s+(\w+)\s*\{([^}]*)\}", text):
+            assert m.group(1) not in out, "two enums named %s" % m.group(1)
+            out[m.group(1)] = {v.group(1): int(v.group(2))
+                               for v in re.finditer(r"(\w+)\s*=\s*(\d+)\s*;", m.group(2))}
     return out
 
 
@@ -92,14 +108,31 @@ class Schema(unittest.TestCase):
             got = {num: (name, rep) for num, (name, _, rep) in fields.items()}
             self.assertEqual(got, want, message)
 
+    def test_enums_match_the_proto_files(self):
+        """Each of the wire's enum lists (a name's index is its number) is
+        its proto enum, name for name; every enum of the protos is there
+        (a client reads each), and every enum a field names. WINDOWS, the
+        windows' short names, goes in MetricWindow's order."""
+        self.assertTrue(SOURCE_ROOT, "LCMON_SOURCE_ROOT must name the source tree")
+        protos = proto_enums()
+        self.assertGreaterEqual(len(protos), 6, protos.keys())  # the parser found them
+        self.assertEqual(sorted(ENUMS), sorted(protos))
+        for enum, names in ENUMS.items():
+            self.assertEqual({n: i for i, n in enumerate(names)}, protos[enum], enum)
+        used = {typ[5:] for fields in SCHEMA.values() for _, typ, _ in fields.values()
+                if typ.startswith("enum:")}
+        self.assertEqual(used - set(ENUMS), set())
+        self.assertEqual(["WINDOW_" + w.upper() for w in WINDOWS], ENUMS["MetricWindow"])
+
     def test_round_trip(self):
-        msg = {"control": {"pipeline_command": "PIPELINE_COMMAND_STOP",
-                           "stage_request": {"stage": "pool",
-                                             "chunk_pool_request": {"set_chunk_anchor": "g.gz"}}},
+        msg = {"control": {"command": "anchor-set", "args": ["g.gz"], "stage": "pool"},
                "request_id": 2 ** 40 + 3}
         self.assertEqual(decode("ClientMessage", encode("ClientMessage", msg)), msg)
         g = {"name": "x", "value": -5, "capacity": 7}
         self.assertEqual(decode("GaugeMetricProto", encode("GaugeMetricProto", g)), g)
+        buf = bytearray(frame(b"abc") + frame(b"") + b"\x05\x00")
+        self.assertEqual([unframe(buf), unframe(buf), unframe(buf)], [b"abc", b"", None])
+        self.assertEqual(buf, b"\x05\x00")  # a frame not whole yet stays
 
 
 class AgainstLcmon(unittest.TestCase):
@@ -124,7 +157,8 @@ class AgainstLcmon(unittest.TestCase):
 
     def test_requests(self):
         with Control(self.L.sock, timeout=WAIT) as c:
-            self.assertEqual(c.hello["protocol_version"], 2)
+            self.assertEqual(c.hello["protocol_version"], 3)
+            self.assertEqual(PROTOCOL_VERSION, 3)
             self.assertEqual(c.stages(), ["files", "sources", "pool", "validator", "unpacker",
                                           "sampler", "tensors", "writer"])
             self.wait_state(c, "PIPELINE_RUNNING")
@@ -227,33 +261,48 @@ class AgainstLcmon(unittest.TestCase):
                 c.command("anchor-get", stage="nope")
             self.assertEqual(ctl(self.L.sock, "anchor-set").returncode, 2)
 
-    def test_older_request_forms_still_answer(self):
-        """A client of before the command form (the anchor, pause and
-        pipeline requests as their own messages) gets the same answers."""
+    def test_older_request_forms_are_refused(self):
+        """The request forms protocol 3 dropped (ControlRequest's fields 1
+        to 3: pipeline_command, stage_request, reload_config), which no
+        client sends since the command form, do nothing and are refused as
+        naming no command."""
         with Control(self.L.sock, timeout=WAIT) as c:
-            deadline = time.monotonic() + WAIT
-            while c.anchor()[1] < 10:
-                self.assertLess(time.monotonic(), deadline)
-                time.sleep(0.05)
-            resp = c.request({"stage_request": {"chunk_pool_request": {"query_chunk_anchor": True}}})
-            pool = [sr["chunk_pool_response"] for sr in resp["stage_responses"]]
-            self.assertEqual([(p["chunk_anchor"], p["chunks_since_anchor"]) for p in pool],
-                             [c.anchor()])
-            resp = c.request({"stage_request": {"chunk_pool_request":
-                                                {"set_chunk_anchor": "game_02.gz"}}})
-            self.assertEqual(resp["stage_responses"][0]["chunk_pool_response"]["chunk_anchor"],
-                             "game_02.gz")
-            c.request({"stage_request": {"stage": "unpacker", "command": "STAGE_COMMAND_PAUSE"}})
-            self.wait_stage(c, "unpacker", "STAGE_PAUSED")
-            c.request({"stage_request": {"stage": "unpacker", "command": "STAGE_COMMAND_RESUME"}})
-            self.wait_stage(c, "unpacker", "STAGE_RUNNING")
-            with self.assertRaisesRegex(ControlError, "no stage named 'nope'"):
-                c.request({"stage_request": {"stage": "nope"}})
-            c.request({"pipeline_command": "PIPELINE_COMMAND_STOP"})
-            self.wait_state(c, "PIPELINE_STOPPED")
-            c.request({"pipeline_command": "PIPELINE_COMMAND_START"})
             self.wait_state(c, "PIPELINE_RUNNING")
-            self.assertIn("reloaded", c.request({"reload_config": True})["message"])
+            pause = b"\x12\x08unpacker\x18\x01"  # StageControlRequest{stage, command}
+            older = {
+                "PIPELINE_COMMAND_STOP": b"\x08\x01",
+                "STAGE_COMMAND_PAUSE": b"\x12" + bytes([len(pause)]) + pause,
+                "chunk_pool_request set": b"\x12\x06\x0a\x04\x12\x02g1",
+                "reload_config": b"\x18\x01",
+            }
+            raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            raw.connect(self.L.sock)
+            raw.settimeout(WAIT)
+            buf, answers = bytearray(), {}
+            for rid, body in enumerate(older.values(), 1):
+                raw.sendall(frame(b"\x12" + bytes([len(body)]) + body + b"\x18" + bytes([rid])))
+            while len(answers) < len(older):
+                body = unframe(buf)
+                if body is None:
+                    chunk = raw.recv(1 << 16)
+                    self.assertTrue(chunk, "the loader closed the connection")
+                    buf += chunk
+                    continue
+                msg = decode("ServerMessage", body)
+                if "control_response" in msg:
+                    answers[msg["request_id"]] = msg["control_response"]
+            raw.close()
+            for rid, what in enumerate(older, 1):
+                self.assertFalse(answers[rid]["ok"], what)
+                self.assertIn("names no command", answers[rid]["error"], what)
+            # Nothing was done: the pipeline runs, the unpacker too, the
+            # anchor is where it was.
+            self.assertEqual(c.state(), "PIPELINE_RUNNING")
+            self.assertNotEqual(c.anchor()[0], "g1")
+            m = c.metrics()["last_second"]
+            self.assertEqual([s.get("state") for s in m["stage_metrics"]
+                              if s["name"] == "unpacker"], ["STAGE_RUNNING"])
+            self.assertEqual(self.L.proc.poll(), None)
 
     # What each window may cover at most beyond its length: one slot of its
     # tier (core/metric_windows.h), and a flush interval of slack.

@@ -72,10 +72,9 @@ def closed_by_server(s, seconds):
 
 
 def bad_stage_request(request_id, name=b"nosuchstage"):
-    """ClientMessage{control{stage_request{stage: NAME}}, request_id}: a
+    """ClientMessage{control{command: "pause", stage: NAME}, request_id}: a
     request the loader refuses at once, with a reply that names the stage."""
-    inner = b"\x12" + varint(len(name)) + name
-    ctrl = b"\x12" + varint(len(inner)) + inner
+    ctrl = b"\x22\x05pause" + b"\x32" + varint(len(name)) + name
     return b"\x12" + varint(len(ctrl)) + ctrl + b"\x18" + varint(request_id)
 
 

@@ -418,7 +418,10 @@ class Monitor(unittest.TestCase):
             self.assertEqual([s["name"] for s in total["stage_metrics"]], stages)
             self.assertEqual([s["name"] for s in last["stage_metrics"]], stages)
             # The last second lasts about a second; all time, since the start.
-            self.assertGreater(last["duration_seconds"], 0.5)
+            # A line written late is followed by one on schedule, whose window
+            # is the rest of its second: under load that can be a third of one
+            # (the same bound as the steps between lines below).
+            self.assertGreater(last["duration_seconds"], 0.2)
             self.assertLess(last["duration_seconds"], 1.0 + SLOW)
             self.assertAlmostEqual(total["duration_seconds"], total["uptime_seconds"], delta=0.5)
             for ls in last["stage_metrics"]:
@@ -430,7 +433,7 @@ class Monitor(unittest.TestCase):
         times = [d["time"] for d in docs]
         ups = [d["all_time"]["uptime_seconds"] for d in docs]
         steps = [b - a for a, b in zip(times, times[1:])]
-        self.assertTrue(all(0.25 < x < 1.0 + SLOW for x in steps), steps)
+        self.assertTrue(all(0.2 < x < 1.0 + SLOW for x in steps), steps)
         self.assertAlmostEqual((times[-1] - times[0]) / (len(times) - 1), 1.0, delta=0.25)
         self.assertAlmostEqual((ups[-1] - ups[0]) / (len(ups) - 1), 1.0, delta=0.25)
         # The first line comes about a second after the start.
@@ -525,7 +528,7 @@ class Monitor(unittest.TestCase):
         r = ctl(L.sock, "stages")
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = r.stdout.rstrip("\n").split("\n")
-        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 2$" % L.proc.pid)
+        self.assertRegex(lines[0], r"^lcmon \S+, pid %d, protocol 3$" % L.proc.pid)
         rows = [l.split("\t") for l in lines[1:]]
         names = [x[0] for x in rows]
         with open(L.config) as f:
@@ -565,12 +568,11 @@ class Monitor(unittest.TestCase):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.connect(L.sock)
-        # ClientMessage{control{stage_request{stage: NAME}}, request_id}: a
-        # request for a stage with a long name, refused with a reply of about
-        # 2 KB that names it; 8 MiB of replies take about 4000 of them.
+        # ClientMessage{control{command: "pause", stage: NAME}, request_id}:
+        # a request for a stage with a long name, refused with a reply of
+        # about 2 KB that names it; 8 MiB of replies take about 4000 of them.
         name = b"x" * 2000
-        inner = b"\x12" + varint(len(name)) + name
-        ctrl = b"\x12" + varint(len(inner)) + inner
+        ctrl = b"\x22\x05pause" + b"\x32" + varint(len(name)) + name
         closed = False
         s.settimeout(10 * SLOW)
         for k in range(12):  # up to 12000 requests: three times the limit

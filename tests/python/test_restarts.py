@@ -27,6 +27,7 @@ PYTHONPATH (python/ and tests/python, for the record helpers).
 import array
 import fcntl
 import gc
+import importlib.util
 import logging
 import os
 import shutil
@@ -365,11 +366,22 @@ class Package(unittest.TestCase):
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             away = os.path.join(tmp, "elsewhere")
             os.mkdir(away)
+            # Every module of the source tree is installed, and the PEP 561
+            # marker that tells type checkers to read the annotations.
+            package = os.path.join(SOURCE_ROOT, "python", "lcmon")
+            modules = sorted(f[:-3] for f in os.listdir(package)
+                             if f.endswith(".py") and f not in ("__init__.py", "__main__.py"))
+            self.assertIn("wire", modules)
             r = subprocess.run(
-                [py, "-c", "import lcmon, lcmon.lczero, lcmon.stream; print(lcmon.__file__)"],
+                [py, "-c", "import lcmon, %s; print(lcmon.__file__)"
+                 % ", ".join("lcmon." + m for m in modules
+                             if m != "torch" or importlib.util.find_spec("torch"))],
                 cwd=away, env=env, capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertTrue(r.stdout.strip().startswith(venv), r.stdout)
+            installed = os.path.dirname(r.stdout.strip())
+            self.assertTrue(os.path.isfile(os.path.join(installed, "py.typed")),
+                            sorted(os.listdir(installed)))
             r = subprocess.run([os.path.join(venv, "bin", "lcmon-read"), "--help"], cwd=away,
                                env=env, capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)

@@ -441,8 +441,52 @@ void lc_frame_to_record_v7(const lc_frame *f, uint8_t *rec)
 
 /* ---- the policy tensor ---- */
 
+/* Slots m..slots-1 of a sparse policy whose first m entries are written:
+ * the last entry again, or -1 at index 0 when there is none, so that
+ * scattering every slot gives the dense policy whatever the order of the
+ * writes. */
+static void pad_sparse(uint16_t *idx, float *val, unsigned m, unsigned slots)
+{
+    uint16_t pad_idx = m ? idx[m - 1] : 0;
+    float pad_val = m ? val[m - 1] : -1.0f;
+    uint32_t bits;
+    memcpy(&bits, &pad_val, 4);
+    /* Four slots a step, in 8-byte stores of the repeated entry. */
+    const uint64_t idx4 = pad_idx * 0x0001000100010001ull, val2 = (uint64_t)bits << 32 | bits;
+    unsigned k = m;
+    for (; k + 4 <= slots; k += 4) {
+        memcpy(idx + k, &idx4, 8);
+        memcpy(val + k, &val2, 8);
+        memcpy(val + k + 2, &val2, 8);
+    }
+    for (; k < slots; k++) {
+        idx[k] = pad_idx;
+        val[k] = pad_val;
+    }
+}
+
+/* True when every entry is inline, fits the slots and has an index below
+ * 1858: the usual case, copied whole. */
+static bool sparse_as_stored(const lc_frame *f, unsigned slots)
+{
+    unsigned n = f->n_policy;
+    if (n > slots || n > LC_FRAME_INLINE_POLICY)
+        return false;
+    unsigned out_of_range = 0;
+    for (unsigned k = 0; k < n; k++)
+        out_of_range |= f->policy_idx[k] >= LC_POLICY_SIZE;
+    return !out_of_range;
+}
+
 unsigned lc_frame_policy_sparse(const lc_frame *f, uint16_t *idx, float *val, unsigned slots)
 {
+    if (sparse_as_stored(f, slots)) {
+        unsigned n = f->n_policy;
+        memcpy(idx, f->policy_idx, n * sizeof *idx);
+        memcpy(val, f->policy_val, n * sizeof *val);
+        pad_sparse(idx, val, n, slots);
+        return n;
+    }
     unsigned m = 0, inline_n = f->n_policy - policy_extra(f);
     for (unsigned k = 0; k < inline_n && m < slots; k++)
         if (f->policy_idx[k] < LC_POLICY_SIZE) {
@@ -454,14 +498,7 @@ unsigned lc_frame_policy_sparse(const lc_frame *f, uint16_t *idx, float *val, un
             idx[m] = f->overflow_idx[k];
             val[m++] = f->overflow_val[k];
         }
-    /* Padding repeats the last entry, or writes -1 at index 0: scattering
-     * every slot gives the dense policy whatever the order of the writes. */
-    uint16_t pad_idx = m ? idx[m - 1] : 0;
-    float pad_val = m ? val[m - 1] : -1.0f;
-    for (unsigned k = m; k < slots; k++) {
-        idx[k] = pad_idx;
-        val[k] = pad_val;
-    }
+    pad_sparse(idx, val, m, slots);
     return m;
 }
 

@@ -13,6 +13,10 @@
  * Format 1's constant planes hold the byte as a float (0 or 1 in valid data).
  * An input format outside lc_input_format_known gets zeros in 104..110 (the
  * chunk validator rejects such records before they get here).
+ *
+ * Packed planes. Byte r of a plane word is what the packed row keeps at
+ * bits[8 * p + r], so the history planes go out as the frame holds them, in
+ * one copy (per byte only where the machine is big-endian).
  */
 #include "format/lc0/frame.h"
 
@@ -180,15 +184,26 @@ void lc_frame_input_planes_as(const lc_frame *f, lc_planes_kind kind, float *out
     }
 }
 
+/* Byte r of each of the n words at src into dst[8 * p + r]: the words'
+ * little-endian bytes, which on a little-endian machine are the words as
+ * they lie in memory (one copy, no work per byte). */
+static inline void put_words_le(uint8_t *restrict dst, const uint64_t *restrict src, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst, src, 8 * n);
+#else
+    for (size_t p = 0; p < n; p++)
+        for (unsigned r = 0; r < 8; r++)
+            dst[8 * p + r] = (uint8_t)(src[p] >> (8 * r));
+#endif
+}
+
 void lc_frame_packed_planes_as(const lc_frame *f, lc_planes_kind kind, uint8_t *bits, float *aux)
 {
     uint64_t words[8];
     aux_planes_of(f, kind, words, aux);
-    for (unsigned p = 0; p < LC_INPUT_PLANES; p++) {
-        uint64_t w = p < LC_HISTORY_PLANES ? f->planes[p] : words[p - LC_HISTORY_PLANES];
-        for (unsigned r = 0; r < 8; r++)
-            bits[8 * p + r] = (uint8_t)(w >> (8 * r));
-    }
+    put_words_le(bits, f->planes, LC_HISTORY_PLANES);
+    put_words_le(bits + 8 * LC_HISTORY_PLANES, words, 8);
 }
 
 /* ---- the value targets ---- */

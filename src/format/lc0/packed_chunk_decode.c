@@ -9,13 +9,66 @@
 #include <string.h>
 #include <zstd.h>
 
-/* Undo predict_steps on planes, given the previous position's planes. */
-static void unpredict_steps(const uint64_t *prev, uint64_t *planes, unsigned k, uint8_t mask)
+/* Undo predict_steps on planes (in place), given the previous position's
+ * planes, for the symmetry K (a constant where it is inlined: the
+ * symmetry's branches fold away). */
+static inline void unpredict_as(const uint64_t *prev, uint64_t *planes, unsigned K, uint8_t mask)
 {
     for (unsigned t = 1; t < 8; t++)
         if (mask & (1u << t))
             for (unsigned j = 0; j < STEP_PLANES; j++)
-                planes[t * STEP_PLANES + j] ^= predicted(prev, t, j, k);
+                planes[t * STEP_PLANES + j] ^= predicted(prev, t, j, K);
+}
+
+/* unpredict_as for symmetry k (0..7), one specialised loop each. */
+static void unpredict_steps(const uint64_t *prev, uint64_t *planes, unsigned k, uint8_t mask)
+{
+    switch (k & 7u) {
+    case 0:
+        unpredict_as(prev, planes, 0, mask);
+        break;
+    case 1:
+        unpredict_as(prev, planes, 1, mask);
+        break;
+    case 2:
+        unpredict_as(prev, planes, 2, mask);
+        break;
+    case 3:
+        unpredict_as(prev, planes, 3, mask);
+        break;
+    case 4:
+        unpredict_as(prev, planes, 4, mask);
+        break;
+    case 5:
+        unpredict_as(prev, planes, 5, mask);
+        break;
+    case 6:
+        unpredict_as(prev, planes, 6, mask);
+        break;
+    default:
+        unpredict_as(prev, planes, 7, mask);
+        break;
+    }
+}
+
+/* Bits set in the n bytes at p, eight bytes at a time in plain integer
+ * arithmetic: no popcount instruction is needed (the build targets every
+ * x86-64, where a __builtin_popcount is a call into libgcc). */
+static size_t popcount_bytes(const uint8_t *p, size_t n)
+{
+    size_t total = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        x -= (x >> 1) & 0x5555555555555555ull;
+        x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+        total += (size_t)((x * 0x0101010101010101ull) >> 56);
+    }
+    for (; i < n; i++)
+        for (unsigned b = p[i]; b; b &= b - 1)
+            total++;
+    return total;
 }
 
 /* ---- decoding ---- */
@@ -24,14 +77,13 @@ static void unpredict_steps(const uint64_t *prev, uint64_t *planes, unsigned k, 
 
 struct lc_unpack_ctx {
     ZSTD_DCtx *dctx;
-    uint8_t *raw; /* a block as decompressed */
-    size_t raw_cap;
     uint64_t serial; /* the chunk whose blocks are held; 0 for none */
     uint8_t *buf;    /* decoded blocks, each at an 8-byte aligned offset */
     size_t cap, used;
     uint32_t *block_at; /* per block of that chunk: its offset in buf */
-    uint32_t *idx_at;   /* per position of a decoded block: its indices in buf */
-    uint32_t *val_at;   /* and its values */
+    /* Per position of a decoded block with more than LC_FRAME_INLINE_POLICY
+     * entries: where the rest of its indices (u16) and values lie in buf. */
+    uint32_t *idx_at, *val_at;
     size_t cap_blocks, cap_positions;
     uint64_t decoded;
 };
@@ -50,7 +102,6 @@ void lc_unpack_ctx_free(lc_unpack_ctx *ctx)
     if (!ctx)
         return;
     ZSTD_freeDCtx(ctx->dctx);
-    free(ctx->raw);
     free(ctx->buf);
     free(ctx->block_at);
     free(ctx->idx_at);
@@ -95,87 +146,34 @@ static int bad_block(lc_error *err, const lc_packed_chunk *c, uint32_t b, const 
     return lc_error_set(err, LC_EFORMAT, "packed chunk: block %u of %u %s", b, c->n_blocks, what);
 }
 
-/*
- * Decode block b of c into ctx->buf as [planes][heads][indices][values]
- * (planes whole and rebuilt, each position from the one before it), and
- * note where each position's indices and values start.
- */
-static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
+/* Slack after a block's raw bytes: the plane loop reads a word ahead. */
+#define RAW_SLACK 8
+
+/* A position's 104 plane words: each the next of *words where its mask bit
+ * is set, else 0, chosen without a branch (the word ahead is read either
+ * way: RAW_SLACK); eight zero words at once where a mask byte is 0 (most
+ * are: the prediction leaves few words). */
+static const uint8_t *decode_words(uint64_t *planes, const uint8_t *mask, const uint8_t *words)
 {
-    const uint8_t *src = chunk_data(c) + c->off[b];
-    size_t src_len = c->off[b + 1] - c->off[b];
-    unsigned long long size = ZSTD_getFrameContentSize(src, src_len);
-    uint32_t first = b * c->block;
-    uint32_t nb = c->n - first < c->block ? c->n - first : c->block;
-    size_t fixed = (size_t)nb * (HEAD_BYTES + MASK_BYTES);
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size < fixed ||
-        size > UINT32_MAX)
-        return bad_block(err, c, b, "has a bad header");
-    reserve(&ctx->raw, &ctx->raw_cap, (size_t)size);
-    size_t got = ZSTD_decompressDCtx(ctx->dctx, ctx->raw, (size_t)size, src, src_len);
-    if (ZSTD_isError(got) || got != size)
-        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
-    const uint8_t *heads = ctx->raw, *masks = ctx->raw + (size_t)nb * HEAD_BYTES;
-    size_t n_words = 0;
-    for (size_t i = 0; i < (size_t)nb * MASK_BYTES; i++)
-        n_words += (size_t)__builtin_popcount(masks[i]);
-    const uint8_t *words = ctx->raw + fixed;
-    size_t tail = fixed + 8 * n_words; /* indices and values follow the words */
-    if (tail > size)
-        return bad_block(err, c, b, "is inconsistent");
-    size_t tail_len = (size_t)size - tail;
-    size_t image = (size_t)nb * (PLANES_BYTES + HEAD_BYTES) + tail_len;
-    size_t at = (ctx->used + 7) & ~(size_t)7;
-    if (at + image > UINT32_MAX)
-        return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
-    reserve(&ctx->buf, &ctx->cap, at + image);
-    uint8_t *dst = ctx->buf + at;
-    /* Planes: the non-zero words where the mask says (visiting the set
-     * bits only: most words are zero), then the prediction from the
-     * position before, decoded in place. */
-    for (uint32_t p = 0; p < nb; p++) {
-        const uint8_t *m = masks + (size_t)p * MASK_BYTES;
-        uint64_t cur[LC_HISTORY_PLANES];
-        memset(cur, 0, sizeof cur);
-        for (unsigned byte = 0; byte < MASK_BYTES; byte++) {
-            for (unsigned bits = m[byte]; bits; bits &= bits - 1) {
-                memcpy(&cur[8 * byte + (unsigned)__builtin_ctz(bits)], words, 8);
-                words += 8;
-            }
+    for (unsigned byte = 0; byte < MASK_BYTES; byte++) {
+        unsigned bits = mask[byte];
+        uint64_t *out = planes + 8 * byte;
+        if (!bits) {
+            memset(out, 0, 8 * sizeof *out);
+            continue;
         }
-        const uint8_t *h = heads + (size_t)p * HEAD_BYTES;
-        if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK]) {
-            uint64_t prev[LC_HISTORY_PLANES];
-            memcpy(prev, dst + (size_t)(p - 1) * PLANES_BYTES, sizeof prev);
-            unpredict_steps(prev, cur, h[H_SYM] & 7u, h[H_MASK]);
+        for (unsigned j = 0; j < 8; j++, bits >>= 1) {
+            uint64_t w;
+            memcpy(&w, words, 8);
+            uint64_t set = bits & 1u;
+            out[j] = w & (0 - set);
+            words += 8 * set;
         }
-        memcpy(dst + (size_t)p * PLANES_BYTES, cur, sizeof cur);
     }
-    size_t fixed_image = (size_t)nb * (PLANES_BYTES + HEAD_BYTES);
-    memcpy(dst + (size_t)nb * PLANES_BYTES, heads, (size_t)nb * HEAD_BYTES);
-    memcpy(dst + fixed_image, ctx->raw + tail, tail_len);
-    /* Indices: variable length, so walk them; values: 4 bytes an entry. */
-    size_t q = fixed_image, total = 0;
-    for (uint32_t p = 0; p < nb; p++) {
-        unsigned n = get_u16(heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
-        ctx->idx_at[first + p] = (uint32_t)(at + q);
-        for (unsigned k = 0; k < n && q < image; k++)
-            q += dst[q] == INDEX_ESCAPE ? 3 : 1;
-        total += n;
-    }
-    if (q + 4 * total != image)
-        return bad_block(err, c, b, "is inconsistent");
-    size_t v = q;
-    for (uint32_t p = 0; p < nb; p++) {
-        ctx->val_at[first + p] = (uint32_t)(at + v);
-        v += 4 * (size_t)get_u16(heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
-    }
-    ctx->block_at[b] = (uint32_t)at;
-    ctx->used = at + image;
-    ctx->decoded++;
-    return 0;
+    return words;
 }
 
+/* The fields of a position's head (all but the planes and the policy). */
 static void read_head(const uint8_t *h, lc_frame *f)
 {
     f->input_format = h[H_INPUT_FORMAT];
@@ -212,7 +210,132 @@ static void read_head(const uint8_t *h, lc_frame *f)
     f->n_policy = get_u16(h + H_N_POLICY);
     f->opp_played_idx = get_u16(h + H_OPP_IDX);
     f->next_played_idx = get_u16(h + H_NEXT_IDX);
+    f->overflow_idx = NULL;
+    f->overflow_val = NULL;
     f->origin = (lc_frame_origin){0};
+}
+
+/*
+ * A position's n policy indices from the u8 deltas and escapes at *q (up to
+ * end): the first LC_FRAME_INLINE_POLICY into f with their values (from
+ * vals: entry by entry, which for a few dozen costs less than a copy's
+ * start), the rest into extra; *q moved past them. False when they run
+ * past end.
+ */
+static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, const uint8_t *vals,
+                           lc_frame *f, uint16_t *extra)
+{
+    const uint8_t *r = *q;
+    if ((size_t)(end - r) < n)
+        return false;
+    uint16_t last = 0;
+    for (unsigned k = 0; k < n; k++) {
+        if (__builtin_expect(*r == INDEX_ESCAPE, 0)) {
+            if (end - r < 3)
+                return false;
+            last = get_u16(r + 1);
+            r += 3;
+        } else {
+            last = (uint16_t)(last + *r++);
+        }
+        if (__builtin_expect(k < LC_FRAME_INLINE_POLICY, 1)) {
+            f->policy_idx[k] = last;
+            memcpy(&f->policy_val[k], vals + 4 * (size_t)k, 4);
+        } else {
+            extra[k - LC_FRAME_INLINE_POLICY] = last;
+        }
+    }
+    *q = r;
+    return true;
+}
+
+/* The block's raw sections, as decode_block finds them. */
+typedef struct block_sections {
+    const uint8_t *heads, *masks, *words, *indices, *values;
+    size_t total; /* policy entries of the block */
+} block_sections;
+
+/*
+ * Positions first.. of the block (nb of them) as frames, each whole but for
+ * the overflow of a long policy, whose indices go to extra (u16, in buf)
+ * and whose place ctx->idx_at and ctx->val_at note. False when the indices
+ * do not fill their section exactly.
+ */
+static bool decode_frames(lc_unpack_ctx *ctx, const block_sections *s, lc_frame *frames,
+                          uint32_t first, uint32_t nb, uint16_t *extra, uint32_t version)
+{
+    const uint8_t *words = s->words, *q = s->indices, *vals = s->values;
+    for (uint32_t p = 0; p < nb; p++) {
+        lc_frame *f = &frames[p];
+        const uint8_t *h = s->heads + (size_t)p * HEAD_BYTES;
+        words = decode_words(f->planes, s->masks + (size_t)p * MASK_BYTES, words);
+        if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK])
+            unpredict_steps(frames[p - 1].planes, f->planes, h[H_SYM] & 7u, h[H_MASK]);
+        read_head(h, f);
+        f->version = version;
+        unsigned n = f->n_policy;
+        if (!decode_indices(&q, s->values, n, vals, f, extra))
+            return false;
+        unsigned inl = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
+        if (n > inl) {
+            ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - ctx->buf);
+            ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - ctx->buf);
+            extra += n - inl;
+        }
+        vals += 4 * (size_t)n;
+    }
+    return q == s->values;
+}
+
+/*
+ * Decode block b of c into ctx->buf as [its positions as frames][the block
+ * as decompressed: heads, masks, words, indices, values][the indices of
+ * long policies past the inline ones, u16]: a frame is then one copy of
+ * what lies there (and of its overflow, rarely).
+ */
+static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
+{
+    const uint8_t *src = chunk_data(c) + c->off[b];
+    size_t src_len = c->off[b + 1] - c->off[b];
+    unsigned long long size = ZSTD_getFrameContentSize(src, src_len);
+    uint32_t first = b * c->block;
+    uint32_t nb = c->n - first < c->block ? c->n - first : c->block;
+    size_t fixed = (size_t)nb * (HEAD_BYTES + MASK_BYTES);
+    /* At most: every word, and every policy index escaped. */
+    size_t most = fixed + (size_t)nb * (PLANES_BYTES + (3 + 4) * LC_POLICY_SIZE);
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size < fixed ||
+        size > most)
+        return bad_block(err, c, b, "has a bad header");
+    /* An entry takes at least 5 bytes (an index byte and a value), so
+     * there are at most size / 5 of them and their u16 indices fit. */
+    size_t at = (ctx->used + 7) & ~(size_t)7;
+    size_t frames_len = (size_t)nb * sizeof(lc_frame);
+    size_t raw_room = ((size_t)size + RAW_SLACK + 7) & ~(size_t)7;
+    size_t image = frames_len + raw_room + 2 * ((size_t)size / 5);
+    if (at + image > UINT32_MAX)
+        return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
+    reserve(&ctx->buf, &ctx->cap, at + image);
+    uint8_t *raw = ctx->buf + at + frames_len;
+    size_t got = ZSTD_decompressDCtx(ctx->dctx, raw, (size_t)size, src, src_len);
+    if (ZSTD_isError(got) || got != size)
+        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
+    memset(raw + size, 0, RAW_SLACK);
+    block_sections s = {.heads = raw, .masks = raw + (size_t)nb * HEAD_BYTES, .words = raw + fixed};
+    size_t tail = fixed + 8 * popcount_bytes(s.masks, (size_t)nb * MASK_BYTES);
+    for (uint32_t p = 0; p < nb; p++)
+        s.total += get_u16(s.heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
+    /* The words, then at least a byte of index and 4 of value an entry. */
+    if (tail > size || 5 * s.total > size - tail)
+        return bad_block(err, c, b, "is inconsistent");
+    s.indices = raw + tail;
+    s.values = raw + size - 4 * s.total;
+    uint16_t *extra = (uint16_t *)(void *)(raw + raw_room);
+    if (!decode_frames(ctx, &s, (lc_frame *)(void *)(ctx->buf + at), first, nb, extra, c->version))
+        return bad_block(err, c, b, "is inconsistent");
+    ctx->block_at[b] = (uint32_t)at;
+    ctx->used = at + image;
+    ctx->decoded++;
+    return 0;
 }
 
 int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t i, lc_frame *out,
@@ -230,38 +353,13 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
         if (rc != 0)
             return rc;
     }
-    uint32_t first = b * c->block;
-    uint32_t nb = c->n - first < c->block ? c->n - first : c->block;
-    const uint8_t *base = ctx->buf + ctx->block_at[b];
-    memcpy(out->planes, base + (size_t)p * PLANES_BYTES, PLANES_BYTES);
-    read_head(base + (size_t)nb * PLANES_BYTES + (size_t)p * HEAD_BYTES, out);
-    out->version = c->version;
-    unsigned n = out->n_policy;
-    if (n > LC_FRAME_INLINE_POLICY) {
-        out->overflow_idx = lc_xmalloc((n - LC_FRAME_INLINE_POLICY) * sizeof *out->overflow_idx);
-        out->overflow_val = lc_xmalloc((n - LC_FRAME_INLINE_POLICY) * sizeof *out->overflow_val);
-    }
-    const uint8_t *q = ctx->buf + ctx->idx_at[i];
-    const uint8_t *vals = ctx->buf + ctx->val_at[i];
-    uint16_t last = 0;
-    for (unsigned k = 0; k < n; k++) {
-        uint16_t idx;
-        if (*q == INDEX_ESCAPE) {
-            idx = get_u16(q + 1);
-            q += 3;
-        } else {
-            idx = (uint16_t)(last + *q++);
-        }
-        last = idx;
-        float v;
-        memcpy(&v, vals + 4 * (size_t)k, 4);
-        if (k < LC_FRAME_INLINE_POLICY) {
-            out->policy_idx[k] = idx;
-            out->policy_val[k] = v;
-        } else {
-            out->overflow_idx[k - LC_FRAME_INLINE_POLICY] = idx;
-            out->overflow_val[k - LC_FRAME_INLINE_POLICY] = v;
-        }
+    memcpy(out, ctx->buf + ctx->block_at[b] + (size_t)p * sizeof *out, sizeof *out);
+    if (out->n_policy > LC_FRAME_INLINE_POLICY) {
+        size_t extra = out->n_policy - LC_FRAME_INLINE_POLICY;
+        out->overflow_idx = lc_xmalloc(extra * sizeof *out->overflow_idx);
+        out->overflow_val = lc_xmalloc(extra * sizeof *out->overflow_val);
+        memcpy(out->overflow_idx, ctx->buf + ctx->idx_at[i], extra * sizeof *out->overflow_idx);
+        memcpy(out->overflow_val, ctx->buf + ctx->val_at[i], extra * sizeof *out->overflow_val);
     }
     return 0;
 }

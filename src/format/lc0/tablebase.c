@@ -185,7 +185,7 @@ static unsigned count_by_name(const char *joined, bool syzygy)
     return n;
 }
 
-int lc_tablebases_check(const char *paths, bool syzygy, lc_error *err)
+int lc_tablebases_check(const char *paths, bool syzygy, lc_problems *ps)
 {
     const char *field = syzygy ? "syzygy_paths" : "gaviota_paths";
     char *joined = join_folders(paths);
@@ -196,19 +196,19 @@ int lc_tablebases_check(const char *paths, bool syzygy, lc_error *err)
     for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
         struct stat st;
         if (stat(dir, &st) != 0)
-            rc = lc_error_add(err, LC_ECONFIG, "%s: %s: %s (give the folder of the tables)", field,
-                              dir, strerror(errno));
+            rc = lc_problem_add(ps, field, "%s: %s (give the folder of the tables)", dir,
+                                strerror(errno));
         else if (!S_ISDIR(st.st_mode))
-            rc = lc_error_add(err, LC_ECONFIG,
-                              "%s: %s is not a folder (give the folder of the tables)", field, dir);
+            rc = lc_problem_add(ps, field, "%s is not a folder (give the folder of the tables)",
+                                dir);
     }
     free(copy);
     if (!rc && !count_by_name(joined, syzygy))
-        rc = lc_error_add(err, LC_ECONFIG, "%s: no %s table in %s (%s)", field,
-                          syzygy ? "Syzygy" : "Gaviota", paths,
-                          syzygy ? "give the folders that hold the .rtbw and .rtbz files"
-                                 : "*.gtb.cp4 or another scheme; Debian's gaviotatb package has "
-                                   "the 3-piece ones in /usr/share/gaviotatb/gtb4");
+        rc = lc_problem_add(ps, field, "no %s table in %s (%s)", syzygy ? "Syzygy" : "Gaviota",
+                            paths,
+                            syzygy ? "give the folders that hold the .rtbw and .rtbz files"
+                                   : "*.gtb.cp4 or another scheme; Debian's gaviotatb package has "
+                                     "the 3-piece ones in /usr/share/gaviotatb/gtb4");
     free(joined);
     return rc;
 }

@@ -41,6 +41,7 @@
 #define LC_FORMAT_TABLEBASE_H
 
 #include "core/error.h"
+#include "core/problem.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,9 +65,10 @@ void lc_tablebases_close(lc_tablebases *tb);
 /* For a config check: the folders of a list as lc_tablebases_open takes
  * it exist and hold tables of the library (Syzygy: *.rtbw; Gaviota: *.gtb
  * or *.gtb.cpN), counted by name without loading them (so it may be asked
- * while another set is open). LC_ECONFIG with every problem added to err,
- * each naming the setting (syzygy_paths, gaviota_paths) and what to do. */
-int lc_tablebases_check(const char *paths, bool syzygy, lc_error *err);
+ * while another set is open). LC_ECONFIG with every problem added to ps,
+ * each about the setting (syzygy_paths, gaviota_paths) and saying what to
+ * do. */
+int lc_tablebases_check(const char *paths, bool syzygy, lc_problems *ps);
 
 /* The most pieces (kings included) a position may have to be probed. */
 unsigned lc_tablebases_max_pieces(const lc_tablebases *tb);
