@@ -3,6 +3,7 @@
 #include "core/clock.h"
 #include "stages/items.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,37 @@ void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold)
     *bt = (lc_batcher){.stage = s, .sink = k, .hold = hold};
 }
 
-static int age_order(const void *a, const void *b)
+/* The k-th smallest of a[0 .. n - 1] (k < n), exactly, reordering a: a
+ * quickselect with three-way partitions, so that the many equal ages of a
+ * batch (the rows of one game) cost one pass. Expected linear time: per
+ * batch, where sorting the ages showed as a tenth of the tensors' CPU. */
+static uint32_t nth_smallest(uint32_t *a, uint32_t n, uint32_t k)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    uint32_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint32_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+        uint32_t pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+        uint32_t lt = lo, i = lo, gt = hi; /* [lo, lt) < pivot, [lt, i) ==, [gt, hi) > */
+        while (i < gt) {
+            uint32_t v = a[i];
+            if (v < pivot) {
+                a[i++] = a[lt];
+                a[lt++] = v;
+            } else if (v > pivot) {
+                a[i] = a[--gt];
+                a[gt] = v;
+            } else {
+                i++;
+            }
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    return a[lo];
 }
 
 /* The freshness of rows 0 .. rows - 1 (the arrivals of those whose origin
@@ -46,23 +74,25 @@ static lc_batch_origin sum_up(const lc_batcher *bt, uint64_t rows)
     lc_batch_origin o = {0};
     if (!bt->origins)
         return o;
-    uint32_t now = (uint32_t)(lc_now_ns() / 1000000u), n = 0;
+    uint32_t now = (uint32_t)(lc_now_ns() / 1000000u), n = 0, youngest = UINT32_MAX, oldest = 0;
     for (uint64_t r = 0; r < rows; r++) {
         const lc_frame_origin *f = &bt->origins[r];
         if (!f->seq)
             continue;
-        bt->ages[n++] = now - f->arrived_ms; /* mod 2^32: right for 49 days */
+        uint32_t age = now - f->arrived_ms; /* mod 2^32: right for 49 days */
+        bt->ages[n++] = age;
+        youngest = age < youngest ? age : youngest;
+        oldest = age > oldest ? age : oldest;
         if (f->seq > o.newest_seq)
             o.newest_seq = f->seq;
         o.fresh_rows += (f->flags & LC_ORIGIN_FRESH) != 0;
     }
     if (!n)
         return o;
-    qsort(bt->ages, n, sizeof *bt->ages, age_order);
     o.rows_known = n;
-    o.arrived_newest_ms = now - bt->ages[0];
-    o.arrived_median_ms = now - bt->ages[(n - 1) / 2];
-    o.arrived_oldest_ms = now - bt->ages[n - 1];
+    o.arrived_newest_ms = now - youngest;
+    o.arrived_median_ms = now - nth_smallest(bt->ages, n, (n - 1) / 2);
+    o.arrived_oldest_ms = now - oldest;
     return o;
 }
 
