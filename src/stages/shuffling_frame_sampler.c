@@ -9,8 +9,9 @@
  * slot): each frame, in the compact form of format/lc0/frame.h (about 1.4
  * KB), stays in the cell the unpacker made it in (stages/items.h), so a
  * frame is never copied here. The slots are reserved at init but their
- * pages are only touched as the reservoir fills, and a frame's cell lives
- * only while it is held: resident memory tracks the fill.
+ * pages are only touched as the reservoir fills, and a frame's cell goes
+ * back for reuse when the frame leaves the chain: resident memory follows
+ * the most frames held at once (core/cells.h keeps freed cells).
  *
  * Threads. With `threads: N` each worker owns a reservoir of its own, R / N
  * slots (the first R mod N get one more), takes frames from the shared input
