@@ -254,13 +254,7 @@ static void edge_frame(lc_frame *f, unsigned k, uint32_t seed)
         /* Spread evenly: gaps of 255 and more when k is small. */
         uint16_t idx = (uint16_t)(k == 1 ? 1857 : (uint32_t)e * (LC_POLICY_SIZE - 1) / (k - 1));
         float val = e % 3 == 0 ? -0.0f : e % 3 == 1 ? 0.0f : from_bits(0x3e800000u + e);
-        if (e < LC_FRAME_INLINE_POLICY) {
-            f->policy_idx[e] = idx;
-            f->policy_val[e] = val;
-        } else {
-            f->overflow_idx[e - LC_FRAME_INLINE_POLICY] = idx;
-            f->overflow_val[e - LC_FRAME_INLINE_POLICY] = val;
-        }
+        tf_policy_put(f, e, idx, val);
     }
     uint16_t first = k ? f->policy_idx[0] : 0;
     uint16_t last = k > LC_FRAME_INLINE_POLICY ? f->overflow_idx[k - LC_FRAME_INLINE_POLICY - 1]

@@ -182,13 +182,7 @@ static void long_policy(lc_frame *f, unsigned k)
     for (unsigned e = 0; e < k; e++) {
         uint16_t idx = (uint16_t)(k == 1 ? 1857 : (uint32_t)e * (LC_POLICY_SIZE - 1) / (k - 1));
         float val = (float)e / (float)k;
-        if (e < LC_FRAME_INLINE_POLICY) {
-            f->policy_idx[e] = idx;
-            f->policy_val[e] = val;
-        } else {
-            f->overflow_idx[e - LC_FRAME_INLINE_POLICY] = idx;
-            f->overflow_val[e - LC_FRAME_INLINE_POLICY] = val;
-        }
+        tf_policy_put(f, e, idx, val);
     }
     f->played_idx = f->best_idx = k ? f->policy_idx[0] : 0;
 }

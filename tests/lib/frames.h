@@ -24,6 +24,19 @@ static inline uint32_t tf_bits(float v)
     return b;
 }
 
+/* Store policy entry e of a frame (inline, or in the overflow arrays the
+ * caller allocated for entries LC_FRAME_INLINE_POLICY and up). */
+static inline void tf_policy_put(lc_frame *f, unsigned e, uint16_t idx, float val)
+{
+    if (e < LC_FRAME_INLINE_POLICY) {
+        f->policy_idx[e] = idx;
+        f->policy_val[e] = val;
+    } else {
+        f->overflow_idx[e - LC_FRAME_INLINE_POLICY] = idx;
+        f->overflow_val[e - LC_FRAME_INLINE_POLICY] = val;
+    }
+}
+
 /* Every field the frame keeps, bit for bit (floats by their bits, so NaN
  * payloads count). same_version: compare the version too. */
 static inline void tf_check_same_fields(const lc_frame *a, const lc_frame *b, bool same_version)
