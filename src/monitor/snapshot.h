@@ -123,8 +123,8 @@ typedef enum { LC_CUT_END, LC_CUT_END_BARE, LC_CUT_START } lc_headline_cut;
 /* What the headline reads. The status lines give m alone. */
 typedef struct lc_headline_in {
     const Lcmon__DataLoaderMetricsProto *m; /* the last second */
-    bool disconnected; /* an attached loader went away */
-    bool stopping;     /* a stop the screen asked for is under way */
+    bool disconnected;                      /* an attached loader went away */
+    bool stopping;                          /* a stop the screen asked for is under way */
     /* Errors and warnings in the log the header counts (0 while the log
      * pane shows them). */
     size_t log_errors, log_warnings;
