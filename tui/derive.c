@@ -62,20 +62,7 @@ int64_t tui_queue_fill(const Lcmon__QueueMetricProto *q)
 
 void tui_fmt_count(char *buf, size_t len, double v)
 {
-    if (!(v >= 0)) /* negative or NaN */
-        v = 0;
-    if (v < 10 && v != floor(v))
-        snprintf(buf, len, "%.1f", v);
-    else if (v < 1e4)
-        snprintf(buf, len, "%.0f", v);
-    else if (v < 1e6)
-        snprintf(buf, len, v < 1e5 ? "%.1fk" : "%.0fk", v / 1e3);
-    else if (v < 1e9)
-        snprintf(buf, len, v < 1e7 ? "%.2fM" : v < 1e8 ? "%.1fM" : "%.0fM", v / 1e6);
-    else if (v < 1e12)
-        snprintf(buf, len, v < 1e10 ? "%.2fG" : v < 1e11 ? "%.1fG" : "%.0fG", v / 1e9);
-    else
-        snprintf(buf, len, "%.2fT", v / 1e12);
+    lc_format_count(buf, len, v);
 }
 
 void tui_fmt_bytes(char *buf, size_t len, double v)
@@ -85,16 +72,7 @@ void tui_fmt_bytes(char *buf, size_t len, double v)
 
 void tui_fmt_clock(char *buf, size_t len, double seconds)
 {
-    if (!(seconds >= 0))
-        seconds = 0;
-    unsigned long long s = (unsigned long long)seconds;
-    unsigned long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
-    if (d)
-        snprintf(buf, len, "%llud %02lluh", d, h);
-    else if (h)
-        snprintf(buf, len, "%llu:%02llu:%02llu", h, m, sec);
-    else
-        snprintf(buf, len, "%llu:%02llu", m, sec);
+    lc_format_clock(buf, len, seconds);
 }
 
 void tui_fmt_eta(char *buf, size_t len, double seconds)

@@ -103,7 +103,7 @@ static void fill_segment_as(tui_segs *ss, const Lcmon__GaugeMetricProto *g, cons
 
 /* The fill of a gauge that fills towards its capacity (the reservoir), and
  * while it fills, how long until full at the recent rate. */
-static void fill_with_eta(const tui_screen *s, tui_segs *ss, const Lcmon__GaugeMetricProto *g,
+static void fill_with_eta(const tui_view *s, tui_segs *ss, const Lcmon__GaugeMetricProto *g,
                           const char *what, const Lcmon__StageMetricProto *st)
 {
     fill_segment_as(ss, g, what, false);
@@ -175,7 +175,7 @@ static void number_label(char *buf, size_t len, double v, const char *unit, cons
  * the stage, at the all-time one, r the one over the window the screen
  * shows (rates, shares and percentages), in snapshot rm. */
 typedef struct shown {
-    const tui_screen *s;
+    const tui_view *s;
     const Lcmon__MetricDisplay *e;
     const Lcmon__StageMetricProto *l, *at, *r;
     const Lcmon__DataLoaderMetricsProto *rm;
@@ -330,14 +330,14 @@ bool tui_details_renders(int as)
     return as >= 0 && as < N_RENDERERS && renderers[as];
 }
 
-void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
+void tui_details_metric(const tui_view *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
                         const Lcmon__StageMetricProto *l, const Lcmon__StageMetricProto *at)
 {
     if (!e->metric || !tui_details_renders((int)e->as))
         return;
     const char *label = e->label ? e->label : "";
     const Lcmon__DataLoaderMetricsProto *rm;
-    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, l, &rm);
+    const Lcmon__StageMetricProto *r = tui_view_rate_stage(s, l, &rm);
     shown m = {
         .s = s,
         .e = e,
@@ -354,10 +354,10 @@ void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDi
     renderers[e->as](&m, ss);
 }
 
-void tui_details_described(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
+void tui_details_described(const tui_view *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
                            const Lcmon__StageMetricProto *at, const char *on)
 {
-    const Lcmon__StageDescription *d = tui_describe_stage(lc_monitor_hello(s->mon), l->name);
+    const Lcmon__StageDescription *d = tui_describe_stage(s->hello, l->name);
     for (size_t k = 0; d && k < d->n_details; k++) {
         const Lcmon__MetricDisplay *e = d->details[k];
         bool on_row = on ? e->row && strcmp(e->row, on) == 0 : !e->row;
@@ -379,7 +379,7 @@ static void add_counted(tui_segs *ss, uint64_t v, const char *what)
     tui_segs_add(ss, TUI_WARN, text, text);
 }
 
-void tui_details_stage(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
+void tui_details_stage(const tui_view *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
                        const Lcmon__StageMetricProto *a, bool bad_in_columns)
 {
     /* A problem the stage is in now comes first, as a warning. */
@@ -395,7 +395,7 @@ void tui_details_stage(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetr
     if (l->detail && l->detail[0])
         tui_segs_add(ss, TUI_VALUE, l->detail, "");
     tui_details_described(s, ss, l, a ? a : l, NULL);
-    tui_details_statistics(ss, tui_screen_rate_stage(s, l, NULL));
+    tui_details_statistics(ss, tui_view_rate_stage(s, l, NULL));
 }
 
 void tui_details_statistics(tui_segs *ss, const Lcmon__StageMetricProto *r)

@@ -14,7 +14,8 @@
 #ifndef LC_TUI_DETAILS_H
 #define LC_TUI_DETAILS_H
 
-#include "tui/screen.h"
+#include "tui/view.h"
+#include "tui/widgets.h"
 
 #include <stdbool.h>
 
@@ -42,18 +43,18 @@ void tui_segs_draw(WINDOW *w, int y, int x, int width, const tui_segs *ss);
 /* A stage row's details: l is the last second's view of the stage, a the
  * all-time one (NULL when it has none); bad_in_columns: the BAD and DROP
  * columns show its counts. Rates, shares and statistics are over the
- * window the screen shows (tui_screen_rate_stage). */
-void tui_details_stage(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
+ * window the screen shows (tui_view_rate_stage). */
+void tui_details_stage(const tui_view *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
                        const Lcmon__StageMetricProto *a, bool bad_in_columns);
 /* The metrics a stage describes for the row `on` (NULL: the stage's own
  * row; a load metric's name: that pool's row), in its order; at is the
  * all-time view of the stage. */
-void tui_details_described(const tui_screen *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
+void tui_details_described(const tui_view *s, tui_segs *ss, const Lcmon__StageMetricProto *l,
                            const Lcmon__StageMetricProto *at, const char *on);
 /* One metric as its stage describes it, by the renderer of its display
  * kind: nothing when the metric is absent (a gauge, a text) or hidden at 0,
  * or the kind has no renderer; an absent count is 0. */
-void tui_details_metric(const tui_screen *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
+void tui_details_metric(const tui_view *s, tui_segs *ss, const Lcmon__MetricDisplay *e,
                         const Lcmon__StageMetricProto *l, const Lcmon__StageMetricProto *at);
 /* The statistics a stage measures (r: over the window shown), each as
  * "chunk_weight 1.2 (0.5 to 3.1)": the mean, the minimum and maximum

@@ -25,6 +25,8 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "tui/derive.h"
+#include "tui/header.h"
+#include "tui/table.h"
 #include "tui/widgets.h"
 
 #include <errno.h>
@@ -69,17 +71,6 @@ void tui_screen_message(tui_screen *s, bool error, const char *fmt, ...)
     s->message_until = lc_now_seconds() + 10.0;
     if (error)
         tui_logpane_add(s->log, LC_LOG_ERROR, "%s", s->message);
-}
-
-const Lcmon__StageMetricProto *tui_screen_rate_stage(const tui_screen *s,
-                                                     const Lcmon__StageMetricProto *l,
-                                                     const Lcmon__DataLoaderMetricsProto **m)
-{
-    const Lcmon__StageMetricProto *r =
-        s->rate && s->rate != s->last && l->name ? lc_snapshot_find_stage(s->rate, l->name) : NULL;
-    if (m)
-        *m = r ? s->rate : s->last;
-    return r ? r : l;
 }
 
 const Lcmon__StageMetricProto *tui_screen_selected(const tui_screen *s)
@@ -216,9 +207,9 @@ static WINDOW *make_window(int h, int w, int y, int x)
 static void wanted(const tui_screen *s, int *header_h, int *table_h, int *log_h, bool *queues)
 {
     int rows = LINES, cols = COLS;
-    *header_h = tui_header_lines(s, cols);
+    *header_h = tui_header_lines(s->last, cols);
     int body = rows - *header_h - 2; /* message line and key bar */
-    int full = tui_table_rows(s, true), slim = tui_table_rows(s, false);
+    int full = tui_table_rows(s->last, true), slim = tui_table_rows(s->last, false);
     /* The log needs its title and two lines to be worth showing; at 80x24
      * that is what is left under the full table. */
     const int log_min = 3;
@@ -274,6 +265,38 @@ static void set_backgrounds(tui_screen *s)
             wbkgdset(all[i], (chtype)tui_attr(TUI_NORMAL) | ' ');
 }
 
+/* What the panels under the screen draw from now. */
+static tui_view view(const tui_screen *s)
+{
+    return (tui_view){
+        .last = s->last,
+        .all = s->all,
+        .rate = s->rate,
+        .hello = lc_monitor_hello(s->mon),
+        .hist = s->hist,
+        .selected = s->selected,
+        .show_queues = s->show_queues,
+        .table_top = s->table_top,
+    };
+}
+
+static void header_draw(const tui_screen *s)
+{
+    tui_header_in in = {
+        .m = s->last,
+        .disconnected = s->disconnected,
+        .stopping = s->stopping,
+        /* hidden by l, or no room for the pane */
+        .log_errors = s->log_h ? 0 : tui_logpane_errors(s->log),
+        .log_warnings = s->log_h ? 0 : tui_logpane_warnings(s->log),
+        .where = lc_monitor_where(s->mon),
+        .window = lc_window_name(s->window),
+        .rate = s->rate,
+        .arrow = tui_glyph()->arrow_right,
+    };
+    tui_header_draw(&in, s->w_header);
+}
+
 void tui_screen_draw(tui_screen *s)
 {
     layout(s);
@@ -296,8 +319,10 @@ void tui_screen_draw(tui_screen *s)
         doupdate();
         return;
     }
-    tui_header_draw(s, s->w_header);
-    tui_table_draw(s, s->w_table);
+    header_draw(s);
+    tui_view v = view(s);
+    tui_table_draw(&v, s->w_table);
+    s->table_top = v.table_top;
     if (s->w_log)
         tui_logpane_draw(s->log, s->w_log);
     tui_keybar_draw(s, s->w_keys);

@@ -29,7 +29,6 @@
 
 #define TUI_MIN_COLS 50
 #define TUI_MIN_ROWS 10
-#define TUI_ERROR_LINES_MAX 3
 
 typedef struct tui_screen {
     lc_monitor *mon;
@@ -95,20 +94,9 @@ void tui_screen_draw(tui_screen *s);
 
 /* The selected stage in the latest snapshot, or NULL. */
 const Lcmon__StageMetricProto *tui_screen_selected(const tui_screen *s);
-/* Stage l (of the last second) over the window shown, and *m (may be
- * NULL) the snapshot it is in: what its rates, loads and shares are
- * counted from (l itself and the last second while the window has no such
- * stage). */
-const Lcmon__StageMetricProto *tui_screen_rate_stage(const tui_screen *s,
-                                                     const Lcmon__StageMetricProto *l,
-                                                     const Lcmon__DataLoaderMetricsProto **m);
 
-/* Panels (header.c, table.c, keys.c). */
-int tui_header_lines(const tui_screen *s, int cols);
-void tui_header_draw(const tui_screen *s, WINDOW *w);
-/* Rows the table needs: headings plus stage rows (and queue rows). */
-int tui_table_rows(const tui_screen *s, bool queues);
-void tui_table_draw(tui_screen *s, WINDOW *w);
+/* Panels (keys.c; the header, the table and its details are below the
+ * screen: header.h, table.h, details.h, which read a view, view.h). */
 void tui_keybar_draw(const tui_screen *s, WINDOW *w);
 void tui_message_draw(const tui_screen *s, WINDOW *w);
 void tui_help_draw(const tui_screen *s, WINDOW *w);

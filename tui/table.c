@@ -24,7 +24,7 @@
  * sparkline goes first when space is short, then the type, then the bad and
  * drop columns (their non-zero values move into the details).
  */
-#include "tui/screen.h"
+#include "tui/table.h"
 
 #include "monitor/snapshot.h"
 #include "tui/details.h"
@@ -68,10 +68,10 @@ static int make_rows(const Lcmon__DataLoaderMetricsProto *m, bool queues, row *r
     return n;
 }
 
-int tui_table_rows(const tui_screen *s, bool queues)
+int tui_table_rows(const Lcmon__DataLoaderMetricsProto *m, bool queues)
 {
     row rows[MAX_ROWS];
-    int n = make_rows(s->last, queues, rows);
+    int n = make_rows(m, queues, rows);
     return 1 + (n ? n : 1);
 }
 
@@ -221,7 +221,7 @@ static void put_load(WINDOW *w, int y, const cols *c, const Lcmon__StageMetricPr
     tui_put_right(w, y, c->x_pct, c->pct, f > 0.005 ? TUI_VALUE : TUI_DIM, pct);
 }
 
-static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
+static void draw_stage(tui_view *s, WINDOW *w, int y, const cols *c, size_t i)
 {
     const Lcmon__StageMetricProto *l = s->last->stage_metrics[i];
     const Lcmon__StageMetricProto *a = l->name ? lc_snapshot_find_stage(s->all, l->name) : NULL;
@@ -248,7 +248,7 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
     if (c->type)
         tui_put(w, y, c->x_type, c->type, TUI_STAGE_TYPE, l->stage_type ? l->stage_type : "");
     const Lcmon__DataLoaderMetricsProto *rm;
-    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, l, &rm); /* over the window */
+    const Lcmon__StageMetricProto *r = tui_view_rate_stage(s, l, &rm); /* over the window */
     if (l->n_load_metrics == 1)
         put_load(w, y, c, r, 0);
     put_count(w, y, c->x_rate, c->rate, tui_per_second(rm, tui_stage_items(r)), false);
@@ -271,13 +271,13 @@ static void draw_stage(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i)
 
 /* A pool row: its label under its stage, its busy bar, and what the stage
  * shows on it (the pool's chunk store, on its loading row). */
-static void draw_pool(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i, size_t k)
+static void draw_pool(tui_view *s, WINDOW *w, int y, const cols *c, size_t i, size_t k)
 {
     const Lcmon__StageMetricProto *st = s->last->stage_metrics[i];
     char label[96];
     pool_label(st, k, label, sizeof label);
     tui_put(w, y, c->x_name, c->name + 1 + c->state, TUI_DIM, label);
-    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, st, NULL);
+    const Lcmon__StageMetricProto *r = tui_view_rate_stage(s, st, NULL);
     put_load(w, y, c, r->n_load_metrics == st->n_load_metrics ? r : st, k);
     const char *pool = st->load_metrics[k]->name;
     if (!pool)
@@ -288,7 +288,7 @@ static void draw_pool(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i, 
     tui_segs_draw(w, y, c->x_detail, c->detail, &ss);
 }
 
-static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i, size_t k)
+static void draw_queue(tui_view *s, WINDOW *w, int y, const cols *c, size_t i, size_t k)
 {
     const Lcmon__StageMetricProto *l = s->last->stage_metrics[i];
     const Lcmon__QueueMetricProto *q = l->queue_metrics[k];
@@ -310,7 +310,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     tui_put_right(w, y, c->x_pct, c->pct, fill ? TUI_VALUE : TUI_DIM, pct);
     /* Items taken over the window shown, from its queue of the same name. */
     const Lcmon__DataLoaderMetricsProto *rm;
-    const Lcmon__StageMetricProto *r = tui_screen_rate_stage(s, l, &rm);
+    const Lcmon__StageMetricProto *r = tui_view_rate_stage(s, l, &rm);
     const Lcmon__QueueMetricProto *qr = k < r->n_queue_metrics ? r->queue_metrics[k] : NULL;
     if (!qr || !qr->name || !q->name || strcmp(qr->name, q->name) != 0)
         qr = q, rm = s->last;
@@ -326,7 +326,7 @@ static void draw_queue(tui_screen *s, WINDOW *w, int y, const cols *c, size_t i,
     tui_segs_draw(w, y, c->x_detail, c->detail, &ss);
 }
 
-static void draw_headings(tui_screen *s, WINDOW *w, const cols *c)
+static void draw_headings(tui_view *s, WINDOW *w, const cols *c)
 {
     int width = getmaxx(w);
     tui_fill(w, 0, 0, width, TUI_HEADING, " ");
@@ -356,7 +356,7 @@ static void draw_headings(tui_screen *s, WINDOW *w, const cols *c)
     (void)s;
 }
 
-void tui_table_draw(tui_screen *s, WINDOW *w)
+void tui_table_draw(tui_view *s, WINDOW *w)
 {
     int h = getmaxy(w), width = getmaxx(w);
     werase(w);

@@ -67,5 +67,10 @@ const char *lc_closest_word(const char *word, const char *const *words);
 bool lc_parse_bytes(const char *s, uint64_t *out);
 /* Bytes in decimal units ("512 B", "1.50 GB", "24.7 MB"). */
 void lc_format_bytes(char *buf, size_t len, double bytes);
+/* A count or a rate in at most 6 characters ("7", "2.5", "9999", "38.5k",
+ * "123k", "1.50M"); negative or NaN: "0". */
+void lc_format_count(char *buf, size_t len, double v);
+/* A duration as a clock: "1:23", "2:03:04", "3d 04h". */
+void lc_format_clock(char *buf, size_t len, double seconds);
 
 #endif

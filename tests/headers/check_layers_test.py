@@ -56,6 +56,17 @@ class CheckLayers(unittest.TestCase):
         self.refused({"src/monitor/headless.h": '#include "pipeline/config.h"\n'},
                      "src/monitor/headless.h:1:", "only through its door")
 
+    def test_the_panels_are_below_the_screens_loop(self):
+        """The table, its details and the header read a view: none reaches
+        tui/screen.h, nor through a tui/ header."""
+        self.refused({"tui/table.c": '#include "tui/view.h"\n#include "tui/screen.h"\n'},
+                     "tui/table.c:2:", "below the screen's loop")
+        self.refused({"tui/details.c": '#include "tui/details.h"\n',
+                      "tui/details.h": '#include "tui/screen.h"\n'},
+                     "tui/details.h:1:", "reached from tui/details.c")
+        r = check(self.tree({"tui/keys.c": '#include "tui/screen.h"\n'}))
+        self.assertEqual(r.returncode, 0, r.stderr)  # the loop's own keys may
+
     def test_the_screen_includes_only_the_monitor_interface(self):
         self.refused({"tui/keys.c": '#include "monitor/local.h"\n'}, "tui/keys.c:1:",
                      "the screen includes only")

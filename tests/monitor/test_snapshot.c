@@ -86,9 +86,10 @@ int main(void)
     lc_status_line(&m, line, sizeof line);
     CHECK(strstr(line, "pos/s") == NULL && strstr(line, "reader") == NULL);
 
-    /* Too long for the width: whole parts go from the end, never half a
-     * word, and " ..." says so; a warning whose start fits is cut after a
-     * word (the reader's command is long, the log has it whole). */
+    /* Too long for the width: items give way by the headline's priorities
+     * (the header's: the state, the rate and the reader stay), never half a
+     * word, and " ..." says so; a warning is cut after a word, down to 40
+     * columns, before it goes. */
     Lcmon__StageMetricProto warned = stage("writer", wr_counts, 2);
     warned.warning = (char *)"no reader: start one with python3 -m lcmon /a/long/path/to/the.pipe";
     Lcmon__StageMetricProto *with_warning[] = {&tok, &warned, &wr};
@@ -100,15 +101,21 @@ int main(void)
                        "/a/long/path/to/the.pipe | reader connected");
     lc_status_line_compact(&m, 102, line, sizeof line);
     CHECK_EQ_STR(line, "[running] 500 pos/s | writer: no reader: start one with python3 -m lcmon "
-                       "/a/long/path/to/the.pipe ...");
+                       "... | reader connected");
+    CHECK(strlen(line) <= 102);
     lc_status_line_compact(&m, 60, line, sizeof line);
-    CHECK_EQ_STR(line, "[running] 500 pos/s | writer: no reader: start one with ...");
-    CHECK(strlen(line) <= 60);
-    lc_status_line_compact(&m, 50, line, sizeof line);
-    CHECK_EQ_STR(line, "[running] 500 pos/s ...");
+    CHECK_EQ_STR(line, "[running] 500 pos/s | reader connected ...");
     lc_status_line_compact(&m, 14, line, sizeof line);
     CHECK_EQ_STR(line, "[running] ...");
     CHECK(strlen(line) <= 14);
+    /* Without the other writer's reader: the warning keeps its start. */
+    m.n_stage_metrics = 2;
+    lc_status_line_compact(&m, 80, line, sizeof line);
+    CHECK_EQ_STR(line,
+                 "[running] 500 pos/s | writer: no reader: start one with python3 -m lcmon ...");
+    CHECK(strlen(line) <= 80);
+    lc_status_line_compact(&m, 50, line, sizeof line);
+    CHECK_EQ_STR(line, "[running] 500 pos/s ...");
 
     /* Roles, not names: a metric of another name with the role is what the
      * readers use; one with the name and no role is not. */

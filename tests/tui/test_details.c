@@ -88,7 +88,7 @@ static void stage_init(stage *st)
 
 /* ---- rendering one entry ---- */
 
-static tui_screen screen;
+static tui_view screen;
 static stage last, all;
 
 /* The segments of one MetricDisplay entry. */
@@ -273,12 +273,13 @@ int main(void)
     Lcmon__DataLoaderMetricsProto m = LCMON__DATA_LOADER_METRICS_PROTO__INIT;
     m.duration_seconds = 0.5;
     screen.last = &m;
-    screen.hist = tui_history_new();
+    tui_history *hist = tui_history_new();
+    screen.hist = hist;
     test_every_kind_has_a_renderer();
     test_numbers();
     test_fills();
     test_flags_texts_anchor();
     test_window();
-    tui_history_free(screen.hist);
+    tui_history_free(hist);
     return check_finish();
 }
