@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "core/problem.h"
 #include "core/settings.h"
-#include "format/lc0/rescore.h"
+#include "format/lc0/rescore/rescore.h"
 #include "stages/short_term.h"
 
 #include <stdbool.h>

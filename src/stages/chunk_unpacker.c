@@ -86,7 +86,7 @@
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/packed_chunk.h"
-#include "format/lc0/rescore_patch.h"
+#include "format/lc0/rescore/rescore_patch.h"
 #include "stages/items.h"
 #include "stages/short_term.h"
 #include "stages/weights.h"

@@ -15,7 +15,7 @@
 #include "testutil.h"
 
 #include "format/lc0/chunk_source.h"
-#include "format/lc0/position.h"
+#include "format/lc0/rescore/position.h"
 #include "format/lc0/record.h"
 
 #include <stdlib.h>

@@ -23,9 +23,9 @@
 #include "check.h"
 #include "sample_games.h"
 
-#include "format/lc0/game.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/game.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <stdlib.h>
 #include <time.h>

@@ -16,8 +16,8 @@
 #include "testutil.h"
 
 #include "format/gzip.h"
-#include "format/lc0/input_format_convert.h"
-#include "format/lc0/rescore_patch.h"
+#include "format/lc0/rescore/input_format_convert.h"
+#include "format/lc0/rescore/rescore_patch.h"
 
 #include <math.h>
 #include <stdio.h>

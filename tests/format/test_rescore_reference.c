@@ -74,11 +74,11 @@
 #include "sample_games.h"
 #include "testutil.h"
 
-#include "format/lc0/game.h"
-#include "format/lc0/input_format_convert.h"
+#include "format/lc0/rescore/game.h"
+#include "format/lc0/rescore/input_format_convert.h"
 #include "format/lc0/record.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "lc0_games.h"
 
 #include <math.h>

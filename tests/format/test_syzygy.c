@@ -16,7 +16,7 @@
 #include "board_test.h"
 #include "check.h"
 
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <unistd.h>
 

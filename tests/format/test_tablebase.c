@@ -12,7 +12,7 @@
 #include "check.h"
 
 #include "format/chess/chess_vocab.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <pthread.h>
 #include <sys/stat.h>

@@ -14,7 +14,7 @@
  */
 #include "check.h"
 
-#include "pipeline/upstream_conv.h"
+#include "app/convert/upstream_conv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

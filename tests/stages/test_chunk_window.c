@@ -9,7 +9,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "stages/chunk_window.h"
+#include "stages/pool/chunk_window.h"
 
 #include <stdio.h>
 #include <stdlib.h>
