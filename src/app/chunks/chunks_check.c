@@ -14,7 +14,7 @@
  * with each bad chunk's member, record and reason; then a summary line.
  * Exit status 0 when every file is good, 1 when one is bad.
  */
-#include "app/chunks/chunks_tool.h"
+#include "app/chunks/chunks_verbs.h"
 
 #include "core/error.h"
 

@@ -13,7 +13,7 @@
  * the vocabulary's (format/chess/chess_vocab.h): its ids 0..1857 are lc0's
  * policy indices, in the side to move's frame too.
  */
-#include "app/chunks/chunks_tool.h"
+#include "app/chunks/chunks_verbs.h"
 
 #include "core/error.h"
 #include "format/chess/chess_vocab.h"

@@ -10,7 +10,7 @@
  * differ (compared here, record against record) and the rescorer's counts;
  * a game upstream's Validate refuses is not written (exit status 1).
  */
-#include "app/chunks/chunks_tool.h"
+#include "app/chunks/chunks_verbs.h"
 
 #include "core/error.h"
 #include "core/log.h"
@@ -256,9 +256,6 @@ static int rescore_game(const rescore_options *o, const lc_rescorer_config *c,
 
 int chunks_rescore(const rescore_options *o)
 {
-    int usage = chunks_settings_check(&o->set, "rescore");
-    if (usage)
-        return usage;
     lc_log_set_stderr(false); /* the tables' lines: what is said here says it */
     chunks_block b;
     int status = load_settings(o, &b);

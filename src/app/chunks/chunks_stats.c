@@ -7,7 +7,7 @@
  * chunks and files by reason. As histograms of █ scaled to the terminal's
  * width (60 columns when stdout is not a terminal), or JSON.
  */
-#include "app/chunks/chunks_tool.h"
+#include "app/chunks/chunks_verbs.h"
 
 #include "core/error.h"
 #include "core/text.h"

@@ -22,7 +22,7 @@
  * heaviest position, and a histogram of 20 bins from the least to the
  * greatest weight.
  */
-#include "app/chunks/chunks_tool.h"
+#include "app/chunks/chunks_verbs.h"
 
 #include "core/error.h"
 #include "core/settings.h"
@@ -253,9 +253,6 @@ static void say_hanse(walk *k)
 
 int chunks_weights(const weights_options *o)
 {
-    int usage = chunks_settings_check(&o->set, "weights");
-    if (usage)
-        return usage;
     chunks_block b;
     int rc;
     if (o->set.config) {
