@@ -19,6 +19,7 @@
 #include "monitor/snapshot.h"
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,6 +645,9 @@ static int run_call(lc_monitor *m, loader_call *call)
 
 int lc_ctl_main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN); /* a loader that goes away is an error, not a death */
+    argc--;                   /* "ctl" */
+    argv++;
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0 ||
                       strcmp(argv[0], "help") == 0)) {
         print_catalog_help(stdout);

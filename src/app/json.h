@@ -4,8 +4,8 @@
  * names; repeated fields as arrays; unset optional fields are left out;
  * NaN and infinities (JSON has none) are written as null.
  */
-#ifndef LC_MONITOR_JSON_H
-#define LC_MONITOR_JSON_H
+#ifndef LC_APP_JSON_H
+#define LC_APP_JSON_H
 
 #include "monitor/wire.h"
 

@@ -1,7 +1,7 @@
 /*
  * lcmon: the program. Its modes (the screen, headless, --check-config, the
- * printing options) and its subcommands (attach, convert-config, ctl, and
- * chunks in chunks_tool.c); the
+ * printing options) and the table of its subcommands (attach here, ctl in
+ * ctl.c, convert-config in convert_config.c, chunks in chunks/); the
  * options themselves are read and checked in options.c.
  *
  * Signals are handled in one place: the main thread blocks SIGINT, SIGTERM
@@ -21,8 +21,9 @@
 #include "lc_config.h"
 #include "pipeline/config.h"
 #include "pipeline/pipeline.h"
-#include "app/convert/upstream_config.h"
 #include "monitor/snapshot.h"
+#include "app/app.h"
+#include "app/convert_config.h"
 #include "app/ctl.h"
 #include "app/headless.h"
 #include "monitor/local.h"
@@ -40,17 +41,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Errors on stderr, one per line, each with the program's name first. */
-static void print_errors(const char *msg)
-{
-    for (const char *p = msg; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        fprintf(stderr, "lcmon: %.*s\n", (int)n, p);
-        p += n + (nl ? 1 : 0);
-    }
-}
 
 /* The default pipeline's data when LCMON_DATA is not set: tests/data under
  * the working directory (a source tree) if it is there, else the sample data
@@ -104,12 +94,12 @@ static int check_config(const char *path)
     lc_error err;
     lc_error_clear(&err);
     if (lc_config_load_file(path, &cfg, &err) != 0) {
-        print_errors(err.msg);
+        app_print_errors(err.msg);
         return 1;
     }
     /* What can be checked on the file system, without starting anything. */
     if (lc_config_preflight(cfg, &err) != 0) {
-        print_errors(err.msg);
+        app_print_errors(err.msg);
         lc_config_free(cfg);
         return 1;
     }
@@ -164,26 +154,40 @@ static void block_signals(bool screen)
     signal(SIGPIPE, SIG_IGN);
 }
 
+static int attach_main(int argc, char **argv);
+
+/* lcmon's subcommands, `lcmon NAME ...`, each with its line of --help. */
+static const app_subcommand subcommands[] = {
+    {"attach", attach_main, "attach SOCKET [screen options]"},
+    {"ctl", lc_ctl_main, "ctl SOCKET COMMAND ...   (lcmon ctl help)"},
+    {"convert-config", convert_config_main,
+     "convert-config FILE      (upstream's loader config as lcmon YAML)"},
+    {"chunks", chunks_main,
+     "chunks dump|stats|check|rescore|weights  (look at training data:\n"
+     "                                      lcmon chunks help)"},
+    {0},
+};
+
 /* `lcmon attach SOCKET [screen options]`: the screen on a loader in
  * another process. Quitting detaches; the loader runs on. */
 static int attach_main(int argc, char **argv)
 {
     static const char usage_line[] =
         "usage: lcmon attach SOCKET [--theme NAME] [--no-color] [--ascii] [--refresh HZ]\n";
-    if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         printf("%s\nShows the screen of a headless lcmon (lcmon --no-ui --socket SOCKET) over its\n"
                "socket. Its keys reach the loader; q detaches and leaves the loader running.\n",
                usage_line);
         return 0;
     }
-    if (argc < 3 || argv[2][0] == '-') {
+    if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr, "lcmon: %s", usage_line);
         return 2;
     }
-    const char *path = argv[2];
+    const char *path = argv[1];
     options o = {0};
     /* getopt starts after argv[0]: let the socket path stand in for it. */
-    int rc = options_parse(argc - 2, argv + 2, &o);
+    int rc = options_parse(argc - 1, argv + 1, &o, subcommands);
     if (rc == 0)
         rc = options_check_mode(&o, true);
     if (rc)
@@ -209,101 +213,6 @@ static int attach_main(int argc, char **argv)
     lc_monitor_free(m);
     lc_log_set_stderr(true);
     return rc;
-}
-
-/* `lcmon convert-config FILE [-o OUT]`: upstream's DataLoaderConfig text
- * as lcmon YAML, checked by lcmon's own loading before it is trusted. */
-static int convert_main(int argc, char **argv)
-{
-    static const char usage_line[] = "usage: lcmon convert-config FILE [-o OUT.yaml]\n";
-    const char *in = NULL, *out_path = NULL;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf(
-                "%s\nReads upstream lczero-training's loader configuration (a DataLoaderConfig in\n"
-                "protobuf text format, alone or inside a whole training config; FILE - reads\n"
-                "stdin) and prints the lcmon YAML configuration that does the same, with a\n"
-                "comment on every field lcmon has no equivalent for. The result is checked as\n"
-                "--check-config would; exit status 1 when the text cannot be converted or the\n"
-                "result does not load (it is still printed, to be fixed by hand).\n",
-                usage_line);
-            return 0;
-        }
-        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out_path = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "lcmon: convert-config: unknown option '%s'\n%s", argv[i], usage_line);
-            return 2;
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            fprintf(stderr, "lcmon: convert-config: one file at a time\n%s", usage_line);
-            return 2;
-        }
-    }
-    if (!in) {
-        fprintf(stderr, "lcmon: %s", usage_line);
-        return 2;
-    }
-    char *text;
-    size_t len;
-    lc_error err;
-    lc_error_clear(&err);
-    if (lc_config_read_text(in, &text, &len, &err) != 0) {
-        print_errors(err.msg);
-        return 1;
-    }
-    const char *origin = !strcmp(in, "-") ? "<stdin>" : in;
-    lc_upstream_result r;
-    int rc = lc_upstream_convert(text, len, origin, &r);
-    free(text);
-    if (rc != 0) {
-        fprintf(stderr, "lcmon: %s: cannot convert; nothing was written:\n", origin);
-        print_errors(r.errors);
-        lc_upstream_result_free(&r);
-        return 1;
-    }
-    FILE *out = stdout;
-    if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "lcmon: %s: cannot write: %s\n", out_path, strerror(errno));
-        lc_upstream_result_free(&r);
-        return 1;
-    }
-    fputs(r.yaml, out);
-    if (out != stdout && fclose(out) != 0) {
-        fprintf(stderr, "lcmon: %s: write error: %s\n", out_path, strerror(errno));
-        lc_upstream_result_free(&r);
-        return 1;
-    }
-    fflush(stdout);
-    /* What lcmon itself makes of the result. */
-    lc_config *cfg = NULL;
-    const char *shown = out_path ? out_path : "the converted configuration";
-    rc = lc_config_load_string(r.yaml, strlen(r.yaml), shown, &cfg, &err);
-    if (rc != 0) {
-        fprintf(stderr, "lcmon: %s: converted, but lcmon refuses the result (fix these by hand):\n",
-                origin);
-        print_errors(err.msg);
-    } else {
-        fprintf(
-            stderr,
-            "lcmon: %s: %u stage%s and %u output%s converted%s%s; %u field%s kept as comments%s\n",
-            origin, r.n_stages, r.n_stages == 1 ? "" : "s", r.n_outputs,
-            r.n_outputs == 1 ? "" : "s", out_path ? " to " : "", out_path ? out_path : "",
-            r.n_unmapped, r.n_unmapped == 1 ? "" : "s",
-            r.n_dropped ? " (and stages lcmon does not have, commented out)" : "");
-    }
-    /* What the result keeps of upstream's where lcmon chooses otherwise,
-     * and how to turn lcmon's choice on: a line each. */
-    for (const char *p = r.notes; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        int n = nl ? (int)(nl - p) : (int)strlen(p);
-        fprintf(stderr, "lcmon: %s: %.*s\n", origin, n, p);
-        p += n + (nl ? 1 : 0);
-    }
-    lc_config_free(cfg);
-    lc_upstream_result_free(&r);
-    return rc != 0;
 }
 
 /* The screen on the pipeline cfg describes (its monitor owns cfg; src is
@@ -340,18 +249,11 @@ static int run_screen(lc_config *cfg, const lc_config_source *src, const char *c
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "attach") == 0)
-        return attach_main(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "convert-config") == 0)
-        return convert_main(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "chunks") == 0)
-        return chunks_main(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "ctl") == 0) {
-        signal(SIGPIPE, SIG_IGN);
-        return lc_ctl_main(argc - 2, argv + 2);
-    }
+    for (const app_subcommand *s = subcommands; argc >= 2 && s->name; s++)
+        if (!strcmp(argv[1], s->name))
+            return s->main(argc - 1, argv + 1);
     options o = {0};
-    int rc = options_parse(argc, argv, &o);
+    int rc = options_parse(argc, argv, &o, subcommands);
     if (rc == 0)
         rc = options_check_mode(&o, false);
     if (rc)
@@ -392,7 +294,7 @@ int main(int argc, char **argv)
         if (!o.no_ui && tui_check_terminal(msg, sizeof msg) == 0)
             return run_screen(NULL, &src, err.msg, &o);
         fprintf(stderr, "lcmon: invalid configuration; nothing was started:\n");
-        print_errors(err.msg);
+        app_print_errors(err.msg);
         return 1;
     }
     if (!o.no_ui)

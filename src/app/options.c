@@ -5,6 +5,8 @@
  */
 #include "app/options.h"
 
+#include "app/app.h"
+
 #include "core/envvars.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -24,15 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
+static void usage(FILE *f, const app_subcommand *subcommands)
 {
+    fprintf(f, "usage: lcmon [options]\n");
+    for (const app_subcommand *s = subcommands; s && s->name; s++)
+        fprintf(f, "       lcmon %s\n", s->usage);
     fprintf(f,
-            "usage: lcmon [options]\n"
-            "       lcmon attach SOCKET [screen options]\n"
-            "       lcmon ctl SOCKET COMMAND ...   (lcmon ctl help)\n"
-            "       lcmon convert-config FILE      (upstream's loader config as lcmon YAML)\n"
-            "       lcmon chunks dump|stats|check|rescore|weights  (look at training data:\n"
-            "                                      lcmon chunks help)\n"
             "\n"
             "Runs the lc0 training-data pipeline a YAML config describes (the embedded\n"
             "default when no --config is given) and shows it on a live screen.\n"
@@ -290,7 +289,7 @@ static bool parse_flag_option(int c, options *o)
     return flag != NULL;
 }
 
-int options_parse(int argc, char **argv, options *o)
+int options_parse(int argc, char **argv, options *o, const app_subcommand *subcommands)
 {
     static const struct option longopts[] = {
         {"no-ui", no_argument, NULL, OPT_NO_UI},
@@ -357,7 +356,7 @@ int options_parse(int argc, char **argv, options *o)
             exit(0);
         case 'h':
         case OPT_HELP:
-            usage(stdout);
+            usage(stdout, subcommands);
             exit(0);
         default:
             if (parse_flag_option(c, o))

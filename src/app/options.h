@@ -37,9 +37,11 @@ typedef struct options {
 } options;
 
 /* Read argv into *o (zeroed by the caller): 0, or 2 (a usage error) after
- * saying what is wrong on stderr. --help and --version print and exit 0.
- * getopt starts after argv[0]. */
-int options_parse(int argc, char **argv, options *o);
+ * saying what is wrong on stderr. --help and --version print and exit 0
+ * (--help lists the subcommands' usage lines, a table ended by a row
+ * without a name). getopt starts after argv[0]. */
+struct app_subcommand;
+int options_parse(int argc, char **argv, options *o, const struct app_subcommand *subcommands);
 /* Options that do not apply to the mode chosen are refused, naming both:
  * the screen's with --no-ui, the headless ones without it, and under
  * `lcmon attach` (attach) all but the screen's and --max-seconds. 0 or 2. */

@@ -12,7 +12,6 @@
  * (upstream allows any order; lcmon wants inputs earlier), a fifo_writer per output.
  */
 #include "app/convert/upstream_config.h"
-#include "pipeline/config.h"
 #include "app/convert/upstream_conv.h"
 
 #include "core/error.h"
@@ -26,27 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
-{
-    va_list ap;
-    char msg[1024];
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* Names and values from the text may hold any byte: one error, one
-     * line. */
-    char shown[4 * sizeof msg];
-    size_t n = 0;
-    for (const char *p = msg; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", (unsigned char)*p);
-        else
-            shown[n++] = *p;
-    }
-    shown[n] = '\0';
-    lc_problem_add_at(&c->errs, (int)line, (int)col, "", "%s", shown);
-}
 
 /* ---- reading the stages ---- */
 
@@ -395,7 +373,7 @@ static bool read_loader(conversion *c, const lc_textproto_field *dl)
             continue;
         if (strcmp(s->type->name, "chunk_source_splitter") != 0)
             up_map_queue(s, up_get(s->block, "output"));
-        s->type->map(c, s);
+        up_map(c, s);
     }
     return true;
 }
@@ -607,14 +585,8 @@ int lc_upstream_convert(const char *text, size_t len, const char *origin, lc_ups
     int rc;
     char *parse_error = NULL; /* the parser's one, placed by it */
     int prc = lc_textproto_parse(text, len, &root, &perr);
-    if (prc < 0 && lc_config_text_is_lcmon(text, len)) {
-        lc_problem_add(&c.errs, "",
-                       "is lcmon YAML already (a 'stages' list), not upstream's protobuf text: "
-                       "nothing to convert; run it with: lcmon --config %s (lcmon "
-                       "--check-config %s checks it)",
-                       origin, origin);
-        rc = LC_ECONFIG;
-    } else if (prc < 0) {
+    if (prc < 0) {
+        out->not_textproto = true;
         parse_error = lc_xasprintf("%s:%s (protobuf text format)", origin, perr.msg);
         rc = LC_ECONFIG;
     } else {

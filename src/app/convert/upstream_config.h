@@ -10,13 +10,19 @@
  * refuse (unknown names, wrong kinds, a field given twice) are errors with
  * line and column, all of them at once, as upstream would refuse the file.
  *
+ * It needs only core/ and the protobuf text reader (format/textproto.h);
+ * `lcmon convert-config` (src/app/convert_config.c) is its front: it reads
+ * the file, says when the text is lcmon's YAML already, and loads the
+ * result as lcmon would.
+ *
  * The mapping, field by field, is in docs/upstream.md (tests hold the
  * schema and the mapping to it); the reading rules in docs/pipelines.md
  * ("Configs from upstream").
  */
-#ifndef LC_PIPELINE_UPSTREAM_CONFIG_H
-#define LC_PIPELINE_UPSTREAM_CONFIG_H
+#ifndef LC_APP_CONVERT_UPSTREAM_CONFIG_H
+#define LC_APP_CONVERT_UPSTREAM_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct lc_upstream_result {
@@ -28,6 +34,7 @@ typedef struct lc_upstream_result {
     unsigned n_outputs;  /* upstream outputs, each a fifo_writer */
     unsigned n_unmapped; /* fields kept as comments */
     unsigned n_dropped;  /* stages lcmon has no type for (commented out) */
+    bool not_textproto;  /* the text is not protobuf text at all (errors: the parser's) */
 } lc_upstream_result;
 
 /* Convert text (len bytes) read from `origin` (a name for messages and the

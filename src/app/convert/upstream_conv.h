@@ -3,12 +3,14 @@
  * shared by its files: upstream's schema and the values read against it
  * (upstream_schema.c, pass 1), the mapping of each upstream stage to
  * lcmon's (upstream_map.c, pass 2), and the conversion's state, reading,
- * wiring and printing (upstream_config.c, pass 3).
+ * wiring and printing (upstream_config.c, pass 3), and what a conversion
+ * says, its errors and notes (upstream_report.c). The calls go one way:
+ * config -> map -> schema -> report.
  *
- * Internal to the pipeline layer.
+ * Internal to src/app/convert/.
  */
-#ifndef LC_PIPELINE_UPSTREAM_CONV_H
-#define LC_PIPELINE_UPSTREAM_CONV_H
+#ifndef LC_APP_CONVERT_UPSTREAM_CONV_H
+#define LC_APP_CONVERT_UPSTREAM_CONV_H
 
 #include "core/problem.h"
 #include "format/textproto.h"
@@ -29,26 +31,26 @@ typedef struct upstream_field {
     const struct upstream_field *sub; /* U_BLOCK: its fields */
 } upstream_field;
 
-struct conversion;
-struct lcmon_stage;
-/* Pass 2 for one upstream stage type (upstream_map.c). */
-typedef void (*map_fn)(struct conversion *c, struct lcmon_stage *s);
-
-void up_map_provider(struct conversion *, struct lcmon_stage *);
-void up_map_loader(struct conversion *, struct lcmon_stage *);
-void up_map_pool(struct conversion *, struct lcmon_stage *);
-void up_map_rescorer(struct conversion *, struct lcmon_stage *);
-void up_map_unpacker(struct conversion *, struct lcmon_stage *);
-void up_map_sampler(struct conversion *, struct lcmon_stage *);
-void up_map_tensors(struct conversion *, struct lcmon_stage *);
-void up_map_splitter(struct conversion *, struct lcmon_stage *);
-void up_map_nothing(struct conversion *, struct lcmon_stage *);
+/* Pass 2 for one upstream stage type: which mapping (upstream_map.c's
+ * up_map runs it), named here so that the schema's table calls nothing. */
+typedef enum up_map_kind {
+    UP_MAP_PROVIDER,
+    UP_MAP_LOADER,
+    UP_MAP_POOL,
+    UP_MAP_RESCORER,
+    UP_MAP_UNPACKER,
+    UP_MAP_SAMPLER,
+    UP_MAP_TENSORS,
+    UP_MAP_SPLITTER,
+    UP_MAP_NOTHING, /* output-only stages: nothing to map */
+    UP_MAP_KINDS
+} up_map_kind;
 
 typedef struct upstream_stage_type {
     const char *name; /* upstream's block */
     const upstream_field *fields;
     const char *lcmon; /* lcmon's stage type; NULL: none (commented out) */
-    map_fn map;
+    up_map_kind map;
 } upstream_stage_type;
 
 /* Upstream's stage blocks, with lcmon's type and the mapping of each. */
@@ -109,6 +111,8 @@ typedef struct conversion {
     const lc_textproto_field *schedule;
 } conversion;
 
+/* ---- what a conversion says (upstream_report.c) ---- */
+
 /* One error at LINE:COL of the text (a record of c->errs), one line. */
 void up_error_at(conversion *c, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -140,6 +144,8 @@ void up_set(lcmon_stage *s, const char *key, const char *fmt, ...)
 void up_map_queue(lcmon_stage *s, const lc_textproto_field *q);
 /* A name lcmon accepts: letters, digits, '_' and '-', at most max. */
 void up_clean_name(const char *in, char *out, size_t max);
+/* Pass 2 for stage s: its type's mapping (s->type->map). */
+void up_map(conversion *c, lcmon_stage *s);
 /* Pass 2b, once inputs are resolved: the notes that depend on the
  * stages' order (an unpacker with or without a rescorer before it). */
 void up_map_wired(conversion *c);

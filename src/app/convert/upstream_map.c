@@ -114,7 +114,7 @@ static void put_weights(FILE *f, const lc_textproto_field *ps)
     fputs("}", f);
 }
 
-void up_map_provider(conversion *c, lcmon_stage *s)
+static void map_provider(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *d = up_get(s->block, "directory");
     if (!d) {
@@ -128,7 +128,7 @@ void up_map_provider(conversion *c, lcmon_stage *s)
     fputc('\n', s->bf);
 }
 
-void up_map_loader(conversion *c, lcmon_stage *s)
+static void map_loader(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *f;
     if ((f = up_get(s->block, "threads")))
@@ -138,7 +138,7 @@ void up_map_loader(conversion *c, lcmon_stage *s)
              "no equivalent: lcmon reads each record's version (V3 to V7) from the record");
 }
 
-void up_map_pool(conversion *c, lcmon_stage *s)
+static void map_pool(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *f, *threshold = up_get(s->block, "hanse_sampling_threshold");
     if ((f = up_get(s->block, "chunk_pool_size")))
@@ -176,25 +176,6 @@ void up_map_pool(conversion *c, lcmon_stage *s)
     for (unsigned k = 0; k < 3; k++)
         if ((f = up_get(s->block, cache[k])))
             note(c, s, f, "no equivalent: lcmon has no position cache");
-}
-
-void up_notice(conversion *c, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fflush(c->nf);
-    size_t n = strlen(line);
-    for (const char *p = c->notes; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len == n && !memcmp(p, line, n))
-            return;
-        p += len + (nl ? 1 : 0);
-    }
-    fprintf(c->nf, "%s\n", line);
 }
 
 /* A string of folders as lcmon's setting; one with ',' is read otherwise
@@ -236,7 +217,7 @@ static void map_deblunder(conversion *c, lcmon_stage *s)
     }
 }
 
-void up_map_rescorer(conversion *c, lcmon_stage *s)
+static void map_rescorer(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *f;
     if ((f = up_get(s->block, "threads")))
@@ -342,7 +323,7 @@ static bool unpacker_rules(conversion *c, lcmon_stage *s)
     return false;
 }
 
-void up_map_unpacker(conversion *c, lcmon_stage *s)
+static void map_unpacker(conversion *c, lcmon_stage *s)
 {
     if (!unpacker_rules(c, s))
         return;
@@ -402,7 +383,7 @@ void up_map_wired(conversion *c)
     }
 }
 
-void up_map_sampler(conversion *c, lcmon_stage *s)
+static void map_sampler(conversion *c, lcmon_stage *s)
 {
     (void)c;
     const lc_textproto_field *t = up_get(s->block, "threads"),
@@ -422,7 +403,7 @@ void up_map_sampler(conversion *c, lcmon_stage *s)
         set_field(s, "threads", t, U_UINT);
 }
 
-void up_map_tensors(conversion *c, lcmon_stage *s)
+static void map_tensors(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *f;
     if ((f = up_get(s->block, "batch_size")))
@@ -477,7 +458,7 @@ void up_clean_name(const char *in, char *out, size_t max)
     out[o] = '\0';
 }
 
-void up_map_splitter(conversion *c, lcmon_stage *s)
+static void map_splitter(conversion *c, lcmon_stage *s)
 {
     const lc_textproto_field *weights[MAX_OUTPUTS * 4];
     unsigned n_w = 0;
@@ -561,9 +542,22 @@ void up_map_splitter(conversion *c, lcmon_stage *s)
     }
 }
 
-void up_map_nothing(conversion *c, lcmon_stage *s)
+static void map_nothing(conversion *c, lcmon_stage *s)
 {
     (void)c;
     if (!strcmp(s->type->lcmon, "join"))
         up_set(s, "mode", "available  # takes whichever input has positions, as upstream's join");
+}
+
+void up_map(conversion *c, lcmon_stage *s)
+{
+    static void (*const maps[])(conversion *, lcmon_stage *) = {
+        [UP_MAP_PROVIDER] = map_provider, [UP_MAP_LOADER] = map_loader,
+        [UP_MAP_POOL] = map_pool,         [UP_MAP_RESCORER] = map_rescorer,
+        [UP_MAP_UNPACKER] = map_unpacker, [UP_MAP_SAMPLER] = map_sampler,
+        [UP_MAP_TENSORS] = map_tensors,   [UP_MAP_SPLITTER] = map_splitter,
+        [UP_MAP_NOTHING] = map_nothing,
+    };
+    _Static_assert(sizeof maps / sizeof maps[0] == UP_MAP_KINDS, "a mapping for every kind");
+    maps[s->type->map](c, s);
 }

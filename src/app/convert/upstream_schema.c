@@ -106,16 +106,16 @@ const upstream_field up_schedule_fields[] = {{"steps_per_network", U_INT, false,
                                              END_FIELD};
 
 const upstream_stage_type up_stage_types[] = {
-    {"file_path_provider", fpp_fields, "file_path_provider", up_map_provider},
-    {"chunk_source_loader", loader_fields, "chunk_source_loader", up_map_loader},
-    {"shuffling_chunk_pool", pool_fields, "shuffling_chunk_pool", up_map_pool},
-    {"chunk_rescorer", rescorer_fields, "chunk_rescorer", up_map_rescorer},
-    {"chunk_unpacker", unpacker_fields, "chunk_unpacker", up_map_unpacker},
-    {"shuffling_frame_sampler", sampler_fields, "shuffling_frame_sampler", up_map_sampler},
-    {"tensor_generator", tensor_fields, "tensor_generator", up_map_tensors},
-    {"chunk_source_splitter", splitter_fields, "chunk_source_splitter", up_map_splitter},
-    {"simple_chunk_extractor", output_only_fields, "chunk_reader", up_map_nothing},
-    {"join_positions", output_only_fields, "join", up_map_nothing},
+    {"file_path_provider", fpp_fields, "file_path_provider", UP_MAP_PROVIDER},
+    {"chunk_source_loader", loader_fields, "chunk_source_loader", UP_MAP_LOADER},
+    {"shuffling_chunk_pool", pool_fields, "shuffling_chunk_pool", UP_MAP_POOL},
+    {"chunk_rescorer", rescorer_fields, "chunk_rescorer", UP_MAP_RESCORER},
+    {"chunk_unpacker", unpacker_fields, "chunk_unpacker", UP_MAP_UNPACKER},
+    {"shuffling_frame_sampler", sampler_fields, "shuffling_frame_sampler", UP_MAP_SAMPLER},
+    {"tensor_generator", tensor_fields, "tensor_generator", UP_MAP_TENSORS},
+    {"chunk_source_splitter", splitter_fields, "chunk_source_splitter", UP_MAP_SPLITTER},
+    {"simple_chunk_extractor", output_only_fields, "chunk_reader", UP_MAP_NOTHING},
+    {"join_positions", output_only_fields, "join", UP_MAP_NOTHING},
 };
 const size_t up_n_stage_types = sizeof up_stage_types / sizeof up_stage_types[0];
 _Static_assert(sizeof up_stage_types / sizeof up_stage_types[0] <= UP_MAX_STAGE_TYPES,
