@@ -22,6 +22,7 @@
 #include "app/json.h"
 #include "monitor/local.h"
 #include "monitor/server.h"
+#include "pipeline/config.h"
 
 #include <errno.h>
 #include <poll.h>

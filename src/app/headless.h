@@ -3,10 +3,10 @@
  * metrics log and the monitoring socket, until a signal, the end of a
  * finite run, or the end of --parent-fd (the parent process is gone).
  */
-#ifndef LC_MONITOR_HEADLESS_H
-#define LC_MONITOR_HEADLESS_H
+#ifndef LC_APP_HEADLESS_H
+#define LC_APP_HEADLESS_H
 
-#include "monitor/local.h" /* the configuration's types, through the monitor's door */
+#include "monitor/local.h" /* the configuration's opaque handles */
 #include "monitor/monitor.h"
 
 #include <stdbool.h>
