@@ -1,5 +1,5 @@
 /*
- * rescore_reference: lcmon's rescorer (format/lc0/rescore.h) against a
+ * rescore_reference: lcmon's rescorer (format/lc0/rescore/rescore.h) against a
  * second, independent writing of upstream's rules (the first half of this
  * file), compared bit for bit: every byte of every record, and whether the
  * game is kept, on every real game of tests/data (35, formats 1, 2, 3 and

@@ -61,7 +61,7 @@ typedef struct pool {
     lc_chunk_store store;     /* the accounting; the packed chunks are in `sources` */
     uint64_t passes;          /* passes begun after the first; under mu */
     uint64_t initial_done_ns; /* when the initial window was set; under mu */
-    lc_hanse hanse;           /* Hanse sampling (stages/hanse.h) */
+    lc_hanse hanse;           /* Hanse sampling (stages/pool/hanse.h) */
     int64_t newest_mtime_ns;  /* order mtime: win.newest_key's file's (-1: unknown); mu */
     /* Deterministic mode with Hanse sampling: draws whose weight is being
      * computed; no other draw is made meanwhile, so that every judgement

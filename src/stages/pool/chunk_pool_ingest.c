@@ -1,6 +1,6 @@
 /*
  * chunk_pool_ingest: the shuffling chunk pool's ingestion thread
- * (stages/chunk_pool.h). Until the scan-done marker it collects the
+ * (stages/pool/chunk_pool.h). Until the scan-done marker it collects the
  * sources; then the initial load keeps the newest of them holding
  * chunk_pool_size chunks (and counts the anchor's chunks over the window of
  * all ranks); afterwards each new source joins the window at once. A file
@@ -31,7 +31,7 @@ static bool make_entry(lc_stage *s, lc_chunk_source *src, lc_chunk_window_source
     return ours;
 }
 
-/* A source with its place in the pool's order (stages/source_order.h). */
+/* A source with its place in the pool's order (stages/pool/source_order.h). */
 typedef struct ordered {
     lc_chunk_source *src;
     lc_order_key key;

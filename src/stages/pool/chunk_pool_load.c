@@ -1,6 +1,6 @@
 /*
  * chunk_pool_load: the shuffling chunk pool's draws and loads
- * (stages/chunk_pool.h). A loading thread draws an index of the current
+ * (stages/pool/chunk_pool.h). A loading thread draws an index of the current
  * pass under the lock (skipping indices that left the window or went bad,
  * and, with Hanse sampling, those whose weight says no), then reads,
  * inflates, checks and packs the chunk outside it; a chunk that fails is

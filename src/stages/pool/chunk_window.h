@@ -150,7 +150,7 @@ bool lc_chunk_window_store(lc_chunk_window *w, uint64_t idx, lc_packed_chunk *pk
 /* Chunk idx does not fit in the store: its later uses read it from disk
  * without packing it again, for its life in the window. */
 void lc_chunk_window_note_unfit(lc_chunk_window *w, uint64_t idx);
-/* Chunk idx's Hanse weight (the pool's stages/hanse.h), kept for its life
+/* Chunk idx's Hanse weight (the pool's stages/pool/hanse.h), kept for its life
  * in the window (entries' `weight`, NaN until set). */
 void lc_chunk_window_set_weight(lc_chunk_window *w, uint64_t idx, double weight);
 

@@ -9,14 +9,14 @@
  * state lives under `mu`. This file holds the stage: its settings, the
  * loading threads' loop, the life cycle, metrics and commands; the
  * ingestion is chunk_pool_ingest.c, the draws and loads chunk_pool_load.c,
- * sharing the pool's state through stages/chunk_pool.h.
+ * sharing the pool's state through stages/pool/chunk_pool.h.
  *
  * Window. Until the initial scan is complete nothing is emitted: sources are
  * collected, sorted by key, and the newest are kept until they hold at least
  * chunk_pool_size chunks. The window itself (global indices, eviction of
  * whole sources, draws without replacement in passes, use counts, the
  * sharding of chunks between ranks, the anchor's count) is a data structure
- * of its own, stages/chunk_window.h. A chunk that fails to load is dropped
+ * of its own, stages/pool/chunk_window.h. A chunk that fails to load is dropped
  * for good, and so is one that a stage downstream marked bad on its source
  * (lc_chunk_source_mark_bad: the validator does), at its next draw; new
  * indices join the current pass, and an empty pass starts a new one over
@@ -25,10 +25,10 @@
  * The chunk store. With `store_bytes` above 0 (the default), each chunk is
  * read, inflated, checked and packed once in its life in the window, by
  * the loading thread that first draws it, and later draws hand out its
- * packed form; stages/chunk_store.h says how and why, and what happens when
+ * packed form; stages/pool/chunk_store.h says how and why, and what happens when
  * the budget is full. The packed forms live in the window's entries.
  *
- * Hanse sampling (`hanse:`, stages/hanse.h). A chunk is weighed when first
+ * Hanse sampling (`hanse:`, stages/pool/hanse.h). A chunk is weighed when first
  * read (before it is packed), the weight kept in its window entry; a draw
  * whose weight is known is accepted or skipped for the pass under `mu`, one
  * whose weight is not yet known is judged after the read.
@@ -55,7 +55,7 @@
  * the same files and report the same number) of sources newer than the
  * anchor: during the initial load, sources inside the window that come
  * after the anchor in the pool's `order` (by name, mtime or the number in
- * the name: stages/source_order.h); afterwards, every source ingested. The
+ * the name: stages/pool/source_order.h); afterwards, every source ingested. The
  * anchor the initial load counts from is the configuration's `anchor:`
  * (lcmon --anchor KEY writes it there before anything starts). `set`
  * changes the key and leaves the count (upstream's SetAnchor); `recount`

@@ -2,7 +2,7 @@
  * game: one game's records read as lc0's rescorer reads them, as a history
  * of positions: record 0's board, then each next position reached by the
  * legal move that gives the next record's board. The rescorer
- * (format/lc0/rescore.h) needs it for upstream's checks (every record
+ * (format/lc0/rescore/rescore.h) needs it for upstream's checks (every record
  * after the first is one legal move from the one before) and for what a
  * single record does not hold: the fifty-move counter, castling rights and
  * en passant as the moves make them, and lc0's repetition count of every

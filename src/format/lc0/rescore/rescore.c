@@ -1,7 +1,7 @@
 /*
  * rescore: one game's records rescored in place (rescore.h), in upstream's
  * order: Validate (rescore_validate.c, with the moves found by
- * format/lc0/game.h), the two Syzygy passes (rescore_results.c), the
+ * format/lc0/rescore/game.h), the two Syzygy passes (rescore_results.c), the
  * policy (rescore_policy.c), plies_left (rescore_results.c), the deblunder
  * (deblunder.h). The rules are in docs/pipelines.md "chunk_rescorer: the
  * rules for one game".

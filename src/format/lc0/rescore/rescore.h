@@ -6,7 +6,7 @@
  *
  *   1. Validate: every field in its range, the probabilities summing to
  *      0.99..1.01, every record one legal move from the one before
- *      (format/lc0/game.h) with played_idx that move: a game that fails is
+ *      (format/lc0/rescore/game.h) with played_idx that move: a game that fails is
  *      dropped (LC_RESCORE_DROPPED, with the reason);
  *   2. Syzygy's first pass: the positions after a zeroing move (counter 0)
  *      are probed, each answer going back to the previous one (the first
@@ -26,7 +26,7 @@
  * Each switch of lc_rescore_config turns on one of lcmon's own choices
  * instead. docs/pipelines.md "chunk_rescorer: the rules for one game" has
  * the rules with worked examples, docs/upstream.md what lcmon does where
- * upstream has a defect. The tablebases (format/lc0/tablebase.h) are
+ * upstream has a defect. The tablebases (format/lc0/rescore/tablebase.h) are
  * opened once per process; every function here is pure given them and may
  * be called from any thread.
  */

@@ -6,7 +6,7 @@
  * estimate, and the plies_left corrections from Gaviota's distance to mate
  * or, without Gaviota, from Syzygy's DTZ of 3-piece pawnless positions.
  *
- * Positions are the game's (format/lc0/game.h): record 0's board and the
+ * Positions are the game's (format/lc0/rescore/game.h): record 0's board and the
  * moves played from it, with the history's counter and castling rights.
  * Record 0 is never probed (upstream probes the positions after each move).
  */
