@@ -15,7 +15,7 @@
  */
 #include "core/error.h"
 #include "format/lc0/record.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "lc0_games.h"
 
 #include <errno.h>

@@ -41,8 +41,8 @@
 #define LC_GEN_LC0_GAMES_H
 
 #include "core/error.h"
-#include "format/lc0/position.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/position.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
 #ifndef LC_GEN_LC0_GAMES_PLIES_H
 #define LC_GEN_LC0_GAMES_PLIES_H
 
-#include "format/lc0/position.h"
+#include "format/lc0/rescore/position.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -23,6 +23,9 @@
  */
 #include "monitor/local.h"
 
+#include "pipeline/config.h"
+#include "pipeline/pipeline.h"
+
 #include "core/error.h"
 #include "core/thread.h"
 #include "pipeline/describe.h"
@@ -42,7 +45,7 @@ typedef struct local_monitor {
     char error[LC_ERROR_MSG_MAX];
     lc_pipeline_carry *carried; /* what the stopped pipeline hands the next */
     char *config_error;         /* lc_monitor_failed_new: why there is no config */
-    lc_pipeline_end_fn on_end;
+    lc_monitor_end_fn on_end;
     void *on_end_ctx;
     Lcmon__Hello hello; /* its stages, described from the config (again at a reload) */
 } local_monitor;
@@ -315,7 +318,7 @@ static local_monitor *new_local(lc_config *cfg, const lc_config_source *src)
 }
 
 lc_monitor *lc_monitor_local_new(lc_config *cfg, const lc_config_source *src,
-                                 lc_pipeline_end_fn on_end, void *ctx)
+                                 lc_monitor_end_fn on_end, void *ctx)
 {
     local_monitor *lm = new_local(cfg, src);
     describe(lm);

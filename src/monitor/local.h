@@ -2,19 +2,27 @@
  * local: the monitor of a loader in this process (see monitor.h), which
  * builds, starts, stops and restarts the pipeline a configuration
  * describes, and answers the loader's own commands (stop, start, restart,
- * reload). The monitor's one door to the pipeline: local.c and this header
- * are the only files of monitor/ that include pipeline/ headers
- * (scripts/check-layers fails the build otherwise); what the rest of the
- * monitor needs of the pipeline (the configuration's types, the catalogue
- * of commands) it gets from here. The screen and the server see only
- * monitor.h.
+ * reload). The monitor's one door to the pipeline: local.c is the only
+ * file of monitor/ that includes pipeline/ headers or calls a function
+ * they declare (scripts/check-layers fails the build otherwise). This
+ * header names the pipeline's configuration only as opaque handles: the
+ * program (src/app/) loads one with pipeline/config.h and hands it over;
+ * the monitor frees it. The screen and the server see only monitor.h.
  */
 #ifndef LC_MONITOR_LOCAL_H
 #define LC_MONITOR_LOCAL_H
 
 #include "monitor/monitor.h"
-#include "pipeline/config.h"
-#include "pipeline/pipeline.h"
+
+#include <stdbool.h>
+
+/* A configuration that loaded (pipeline/config.h's lc_config_load_*), and
+ * where it came from, for reloads (lc_config_source): opaque here. */
+typedef struct lc_config lc_config;
+typedef struct lc_config_source lc_config_source;
+/* Called from the pipeline's metrics thread when a pipeline finishes by
+ * itself (lc_pipeline_on_end). */
+typedef void (*lc_monitor_end_fn)(void *ctx);
 
 /* The loader in this process: builds the pipeline `cfg` describes and
  * starts it. The monitor owns cfg from here on (it frees it, or the one a
@@ -27,7 +35,7 @@
  * it builds (lc_pipeline_on_end): called from the pipeline's metrics thread
  * when a pipeline finishes by itself. */
 lc_monitor *lc_monitor_local_new(lc_config *cfg, const lc_config_source *src,
-                                 lc_pipeline_end_fn on_end, void *ctx);
+                                 lc_monitor_end_fn on_end, void *ctx);
 
 /* The stop deadline of the configuration the monitor runs now (it may have
  * been reloaded): lc_config_stop_deadline. Any thread. */

@@ -3,7 +3,7 @@
  * upstream's loader does: endgame tablebase results (Gaviota, Syzygy) from
  * each position they answer back to the previous one (the first's back to
  * the start), the policy of those positions sharpened, temperature blunders undone
- * (format/lc0/rescore.h, deblunder.h), the planes converted to another input format
+ * (format/lc0/rescore/rescore.h, deblunder.h), the planes converted to another input format
  * (input_format_convert.h) and V6 games given their short-term targets as
  * V7 records (stages/short_term.h). Between the pool (or chunk_reader, a
  * splitter, a join) and chunk_unpacker.
@@ -17,14 +17,14 @@
  * packed: on a chunk's first use the rescorer reads its records from its
  * file once more (else, the file gone, decodes the packed form whole), does
  * the same to them and keeps the difference with the packed chunk
- * (format/lc0/rescore_patch.h, slot LC_AUX_RESCORE), which chunk_unpacker
+ * (format/lc0/rescore/rescore_patch.h, slot LC_AUX_RESCORE), which chunk_unpacker
  * applies to each position it decodes; later uses find it and cost nothing.
  * Tablebase positions are at a game's end (pieces only leave the board), so
  * a stored game whose last position has too many pieces for the tables is
  * not decoded at all when nothing else is asked for (validation is, unless
  * invalid_games: keep: every stored game is then decoded once).
  *
- * Games upstream's Validate refuses (format/lc0/rescore.h) are dropped, as
+ * Games upstream's Validate refuses (format/lc0/rescore/rescore.h) are dropped, as
  * upstream's stage drops them, unless invalid_games: keep: counted
  * (dropped_invalid), logged with their file (the first few, then a line a
  * minute), marked bad on their source so that the pool drops them for good
@@ -48,11 +48,11 @@
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
-#include "format/lc0/input_format_convert.h"
+#include "format/lc0/rescore/input_format_convert.h"
 #include "format/lc0/packed_chunk.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/rescore_patch.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/rescore_patch.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "stages/items.h"
 #include "stages/short_term.h"
 

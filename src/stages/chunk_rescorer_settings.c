@@ -3,10 +3,10 @@
  */
 #include "stages/chunk_rescorer_settings.h"
 
-#include "format/lc0/input_format_convert.h"
+#include "format/lc0/rescore/input_format_convert.h"
 #include "format/lc0/record.h"
-#include "format/lc0/rescore_patch.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/rescore_patch.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "stages/stage.h"
 
 #include <math.h>

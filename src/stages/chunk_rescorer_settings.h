@@ -1,7 +1,7 @@
 /*
  * chunk_rescorer_settings: the chunk_rescorer's settings (its block's
  * table, the rules that join them, the key its patches carry) and what
- * they do to one game's records: rescored (format/lc0/rescore.h), then
+ * they do to one game's records: rescored (format/lc0/rescore/rescore.h), then
  * converted to another input format, then given their short-term targets.
  * Shared by the stage (stages/chunk_rescorer.c, for the pool's records and
  * the patches of stored games) and `lcmon chunks rescore` (a file's game),
@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "core/problem.h"
 #include "core/settings.h"
-#include "format/lc0/rescore.h"
+#include "format/lc0/rescore/rescore.h"
 #include "stages/short_term.h"
 
 #include <stdbool.h>

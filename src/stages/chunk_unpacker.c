@@ -65,7 +65,7 @@
  * (upstream's value; V6 has none).
  *
  * Rescored stored chunks. A chunk from the store that passed a
- * chunk_rescorer carries its patch (format/lc0/rescore_patch.h): each
+ * chunk_rescorer carries its patch (format/lc0/rescore/rescore_patch.h): each
  * position decoded gets the rescored results and policy, the input format
  * conversion and the short-term targets the patch holds.
  *
@@ -86,7 +86,7 @@
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/packed_chunk.h"
-#include "format/lc0/rescore_patch.h"
+#include "format/lc0/rescore/rescore_patch.h"
 #include "stages/items.h"
 #include "stages/short_term.h"
 #include "stages/weights.h"
@@ -415,7 +415,7 @@ static bool position_frame(const lc_chunk_item *c, uint32_t i, lc_unpack_ctx **u
         *why = "its stored form does not decode";
         return false;
     }
-    /* The rescorer's changes to the stored game (format/lc0/rescore_patch.h). */
+    /* The rescorer's changes to the stored game (format/lc0/rescore/rescore_patch.h). */
     if (c->patch && lc_rescore_patch_apply(c->patch, i, f, &err) != 0) {
         LC_ERROR("chunk store: %s", err.msg);
         lc_frame_fini(f);

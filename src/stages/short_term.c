@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "format/lc0/frame.h"
 #include "format/lc0/record.h"
-#include "format/lc0/rescore_patch.h"
+#include "format/lc0/rescore/rescore_patch.h"
 #include "format/lc0/st_targets.h"
 
 #include <stdlib.h>

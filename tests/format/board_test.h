@@ -12,9 +12,9 @@
 
 #include "records.h"
 
-#include "format/lc0/position.h"
+#include "format/lc0/rescore/position.h"
 #include "format/lc0/record.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@
 #include "board_test.h"
 #include "check.h"
 
-#include "format/lc0/rescore.h"
+#include "format/lc0/rescore/rescore.h"
 
 #include <math.h>
 

@@ -11,7 +11,7 @@
 #include "check.h"
 #include "records.h"
 
-#include "format/lc0/deblunder.h"
+#include "format/lc0/rescore/deblunder.h"
 #include "format/lc0/record.h"
 
 #include <stdlib.h>

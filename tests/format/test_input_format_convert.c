@@ -21,9 +21,9 @@
 #include "testutil.h"
 
 #include "format/gzip.h"
-#include "format/lc0/game_history.h"
-#include "format/lc0/input_format_convert.h"
-#include "format/lc0/input_format_encode.h"
+#include "format/lc0/rescore/game_history.h"
+#include "format/lc0/rescore/input_format_convert.h"
+#include "format/lc0/rescore/input_format_encode.h"
 #include "format/lc0/record.h"
 
 #include <dirent.h>

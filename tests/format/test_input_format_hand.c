@@ -18,7 +18,7 @@
 #include "testutil.h"
 
 #include "format/chess/chess_vocab.h"
-#include "format/lc0/input_format_convert.h"
+#include "format/lc0/rescore/input_format_convert.h"
 #include "format/lc0/record.h"
 
 #include <ctype.h>

@@ -35,10 +35,10 @@
 
 #include "format/lc0/chunk.h"
 #include "format/lc0/frame.h"
-#include "format/lc0/position.h"
+#include "format/lc0/rescore/position.h"
 #include "format/lc0/record.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "lc0_games.h"
 
 #define GAMES 20

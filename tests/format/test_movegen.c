@@ -1,5 +1,5 @@
 /*
- * movegen: the board reading (format/lc0/position.h), the legal move
+ * movegen: the board reading (format/lc0/rescore/position.h), the legal move
  * generator and the policy index of every move, checked against lc0 itself:
  * in every position of the sample games (tests/data, all four input
  * formats; also the larger set LCMON_SAMPLES names, when set), the indices
@@ -15,7 +15,7 @@
 #include "testutil.h"
 
 #include "format/lc0/chunk_source.h"
-#include "format/lc0/position.h"
+#include "format/lc0/rescore/position.h"
 #include "format/lc0/record.h"
 
 #include <stdlib.h>

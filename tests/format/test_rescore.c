@@ -12,9 +12,9 @@
 #include "check.h"
 #include "game_test.h"
 
-#include "format/lc0/game.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/game.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 
 static gt_game g;
 static lc_tablebases *tb;

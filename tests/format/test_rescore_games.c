@@ -3,7 +3,7 @@
  * (tests/data; also the larger set LCMON_SAMPLES names, when set), all
  * written by lc0 itself in input formats 1, 2, 3 and 5:
  *
- * - each reads as a history (format/lc0/game.h): every record is one legal
+ * - each reads as a history (format/lc0/rescore/game.h): every record is one legal
  *   move from the one before, with the canonical formats' transforms
  *   changing between records (counted: the test needs some), and passes
  *   upstream's Validate, played_idx included: no game is dropped (upstream
@@ -23,9 +23,9 @@
 #include "check.h"
 #include "sample_games.h"
 
-#include "format/lc0/game.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/game.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <stdlib.h>
 #include <time.h>

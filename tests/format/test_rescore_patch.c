@@ -1,6 +1,6 @@
 /*
  * test_rescore_patch: the chunk_rescorer's patch of a stored game
- * (format/lc0/rescore_patch.h), made from frames before and after changes
+ * (format/lc0/rescore/rescore_patch.h), made from frames before and after changes
  * written by hand and applied to the frames before: every changed field
  * comes out as after, bit for bit (NaN payloads too), every other as
  * before; the short-term targets make the position V7; a game with nothing
@@ -16,8 +16,8 @@
 #include "testutil.h"
 
 #include "format/gzip.h"
-#include "format/lc0/input_format_convert.h"
-#include "format/lc0/rescore_patch.h"
+#include "format/lc0/rescore/input_format_convert.h"
+#include "format/lc0/rescore/rescore_patch.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,8 +12,8 @@
 #include "check.h"
 #include "game_test.h"
 
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 
 static gt_game g;
 static lc_tablebases *tb;

@@ -1,5 +1,5 @@
 /*
- * rescore_reference: lcmon's rescorer (format/lc0/rescore.h) against a
+ * rescore_reference: lcmon's rescorer (format/lc0/rescore/rescore.h) against a
  * second, independent writing of upstream's rules (the first half of this
  * file), compared bit for bit: every byte of every record, and whether the
  * game is kept, on every real game of tests/data (35, formats 1, 2, 3 and
@@ -74,11 +74,11 @@
 #include "sample_games.h"
 #include "testutil.h"
 
-#include "format/lc0/game.h"
-#include "format/lc0/input_format_convert.h"
+#include "format/lc0/rescore/game.h"
+#include "format/lc0/rescore/input_format_convert.h"
 #include "format/lc0/record.h"
-#include "format/lc0/rescore.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/rescore.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "lc0_games.h"
 
 #include <math.h>

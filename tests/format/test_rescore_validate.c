@@ -10,7 +10,7 @@
 #include "check.h"
 #include "game_test.h"
 
-#include "format/lc0/rescore.h"
+#include "format/lc0/rescore/rescore.h"
 
 static gt_game g;
 static char why[256];

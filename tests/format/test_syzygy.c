@@ -1,5 +1,5 @@
 /*
- * syzygy: the Syzygy half of format/lc0/tablebase.h (Fathom, loaded at run
+ * syzygy: the Syzygy half of format/lc0/rescore/tablebase.h (Fathom, loaded at run
  * time) on the tables in LCMON_SYZYGY_PATH (folders of .rtbw / .rtbz files,
  * at least the 3-piece ones): the known 3-piece results Gaviota's test
  * checks too, and the move ratings by DTZ. Then closing and opening again
@@ -16,7 +16,7 @@
 #include "board_test.h"
 #include "check.h"
 
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 /*
  * tablebase: the Gaviota 3-piece tables Debian ships (package gaviotatb:
  * KQK, KRK, KPK, KBK, KNK in /usr/share/gaviotatb/gtb4, or the folder
- * LCMON_GAVIOTA_PATH names) probed through format/lc0/tablebase.h on
+ * LCMON_GAVIOTA_PATH names) probed through format/lc0/rescore/tablebase.h on
  * positions placed by hand whose results are known; the move ratings that
  * the policy sharpening uses; opening rules (one set a process, shared when
  * the same, refused when not; missing folders; the log line). Skipped (77)
@@ -12,7 +12,7 @@
 #include "check.h"
 
 #include "format/chess/chess_vocab.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <pthread.h>
 #include <sys/stat.h>

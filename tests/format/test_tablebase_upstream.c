@@ -30,7 +30,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 
 #include <pthread.h>
 #include <time.h>

@@ -11,7 +11,7 @@
 #include "fuzz.h"
 
 #include "pipeline/config.h"
-#include "pipeline/upstream_config.h"
+#include "app/convert/upstream_config.h"
 
 #include <stdio.h>
 #include <string.h>

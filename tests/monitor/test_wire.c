@@ -10,7 +10,7 @@
 #include "check.h"
 
 #include "core/clock.h"
-#include "monitor/json.h"
+#include "app/json.h"
 #include "monitor/local.h"
 #include "monitor/wire.h"
 

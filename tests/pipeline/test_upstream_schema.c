@@ -1,6 +1,6 @@
 /*
  * The converter's schema of upstream's loader fields
- * (src/pipeline/upstream_schema.c) against the project's list of them
+ * (src/app/convert/upstream_schema.c) against the project's list of them
  * (docs/upstream.md, its table): every field of every stage block the list
  * names is in the schema with the list's type, and every field the schema
  * knows (stage blocks, and the blocks inside them: `queue` for an output
@@ -14,7 +14,7 @@
  */
 #include "check.h"
 
-#include "pipeline/upstream_conv.h"
+#include "app/convert/upstream_conv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -36,7 +36,7 @@
 #include "core/text.h"
 #include "format/lc0/chunk_source.h"
 #include "format/lc0/record.h"
-#include "format/lc0/tablebase.h"
+#include "format/lc0/rescore/tablebase.h"
 #include "lc0_games.h"
 #include "standalone.h"
 #include "stages/items.h"

@@ -1,5 +1,5 @@
 /*
- * The chunk pool's window (stages/chunk_window.h) on its own: sources get
+ * The chunk pool's window (stages/pool/chunk_window.h) on its own: sources get
  * global indices in order and whole sources leave once below the window; a
  * pass draws every index of the window exactly once, in an order the seed
  * fixes; a bad chunk leaves the window's and the anchor's counts once;
@@ -9,7 +9,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "stages/chunk_window.h"
+#include "stages/pool/chunk_window.h"
 
 #include <stdio.h>
 #include <stdlib.h>

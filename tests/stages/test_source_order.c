@@ -17,7 +17,7 @@
 #include "standalone.h"
 #include "stages/items.h"
 #include "stages/registry.h"
-#include "stages/source_order.h"
+#include "stages/pool/source_order.h"
 
 #include <fcntl.h>
 #include <stdio.h>

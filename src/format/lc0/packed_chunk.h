@@ -113,7 +113,7 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
  * Floats a reader computes once for a chunk and keeps with it, in slots:
  * LC_AUX_FOCUS, chunk_unpacker's diff-focus weights (one a position);
  * LC_AUX_ST, its short-term targets (stages/short_term.c says the layout);
- * LC_AUX_RESCORE, chunk_rescorer's patch (format/lc0/rescore_patch.h).
+ * LC_AUX_RESCORE, chunk_rescorer's patch (format/lc0/rescore/rescore_patch.h).
  * NULL until attached. Attaching takes a malloc'd array; the first attach
  * to a slot wins, a later one frees its array and gets the first. Any
  * thread. The arrays are freed with the chunk and are not counted in
