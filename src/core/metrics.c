@@ -16,10 +16,6 @@ void lc_stage_metrics_clear(lc_stage_metrics *m)
 /* Every metric struct starts with its name, so one lookup serves them all. */
 _Static_assert(offsetof(lc_metric_load, name) == 0, "name first");
 _Static_assert(offsetof(lc_metric_queue, name) == 0, "name first");
-_Static_assert(offsetof(lc_metric_count, name) == 0, "name first");
-_Static_assert(offsetof(lc_metric_gauge, name) == 0, "name first");
-_Static_assert(offsetof(lc_metric_stat, name) == 0, "name first");
-_Static_assert(offsetof(lc_metric_text, name) == 0, "name first");
 static void *find_or_add(void *arr, int *n, int max, size_t elem, const char *key, const char *kind)
 {
     char *base = arr;
@@ -63,49 +59,101 @@ void lc_metrics_add_queue(lc_stage_metrics *m, const char *name, lc_queue *q)
     mq->capacity = c.capacity;
 }
 
-static void add_count(lc_stage_metrics *m, const char *name, uint64_t n, lc_count_kind kind)
+void lc_stage_metrics_begin(lc_stage_metrics *m, const lc_metric_info *rows, int n_rows)
 {
-    lc_metric_count *c = FIND_OR_ADD(m->count, m->n_count, LC_METRICS_MAX_COUNT, name, "count");
-    c->count += n;
-    c->kind = kind;
+    lc_stage_metrics_clear(m);
+    m->rows = rows;
+    m->n_rows = n_rows;
 }
 
-void lc_metrics_add_count(lc_stage_metrics *m, const char *name, uint64_t n)
+/* The slot of a row written as `kind` (a count: any of the three). */
+static lc_metric_slot *slot_of(lc_stage_metrics *m, int row, lc_metric_kind kind)
 {
-    add_count(m, name, n, LC_COUNT_WORK);
+    if (row < 0 || row >= m->n_rows)
+        lc_fatal("%s: no metric row %d (%d rows)", m->type, row, m->n_rows);
+    lc_metric_kind k = m->rows[row].kind;
+    if (k <= LC_METRIC_DROP ? kind != LC_METRIC_COUNT : k != kind)
+        lc_fatal("%s: metric %s written as another kind", m->type, m->rows[row].name);
+    lc_metric_slot *sl = &m->slot[row];
+    sl->set = true;
+    return sl;
 }
 
-void lc_metrics_add_bad(lc_stage_metrics *m, const char *name, uint64_t n)
+void lc_metric_add(lc_stage_metrics *m, int row, uint64_t n)
 {
-    add_count(m, name, n, LC_COUNT_BAD_INPUT);
+    slot_of(m, row, LC_METRIC_COUNT)->count += n;
 }
 
-void lc_metrics_add_drop(lc_stage_metrics *m, const char *name, uint64_t n)
+void lc_metric_gauge_of(lc_stage_metrics *m, int row, int64_t value, int64_t capacity)
 {
-    add_count(m, name, n, LC_COUNT_DROP);
-}
-
-void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, int64_t capacity,
-                          bool has_capacity)
-{
-    lc_metric_gauge *g = FIND_OR_ADD(m->gauge, m->n_gauge, LC_METRICS_MAX_GAUGE, name, "gauge");
+    lc_metric_slot *g = slot_of(m, row, LC_METRIC_GAUGE);
     g->value = value;
     g->capacity = capacity;
-    g->has_capacity = has_capacity;
-    lc_stats_add(&g->values, (double)value);
+    g->has_capacity = true;
+    lc_stats_add(&g->stats, (double)value);
 }
 
-void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *s)
+void lc_metric_gauge(lc_stage_metrics *m, int row, int64_t value)
 {
-    lc_metric_stat *st = FIND_OR_ADD(m->stat, m->n_stat, LC_METRICS_MAX_STAT, name, "statistics");
-    lc_stats_merge(&st->stats, s);
+    lc_metric_slot *g = slot_of(m, row, LC_METRIC_GAUGE);
+    g->value = value;
+    g->capacity = 0;
+    g->has_capacity = false;
+    lc_stats_add(&g->stats, (double)value);
 }
 
-void lc_metrics_set_text(lc_stage_metrics *m, const char *name, const char *value)
+void lc_metric_stat(lc_stage_metrics *m, int row, const lc_stats *s)
 {
-    lc_metric_text *t = FIND_OR_ADD(m->text, m->n_text, LC_METRICS_MAX_TEXT, name, "text");
+    lc_stats_merge(&slot_of(m, row, LC_METRIC_STAT)->stats, s);
+}
+
+void lc_metric_text(lc_stage_metrics *m, int row, const char *value)
+{
+    lc_metric_slot *t = slot_of(m, row, LC_METRIC_TEXT);
+    if (!t->text) {
+        if (m->n_text >= LC_METRICS_MAX_TEXT)
+            lc_fatal("%s: too many text metrics (adding %s)", m->type, m->rows[row].name);
+        t->text = (uint8_t)++m->n_text;
+    }
     /* a file's name: shown by screens, ctl and JSON, so made harmless here */
-    lc_text_escape(t->value, sizeof t->value, value ? value : "");
+    lc_text_escape(m->texts[t->text - 1], sizeof m->texts[0], value ? value : "");
+}
+
+const char *lc_metric_slot_text(const lc_stage_metrics *m, int row)
+{
+    const lc_metric_slot *t = &m->slot[row];
+    return t->text ? m->texts[t->text - 1] : "";
+}
+
+/* Fold src's row into dst's by its kind. */
+static void merge_row(lc_stage_metrics *dst, const lc_stage_metrics *src, int row)
+{
+    const lc_metric_slot *s = &src->slot[row];
+    if (!s->set)
+        return;
+    switch (src->rows[row].kind) {
+    case LC_METRIC_COUNT:
+    case LC_METRIC_BAD:
+    case LC_METRIC_DROP:
+        lc_metric_add(dst, row, s->count);
+        break;
+    case LC_METRIC_GAUGE: {
+        lc_metric_slot *d = slot_of(dst, row, LC_METRIC_GAUGE);
+        d->value = s->value;
+        d->capacity = s->capacity;
+        d->has_capacity = s->has_capacity;
+        lc_stats_merge(&d->stats, &s->stats);
+        break;
+    }
+    case LC_METRIC_STAT:
+        lc_metric_stat(dst, row, &s->stats);
+        break;
+    case LC_METRIC_TEXT:
+        lc_metric_text(dst, row, lc_metric_slot_text(src, row));
+        break;
+    case LC_METRIC_KIND_COUNT_:
+        break;
+    }
 }
 
 void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
@@ -128,57 +176,42 @@ void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src)
         lc_stats_merge(&d->fullness, &s->fullness);
         d->capacity = s->capacity;
     }
-    for (int i = 0; i < src->n_count; i++)
-        add_count(dst, src->count[i].name, src->count[i].count, src->count[i].kind);
-    for (int i = 0; i < src->n_gauge; i++) {
-        const lc_metric_gauge *s = &src->gauge[i];
-        lc_metric_gauge *d =
-            FIND_OR_ADD(dst->gauge, dst->n_gauge, LC_METRICS_MAX_GAUGE, s->name, "gauge");
-        d->value = s->value;
-        d->capacity = s->capacity;
-        d->has_capacity = s->has_capacity;
-        lc_stats_merge(&d->values, &s->values);
+    if (dst->rows != src->rows) { /* the first fold into an empty aggregate */
+        if (dst->n_rows)
+            lc_fatal("%s: merging the metrics of another class", src->name);
+        dst->rows = src->rows;
+        dst->n_rows = src->n_rows;
     }
-    for (int i = 0; i < src->n_stat; i++)
-        lc_metrics_add_stat(dst, src->stat[i].name, &src->stat[i].stats);
-    for (int i = 0; i < src->n_text; i++)
-        lc_metrics_set_text(dst, src->text[i].name, src->text[i].value);
+    for (int r = 0; r < src->n_rows; r++)
+        merge_row(dst, src, r);
     dst->items_out += src->items_out;
+    if (src->item_unit)
+        dst->item_unit = src->item_unit;
+    dst->drained += src->drained;
+    dst->drains = dst->drains || src->drains;
     if (src->detail[0])
         memcpy(dst->detail, src->detail, sizeof dst->detail);
     memcpy(dst->warning, src->warning, sizeof dst->warning);
 }
 
-const lc_metric_count *lc_metrics_find_count(const lc_stage_metrics *m, const char *name)
+static int row_named(const lc_stage_metrics *m, const char *name)
 {
-    for (int i = 0; i < m->n_count; i++)
-        if (strncmp(m->count[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
-            return &m->count[i];
-    return NULL;
+    for (int r = 0; r < m->n_rows; r++)
+        if (strcmp(m->rows[r].name, name) == 0)
+            return r;
+    return -1;
 }
 
-const lc_metric_gauge *lc_metrics_find_gauge(const lc_stage_metrics *m, const char *name)
+const lc_metric_slot *lc_metrics_find(const lc_stage_metrics *m, const char *name)
 {
-    for (int i = 0; i < m->n_gauge; i++)
-        if (strncmp(m->gauge[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
-            return &m->gauge[i];
-    return NULL;
-}
-
-const lc_metric_stat *lc_metrics_find_stat(const lc_stage_metrics *m, const char *name)
-{
-    for (int i = 0; i < m->n_stat; i++)
-        if (strncmp(m->stat[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
-            return &m->stat[i];
-    return NULL;
+    int r = row_named(m, name);
+    return r >= 0 && m->slot[r].set ? &m->slot[r] : NULL;
 }
 
 const char *lc_metrics_find_text(const lc_stage_metrics *m, const char *name)
 {
-    for (int i = 0; i < m->n_text; i++)
-        if (strncmp(m->text[i].name, name, LC_METRIC_NAME_MAX - 1) == 0)
-            return m->text[i].value;
-    return NULL;
+    int r = row_named(m, name);
+    return r >= 0 && m->slot[r].set ? lc_metric_slot_text(m, r) : NULL;
 }
 
 const lc_metric_info *lc_metric_info_find(const lc_metric_info *table, const char *name)
@@ -187,4 +220,12 @@ const lc_metric_info *lc_metric_info_find(const lc_metric_info *table, const cha
         if (strcmp(i->name, name) == 0)
             return i;
     return NULL;
+}
+
+int lc_metric_info_rows(const lc_metric_info *table)
+{
+    int n = 0;
+    while (table && table[n].name)
+        n++;
+    return n;
 }

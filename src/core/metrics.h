@@ -26,7 +26,9 @@
 
 #include "core/stats.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct lc_queue;
@@ -36,9 +38,6 @@ struct lc_queue;
 #define LC_METRIC_TEXT_MAX 256
 #define LC_METRICS_MAX_LOAD 4
 #define LC_METRICS_MAX_QUEUE 8
-#define LC_METRICS_MAX_COUNT 32
-#define LC_METRICS_MAX_GAUGE 16
-#define LC_METRICS_MAX_STAT 8
 #define LC_METRICS_MAX_TEXT 4
 
 typedef struct lc_metric_load {
@@ -57,43 +56,34 @@ typedef struct lc_metric_queue {
     uint64_t capacity;
 } lc_metric_queue;
 
-/* What a count counts, so that readers (the screen's BAD and DROP columns,
- * the status line) need not guess from its name: work done, bad input
- * refused (a record, chunk, file, row group or game), or good items dropped
- * (a chunk that left the window before it was read, a batch no reader took).
- * The values are the proto's CountKind. */
-typedef enum lc_count_kind {
-    LC_COUNT_WORK = 0,
-    LC_COUNT_BAD_INPUT = 1,
-    LC_COUNT_DROP = 2
-} lc_count_kind;
+/* What a metric row is, and so how a flush writes it and a merge folds it:
+ * a count of work done, of bad input refused (a record, chunk, file, row
+ * group or game), or of good items dropped (a chunk that left the window
+ * before it was read, a batch no reader took); a gauge (a level); a text;
+ * statistics. The first three are the proto's CountKind numbers. */
+typedef enum lc_metric_kind {
+    LC_METRIC_COUNT = 0,
+    LC_METRIC_BAD = 1,
+    LC_METRIC_DROP = 2,
+    LC_METRIC_GAUGE,
+    LC_METRIC_TEXT,
+    LC_METRIC_STAT,
+    LC_METRIC_KIND_COUNT_ /* the number of kinds */
+} lc_metric_kind;
 
-typedef struct lc_metric_count {
-    char name[LC_METRIC_NAME_MAX];
+/* One row's value in a flush (lc_stage_metrics.slot[row]). A count adds
+ * up; a gauge's `value` is the newest and `stats` every value it was set
+ * to (once a flush), so that a window of time has its minimum, maximum
+ * and mean besides; a statistic merges into `stats`; a text is texts[text
+ * - 1]. `set`: the row was written (a row left unset is not in the
+ * snapshot). */
+typedef struct lc_metric_slot {
     uint64_t count;
-    lc_count_kind kind;
-} lc_metric_count;
-
-/* A level: `value` is the newest; `values` holds every value it was set to
- * (once a flush), so that a window of time has its minimum, maximum and
- * mean besides. */
-typedef struct lc_metric_gauge {
-    char name[LC_METRIC_NAME_MAX];
-    int64_t value;
-    int64_t capacity;
-    bool has_capacity;
-    lc_stats values;
-} lc_metric_gauge;
-
-typedef struct lc_metric_stat {
-    char name[LC_METRIC_NAME_MAX];
+    int64_t value, capacity;
     lc_stats stats;
-} lc_metric_stat;
-
-typedef struct lc_metric_text {
-    char name[LC_METRIC_NAME_MAX];
-    char value[LC_METRIC_TEXT_MAX];
-} lc_metric_text;
+    bool set, has_capacity;
+    uint8_t text;
+} lc_metric_slot;
 
 /* How a screen shows a metric in its stage's DETAILS column; the values are
  * the proto's MetricDisplay.As (proto/monitor.proto says what each draws). */
@@ -107,7 +97,8 @@ typedef enum lc_show_as {
     LC_SHOW_TEXT,
     LC_SHOW_SHARE_OF_TIME,
     LC_SHOW_PERCENT,
-    LC_SHOW_SINCE_ANCHOR
+    LC_SHOW_SINCE_ANCHOR,
+    LC_SHOW_AS_COUNT_ /* the number of displays */
 } lc_show_as;
 
 enum {
@@ -133,14 +124,22 @@ typedef enum lc_metric_role {
     LC_ROLE_NEWEST_KEY,       /* the newest chunk's key */
     LC_ROLE_RESERVOIR_FILL,   /* the shuffle reservoir's fill */
     LC_ROLE_POSITION_AGE,     /* median age of the positions written, ms */
-    LC_ROLE_POSITION_AGE_MAX  /* largest age of the positions written, ms */
+    LC_ROLE_POSITION_AGE_MAX, /* largest age of the positions written, ms */
+    LC_METRIC_ROLE_COUNT_     /* the number of roles */
 } lc_metric_role;
 
 /* One metric of a stage, as its class lists it (a table ended by a NULL
- * name): its unit, plural ("files", "chunks", "bytes", "ms"), and how a
- * screen shows it, in table order. `brief` is the label on a narrow row
- * (NULL: the label; "": not shown there); `of` is a PERCENT's other count;
- * `row` names the load row it shows on (NULL: the stage's own row). */
+ * name, its rows numbered from 0 by the class, usually with an enum and
+ * designated initializers): its unit, plural ("files", "chunks", "bytes",
+ * "ms"), and how a screen shows it, in table order. `brief` is the label
+ * on a narrow row (NULL: the label; "": not shown there); `of` is a
+ * PERCENT's other count; `row` names the load row it shows on (NULL: the
+ * stage's own row). `kind` says what it is (a count by default); `at`
+ * where its value lives: LC_METRIC_AT(struct, field), a 64-bit atomic
+ * of the stage's private state that stage.c's flush reads (a count:
+ * exchanged with 0; a gauge: loaded), or 0 when the class's flush_metrics
+ * writes the row (lc_metric_add and the like, by its row number). A test
+ * runs every stage type and checks that each row was written. */
 typedef struct lc_metric_info {
     const char *name;
     const char *unit;
@@ -151,10 +150,24 @@ typedef struct lc_metric_info {
     const char *of;
     const char *row;
     lc_metric_role role; /* what it means to the loader as a whole (.role = ...) */
+    lc_metric_kind kind; /* .kind = ...; a count by default */
+    size_t at;           /* LC_METRIC_AT(...), or 0: written by flush_metrics */
 } lc_metric_info;
 
-/* The entry of that name in a table ended by a NULL name, or NULL. */
+/* `.at` of a row whose value is the atomic_uint_fast64_t (or, for a
+ * gauge, atomic_int_fast64_t) field of the private struct st (a path:
+ * store.hits works): its offset, plus one (0 is "none"). Any other type of
+ * field does not compile. */
+#define LC_METRIC_AT(st, field)                                                                    \
+    .at = offsetof(st, field) + 1 +                                                                \
+          0 * sizeof(char[_Generic(&((st *)0)->field, atomic_uint_fast64_t * : 1,                  \
+                                   atomic_int_fast64_t * : 1)])
+
+/* The entry of that name in a table ended by a NULL name, or NULL. For
+ * tests and the hello's descriptions; flushes and snapshots go by row. */
 const lc_metric_info *lc_metric_info_find(const lc_metric_info *table, const char *name);
+/* The rows of a table ended by a NULL name. */
+int lc_metric_info_rows(const lc_metric_info *table);
 
 /* A stage's state as the snapshots carry it: the numbers of StageState in
  * proto/training_metrics.proto (pipeline/metrics_proto.c checks they
@@ -167,18 +180,27 @@ typedef enum lc_stage_state_id {
     LC_STAGE_STOPPED = 4,
 } lc_stage_state_id;
 
+/* The most rows a class may list, and texts a flush may hold. */
+#define LC_METRICS_MAX_ROWS 48
+
 typedef struct lc_stage_metrics {
     char name[LC_METRIC_NAME_MAX];
     char type[LC_METRIC_NAME_MAX];
     int state; /* an lc_stage_state_id */
-    int n_load, n_queue, n_count, n_gauge, n_stat, n_text;
+    int n_load, n_queue;
     lc_metric_load load[LC_METRICS_MAX_LOAD];
     lc_metric_queue queue[LC_METRICS_MAX_QUEUE];
-    lc_metric_count count[LC_METRICS_MAX_COUNT];
-    lc_metric_gauge gauge[LC_METRICS_MAX_GAUGE];
-    lc_metric_stat stat[LC_METRICS_MAX_STAT];
-    lc_metric_text text[LC_METRICS_MAX_TEXT];
+    /* The class's rows (its metrics table) and their values, by row. */
+    const lc_metric_info *rows;
+    int n_rows, n_text;
+    lc_metric_slot slot[LC_METRICS_MAX_ROWS];
+    char texts[LC_METRICS_MAX_TEXT][LC_METRIC_TEXT_MAX];
     uint64_t items_out;
+    const char *item_unit; /* what items_out counts, plural (static; NULL: "items") */
+    /* The items the pipeline took off this stage's output itself (the last
+     * stage's, when nothing reads it); `drains` when it does. */
+    uint64_t drained;
+    bool drains;
     char detail[LC_METRIC_TEXT_MAX]; /* what the stage talks to: a directory, a pipe */
     /* A problem the stage is in now, for people (its warning state): set at
      * each flush while it lasts; a merge keeps the newest, so it clears
@@ -187,28 +209,33 @@ typedef struct lc_stage_metrics {
 } lc_stage_metrics;
 
 void lc_stage_metrics_clear(lc_stage_metrics *m);
+/* Clear m for a flush of a class with these rows (its metrics table). */
+void lc_stage_metrics_begin(lc_stage_metrics *m, const lc_metric_info *rows, int n_rows);
 void lc_metrics_add_load(lc_stage_metrics *m, const char *name, double busy, double total,
                          uint32_t threads);
 /* Reads and resets the queue's counters, sampling its fullness. */
 void lc_metrics_add_queue(lc_stage_metrics *m, const char *name, struct lc_queue *q);
-/* Adds n to the count of that name (creating it at 0). */
-void lc_metrics_add_count(lc_stage_metrics *m, const char *name, uint64_t n);
-/* A count of bad input (LC_COUNT_BAD_INPUT). */
-void lc_metrics_add_bad(lc_stage_metrics *m, const char *name, uint64_t n);
-/* A count of good items dropped (LC_COUNT_DROP). */
-void lc_metrics_add_drop(lc_stage_metrics *m, const char *name, uint64_t n);
-void lc_metrics_set_gauge(lc_stage_metrics *m, const char *name, int64_t value, int64_t capacity,
-                          bool has_capacity);
-void lc_metrics_add_stat(lc_stage_metrics *m, const char *name, const lc_stats *s);
-/* Sets the text of that name (cut to LC_METRIC_TEXT_MAX - 1 bytes), its
- * control characters and invalid UTF-8 escaped (lc_text_escape). */
-void lc_metrics_set_text(lc_stage_metrics *m, const char *name, const char *value);
+
+/* A class's flush_metrics writes its rows that have no `at` by row number
+ * (the row's kind must be the one the call writes; lc_fatal otherwise).
+ * Adds n to a count (COUNT, BAD or DROP). */
+void lc_metric_add(lc_stage_metrics *m, int row, uint64_t n);
+/* Sets a gauge; with a capacity (its fill's whole). */
+void lc_metric_gauge(lc_stage_metrics *m, int row, int64_t value);
+void lc_metric_gauge_of(lc_stage_metrics *m, int row, int64_t value, int64_t capacity);
+void lc_metric_stat(lc_stage_metrics *m, int row, const lc_stats *s);
+/* Sets a text (cut to LC_METRIC_TEXT_MAX - 1 bytes), its control
+ * characters and invalid UTF-8 escaped (lc_text_escape). */
+void lc_metric_text(lc_stage_metrics *m, int row, const char *value);
+/* The text of a TEXT row that was set ("" otherwise). */
+const char *lc_metric_slot_text(const lc_stage_metrics *m, int row);
+
 void lc_stage_metrics_merge(lc_stage_metrics *dst, const lc_stage_metrics *src);
 
-const lc_metric_count *lc_metrics_find_count(const lc_stage_metrics *m, const char *name);
-const lc_metric_gauge *lc_metrics_find_gauge(const lc_stage_metrics *m, const char *name);
-const lc_metric_stat *lc_metrics_find_stat(const lc_stage_metrics *m, const char *name);
-/* The text of that name, or NULL. */
+/* The slot of the row of that name when it was set, else NULL: for tests,
+ * which look a metric up by its name (the loader itself never does). */
+const lc_metric_slot *lc_metrics_find(const lc_stage_metrics *m, const char *name);
+/* The text of that name, or NULL (tests). */
 const char *lc_metrics_find_text(const lc_stage_metrics *m, const char *name);
 
 #endif

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert((int)LC_SHOW_SINCE_ANCHOR == (int)LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR,
+_Static_assert((int)LC_SHOW_AS_COUNT_ == (int)LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR + 1,
                "lc_show_as follows MetricDisplay.As");
 
 static char *dup_or_null(const char *s)

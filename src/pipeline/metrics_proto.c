@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "core/metric_windows.h"
-#include "stages/registry.h"
 #include "stages/stage.h"
 
 #include <stdlib.h>
@@ -50,25 +49,13 @@ static void set_stats_int(Lcmon__StatisticsProtoInt64 *p, const lc_stats *s)
     }
 }
 
-/* A metric's unit: as its stage's class lists it, or, for the count the
- * pipeline adds to the last stage when it drains that stage's output
- * itself ("drained"), the output's; NULL when neither says. */
-static const char *metric_unit(const lc_stage_class *cls, const char *name)
-{
-    const lc_metric_info *info = cls ? lc_metric_info_find(cls->metrics, name) : NULL;
-    if (info)
-        return info->unit && info->unit[0] ? info->unit : NULL;
-    if (cls && cls->output && strcmp(name, "drained") == 0)
-        return cls->output->unit;
-    return NULL;
-}
-
-/* The two lists of roles are one (core/metrics.h has no protobuf). */
-_Static_assert((int)LC_ROLE_POSITION_AGE_MAX == (int)LCMON__METRIC_ROLE__ROLE_POSITION_AGE_MAX &&
-                   (int)LC_ROLE_RESERVOIR_FILL == (int)LCMON__METRIC_ROLE__ROLE_RESERVOIR_FILL &&
-                   (int)LC_ROLE_POSITIONS == (int)LCMON__METRIC_ROLE__ROLE_POSITIONS &&
-                   (int)LC_ROLE_READER_CONNECTED == (int)LCMON__METRIC_ROLE__ROLE_READER_CONNECTED,
+/* The C enums and the proto's are one list each (core/metrics.h has no
+ * protobuf); tests/pipeline/test_enums.c checks every value and name, C,
+ * proto and Python. */
+_Static_assert((int)LC_METRIC_ROLE_COUNT_ == (int)LCMON__METRIC_ROLE__ROLE_POSITION_AGE_MAX + 1,
                "lc_metric_role and MetricRole differ");
+_Static_assert((int)LC_METRIC_DROP == (int)LCMON__COUNT_KIND__COUNT_DROP,
+               "lc_metric_kind and CountKind differ");
 
 /* The windows are MetricWindow's numbers (core/metric_windows.h). */
 _Static_assert((int)LC_WINDOW_1S == (int)LCMON__METRIC_WINDOW__WINDOW_1S &&
@@ -76,13 +63,6 @@ _Static_assert((int)LC_WINDOW_1S == (int)LCMON__METRIC_WINDOW__WINDOW_1S &&
                    (int)LC_WINDOW_ALL == (int)LCMON__METRIC_WINDOW__WINDOW_ALL &&
                    LC_WINDOW_COUNT == LCMON__METRIC_WINDOW__WINDOW_ALL + 1,
                "lc_window and MetricWindow differ");
-
-/* A metric's role, as its stage's class lists it. */
-static Lcmon__MetricRole metric_role(const lc_stage_class *cls, const char *name)
-{
-    const lc_metric_info *info = cls ? lc_metric_info_find(cls->metrics, name) : NULL;
-    return info ? (Lcmon__MetricRole)info->role : LCMON__METRIC_ROLE__ROLE_NONE;
-}
 
 #define NEW_ARRAY(ptr, n) ((ptr) = (n) ? lc_xcalloc((size_t)(n), sizeof *(ptr)) : NULL)
 
@@ -122,6 +102,113 @@ static void add_loads_and_queues(Lcmon__StageMetricProto *p, const lc_stage_metr
     }
 }
 
+static char *unit_of(const lc_metric_info *row)
+{
+    return row->unit && row->unit[0] ? lc_xstrdup(row->unit) : NULL;
+}
+
+static void add_count(Lcmon__StageMetricProto *p, const char *name, uint64_t n,
+                      const lc_metric_info *row, const char *unit)
+{
+    Lcmon__CountMetricProto *c = lc_xmalloc(sizeof *c);
+    lcmon__count_metric_proto__init(c);
+    c->name = lc_xstrdup(name);
+    c->has_count = true;
+    c->count = n;
+    if (row) {
+        c->has_kind = row->kind != LC_METRIC_COUNT;
+        c->kind = (Lcmon__CountKind)row->kind;
+        c->role = (Lcmon__MetricRole)row->role;
+        c->has_role = row->role != LC_ROLE_NONE;
+    }
+    c->unit = unit && unit[0] ? lc_xstrdup(unit) : NULL;
+    p->count_metrics[p->n_count_metrics++] = c;
+}
+
+static void add_gauge(Lcmon__StageMetricProto *p, const lc_metric_info *row,
+                      const lc_metric_slot *sl)
+{
+    Lcmon__GaugeMetricProto *g = lc_xmalloc(sizeof *g);
+    lcmon__gauge_metric_proto__init(g);
+    g->name = lc_xstrdup(row->name);
+    g->has_value = true;
+    g->value = sl->value;
+    g->has_capacity = sl->has_capacity;
+    g->capacity = sl->capacity;
+    g->unit = unit_of(row);
+    g->role = (Lcmon__MetricRole)row->role;
+    g->has_role = row->role != LC_ROLE_NONE;
+    if (sl->stats.count) {
+        g->values = lc_xmalloc(sizeof *g->values);
+        set_stats_int(g->values, &sl->stats);
+    }
+    p->gauge_metrics[p->n_gauge_metrics++] = g;
+}
+
+static void add_text(Lcmon__StageMetricProto *p, const lc_metric_info *row, const char *value)
+{
+    Lcmon__TextMetricProto *tx = lc_xmalloc(sizeof *tx);
+    lcmon__text_metric_proto__init(tx);
+    tx->name = lc_xstrdup(row->name);
+    tx->value = lc_xstrdup(value);
+    tx->role = (Lcmon__MetricRole)row->role;
+    tx->has_role = row->role != LC_ROLE_NONE;
+    p->text_metrics[p->n_text_metrics++] = tx;
+}
+
+static void add_stat(Lcmon__StageMetricProto *p, const lc_metric_info *row,
+                     const lc_metric_slot *sl)
+{
+    Lcmon__StatisticsMetricProto *st = lc_xmalloc(sizeof *st);
+    lcmon__statistics_metric_proto__init(st);
+    st->name = lc_xstrdup(row->name);
+    st->stats = lc_xmalloc(sizeof *st->stats);
+    set_stats_double(st->stats, &sl->stats);
+    st->unit = unit_of(row);
+    p->statistics_metrics[p->n_statistics_metrics++] = st;
+}
+
+/* The rows that were written, each as its kind says, with the unit and
+ * role its row gives; and the pipeline's own count of what it took off
+ * the stage's output ("drained", in the output's items). */
+static void add_rows(Lcmon__StageMetricProto *p, const lc_stage_metrics *m)
+{
+    size_t n[LC_METRIC_KIND_COUNT_] = {0};
+    for (int r = 0; r < m->n_rows; r++)
+        n[m->rows[r].kind] += m->slot[r].set;
+    size_t counts = n[LC_METRIC_COUNT] + n[LC_METRIC_BAD] + n[LC_METRIC_DROP] + m->drains;
+    NEW_ARRAY(p->count_metrics, counts);
+    NEW_ARRAY(p->gauge_metrics, n[LC_METRIC_GAUGE]);
+    NEW_ARRAY(p->text_metrics, n[LC_METRIC_TEXT]);
+    NEW_ARRAY(p->statistics_metrics, n[LC_METRIC_STAT]);
+    for (int r = 0; r < m->n_rows; r++) {
+        const lc_metric_info *row = &m->rows[r];
+        const lc_metric_slot *sl = &m->slot[r];
+        if (!sl->set)
+            continue;
+        switch (row->kind) {
+        case LC_METRIC_COUNT:
+        case LC_METRIC_BAD:
+        case LC_METRIC_DROP:
+            add_count(p, row->name, sl->count, row, row->unit);
+            break;
+        case LC_METRIC_GAUGE:
+            add_gauge(p, row, sl);
+            break;
+        case LC_METRIC_TEXT:
+            add_text(p, row, lc_metric_slot_text(m, r));
+            break;
+        case LC_METRIC_STAT:
+            add_stat(p, row, sl);
+            break;
+        case LC_METRIC_KIND_COUNT_:
+            break;
+        }
+    }
+    if (m->drains)
+        add_count(p, "drained", m->drained, NULL, m->item_unit);
+}
+
 Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
 {
     Lcmon__StageMetricProto *p = lc_xmalloc(sizeof *p);
@@ -136,73 +223,8 @@ Lcmon__StageMetricProto *lc_stage_metrics_to_proto(const lc_stage_metrics *m)
         p->detail = lc_xstrdup(m->detail);
     if (m->warning[0])
         p->warning = lc_xstrdup(m->warning);
-    /* What items_out counts: the output's items, a sink's input's. */
-    const lc_stage_class *cls = m->type[0] ? lc_stage_class_find(m->type) : NULL;
-    const lc_item_type *t = !cls ? NULL : cls->output ? cls->output : cls->input;
-    if (m->n_queue && m->queue[0].item_unit[0]) /* a join writes what it reads */
-        p->item_unit = lc_xstrdup(m->queue[0].item_unit);
-    else
-        p->item_unit = lc_xstrdup(t && t->unit ? t->unit : "items");
-
+    p->item_unit = lc_xstrdup(m->item_unit ? m->item_unit : "items");
     add_loads_and_queues(p, m);
-    p->n_count_metrics = (size_t)m->n_count;
-    NEW_ARRAY(p->count_metrics, m->n_count);
-    for (int i = 0; i < m->n_count; i++) {
-        Lcmon__CountMetricProto *c = lc_xmalloc(sizeof *c);
-        lcmon__count_metric_proto__init(c);
-        c->name = lc_xstrdup(m->count[i].name);
-        c->has_count = true;
-        c->count = m->count[i].count;
-        c->has_kind = m->count[i].kind != LC_COUNT_WORK;
-        c->kind = (Lcmon__CountKind)m->count[i].kind;
-        const char *unit = metric_unit(cls, c->name);
-        c->unit = unit ? lc_xstrdup(unit) : NULL;
-        c->role = metric_role(cls, c->name);
-        c->has_role = c->role != LCMON__METRIC_ROLE__ROLE_NONE;
-        p->count_metrics[i] = c;
-    }
-    p->n_gauge_metrics = (size_t)m->n_gauge;
-    NEW_ARRAY(p->gauge_metrics, m->n_gauge);
-    for (int i = 0; i < m->n_gauge; i++) {
-        Lcmon__GaugeMetricProto *g = lc_xmalloc(sizeof *g);
-        lcmon__gauge_metric_proto__init(g);
-        g->name = lc_xstrdup(m->gauge[i].name);
-        g->has_value = true;
-        g->value = m->gauge[i].value;
-        g->has_capacity = m->gauge[i].has_capacity;
-        g->capacity = m->gauge[i].capacity;
-        const char *unit = metric_unit(cls, g->name);
-        g->unit = unit ? lc_xstrdup(unit) : NULL;
-        g->role = metric_role(cls, g->name);
-        g->has_role = g->role != LCMON__METRIC_ROLE__ROLE_NONE;
-        if (m->gauge[i].values.count) {
-            g->values = lc_xmalloc(sizeof *g->values);
-            set_stats_int(g->values, &m->gauge[i].values);
-        }
-        p->gauge_metrics[i] = g;
-    }
-    p->n_text_metrics = (size_t)m->n_text;
-    NEW_ARRAY(p->text_metrics, m->n_text);
-    for (int i = 0; i < m->n_text; i++) {
-        Lcmon__TextMetricProto *tx = lc_xmalloc(sizeof *tx);
-        lcmon__text_metric_proto__init(tx);
-        tx->name = lc_xstrdup(m->text[i].name);
-        tx->value = lc_xstrdup(m->text[i].value);
-        tx->role = metric_role(cls, tx->name);
-        tx->has_role = tx->role != LCMON__METRIC_ROLE__ROLE_NONE;
-        p->text_metrics[i] = tx;
-    }
-    p->n_statistics_metrics = (size_t)m->n_stat;
-    NEW_ARRAY(p->statistics_metrics, m->n_stat);
-    for (int i = 0; i < m->n_stat; i++) {
-        Lcmon__StatisticsMetricProto *s = lc_xmalloc(sizeof *s);
-        lcmon__statistics_metric_proto__init(s);
-        s->name = lc_xstrdup(m->stat[i].name);
-        s->stats = lc_xmalloc(sizeof *s->stats);
-        set_stats_double(s->stats, &m->stat[i].stats);
-        const char *unit = metric_unit(cls, s->name);
-        s->unit = unit ? lc_xstrdup(unit) : NULL;
-        p->statistics_metrics[i] = s;
-    }
+    add_rows(p, m);
     return p;
 }

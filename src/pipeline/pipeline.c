@@ -97,9 +97,9 @@ static lc_run_progress *run_progress(const lc_config *cfg, lc_run_progress *p)
 {
     unsigned finite = 0, mixing = 0;
     for (unsigned i = 0; i < cfg->n_stages; i++) {
-        const char *t = cfg->stages[i].cls->type_name;
-        finite += !strcmp(t, "chunk_reader") || !strcmp(t, "parquet_game_source");
-        mixing += !strcmp(t, "shuffling_chunk_pool") || !strcmp(t, "chunk_source_splitter");
+        unsigned flags = cfg->stages[i].cls->flags;
+        finite += (flags & LC_STAGE_FINITE) != 0;
+        mixing += (flags & LC_STAGE_MIXES) != 0;
     }
     return finite == 1 && !mixing ? p : NULL;
 }
@@ -172,7 +172,8 @@ static void flush_stage(lc_pipeline *p, size_t i, lc_stage_metrics *m)
         double busy, total;
         lc_load_flush(&p->drain_meter, &busy, &total);
         lc_metrics_add_load(m, "drain", busy, total, 1);
-        lc_metrics_add_count(m, "drained", atomic_exchange(&p->drained_flush, 0));
+        m->drained += atomic_exchange(&p->drained_flush, 0);
+        m->drains = true;
     }
 }
 
@@ -469,6 +470,7 @@ Lcmon__DataLoaderMetricsProto *lc_pipeline_window_metrics(lc_pipeline *p, lc_win
         if (!agg[i].name[0]) {
             snprintf(agg[i].name, sizeof agg[i].name, "%s", p->stages[i].name);
             snprintf(agg[i].type, sizeof agg[i].type, "%s", p->stages[i].cls->type_name);
+            agg[i].item_unit = lc_stage_item_unit(&p->stages[i]);
         }
         agg[i].state = lc_stage_state(&p->stages[i]);
         m->stage_metrics[i] = lc_stage_metrics_to_proto(&agg[i]);

@@ -23,12 +23,6 @@ void lc_batch_sink_fini(lc_batch_sink *k)
     k->pool = NULL;
 }
 
-void lc_batch_sink_flush(lc_batch_sink *k, lc_stage_metrics *m, const char *rows_name)
-{
-    lc_metrics_add_count(m, "batches", atomic_exchange(&k->n_batches, 0));
-    lc_metrics_add_count(m, rows_name, atomic_exchange(&k->n_rows, 0));
-}
-
 void lc_batcher_init(lc_batcher *bt, lc_stage *s, lc_batch_sink *k, bool hold)
 {
     *bt = (lc_batcher){.stage = s, .sink = k, .hold = hold};

@@ -42,7 +42,7 @@
 typedef struct lc_batch_sink {
     lc_batch_pool *pool;                    /* recycled buffers: every byte of a row is written */
     atomic_uint_fast64_t seq;               /* next batch number */
-    atomic_uint_fast64_t n_batches, n_rows; /* since the last flush */
+    atomic_uint_fast64_t n_batches, n_rows; /* since the last flush: rows of its stage */
     lc_batch *held;                         /* in turns: the batch handed on last */
     lc_batch_origin held_origin;            /* and its freshness */
 } lc_batch_sink;
@@ -51,8 +51,6 @@ typedef struct lc_batch_sink {
  * the consumer and the workers. */
 void lc_batch_sink_init(lc_batch_sink *k, const lc_batch_layout *layout, unsigned threads);
 void lc_batch_sink_fini(lc_batch_sink *k); /* batches still out keep the pool alive */
-/* Adds the "batches" count and a count named rows_name ("positions", ...). */
-void lc_batch_sink_flush(lc_batch_sink *k, lc_stage_metrics *m, const char *rows_name);
 
 typedef struct lc_batcher {
     lc_stage *stage;

@@ -101,28 +101,19 @@ static void reader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     }
 }
 
-static void reader_flush(lc_stage *s, lc_stage_metrics *m)
-{
-    reader *r = s->priv;
-    lc_metrics_add_count(m, "sources", atomic_exchange(&r->n_sources, 0));
-    lc_metrics_add_count(m, "chunks", atomic_exchange(&r->n_chunks, 0));
-    lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&r->n_other_rank, 0));
-    uint64_t bad = atomic_exchange(&r->n_bad, 0);
-    lc_metrics_add_bad(m, "bad_chunks", bad);
-}
-
 static const lc_metric_info reader_metrics[] = {
-    {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
-    {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
+    {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src", LC_METRIC_AT(reader, n_sources)},
+    {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks", LC_METRIC_AT(reader, n_chunks)},
     {"other_rank_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "for other ranks",
-     "other"},
-    {"bad_chunks", "chunks"},
+     "other", LC_METRIC_AT(reader, n_other_rank)},
+    {"bad_chunks", "chunks", .kind = LC_METRIC_BAD, LC_METRIC_AT(reader, n_bad)},
     {0},
 };
 
 const lc_stage_class lc_chunk_reader_class = {
     .type_name = "chunk_reader",
     .summary = "reads every chunk of every source once, in order (sequential runs)",
+    .flags = LC_STAGE_FINITE,
     .input = &lc_item_source,
     .output = &lc_item_chunk,
     .priv_size = sizeof(reader),
@@ -130,6 +121,5 @@ const lc_stage_class lc_chunk_reader_class = {
     .workers = "reader",
     .settings = {reader_settings, sizeof(reader_config)},
     .config_check = NULL,
-    .flush_metrics = reader_flush,
     .metrics = reader_metrics,
 };

@@ -466,55 +466,46 @@ static void loader_fini(lc_stage *s)
     lc_mutex_destroy(&ld->mu);
 }
 
+enum { L_SOURCES, L_CHUNKS, L_SKIPPED, L_LAST_SKIPPED, L_TARS, L_UNREADABLE, L_RETRY };
+
 static void loader_flush(lc_stage *s, lc_stage_metrics *m)
 {
     loader *ld = s->priv;
-    lc_metrics_add_count(m, "sources", atomic_exchange(&ld->n_sources, 0));
-    lc_metrics_add_count(m, "tar_sources", atomic_exchange(&ld->n_tars, 0));
-    lc_metrics_add_count(m, "chunks", atomic_exchange(&ld->n_chunks, 0));
-    uint64_t skipped = atomic_exchange(&ld->n_skipped, 0);
-    lc_metrics_add_count(m, "skipped_files", skipped);
     char last[LC_METRIC_TEXT_MAX];
     lc_mutex_lock(&ld->mu);
     snprintf(last, sizeof last, "%s", ld->last_skipped);
     lc_mutex_unlock(&ld->mu);
     if (last[0])
-        lc_metrics_set_text(m, "last_skipped", last);
-    lc_metrics_add_bad(m, "unreadable_files", atomic_exchange(&ld->n_unreadable, 0));
+        lc_metric_text(m, L_LAST_SKIPPED, last);
     lc_mutex_lock(&ld->mu);
     int64_t waiting = (int64_t)ld->n_retries;
     lc_mutex_unlock(&ld->mu);
-    lc_metrics_set_gauge(m, "files_to_retry", waiting, 0, false);
-    lc_metrics_add_count(m, "raw_members", atomic_exchange(&ld->n_raw, 0));
-    lc_metrics_add_count(m, "skipped_members", atomic_exchange(&ld->n_skipped_members, 0));
-    lc_metrics_add_bad(m, "bad_empty_archives", atomic_exchange(&ld->n_empty, 0));
-    lc_metrics_add_bad(m, "truncated_archives", atomic_exchange(&ld->n_truncated, 0));
+    lc_metric_gauge(m, L_RETRY, waiting);
     /* Benign tar entries: work, not bad input. */
-    lc_metrics_add_count(m, "tar_directories", atomic_exchange(&ld->n_tar_dirs, 0));
-    lc_metrics_add_count(m, "tar_pax_headers", atomic_exchange(&ld->n_tar_pax, 0));
-    lc_metrics_add_count(m, "tar_long_names", atomic_exchange(&ld->n_tar_long_names, 0));
-    lc_metrics_add_count(m, "tar_long_links", atomic_exchange(&ld->n_tar_long_links, 0));
-    lc_metrics_add_count(m, "tar_other_entries", atomic_exchange(&ld->n_tar_other, 0));
 }
 
 static const lc_metric_info loader_metrics[] = {
-    {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src"},
-    {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks"},
-    {"skipped_files", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "files skipped",
-     "skipped"},
-    {"last_skipped", "", LC_SHOW_TEXT, LC_SHOW_DIM, "last"},
-    {"tar_sources", "archives"},
-    {"unreadable_files", "files"},
-    {"files_to_retry", "files", LC_SHOW_VALUE, LC_SHOW_WARN | LC_SHOW_NONZERO, "to retry"},
-    {"raw_members", "members"},
-    {"skipped_members", "members"},
-    {"bad_empty_archives", "archives"},
-    {"truncated_archives", "archives"},
-    {"tar_directories", "entries"},
-    {"tar_pax_headers", "entries"},
-    {"tar_long_names", "entries"},
-    {"tar_long_links", "entries"},
-    {"tar_other_entries", "entries"},
+    [L_SOURCES] = {"sources", "sources", LC_SHOW_TOTAL, 0, "sources", "src",
+                   LC_METRIC_AT(loader, n_sources)},
+    [L_CHUNKS] = {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks", LC_METRIC_AT(loader, n_chunks)},
+    [L_SKIPPED] = {"skipped_files", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+                   "files skipped", "skipped", LC_METRIC_AT(loader, n_skipped)},
+    [L_LAST_SKIPPED] = {"last_skipped", "", LC_SHOW_TEXT, LC_SHOW_DIM, "last",
+                        .kind = LC_METRIC_TEXT},
+    [L_TARS] = {"tar_sources", "archives", LC_METRIC_AT(loader, n_tars)},
+    [L_UNREADABLE] = {"unreadable_files", "files", .kind = LC_METRIC_BAD,
+                      LC_METRIC_AT(loader, n_unreadable)},
+    [L_RETRY] = {"files_to_retry", "files", LC_SHOW_VALUE, LC_SHOW_WARN | LC_SHOW_NONZERO,
+                 "to retry", .kind = LC_METRIC_GAUGE},
+    {"raw_members", "members", LC_METRIC_AT(loader, n_raw)},
+    {"skipped_members", "members", LC_METRIC_AT(loader, n_skipped_members)},
+    {"bad_empty_archives", "archives", .kind = LC_METRIC_BAD, LC_METRIC_AT(loader, n_empty)},
+    {"truncated_archives", "archives", .kind = LC_METRIC_BAD, LC_METRIC_AT(loader, n_truncated)},
+    {"tar_directories", "entries", LC_METRIC_AT(loader, n_tar_dirs)},
+    {"tar_pax_headers", "entries", LC_METRIC_AT(loader, n_tar_pax)},
+    {"tar_long_names", "entries", LC_METRIC_AT(loader, n_tar_long_names)},
+    {"tar_long_links", "entries", LC_METRIC_AT(loader, n_tar_long_links)},
+    {"tar_other_entries", "entries", LC_METRIC_AT(loader, n_tar_other)},
     {0},
 };
 

@@ -206,12 +206,12 @@ static void splitter_fini(lc_stage *s)
         free(sp->members[k]);
 }
 
+enum { SP_SOURCES, SP_CHUNKS, SP_BY_OUTPUT };
+
 static void splitter_flush(lc_stage *s, lc_stage_metrics *m)
 {
     splitter *sp = s->priv;
     const splitter_config *c = s->config;
-    lc_metrics_add_count(m, "sources", atomic_exchange(&sp->n_sources, 0));
-    lc_metrics_add_count(m, "chunks", atomic_exchange(&sp->n_chunks, 0));
     /* "train 9,512 (95.1%) · test 488 (4.9%)": all time, as the queues
      * carry sources (views), not chunks. */
     uint64_t total = 0, n[LC_STAGE_MAX_OUTPUTS];
@@ -223,13 +223,15 @@ static void splitter_flush(lc_stage *s, lc_stage_metrics *m)
         len += (size_t)snprintf(text + len, sizeof text - len, "%s%s %llu (%.1f%%)", k ? " · " : "",
                                 c->outputs[k].name, (unsigned long long)n[k],
                                 total ? 100.0 * (double)n[k] / (double)total : 0.0);
-    lc_metrics_set_text(m, "chunks_by_output", text);
+    lc_metric_text(m, SP_BY_OUTPUT, text);
 }
 
 static const lc_metric_info splitter_metrics[] = {
-    {"sources", "sources", LC_SHOW_TOTAL, LC_SHOW_DIM, "sources split", ""},
-    {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks", "chunks"},
-    {"chunks_by_output", "", LC_SHOW_TEXT, 0, "to", "to"},
+    [SP_SOURCES] = {"sources", "sources", LC_SHOW_TOTAL, LC_SHOW_DIM, "sources split", "",
+                    LC_METRIC_AT(splitter, n_sources)},
+    [SP_CHUNKS] = {"chunks", "chunks", LC_SHOW_TOTAL, 0, "chunks", "chunks",
+                   LC_METRIC_AT(splitter, n_chunks)},
+    [SP_BY_OUTPUT] = {"chunks_by_output", "", LC_SHOW_TEXT, 0, "to", "to", .kind = LC_METRIC_TEXT},
     {0},
 };
 
@@ -237,6 +239,7 @@ const lc_stage_class lc_chunk_source_splitter_class = {
     .type_name = "chunk_source_splitter",
     .summary = "splits chunk sources into named outputs (train, test) by a stable hash of "
                "each chunk's file and index, with weights",
+    .flags = LC_STAGE_MIXES,
     .input = &lc_item_source,
     .output = &lc_item_source,
     .outputs = splitter_outputs,

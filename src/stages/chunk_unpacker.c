@@ -543,32 +543,21 @@ static void unpacker_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     free(picks);
 }
 
-static void unpacker_flush(lc_stage *s, lc_stage_metrics *m)
-{
-    unpacker *u = s->priv;
-    lc_metrics_add_count(m, "chunks", atomic_exchange(&u->n_chunks, 0));
-    lc_metrics_add_count(m, "frames", atomic_exchange(&u->n_frames, 0));
-    uint64_t bad = atomic_exchange(&u->n_bad_records, 0);
-    lc_metrics_add_bad(m, "bad_records", bad);
-    lc_metrics_add_count(m, "st_targets", atomic_exchange(&u->n_st, 0));
-    lc_metrics_add_count(m, "focus_kept", atomic_exchange(&u->n_focus_kept, 0));
-    lc_metrics_add_count(m, "focus_skipped", atomic_exchange(&u->n_focus_skipped, 0));
-    lc_metrics_add_count(m, "weighted", atomic_exchange(&u->n_weighted, 0));
-    lc_metrics_add_count(m, "zero_weight_chunks", atomic_exchange(&u->n_zero_weight, 0));
-}
-
+#define COUNT_AT(field) LC_METRIC_AT(unpacker, field)
 static const lc_metric_info unpacker_metrics[] = {
-    {"chunks", "chunks", LC_SHOW_RATE, 0, "chunks/s in"},
-    {"frames", "frames"},
-    {"bad_records", "records"},
+    {"chunks", "chunks", LC_SHOW_RATE, 0, "chunks/s in", COUNT_AT(n_chunks)},
+    {"frames", "frames", COUNT_AT(n_frames)},
+    {"bad_records", "records", .kind = LC_METRIC_BAD, COUNT_AT(n_bad_records)},
     {"st_targets", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "st targets computed",
-     ""},
-    {"focus_kept", "frames", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "diff focus kept", "kept"},
+     "", COUNT_AT(n_st)},
+    {"focus_kept", "frames", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "diff focus kept", "kept",
+     COUNT_AT(n_focus_kept)},
     {"focus_skipped", "frames", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "skipped", "skipped",
-     "focus_kept"},
-    {"weighted", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "drawn by weight", ""},
+     "focus_kept", COUNT_AT(n_focus_skipped)},
+    {"weighted", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "drawn by weight", "",
+     COUNT_AT(n_weighted)},
     {"zero_weight_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "chunks of weight 0", ""},
+     "chunks of weight 0", "", COUNT_AT(n_zero_weight)},
     {0},
 };
 
@@ -588,6 +577,5 @@ const lc_stage_class lc_chunk_unpacker_class = {
     .workers = "workers",
     .settings = {unpacker_settings, sizeof(unpacker_config)},
     .config_check = unpacker_config_check,
-    .flush_metrics = unpacker_flush,
     .metrics = unpacker_metrics,
 };

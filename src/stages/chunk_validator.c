@@ -83,28 +83,19 @@ static void validator_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     lc_stage_outbox_fini(&ob);
 }
 
-static void validator_flush(lc_stage *s, lc_stage_metrics *m)
-{
-    validator *v = s->priv;
-    lc_metrics_add_count(m, "valid_chunks", atomic_exchange(&v->n_ok, 0));
-    lc_metrics_add_count(m, "checked_upstream", atomic_exchange(&v->n_checked_upstream, 0));
-    for (size_t i = 0; i <= N_REASONS; i++) {
-        uint64_t n = atomic_exchange(&v->n_bad[i], 0);
-        char name[LC_METRIC_NAME_MAX];
-        snprintf(name, sizeof name, "bad_%s", i < N_REASONS ? lc_record_check_reasons[i] : "other");
-        lc_metrics_add_bad(m, name, n);
-    }
-}
-
-#define BAD_REASON(r) {"bad_" #r, "chunks"},
+#define REASON_ROW(r) REASON_##r,
+enum { LC_RECORD_CHECK_REASON_LIST(REASON_ROW) REASON_other };
+#undef REASON_ROW
+#define BAD_REASON(r)                                                                              \
+    {"bad_" #r, "chunks", .kind = LC_METRIC_BAD, LC_METRIC_AT(validator, n_bad[REASON_##r])},
 static const lc_metric_info validator_metrics[] = {
     /* With the pool's store, every chunk comes checked: then only the
      * second shows. */
-    {"valid_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "valid chunks", "valid"},
+    {"valid_chunks", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "valid chunks", "valid",
+     LC_METRIC_AT(validator, n_ok)},
     {"checked_upstream", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "checked by the pool's store", "by the store"},
-    LC_RECORD_CHECK_REASON_LIST(BAD_REASON){"bad_other", "chunks"},
-    {0},
+     "checked by the pool's store", "by the store", LC_METRIC_AT(validator, n_checked_upstream)},
+    LC_RECORD_CHECK_REASON_LIST(BAD_REASON) BAD_REASON(other){0},
 };
 #undef BAD_REASON
 
@@ -124,6 +115,5 @@ const lc_stage_class lc_chunk_validator_class = {
     .workers = "workers",
     .settings = {validator_settings, sizeof(validator_config)},
     .config_check = NULL,
-    .flush_metrics = validator_flush,
     .metrics = validator_metrics,
 };

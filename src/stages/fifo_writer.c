@@ -279,6 +279,24 @@ static void writer_fini(lc_stage *s)
         close(w->wake_fd);
 }
 
+enum {
+    W_WAITING,
+    W_BYTES,
+    W_BLOCKED_MS,
+    W_BATCHES,
+    W_ROWS,
+    W_READERS,
+    W_DISCONNECTS,
+    W_STALLS,
+    W_RESENT,
+    W_DROPPED,
+    W_CONNECTED,
+    W_PIPE_FULL,
+    W_AGE,
+    W_AGE_MEDIAN,
+    W_AGE_MAX,
+};
+
 /* How old the positions written are: the last batch's median age, the
  * largest age of the batches since the last flush (or the last such), in
  * ms, and both in words for the screen. Nothing until a batch of known
@@ -291,12 +309,12 @@ static void flush_freshness(writer *w, lc_stage_metrics *m)
     if (!median1)
         return;
     int64_t median = (int64_t)median1 - 1, max = (int64_t)w->age_max_ms_shown;
-    lc_metrics_set_gauge(m, "position_age_median_ms", median, 0, false);
-    lc_metrics_set_gauge(m, "position_age_max_ms", max, 0, false);
+    lc_metric_gauge(m, W_AGE_MEDIAN, median);
+    lc_metric_gauge(m, W_AGE_MAX, max);
     char text[64];
     snprintf(text, sizeof text, "%.1f s median, %.1f s max", (double)median / 1e3,
              (double)max / 1e3);
-    lc_metrics_set_text(m, "position_age", text);
+    lc_metric_text(m, W_AGE, text);
 }
 
 static void writer_flush(lc_stage *s, lc_stage_metrics *m)
@@ -309,46 +327,41 @@ static void writer_flush(lc_stage *s, lc_stage_metrics *m)
     else if (atomic_load(&w->g_stalled))
         snprintf(m->warning, sizeof m->warning,
                  "the reader of %s is not reading (stopped, or busy?)", c->path);
-    lc_metrics_add_count(m, "batches", atomic_exchange(&w->n_batches, 0));
-    lc_metrics_add_count(m, "rows", atomic_exchange(&w->n_rows, 0));
-    lc_metrics_add_count(m, "bytes", atomic_exchange(&w->n_bytes, 0));
-    lc_metrics_add_count(m, "readers", atomic_exchange(&w->n_readers, 0));
-    lc_metrics_add_count(m, "disconnects", atomic_exchange(&w->n_disconnects, 0));
-    lc_metrics_add_count(m, "reader_stalls", atomic_exchange(&w->n_stalls, 0));
-    lc_metrics_add_count(m, "resent_batches", atomic_exchange(&w->n_resent, 0));
-    uint64_t dropped = atomic_exchange(&w->n_dropped, 0);
-    lc_metrics_add_drop(m, "dropped_batches", dropped);
     /* Milliseconds from a nanosecond total, carrying the remainder over. */
     uint64_t ms = atomic_load(&w->blocked_ns) / 1000000u;
-    lc_metrics_add_count(m, "blocked_ms", ms - w->blocked_ms_reported);
+    lc_metric_add(m, W_BLOCKED_MS, ms - w->blocked_ms_reported);
     w->blocked_ms_reported = ms;
-    lc_metrics_set_gauge(m, "reader_connected", atomic_load(&w->g_connected), 0, false);
-    lc_metrics_set_gauge(m, "waiting_for_reader", atomic_load(&w->g_waiting), 0, false);
-    lc_metrics_set_gauge(m, "pipe_full", atomic_load(&w->g_pipe_full), 0, false);
     flush_freshness(w, m);
 }
 
+#define COUNT_AT(field) LC_METRIC_AT(writer, field)
+#define GAUGE_AT(field) .kind = LC_METRIC_GAUGE, LC_METRIC_AT(writer, field)
+
 /* Waiting for a reader, the warning (first in the row) says what to run. */
 static const lc_metric_info writer_metrics[] = {
-    {"waiting_for_reader", "", LC_SHOW_FLAG, LC_SHOW_WARN, "waiting for a reader", "no reader",
-     .role = LC_ROLE_READER_WAITING},
-    {"bytes", "bytes", LC_SHOW_RATE, 0, "/s"},
+    [W_WAITING] = {"waiting_for_reader", "", LC_SHOW_FLAG, LC_SHOW_WARN, "waiting for a reader",
+                   "no reader", .role = LC_ROLE_READER_WAITING, GAUGE_AT(g_waiting)},
+    [W_BYTES] = {"bytes", "bytes", LC_SHOW_RATE, 0, "/s", COUNT_AT(n_bytes)},
     /* Waiting on the reader is the loader keeping ahead of the trainer:
      * information, not a warning. */
-    {"blocked_ms", "ms", LC_SHOW_SHARE_OF_TIME, 0, "blocked on the reader", "blocked"},
-    {"batches", "batches"},
-    {"rows", "rows", .role = LC_ROLE_ROWS},
-    {"readers", "readers"},
-    {"disconnects", "readers"},
-    {"reader_stalls", "stalls"},
-    {"resent_batches", "batches"},
-    {"dropped_batches", "batches"},
-    {"reader_connected", "", .role = LC_ROLE_READER_CONNECTED},
-    {"pipe_full", ""},
+    [W_BLOCKED_MS] = {"blocked_ms", "ms", LC_SHOW_SHARE_OF_TIME, 0, "blocked on the reader",
+                      "blocked"},
+    [W_BATCHES] = {"batches", "batches", COUNT_AT(n_batches)},
+    [W_ROWS] = {"rows", "rows", .role = LC_ROLE_ROWS, COUNT_AT(n_rows)},
+    [W_READERS] = {"readers", "readers", COUNT_AT(n_readers)},
+    [W_DISCONNECTS] = {"disconnects", "readers", COUNT_AT(n_disconnects)},
+    [W_STALLS] = {"reader_stalls", "stalls", COUNT_AT(n_stalls)},
+    [W_RESENT] = {"resent_batches", "batches", COUNT_AT(n_resent)},
+    [W_DROPPED] = {"dropped_batches", "batches", .kind = LC_METRIC_DROP, COUNT_AT(n_dropped)},
+    [W_CONNECTED] = {"reader_connected", "", .role = LC_ROLE_READER_CONNECTED,
+                     GAUGE_AT(g_connected)},
+    [W_PIPE_FULL] = {"pipe_full", "", GAUGE_AT(g_pipe_full)},
     /* How long ago the games of the positions written arrived in the pool. */
-    {"position_age", "", LC_SHOW_TEXT, 0, "age", "age"},
-    {"position_age_median_ms", "ms", .role = LC_ROLE_POSITION_AGE},
-    {"position_age_max_ms", "ms", .role = LC_ROLE_POSITION_AGE_MAX},
+    [W_AGE] = {"position_age", "", LC_SHOW_TEXT, 0, "age", "age", .kind = LC_METRIC_TEXT},
+    [W_AGE_MEDIAN] = {"position_age_median_ms", "ms", .role = LC_ROLE_POSITION_AGE,
+                      .kind = LC_METRIC_GAUGE},
+    [W_AGE_MAX] = {"position_age_max_ms", "ms", .role = LC_ROLE_POSITION_AGE_MAX,
+                   .kind = LC_METRIC_GAUGE},
     {0},
 };
 

@@ -597,6 +597,20 @@ static void provider_fini(lc_stage *s)
         close(f->root_fd);
 }
 
+enum {
+    F_FILES,
+    F_PENDING,
+    F_ACTIVITY,
+    F_INITIAL,
+    F_EVENTS,
+    F_ERRORS,
+    F_OVERFLOWS,
+    F_NOT_REGULAR,
+    F_AGAIN,
+    F_DIRS,
+    F_SCAN_DONE
+};
+
 static void provider_flush(lc_stage *s, lc_stage_metrics *m)
 {
     provider *f = s->priv;
@@ -615,40 +629,36 @@ static void provider_flush(lc_stage *s, lc_stage_metrics *m)
     else if (warn == WARN_DIR_REPLACED)
         snprintf(m->warning, sizeof m->warning, "%s was replaced: restart lcmon to watch it",
                  c->directory);
-    lc_metrics_add_count(m, "files", atomic_exchange(&f->n_found, 0));
-    lc_metrics_add_count(m, "initial_files", atomic_exchange(&f->n_initial, 0));
-    lc_metrics_add_count(m, "watch_events", atomic_exchange(&f->n_watch_events, 0));
-    lc_metrics_add_bad(m, "scan_errors", atomic_exchange(&f->n_scan_errors, 0));
-    lc_metrics_add_count(m, "inotify_overflows", atomic_exchange(&f->n_overflows, 0));
-    lc_metrics_add_bad(m, "not_regular_files", atomic_exchange(&f->n_not_regular, 0));
-    lc_metrics_add_bad(m, "directories_again", atomic_exchange(&f->n_dir_again, 0));
-    lc_metrics_set_gauge(m, "watched_dirs", atomic_load(&f->g_dirs), 0, false);
-    lc_metrics_set_gauge(m, "pending_files", atomic_load(&f->g_pending), 0, false);
-    lc_metrics_set_gauge(m, "initial_scan_done", atomic_load(&f->scan_done), 0, false);
+    lc_metric_gauge(m, F_SCAN_DONE, atomic_load(&f->scan_done));
     /* What it is doing, for people, unless a warning says more. */
     if (m->warning[0])
         ;
     else if (!atomic_load(&f->scan_done) && m->state == LC_STAGE_RUNNING)
-        lc_metrics_set_text(m, "activity", "scanning");
+        lc_metric_text(m, F_ACTIVITY, "scanning");
     else if (atomic_load(&f->g_dirs)) {
         char text[64];
         snprintf(text, sizeof text, "watching %lld dirs", (long long)atomic_load(&f->g_dirs));
-        lc_metrics_set_text(m, "activity", text);
+        lc_metric_text(m, F_ACTIVITY, text);
     }
 }
 
 static const lc_metric_info provider_metrics[] = {
-    {"files", "files", LC_SHOW_TOTAL, 0, "files"},
-    {"pending_files", "files", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO, "settling"},
-    {"activity", "", LC_SHOW_TEXT, LC_SHOW_DIM, NULL, ""},
-    {"initial_files", "files"},
-    {"watch_events", "events"},
-    {"scan_errors", "errors"},
-    {"inotify_overflows", "overflows"},
-    {"not_regular_files", "files"},
-    {"directories_again", "directories"},
-    {"watched_dirs", "directories"},
-    {"initial_scan_done", ""},
+    [F_FILES] = {"files", "files", LC_SHOW_TOTAL, 0, "files", LC_METRIC_AT(provider, n_found)},
+    [F_PENDING] = {"pending_files", "files", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO,
+                   "settling", .kind = LC_METRIC_GAUGE, LC_METRIC_AT(provider, g_pending)},
+    [F_ACTIVITY] = {"activity", "", LC_SHOW_TEXT, LC_SHOW_DIM, NULL, "", .kind = LC_METRIC_TEXT},
+    [F_INITIAL] = {"initial_files", "files", LC_METRIC_AT(provider, n_initial)},
+    [F_EVENTS] = {"watch_events", "events", LC_METRIC_AT(provider, n_watch_events)},
+    [F_ERRORS] = {"scan_errors", "errors", .kind = LC_METRIC_BAD,
+                  LC_METRIC_AT(provider, n_scan_errors)},
+    [F_OVERFLOWS] = {"inotify_overflows", "overflows", LC_METRIC_AT(provider, n_overflows)},
+    [F_NOT_REGULAR] = {"not_regular_files", "files", .kind = LC_METRIC_BAD,
+                       LC_METRIC_AT(provider, n_not_regular)},
+    [F_AGAIN] = {"directories_again", "directories", .kind = LC_METRIC_BAD,
+                 LC_METRIC_AT(provider, n_dir_again)},
+    [F_DIRS] = {"watched_dirs", "directories", .kind = LC_METRIC_GAUGE,
+                LC_METRIC_AT(provider, g_dirs)},
+    [F_SCAN_DONE] = {"initial_scan_done", "", .kind = LC_METRIC_GAUGE},
     {0},
 };
 

@@ -450,42 +450,54 @@ static void tokenizer_fini(lc_stage *s)
     free_buffers(t, ((const tokenizer_config *)s->config)->threads);
 }
 
+enum {
+    T_GAMES,
+    T_POSITIONS,
+    T_FILL,
+    T_BATCHES,
+    T_SAMPLES,
+    T_GAMES_OOV,
+    T_GAMES_FEN,
+    T_GAMES_MISSING,
+    T_POSITIONS_OOV,
+    T_POSITIONS_FEN,
+    T_POSITIONS_MISSING,
+};
+
 static void tokenizer_flush(lc_stage *s, lc_stage_metrics *m)
 {
     tokenizer *t = s->priv;
     const tokenizer_config *c = s->config;
-    lc_batch_sink_flush(&t->sink, m, "samples");
-    lc_metrics_add_count(m, "games", atomic_exchange(&t->n_games, 0));
-    lc_metrics_add_count(m, "positions", atomic_exchange(&t->n_positions, 0));
     bool dec = c->mode == MODE_DECODER;
-    lc_metrics_add_bad(m, dec ? "bad_games_out_of_vocabulary" : "bad_positions_out_of_vocabulary",
-                       atomic_exchange(&t->n_bad_oov, 0));
-    lc_metrics_add_bad(m, dec ? "bad_games_fen" : "bad_positions_fen",
-                       atomic_exchange(&t->n_bad_fen, 0));
-    lc_metrics_add_bad(m, dec ? "bad_games_missing_values" : "bad_positions_missing_values",
-                       atomic_exchange(&t->n_bad_missing, 0));
+    /* A decoder's samples are games, an encoder's positions. */
+    int bad = dec ? T_GAMES_OOV : T_POSITIONS_OOV;
+    lc_metric_add(m, bad, atomic_exchange(&t->n_bad_oov, 0));
+    lc_metric_add(m, bad + 1, atomic_exchange(&t->n_bad_fen, 0));
+    lc_metric_add(m, bad + 2, atomic_exchange(&t->n_bad_missing, 0));
     if (t->fill) {
         uint64_t fill = 0;
         for (unsigned i = 0; i < c->threads; i++)
             fill += atomic_load_explicit(&t->fill[i], memory_order_relaxed);
-        lc_metrics_set_gauge(m, "shuffle_buffer", (int64_t)fill, (int64_t)(t->share * c->threads),
-                             true);
+        lc_metric_gauge_of(m, T_FILL, (int64_t)fill, (int64_t)(t->share * c->threads));
     }
     snprintf(m->detail, sizeof m->detail, "%s", dec ? "decoder" : "encoder");
 }
 
+#define BAD .kind = LC_METRIC_BAD
 static const lc_metric_info tokenizer_metrics[] = {
-    {"games", "games", LC_SHOW_RATE, 0, "games/s"},
-    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS},
-    {"shuffle_buffer", "samples", LC_SHOW_FILL, 0, "in shuffle buffer"},
-    {"batches", "batches"},
-    {"samples", "samples"},
-    {"bad_games_out_of_vocabulary", "games"},
-    {"bad_games_fen", "games"},
-    {"bad_games_missing_values", "games"},
-    {"bad_positions_out_of_vocabulary", "positions"},
-    {"bad_positions_fen", "positions"},
-    {"bad_positions_missing_values", "positions"},
+    [T_GAMES] = {"games", "games", LC_SHOW_RATE, 0, "games/s", LC_METRIC_AT(tokenizer, n_games)},
+    [T_POSITIONS] = {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s",
+                     .role = LC_ROLE_POSITIONS, LC_METRIC_AT(tokenizer, n_positions)},
+    [T_FILL] = {"shuffle_buffer", "samples", LC_SHOW_FILL, 0, "in shuffle buffer",
+                .kind = LC_METRIC_GAUGE},
+    [T_BATCHES] = {"batches", "batches", LC_METRIC_AT(tokenizer, sink.n_batches)},
+    [T_SAMPLES] = {"samples", "samples", LC_METRIC_AT(tokenizer, sink.n_rows)},
+    [T_GAMES_OOV] = {"bad_games_out_of_vocabulary", "games", BAD},
+    [T_GAMES_FEN] = {"bad_games_fen", "games", BAD},
+    [T_GAMES_MISSING] = {"bad_games_missing_values", "games", BAD},
+    [T_POSITIONS_OOV] = {"bad_positions_out_of_vocabulary", "positions", BAD},
+    [T_POSITIONS_FEN] = {"bad_positions_fen", "positions", BAD},
+    [T_POSITIONS_MISSING] = {"bad_positions_missing_values", "positions", BAD},
     {0},
 };
 

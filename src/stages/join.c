@@ -268,6 +268,8 @@ static void join_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     free(item);
 }
 
+enum { J_BY_INPUT, J_WAITS };
+
 static void join_flush(lc_stage *s, lc_stage_metrics *m)
 {
     join *j = s->priv;
@@ -287,13 +289,12 @@ static void join_flush(lc_stage *s, lc_stage_metrics *m)
                                 i ? " · " : "", (int)nl, name, (unsigned long long)j->total_from[i],
                                 total ? 100.0 * (double)j->total_from[i] / (double)total : 0.0);
     }
-    lc_metrics_set_text(m, "items_by_input", text);
-    lc_metrics_add_count(m, "waits", atomic_exchange(&j->n_waits, 0));
+    lc_metric_text(m, J_BY_INPUT, text);
 }
 
 static const lc_metric_info join_metrics[] = {
-    {"items_by_input", "", LC_SHOW_TEXT, 0, "from", "from"},
-    {"waits", "waits", LC_SHOW_NONE},
+    [J_BY_INPUT] = {"items_by_input", "", LC_SHOW_TEXT, 0, "from", "from", .kind = LC_METRIC_TEXT},
+    [J_WAITS] = {"waits", "waits", LC_SHOW_NONE, LC_METRIC_AT(join, n_waits)},
     {0},
 };
 

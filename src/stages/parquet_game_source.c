@@ -414,53 +414,45 @@ static void source_fini(lc_stage *s)
     lc_mutex_destroy(&g->mu);
 }
 
+enum { G_FILES, G_GAMES, G_PLANNED, G_EPOCH };
+
 static void source_flush(lc_stage *s, lc_stage_metrics *m)
 {
     game_source *g = s->priv;
     const source_config *c = s->config;
-    lc_metrics_add_count(m, "files", atomic_exchange(&g->n_files, 0));
-    lc_metrics_add_count(m, "row_groups", atomic_exchange(&g->n_rg_read, 0));
-    lc_metrics_add_count(m, "games", atomic_exchange(&g->n_games, 0));
-    lc_metrics_add_count(m, "rows", atomic_exchange(&g->n_rows, 0));
-    lc_metrics_add_bad(m, "bad_files", atomic_exchange(&g->n_bad_files, 0));
-    lc_metrics_add_bad(m, "not_regular_files", atomic_exchange(&g->files.n_not_regular, 0));
-    lc_metrics_add_bad(m, "bad_row_groups", atomic_exchange(&g->n_bad_rg, 0));
-    lc_metrics_add_bad(m, "bad_games_near_damage", atomic_exchange(&g->n_dropped, 0));
-    lc_metrics_add_bad(m, "bad_rows_without_game_id", atomic_exchange(&g->n_rows_no_id, 0));
-    lc_metrics_add_count(m, "other_rank_games", atomic_exchange(&g->n_other_rank, 0));
     /* With several ranks: the rows of this rank's games and of all ranks'
      * (its share is the ratio: 1/world within a game's size). */
-    lc_metrics_add_count(m, "rank_rows", atomic_exchange(&g->n_share_rows, 0));
-    lc_metrics_add_count(m, "all_ranks_rows", atomic_exchange(&g->n_all_rows, 0));
-    lc_metrics_add_count(m, "files_noticed", atomic_exchange(&g->files.n_noticed, 0));
-    lc_metrics_add_count(m, "watch_overflows", atomic_exchange(&g->files.n_overflows, 0));
-    lc_metrics_set_gauge(m, "rows_held", (int64_t)atomic_load(&g->held_gauge), 0, false);
-    lc_metrics_set_gauge(m, "epoch", (int64_t)atomic_load(&g->epoch_gauge), (int64_t)c->epochs,
-                         c->epochs > 0);
-    lc_metrics_set_gauge(m, "files_planned", (int64_t)atomic_load(&g->files_done_gauge),
-                         (int64_t)atomic_load(&g->files.total), true);
+    if (c->epochs > 0)
+        lc_metric_gauge_of(m, G_EPOCH, (int64_t)atomic_load(&g->epoch_gauge), (int64_t)c->epochs);
+    else
+        lc_metric_gauge(m, G_EPOCH, (int64_t)atomic_load(&g->epoch_gauge));
+    lc_metric_gauge_of(m, G_PLANNED, (int64_t)atomic_load(&g->files_done_gauge),
+                       (int64_t)atomic_load(&g->files.total));
     snprintf(m->detail, sizeof m->detail, "%s", c->path);
 }
 
 static const lc_metric_info source_metrics[] = {
-    {"files", "files", LC_SHOW_TOTAL, 0, "files"},
-    {"games", "games", LC_SHOW_RATE, 0, "games/s"},
-    {"files_planned", "files", LC_SHOW_FILL, 0, "files this epoch"},
-    {"epoch", "epochs", LC_SHOW_FILL, LC_SHOW_DIM, "epochs"},
-    {"row_groups", "row groups"},
-    {"rows", "rows"},
-    {"bad_files", "files"},
-    {"not_regular_files", "files"},
-    {"bad_row_groups", "row groups"},
-    {"bad_games_near_damage", "games"},
-    {"bad_rows_without_game_id", "rows"},
-    {"other_rank_games", "games"},
-    {"rank_rows", "rows"},
-    {"all_ranks_rows", "rows"},
-    {"rows_held", "rows"},
+    [G_FILES] = {"files", "files", LC_SHOW_TOTAL, 0, "files", LC_METRIC_AT(game_source, n_files)},
+    [G_GAMES] = {"games", "games", LC_SHOW_RATE, 0, "games/s", LC_METRIC_AT(game_source, n_games)},
+    [G_PLANNED] = {"files_planned", "files", LC_SHOW_FILL, 0, "files this epoch",
+                   .kind = LC_METRIC_GAUGE},
+    [G_EPOCH] = {"epoch", "epochs", LC_SHOW_FILL, LC_SHOW_DIM, "epochs", .kind = LC_METRIC_GAUGE},
+    {"row_groups", "row groups", LC_METRIC_AT(game_source, n_rg_read)},
+    {"rows", "rows", LC_METRIC_AT(game_source, n_rows)},
+    {"bad_files", "files", .kind = LC_METRIC_BAD, LC_METRIC_AT(game_source, n_bad_files)},
+    {"not_regular_files", "files", .kind = LC_METRIC_BAD,
+     LC_METRIC_AT(game_source, files.n_not_regular)},
+    {"bad_row_groups", "row groups", .kind = LC_METRIC_BAD, LC_METRIC_AT(game_source, n_bad_rg)},
+    {"bad_games_near_damage", "games", .kind = LC_METRIC_BAD, LC_METRIC_AT(game_source, n_dropped)},
+    {"bad_rows_without_game_id", "rows", .kind = LC_METRIC_BAD,
+     LC_METRIC_AT(game_source, n_rows_no_id)},
+    {"other_rank_games", "games", LC_METRIC_AT(game_source, n_other_rank)},
+    {"rank_rows", "rows", LC_METRIC_AT(game_source, n_share_rows)},
+    {"all_ranks_rows", "rows", LC_METRIC_AT(game_source, n_all_rows)},
+    {"rows_held", "rows", .kind = LC_METRIC_GAUGE, LC_METRIC_AT(game_source, held_gauge)},
     {"files_noticed", "files", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "new files seen",
-     "new"},
-    {"watch_overflows", "overflows"},
+     "new", LC_METRIC_AT(game_source, files.n_noticed)},
+    {"watch_overflows", "overflows", LC_METRIC_AT(game_source, files.n_overflows)},
     {0},
 };
 
@@ -488,6 +480,7 @@ const lc_stage_class lc_parquet_game_source_class = {
     .type_name = "parquet_game_source",
     .summary = "reads games from Parquet tables (shuffled per epoch, split between threads "
                "and ranks)",
+    .flags = LC_STAGE_FINITE,
     .input = NULL,
     .output = &lc_item_game,
     .priv_size = sizeof(game_source),

@@ -248,26 +248,26 @@ static void sampler_fini(lc_stage *s)
     free_shares(s->priv);
 }
 
+enum { S_FILL, S_IN, S_OUT, S_LEADS };
+
 static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
 {
     sampler *sm = s->priv;
     const sampler_config *c = s->config;
-    lc_metrics_add_count(m, "frames_in", atomic_exchange(&sm->n_in, 0));
-    lc_metrics_add_count(m, "frames_out", atomic_exchange(&sm->n_out, 0));
-    lc_metrics_add_count(m, "fresh_leads", atomic_exchange(&sm->n_lead, 0));
     uint64_t fill = 0;
     for (unsigned i = 0; i < sm->n_shares; i++)
         fill += atomic_load(&sm->shares[i].fill);
-    lc_metrics_set_gauge(m, "reservoir_size", (int64_t)fill, (int64_t)c->reservoir_size, true);
+    lc_metric_gauge_of(m, S_FILL, (int64_t)fill, (int64_t)c->reservoir_size);
 }
 
 static const lc_metric_info sampler_metrics[] = {
-    {"reservoir_size", "frames", LC_SHOW_FILL, LC_SHOW_ETA, "in reservoir",
-     .role = LC_ROLE_RESERVOIR_FILL},
-    {"frames_in", "frames"},
-    {"frames_out", "frames"},
-    {"fresh_leads", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "fresh games' first positions passed on at once", "fresh"},
+    [S_FILL] = {"reservoir_size", "frames", LC_SHOW_FILL, LC_SHOW_ETA, "in reservoir",
+                .role = LC_ROLE_RESERVOIR_FILL, .kind = LC_METRIC_GAUGE},
+    [S_IN] = {"frames_in", "frames", LC_METRIC_AT(sampler, n_in)},
+    [S_OUT] = {"frames_out", "frames", LC_METRIC_AT(sampler, n_out)},
+    [S_LEADS] = {"fresh_leads", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+                 "fresh games' first positions passed on at once", "fresh",
+                 LC_METRIC_AT(sampler, n_lead)},
     {0},
 };
 

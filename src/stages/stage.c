@@ -230,15 +230,47 @@ int lc_stage_state(lc_stage *s)
     return LC_STAGE_RUNNING;
 }
 
+/* The rows whose value lives in the stage's state (LC_METRIC_AT): a
+ * count is taken (exchanged with 0), a gauge read. */
+static void flush_rows(lc_stage *s, lc_stage_metrics *m)
+{
+    const lc_metric_info *rows = s->cls->metrics;
+    for (int r = 0; r < m->n_rows; r++) {
+        if (!rows[r].at)
+            continue;
+        atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)((char *)s->priv + rows[r].at - 1);
+        if (rows[r].kind == LC_METRIC_GAUGE)
+            lc_metric_gauge(m, r, (int64_t)atomic_load(v));
+        else
+            lc_metric_add(m, r, atomic_exchange(v, 0));
+    }
+}
+
+const char *lc_stage_item_unit(const lc_stage *s)
+{
+    /* A join writes what it reads: its queue's type says. */
+    const lc_item_type *t = s->output        ? lc_queue_item_type(s->output)
+                            : s->input       ? lc_queue_item_type(s->input)
+                            : s->cls->output ? s->cls->output
+                                             : s->cls->input;
+    return t && t->unit ? t->unit : NULL;
+}
+
 void lc_stage_flush(lc_stage *s, lc_stage_metrics *m)
 {
-    lc_stage_metrics_clear(m);
+    int n_rows = lc_metric_info_rows(s->cls->metrics);
+    if (n_rows > LC_METRICS_MAX_ROWS)
+        lc_fatal("%s lists %d metrics, more than %d", s->cls->type_name, n_rows,
+                 LC_METRICS_MAX_ROWS);
+    lc_stage_metrics_begin(m, s->cls->metrics, n_rows);
     snprintf(m->name, sizeof m->name, "%s", s->name);
     snprintf(m->type, sizeof m->type, "%s", s->cls->type_name);
     m->state = lc_stage_state(s);
     m->items_out = atomic_exchange(&s->items_out, 0);
+    m->item_unit = lc_stage_item_unit(s);
     for (unsigned k = 0; k < s->n_outputs; k++)
         lc_metrics_add_queue(m, s->output_names[k], s->outputs[k]);
+    flush_rows(s, m);
     /* The class's own loads (a private thread's) come before its workers'. */
     if (s->cls->flush_metrics)
         s->cls->flush_metrics(s, m);

@@ -114,9 +114,20 @@ void lc_run_progress_get(const lc_stage_env *env, lc_stream_progress *out);
 #define LC_STAGE_MAX_INPUTS 16
 #define LC_STAGE_MAX_OUTPUTS 8
 
+/* What a class is, for the pipeline (lc_stage_class.flags). */
+enum {
+    /* It reads its input once to the end (a finite run's one source): the
+     * batch stream can tell how far the run is. */
+    LC_STAGE_FINITE = 1u << 0,
+    /* It mixes what it reads (a window, several outputs): a run through it
+     * has no one order, so no progress. */
+    LC_STAGE_MIXES = 1u << 1,
+};
+
 typedef struct lc_stage_class {
     const char *type_name; /* YAML key, e.g. "chunk_source_loader" */
     const char *summary;   /* one line for --help and the docs */
+    unsigned flags;        /* LC_STAGE_FINITE, LC_STAGE_MIXES */
     /* Item types read and written; NULL for producers (input) and sinks
      * (output). lc_item_any as input accepts any type (every input the
      * same); as output it writes the type it reads (a join). */
@@ -271,6 +282,9 @@ void lc_stage_stop(lc_stage *s);
 void lc_stage_fini(lc_stage *s);
 /* One metrics flush into m: the generic part, the class's, the pool's load. */
 void lc_stage_flush(lc_stage *s, lc_stage_metrics *m);
+/* What the stage's items_out counts, plural ("chunks"): its output's
+ * items, a sink's input's; NULL when its type does not say. */
+const char *lc_stage_item_unit(const lc_stage *s);
 /* LC_STAGE_RUNNING, PAUSED, STOPPED or FINISHED (core/metrics.h). */
 int lc_stage_state(lc_stage *s);
 

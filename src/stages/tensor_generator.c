@@ -354,18 +354,13 @@ static void generator_fini(lc_stage *s)
     lc_mutex_destroy(&t->wide_mu);
 }
 
-static void generator_flush(lc_stage *s, lc_stage_metrics *m)
-{
-    generator *t = s->priv;
-    lc_batch_sink_flush(&t->sink, m, "positions");
-    if (((const generator_config *)s->config)->packed)
-        lc_metrics_add_count(m, "widened_batches", atomic_exchange(&t->n_widened, 0));
-}
-
 static const lc_metric_info generator_metrics[] = {
-    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS},
-    {"batches", "batches"},
-    {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened", "wide"},
+    {"positions", "positions", LC_SHOW_RATE, 0, "positions/s", "pos/s", .role = LC_ROLE_POSITIONS,
+     LC_METRIC_AT(generator, sink.n_rows)},
+    {"batches", "batches", LC_METRIC_AT(generator, sink.n_batches)},
+    /* 0 but with packed: true */
+    {"widened_batches", "batches", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "widened", "wide",
+     LC_METRIC_AT(generator, n_widened)},
     {0},
 };
 
@@ -387,6 +382,5 @@ const lc_stage_class lc_tensor_generator_class = {
     .config_check = generator_config_check,
     .init = generator_init,
     .fini = generator_fini,
-    .flush_metrics = generator_flush,
     .metrics = generator_metrics,
 };

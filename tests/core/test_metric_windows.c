@@ -15,15 +15,28 @@
 
 static lc_stage_metrics out;
 
+enum { ITEMS, LEVEL };
+static const lc_metric_info rows[] = {
+    [ITEMS] = {"items", "items"},
+    [LEVEL] = {"level", "items", .kind = LC_METRIC_GAUGE},
+    {0},
+};
+
+/* A flush of the stage's rows. */
+static void begin(lc_stage_metrics *m)
+{
+    lc_stage_metrics_begin(m, rows, 2);
+    snprintf(m->name, sizeof m->name, "s");
+}
+
 /* Flushes from+1 .. to (flush i at i * 0.1 s), each counting `per`. */
 static void run(lc_metric_windows *w, long from, long to, uint64_t per)
 {
     static lc_stage_metrics fresh;
     for (long i = from + 1; i <= to; i++) {
-        lc_stage_metrics_clear(&fresh);
-        snprintf(fresh.name, sizeof fresh.name, "s");
-        lc_metrics_add_count(&fresh, "items", per);
-        lc_metrics_set_gauge(&fresh, "level", i, 0, false);
+        begin(&fresh);
+        lc_metric_add(&fresh, ITEMS, per);
+        lc_metric_gauge(&fresh, LEVEL, i);
         lc_metrics_add_load(&fresh, "workers", 0.05, 0.1, 1);
         lc_metric_windows_add(w, &fresh, (double)i * 0.1);
     }
@@ -32,7 +45,7 @@ static void run(lc_metric_windows *w, long from, long to, uint64_t per)
 static uint64_t items(lc_metric_windows *w, lc_window win, double now, double *seconds)
 {
     *seconds = lc_metric_windows_get(w, win, now, &out);
-    const lc_metric_count *c = lc_metrics_find_count(&out, "items");
+    const lc_metric_slot *c = lc_metrics_find(&out, "items");
     return c ? c->count : 0;
 }
 
@@ -75,21 +88,21 @@ static void test_first_minutes(void)
     CHECK_WINDOW(w, LC_WINDOW_ALL, 5.0, 50, 5.0);
     /* The gauge: the newest value, and the statistics of every value. */
     lc_metric_windows_get(w, LC_WINDOW_10S, 5.0, &out);
-    const lc_metric_gauge *g = lc_metrics_find_gauge(&out, "level");
+    const lc_metric_slot *g = lc_metrics_find(&out, "level");
     CHECK(g != NULL);
     CHECK_EQ_INT(g->value, 50);
-    CHECK_NEAR(g->values.min, 1, 0);
-    CHECK_NEAR(g->values.max, 50, 0);
-    CHECK_NEAR(lc_stats_mean(&g->values), 25.5, 1e-9);
+    CHECK_NEAR(g->stats.min, 1, 0);
+    CHECK_NEAR(g->stats.max, 50, 0);
+    CHECK_NEAR(lc_stats_mean(&g->stats), 25.5, 1e-9);
     CHECK_NEAR(out.load[0].busy_seconds / out.load[0].total_seconds, 0.5, 1e-9);
     CHECK_EQ_STR(out.name, "s");
 
     run(w, 50, 150, 1); /* 15 s */
     CHECK_WINDOW(w, LC_WINDOW_10S, 15.0, 100, 10.0);
     lc_metric_windows_get(w, LC_WINDOW_10S, 15.0, &out);
-    g = lc_metrics_find_gauge(&out, "level");
-    CHECK_NEAR(g->values.min, 51, 0); /* seconds 5 to 15 */
-    CHECK_NEAR(g->values.max, 150, 0);
+    g = lc_metrics_find(&out, "level");
+    CHECK_NEAR(g->stats.min, 51, 0); /* seconds 5 to 15 */
+    CHECK_NEAR(g->stats.max, 150, 0);
     CHECK_WINDOW(w, LC_WINDOW_1M, 15.0, 150, 15.0);
     CHECK_WINDOW(w, LC_WINDOW_ALL, 15.0, 150, 15.0);
 
@@ -97,7 +110,7 @@ static void test_first_minutes(void)
     CHECK_WINDOW(w, LC_WINDOW_10S, 70.0, 100, 10.0);
     CHECK_WINDOW(w, LC_WINDOW_1M, 70.0, 600, 60.0);
     lc_metric_windows_get(w, LC_WINDOW_1M, 70.0, &out);
-    CHECK_NEAR(lc_metrics_find_gauge(&out, "level")->values.min, 101, 0);
+    CHECK_NEAR(lc_metrics_find(&out, "level")->stats.min, 101, 0);
     CHECK_WINDOW(w, LC_WINDOW_10M, 70.0, 700, 70.0);
     CHECK_WINDOW(w, LC_WINDOW_1H, 70.0, 700, 70.0);
 
@@ -128,10 +141,10 @@ static void test_rollover(void)
     CHECK_WINDOW(w, LC_WINDOW_1M, 10800.0, 5 * 600, 60.0);
     CHECK_WINDOW(w, LC_WINDOW_ALL, 10800.0, 36000 + 3 * 36000 + 5 * 36000, 10800.0);
     lc_metric_windows_get(w, LC_WINDOW_1H, 10800.0, &out);
-    const lc_metric_gauge *g = lc_metrics_find_gauge(&out, "level");
+    const lc_metric_slot *g = lc_metrics_find(&out, "level");
     CHECK_EQ_INT(g->value, 108000);
-    CHECK_NEAR(g->values.min, 72001, 0);
-    CHECK_EQ_U64(g->values.count, 36000);
+    CHECK_NEAR(g->stats.min, 72001, 0);
+    CHECK_EQ_U64(g->stats.count, 36000);
     lc_metric_windows_free(w);
 }
 
@@ -143,12 +156,12 @@ static void test_late_flush(void)
     lc_metric_windows *w = lc_metric_windows_new(1, 0.1, 100.0);
     static lc_stage_metrics fresh;
     for (int i = 1; i <= 20; i++) {
-        lc_stage_metrics_clear(&fresh);
-        lc_metrics_add_count(&fresh, "items", 1);
+        begin(&fresh);
+        lc_metric_add(&fresh, ITEMS, 1);
         lc_metric_windows_add(w, &fresh, 100.0 + i * 0.1);
     }
-    lc_stage_metrics_clear(&fresh);
-    lc_metrics_add_count(&fresh, "items", 200);
+    begin(&fresh);
+    lc_metric_add(&fresh, ITEMS, 200);
     lc_metric_windows_add(w, &fresh, 122.0);
     CHECK_WINDOW(w, LC_WINDOW_10S, 122.0, 200, 20.0); /* the late second alone */
     CHECK_WINDOW(w, LC_WINDOW_1M, 122.0, 220, 22.0);
@@ -165,8 +178,8 @@ static void test_long_interval(void)
     lc_metric_windows *w = lc_metric_windows_new(1, 2.5, 0);
     static lc_stage_metrics fresh;
     for (int i = 1; i <= 100; i++) {
-        lc_stage_metrics_clear(&fresh);
-        lc_metrics_add_count(&fresh, "items", 1);
+        begin(&fresh);
+        lc_metric_add(&fresh, ITEMS, 1);
         lc_metric_windows_add(w, &fresh, i * 2.5);
     }
     CHECK_EQ_U64(lc_metric_windows_version(w), 100);

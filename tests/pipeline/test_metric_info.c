@@ -56,7 +56,7 @@ static void test_tables(void)
 
     /* Every role the readers look for is declared by some class, and no
      * class declares one twice (the readers take the first). */
-    for (int role = LC_ROLE_POSITIONS; role <= LC_ROLE_POSITION_AGE_MAX; role++) {
+    for (int role = LC_ROLE_POSITIONS; role < LC_METRIC_ROLE_COUNT_; role++) {
         size_t declared = 0;
         for (size_t i = 0; lc_stage_registry[i]; i++) {
             size_t here = 0;

@@ -206,7 +206,7 @@ static inline void run_free(run_result *r)
 
 static inline uint64_t count(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 

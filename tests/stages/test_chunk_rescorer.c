@@ -170,7 +170,7 @@ static lc_stage *start_stage(const char *type, const char *name, const char *yam
 
 static uint64_t count(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 

@@ -49,7 +49,7 @@
 
 static uint64_t count(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 
@@ -216,8 +216,8 @@ static size_t run_chain(const char *rescorer_yaml, char **paths, size_t n_paths,
 /* Every count but the work counters is the same. */
 static void same_counts(const lc_stage_metrics *a, const lc_stage_metrics *b)
 {
-    for (int i = 0; i < a->n_count; i++) {
-        const char *name = a->count[i].name;
+    for (int i = 0; i < a->n_rows; i++) {
+        const char *name = a->rows[i].name;
         if (!strcmp(name, "probed") || !strcmp(name, "hits") || !strcmp(name, "misses") ||
             !strcmp(name, "known_as_is") || !strcmp(name, "known_valid"))
             continue;

@@ -119,8 +119,8 @@ static void run_split(const char *block, const int *order, int initial, const lc
     }
     lc_stage_metrics mt;
     lc_standalone_flush(s, &mt);
-    CHECK_EQ_U64(lc_metrics_find_count(&mt, "chunks")->count, N_TARS * PER_TAR);
-    CHECK_EQ_U64(lc_metrics_find_count(&mt, "sources")->count, N_TARS);
+    CHECK_EQ_U64(lc_metrics_find(&mt, "chunks")->count, N_TARS * PER_TAR);
+    CHECK_EQ_U64(lc_metrics_find(&mt, "sources")->count, N_TARS);
     const char *text = lc_metrics_find_text(&mt, "chunks_by_output");
     CHECK(tu_contains(text, "train ") && tu_contains(text, "test "));
     lc_standalone_free(s);

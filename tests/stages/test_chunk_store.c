@@ -148,13 +148,13 @@ static void feed_marker(lc_queue *in)
 
 static uint64_t count(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 
 static int64_t gauge(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_gauge *g = lc_metrics_find_gauge(m, name);
+    const lc_metric_slot *g = lc_metrics_find(m, name);
     return g ? g->value : -1;
 }
 
@@ -352,7 +352,7 @@ static void test_exact_with_and_without_store(void)
         CHECK_EQ_U64(on.dropped, 0);
         CHECK(gauge(&on.last, "store_bytes") > 0);
         /* Without a store the pool reports none. */
-        CHECK(lc_metrics_find_gauge(&off.last, "store_bytes") == NULL);
+        CHECK(lc_metrics_find(&off.last, "store_bytes") == NULL);
         CHECK_EQ_U64(off.hits + off.misses, 0);
     }
     for (size_t i = 0; i < n_paths; i++)
@@ -429,7 +429,7 @@ static void test_budget(void)
     CHECK(t.max_store_bytes > 0 && (uint64_t)t.max_store_bytes <= budget);
     int64_t stored = gauge(&t.last, "store_chunks");
     CHECK(stored >= 1 && (uint64_t)stored <= budget / least);
-    const lc_metric_gauge *g = lc_metrics_find_gauge(&t.last, "store_bytes");
+    const lc_metric_slot *g = lc_metrics_find(&t.last, "store_bytes");
     CHECK(g && g->has_capacity && (uint64_t)g->capacity == budget);
     CHECK(t.over_budget > 0);
     CHECK_EQ_U64(t.dropped, 0);

@@ -341,7 +341,7 @@ static void test_bad_records_dropped(void)
     CHECK(!seen[3] && !seen[10] && seen[20]);
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "bad_records")->count, 2);
+    CHECK_EQ_U64(lc_metrics_find(&m, "bad_records")->count, 2);
     lc_standalone_free(s);
     lc_queue_free(in);
 }

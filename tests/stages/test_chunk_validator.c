@@ -41,9 +41,9 @@
 static uint64_t bad_input(const lc_stage_metrics *m)
 {
     uint64_t n = 0;
-    for (int i = 0; i < m->n_count; i++)
-        if (m->count[i].kind == LC_COUNT_BAD_INPUT)
-            n += m->count[i].count;
+    for (int i = 0; i < m->n_rows; i++)
+        if (m->rows[i].kind == LC_METRIC_BAD)
+            n += m->slot[i].count;
     return n;
 }
 
@@ -186,7 +186,7 @@ static lc_stage *new_validator(lc_queue *in)
 
 static uint64_t count_of(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 
@@ -265,7 +265,7 @@ static void test_mixed_stream(void)
         uint64_t want_n = 0;
         for (size_t j = 0; j < N_CASES; j++)
             want_n += strcmp(cases[j].metric, metrics[i]) == 0;
-        const lc_metric_count *mc = lc_metrics_find_count(&m, metrics[i]);
+        const lc_metric_slot *mc = lc_metrics_find(&m, metrics[i]);
         CHECK(mc != NULL);
         if (mc && mc->count != want_n)
             fprintf(stderr, "%s: ", metrics[i]);

@@ -154,9 +154,9 @@ static void test_keep_probability(void)
         CHECK_EQ_U64(counts[1], 2000);
         CHECK_EQ_U64(counts[2], 2000);
         CHECK_EQ_U64(counts[3], 2000);
-        CHECK_EQ_U64(lc_metrics_find_count(&m, "focus_kept")->count,
+        CHECK_EQ_U64(lc_metrics_find(&m, "focus_kept")->count,
                      counts[0] + counts[1] + counts[2] + counts[3]);
-        CHECK_EQ_U64(lc_metrics_find_count(&m, "focus_skipped")->count, 2000 - counts[0]);
+        CHECK_EQ_U64(lc_metrics_find(&m, "focus_skipped")->count, 2000 - counts[0]);
         /* The same coins from both forms. */
         if (packed)
             CHECK(memcmp(first, counts, sizeof first) == 0);
@@ -191,7 +191,7 @@ static void test_weights(void)
                    packed ? "packed" : "records", t, got, share[t], sd);
             CHECK(fabs(got - share[t]) <= 4 * sd);
         }
-        CHECK_EQ_U64(lc_metrics_find_count(&m, "weighted")->count, USES);
+        CHECK_EQ_U64(lc_metrics_find(&m, "weighted")->count, USES);
     }
     /* The same picks from both forms (one worker: the same order). */
     CHECK(memcmp(seq[0], seq[1], USES * sizeof *seq[0]) == 0);

@@ -129,7 +129,7 @@ static int64_t gauge(lc_stage *s, const char *name)
     static lc_stage_metrics m;
     lc_standalone_flush(s, &m);
     lc_stage_metrics_merge(&totals, &m);
-    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, name);
+    const lc_metric_slot *g = lc_metrics_find(&m, name);
     return g ? g->value : -1;
 }
 
@@ -146,7 +146,7 @@ static bool wait_gauge(lc_stage *s, const char *name, int64_t value, double time
 
 static uint64_t total_count(const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(&totals, name);
+    const lc_metric_slot *c = lc_metrics_find(&totals, name);
     return c ? c->count : 0;
 }
 

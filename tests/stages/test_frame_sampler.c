@@ -114,8 +114,8 @@ static void test_threads(unsigned threads)
     }
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    const lc_metric_count *fin = lc_metrics_find_count(&m, "frames_in");
-    const lc_metric_count *fout = lc_metrics_find_count(&m, "frames_out");
+    const lc_metric_slot *fin = lc_metrics_find(&m, "frames_in");
+    const lc_metric_slot *fout = lc_metrics_find(&m, "frames_out");
     CHECK(fin && fin->count == BIG_TOTAL);
     CHECK(fout && fout->count == BIG_TOTAL);
     lc_standalone_free(s);
@@ -143,11 +143,11 @@ int main(void)
     }
     lc_stage_metrics m;
     double deadline = lc_now_seconds() + 10;
-    const lc_metric_gauge *g = NULL;
+    const lc_metric_slot *g = NULL;
     do {
         lc_sleep_seconds(0.01);
         lc_standalone_flush(s, &m);
-        g = lc_metrics_find_gauge(&m, "reservoir_size");
+        g = lc_metrics_find(&m, "reservoir_size");
     } while ((!g || g->value < R) && lc_now_seconds() < deadline);
     CHECK(g && g->value == R && g->has_capacity && g->capacity == R);
     lc_frame *none;
@@ -176,7 +176,7 @@ int main(void)
         CHECK_EQ_INT(seen[i], 1);
     CHECK(in_order < TOTAL / 10); /* shuffled, not passed through */
     lc_standalone_flush(s, &m);
-    g = lc_metrics_find_gauge(&m, "reservoir_size");
+    g = lc_metrics_find(&m, "reservoir_size");
     CHECK(g && g->value == 0);
     lc_standalone_free(s);
     lc_queue_free(in);

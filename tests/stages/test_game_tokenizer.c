@@ -59,7 +59,7 @@ static lc_game_item game(const char *played2, const char *best2, const char *fen
 
 static uint64_t count(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 
@@ -482,11 +482,11 @@ static void test_shuffle_same_samples(void)
         if (!same)
             fprintf(stderr, "%s: not the samples of shuffle_buffer: 0\n", yamls[i]);
         CHECK(same);
-        const lc_metric_gauge *fill = lc_metrics_find_gauge(&on.m, "shuffle_buffer");
+        const lc_metric_slot *fill = lc_metrics_find(&on.m, "shuffle_buffer");
         CHECK(fill && fill->value == 0 && fill->has_capacity); /* emptied */
         free(on.x);
     }
-    CHECK(lc_metrics_find_gauge(&off.m, "shuffle_buffer") == NULL);
+    CHECK(lc_metrics_find(&off.m, "shuffle_buffer") == NULL);
     free(off.x);
 }
 
@@ -582,11 +582,11 @@ static void test_shuffle_gauge_and_stop(void)
         CHECK_OK(lc_queue_put(in, &item, NULL));
     }
     lc_stage_metrics m;
-    const lc_metric_gauge *fill = NULL;
+    const lc_metric_slot *fill = NULL;
     uint64_t deadline = lc_now_ns() + 20000000000ull;
     for (;;) {
         lc_standalone_flush(s, &m);
-        fill = lc_metrics_find_gauge(&m, "shuffle_buffer");
+        fill = lc_metrics_find(&m, "shuffle_buffer");
         if (!fill || fill->value >= 20 * PLIES || lc_now_ns() > deadline)
             break;
         lc_sleep_seconds(0.001);

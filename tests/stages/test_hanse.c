@@ -109,8 +109,8 @@ static void test_proportions(const char *dir, const char *store)
                sd);
         CHECK(fabs(got - want) <= 4 * sd);
     }
-    const lc_metric_count *acc = lc_metrics_find_count(&m, "hanse_accepted");
-    const lc_metric_count *rej = lc_metrics_find_count(&m, "hanse_rejected");
+    const lc_metric_slot *acc = lc_metrics_find(&m, "hanse_accepted");
+    const lc_metric_slot *rej = lc_metrics_find(&m, "hanse_rejected");
     CHECK(acc && rej);
     if (acc && rej) {
         printf("accepted %llu, rejected %llu\n", (unsigned long long)acc->count,
@@ -121,7 +121,7 @@ static void test_proportions(const char *dir, const char *store)
         double r = (double)rej->count / (double)acc->count;
         CHECK(r > 0.5 && r < 0.7);
     }
-    const lc_metric_stat *w = lc_metrics_find_stat(&m, "chunk_weight");
+    const lc_metric_slot *w = lc_metrics_find(&m, "chunk_weight");
     CHECK(w && w->stats.min == 1 && w->stats.max == 4);
 }
 
@@ -135,7 +135,7 @@ static void test_gamma_zero(const char *dir)
         "1e9}}\n",
         2000, n, &m);
     /* Every draw accepted: each pass gives every game once. */
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "hanse_rejected")->count, 0);
+    CHECK_EQ_U64(lc_metrics_find(&m, "hanse_rejected")->count, 0);
     for (int k = 0; k < 4; k++)
         CHECK(n[k] >= 450 && n[k] <= 550);
 }
@@ -173,7 +173,7 @@ static void test_all_zero(void)
     CHECK_EQ_INT(got, 400);
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "hanse_rejected")->count, 0);
+    CHECK_EQ_U64(lc_metrics_find(&m, "hanse_rejected")->count, 0);
     lc_standalone_free(s);
     lc_queue_free(in);
     free(dir);
@@ -188,8 +188,8 @@ static void test_upstream_defaults(const char *dir)
     lc_stage_metrics m;
     run(dir, "chunk_pool_size: 1000\nthreads: 1\nstore_bytes: 0\nhanse: {threshold: 1}\n", 4000, n,
         &m);
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "hanse_rejected")->count, 0);
-    const lc_metric_stat *w = lc_metrics_find_stat(&m, "chunk_weight");
+    CHECK_EQ_U64(lc_metrics_find(&m, "hanse_rejected")->count, 0);
+    const lc_metric_slot *w = lc_metrics_find(&m, "chunk_weight");
     CHECK(w && w->stats.min == 1 && w->stats.max == 1);
     for (int k = 0; k < 4; k++)
         CHECK(n[k] >= 900 && n[k] <= 1100);
@@ -204,9 +204,9 @@ static void test_threshold_zero(const char *dir)
         "chunk_pool_size: 1000\nthreads: 1\nstore_bytes: 0\n"
         "hanse: {threshold: 0, position_weights: {q_weight: 1, pol_scale: 0, tau: 1e9}}\n",
         400, n, &m);
-    CHECK(lc_metrics_find_count(&m, "hanse_accepted") == NULL);
-    CHECK(lc_metrics_find_count(&m, "hanse_rejected") == NULL);
-    CHECK(lc_metrics_find_stat(&m, "chunk_weight") == NULL);
+    CHECK(lc_metrics_find(&m, "hanse_accepted") == NULL);
+    CHECK(lc_metrics_find(&m, "hanse_rejected") == NULL);
+    CHECK(lc_metrics_find(&m, "chunk_weight") == NULL);
     for (int k = 0; k < 4; k++)
         CHECK_EQ_U64(n[k], 100);
 }

@@ -349,7 +349,7 @@ static int64_t run_for(const char *dir, double seconds, size_t *games)
     }
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, "epoch");
+    const lc_metric_slot *g = lc_metrics_find(&m, "epoch");
     int64_t epochs = g ? g->value : -1;
     lc_standalone_stop(s);
     lc_standalone_free(s);

@@ -227,7 +227,7 @@ static uint64_t count(lc_stage *s, const char *name)
 {
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    const lc_metric_count *c = lc_metrics_find_count(&m, name);
+    const lc_metric_slot *c = lc_metrics_find(&m, name);
     return c ? c->count : 0;
 }
 

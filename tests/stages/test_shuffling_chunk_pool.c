@@ -105,13 +105,13 @@ static lc_stage *new_pool(const char *yaml, lc_queue *in, const lc_stage_env *en
 static uint64_t count_of(lc_stage *s, const char *name, lc_stage_metrics *m)
 {
     lc_standalone_flush(s, m);
-    const lc_metric_count *c = lc_metrics_find_count(m, name);
+    const lc_metric_slot *c = lc_metrics_find(m, name);
     return c ? c->count : 0;
 }
 
 static int64_t gauge_of(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_gauge *g = lc_metrics_find_gauge(m, name);
+    const lc_metric_slot *g = lc_metrics_find(m, name);
     return g ? g->value : -1;
 }
 
@@ -209,7 +209,7 @@ static void test_window_passes_eviction_and_anchor(void)
     CHECK_EQ_STR(text_of(&m, "anchor"), "game_000025.gz");
     CHECK_EQ_U64(since_anchor(&m), 4);
     CHECK_EQ_STR(text_of(&m, "last_chunk_key"), "game_000029.gz");
-    CHECK_EQ_U64(lc_metrics_find_count(&m, "sources_not_kept")->count, 20);
+    CHECK_EQ_U64(lc_metrics_find(&m, "sources_not_kept")->count, 20);
 
     /* New games: appended, counted, and the oldest whole sources leave. */
     games(dir, 30, 32);
@@ -348,16 +348,16 @@ static void test_bad_chunks_dropped_for_good(void)
     }
     lc_stage_metrics m;
     CHECK_EQ_U64(count_of(s, "dropped_chunks", &m), 4);
-    CHECK_EQ_INT(lc_metrics_find_count(&m, "dropped_chunks")->kind, LC_COUNT_DROP);
+    CHECK_EQ_INT(lc_metric_info_find(m.rows, "dropped_chunks")->kind, LC_METRIC_DROP);
     /* They leave the window's count and the anchor's (a trainer waits for
      * good games), and count as bad input (the screen's BAD column). */
     CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 4);
     CHECK_EQ_INT(gauge_of(&m, "chunks_since_anchor"), 4);
     CHECK_EQ_U64(since_anchor(&m), 4);
     uint64_t bad = 0;
-    for (int i = 0; i < m.n_count; i++)
-        if (strncmp(m.count[i].name, "bad_", 4) == 0)
-            bad += m.count[i].count;
+    for (int i = 0; i < m.n_rows; i++)
+        if (strncmp(m.rows[i].name, "bad_", 4) == 0)
+            bad += m.slot[i].count;
     CHECK_EQ_U64(bad, 4);
     for (int i = 4; i <= 7; i++) {
         char name[32];
@@ -556,7 +556,7 @@ static void collect_rank_late(const char *const *paths, size_t n_paths, uint32_t
     double deadline = lc_now_seconds() + 30;
     for (;;) {
         lc_standalone_flush(s, &m);
-        other += lc_metrics_find_count(&m, "other_rank_chunks")->count;
+        other += lc_metrics_find(&m, "other_rank_chunks")->count;
         while (lc_queue_try_get(s->output, &c) == 0)
             record_chunk(paths, n_paths, &c, seen, &distinct);
         if (gauge_of(&m, "initial_load_done") == 1 || lc_now_seconds() > deadline)
@@ -574,7 +574,7 @@ static void collect_rank_late(const char *const *paths, size_t n_paths, uint32_t
     deadline = lc_now_seconds() + 30;
     for (;;) {
         lc_standalone_flush(s, &m);
-        other += lc_metrics_find_count(&m, "other_rank_chunks")->count;
+        other += lc_metrics_find(&m, "other_rank_chunks")->count;
         in_window = gauge_of(&m, "chunks_in_window");
         if ((uint64_t)in_window + other == total_chunks || lc_now_seconds() > deadline)
             break;
@@ -810,7 +810,7 @@ static void test_window_gauge_with_tars(void)
     wait_initial_load(s, &m);
     CHECK_EQ_INT(gauge_of(&m, "chunks_in_window"), 10);
     CHECK_EQ_INT(gauge_of(&m, "chunks_held"), 20);
-    const lc_metric_gauge *g = lc_metrics_find_gauge(&m, "chunks_in_window");
+    const lc_metric_slot *g = lc_metrics_find(&m, "chunks_in_window");
     CHECK(g && g->has_capacity && g->capacity == 10);
     lc_queue_close(in);
     lc_standalone_free(s);

@@ -93,7 +93,7 @@ static lc_stage *start_pool(const char *dir, const char *yaml, lc_queue *in)
 
 static int64_t gauge_of(const lc_stage_metrics *m, const char *name)
 {
-    const lc_metric_gauge *g = lc_metrics_find_gauge(m, name);
+    const lc_metric_slot *g = lc_metrics_find(m, name);
     return g ? g->value : -1;
 }
 

@@ -512,8 +512,8 @@ static void test_ten_frames(layout_kind layout)
     CHECK_EQ_INT(get_batch(s, &extra), LC_ECLOSED);
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    const lc_metric_count *nb = lc_metrics_find_count(&m, "batches");
-    const lc_metric_count *np = lc_metrics_find_count(&m, "positions");
+    const lc_metric_slot *nb = lc_metrics_find(&m, "batches");
+    const lc_metric_slot *np = lc_metrics_find(&m, "positions");
     CHECK(nb && nb->count == 3);
     CHECK(np && np->count == 10);
     lc_standalone_free(s);
@@ -807,7 +807,7 @@ static void test_packed(layout_kind layout)
     CHECK(narrow_after_wide > 0);
     lc_stage_metrics m;
     lc_standalone_flush(s, &m);
-    const lc_metric_count *w = lc_metrics_find_count(&m, "widened_batches");
+    const lc_metric_slot *w = lc_metrics_find(&m, "widened_batches");
     CHECK(w && w->count == (uint64_t)widened);
     lc_batch_free(dense);
     lc_standalone_free(s);

@@ -113,27 +113,20 @@ void lc_chunk_store_describe_fill(lc_chunk_store *st, char *buf, size_t len)
              positions ? (double)used / (double)positions : 0.0);
 }
 
-void lc_chunk_store_flush(lc_chunk_store *st, lc_stage_metrics *m)
+void lc_chunk_store_flush(lc_chunk_store *st, lc_stage_metrics *m, const lc_chunk_store_rows *r)
 {
     if (!st->budget)
         return;
-    lc_metrics_add_count(m, "store_hits", atomic_exchange(&st->hits, 0));
-    lc_metrics_add_count(m, "store_misses", atomic_exchange(&st->misses, 0));
-    lc_metrics_add_count(m, "store_transcodes", atomic_exchange(&st->transcodes, 0));
-    lc_metrics_add_count(m, "store_over_budget", atomic_exchange(&st->over_budget, 0));
-    for (size_t i = 0; i <= LC_RECORD_CHECK_REASONS; i++) {
-        uint64_t n = atomic_exchange(&st->bad[i], 0);
-        if (!n) /* the pool's row is busy: only the reasons met */
-            continue;
-        char name[LC_METRIC_NAME_MAX];
-        snprintf(name, sizeof name, "bad_%s",
-                 i < LC_RECORD_CHECK_REASONS ? lc_record_check_reasons[i] : "other");
-        lc_metrics_add_bad(m, name, n);
-    }
+    lc_metric_add(m, r->hits, atomic_exchange(&st->hits, 0));
+    lc_metric_add(m, r->misses, atomic_exchange(&st->misses, 0));
+    lc_metric_add(m, r->transcodes, atomic_exchange(&st->transcodes, 0));
+    lc_metric_add(m, r->over_budget, atomic_exchange(&st->over_budget, 0));
+    for (int i = 0; i <= LC_RECORD_CHECK_REASONS; i++)
+        lc_metric_add(m, r->bad + i, atomic_exchange(&st->bad[i], 0));
     uint64_t used = atomic_load(&st->used), positions = atomic_load(&st->positions);
-    lc_metrics_set_gauge(m, "store_bytes", (int64_t)used, (int64_t)st->budget, true);
-    lc_metrics_set_gauge(m, "store_chunks", (int64_t)atomic_load(&st->chunks), 0, false);
-    lc_metrics_set_gauge(m, "store_positions", (int64_t)positions, 0, false);
-    lc_metrics_set_gauge(m, "store_bytes_per_position",
-                         positions ? (int64_t)((used + positions / 2) / positions) : 0, 0, false);
+    lc_metric_gauge_of(m, r->bytes, (int64_t)used, (int64_t)st->budget);
+    lc_metric_gauge(m, r->chunks, (int64_t)atomic_load(&st->chunks));
+    lc_metric_gauge(m, r->positions, (int64_t)positions);
+    lc_metric_gauge(m, r->bytes_per_position,
+                    positions ? (int64_t)((used + positions / 2) / positions) : 0);
 }

@@ -98,7 +98,14 @@ void lc_chunk_store_describe(const lc_chunk_store *st, char *buf, size_t len);
 /* "the store holds 1999 chunks in 63.9 MB (123.2 bytes a position)". */
 void lc_chunk_store_describe_fill(lc_chunk_store *st, char *buf, size_t len);
 
+/* Where the store's metrics are in its owner's table: a row each, and the
+ * first of LC_RECORD_CHECK_REASONS + 1 rows "bad_<reason>" ... "bad_other"
+ * (LC_RECORD_CHECK_REASON_LIST). */
+typedef struct lc_chunk_store_rows {
+    int hits, misses, transcodes, over_budget, bytes, chunks, positions, bytes_per_position, bad;
+} lc_chunk_store_rows;
+
 /* Counts since the last flush and the gauges, when the store is on. */
-void lc_chunk_store_flush(lc_chunk_store *st, lc_stage_metrics *m);
+void lc_chunk_store_flush(lc_chunk_store *st, lc_stage_metrics *m, const lc_chunk_store_rows *r);
 
 #endif

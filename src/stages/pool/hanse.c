@@ -90,13 +90,12 @@ bool lc_hanse_accept(lc_hanse *h, double weight, uint64_t global, uint32_t use, 
     return yes;
 }
 
-void lc_hanse_flush(lc_hanse *h, lc_stage_metrics *m)
+void lc_hanse_flush(lc_hanse *h, lc_stage_metrics *m, int row)
 {
-    lc_metrics_add_count(m, "hanse_accepted", atomic_exchange(&h->n_accepted, 0));
-    lc_metrics_add_count(m, "hanse_rejected", atomic_exchange(&h->n_rejected, 0));
-    lc_metrics_add_stat(m, "chunk_weight", &h->weights);
+    lc_metric_add(m, row + LC_HANSE_ACCEPTED, atomic_exchange(&h->n_accepted, 0));
+    lc_metric_add(m, row + LC_HANSE_REJECTED, atomic_exchange(&h->n_rejected, 0));
+    lc_metric_stat(m, row + LC_HANSE_WEIGHT, &h->weights);
     lc_stats_reset(&h->weights);
     /* In thousandths: gauges are whole numbers. */
-    lc_metrics_set_gauge(m, "max_chunk_weight_milli", (int64_t)llround(h->max_weight * 1000), 0,
-                         false);
+    lc_metric_gauge(m, row + LC_HANSE_MAX_WEIGHT, (int64_t)llround(h->max_weight * 1000));
 }

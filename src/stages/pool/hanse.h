@@ -75,6 +75,15 @@ void lc_hanse_new_pass(lc_hanse *h);
 bool lc_hanse_accept(lc_hanse *h, double weight, uint64_t global, uint32_t use, uint64_t pass);
 /* accepted, rejected, chunk_weight (statistics), max_chunk_weight
  * (caller holds the pool's mutex). */
-void lc_hanse_flush(lc_hanse *h, lc_stage_metrics *m);
+/* Its metric rows, in this order from a row of the owner's table
+ * (LC_HANSE_METRIC_ROWS lists them), written by lc_hanse_flush. */
+enum { LC_HANSE_ACCEPTED, LC_HANSE_REJECTED, LC_HANSE_WEIGHT, LC_HANSE_MAX_WEIGHT, LC_HANSE_ROWS_ };
+#define LC_HANSE_METRIC_ROWS                                                                       \
+    {"hanse_accepted", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "Hanse accepted", "accepted"},    \
+        {"hanse_rejected", "chunks",   LC_SHOW_PERCENT, LC_SHOW_NONZERO,                           \
+         "rejected",       "rejected", "hanse_accepted"},                                          \
+        {"chunk_weight", "weight", .kind = LC_METRIC_STAT},                                        \
+        {"max_chunk_weight_milli", "thousandths", .kind = LC_METRIC_GAUGE},
+void lc_hanse_flush(lc_hanse *h, lc_stage_metrics *m, int row);
 
 #endif

@@ -325,6 +325,52 @@ static void pool_fini(lc_stage *s)
     lc_mutex_destroy(&p->mu);
 }
 
+enum {
+    P_IN_WINDOW,
+    P_SINCE_ANCHOR,
+    P_SOURCES,
+    P_RESHUFFLES,
+    P_STORE_BYTES,
+    P_STORE_HITS,
+    P_STORE_TRANSCODES,
+    P_STORE_BYTES_PER_POSITION,
+    P_ANCHOR,
+    P_COUNT_FROM,
+    P_NEWEST_KEY,
+    P_EMITTED,
+    P_HANSE,
+    P_DROPPED = P_HANSE + LC_HANSE_ROWS_,
+    P_UNREADABLE,
+    P_SOURCES_ADDED,
+    P_REWRITTEN_SAME,
+    P_REWRITTEN_REPLACED,
+    P_EVICTED,
+    P_NOT_KEPT,
+    P_STALE_DRAWS,
+    P_OTHER_RANK,
+    P_FRESH_DRAWS,
+    P_HELD,
+    P_TOTAL,
+    P_INITIAL_DONE,
+    P_STORE_MISSES,
+    P_STORE_OVER_BUDGET,
+    P_STORE_CHUNKS,
+    P_STORE_POSITIONS,
+    P_STORE_BAD,
+};
+
+static const lc_chunk_store_rows store_rows = {
+    .hits = P_STORE_HITS,
+    .misses = P_STORE_MISSES,
+    .transcodes = P_STORE_TRANSCODES,
+    .over_budget = P_STORE_OVER_BUDGET,
+    .bytes = P_STORE_BYTES,
+    .chunks = P_STORE_CHUNKS,
+    .positions = P_STORE_POSITIONS,
+    .bytes_per_position = P_STORE_BYTES_PER_POSITION,
+    .bad = P_STORE_BAD,
+};
+
 static void pool_flush(lc_stage *s, lc_stage_metrics *m)
 {
     pool *p = s->priv;
@@ -332,88 +378,87 @@ static void pool_flush(lc_stage *s, lc_stage_metrics *m)
     double busy, total;
     lc_load_flush(&p->ingest_meter, &busy, &total);
     lc_metrics_add_load(m, "ingestion", busy, total, 1);
-    uint64_t dropped = atomic_exchange(&p->n_dropped, 0);
-    lc_metrics_add_count(m, "chunks_emitted", atomic_exchange(&p->n_emitted, 0));
-    lc_metrics_add_drop(m, "dropped_chunks", dropped);
-    /* Chunks that could not be read or inflated: bad input, for the BAD
-     * column (those that fail the checks count as bad_<reason>). */
-    lc_metrics_add_bad(m, "bad_unreadable_chunks", atomic_exchange(&p->n_unreadable, 0));
-    lc_metrics_add_count(m, "reshuffles", atomic_exchange(&p->n_reshuffles, 0));
-    lc_metrics_add_count(m, "sources_added", atomic_exchange(&p->n_sources_added, 0));
-    lc_metrics_add_count(m, "rewritten_same", atomic_exchange(&p->n_rewritten_same, 0));
-    lc_metrics_add_count(m, "rewritten_replaced", atomic_exchange(&p->n_rewritten_replaced, 0));
-    lc_metrics_add_count(m, "sources_evicted", atomic_exchange(&p->n_evicted, 0));
-    lc_metrics_add_count(m, "sources_not_kept", atomic_exchange(&p->n_not_kept, 0));
-    lc_metrics_add_count(m, "stale_draws", atomic_exchange(&p->n_stale_draws, 0));
-    lc_metrics_add_count(m, "other_rank_chunks", atomic_exchange(&p->n_other_rank, 0));
-    lc_metrics_add_count(m, "fresh_draws", atomic_exchange(&p->n_fresh_drawn, 0));
     lc_mutex_lock(&p->mu);
-    lc_metrics_set_gauge(m, "chunk_sources", (int64_t)lc_deque_len(&p->win.sources), 0, false);
+    lc_metric_gauge(m, P_SOURCES, (int64_t)lc_deque_len(&p->win.sources));
     /* Whole sources are held, so the oldest may reach below the window:
      * the window itself holds at most chunk_pool_size of them. */
     uint64_t good = p->win.in_window - p->win.dropped_held;
     uint64_t in_window = good < c->chunk_pool_size ? good : c->chunk_pool_size;
-    lc_metrics_set_gauge(m, "chunks_in_window", (int64_t)in_window, (int64_t)c->chunk_pool_size,
-                         true);
-    lc_metrics_set_gauge(m, "chunks_held", (int64_t)p->win.in_window, 0, false);
-    lc_metrics_set_gauge(m, "chunks_total", (int64_t)p->win.upper, 0, false);
-    lc_metrics_set_gauge(m, "initial_load_done", p->initial_done, 0, false);
-    lc_metrics_set_gauge(m, "chunks_since_anchor", (int64_t)p->win.since_anchor, 0, false);
-    lc_chunk_store_flush(&p->store, m);
-    lc_metrics_set_text(m, "anchor", p->win.anchor);
-    lc_metrics_set_text(m, "count_from", p->win.count_from);
-    lc_metrics_set_text(m, "last_chunk_key", p->win.newest_key);
+    lc_metric_gauge_of(m, P_IN_WINDOW, (int64_t)in_window, (int64_t)c->chunk_pool_size);
+    lc_metric_gauge(m, P_HELD, (int64_t)p->win.in_window);
+    lc_metric_gauge(m, P_TOTAL, (int64_t)p->win.upper);
+    lc_metric_gauge(m, P_INITIAL_DONE, p->initial_done);
+    lc_metric_gauge(m, P_SINCE_ANCHOR, (int64_t)p->win.since_anchor);
+    lc_chunk_store_flush(&p->store, m, &store_rows);
+    lc_metric_text(m, P_ANCHOR, p->win.anchor);
+    lc_metric_text(m, P_COUNT_FROM, p->win.count_from);
+    lc_metric_text(m, P_NEWEST_KEY, p->win.newest_key);
     if (p->hanse.cfg)
-        lc_hanse_flush(&p->hanse, m);
+        lc_hanse_flush(&p->hanse, m, P_HANSE);
     lc_mutex_unlock(&p->mu);
 }
 
+#define COUNT_AT(field) LC_METRIC_AT(pool, field)
+#define GAUGE .kind = LC_METRIC_GAUGE
+#define TEXT .kind = LC_METRIC_TEXT
+
 /* The pool's row: the window, the count since the anchor; its loading
  * row: the chunk store (when it has a budget). */
-#define BAD_REASON(r) {"bad_" #r, "chunks"},
+#define BAD_REASON(r) {"bad_" #r, "chunks", .kind = LC_METRIC_BAD},
 static const lc_metric_info pool_metrics[] = {
-    {"chunks_in_window", "chunks", LC_SHOW_FILL, 0, "in window", .role = LC_ROLE_WINDOW_FILL},
-    {"chunks_since_anchor", "chunks", LC_SHOW_SINCE_ANCHOR, .role = LC_ROLE_ANCHOR_COUNT},
-    {"chunk_sources", "sources", LC_SHOW_VALUE, LC_SHOW_DIM, "sources", "src"},
-    {"reshuffles", "passes", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "passes", ""},
-    {"store_bytes", "bytes", LC_SHOW_FILL, 0, "in store", .row = "loading"},
-    {"store_hits", "chunks", LC_SHOW_PERCENT, 0, "hits", .of = "store_misses", .row = "loading"},
-    {"store_transcodes", "chunks", LC_SHOW_RATE, LC_SHOW_NONZERO, "packed/s", "/s",
-     .row = "loading"},
-    {"store_bytes_per_position", "bytes/position", LC_SHOW_VALUE, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "B/position", "", .row = "loading"},
-    {"anchor", "", .role = LC_ROLE_ANCHOR},
-    {"count_from", "", .role = LC_ROLE_ANCHOR_FROM},
-    {"last_chunk_key", "", .role = LC_ROLE_NEWEST_KEY},
-    {"chunks_emitted", "chunks"},
-    {"hanse_accepted", "chunks", LC_SHOW_TOTAL, LC_SHOW_NONZERO, "Hanse accepted", "accepted"},
-    {"hanse_rejected", "chunks", LC_SHOW_PERCENT, LC_SHOW_NONZERO, "rejected", "rejected",
-     "hanse_accepted"},
-    {"chunk_weight", "weight"},
-    {"max_chunk_weight_milli", "thousandths"},
-    {"dropped_chunks", "chunks"},
-    {"bad_unreadable_chunks", "chunks"},
-    {"sources_added", "sources"},
-    {"rewritten_same", "sources", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "files written again, same", "same again"},
-    {"rewritten_replaced", "sources", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
-     "files replaced", "replaced"},
-    {"sources_evicted", "sources"},
-    {"sources_not_kept", "sources"},
-    {"stale_draws", "draws"},
-    {"other_rank_chunks", "chunks"},
-    {"fresh_draws", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO, "drawn fresh", "fresh"},
-    {"chunks_held", "chunks"},
-    {"chunks_total", "chunks"},
-    {"initial_load_done", ""},
-    {"store_misses", "chunks"},
-    {"store_over_budget", "chunks"},
-    {"store_chunks", "chunks"},
-    {"store_positions", "positions"},
-    LC_RECORD_CHECK_REASON_LIST(BAD_REASON){"bad_other", "chunks"},
+    [P_IN_WINDOW] = {"chunks_in_window", "chunks", LC_SHOW_FILL, 0, "in window",
+                     .role = LC_ROLE_WINDOW_FILL, GAUGE},
+    [P_SINCE_ANCHOR] = {"chunks_since_anchor", "chunks", LC_SHOW_SINCE_ANCHOR,
+                        .role = LC_ROLE_ANCHOR_COUNT, GAUGE},
+    [P_SOURCES] = {"chunk_sources", "sources", LC_SHOW_VALUE, LC_SHOW_DIM, "sources", "src", GAUGE},
+    [P_RESHUFFLES] = {"reshuffles", "passes", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+                      "passes", "", COUNT_AT(n_reshuffles)},
+    [P_STORE_BYTES] = {"store_bytes", "bytes", LC_SHOW_FILL, 0, "in store", .row = "loading",
+                       GAUGE},
+    [P_STORE_HITS] = {"store_hits", "chunks", LC_SHOW_PERCENT, 0, "hits", .of = "store_misses",
+                      .row = "loading"},
+    [P_STORE_TRANSCODES] = {"store_transcodes", "chunks", LC_SHOW_RATE, LC_SHOW_NONZERO, "packed/s",
+                            "/s", .row = "loading"},
+    [P_STORE_BYTES_PER_POSITION] = {"store_bytes_per_position", "bytes/position", LC_SHOW_VALUE,
+                                    LC_SHOW_DIM | LC_SHOW_NONZERO, "B/position", "",
+                                    .row = "loading", GAUGE},
+    [P_ANCHOR] = {"anchor", "", .role = LC_ROLE_ANCHOR, TEXT},
+    [P_COUNT_FROM] = {"count_from", "", .role = LC_ROLE_ANCHOR_FROM, TEXT},
+    [P_NEWEST_KEY] = {"last_chunk_key", "", .role = LC_ROLE_NEWEST_KEY, TEXT},
+    [P_EMITTED] = {"chunks_emitted", "chunks", COUNT_AT(n_emitted)},
+    [P_HANSE] = LC_HANSE_METRIC_ROWS[P_DROPPED] = {"dropped_chunks", "chunks",
+                                                   .kind = LC_METRIC_DROP, COUNT_AT(n_dropped)},
+    /* Chunks that could not be read or inflated: bad input, for the BAD
+     * column (those that fail the checks count as bad_<reason>). */
+    [P_UNREADABLE] = {"bad_unreadable_chunks", "chunks", .kind = LC_METRIC_BAD,
+                      COUNT_AT(n_unreadable)},
+    [P_SOURCES_ADDED] = {"sources_added", "sources", COUNT_AT(n_sources_added)},
+    [P_REWRITTEN_SAME] = {"rewritten_same", "sources", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+                          "files written again, same", "same again", COUNT_AT(n_rewritten_same)},
+    [P_REWRITTEN_REPLACED] = {"rewritten_replaced", "sources", LC_SHOW_TOTAL,
+                              LC_SHOW_DIM | LC_SHOW_NONZERO, "files replaced", "replaced",
+                              COUNT_AT(n_rewritten_replaced)},
+    [P_EVICTED] = {"sources_evicted", "sources", COUNT_AT(n_evicted)},
+    [P_NOT_KEPT] = {"sources_not_kept", "sources", COUNT_AT(n_not_kept)},
+    [P_STALE_DRAWS] = {"stale_draws", "draws", COUNT_AT(n_stale_draws)},
+    [P_OTHER_RANK] = {"other_rank_chunks", "chunks", COUNT_AT(n_other_rank)},
+    [P_FRESH_DRAWS] = {"fresh_draws", "chunks", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
+                       "drawn fresh", "fresh", COUNT_AT(n_fresh_drawn)},
+    [P_HELD] = {"chunks_held", "chunks", GAUGE},
+    [P_TOTAL] = {"chunks_total", "chunks", GAUGE},
+    [P_INITIAL_DONE] = {"initial_load_done", "", GAUGE},
+    [P_STORE_MISSES] = {"store_misses", "chunks"},
+    [P_STORE_OVER_BUDGET] = {"store_over_budget", "chunks"},
+    [P_STORE_CHUNKS] = {"store_chunks", "chunks", GAUGE},
+    [P_STORE_POSITIONS] = {"store_positions", "positions", GAUGE},
+    [P_STORE_BAD] =
+        LC_RECORD_CHECK_REASON_LIST(BAD_REASON){"bad_other", "chunks", .kind = LC_METRIC_BAD},
     {0},
 };
 #undef BAD_REASON
+#undef COUNT_AT
+#undef GAUGE
+#undef TEXT
 
 /* anchor-recount KEY (mu held): the anchor moves to KEY and the count is
  * made again from the window (lc_chunk_pool_recount_locked); before the
@@ -605,6 +650,7 @@ static unsigned pool_threads(const void *config)
 const lc_stage_class lc_shuffling_chunk_pool_class = {
     .type_name = "shuffling_chunk_pool",
     .summary = "keeps a shuffled window of the newest chunks; anchors count new games",
+    .flags = LC_STAGE_MIXES,
     .input = &lc_item_source,
     .output = &lc_item_chunk,
     .decouples = true, /* sources go into the window whatever is drawn */
