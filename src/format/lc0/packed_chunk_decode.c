@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#if LC_HAVE_LZ4
+#include <lz4.h>
+#endif
 
 /* Undo predict_steps on planes (in place), given the previous position's
  * planes, for the symmetry K (a constant where it is inlined: the
@@ -293,32 +296,60 @@ static bool decode_frames(lc_unpack_ctx *ctx, const block_sections *s, lc_frame 
  * long policies past the inline ones, u16]: a frame is then one copy of
  * what lies there (and of its overflow, rarely).
  */
-static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
+/* Block b of c decompressed to raw (room for `most` bytes), its size in
+ * *size: 0, or LC_EFORMAT when it does not decode to between fixed and
+ * most bytes. An LZ4 block does not say its size: it is what the block
+ * decodes to. */
+static int decompress(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, uint8_t *raw,
+                      size_t fixed, size_t most, size_t *size, lc_error *err)
 {
     const uint8_t *src = chunk_data(c) + c->off[b];
     size_t src_len = c->off[b + 1] - c->off[b];
-    unsigned long long size = ZSTD_getFrameContentSize(src, src_len);
+    if (c->codec == LC_PACK_LZ4) {
+#if LC_HAVE_LZ4
+        int got = LZ4_decompress_safe((const char *)src, (char *)raw, (int)src_len, (int)most);
+        if (got < 0 || (size_t)got < fixed)
+            return bad_block(err, c, b, got < 0 ? "does not decode (LZ4)" : "is short");
+        *size = (size_t)got;
+        return 0;
+#else
+        return bad_block(err, c, b, "is LZ4, which this build cannot decode");
+#endif
+    }
+    unsigned long long want = ZSTD_getFrameContentSize(src, src_len);
+    if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want < fixed ||
+        want > most)
+        return bad_block(err, c, b, "has a bad header");
+    size_t got = ZSTD_decompressDCtx(ctx->dctx, raw, (size_t)want, src, src_len);
+    if (ZSTD_isError(got) || got != want)
+        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
+    *size = got;
+    return 0;
+}
+
+static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
+{
     uint32_t first = b * c->block;
     uint32_t nb = c->n - first < c->block ? c->n - first : c->block;
     size_t fixed = (size_t)nb * (HEAD_BYTES + MASK_BYTES);
     /* At most: every word, and every policy index escaped. */
     size_t most = fixed + (size_t)nb * (PLANES_BYTES + (3 + 4) * LC_POLICY_SIZE);
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size < fixed ||
-        size > most)
-        return bad_block(err, c, b, "has a bad header");
-    /* An entry takes at least 5 bytes (an index byte and a value), so
-     * there are at most size / 5 of them and their u16 indices fit. */
+    /* Room for the most a block holds; what it uses is known once it is
+     * decoded. An entry takes at least 5 bytes (an index byte and a value),
+     * so there are at most size / 5 of them and their u16 indices fit. */
     size_t at = (ctx->used + 7) & ~(size_t)7;
     size_t frames_len = (size_t)nb * sizeof(lc_frame);
-    size_t raw_room = ((size_t)size + RAW_SLACK + 7) & ~(size_t)7;
-    size_t image = frames_len + raw_room + 2 * ((size_t)size / 5);
-    if (at + image > UINT32_MAX)
+    size_t room = frames_len + ((most + RAW_SLACK + 7) & ~(size_t)7) + 2 * (most / 5);
+    if (at + room > UINT32_MAX)
         return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
-    reserve(&ctx->buf, &ctx->cap, at + image);
+    reserve(&ctx->buf, &ctx->cap, at + room);
     uint8_t *raw = ctx->buf + at + frames_len;
-    size_t got = ZSTD_decompressDCtx(ctx->dctx, raw, (size_t)size, src, src_len);
-    if (ZSTD_isError(got) || got != size)
-        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
+    size_t size = 0;
+    int rc = decompress(c, ctx, b, raw, fixed, most, &size, err);
+    if (rc != 0)
+        return rc;
+    size_t raw_room = (size + RAW_SLACK + 7) & ~(size_t)7;
+    size_t image = frames_len + raw_room + 2 * (size / 5);
     memset(raw + size, 0, RAW_SLACK);
     block_sections s = {.heads = raw, .masks = raw + (size_t)nb * HEAD_BYTES, .words = raw + fixed};
     size_t tail = fixed + 8 * popcount_bytes(s.masks, (size_t)nb * MASK_BYTES);
