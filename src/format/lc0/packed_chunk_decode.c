@@ -78,12 +78,26 @@ static size_t popcount_bytes(const uint8_t *p, size_t n)
 
 #define NOT_DECODED UINT32_MAX
 
+/* A block decoded (decompressed) for the chunk held: where it lies in the
+ * context's buf (offsets, as buf moves when it grows) and how far its
+ * frames are made. A frame is made when it or one after it in its block
+ * is asked for (a position's planes are predicted from the one before
+ * it), so a use that wants one position of a block makes the frames up to
+ * it, half the block on average, not all of them. */
+typedef struct block_state {
+    uint32_t at;   /* its frames; NOT_DECODED */
+    uint32_t done; /* frames made, from its first */
+    uint32_t nb;   /* its positions */
+    /* The sections, and how far the frames made have read them. */
+    uint32_t heads, masks, words, indices, vals, values, extra;
+} block_state;
+
 struct lc_unpack_ctx {
     ZSTD_DCtx *dctx;
     uint64_t serial; /* the chunk whose blocks are held; 0 for none */
     uint8_t *buf;    /* decoded blocks, each at an 8-byte aligned offset */
     size_t cap, used;
-    uint32_t *block_at; /* per block of that chunk: its offset in buf */
+    block_state *blocks; /* per block of that chunk */
     /* Per position of a decoded block with more than LC_FRAME_INLINE_POLICY
      * entries: where the rest of its indices (u16) and values lie in buf. */
     uint32_t *idx_at, *val_at;
@@ -106,7 +120,7 @@ void lc_unpack_ctx_free(lc_unpack_ctx *ctx)
         return;
     ZSTD_freeDCtx(ctx->dctx);
     free(ctx->buf);
-    free(ctx->block_at);
+    free(ctx->blocks);
     free(ctx->idx_at);
     free(ctx->val_at);
     free(ctx);
@@ -126,7 +140,7 @@ static void begin_chunk(lc_unpack_ctx *ctx, const lc_packed_chunk *c)
     ctx->used = 0;
     if (ctx->cap_blocks < c->n_blocks) {
         ctx->cap_blocks = c->n_blocks;
-        ctx->block_at = lc_xrealloc(ctx->block_at, ctx->cap_blocks * sizeof *ctx->block_at);
+        ctx->blocks = lc_xrealloc(ctx->blocks, ctx->cap_blocks * sizeof *ctx->blocks);
     }
     if (ctx->cap_positions < c->n) {
         ctx->cap_positions = c->n;
@@ -134,7 +148,7 @@ static void begin_chunk(lc_unpack_ctx *ctx, const lc_packed_chunk *c)
         ctx->val_at = lc_xrealloc(ctx->val_at, ctx->cap_positions * sizeof *ctx->val_at);
     }
     for (uint32_t b = 0; b < c->n_blocks; b++)
-        ctx->block_at[b] = NOT_DECODED;
+        ctx->blocks[b].at = NOT_DECODED;
 }
 
 static uint16_t get_u16(const uint8_t *p)
@@ -252,50 +266,48 @@ static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, co
     return true;
 }
 
-/* The block's raw sections, as decode_block finds them. */
-typedef struct block_sections {
-    const uint8_t *heads, *masks, *words, *indices, *values;
-    size_t total; /* policy entries of the block */
-} block_sections;
-
 /*
- * Positions first.. of the block (nb of them) as frames, each whole but for
- * the overflow of a long policy, whose indices go to extra (u16, in buf)
- * and whose place ctx->idx_at and ctx->val_at note. False when the indices
- * do not fill their section exactly.
+ * The frames of block b (state st) up to position upto (exclusive) of the
+ * block, each whole but for the overflow of a long policy, whose indices
+ * go to the block's extra (u16, in buf) and whose place ctx->idx_at and
+ * ctx->val_at note. False when the indices run past their section, or,
+ * once the block's last frame is made, do not fill it exactly.
  */
-static bool decode_frames(lc_unpack_ctx *ctx, const block_sections *s, lc_frame *frames,
-                          uint32_t first, uint32_t nb, uint16_t *extra, uint32_t version)
+static bool decode_frames(lc_unpack_ctx *ctx, block_state *st, uint32_t first, uint32_t upto,
+                          uint32_t version)
 {
-    const uint8_t *words = s->words, *q = s->indices, *vals = s->values;
-    for (uint32_t p = 0; p < nb; p++) {
+    uint8_t *buf = ctx->buf;
+    lc_frame *frames = (lc_frame *)(void *)(buf + st->at);
+    const uint8_t *words = buf + st->words, *q = buf + st->indices, *vals = buf + st->vals;
+    const uint8_t *end = buf + st->values;
+    uint16_t *extra = (uint16_t *)(void *)(buf + st->extra);
+    for (uint32_t p = st->done; p < upto; p++) {
         lc_frame *f = &frames[p];
-        const uint8_t *h = s->heads + (size_t)p * HEAD_BYTES;
-        words = decode_words(f->planes, s->masks + (size_t)p * MASK_BYTES, words);
+        const uint8_t *h = buf + st->heads + (size_t)p * HEAD_BYTES;
+        words = decode_words(f->planes, buf + st->masks + (size_t)p * MASK_BYTES, words);
         if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK])
             unpredict_steps(frames[p - 1].planes, f->planes, h[H_SYM] & 7u, h[H_MASK]);
         read_head(h, f);
         f->version = version;
         unsigned n = f->n_policy;
-        if (!decode_indices(&q, s->values, n, vals, f, extra))
+        if (!decode_indices(&q, end, n, vals, f, extra))
             return false;
         unsigned inl = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
         if (n > inl) {
-            ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - ctx->buf);
-            ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - ctx->buf);
+            ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - buf);
+            ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - buf);
             extra += n - inl;
         }
         vals += 4 * (size_t)n;
     }
-    return q == s->values;
+    st->done = upto;
+    st->words = (uint32_t)(words - buf);
+    st->indices = (uint32_t)(q - buf);
+    st->vals = (uint32_t)(vals - buf);
+    st->extra = (uint32_t)((uint8_t *)extra - buf);
+    return upto < st->nb || q == end;
 }
 
-/*
- * Decode block b of c into ctx->buf as [its positions as frames][the block
- * as decompressed: heads, masks, words, indices, values][the indices of
- * long policies past the inline ones, u16]: a frame is then one copy of
- * what lies there (and of its overflow, rarely).
- */
 /* Block b of c decompressed to raw (room for `most` bytes), its size in
  * *size: 0, or LC_EFORMAT when it does not decode to between fixed and
  * most bytes. An LZ4 block does not say its size: it is what the block
@@ -327,6 +339,13 @@ static int decompress(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, 
     return 0;
 }
 
+/*
+ * Decompress block b of c into ctx->buf as [room for its positions as
+ * frames][the block as decompressed: heads, masks, words, indices,
+ * values][room for the indices of long policies past the inline ones,
+ * u16], and check its sections; decode_frames makes the frames, each
+ * then one copy of what lies there (and of its overflow, rarely).
+ */
 static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
 {
     uint32_t first = b * c->block;
@@ -351,19 +370,26 @@ static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b
     size_t raw_room = (size + RAW_SLACK + 7) & ~(size_t)7;
     size_t image = frames_len + raw_room + 2 * (size / 5);
     memset(raw + size, 0, RAW_SLACK);
-    block_sections s = {.heads = raw, .masks = raw + (size_t)nb * HEAD_BYTES, .words = raw + fixed};
-    size_t tail = fixed + 8 * popcount_bytes(s.masks, (size_t)nb * MASK_BYTES);
+    size_t tail =
+        fixed + 8 * popcount_bytes(raw + (size_t)nb * HEAD_BYTES, (size_t)nb * MASK_BYTES);
+    size_t total = 0; /* policy entries of the block */
     for (uint32_t p = 0; p < nb; p++)
-        s.total += get_u16(s.heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
+        total += get_u16(raw + (size_t)p * HEAD_BYTES + H_N_POLICY);
     /* The words, then at least a byte of index and 4 of value an entry. */
-    if (tail > size || 5 * s.total > size - tail)
+    if (tail > size || 5 * total > size - tail)
         return bad_block(err, c, b, "is inconsistent");
-    s.indices = raw + tail;
-    s.values = raw + size - 4 * s.total;
-    uint16_t *extra = (uint16_t *)(void *)(raw + raw_room);
-    if (!decode_frames(ctx, &s, (lc_frame *)(void *)(ctx->buf + at), first, nb, extra, c->version))
-        return bad_block(err, c, b, "is inconsistent");
-    ctx->block_at[b] = (uint32_t)at;
+    uint32_t r = (uint32_t)(at + frames_len);
+    ctx->blocks[b] = (block_state){
+        .at = (uint32_t)at,
+        .nb = nb,
+        .heads = r,
+        .masks = r + nb * HEAD_BYTES,
+        .words = r + (uint32_t)fixed,
+        .indices = r + (uint32_t)tail,
+        .vals = r + (uint32_t)(size - 4 * total),
+        .values = r + (uint32_t)(size - 4 * total),
+        .extra = r + (uint32_t)raw_room,
+    };
     ctx->used = at + image;
     ctx->decoded++;
     return 0;
@@ -379,12 +405,17 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
         return lc_error_set(err, LC_EFORMAT, "packed chunk: position %u of %u", i, c->n);
     begin_chunk(ctx, c);
     uint32_t b = i / c->block, p = i % c->block;
-    if (ctx->block_at[b] == NOT_DECODED) {
+    block_state *st = &ctx->blocks[b];
+    if (st->at == NOT_DECODED) {
         int rc = decode_block(c, ctx, b, err);
         if (rc != 0)
             return rc;
     }
-    memcpy(out, ctx->buf + ctx->block_at[b] + (size_t)p * sizeof *out, sizeof *out);
+    if (st->done <= p && !decode_frames(ctx, st, b * c->block, p + 1, c->version)) {
+        st->at = NOT_DECODED; /* decoded again if asked again: refused again */
+        return bad_block(err, c, b, "is inconsistent");
+    }
+    memcpy(out, ctx->buf + st->at + (size_t)p * sizeof *out, sizeof *out);
     if (out->n_policy > LC_FRAME_INLINE_POLICY) {
         size_t extra = out->n_policy - LC_FRAME_INLINE_POLICY;
         out->overflow_idx = lc_xmalloc(extra * sizeof *out->overflow_idx);
