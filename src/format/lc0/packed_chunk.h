@@ -75,7 +75,7 @@
  * else zstd at the context's level. Measured with callgrind on the
  * samples of tests/data, blocks of 8 (2026-11-29): LZ4 decodes a block in
  * about half of zstd's instructions (a position at 1/32, its block
- * decoded for it: 45,500 -> 20,200; at 1.0 about 6,150 -> 2,870 with the
+ * decoded for it: 45,500 -> 19,400; at 1.0 about 6,150 -> 2,930 with the
  * copy out) for 7% more bytes (148.7 a position against 139.2) and 60%
  * more instructions to pack (30,500 against 19,100 a position, once in a
  * chunk's life in the store). zstd's cost in a block this small is its
