@@ -172,9 +172,11 @@ class Pane:
         raise AssertionError("timed out waiting for %s%s; the screen:\n%s" % (what, why, text))
 
     def wait_rows(self):
+        # The header's reader, not the log's "reader connected to" line: the
+        # log shows it at once, the header at the next snapshot.
         return self.wait_for("the stage rows and a reader", lambda t: all(
-            re.search(r"^. %s\b" % s, t, re.M) for s in STAGES) and "reader connected" in t,
-            timeout=20)
+            re.search(r"^. %s\b" % s, t, re.M) for s in STAGES)
+            and "reader connected" in t.split("\n")[0], timeout=20)
 
     def close(self):
         _live.discard(self)
