@@ -53,6 +53,7 @@
  */
 #include "stages/stage.h"
 
+#include "core/cells.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/reservoir.h"
@@ -62,6 +63,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Frames a worker reads or writes at once. */
 #define BLOCK 64
@@ -259,6 +263,23 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
     for (unsigned i = 0; i < sm->n_shares; i++)
         fill += atomic_load(&sm->shares[i].fill);
     lc_metrics_set_gauge(m, "reservoir_size", (int64_t)fill, (int64_t)c->reservoir_size, true);
+    /* The process's frame cells (stages/items.h): frames out now of those
+     * carved, the free ones, the
+     * bytes of regions mapped and of their pages the last trim gave back. */
+    lc_cells_stats st;
+    lc_frame_cells_stats(&st);
+    lc_metrics_set_gauge(m, "frame_cells", (int64_t)st.live, (int64_t)st.carved, true);
+    lc_metrics_set_gauge(m, "frame_cells_mapped", (int64_t)st.mapped, 0, false);
+    lc_metrics_set_gauge(m, "frame_cells_depot", (int64_t)st.depot, 0, false);
+    lc_metrics_set_gauge(m, "frame_cells_released", (int64_t)st.released, 0, false);
+#ifdef __GLIBC__
+    /* glibc's malloc, every arena: bytes its heaps took from the system,
+     * of them free, and blocks mapped on their own. */
+    struct mallinfo2 mi = mallinfo2();
+    lc_metrics_set_gauge(m, "malloc_heaps", (int64_t)mi.arena, 0, false);
+    lc_metrics_set_gauge(m, "malloc_free", (int64_t)mi.fordblks, 0, false);
+    lc_metrics_set_gauge(m, "malloc_mapped", (int64_t)mi.hblkhd, 0, false);
+#endif
 }
 
 static const lc_metric_info sampler_metrics[] = {
@@ -268,6 +289,13 @@ static const lc_metric_info sampler_metrics[] = {
     {"frames_out", "frames"},
     {"fresh_leads", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
      "fresh games' first positions passed on at once", "fresh"},
+    {"frame_cells", "frames"},
+    {"frame_cells_mapped", "bytes"},
+    {"frame_cells_depot", "frames"},
+    {"frame_cells_released", "bytes"},
+    {"malloc_heaps", "bytes"},
+    {"malloc_free", "bytes"},
+    {"malloc_mapped", "bytes"},
     {0},
 };
 
