@@ -55,7 +55,7 @@ struct lc_cells {
     /* The depot, under mu: magazines holding free cells, and empty ones.
      * `full` is used first; `cold` holds what the last trim set aside, its
      * pages given back where no cell out shares them. */
-    magazine *full, *cold, *empty;
+    magazine *full, *full_last, *cold, *empty;
     uint64_t full_cells, cold_cells;
     /* Trimming, under mu: the fewest cells `full` held since the last trim,
      * when the next is due, how often, the cells kept beyond, and the bytes
@@ -89,6 +89,33 @@ static void mag_push(magazine **list, magazine *m)
     *list = m;
 }
 
+/* The depot's full magazines: taken from the top; a magazine given back
+ * goes on top (the cells most lately used are used again first), or, while
+ * a trim has left cold cells, at the bottom, so that the low cells a trim
+ * put on top are used first and the freed ones wait for the next trim to
+ * sort them (Trimming). */
+static magazine *full_pop(lc_cells *c)
+{
+    magazine *m = mag_pop(&c->full);
+    if (!c->full)
+        c->full_last = NULL;
+    return m;
+}
+
+static void full_give(lc_cells *c, magazine *m)
+{
+    c->full_cells += m->n;
+    if (c->cold_cells && c->full_last) {
+        m->next = NULL;
+        c->full_last->next = m;
+        c->full_last = m;
+        return;
+    }
+    mag_push(&c->full, m);
+    if (!c->full_last)
+        c->full_last = m;
+}
+
 static magazine *mag_new(void)
 {
     magazine *m = lc_xmalloc(sizeof *m);
@@ -102,8 +129,7 @@ static magazine *mag_new(void)
 static void give_back(lc_cells *c, magazine *m)
 {
     if (m->n) {
-        c->full_cells += m->n;
-        mag_push(&c->full, m);
+        full_give(c, m);
     } else {
         mag_push(&c->empty, m);
     }
@@ -222,7 +248,7 @@ static void carve(lc_cells *c, magazine *m)
 static void refill(lc_cells *c, tcache *t)
 {
     lc_mutex_lock(&c->mu);
-    magazine *f = mag_pop(&c->full);
+    magazine *f = full_pop(c);
     if (f) {
         c->full_cells -= f->n;
         if (c->full_cells < c->low)
@@ -287,7 +313,7 @@ static void **depot_sorted(lc_cells *c, uint64_t n, magazine **mags)
             mag_push(mags, m);
         }
     }
-    c->full = c->cold = NULL;
+    c->full = c->full_last = c->cold = NULL;
     qsort(all, k, sizeof *all, by_address);
     return all;
 }
@@ -362,23 +388,26 @@ static void restock(magazine **list, void **cells, size_t n, magazine **mags)
  * last one, less the slack, were not needed; the depot is sorted by
  * address, as many of its highest cells are set aside as cold, the regions
  * wholly cold unmapped and the pages of the others' runs of cold cells
- * given back. The cells used next are the lowest, so what is out gathers
- * there and the high regions empty. */
+ * given back. While cold cells are left, each trim sorts the depot again:
+ * a cell freed high up turns cold and a low cold one takes its place, so
+ * what is out gathers at the lowest addresses and the high regions empty. */
 static void trim_locked(lc_cells *c)
 {
     c->next_trim_ns = lc_now_ns() + c->trim_every_ns;
-    uint64_t idle = c->low;
+    uint64_t excess = c->low > c->slack ? c->low - c->slack : 0;
     c->low = c->full_cells;
-    if (idle <= c->slack)
+    if (!excess && !c->cold_cells)
         return;
     uint64_t n = c->full_cells + c->cold_cells;
     magazine *mags = NULL;
     void **all = depot_sorted(c, n, &mags);
-    size_t hot = (size_t)(c->full_cells - (idle - c->slack));
+    size_t hot = (size_t)(c->full_cells - excess);
     size_t cold = unmap_free_regions(c, all + hot, (size_t)(n - hot));
     c->released = give_back_pages(all + hot, cold, c->cell);
     restock(&c->cold, all + hot, cold, &mags);
     restock(&c->full, all, hot, &mags);
+    for (c->full_last = c->full; c->full_last && c->full_last->next;)
+        c->full_last = c->full_last->next;
     c->full_cells = c->low = hot;
     c->cold_cells = cold;
     while (mags)
@@ -397,8 +426,7 @@ void lc_cells_trim(lc_cells *c)
 static void spill(lc_cells *c, tcache *t)
 {
     lc_mutex_lock(&c->mu);
-    c->full_cells += t->prev->n;
-    mag_push(&c->full, t->prev);
+    full_give(c, t->prev);
     t->prev = t->loaded;
     t->loaded = mag_pop(&c->empty);
     if (c->trim_every_ns && lc_now_ns() >= c->next_trim_ns)

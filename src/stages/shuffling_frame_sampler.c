@@ -11,7 +11,8 @@
  * frame is never copied here. The slots are reserved at init but their
  * pages are only touched as the reservoir fills, and a frame's cell goes
  * back for reuse when the frame leaves the chain: resident memory follows
- * the most frames held at once (core/cells.h keeps freed cells).
+ * the most frames held at once lately (core/cells.h keeps freed cells and
+ * gives back those a period did not need).
  *
  * Threads. With `threads: N` each worker owns a reservoir of its own, R / N
  * slots (the first R mod N get one more), takes frames from the shared input
