@@ -365,6 +365,7 @@ class Soak:
         self.names = []  # the games in the data folder
         self.k = 0
         self.samples = []  # (t, rss KiB, fds, threads)
+        self.restarts = []  # (t of the stop, t when the start returned)
         self.seen = set()  # (run_id, seq)
         self.read = self.lost = self.duplicated = self.torn = 0
         self.actions = {}
@@ -467,10 +468,12 @@ class Soak:
 
     def stops(self):
         while not self.stop.wait(self.args.stop_every):
+            t = time.monotonic() - self.t0
             for cmd in ("stop", "start"):
                 r = self.ctl(cmd)
                 if r.returncode != 0:
                     self.errors.append("ctl %s: %s" % (cmd, r.stderr.strip()))
+            self.restarts.append((t, time.monotonic() - self.t0))
             self.count("stop and start")
 
     # -- an operator's hostile events (issue 35, items 5 and 6) -------------
@@ -612,7 +615,7 @@ class Soak:
         proc = subprocess.Popen([self.lcmon, "--no-ui", "--status-interval", "0", "--config",
                                  cfg, "--socket", self.sock], stdout=subprocess.DEVNULL,
                                 stderr=log, env=env)
-        t0 = time.monotonic()
+        t0 = self.t0 = time.monotonic()
         self.highest = {}
         threads = [threading.Thread(target=fn, name=fn.__name__, daemon=True) for fn in
                    (self.companion, self.clients, self.stops, self.trainer,
@@ -654,18 +657,33 @@ class Soak:
         if not self.stop.wait(min(self.args.seconds * 0.2, 60)):
             events.run(self.stop)
 
+    def print_samples(self):
+        """The samples a row an interval: the least and the most of each
+        (one sample a row would show the dip of a restart whenever the rows
+        fall in step with the stops: memory is lower while the new pipeline
+        fills its window and reservoir), and the restarts in it."""
+        secs = self.args.seconds
+        every = 5 if secs <= 120 else 30 if secs <= 900 else 60
+        print("%8s %15s %9s %9s %9s" % ("until s", "RSS MB min-max", "fds", "threads",
+                                         "restarts"))
+        rows = {}
+        for s in self.samples:
+            rows.setdefault(int(s[0] // every), []).append(s)
+        for k in sorted(rows):
+            r = rows[k]
+            lo, hi = k * every, (k + 1) * every
+            n = sum(1 for t, _ in self.restarts if lo <= t < hi)
+            print("%8.0f %7.1f-%-7.1f %4d-%-4d %4d-%-4d %9d"
+                  % (min(hi, r[-1][0]), min(x[1] for x in r) / 1024, max(x[1] for x in r) / 1024,
+                     min(x[2] for x in r), max(x[2] for x in r), min(x[3] for x in r),
+                     max(x[3] for x in r), n))
+
     def report(self, rc, died, log_path):
         failed = []
         print("soak: %.0f s; actions: %s" % (self.args.seconds, ", ".join(
             "%s %d" % kv for kv in sorted(self.actions.items()))))
         print("the loader's malloc: %s" % (self.malloc or "glibc's, as configured"))
-        print("%8s %10s %6s %8s" % ("time s", "RSS MB", "fds", "threads"))
-        secs = self.args.seconds
-        every, next_t = (5 if secs <= 120 else 30 if secs <= 900 else 60), 0
-        for i, (t, rss, fds, thr) in enumerate(self.samples):
-            if t >= next_t or i == len(self.samples) - 1:
-                print("%8.0f %10.1f %6d %8d" % (t, rss / 1024, fds, thr))
-                next_t = (t // every + 1) * every
+        self.print_samples()
         print("batches read %d, lost %d, read twice %d (torn by a stop or restart: %d)"
               % (self.read, self.lost, self.duplicated, self.torn))
         if died is not None:

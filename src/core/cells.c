@@ -1,11 +1,14 @@
 #include "core/cells.h"
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/thread.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CELLS_ASAN 1
@@ -49,9 +52,15 @@ struct lc_cells {
     unsigned id;
     pthread_key_t key; /* the thread's tcache, given back at its exit */
     pthread_mutex_t mu;
-    /* The depot, under mu: magazines holding free cells, and empty ones. */
-    magazine *full, *empty;
-    uint64_t depot_cells;
+    /* The depot, under mu: magazines holding free cells, and empty ones.
+     * `full` is used first; `cold` holds what the last trim set aside, its
+     * pages given back where no cell out shares them. */
+    magazine *full, *full_last, *cold, *empty;
+    uint64_t full_cells, cold_cells;
+    /* Trimming, under mu: the fewest cells `full` held since the last trim,
+     * when the next is due, how often, the cells kept beyond, and the bytes
+     * given back so far. */
+    uint64_t low, next_trim_ns, trim_every_ns, slack, released;
     /* Carving, under mu. */
     char *region;
     size_t region_used;
@@ -80,6 +89,33 @@ static void mag_push(magazine **list, magazine *m)
     *list = m;
 }
 
+/* The depot's full magazines: taken from the top; a magazine given back
+ * goes on top (the cells most lately used are used again first), or, while
+ * a trim has left cold cells, at the bottom, so that the low cells a trim
+ * put on top are used first and the freed ones wait for the next trim to
+ * sort them (Trimming). */
+static magazine *full_pop(lc_cells *c)
+{
+    magazine *m = mag_pop(&c->full);
+    if (!c->full)
+        c->full_last = NULL;
+    return m;
+}
+
+static void full_give(lc_cells *c, magazine *m)
+{
+    c->full_cells += m->n;
+    if (c->cold_cells && c->full_last) {
+        m->next = NULL;
+        c->full_last->next = m;
+        c->full_last = m;
+        return;
+    }
+    mag_push(&c->full, m);
+    if (!c->full_last)
+        c->full_last = m;
+}
+
 static magazine *mag_new(void)
 {
     magazine *m = lc_xmalloc(sizeof *m);
@@ -93,8 +129,7 @@ static magazine *mag_new(void)
 static void give_back(lc_cells *c, magazine *m)
 {
     if (m->n) {
-        c->depot_cells += m->n;
-        mag_push(&c->full, m);
+        full_give(c, m);
     } else {
         mag_push(&c->empty, m);
     }
@@ -158,7 +193,34 @@ lc_cells *lc_cells_new(const char *name, size_t size)
     if (pthread_key_create(&c->key, tcache_exit) != 0)
         lc_fatal("cells %s: no thread key left", name);
     lc_mutex_init(&c->mu);
+    lc_cells_set_trim(c, LC_CELLS_TRIM_SECONDS, LC_CELLS_TRIM_SLACK);
     return c;
+}
+
+void lc_cells_set_trim(lc_cells *c, double seconds, size_t slack_bytes)
+{
+    lc_mutex_lock(&c->mu);
+    c->trim_every_ns = (uint64_t)(seconds * 1e9);
+    c->next_trim_ns = lc_now_ns() + c->trim_every_ns;
+    c->slack = slack_bytes / c->cell;
+    lc_mutex_unlock(&c->mu);
+}
+
+/* A region, aligned to its size: the region of a cell is its address
+ * rounded down. */
+static char *map_region(lc_cells *c)
+{
+    size_t n = 2 * (size_t)LC_CELLS_REGION;
+    char *r = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        lc_fatal("cells %s: cannot map %u MB more", c->name, LC_CELLS_REGION >> 20);
+    char *at = (char *)(((uintptr_t)r + LC_CELLS_REGION - 1) & ~(uintptr_t)(LC_CELLS_REGION - 1));
+    if (at > r)
+        munmap(r, (size_t)(at - r));
+    if (at + LC_CELLS_REGION < r + n)
+        munmap(at + LC_CELLS_REGION, (size_t)(r + n - at - LC_CELLS_REGION));
+    POISON(at, LC_CELLS_REGION);
+    return at;
 }
 
 /* Fill m (empty) with new cells, carved from the regions (the lock held). */
@@ -166,11 +228,7 @@ static void carve(lc_cells *c, magazine *m)
 {
     while (m->n < LC_CELLS_MAGAZINE) {
         if (!c->region || c->region_used + c->cell > LC_CELLS_REGION) {
-            void *r = mmap(NULL, LC_CELLS_REGION, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (r == MAP_FAILED)
-                lc_fatal("cells %s: cannot map %u MB more", c->name, LC_CELLS_REGION >> 20);
-            POISON(r, LC_CELLS_REGION);
+            char *r = map_region(c);
             if (c->n_regions == c->cap_regions) {
                 c->cap_regions = c->cap_regions ? 2 * c->cap_regions : 16;
                 c->regions = lc_xrealloc(c->regions, c->cap_regions * sizeof *c->regions);
@@ -186,13 +244,19 @@ static void carve(lc_cells *c, magazine *m)
 }
 
 /* Both magazines empty: trade the empty previous one for a full one from
- * the depot, or carve. */
+ * the depot (the cold ones last), or carve. */
 static void refill(lc_cells *c, tcache *t)
 {
     lc_mutex_lock(&c->mu);
-    magazine *f = mag_pop(&c->full);
+    magazine *f = full_pop(c);
     if (f) {
-        c->depot_cells -= f->n;
+        c->full_cells -= f->n;
+        if (c->full_cells < c->low)
+            c->low = c->full_cells;
+    } else if ((f = mag_pop(&c->cold))) {
+        c->cold_cells -= f->n;
+    }
+    if (f) {
         mag_push(&c->empty, t->prev);
         t->prev = t->loaded;
         t->loaded = f;
@@ -227,14 +291,146 @@ void *lc_cells_alloc(lc_cells *c)
     return cell;
 }
 
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every free cell of the depot (n), sorted by address; the emptied
+ * magazines onto *mags. */
+static void **depot_sorted(lc_cells *c, uint64_t n, magazine **mags)
+{
+    void **all = lc_xmalloc((n ? n : 1) * sizeof *all);
+    uint64_t k = 0;
+    magazine *lists[2] = {c->full, c->cold};
+    for (int l = 0; l < 2; l++) {
+        for (magazine *m = lists[l], *next; m; m = next) {
+            next = m->next;
+            memcpy(all + k, m->cell, m->n * sizeof *all);
+            k += m->n;
+            m->n = 0;
+            mag_push(mags, m);
+        }
+    }
+    c->full = c->full_last = c->cold = NULL;
+    qsort(all, k, sizeof *all, by_address);
+    return all;
+}
+
+static void unmap_region(lc_cells *c, char *r)
+{
+    for (size_t i = 0; i < c->n_regions; i++) {
+        if (c->regions[i] == r) {
+            c->regions[i] = c->regions[--c->n_regions];
+            break;
+        }
+    }
+    UNPOISON(r, LC_CELLS_REGION);
+    munmap(r, LC_CELLS_REGION);
+}
+
+/* The regions every cell of which is in cells[0..n) (sorted), but the one
+ * being carved, are unmapped and their cells dropped; returns the cells
+ * left, moved to the front. */
+static size_t unmap_free_regions(lc_cells *c, void **cells, size_t n)
+{
+    const uintptr_t mask = ~(uintptr_t)(LC_CELLS_REGION - 1);
+    size_t per = LC_CELLS_REGION / c->cell, kept = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        uintptr_t base = (uintptr_t)cells[i] & mask;
+        for (j = i; j < n && ((uintptr_t)cells[j] & mask) == base; j++)
+            ;
+        if (j - i == per && (char *)base != c->region) {
+            unmap_region(c, (char *)base);
+            c->carved -= per;
+        } else {
+            memmove(cells + kept, cells + i, (j - i) * sizeof *cells);
+            kept += j - i;
+        }
+    }
+    return kept;
+}
+
+/* The pages wholly inside runs of adjacent free cells (sorted) go back to
+ * the system (read again as zeros); returns their bytes. */
+static uint64_t give_back_pages(void **cells, size_t n, size_t cell)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uint64_t bytes = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && (char *)cells[j] == (char *)cells[j - 1] + cell; j++)
+            ;
+        uintptr_t from = ((uintptr_t)cells[i] + page - 1) & ~(page - 1);
+        uintptr_t to = ((uintptr_t)cells[j - 1] + cell) & ~(page - 1);
+        if (to > from && madvise((void *)from, to - from, MADV_DONTNEED) == 0)
+            bytes += to - from;
+    }
+    return bytes;
+}
+
+/* cells[0..n) into magazines on *list, the lowest addresses on top;
+ * magazines from *mags. */
+static void restock(magazine **list, void **cells, size_t n, magazine **mags)
+{
+    for (size_t k = (n + LC_CELLS_MAGAZINE - 1) / LC_CELLS_MAGAZINE; k-- > 0;) {
+        magazine *m = mag_pop(mags);
+        if (!m)
+            m = mag_new();
+        size_t from = k * LC_CELLS_MAGAZINE;
+        m->n = (unsigned)(n - from < LC_CELLS_MAGAZINE ? n - from : LC_CELLS_MAGAZINE);
+        memcpy(m->cell, cells + from, m->n * sizeof *cells);
+        mag_push(list, m);
+    }
+}
+
+/* The trim (the lock held): the cells that stayed in the depot since the
+ * last one, less the slack, were not needed; the depot is sorted by
+ * address, as many of its highest cells are set aside as cold, the regions
+ * wholly cold unmapped and the pages of the others' runs of cold cells
+ * given back. While cold cells are left, each trim sorts the depot again:
+ * a cell freed high up turns cold and a low cold one takes its place, so
+ * what is out gathers at the lowest addresses and the high regions empty. */
+static void trim_locked(lc_cells *c)
+{
+    c->next_trim_ns = lc_now_ns() + c->trim_every_ns;
+    uint64_t excess = c->low > c->slack ? c->low - c->slack : 0;
+    c->low = c->full_cells;
+    if (!excess && !c->cold_cells)
+        return;
+    uint64_t n = c->full_cells + c->cold_cells;
+    magazine *mags = NULL;
+    void **all = depot_sorted(c, n, &mags);
+    size_t hot = (size_t)(c->full_cells - excess);
+    size_t cold = unmap_free_regions(c, all + hot, (size_t)(n - hot));
+    c->released = give_back_pages(all + hot, cold, c->cell);
+    restock(&c->cold, all + hot, cold, &mags);
+    restock(&c->full, all, hot, &mags);
+    for (c->full_last = c->full; c->full_last && c->full_last->next;)
+        c->full_last = c->full_last->next;
+    c->full_cells = c->low = hot;
+    c->cold_cells = cold;
+    while (mags)
+        mag_push(&c->empty, mag_pop(&mags));
+    free(all);
+}
+
+void lc_cells_trim(lc_cells *c)
+{
+    lc_mutex_lock(&c->mu);
+    trim_locked(c);
+    lc_mutex_unlock(&c->mu);
+}
+
 /* Both magazines full: the previous one goes to the depot, for an empty. */
 static void spill(lc_cells *c, tcache *t)
 {
     lc_mutex_lock(&c->mu);
-    c->depot_cells += t->prev->n;
-    mag_push(&c->full, t->prev);
+    full_give(c, t->prev);
     t->prev = t->loaded;
     t->loaded = mag_pop(&c->empty);
+    if (c->trim_every_ns && lc_now_ns() >= c->next_trim_ns)
+        trim_locked(c);
     lc_mutex_unlock(&c->mu);
     if (!t->loaded)
         t->loaded = mag_new();
@@ -269,8 +465,10 @@ void lc_cells_stats_get(lc_cells *c, lc_cells_stats *out)
     }
     *out = (lc_cells_stats){.live = allocs - frees,
                             .carved = c->carved,
-                            .depot = c->depot_cells,
+                            .depot = c->full_cells + c->cold_cells,
+                            .cold = c->cold_cells,
                             .mapped = (uint64_t)c->n_regions * LC_CELLS_REGION,
+                            .released = c->released,
                             .cell = c->cell};
     lc_mutex_unlock(&c->mu);
 }
@@ -294,6 +492,7 @@ void lc_cells_destroy(lc_cells *c)
     if (c->threads)
         lc_fatal("cells %s: destroyed while a thread still uses it", c->name);
     free_list(c->full);
+    free_list(c->cold);
     free_list(c->empty);
     for (size_t i = 0; i < c->n_regions; i++) {
         UNPOISON(c->regions[i], LC_CELLS_REGION);

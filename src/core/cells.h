@@ -8,11 +8,9 @@
  * rounded up to 8 bytes (a frame's cell is the frame's size, so frames
  * take no more memory than they did by value; cells written by two threads
  * at once share at most a cache line at their edges); a page is resident
- * from the first cell written on it. A freed cell is kept for reuse, never given back to
- * the system while the pool lives (lc_cells_destroy unmaps everything), so
- * the memory a pool holds is the most cells it ever had out at once and
- * the free ones cached (below), whatever the pattern of frees: cells are
- * recycled one by one, no region waits for its last cell.
+ * from the first cell written on it. A freed cell is kept for reuse, so
+ * the memory a pool holds follows the most cells it had out at once
+ * lately, not ever: see Trimming.
  *
  * Magazines. Each thread keeps, per pool, two magazines of up to
  * LC_CELLS_MAGAZINE free cells: it allocates from them and frees into them
@@ -25,6 +23,19 @@
  * depot when it exits. So the cells carved are at most the most cells out
  * at once plus two magazines a thread that used the pool and one more:
  * lc_cells_stats says both, and the unit test holds the pool to it.
+ *
+ * Trimming. The depot's free cells that no thread took for a whole period
+ * (LC_CELLS_TRIM_SECONDS, checked as cells come back to the depot), beyond
+ * a slack (LC_CELLS_TRIM_SLACK bytes), were not needed: the depot is sorted
+ * by address and that many of its highest cells set aside as cold (used
+ * only when no other is free); a region all of whose cells are cold is
+ * unmapped, and the pages of the other cold cells that no cell out shares
+ * are given back (madvise MADV_DONTNEED: read again as zeros). The lowest
+ * free cells are used first, so what is out gathers low and the high
+ * regions empty: after a burst (a stage restarting, a reader stopping and
+ * every queue full) the resident memory comes back down within a few
+ * periods. The cost is a sort of the depot once a period while it holds
+ * more than it needs, and page faults when cold cells are used again.
  *
  * Prefetching. An allocation asks the memory for the next cell the thread
  * will get, for writing: a cell freed by another thread, or long ago, is
@@ -45,17 +56,23 @@
 
 #define LC_CELLS_MAGAZINE 16
 #define LC_CELLS_REGION (4u << 20)
+/* Trimming's defaults: the period, and the free cells' bytes kept beyond
+ * what a period used (lc_cells_set_trim changes both). */
+#define LC_CELLS_TRIM_SECONDS 5.0
+#define LC_CELLS_TRIM_SLACK (1u << 20)
 /* Pools a process may make in all (each has a slot in every thread's cache). */
 #define LC_CELLS_MAX_POOLS 16
 
 typedef struct lc_cells lc_cells;
 
 typedef struct lc_cells_stats {
-    uint64_t live;   /* cells allocated and not freed */
-    uint64_t carved; /* cells ever carved from regions: live + cached */
-    uint64_t depot;  /* free cells in the depot's magazines */
-    uint64_t mapped; /* bytes of regions mapped */
-    size_t cell;     /* bytes a cell (the size asked, rounded up to 8) */
+    uint64_t live;     /* cells allocated and not freed */
+    uint64_t carved;   /* cells ever carved from regions: live + cached */
+    uint64_t depot;    /* free cells in the depot's magazines */
+    uint64_t cold;     /* of them, set aside by a trim (Trimming) */
+    uint64_t mapped;   /* bytes of regions mapped */
+    uint64_t released; /* bytes of their pages the last trim gave back */
+    size_t cell;       /* bytes a cell (the size asked, rounded up to 8) */
 } lc_cells_stats;
 
 /* A pool of cells of at least `size` bytes; `name` (a literal) is for
@@ -65,6 +82,11 @@ lc_cells *lc_cells_new(const char *name, size_t size);
 void *lc_cells_alloc(lc_cells *c);
 /* Give a cell of this pool back (any thread); NULL is fine. */
 void lc_cells_free(lc_cells *c, void *cell);
+/* Trimming every `seconds` (0: never by itself) with that slack. */
+void lc_cells_set_trim(lc_cells *c, double seconds, size_t slack_bytes);
+/* A trim now (Trimming): gives back what the depot held unused since the
+ * last trim (or since the pool was made), beyond the slack. */
+void lc_cells_trim(lc_cells *c);
 /* Exact when no thread allocates or frees meanwhile. */
 void lc_cells_stats_get(lc_cells *c, lc_cells_stats *out);
 void lc_cells_destroy(lc_cells *c);

@@ -11,7 +11,8 @@
  * frame is never copied here. The slots are reserved at init but their
  * pages are only touched as the reservoir fills, and a frame's cell goes
  * back for reuse when the frame leaves the chain: resident memory follows
- * the most frames held at once (core/cells.h keeps freed cells).
+ * the most frames held at once lately (core/cells.h keeps freed cells and
+ * gives back those a period did not need).
  *
  * Threads. With `threads: N` each worker owns a reservoir of its own, R / N
  * slots (the first R mod N get one more), takes frames from the shared input
@@ -53,6 +54,7 @@
  */
 #include "stages/stage.h"
 
+#include "core/cells.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/reservoir.h"
@@ -62,6 +64,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Frames a worker reads or writes at once. */
 #define BLOCK 64
@@ -248,7 +253,19 @@ static void sampler_fini(lc_stage *s)
     free_shares(s->priv);
 }
 
-enum { S_FILL, S_IN, S_OUT, S_LEADS };
+enum {
+    S_FILL,
+    S_IN,
+    S_OUT,
+    S_LEADS,
+    S_CELLS,
+    S_CELLS_MAPPED,
+    S_CELLS_DEPOT,
+    S_CELLS_RELEASED,
+    S_MALLOC_HEAPS,
+    S_MALLOC_FREE,
+    S_MALLOC_MAPPED
+};
 
 static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
 {
@@ -258,16 +275,41 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
     for (unsigned i = 0; i < sm->n_shares; i++)
         fill += atomic_load(&sm->shares[i].fill);
     lc_metric_gauge_of(m, S_FILL, (int64_t)fill, (int64_t)c->reservoir_size);
+    /* The process's frame cells (stages/items.h): frames out now of those
+     * carved, the free ones, the bytes of regions mapped and of their pages
+     * the last trim gave back. */
+    lc_cells_stats st;
+    lc_frame_cells_stats(&st);
+    lc_metric_gauge_of(m, S_CELLS, (int64_t)st.live, (int64_t)st.carved);
+    lc_metric_gauge(m, S_CELLS_MAPPED, (int64_t)st.mapped);
+    lc_metric_gauge(m, S_CELLS_DEPOT, (int64_t)st.depot);
+    lc_metric_gauge(m, S_CELLS_RELEASED, (int64_t)st.released);
+#ifdef __GLIBC__
+    /* glibc's malloc, every arena: bytes its heaps took from the system,
+     * of them free, and blocks mapped on their own. */
+    struct mallinfo2 mi = mallinfo2();
+    lc_metric_gauge(m, S_MALLOC_HEAPS, (int64_t)mi.arena);
+    lc_metric_gauge(m, S_MALLOC_FREE, (int64_t)mi.fordblks);
+    lc_metric_gauge(m, S_MALLOC_MAPPED, (int64_t)mi.hblkhd);
+#endif
 }
 
+#define GAUGE .kind = LC_METRIC_GAUGE
 static const lc_metric_info sampler_metrics[] = {
     [S_FILL] = {"reservoir_size", "frames", LC_SHOW_FILL, LC_SHOW_ETA, "in reservoir",
-                .role = LC_ROLE_RESERVOIR_FILL, .kind = LC_METRIC_GAUGE},
+                .role = LC_ROLE_RESERVOIR_FILL, GAUGE},
     [S_IN] = {"frames_in", "frames", LC_METRIC_AT(sampler, n_in)},
     [S_OUT] = {"frames_out", "frames", LC_METRIC_AT(sampler, n_out)},
     [S_LEADS] = {"fresh_leads", "frames", LC_SHOW_TOTAL, LC_SHOW_DIM | LC_SHOW_NONZERO,
                  "fresh games' first positions passed on at once", "fresh",
                  LC_METRIC_AT(sampler, n_lead)},
+    [S_CELLS] = {"frame_cells", "frames", GAUGE},
+    [S_CELLS_MAPPED] = {"frame_cells_mapped", "bytes", GAUGE},
+    [S_CELLS_DEPOT] = {"frame_cells_depot", "frames", GAUGE},
+    [S_CELLS_RELEASED] = {"frame_cells_released", "bytes", GAUGE},
+    [S_MALLOC_HEAPS] = {"malloc_heaps", "bytes", GAUGE},
+    [S_MALLOC_FREE] = {"malloc_free", "bytes", GAUGE},
+    [S_MALLOC_MAPPED] = {"malloc_mapped", "bytes", GAUGE},
     {0},
 };
 
