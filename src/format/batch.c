@@ -98,17 +98,41 @@ static size_t buffer_bytes(const lc_batch_layout *l)
     return (bytes + page - 1) / page * page;
 }
 
+/* A buffer of at least this many bytes starts on a huge page's boundary and
+ * asks for huge pages (where the system gives them on request: transparent
+ * huge pages "madvise" or "always"). A dense batch is megabytes: in huge
+ * pages the generator's writes miss the TLB 512 times less, and the writer's
+ * vmsplice pins a huge page at a time where it pinned 4 KB pages one by
+ * one. The bytes past the last whole huge page stay small pages, so the
+ * memory is the same. */
+#define HUGE_PAGE (2u << 20)
+
+static void *buffer_map(size_t bytes)
+{
+    size_t extra = bytes >= HUGE_PAGE ? HUGE_PAGE : 0;
+    uint8_t *mem =
+        mmap(NULL, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        lc_fatal("out of memory mapping a %zu-byte batch", bytes);
+    if (!extra)
+        return mem;
+    size_t head = (HUGE_PAGE - (uintptr_t)mem % HUGE_PAGE) % HUGE_PAGE;
+    if (head)
+        munmap(mem, head);
+    munmap(mem + head + bytes, extra - head);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(mem + head, bytes, MADV_HUGEPAGE); /* a hint: small pages serve too */
+#endif
+    return mem + head;
+}
+
 static lc_batch *batch_alloc(const lc_batch_layout *l)
 {
     lc_batch *b = lc_xmalloc(sizeof *b);
     b->layout = l;
     b->rows = l->batch_size;
     b->pool = NULL;
-    void *mem =
-        mmap(NULL, buffer_bytes(l), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
-        lc_fatal("out of memory mapping a %zu-byte batch", buffer_bytes(l));
-    b->data = mem;
+    b->data = buffer_map(buffer_bytes(l));
     return b;
 }
 

@@ -444,36 +444,6 @@ static bool watch_loop(provider *f, lc_stage *s, double until, lc_load_meter *me
     return false;
 }
 
-/* dir, with the working directory a relative one is under, for messages. */
-static void describe_dir(const char *dir, char *buf, size_t size)
-{
-    char cwd[2048];
-    if (dir[0] != '/' && getcwd(cwd, sizeof cwd))
-        snprintf(buf, size, "%s (in the working directory %s)", dir, cwd);
-    else
-        snprintf(buf, size, "%s", dir);
-}
-
-/* The data folder's path leads to a file: a game file given for its folder
- * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it (the
- * caller names the setting). */
-static int not_a_folder(const char *dir, mode_t mode, lc_error *err)
-{
-    if (!S_ISREG(mode))
-        return lc_error_add(err, LC_ECONFIG,
-                            "%s is %s, not a folder (give the folder of your games)", dir,
-                            lc_file_kind(mode));
-    char holder[2048] = "/";
-    const char *slash = strrchr(dir, '/');
-    if (slash && slash > dir)
-        snprintf(holder, sizeof holder, "%.*s", (int)(slash - dir), dir);
-    else if (!slash && !getcwd(holder, sizeof holder))
-        snprintf(holder, sizeof holder, ".");
-    return lc_error_add(err, LC_ECONFIG,
-                        "%s is a file, not a folder: give the folder that holds it: %s", dir,
-                        holder);
-}
-
 static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
 {
     (void)index;
@@ -489,7 +459,7 @@ static void provider_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             atomic_store(&f->warn, WARN_NO_DIRECTORY);
             f->warned_at = lc_now_seconds();
             char where[4200];
-            describe_dir(c->directory, where, sizeof where);
+            lc_path_provider_describe_dir(c->directory, where, sizeof where);
             LC_WARN("%s: data directory %s does not exist yet; waiting for it (create it, or "
                     "point directory at your games)",
                     s->name, where);
@@ -557,7 +527,7 @@ static int provider_init(lc_stage *s, lc_error *err)
     /* A file where the folder should be: refused, as --check-config does. */
     struct stat st;
     if (stat(c->directory, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        not_a_folder(c->directory, st.st_mode, err);
+        lc_path_provider_not_a_folder(c->directory, st.st_mode, err);
         return lc_error_prefix(err, "directory: ");
     }
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -670,7 +640,7 @@ static int provider_preflight(const void *config, lc_problems *ps)
     if (stat(c->directory, &st) != 0) {
         int e = errno;
         char where[4200];
-        describe_dir(c->directory, where, sizeof where);
+        lc_path_provider_describe_dir(c->directory, where, sizeof where);
         return lc_problem_add(ps, "directory",
                               "%s: %s (lcmon would wait for it to appear; create it, or point "
                               "directory at your games)",
@@ -679,7 +649,7 @@ static int provider_preflight(const void *config, lc_problems *ps)
     if (!S_ISDIR(st.st_mode)) {
         lc_error one;
         lc_error_clear(&one);
-        not_a_folder(c->directory, st.st_mode, &one);
+        lc_path_provider_not_a_folder(c->directory, st.st_mode, &one);
         return lc_problem_add(ps, "directory", "%s", one.msg);
     }
     if (access(c->directory, R_OK | X_OK) != 0)

@@ -79,4 +79,12 @@ void lc_path_provider_skip_other(provider *f, const char *path, mode_t mode);
 bool lc_path_provider_offer(provider *f, lc_stage *s, char *path, uint32_t flags,
                             lc_load_meter *meter);
 
+/* dir, with the working directory a relative one is under, for messages. */
+void lc_path_provider_describe_dir(const char *dir, char *buf, size_t size);
+
+/* The data folder's path leads to something not a folder: an error saying
+ * what it is, or for a game file the folder that holds it (the caller names
+ * the setting). */
+int lc_path_provider_not_a_folder(const char *dir, mode_t mode, lc_error *err);
+
 #endif

@@ -17,7 +17,11 @@
 #include "core/text.h"
 #include "stages/items.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 #include <strings.h>
 
@@ -174,4 +178,34 @@ bool lc_path_provider_scan(provider *f, lc_stage *s, const char *dir, uint32_t f
     }
     free(list.v);
     return ok;
+}
+
+/* dir, with the working directory a relative one is under, for messages. */
+void lc_path_provider_describe_dir(const char *dir, char *buf, size_t size)
+{
+    char cwd[2048];
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(buf, size, "%s (in the working directory %s)", dir, cwd);
+    else
+        snprintf(buf, size, "%s", dir);
+}
+
+/* The data folder's path leads to a file: a game file given for its folder
+ * (LCMON_DATA=run3/training.123.gz) is told the folder that holds it (the
+ * caller names the setting). */
+int lc_path_provider_not_a_folder(const char *dir, mode_t mode, lc_error *err)
+{
+    if (!S_ISREG(mode))
+        return lc_error_add(err, LC_ECONFIG,
+                            "%s is %s, not a folder (give the folder of your games)", dir,
+                            lc_file_kind(mode));
+    char holder[2048] = "/";
+    const char *slash = strrchr(dir, '/');
+    if (slash && slash > dir)
+        snprintf(holder, sizeof holder, "%.*s", (int)(slash - dir), dir);
+    else if (!slash && !getcwd(holder, sizeof holder))
+        snprintf(holder, sizeof holder, ".");
+    return lc_error_add(err, LC_ECONFIG,
+                        "%s is a file, not a folder: give the folder that holds it: %s", dir,
+                        holder);
 }

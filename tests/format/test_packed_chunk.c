@@ -31,6 +31,16 @@
 
 static const unsigned blocks[] = {1, 3, 8, 64};
 #define N_BLOCKS (sizeof blocks / sizeof blocks[0])
+/* Each block size with the default codec, and 3 and 8 with the other
+ * codec too where this build has both (packed_chunk.h). */
+static const int codecs[] = {LC_PACK_ZSTD, LC_PACK_LZ4};
+#define N_CODECS (sizeof codecs / sizeof codecs[0])
+
+static bool codec_tried(int codec, unsigned block)
+{
+    return lc_pack_codec_built(codec) &&
+           (codec == LC_PACK_CODEC_DEFAULT || block == 3 || block == 8);
+}
 
 /* A random permutation of 0..n-1. */
 static uint32_t *shuffled(uint32_t n, uint64_t seed)
@@ -58,8 +68,12 @@ static size_t check_exact(const uint8_t *recs, size_t record_size, uint32_t n, u
                           bool tensors)
 {
     size_t bytes8 = 0;
-    for (size_t b = 0; b < N_BLOCKS; b++) {
-        lc_pack_ctx *pc = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, blocks[b]);
+    for (size_t bc = 0; bc < N_BLOCKS * N_CODECS; bc++) {
+        size_t b = bc / N_CODECS;
+        int codec = codecs[bc % N_CODECS];
+        if (!codec_tried(codec, blocks[b]))
+            continue;
+        lc_pack_ctx *pc = lc_pack_ctx_new_codec(codec, LC_PACK_LEVEL_DEFAULT, blocks[b]);
         lc_packed_chunk *pk = NULL;
         const char *reason = "unset";
         uint32_t bad_at = 0;
@@ -73,7 +87,7 @@ static size_t check_exact(const uint8_t *recs, size_t record_size, uint32_t n, u
         }
         CHECK_EQ_U64(lc_packed_chunk_positions(pk), n);
         CHECK_EQ_U64(lc_packed_chunk_version(pk), version);
-        if (blocks[b] == 8)
+        if (blocks[b] == 8 && codec == LC_PACK_CODEC_DEFAULT)
             bytes8 = lc_packed_chunk_bytes(pk);
         lc_unpack_ctx *uc = lc_unpack_ctx_new();
         uint32_t *order = shuffled(n, n * 31u + blocks[b]);
@@ -96,8 +110,8 @@ static size_t check_exact(const uint8_t *recs, size_t record_size, uint32_t n, u
             if (tensors && blocks[b] == 8)
                 tf_check_same_tensors(&want, &got);
             if (atomic_load(&check_failed_) != failed_before && wrong++ < 3)
-                fprintf(stderr, "  position %u of %u differs (version %u, block %u)\n", i, n,
-                        version, blocks[b]);
+                fprintf(stderr, "  position %u of %u differs (version %u, block %u, codec %d)\n", i,
+                        n, version, blocks[b], codec);
             lc_frame_fini(&want);
             lc_frame_fini(&got);
         }
@@ -406,7 +420,7 @@ static void test_decoder_memory(void)
  * blocks' second half changed in turn (the sanitizer builds watch the
  * reads and writes), each position then decodes or fails with
  * LC_EFORMAT. */
-static void test_damaged_blocks(void)
+static void damaged_blocks(int codec)
 {
     enum { N = 24 };
     lc_frame frames[N];
@@ -414,7 +428,7 @@ static void test_damaged_blocks(void)
         edge_frame(&frames[i], i % 5 == 0 ? 100 : 25, 2000 + i);
     size_t size;
     uint8_t *recs = tf_records(frames, N, 7, &size);
-    lc_pack_ctx *pc = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, 8);
+    lc_pack_ctx *pc = lc_pack_ctx_new_codec(codec, LC_PACK_LEVEL_DEFAULT, 8);
     lc_packed_chunk *a = NULL;
     CHECK_OK(lc_packed_chunk_build(pc, recs, size, N, 7, &a, NULL, NULL));
     lc_pack_ctx_free(pc);
@@ -440,12 +454,20 @@ static void test_damaged_blocks(void)
         lc_unpack_ctx_free(uc);
         bytes[at] = was;
     }
-    printf("damaged blocks: %zu positions decoded, %zu refused\n", decoded, refused);
+    printf("damaged blocks (codec %d): %zu positions decoded, %zu refused\n", codec, decoded,
+           refused);
     CHECK(refused > 0);
     lc_packed_chunk_unref(a);
     free(recs);
     for (uint32_t i = 0; i < N; i++)
         lc_frame_fini(&frames[i]);
+}
+
+static void test_damaged_blocks(void)
+{
+    for (size_t k = 0; k < N_CODECS; k++)
+        if (lc_pack_codec_built(codecs[k]))
+            damaged_blocks(codecs[k]);
 }
 
 int main(void)

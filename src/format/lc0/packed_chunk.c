@@ -15,6 +15,9 @@
  * a library does not know (then literals are compressed as usual). */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+#if LC_HAVE_LZ4
+#include <lz4hc.h>
+#endif
 /* zstd 1.5.1 renamed the enum (ZSTD_lcm_uncompressed became ZSTD_ps_disable);
  * the value, 2, is the same in both. */
 #if ZSTD_VERSION_NUMBER >= 10501
@@ -71,6 +74,10 @@ static uint8_t predict_steps(const uint64_t *prev, uint64_t *planes, unsigned k)
 
 struct lc_pack_ctx {
     ZSTD_CCtx *cctx;
+#if LC_HAVE_LZ4
+    LZ4_streamHC_t *lz4; /* reset cheaply at each block (LZ4_resetStreamHC_fast) */
+#endif
+    int codec;
     unsigned block;
     uint8_t *raw, *words, *idx, *vals, *out; /* a block, its sections, the chunk */
     size_t raw_cap, words_cap, idx_cap, vals_cap, out_cap;
@@ -78,9 +85,24 @@ struct lc_pack_ctx {
     size_t offs_cap;
 };
 
+bool lc_pack_codec_built(int codec)
+{
+    return codec == LC_PACK_ZSTD || (codec == LC_PACK_LZ4 && LC_HAVE_LZ4);
+}
+
 lc_pack_ctx *lc_pack_ctx_new(int level, unsigned block)
 {
+    return lc_pack_ctx_new_codec(LC_PACK_CODEC_DEFAULT, level, block);
+}
+
+lc_pack_ctx *lc_pack_ctx_new_codec(int codec, int level, unsigned block)
+{
     lc_pack_ctx *ctx = lc_xcalloc(1, sizeof *ctx);
+    ctx->codec = lc_pack_codec_built(codec) ? codec : LC_PACK_ZSTD;
+#if LC_HAVE_LZ4
+    if (ctx->codec == LC_PACK_LZ4 && !(ctx->lz4 = LZ4_createStreamHC()))
+        lc_fatal("out of memory creating an LZ4 compression state");
+#endif
     ctx->cctx = ZSTD_createCCtx();
     if (!ctx->cctx)
         lc_fatal("out of memory creating a zstd compression context");
@@ -98,6 +120,9 @@ void lc_pack_ctx_free(lc_pack_ctx *ctx)
     if (!ctx)
         return;
     ZSTD_freeCCtx(ctx->cctx);
+#if LC_HAVE_LZ4
+    LZ4_freeStreamHC(ctx->lz4);
+#endif
     free(ctx->raw);
     free(ctx->words);
     free(ctx->idx);
@@ -248,6 +273,33 @@ static int encode_block(lc_pack_ctx *ctx, const uint8_t *records, size_t record_
     return 0;
 }
 
+/* The block of raw_len bytes in ctx->raw compressed to ctx->out at out_len;
+ * its length. */
+static size_t compress_block(lc_pack_ctx *ctx, size_t raw_len, size_t out_len)
+{
+#if LC_HAVE_LZ4
+    if (ctx->codec == LC_PACK_LZ4) {
+        int bound = LZ4_compressBound((int)raw_len);
+        reserve(&ctx->out, &ctx->out_cap, out_len + (size_t)bound);
+        /* A new stream for each block (blocks decode alone), without
+         * clearing its tables: positions of the last block are out of its
+         * window. */
+        LZ4_resetStreamHC_fast(ctx->lz4, LC_PACK_LZ4_LEVEL);
+        int c = LZ4_compress_HC_continue(ctx->lz4, (const char *)ctx->raw,
+                                         (char *)ctx->out + out_len, (int)raw_len, bound);
+        if (c <= 0)
+            lc_fatal("LZ4 could not compress a block of %zu bytes", raw_len);
+        return (size_t)c;
+    }
+#endif
+    size_t bound = ZSTD_compressBound(raw_len);
+    reserve(&ctx->out, &ctx->out_cap, out_len + bound);
+    size_t c = ZSTD_compress2(ctx->cctx, ctx->out + out_len, bound, ctx->raw, raw_len);
+    if (ZSTD_isError(c))
+        lc_fatal("zstd could not compress a block of %zu bytes: %s", raw_len, ZSTD_getErrorName(c));
+    return c;
+}
+
 int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t record_size, uint32_t n,
                           uint32_t version, lc_packed_chunk **out, const char **reason,
                           uint32_t *bad_at)
@@ -270,14 +322,8 @@ int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t recor
             encode_block(ctx, records, record_size, first, nb, version, &raw_len, reason, bad_at);
         if (rc != 0)
             return rc;
-        size_t bound = ZSTD_compressBound(raw_len);
-        reserve(&ctx->out, &ctx->out_cap, out_len + bound);
-        size_t c = ZSTD_compress2(ctx->cctx, ctx->out + out_len, bound, ctx->raw, raw_len);
-        if (ZSTD_isError(c))
-            lc_fatal("zstd could not compress a block of %zu bytes: %s", raw_len,
-                     ZSTD_getErrorName(c));
         ctx->offs[b] = (uint32_t)out_len;
-        out_len += c;
+        out_len += compress_block(ctx, raw_len, out_len);
     }
     ctx->offs[n_blocks] = (uint32_t)out_len;
     size_t head = sizeof(lc_packed_chunk) + ((size_t)n_blocks + 1) * sizeof(uint32_t);
@@ -286,6 +332,7 @@ int lc_packed_chunk_build(lc_pack_ctx *ctx, const uint8_t *records, size_t recor
     c->version = version;
     c->n = n;
     c->block = block;
+    c->codec = (uint32_t)ctx->codec;
     c->n_blocks = n_blocks;
     c->bytes = (uint32_t)(head + out_len);
     c->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);

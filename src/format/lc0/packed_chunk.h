@@ -4,7 +4,8 @@
  * bit for bit the lc_frame that lc_frame_from_record makes of the record.
  *
  * The form. A chunk's positions are cut into blocks of `block` positions
- * (the last may be shorter). Each block is one independent zstd frame, so a
+ * (the last may be shorter). Each block is one independent LZ4 block or
+ * zstd frame (the codec, below, is the chunk's), so a
  * use that needs a few positions of a game decodes only the blocks that hold
  * them. Inside a block, before compression:
  *
@@ -58,7 +59,9 @@
 
 #include "core/error.h"
 #include "format/lc0/frame.h"
+#include "lc_config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,13 +69,39 @@
 #define LC_PACK_BLOCK_MAX 64
 #define LC_PACK_LEVEL_DEFAULT 1
 
+/*
+ * The codec of a chunk's blocks. LZ4 (liblz4's high-compression encoder at
+ * LC_PACK_LZ4_LEVEL, its plain decoder) where lcmon is built with liblz4,
+ * else zstd at the context's level. Measured with callgrind on the
+ * samples of tests/data, blocks of 8 (2026-11-29): LZ4 decodes a block in
+ * about half of zstd's instructions (a position at 1/32, its block
+ * decoded for it: 45,500 -> 19,400; at 1.0 about 6,150 -> 2,930 with the
+ * copy out) for 7% more bytes (148.7 a position against 139.2) and 60%
+ * more instructions to pack (30,500 against 19,100 a position, once in a
+ * chunk's life in the store). zstd's cost in a block this small is its
+ * entropy tables, built for every block (a quarter of its instructions),
+ * and its sequences; LZ4 has neither.
+ */
+enum { LC_PACK_ZSTD = 0, LC_PACK_LZ4 = 1 };
+#define LC_PACK_LZ4_LEVEL 4
+#if LC_HAVE_LZ4
+#define LC_PACK_CODEC_DEFAULT LC_PACK_LZ4
+#else
+#define LC_PACK_CODEC_DEFAULT LC_PACK_ZSTD
+#endif
+
 typedef struct lc_packed_chunk lc_packed_chunk;
 typedef struct lc_pack_ctx lc_pack_ctx;
 typedef struct lc_unpack_ctx lc_unpack_ctx;
 
 /* A building context: zstd level (1..19) and positions per block
- * (1..LC_PACK_BLOCK_MAX). */
+ * (1..LC_PACK_BLOCK_MAX), with the default codec. */
 lc_pack_ctx *lc_pack_ctx_new(int level, unsigned block);
+/* The same with the given codec (LC_PACK_ZSTD, or LC_PACK_LZ4 where
+ * lc_pack_codec_built says so; else zstd). */
+lc_pack_ctx *lc_pack_ctx_new_codec(int codec, int level, unsigned block);
+/* Whether this build can pack and decode blocks of the codec. */
+bool lc_pack_codec_built(int codec);
 void lc_pack_ctx_free(lc_pack_ctx *ctx);
 
 /*

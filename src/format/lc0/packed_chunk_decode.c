@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#if LC_HAVE_LZ4
+#include <lz4.h>
+#endif
 
 /* Undo predict_steps on planes (in place), given the previous position's
  * planes, for the symmetry K (a constant where it is inlined: the
@@ -75,12 +78,26 @@ static size_t popcount_bytes(const uint8_t *p, size_t n)
 
 #define NOT_DECODED UINT32_MAX
 
+/* A block decoded (decompressed) for the chunk held: where it lies in the
+ * context's buf (offsets, as buf moves when it grows) and how far its
+ * frames are made. A frame is made when it or one after it in its block
+ * is asked for (a position's planes are predicted from the one before
+ * it), so a use that wants one position of a block makes the frames up to
+ * it, half the block on average, not all of them. */
+typedef struct block_state {
+    uint32_t at;   /* its frames; NOT_DECODED */
+    uint32_t done; /* frames made, from its first */
+    uint32_t nb;   /* its positions */
+    /* The sections, and how far the frames made have read them. */
+    uint32_t heads, masks, words, indices, vals, values, extra;
+} block_state;
+
 struct lc_unpack_ctx {
     ZSTD_DCtx *dctx;
     uint64_t serial; /* the chunk whose blocks are held; 0 for none */
     uint8_t *buf;    /* decoded blocks, each at an 8-byte aligned offset */
     size_t cap, used;
-    uint32_t *block_at; /* per block of that chunk: its offset in buf */
+    block_state *blocks; /* per block of that chunk */
     /* Per position of a decoded block with more than LC_FRAME_INLINE_POLICY
      * entries: where the rest of its indices (u16) and values lie in buf. */
     uint32_t *idx_at, *val_at;
@@ -103,7 +120,7 @@ void lc_unpack_ctx_free(lc_unpack_ctx *ctx)
         return;
     ZSTD_freeDCtx(ctx->dctx);
     free(ctx->buf);
-    free(ctx->block_at);
+    free(ctx->blocks);
     free(ctx->idx_at);
     free(ctx->val_at);
     free(ctx);
@@ -123,7 +140,7 @@ static void begin_chunk(lc_unpack_ctx *ctx, const lc_packed_chunk *c)
     ctx->used = 0;
     if (ctx->cap_blocks < c->n_blocks) {
         ctx->cap_blocks = c->n_blocks;
-        ctx->block_at = lc_xrealloc(ctx->block_at, ctx->cap_blocks * sizeof *ctx->block_at);
+        ctx->blocks = lc_xrealloc(ctx->blocks, ctx->cap_blocks * sizeof *ctx->blocks);
     }
     if (ctx->cap_positions < c->n) {
         ctx->cap_positions = c->n;
@@ -131,7 +148,7 @@ static void begin_chunk(lc_unpack_ctx *ctx, const lc_packed_chunk *c)
         ctx->val_at = lc_xrealloc(ctx->val_at, ctx->cap_positions * sizeof *ctx->val_at);
     }
     for (uint32_t b = 0; b < c->n_blocks; b++)
-        ctx->block_at[b] = NOT_DECODED;
+        ctx->blocks[b].at = NOT_DECODED;
 }
 
 static uint16_t get_u16(const uint8_t *p)
@@ -249,90 +266,130 @@ static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, co
     return true;
 }
 
-/* The block's raw sections, as decode_block finds them. */
-typedef struct block_sections {
-    const uint8_t *heads, *masks, *words, *indices, *values;
-    size_t total; /* policy entries of the block */
-} block_sections;
-
 /*
- * Positions first.. of the block (nb of them) as frames, each whole but for
- * the overflow of a long policy, whose indices go to extra (u16, in buf)
- * and whose place ctx->idx_at and ctx->val_at note. False when the indices
- * do not fill their section exactly.
+ * The frames of block b (state st) up to position upto (exclusive) of the
+ * block, each whole but for the overflow of a long policy, whose indices
+ * go to the block's extra (u16, in buf) and whose place ctx->idx_at and
+ * ctx->val_at note. False when the indices run past their section, or,
+ * once the block's last frame is made, do not fill it exactly.
  */
-static bool decode_frames(lc_unpack_ctx *ctx, const block_sections *s, lc_frame *frames,
-                          uint32_t first, uint32_t nb, uint16_t *extra, uint32_t version)
+static bool decode_frames(lc_unpack_ctx *ctx, block_state *st, uint32_t first, uint32_t upto,
+                          uint32_t version)
 {
-    const uint8_t *words = s->words, *q = s->indices, *vals = s->values;
-    for (uint32_t p = 0; p < nb; p++) {
+    uint8_t *buf = ctx->buf;
+    lc_frame *frames = (lc_frame *)(void *)(buf + st->at);
+    const uint8_t *words = buf + st->words, *q = buf + st->indices, *vals = buf + st->vals;
+    const uint8_t *end = buf + st->values;
+    uint16_t *extra = (uint16_t *)(void *)(buf + st->extra);
+    for (uint32_t p = st->done; p < upto; p++) {
         lc_frame *f = &frames[p];
-        const uint8_t *h = s->heads + (size_t)p * HEAD_BYTES;
-        words = decode_words(f->planes, s->masks + (size_t)p * MASK_BYTES, words);
+        const uint8_t *h = buf + st->heads + (size_t)p * HEAD_BYTES;
+        words = decode_words(f->planes, buf + st->masks + (size_t)p * MASK_BYTES, words);
         if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK])
             unpredict_steps(frames[p - 1].planes, f->planes, h[H_SYM] & 7u, h[H_MASK]);
         read_head(h, f);
         f->version = version;
         unsigned n = f->n_policy;
-        if (!decode_indices(&q, s->values, n, vals, f, extra))
+        if (!decode_indices(&q, end, n, vals, f, extra))
             return false;
         unsigned inl = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
         if (n > inl) {
-            ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - ctx->buf);
-            ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - ctx->buf);
+            ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - buf);
+            ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - buf);
             extra += n - inl;
         }
         vals += 4 * (size_t)n;
     }
-    return q == s->values;
+    st->done = upto;
+    st->words = (uint32_t)(words - buf);
+    st->indices = (uint32_t)(q - buf);
+    st->vals = (uint32_t)(vals - buf);
+    st->extra = (uint32_t)((uint8_t *)extra - buf);
+    return upto < st->nb || q == end;
 }
 
-/*
- * Decode block b of c into ctx->buf as [its positions as frames][the block
- * as decompressed: heads, masks, words, indices, values][the indices of
- * long policies past the inline ones, u16]: a frame is then one copy of
- * what lies there (and of its overflow, rarely).
- */
-static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
+/* Block b of c decompressed to raw (room for `most` bytes), its size in
+ * *size: 0, or LC_EFORMAT when it does not decode to between fixed and
+ * most bytes. An LZ4 block does not say its size: it is what the block
+ * decodes to. */
+static int decompress(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, uint8_t *raw,
+                      size_t fixed, size_t most, size_t *size, lc_error *err)
 {
     const uint8_t *src = chunk_data(c) + c->off[b];
     size_t src_len = c->off[b + 1] - c->off[b];
-    unsigned long long size = ZSTD_getFrameContentSize(src, src_len);
+    if (c->codec == LC_PACK_LZ4) {
+#if LC_HAVE_LZ4
+        int got = LZ4_decompress_safe((const char *)src, (char *)raw, (int)src_len, (int)most);
+        if (got < 0 || (size_t)got < fixed)
+            return bad_block(err, c, b, got < 0 ? "does not decode (LZ4)" : "is short");
+        *size = (size_t)got;
+        return 0;
+#else
+        return bad_block(err, c, b, "is LZ4, which this build cannot decode");
+#endif
+    }
+    unsigned long long want = ZSTD_getFrameContentSize(src, src_len);
+    if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want < fixed ||
+        want > most)
+        return bad_block(err, c, b, "has a bad header");
+    size_t got = ZSTD_decompressDCtx(ctx->dctx, raw, (size_t)want, src, src_len);
+    if (ZSTD_isError(got) || got != want)
+        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
+    *size = got;
+    return 0;
+}
+
+/*
+ * Decompress block b of c into ctx->buf as [room for its positions as
+ * frames][the block as decompressed: heads, masks, words, indices,
+ * values][room for the indices of long policies past the inline ones,
+ * u16], and check its sections; decode_frames makes the frames, each
+ * then one copy of what lies there (and of its overflow, rarely).
+ */
+static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
+{
     uint32_t first = b * c->block;
     uint32_t nb = c->n - first < c->block ? c->n - first : c->block;
     size_t fixed = (size_t)nb * (HEAD_BYTES + MASK_BYTES);
     /* At most: every word, and every policy index escaped. */
     size_t most = fixed + (size_t)nb * (PLANES_BYTES + (3 + 4) * LC_POLICY_SIZE);
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size < fixed ||
-        size > most)
-        return bad_block(err, c, b, "has a bad header");
-    /* An entry takes at least 5 bytes (an index byte and a value), so
-     * there are at most size / 5 of them and their u16 indices fit. */
+    /* Room for the most a block holds; what it uses is known once it is
+     * decoded. An entry takes at least 5 bytes (an index byte and a value),
+     * so there are at most size / 5 of them and their u16 indices fit. */
     size_t at = (ctx->used + 7) & ~(size_t)7;
     size_t frames_len = (size_t)nb * sizeof(lc_frame);
-    size_t raw_room = ((size_t)size + RAW_SLACK + 7) & ~(size_t)7;
-    size_t image = frames_len + raw_room + 2 * ((size_t)size / 5);
-    if (at + image > UINT32_MAX)
+    size_t room = frames_len + ((most + RAW_SLACK + 7) & ~(size_t)7) + 2 * (most / 5);
+    if (at + room > UINT32_MAX)
         return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
-    reserve(&ctx->buf, &ctx->cap, at + image);
+    reserve(&ctx->buf, &ctx->cap, at + room);
     uint8_t *raw = ctx->buf + at + frames_len;
-    size_t got = ZSTD_decompressDCtx(ctx->dctx, raw, (size_t)size, src, src_len);
-    if (ZSTD_isError(got) || got != size)
-        return bad_block(err, c, b, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "is short");
+    size_t size = 0;
+    int rc = decompress(c, ctx, b, raw, fixed, most, &size, err);
+    if (rc != 0)
+        return rc;
+    size_t raw_room = (size + RAW_SLACK + 7) & ~(size_t)7;
+    size_t image = frames_len + raw_room + 2 * (size / 5);
     memset(raw + size, 0, RAW_SLACK);
-    block_sections s = {.heads = raw, .masks = raw + (size_t)nb * HEAD_BYTES, .words = raw + fixed};
-    size_t tail = fixed + 8 * popcount_bytes(s.masks, (size_t)nb * MASK_BYTES);
+    size_t tail =
+        fixed + 8 * popcount_bytes(raw + (size_t)nb * HEAD_BYTES, (size_t)nb * MASK_BYTES);
+    size_t total = 0; /* policy entries of the block */
     for (uint32_t p = 0; p < nb; p++)
-        s.total += get_u16(s.heads + (size_t)p * HEAD_BYTES + H_N_POLICY);
+        total += get_u16(raw + (size_t)p * HEAD_BYTES + H_N_POLICY);
     /* The words, then at least a byte of index and 4 of value an entry. */
-    if (tail > size || 5 * s.total > size - tail)
+    if (tail > size || 5 * total > size - tail)
         return bad_block(err, c, b, "is inconsistent");
-    s.indices = raw + tail;
-    s.values = raw + size - 4 * s.total;
-    uint16_t *extra = (uint16_t *)(void *)(raw + raw_room);
-    if (!decode_frames(ctx, &s, (lc_frame *)(void *)(ctx->buf + at), first, nb, extra, c->version))
-        return bad_block(err, c, b, "is inconsistent");
-    ctx->block_at[b] = (uint32_t)at;
+    uint32_t r = (uint32_t)(at + frames_len);
+    ctx->blocks[b] = (block_state){
+        .at = (uint32_t)at,
+        .nb = nb,
+        .heads = r,
+        .masks = r + nb * HEAD_BYTES,
+        .words = r + (uint32_t)fixed,
+        .indices = r + (uint32_t)tail,
+        .vals = r + (uint32_t)(size - 4 * total),
+        .values = r + (uint32_t)(size - 4 * total),
+        .extra = r + (uint32_t)raw_room,
+    };
     ctx->used = at + image;
     ctx->decoded++;
     return 0;
@@ -348,12 +405,17 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
         return lc_error_set(err, LC_EFORMAT, "packed chunk: position %u of %u", i, c->n);
     begin_chunk(ctx, c);
     uint32_t b = i / c->block, p = i % c->block;
-    if (ctx->block_at[b] == NOT_DECODED) {
+    block_state *st = &ctx->blocks[b];
+    if (st->at == NOT_DECODED) {
         int rc = decode_block(c, ctx, b, err);
         if (rc != 0)
             return rc;
     }
-    memcpy(out, ctx->buf + ctx->block_at[b] + (size_t)p * sizeof *out, sizeof *out);
+    if (st->done <= p && !decode_frames(ctx, st, b * c->block, p + 1, c->version)) {
+        st->at = NOT_DECODED; /* decoded again if asked again: refused again */
+        return bad_block(err, c, b, "is inconsistent");
+    }
+    memcpy(out, ctx->buf + st->at + (size_t)p * sizeof *out, sizeof *out);
     if (out->n_policy > LC_FRAME_INLINE_POLICY) {
         size_t extra = out->n_policy - LC_FRAME_INLINE_POLICY;
         out->overflow_idx = lc_xmalloc(extra * sizeof *out->overflow_idx);

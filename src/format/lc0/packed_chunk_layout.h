@@ -58,6 +58,7 @@ struct lc_packed_chunk {
     uint32_t version;
     uint32_t n;     /* positions */
     uint32_t block; /* positions per block */
+    uint32_t codec; /* LC_PACK_ZSTD or LC_PACK_LZ4 */
     uint32_t n_blocks;
     uint32_t bytes;                     /* the whole allocation */
     uint64_t serial;                    /* unique in the process: the decoder's memory key */

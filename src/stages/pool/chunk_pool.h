@@ -33,6 +33,7 @@ typedef struct pool_config {
     char *inflate;              /* "auto", "zlib", "libdeflate" */
     uint64_t store_bytes;       /* LC_SETTING_SIZE_AUTO: sized at init; 0: no store */
     unsigned store_block;       /* positions per packed block */
+    int store_codec;            /* LC_PACK_LZ4 or LC_PACK_ZSTD */
     lc_hanse_config *hanse;     /* Hanse sampling; NULL: off */
     lc_source_order order;      /* which sources are the newest */
     lc_inflate_backend backend; /* inflate, resolved */

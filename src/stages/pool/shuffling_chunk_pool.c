@@ -86,6 +86,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The codecs of the store's blocks (format/lc0/packed_chunk.h). */
+static const lc_setting_value store_codecs[] = {
+    {"lz4", LC_PACK_LZ4},
+    {"zstd", LC_PACK_ZSTD},
+    {NULL, 0},
+};
+
 static const lc_setting pool_settings[] = {
     {.key = "chunk_pool_size",
      .type = LC_SETTING_WHOLE,
@@ -114,6 +121,14 @@ static const lc_setting pool_settings[] = {
     LC_SETTING_ROW_RANGE(pool_config, store_block, "store_block", LC_SETTING_WHOLE,
                          LC_SETTING_STR(LC_PACK_BLOCK_DEFAULT), 1, LC_PACK_BLOCK_MAX,
                          "positions a packed block of the store", "16"),
+    {.key = "store_codec",
+     .type = LC_SETTING_ENUM,
+     LC_SETTING_AT(pool_config, store_codec),
+     .def = LC_PACK_LZ4 == LC_PACK_CODEC_DEFAULT ? "lz4" : "zstd",
+     .values = store_codecs,
+     .meaning = "the store's blocks: lz4 decodes in half the CPU, zstd takes about 7% less "
+                "memory (docs/chunk-store.md)",
+     .example = "zstd"},
     {.key = "hanse",
      .type = LC_SETTING_BLOCK,
      LC_SETTING_AT(pool_config, hanse),
@@ -136,6 +151,10 @@ static int pool_config_check(void *p, lc_problems *ps)
 {
     pool_config *c = p;
     int rc = 0;
+    if (!lc_pack_codec_built(c->store_codec))
+        rc = lc_problem_add(ps, "store_codec",
+                            "lz4 is not in this build (build with liblz4, Debian: liblz4-dev; "
+                            "or use zstd)");
     if (c->hanse && lc_hanse_config_check(c->hanse, ps) != 0)
         rc = LC_ECONFIG;
     c->backend = LC_INFLATE_AUTO;
@@ -238,9 +257,10 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     (void)index;
     pool *p = s->priv;
     const pool_config *c = s->config;
-    lc_pack_ctx *pack = lc_chunk_store_on(&p->store)
-                            ? lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, c->store_block)
-                            : NULL;
+    lc_pack_ctx *pack =
+        lc_chunk_store_on(&p->store)
+            ? lc_pack_ctx_new_codec(c->store_codec, LC_PACK_LEVEL_DEFAULT, c->store_block)
+            : NULL;
     bool turns = lc_stage_in_turns(s);
     unsigned most = turns && !p->hanse.cfg ? TURN_DRAWS : 1;
     draw d[TURN_DRAWS];
