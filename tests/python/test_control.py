@@ -397,6 +397,10 @@ class AgainstLcmon(unittest.TestCase):
             self.assertLess(seen - done["t"], 2.0 * SLOW)
             print("wait_for_new_chunks: the last game seen %.0f ms after it was moved in"
                   % ((seen - done["t"]) * 1000))
+            # The metrics say the same count, found by its role.
+            while c.new_chunks() != len(new):
+                self.assertLess(time.monotonic(), seen + WAIT, c.new_chunks())
+                time.sleep(0.05)
 
     def test_reconnects_to_a_new_loader(self):
         with Control(self.L.sock, timeout=WAIT, reconnect=WAIT) as c:
