@@ -14,7 +14,7 @@ number for number; a failure names the enum and what differs.
 - every enum value the package's code names in a string ("PIPELINE_RUNNING")
   is a value of the protos.
 
-Environment: LCMON_SOURCE_ROOT (the source tree), LCMON_PRINT_ENUMS (the
+Environment: LCMON_SOURCE_ROOT (the source tree), LC_PRINT_ENUMS (the
 tests/core/print_enums program).
 """
 
@@ -27,7 +27,7 @@ import unittest
 from lcmon.wire import ENUMS, SCHEMA, WINDOWS
 
 SOURCE_ROOT = os.environ.get("LCMON_SOURCE_ROOT", "")
-PRINT_ENUMS = os.environ.get("LCMON_PRINT_ENUMS", "")
+PRINT_ENUMS = os.environ.get("LC_PRINT_ENUMS", "")
 # Proto enums the C code uses as protoc-c made them (Lcmon__PipelineState),
 # with no C enum of its own to drift.
 C_USES_THE_PROTOS = {"PipelineState"}
@@ -79,7 +79,7 @@ class Enums(unittest.TestCase):
         self.assertEqual(["WINDOW_" + w.upper() for w in WINDOWS], ENUMS["MetricWindow"])
 
     def test_c_enums_match_the_proto(self):
-        self.assertTrue(PRINT_ENUMS, "LCMON_PRINT_ENUMS must name tests/core/print_enums")
+        self.assertTrue(PRINT_ENUMS, "LC_PRINT_ENUMS must name tests/core/print_enums")
         values, sentinels = c_enums()
         windows = values.pop("WINDOWS")
         self.assertEqual(set(values) | C_USES_THE_PROTOS, set(self.protos),
