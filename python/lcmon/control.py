@@ -459,7 +459,7 @@ class Control:
         snap = snapshot or self.metrics()
         for s in snap.get("all_time", {}).get("stage_metrics", []):
             for g in s.get("gauge_metrics", []):
-                if g.get("name") == "chunks_since_anchor":
+                if g.get("role") == "ROLE_ANCHOR_COUNT":
                     return g.get("value", 0)
         raise ControlError("no stage of this pipeline counts chunks since an anchor")
 

@@ -236,16 +236,19 @@ def _stop(owner: int, proc: Optional[subprocess.Popen], folder: str, lock_fd: in
     return rc
 
 
-def _stage_line(stage: Dict[str, Any]) -> str:
-    """One stage of a metrics snapshot, for the stall warning."""
+def _stage_line(stage: Dict[str, Any], texts: Dict[str, List[str]]) -> str:
+    """One stage of a metrics snapshot, for the stall warning; with the
+    texts its screen shows (the hello's TEXT displays, by stage: what a
+    folder's watcher is doing, where a join's items came from)."""
     parts = [stage.get("state", "?").replace("STAGE_", "").lower(),
              "%d %s/s out" % (stage.get("items_out", 0), stage.get("item_unit", "items"))]
     for q in stage.get("queue_metrics", []):
         parts.append("queue %d/%d" % (q.get("queue_fullness", {}).get("latest", 0),
                                       q.get("queue_capacity", 0)))
+    shown = texts.get(stage.get("name", ""), [])
     for t in stage.get("text_metrics", []):
-        if t.get("name") == "activity":
-            parts.append(t.get("value", ""))
+        if t.get("name") in shown and t.get("value"):
+            parts.append(t["value"])
     return "%s: %s" % (stage.get("name", "?"), ", ".join(parts))
 
 
@@ -498,9 +501,12 @@ class Loader:
         try:
             with Control(self.socket, timeout=2.0, reconnect=0) as c:
                 snap = c.metrics()["last_second"]
+                texts = {d.get("name", ""): [e.get("metric") for e in d.get("details", [])
+                                             if e.get("as") == "TEXT"]
+                         for d in c.hello.get("stages", [])}
         except Exception as e:  # a loader too stuck to answer says that much
             return "its socket does not answer (%s)" % e
-        stages = "; ".join(_stage_line(st) for st in snap.get("stage_metrics", []))
+        stages = "; ".join(_stage_line(st, texts) for st in snap.get("stage_metrics", []))
         return "%s; %s" % (snap.get("state", "?"), stages)
 
     # -- reading ---------------------------------------------------------

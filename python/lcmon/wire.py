@@ -14,8 +14,9 @@ package is needed. lcmon.Control (control.py) is the client that speaks it.
     body = unframe(buf)                  # None until a whole frame is in
     msg = decode("ServerMessage", body)  # dicts of the fields present
 
-SCHEMA and ENUMS are checked against the .proto files by
-tests/python/test_control.py (every message's fields, every enum's names).
+SCHEMA is checked against the .proto files by tests/python/test_control.py
+(every message's fields), ENUMS and WINDOWS by tests/python/test_enums.py
+(every enum's names and numbers, against the proto's and the C code's).
 """
 
 import struct

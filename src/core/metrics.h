@@ -60,16 +60,23 @@ typedef struct lc_metric_queue {
  * a count of work done, of bad input refused (a record, chunk, file, row
  * group or game), or of good items dropped (a chunk that left the window
  * before it was read, a batch no reader took); a gauge (a level); a text;
- * statistics. The first three are the proto's CountKind numbers. */
+ * statistics. The first three are the proto's CountKind, listed as
+ * X(C name, the proto's name) in its order.
+ *
+ * Each enum here that mirrors one of the proto's is made from such a list,
+ * in the proto's order: tests/python/test_enums.py checks every list
+ * against the .proto files and python/lcmon/wire.py, name and number (through
+ * tests/core/print_enums.c, which prints the lists). */
+#define LC_METRIC_COUNT_KINDS(X) X(COUNT, COUNT_WORK) X(BAD, COUNT_BAD_INPUT) X(DROP, COUNT_DROP)
+#define LC_ENUM_KIND_(c, proto) LC_METRIC_##c,
 typedef enum lc_metric_kind {
-    LC_METRIC_COUNT = 0,
-    LC_METRIC_BAD = 1,
-    LC_METRIC_DROP = 2,
+    LC_METRIC_COUNT_KINDS(LC_ENUM_KIND_) /* COUNT = 0, BAD, DROP */
     LC_METRIC_GAUGE,
     LC_METRIC_TEXT,
     LC_METRIC_STAT,
     LC_METRIC_KIND_COUNT_ /* the number of kinds */
 } lc_metric_kind;
+#undef LC_ENUM_KIND_
 
 /* One row's value in a flush (lc_stage_metrics.slot[row]). A count adds
  * up; a gauge's `value` is the newest and `stats` every value it was set
@@ -85,21 +92,17 @@ typedef struct lc_metric_slot {
     uint8_t text;
 } lc_metric_slot;
 
-/* How a screen shows a metric in its stage's DETAILS column; the values are
- * the proto's MetricDisplay.As (proto/monitor.proto says what each draws). */
+/* How a screen shows a metric in its stage's DETAILS column; the proto's
+ * MetricDisplay.As (proto/monitor.proto says what each draws): LC_SHOW_NONE,
+ * LC_SHOW_TOTAL, ... */
+#define LC_SHOW_AS_LIST(X)                                                                         \
+    X(NONE)                                                                                        \
+    X(TOTAL) X(RATE) X(FILL) X(VALUE) X(FLAG) X(TEXT) X(SHARE_OF_TIME) X(PERCENT) X(SINCE_ANCHOR)
+#define LC_ENUM_SHOW_(n) LC_SHOW_##n,
 typedef enum lc_show_as {
-    LC_SHOW_NONE = 0,
-    LC_SHOW_TOTAL,
-    LC_SHOW_RATE,
-    LC_SHOW_FILL,
-    LC_SHOW_VALUE,
-    LC_SHOW_FLAG,
-    LC_SHOW_TEXT,
-    LC_SHOW_SHARE_OF_TIME,
-    LC_SHOW_PERCENT,
-    LC_SHOW_SINCE_ANCHOR,
-    LC_SHOW_AS_COUNT_ /* the number of displays */
+    LC_SHOW_AS_LIST(LC_ENUM_SHOW_) LC_SHOW_AS_COUNT_ /* the number of displays */
 } lc_show_as;
+#undef LC_ENUM_SHOW_
 
 enum {
     LC_SHOW_DIM = 1u << 0,     /* secondary: drawn dim */
@@ -109,23 +112,27 @@ enum {
 };
 
 /* What a metric means to the loader as a whole (proto/training_metrics.proto,
- * MetricRole, the same values): the status line, the screen's header and
- * ctl find the numbers they show by role, never by name. */
+ * MetricRole): the status line, the screen's header and ctl find the
+ * numbers they show by role, never by name. LC_ROLE_NONE, LC_ROLE_POSITIONS,
+ * ... in the proto's order. */
+#define LC_METRIC_ROLES(X)                                                                         \
+    X(ROLE_NONE)                                                                                   \
+    X(ROLE_POSITIONS)        /* positions made: the headline rate */                               \
+    X(ROLE_ROWS)             /* rows written to the trainer */                                     \
+    X(ROLE_READER_CONNECTED) /* 1 while the trainer's reader is connected */                       \
+    X(ROLE_READER_WAITING)   /* 1 while the writer waits for a reader */                           \
+    X(ROLE_WINDOW_FILL)      /* the chunk window's fill */                                         \
+    X(ROLE_ANCHOR_COUNT)     /* chunks counted since the anchor */                                 \
+    X(ROLE_ANCHOR)           /* the anchor's key */                                                \
+    X(ROLE_ANCHOR_FROM)      /* the key the count runs from */                                     \
+    X(ROLE_NEWEST_KEY)       /* the newest chunk's key */                                          \
+    X(ROLE_RESERVOIR_FILL)   /* the shuffle reservoir's fill */                                    \
+    X(ROLE_POSITION_AGE)     /* median age of the positions written, ms */                         \
+    X(ROLE_POSITION_AGE_MAX) /* largest age of the positions written, ms */
+/* A list's entry as its enumerator: X(ROLE_ANCHOR) is LC_ROLE_ANCHOR. */
+#define LC_ENUM_(n) LC_##n,
 typedef enum lc_metric_role {
-    LC_ROLE_NONE = 0,
-    LC_ROLE_POSITIONS,        /* positions made: the headline rate */
-    LC_ROLE_ROWS,             /* rows written to the trainer */
-    LC_ROLE_READER_CONNECTED, /* 1 while the trainer's reader is connected */
-    LC_ROLE_READER_WAITING,   /* 1 while the writer waits for a reader */
-    LC_ROLE_WINDOW_FILL,      /* the chunk window's fill */
-    LC_ROLE_ANCHOR_COUNT,     /* chunks counted since the anchor */
-    LC_ROLE_ANCHOR,           /* the anchor's key */
-    LC_ROLE_ANCHOR_FROM,      /* the key the count runs from */
-    LC_ROLE_NEWEST_KEY,       /* the newest chunk's key */
-    LC_ROLE_RESERVOIR_FILL,   /* the shuffle reservoir's fill */
-    LC_ROLE_POSITION_AGE,     /* median age of the positions written, ms */
-    LC_ROLE_POSITION_AGE_MAX, /* largest age of the positions written, ms */
-    LC_METRIC_ROLE_COUNT_     /* the number of roles */
+    LC_METRIC_ROLES(LC_ENUM_) LC_METRIC_ROLE_COUNT_ /* the number of roles */
 } lc_metric_role;
 
 /* One metric of a stage, as its class lists it (a table ended by a NULL
@@ -169,15 +176,13 @@ const lc_metric_info *lc_metric_info_find(const lc_metric_info *table, const cha
 /* The rows of a table ended by a NULL name. */
 int lc_metric_info_rows(const lc_metric_info *table);
 
-/* A stage's state as the snapshots carry it: the numbers of StageState in
- * proto/training_metrics.proto (pipeline/metrics_proto.c checks they
- * agree). */
+/* A stage's state as the snapshots carry it: StageState in
+ * proto/training_metrics.proto, LC_STAGE_IDLE = 0, ...; FINISHED: it ran
+ * out of input and closed its output. */
+#define LC_STAGE_STATES(X)                                                                         \
+    X(STAGE_IDLE) X(STAGE_RUNNING) X(STAGE_PAUSED) X(STAGE_FINISHED) X(STAGE_STOPPED)
 typedef enum lc_stage_state_id {
-    LC_STAGE_IDLE = 0,
-    LC_STAGE_RUNNING = 1,
-    LC_STAGE_PAUSED = 2,
-    LC_STAGE_FINISHED = 3, /* ran out of input and closed its output */
-    LC_STAGE_STOPPED = 4,
+    LC_STAGE_STATES(LC_ENUM_) LC_STAGE_STATE_COUNT_ /* the number of states */
 } lc_stage_state_id;
 
 /* The most rows a class may list, and texts a flush may hold. */

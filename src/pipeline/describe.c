@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert((int)LC_SHOW_AS_COUNT_ == (int)LCMON__METRIC_DISPLAY__AS__SINCE_ANCHOR + 1,
-               "lc_show_as follows MetricDisplay.As");
-
 static char *dup_or_null(const char *s)
 {
     return s ? lc_xstrdup(s) : NULL;
@@ -50,7 +47,7 @@ static void describe_details(Lcmon__StageDescription *s, const lc_metric_info *t
         lcmon__metric_display__init(d);
         d->metric = lc_xstrdup(i->name);
         d->has_as = true;
-        d->as = (Lcmon__MetricDisplay__As)i->show;
+        d->as = (Lcmon__MetricDisplay__As)i->show; /* the same list: test_enums */
         d->label = dup_or_null(i->label);
         d->brief = dup_or_null(i->brief);
         d->has_dim = d->dim = (i->flags & LC_SHOW_DIM) != 0;

@@ -13,13 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The stages' states are StageState's numbers (core/metrics.h). */
-_Static_assert((int)LC_STAGE_IDLE == (int)LCMON__STAGE_STATE__STAGE_IDLE &&
-                   (int)LC_STAGE_RUNNING == (int)LCMON__STAGE_STATE__STAGE_RUNNING &&
-                   (int)LC_STAGE_PAUSED == (int)LCMON__STAGE_STATE__STAGE_PAUSED &&
-                   (int)LC_STAGE_FINISHED == (int)LCMON__STAGE_STATE__STAGE_FINISHED &&
-                   (int)LC_STAGE_STOPPED == (int)LCMON__STAGE_STATE__STAGE_STOPPED,
-               "lc_stage_state_id and StageState differ");
+/* The C enums cast to the proto's here and in the monitor
+ * (lc_stage_state_id, lc_metric_kind's counts, lc_metric_role, lc_window)
+ * are the proto's, value for value: core/metrics.h makes each from a list
+ * in the proto's order, and tests/python/test_enums.py checks every list
+ * against the proto and Python's, name and number. */
 
 static void set_stats_double(Lcmon__StatisticsProtoDouble *p, const lc_stats *s)
 {
@@ -48,21 +46,6 @@ static void set_stats_int(Lcmon__StatisticsProtoInt64 *p, const lc_stats *s)
         p->latest = (int64_t)s->latest;
     }
 }
-
-/* The C enums and the proto's are one list each (core/metrics.h has no
- * protobuf); tests/pipeline/test_enums.c checks every value and name, C,
- * proto and Python. */
-_Static_assert((int)LC_METRIC_ROLE_COUNT_ == (int)LCMON__METRIC_ROLE__ROLE_POSITION_AGE_MAX + 1,
-               "lc_metric_role and MetricRole differ");
-_Static_assert((int)LC_METRIC_DROP == (int)LCMON__COUNT_KIND__COUNT_DROP,
-               "lc_metric_kind and CountKind differ");
-
-/* The windows are MetricWindow's numbers (core/metric_windows.h). */
-_Static_assert((int)LC_WINDOW_1S == (int)LCMON__METRIC_WINDOW__WINDOW_1S &&
-                   (int)LC_WINDOW_1H == (int)LCMON__METRIC_WINDOW__WINDOW_1H &&
-                   (int)LC_WINDOW_ALL == (int)LCMON__METRIC_WINDOW__WINDOW_ALL &&
-                   LC_WINDOW_COUNT == LCMON__METRIC_WINDOW__WINDOW_ALL + 1,
-               "lc_window and MetricWindow differ");
 
 #define NEW_ARRAY(ptr, n) ((ptr) = (n) ? lc_xcalloc((size_t)(n), sizeof *(ptr)) : NULL)
 

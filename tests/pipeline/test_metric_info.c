@@ -1,11 +1,15 @@
 /*
- * Metrics describe themselves: every count, gauge and text a stage reports
- * is listed in its class's metrics table (with a unit), and every entry
- * the screen is told to show is well formed. Checked against real runs of
- * every stage type: the lc0 chain with a chunk store and the writer writing
- * a regular file, the sequential chunk_reader chain, and the Parquet chain
- * on a fixture. The snapshots carry the units and kinds; the hello's
- * descriptions carry the display, in the class's order.
+ * Metrics describe themselves: every count, gauge, text and statistic a
+ * stage reports is listed in its class's metrics table (with a unit), and
+ * every entry the screen is told to show is well formed. Checked against
+ * real runs of every stage type: the lc0 chain with a chunk store and the
+ * writer writing a regular file, the sequential chunk_reader chain, a
+ * splitter's two outputs (a pool with hanse, a reader) joined and
+ * rescored, and the Parquet chain on a fixture as encoder and decoder.
+ * The snapshots carry the units and kinds; the hello's descriptions carry
+ * the display, in the class's order. And every row is written: each row
+ * of each class's table is in some run's snapshot, so a row that no flush
+ * sets (or sets only under settings no chain here has) fails, naming it.
  */
 #include "check.h"
 #include "standalone.h"
@@ -71,6 +75,28 @@ static void test_tables(void)
     }
 }
 
+/* The rows each class (by its index in the registry) wrote in some run:
+ * a row is written when its snapshot has it. */
+static uint64_t rows_seen[64];
+static bool class_ran[64];
+_Static_assert(LC_METRICS_MAX_ROWS <= 64, "a bit a row");
+
+/* The row of that name in s's class, marked seen; NULL when none. */
+static const lc_metric_info *seen(const Lcmon__StageMetricProto *s, const char *name)
+{
+    for (size_t i = 0; lc_stage_registry[i]; i++) {
+        const lc_stage_class *cls = lc_stage_registry[i];
+        if (strcmp(cls->type_name, s->stage_type) != 0)
+            continue;
+        class_ran[i] = true;
+        const lc_metric_info *m = lc_metric_info_find(cls->metrics, name);
+        if (m)
+            rows_seen[i] |= UINT64_C(1) << (m - cls->metrics);
+        return m;
+    }
+    return NULL;
+}
+
 /* Every metric of every stage in the snapshot is listed by its class. */
 static void check_listed(const Lcmon__DataLoaderMetricsProto *all, size_t want_stages)
 {
@@ -83,7 +109,7 @@ static void check_listed(const Lcmon__DataLoaderMetricsProto *all, size_t want_s
             continue;
         for (size_t k = 0; k < s->n_count_metrics; k++) {
             const Lcmon__CountMetricProto *c = s->count_metrics[k];
-            const lc_metric_info *m = lc_metric_info_find(cls->metrics, c->name);
+            const lc_metric_info *m = seen(s, c->name);
             /* The pipeline's own count on the last stage says its unit too. */
             bool drained = strcmp(c->name, "drained") == 0;
             if (!m && !drained)
@@ -95,7 +121,7 @@ static void check_listed(const Lcmon__DataLoaderMetricsProto *all, size_t want_s
         }
         for (size_t k = 0; k < s->n_gauge_metrics; k++) {
             const Lcmon__GaugeMetricProto *g = s->gauge_metrics[k];
-            const lc_metric_info *m = lc_metric_info_find(cls->metrics, g->name);
+            const lc_metric_info *m = seen(s, g->name);
             if (!m)
                 fprintf(stderr, "%s (%s): gauge %s is not in its class's table\n", s->name,
                         s->stage_type, g->name);
@@ -105,8 +131,15 @@ static void check_listed(const Lcmon__DataLoaderMetricsProto *all, size_t want_s
         }
         for (size_t k = 0; k < s->n_text_metrics; k++) {
             const Lcmon__TextMetricProto *t = s->text_metrics[k];
-            if (!lc_metric_info_find(cls->metrics, t->name))
+            if (!seen(s, t->name))
                 fprintf(stderr, "%s (%s): text %s is not in its class's table\n", s->name,
+                        s->stage_type, t->name);
+            CHECK(lc_metric_info_find(cls->metrics, t->name) != NULL);
+        }
+        for (size_t k = 0; k < s->n_statistics_metrics; k++) {
+            const Lcmon__StatisticsMetricProto *t = s->statistics_metrics[k];
+            if (!seen(s, t->name))
+                fprintf(stderr, "%s (%s): statistic %s is not in its class's table\n", s->name,
                         s->stage_type, t->name);
             CHECK(lc_metric_info_find(cls->metrics, t->name) != NULL);
         }
@@ -179,8 +212,8 @@ static void test_lc0_chain(void)
     snprintf(yaml, sizeof yaml,
              "metrics_interval_ms: 50\n"
              "stages:\n"
-             "  - name: files\n"
-             "    file_path_provider: {directory: '%s', watch: false}\n"
+             "  - name: files\n" /* watching: its activity says the folders */
+             "    file_path_provider: {directory: '%s'}\n"
              "  - name: sources\n"
              "    input: files\n"
              "    chunk_source_loader: {threads: 1}\n"
@@ -234,7 +267,38 @@ static void test_sequential_chain(void)
     run_and_check(yaml, UINT64_MAX); /* to its end */
 }
 
-static void test_parquet_chain(void)
+/* The types and settings the chains above leave out: a splitter's two
+ * outputs, one through a pool weighing chunks (hanse), one through a
+ * reader, joined, then rescored. */
+static void test_split_chain(void)
+{
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "metrics_interval_ms: 50\n"
+             "stages:\n"
+             "  - {name: files, file_path_provider: {directory: '%s', watch: false}}\n"
+             "  - {name: sources, input: files, chunk_source_loader: {threads: 1}}\n"
+             "  - name: split\n"
+             "    input: sources\n"
+             "    chunk_source_splitter: {outputs: [{name: a}, {name: b}]}\n"
+             "  - name: pool\n"
+             "    input: split.a\n"
+             "    shuffling_chunk_pool: {chunk_pool_size: 200, threads: 1, hanse: {threshold: 1}}\n"
+             "  - {name: reader, input: split.b, chunk_reader: {}}\n"
+             "  - {name: both, inputs: [pool, reader], join: {}}\n"
+             "  - {name: rescorer, input: both, chunk_rescorer: {threads: 1}}\n"
+             "  - {name: unpacker, input: rescorer, chunk_unpacker: {threads: 1}}\n"
+             "  - {name: tensors, input: unpacker, tensor_generator: {batch_size: 16}}\n"
+             "  - name: writer\n"
+             "    input: tensors\n"
+             "    fifo_writer: {path: '%s', regular_file: true}\n",
+             tu_test_data(), tu_path("split.out"));
+    run_and_check(yaml, 200000);
+}
+
+/* The Parquet chain to the end of one epoch, the tokenizer as `tokenizer`
+ * says. */
+static void run_parquet_chain(const char *tokenizer, const char *out)
 {
     char yaml[2048];
     snprintf(yaml, sizeof yaml,
@@ -244,12 +308,38 @@ static void test_parquet_chain(void)
              "    parquet_game_source: {path: '%s', epochs: 1, shuffle: false}\n"
              "  - name: tokens\n"
              "    input: games\n"
-             "    game_tokenizer: {mode: encoder, batch_size: 4, shuffle_buffer: 8}\n"
+             "    game_tokenizer: %s\n"
              "  - name: writer\n"
              "    input: tokens\n"
              "    fifo_writer: {path: '%s', regular_file: true}\n",
-             getenv("LC_PARQUET_FIXTURE"), tu_path("tokens.out"));
-    run_and_check(yaml, UINT64_MAX); /* one epoch */
+             getenv("LC_PARQUET_FIXTURE"), tokenizer, tu_path(out));
+    run_and_check(yaml, UINT64_MAX);
+}
+
+static void test_parquet_chain(void)
+{
+    run_parquet_chain("{mode: encoder, batch_size: 4, shuffle_buffer: 8}", "tokens.out");
+    /* A decoder counts its bad samples as games. */
+    run_parquet_chain("{mode: decoder, batch_size: 4, max_seq_len: 80}", "games.out");
+}
+
+/* Every stage type ran in some chain, and wrote each of its rows in
+ * some run: a row no flush ever sets fails here. */
+static void check_every_row_written(void)
+{
+    for (size_t i = 0; lc_stage_registry[i]; i++) {
+        const lc_stage_class *cls = lc_stage_registry[i];
+        if (!class_ran[i])
+            fprintf(stderr, "no chain here runs a %s\n", cls->type_name);
+        CHECK(class_ran[i]);
+        for (int r = 0; cls->metrics && cls->metrics[r].name; r++) {
+            bool written = rows_seen[i] >> r & 1;
+            if (class_ran[i] && !written)
+                fprintf(stderr, "%s: row %s was never written\n", cls->type_name,
+                        cls->metrics[r].name);
+            CHECK(written);
+        }
+    }
 }
 
 int main(void)
@@ -257,6 +347,8 @@ int main(void)
     test_tables();
     test_lc0_chain();
     test_sequential_chain();
+    test_split_chain();
     test_parquet_chain();
+    check_every_row_written();
     return check_finish();
 }
