@@ -80,7 +80,7 @@ typedef struct lc_frame {
      * such move, or older data). Neither tensor layout carries them. */
     uint16_t opp_played_idx, next_played_idx;
     uint16_t n_policy;                           /* entries that are not -1 */
-    uint16_t policy_idx[LC_FRAME_INLINE_POLICY]; /* ascending; past n_policy: undefined */
+    uint16_t policy_idx[LC_FRAME_INLINE_POLICY]; /* ascending */
     float policy_val[LC_FRAME_INLINE_POLICY];
     /* Entries LC_FRAME_INLINE_POLICY .. n_policy - 1 (ascending after the
      * inline ones); non-NULL when n_policy > LC_FRAME_INLINE_POLICY. */

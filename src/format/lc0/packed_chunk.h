@@ -128,10 +128,7 @@ void lc_unpack_ctx_free(lc_unpack_ctx *ctx);
 
 /*
  * Position i (< positions) of c as a frame, exactly as lc_frame_from_record
- * makes it of the original record (every field of *out is set, of the inline
- * policy its n_policy entries only: the slots past them are not written,
- * and nothing reads them; lc_frame_fini it). The frame is written once,
- * straight into *out (a cell: stages/items.h), from the decoded block.
+ * makes it of the original record (*out is filled whole; lc_frame_fini it).
  * The context keeps the blocks it decoded for the last chunk it was asked
  * about (while that chunk is referenced by the caller), so the positions of
  * one use cost one decode per block they touch, in any order. Errors (a

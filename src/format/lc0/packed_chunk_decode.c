@@ -21,8 +21,8 @@ static inline void unpredict_as(const uint64_t *prev, uint64_t *planes, unsigned
         if (!(mask & (1u << t)))
             continue;
         /* predicted(), its other_side table unrolled: our 6 planes from
-         * their 6, theirs from ours, the repetitions' plane from itself
-         * (so the loops want no table and may take two words at once). */
+         * their 6, theirs from ours, the repetitions' plane from itself:
+         * no table to read, and loops of a fixed length. */
         uint64_t *out = planes + t * STEP_PLANES;
         const uint64_t *in = prev + (t - 1) * STEP_PLANES;
         for (unsigned j = 0; j < 6; j++)
@@ -90,17 +90,15 @@ static size_t popcount_bytes(const uint8_t *p, size_t n)
 
 /* A block decoded (decompressed) for the chunk held: where it lies in the
  * context's buf (offsets, as buf moves when it grows) and how far its
- * positions are made. A position is made (its planes, and its policy's
- * indices from their deltas) when it or one after it in its block is
- * asked for (a position's planes are predicted from the one before it),
- * so a use that wants one position of a block makes the positions up to
+ * frames are made. A frame is made when it or one after it in its block
+ * is asked for (a position's planes are predicted from the one before
+ * it), so a use that wants one position of a block makes the frames up to
  * it, half the block on average, not all of them. */
 typedef struct block_state {
-    uint32_t at;   /* its positions' planes (PLANES_BYTES each); NOT_DECODED */
-    uint32_t done; /* positions made, from its first */
+    uint32_t at;   /* its frames; NOT_DECODED */
+    uint32_t done; /* frames made, from its first */
     uint32_t nb;   /* its positions */
-    /* The sections, and how far the positions made have read them;
-     * extra: the indices (u16) made so far, every entry of the block. */
+    /* The sections, and how far the frames made have read them. */
     uint32_t heads, masks, words, indices, vals, values, extra;
 } block_state;
 
@@ -110,8 +108,8 @@ struct lc_unpack_ctx {
     uint8_t *buf;    /* decoded blocks, each at an 8-byte aligned offset */
     size_t cap, used;
     block_state *blocks; /* per block of that chunk */
-    /* Per position made: where its policy's indices (u16) and values lie
-     * in buf. */
+    /* Per position of a decoded block with more than LC_FRAME_INLINE_POLICY
+     * entries: where the rest of its indices (u16) and values lie in buf. */
     uint32_t *idx_at, *val_at;
     size_t cap_blocks, cap_positions;
     uint64_t decoded;
@@ -175,18 +173,29 @@ static int bad_block(lc_error *err, const lc_packed_chunk *c, uint32_t b, const 
     return lc_error_set(err, LC_EFORMAT, "packed chunk: block %u of %u %s", b, c->n_blocks, what);
 }
 
+/* Slack after a block's raw bytes: the plane loop reads a word ahead. */
+#define RAW_SLACK 8
+
 /* A position's 104 plane words: each the next of *words where its mask bit
- * is set, else 0: eight zero words a mask byte, then its set bits' words
- * (the prediction leaves few: most bytes are 0; __builtin_ctz is an
- * instruction of every x86-64, unlike a popcount). */
+ * is set, else 0, chosen without a branch (the word ahead is read either
+ * way: RAW_SLACK); eight zero words at once where a mask byte is 0 (most
+ * are: the prediction leaves few words). */
 static const uint8_t *decode_words(uint64_t *planes, const uint8_t *mask, const uint8_t *words)
 {
     for (unsigned byte = 0; byte < MASK_BYTES; byte++) {
         unsigned bits = mask[byte];
         uint64_t *out = planes + 8 * byte;
-        memset(out, 0, 8 * sizeof *out);
-        for (; bits; bits &= bits - 1, words += 8)
-            memcpy(&out[__builtin_ctz(bits)], words, 8);
+        if (!bits) {
+            memset(out, 0, 8 * sizeof *out);
+            continue;
+        }
+        for (unsigned j = 0; j < 8; j++, bits >>= 1) {
+            uint64_t w;
+            memcpy(&w, words, 8);
+            uint64_t set = bits & 1u;
+            out[j] = w & (0 - set);
+            words += 8 * set;
+        }
     }
     return words;
 }
@@ -233,9 +242,15 @@ static void read_head(const uint8_t *h, lc_frame *f)
     f->origin = (lc_frame_origin){0};
 }
 
-/* A position's n policy indices from the u8 deltas and escapes at *q (up
- * to end) into idx; *q moved past them. False when they run past end. */
-static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, uint16_t *idx)
+/*
+ * A position's n policy indices from the u8 deltas and escapes at *q (up to
+ * end): the first LC_FRAME_INLINE_POLICY into f with their values (from
+ * vals: entry by entry, which for a few dozen costs less than a copy's
+ * start), the rest into extra; *q moved past them. False when they run
+ * past end.
+ */
+static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, const uint8_t *vals,
+                           lc_frame *f, uint16_t *extra)
 {
     const uint8_t *r = *q;
     if ((size_t)(end - r) < n)
@@ -250,38 +265,49 @@ static bool decode_indices(const uint8_t **q, const uint8_t *end, unsigned n, ui
         } else {
             last = (uint16_t)(last + *r++);
         }
-        idx[k] = last;
+        if (__builtin_expect(k < LC_FRAME_INLINE_POLICY, 1)) {
+            f->policy_idx[k] = last;
+            memcpy(&f->policy_val[k], vals + 4 * (size_t)k, 4);
+        } else {
+            extra[k - LC_FRAME_INLINE_POLICY] = last;
+        }
     }
     *q = r;
     return true;
 }
 
 /*
- * The positions of block b (state st) up to position upto (exclusive) of
- * the block: their planes, and their policies' indices into the block's
- * extra (u16, in buf), where ctx->idx_at and ctx->val_at note each
- * position's indices and values. False when the indices run past their
- * section, or, once the block's last position is made, do not fill it
- * exactly.
+ * The frames of block b (state st) up to position upto (exclusive) of the
+ * block, each whole but for the overflow of a long policy, whose indices
+ * go to the block's extra (u16, in buf) and whose place ctx->idx_at and
+ * ctx->val_at note. False when the indices run past their section, or,
+ * once the block's last frame is made, do not fill it exactly.
  */
-static bool make_positions(lc_unpack_ctx *ctx, block_state *st, uint32_t first, uint32_t upto)
+static bool decode_frames(lc_unpack_ctx *ctx, block_state *st, uint32_t first, uint32_t upto,
+                          uint32_t version)
 {
     uint8_t *buf = ctx->buf;
-    uint64_t(*planes)[LC_HISTORY_PLANES] = (void *)(buf + st->at);
+    lc_frame *frames = (lc_frame *)(void *)(buf + st->at);
     const uint8_t *words = buf + st->words, *q = buf + st->indices, *vals = buf + st->vals;
     const uint8_t *end = buf + st->values;
     uint16_t *extra = (uint16_t *)(void *)(buf + st->extra);
     for (uint32_t p = st->done; p < upto; p++) {
+        lc_frame *f = &frames[p];
         const uint8_t *h = buf + st->heads + (size_t)p * HEAD_BYTES;
-        words = decode_words(planes[p], buf + st->masks + (size_t)p * MASK_BYTES, words);
+        words = decode_words(f->planes, buf + st->masks + (size_t)p * MASK_BYTES, words);
         if (p > 0 && h[H_SYM] != NO_SYMMETRY && h[H_MASK])
-            unpredict_steps(planes[p - 1], planes[p], h[H_SYM] & 7u, h[H_MASK]);
-        unsigned n = get_u16(h + H_N_POLICY);
-        if (!decode_indices(&q, end, n, extra))
+            unpredict_steps(frames[p - 1].planes, f->planes, h[H_SYM] & 7u, h[H_MASK]);
+        read_head(h, f);
+        f->version = version;
+        unsigned n = f->n_policy;
+        if (!decode_indices(&q, end, n, vals, f, extra))
             return false;
-        ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - buf);
-        ctx->val_at[first + p] = (uint32_t)(vals - buf);
-        extra += n;
+        unsigned inl = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
+        if (n > inl) {
+            ctx->idx_at[first + p] = (uint32_t)((uint8_t *)extra - buf);
+            ctx->val_at[first + p] = (uint32_t)(vals + 4 * (size_t)inl - buf);
+            extra += n - inl;
+        }
         vals += 4 * (size_t)n;
     }
     st->done = upto;
@@ -324,12 +350,11 @@ static int decompress(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, 
 }
 
 /*
- * Decompress block b of c into ctx->buf as [room for its positions'
- * planes][the block as decompressed: heads, masks, words, indices,
- * values][room for its policies' indices, u16], and check its sections;
- * make_positions makes the planes and the indices, and
- * lc_packed_chunk_frame writes a frame from them and the head once, in the
- * place the caller gives (a cell), only the policy entries it has.
+ * Decompress block b of c into ctx->buf as [room for its positions as
+ * frames][the block as decompressed: heads, masks, words, indices,
+ * values][room for the indices of long policies past the inline ones,
+ * u16], and check its sections; decode_frames makes the frames, each
+ * then one copy of what lies there (and of its overflow, rarely).
  */
 static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b, lc_error *err)
 {
@@ -342,8 +367,8 @@ static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b
      * decoded. An entry takes at least 5 bytes (an index byte and a value),
      * so there are at most size / 5 of them and their u16 indices fit. */
     size_t at = (ctx->used + 7) & ~(size_t)7;
-    size_t frames_len = (size_t)nb * PLANES_BYTES;
-    size_t room = frames_len + ((most + 7) & ~(size_t)7) + 2 * (most / 5);
+    size_t frames_len = (size_t)nb * sizeof(lc_frame);
+    size_t room = frames_len + ((most + RAW_SLACK + 7) & ~(size_t)7) + 2 * (most / 5);
     if (at + room > UINT32_MAX)
         return lc_error_set(err, LC_EFORMAT, "packed chunk: too large to decode");
     reserve(&ctx->buf, &ctx->cap, at + room);
@@ -352,8 +377,9 @@ static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b
     int rc = decompress(c, ctx, b, raw, fixed, most, &size, err);
     if (rc != 0)
         return rc;
-    size_t raw_room = (size + 7) & ~(size_t)7;
-    size_t image = frames_len + raw_room + 2 * (size / 5); /* the indices fit: below */
+    size_t raw_room = (size + RAW_SLACK + 7) & ~(size_t)7;
+    size_t image = frames_len + raw_room + 2 * (size / 5);
+    memset(raw + size, 0, RAW_SLACK);
     size_t tail =
         fixed + 8 * popcount_bytes(raw + (size_t)nb * HEAD_BYTES, (size_t)nb * MASK_BYTES);
     size_t total = 0; /* policy entries of the block */
@@ -379,32 +405,6 @@ static int decode_block(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t b
     return 0;
 }
 
-/* Position p of block st (chunk position i) into out, made: the planes,
- * the head's fields and the policy's n_policy entries (the inline arrays
- * past them are not written: nothing reads them). */
-static void write_frame(const lc_unpack_ctx *ctx, const block_state *st, uint32_t p, uint32_t i,
-                        uint32_t version, lc_frame *out)
-{
-    const uint8_t *buf = ctx->buf;
-    memcpy(out->planes, buf + st->at + (size_t)p * PLANES_BYTES, PLANES_BYTES);
-    read_head(buf + st->heads + (size_t)p * HEAD_BYTES, out);
-    out->version = version;
-    const uint8_t *idx = buf + ctx->idx_at[i], *val = buf + ctx->val_at[i];
-    size_t n = out->n_policy;
-    size_t inl = n < LC_FRAME_INLINE_POLICY ? n : LC_FRAME_INLINE_POLICY;
-    memcpy(out->policy_idx, idx, inl * sizeof *out->policy_idx);
-    memcpy(out->policy_val, val, inl * sizeof *out->policy_val);
-    if (n > inl) {
-        size_t extra = n - inl;
-        out->overflow_idx = lc_xmalloc(extra * sizeof *out->overflow_idx);
-        out->overflow_val = lc_xmalloc(extra * sizeof *out->overflow_val);
-        memcpy(out->overflow_idx, idx + inl * sizeof *out->overflow_idx,
-               extra * sizeof *out->overflow_idx);
-        memcpy(out->overflow_val, val + inl * sizeof *out->overflow_val,
-               extra * sizeof *out->overflow_val);
-    }
-}
-
 int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t i, lc_frame *out,
                           lc_error *err)
 {
@@ -421,10 +421,17 @@ int lc_packed_chunk_frame(const lc_packed_chunk *c, lc_unpack_ctx *ctx, uint32_t
         if (rc != 0)
             return rc;
     }
-    if (st->done <= p && !make_positions(ctx, st, b * c->block, p + 1)) {
+    if (st->done <= p && !decode_frames(ctx, st, b * c->block, p + 1, c->version)) {
         st->at = NOT_DECODED; /* decoded again if asked again: refused again */
         return bad_block(err, c, b, "is inconsistent");
     }
-    write_frame(ctx, st, p, i, c->version, out);
+    memcpy(out, ctx->buf + st->at + (size_t)p * sizeof *out, sizeof *out);
+    if (out->n_policy > LC_FRAME_INLINE_POLICY) {
+        size_t extra = out->n_policy - LC_FRAME_INLINE_POLICY;
+        out->overflow_idx = lc_xmalloc(extra * sizeof *out->overflow_idx);
+        out->overflow_val = lc_xmalloc(extra * sizeof *out->overflow_val);
+        memcpy(out->overflow_idx, ctx->buf + ctx->idx_at[i], extra * sizeof *out->overflow_idx);
+        memcpy(out->overflow_val, ctx->buf + ctx->val_at[i], extra * sizeof *out->overflow_val);
+    }
     return 0;
 }
