@@ -17,10 +17,20 @@
  * symmetry's branches fold away). */
 static inline void unpredict_as(const uint64_t *prev, uint64_t *planes, unsigned K, uint8_t mask)
 {
-    for (unsigned t = 1; t < 8; t++)
-        if (mask & (1u << t))
-            for (unsigned j = 0; j < STEP_PLANES; j++)
-                planes[t * STEP_PLANES + j] ^= predicted(prev, t, j, K);
+    for (unsigned t = 1; t < 8; t++) {
+        if (!(mask & (1u << t)))
+            continue;
+        /* predicted(), its other_side table unrolled: our 6 planes from
+         * their 6, theirs from ours, the repetitions' plane from itself:
+         * no table to read, and loops of a fixed length. */
+        uint64_t *out = planes + t * STEP_PLANES;
+        const uint64_t *in = prev + (t - 1) * STEP_PLANES;
+        for (unsigned j = 0; j < 6; j++)
+            out[j] ^= symmetry(in[6 + j], K);
+        for (unsigned j = 0; j < 6; j++)
+            out[6 + j] ^= symmetry(in[j], K);
+        out[12] ^= symmetry(in[12], K);
+    }
 }
 
 /* unpredict_as for symmetry k (0..7), one specialised loop each. */
