@@ -259,6 +259,7 @@ enum {
     S_OUT,
     S_LEADS,
     S_CELLS,
+    S_CELLS_CARVED,
     S_CELLS_MAPPED,
     S_CELLS_DEPOT,
     S_CELLS_RELEASED,
@@ -275,12 +276,14 @@ static void sampler_flush(lc_stage *s, lc_stage_metrics *m)
     for (unsigned i = 0; i < sm->n_shares; i++)
         fill += atomic_load(&sm->shares[i].fill);
     lc_metric_gauge_of(m, S_FILL, (int64_t)fill, (int64_t)c->reservoir_size);
-    /* The process's frame cells (stages/items.h): frames out now of those
-     * carved, the free ones, the bytes of regions mapped and of their pages
+    /* The process's frame cells (stages/items.h): frames out now, cells
+     * carved (plain gauges: a capacity would make them a fill the status
+     * line lists), the free ones, the bytes of regions mapped and of their pages
      * the last trim gave back. */
     lc_cells_stats st;
     lc_frame_cells_stats(&st);
-    lc_metric_gauge_of(m, S_CELLS, (int64_t)st.live, (int64_t)st.carved);
+    lc_metric_gauge(m, S_CELLS, (int64_t)st.live);
+    lc_metric_gauge(m, S_CELLS_CARVED, (int64_t)st.carved);
     lc_metric_gauge(m, S_CELLS_MAPPED, (int64_t)st.mapped);
     lc_metric_gauge(m, S_CELLS_DEPOT, (int64_t)st.depot);
     lc_metric_gauge(m, S_CELLS_RELEASED, (int64_t)st.released);
@@ -304,6 +307,7 @@ static const lc_metric_info sampler_metrics[] = {
                  "fresh games' first positions passed on at once", "fresh",
                  LC_METRIC_AT(sampler, n_lead)},
     [S_CELLS] = {"frame_cells", "frames", GAUGE},
+    [S_CELLS_CARVED] = {"frame_cells_carved", "frames", GAUGE},
     [S_CELLS_MAPPED] = {"frame_cells_mapped", "bytes", GAUGE},
     [S_CELLS_DEPOT] = {"frame_cells_depot", "frames", GAUGE},
     [S_CELLS_RELEASED] = {"frame_cells_released", "bytes", GAUGE},
