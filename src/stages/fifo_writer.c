@@ -57,7 +57,9 @@
  * its step, and a dense batch larger than the pipe makes many short waits
  * inside the burst, which must not hide the step). The writer waits twice
  * that for the reader to take bytes (at least half a second, at most
- * `stop_grace`, 4 s by default), again each time it does, and at most
+ * `stop_grace`, 4 s by default; all of `stop_grace` when the writer waited
+ * longer for batches than for the reader lately: a trainer faster than
+ * the loader hides its step), again each time it does, and at most
  * twice `stop_grace` in all: the batch begun may wait for one step, the
  * marker after it for another. So a trainer whose steps are up to
  * `stop_grace` always gets the batch whole, then the marker, and a reader
@@ -139,7 +141,9 @@ static void writer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
                 continue;
             }
             lc_batch_item item;
-            int rc = lc_queue_get_until(s->input, &item, meter, lc_now_ns() + WRITER_POLL_NS);
+            uint64_t t0 = lc_now_ns();
+            int rc = lc_queue_get_until(s->input, &item, meter, t0 + WRITER_POLL_NS);
+            writer_pipe_waited_input(s, w, lc_now_ns() - t0);
             if (rc == -ETIMEDOUT) {
                 writer_pipe_check_reader(s, w);
                 continue;

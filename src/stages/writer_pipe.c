@@ -80,23 +80,36 @@ static double stop_grace_s(const lc_stage *s)
     return ((const writer_config *)s->config)->stop_grace;
 }
 
-/* Note a wait of gap ns on a full pipe (0: none, only move the window on).
- * The reader's pace is the longest such wait in this window and the last:
- * a trainer's step (its reads come in bursts between steps, so what counts
- * is the longest wait, never the many short ones inside a large batch),
- * and one long pause is forgotten after a window or two. */
-static void pace_note(const lc_stage *s, writer *w, uint64_t now, uint64_t gap)
+/* Note a wait of gap ns on a full pipe, or of hungry ns for a batch while
+ * a reader is connected (0, 0: none, only move the window on). The
+ * reader's pace is the longest wait on a full pipe in this window and the
+ * last: a trainer's step (its reads come in bursts between steps, so what
+ * counts is the longest wait, never the many short ones inside a large
+ * batch), and one long pause is forgotten after a window or two. The sums
+ * of both waits say whether the pace can be trusted (pace_known). */
+static void pace_note(const lc_stage *s, writer *w, uint64_t now, uint64_t gap, uint64_t hungry)
 {
     uint64_t window = (uint64_t)(2 * stop_grace_s(s) * 1e9);
     if (window < WRITER_PACE_WINDOW_NS)
         window = WRITER_PACE_WINDOW_NS;
     if (now - w->pace_since >= window) {
-        w->pace_prev = now - w->pace_since < 2 * window ? w->pace_now : 0;
-        w->pace_now = 0;
+        bool recent = now - w->pace_since < 2 * window;
+        w->pace_prev = recent ? w->pace_now : 0;
+        w->full_prev = recent ? w->full_now : 0;
+        w->hungry_prev = recent ? w->hungry_now : 0;
+        w->pace_now = w->full_now = w->hungry_now = 0;
         w->pace_since = now;
     }
     if (gap > w->pace_now)
         w->pace_now = gap;
+    w->full_now += gap;
+    w->hungry_now += hungry;
+}
+
+void writer_pipe_waited_input(const lc_stage *s, writer *w, uint64_t ns)
+{
+    if (w->fd >= 0)
+        pace_note(s, w, lc_now_ns(), 0, ns);
 }
 
 static uint64_t reader_pace(const writer *w)
@@ -104,22 +117,45 @@ static uint64_t reader_pace(const writer *w)
     return w->pace_now > w->pace_prev ? w->pace_now : w->pace_prev;
 }
 
-/* How long a stopping writer waits for its reader to take bytes: twice the
- * reader's pace, at least WRITER_STOP_IDLE_MIN_NS, at most stop_grace. */
-static uint64_t stop_idle_ns(const lc_stage *s, const writer *w)
+/* Whether the longest wait on a full pipe shows the trainer's step: not
+ * when the writer waited longer for batches than for the reader (the wait
+ * going on now included). A trainer faster than the loader takes each
+ * batch as it comes and its step is hidden: the longest wait on a full
+ * pipe is then only the part of a step the loader did not need. */
+static bool pace_known(const writer *w, uint64_t now)
 {
+    uint64_t full = w->full_now + w->full_prev + (w->full_since ? now - w->full_since : 0);
+    return full >= w->hungry_now + w->hungry_prev;
+}
+
+/* How long a stopping writer waits for its reader to take bytes: twice the
+ * reader's pace, at least WRITER_STOP_IDLE_MIN_NS, at most stop_grace; all
+ * of stop_grace while the pace is not known. */
+static uint64_t stop_idle_ns(const lc_stage *s, const writer *w, uint64_t now)
+{
+    uint64_t grace = (uint64_t)(stop_grace_s(s) * 1e9);
+    if (!pace_known(w, now))
+        return grace;
     uint64_t idle = 2 * reader_pace(w);
     if (idle < WRITER_STOP_IDLE_MIN_NS)
         idle = WRITER_STOP_IDLE_MIN_NS;
-    uint64_t grace = (uint64_t)(stop_grace_s(s) * 1e9);
     return idle < grace ? idle : grace;
+}
+
+/* The reader's steps as the stop's messages tell them. */
+static void steps_said(const writer *w, uint64_t now, char *buf, size_t size)
+{
+    if (pace_known(w, now))
+        snprintf(buf, size, "steps lately %.1f s", (double)reader_pace(w) / 1e9);
+    else
+        snprintf(buf, size, "steps not known: the trainer waited for batches");
 }
 
 /* While stopping, the reader took bytes at now: wait for its next read. */
 static void grace_extend(const lc_stage *s, writer *w, uint64_t now)
 {
     w->last_taken = now;
-    w->grace_end = now + stop_idle_ns(s, w);
+    w->grace_end = now + stop_idle_ns(s, w, now);
     if (w->grace_end > w->grace_limit)
         w->grace_end = w->grace_limit;
 }
@@ -131,17 +167,19 @@ static void grace_begin(const lc_stage *s, writer *w, bool mid_record)
     if (w->grace_end)
         return;
     uint64_t now = lc_now_ns();
-    pace_note(s, w, now, 0);
+    pace_note(s, w, now, 0, 0);
     /* The record begun may wait for one trainer step, the DONE marker after
      * it for another: twice stop_grace in all. */
     w->grace_limit = now + (uint64_t)(2 * stop_grace_s(s) * 1e9);
     grace_extend(s, w, now);
-    if (mid_record)
+    if (mid_record) {
+        char steps[64];
+        steps_said(w, now, steps, sizeof steps);
         LC_INFO("%s: stop in the middle of a batch: finishing it while %s is read at least every "
-                "%.1f s (steps lately %.1f s, stop_grace %.1f s), %.1f s at most",
+                "%.1f s (%s, stop_grace %.1f s), %.1f s at most",
                 s->name, ((const writer_config *)s->config)->path,
-                (double)(w->grace_end - now) / 1e9, (double)reader_pace(w) / 1e9, stop_grace_s(s),
-                2 * stop_grace_s(s));
+                (double)(w->grace_end - now) / 1e9, steps, stop_grace_s(s), 2 * stop_grace_s(s));
+    }
 }
 
 /* A stop gave up on the reader in the middle of what (a batch, or the DONE
@@ -153,11 +191,13 @@ static void grace_gave_up(const lc_stage *s, const writer *w, const char *what)
     if (now >= w->grace_limit)
         LC_WARN("%s: stop: %s is read too slowly to finish within %.1f s (2 x stop_grace): %s",
                 s->name, c->path, 2 * c->stop_grace, what);
-    else
-        LC_WARN("%s: stop: no read from %s for %.1f s (steps lately %.1f s, stop_grace %.1f s): "
+    else {
+        char steps[64];
+        steps_said(w, now, steps, sizeof steps);
+        LC_WARN("%s: stop: no read from %s for %.1f s (%s, stop_grace %.1f s): "
                 "%s; if the trainer still reads, raise stop_grace above its longest step",
-                s->name, c->path, (double)(now - w->last_taken) / 1e9, (double)reader_pace(w) / 1e9,
-                c->stop_grace, what);
+                s->name, c->path, (double)(now - w->last_taken) / 1e9, steps, c->stop_grace, what);
+    }
 }
 
 /* Payload pieces at least this large are spliced rather than copied. */
@@ -190,7 +230,7 @@ static void wait_writable(lc_stage *s, writer *w, lc_load_meter *meter)
     atomic_fetch_add(&w->blocked_ns, now - t0);
     const writer_config *c = s->config;
     if (fds[0].revents) { /* room again (or the reader went: the write says) */
-        pace_note(s, w, now, now - w->full_since);
+        pace_note(s, w, now, now - w->full_since, 0);
         if (w->grace_end) /* stopping: the reader takes bytes, wait on */
             grace_extend(s, w, now);
         if (atomic_load(&w->g_stalled))

@@ -72,12 +72,14 @@ typedef struct writer {
     uint64_t last_taken;          /* when the reader last made room in a full pipe */
     uint64_t pace_now, pace_prev; /* the longest wait on a full pipe: this window, the last */
     uint64_t pace_since;          /* when this window began */
-    bool torn;                    /* stopped in the middle of a batch */
-    uint64_t progress_seq;        /* a finite run's newest chunk with rows in a batch taken */
-    uint64_t connections;         /* readers connected since the stage was made, for the log */
-    uint64_t blocked_ms_reported; /* flush side only */
-    uint64_t full_since;          /* the pipe has been full since then (0: it is not) */
-    char reader_cmd[512];         /* the command that reads the pipe, for the hints */
+    uint64_t full_now, full_prev; /* the waits on a full pipe in all: this window, the last */
+    uint64_t hungry_now, hungry_prev; /* the waits for a batch with a reader connected: same */
+    bool torn;                        /* stopped in the middle of a batch */
+    uint64_t progress_seq;            /* a finite run's newest chunk with rows in a batch taken */
+    uint64_t connections;             /* readers connected since the stage was made, for the log */
+    uint64_t blocked_ms_reported;     /* flush side only */
+    uint64_t full_since;              /* the pipe has been full since then (0: it is not) */
+    char reader_cmd[512];             /* the command that reads the pipe, for the hints */
 
     atomic_uint_fast64_t n_batches, n_rows, n_bytes, n_readers, n_disconnects, n_resent, n_dropped,
         blocked_ns, n_stalls;
@@ -110,12 +112,14 @@ static inline bool writer_pipe_all_sent(const writer *w)
 void writer_pipe_hold(writer *w, const lc_batch_item *item, const lc_stage_env *env);
 /* Drop every held batch. */
 void writer_pipe_clear(writer *w);
-/* Wait for a reader and open the pipe. False when stopping. */
+/* The thread waited ns for a batch (counts while a reader is connected:
+ * it tells a trainer that waits for batches, whose step is hidden). */
+void writer_pipe_waited_input(const lc_stage *s, writer *w, uint64_t ns);
 /* The command a user copies to read the pipe: the interpreter lcmon was
  * configured with and the package's folder when it is there, the pipe's
  * absolute path, each quoted for the shell where it needs it. */
 void writer_pipe_reader_command(char *buf, size_t size, const char *path);
-
+/* Wait for a reader and open the pipe. False when stopping. */
 bool writer_pipe_connect(lc_stage *s, writer *w, lc_load_meter *meter);
 /* The reader is gone (rc: the write's error, 0 when seen closed): keep the
  * batches it did not read whole (partial: bytes of the one being written). */

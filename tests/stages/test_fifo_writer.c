@@ -20,7 +20,12 @@
  *       the pipe open: every batch written before the stop, DONE
  *       "stopped", end of file, then the new run's header (another run id)
  *       and its batches from seq 0; after a torn batch, the new writer
- *       waits until the reader has drained it and met the end of file.
+ *       waits until the reader has drained it and met the end of file;
+ *   (g) a trainer that waits for batches (the writer waits for input, so
+ *       the trainer's step is hidden): a stop in the middle of a batch
+ *       waits stop_grace for it, and a step twice as long as the half
+ *       second a known fast reader gets still sees the batch whole, then
+ *       DONE.
  * The test does not ignore SIGPIPE: the stage must survive readers leaving
  * on its own. Every read has a timeout.
  */
@@ -36,6 +41,7 @@
 #include "stages/items.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -742,6 +748,87 @@ static void test_runs(void)
     reader_close(&keep);
 }
 
+/* ---- (g) a trainer whose step the writer cannot see ---- */
+
+typedef struct late_reader {
+    reader *r;
+    double step;    /* seconds before it reads again */
+    uint64_t next;  /* the seq it expects next */
+    uint64_t whole; /* batches read whole */
+    bool done;      /* DONE "stopped" counting them all came, then end of file */
+} late_reader;
+
+static void *read_after_step(void *arg)
+{
+    late_reader *lr = arg;
+    lc_sleep_seconds(lr->step);
+    for (;;) {
+        uint8_t fr[LC_STREAM_FRAME_BYTES];
+        lc_stream_frame f;
+        if (!read_exact(lr->r, fr, LC_STREAM_DONE_BYTES))
+            return NULL;
+        if (memcmp(fr, "DONE", 4) == 0) {
+            lr->done = lc_stream_frame_decode(fr, LC_STREAM_DONE_BYTES, &f, NULL) == 0 &&
+                       f.reason == LC_STREAM_END_STOPPED && f.batches == lr->r->batches &&
+                       read_eof(lr->r);
+            return NULL;
+        }
+        if (!read_exact(lr->r, fr + LC_STREAM_DONE_BYTES,
+                        LC_STREAM_FRAME_BYTES - LC_STREAM_DONE_BYTES) ||
+            lc_stream_frame_decode(fr, sizeof fr, &f, NULL) != 0 || f.seq != lr->next)
+            return NULL;
+        uint8_t *payload = malloc(layout.total_bytes);
+        bool ok = read_exact(lr->r, payload, layout.total_bytes) &&
+                  payload_ok(&layout, payload, f.seq, f.rows);
+        free(payload);
+        if (!ok)
+            return NULL;
+        lr->r->batches++;
+        lr->whole++;
+        lr->next++;
+    }
+}
+
+static void test_hidden_step(void)
+{
+    const char *path = tu_path("pipe_g");
+    lc_error err;
+    lc_error_clear(&err);
+    lc_queue *in = lc_queue_new("test.in", &lc_item_batch, 256, LC_OVERFLOW_BLOCK);
+    lc_stage *s = new_writer(path, false, in);
+    CHECK_OK(lc_standalone_start(s, &err));
+    reader r;
+    reader_open(&r, path);
+    lc_batch_layout got;
+    /* The loader is the slower: ten batches, each taken as it comes. */
+    for (uint64_t seq = 0; seq < 10; seq++) {
+        put_batch(in, &layout, seq, B, 0);
+        if (seq == 0)
+            CHECK(read_header(&r, &got));
+        CHECK(read_batch(&r, &layout, seq, 0));
+        lc_sleep_seconds(0.06);
+    }
+    /* Then it gets ahead while the trainer steps: more than the pipe holds,
+     * and the stop comes with a batch half written. */
+    for (uint64_t seq = 10; seq < 80; seq++)
+        put_batch(in, &layout, seq, B, 0);
+    CHECK(wait_gauge(s, "pipe_full", 1, 5));
+    late_reader lr = {.r = &r, .step = 1.2, .next = 10};
+    pthread_t t;
+    CHECK_EQ_INT(pthread_create(&t, NULL, read_after_step, &lr), 0);
+    double took = timed_stop(s);
+    pthread_join(t, NULL);
+    printf("stop with a hidden step of %.1f s: %.2f s, %llu batches whole after it\n", lr.step,
+           took, (unsigned long long)lr.whole);
+    CHECK(lr.whole >= 40); /* what filled the pipe, and the batch begun */
+    CHECK(lr.done);
+    CHECK(took >= lr.step);
+    CHECK(tu_log_has("steps not known: the trainer waited for batches"));
+    lc_standalone_free(s);
+    lc_queue_free(in);
+    reader_close(&r);
+}
+
 int main(void)
 {
     lc_log_set_stderr(getenv("LC_TEST_VERBOSE") != NULL); /* the log ring is checked */
@@ -753,5 +840,6 @@ int main(void)
     test_prompt_stop();
     test_empty_stream();
     test_runs();
+    test_hidden_step();
     return check_finish();
 }
