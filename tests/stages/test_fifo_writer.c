@@ -301,10 +301,14 @@ static bool read_done(reader *r, uint64_t expect)
     return read_done_reason(r, expect, LC_STREAM_END_DATA);
 }
 
-static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
+/* A writer to path; stop_grace when grace > 0, else the default. */
+static lc_stage *new_writer_grace(const char *path, bool regular, lc_queue *in, double grace)
 {
-    char yaml[4200];
-    snprintf(yaml, sizeof yaml, "{path: '%s', regular_file: %s}", path, regular ? "true" : "false");
+    char yaml[4200], extra[64] = "";
+    if (grace > 0)
+        snprintf(extra, sizeof extra, ", stop_grace: %g", grace);
+    snprintf(yaml, sizeof yaml, "{path: '%s', regular_file: %s%s}", path,
+             regular ? "true" : "false", extra);
     lc_stage *s = NULL;
     lc_error err;
     lc_error_clear(&err);
@@ -313,6 +317,11 @@ static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
         exit(2);
     }
     return s;
+}
+
+static lc_stage *new_writer(const char *path, bool regular, lc_queue *in)
+{
+    return new_writer_grace(path, regular, in, 0);
 }
 
 /* ---- (a) regular file ---- */
@@ -690,13 +699,14 @@ static void test_runs(void)
 
     /* Run 2 on the same pipe: the reader opens it again (the first fd
      * stays open, as a reader that holds the pipe would); a new run id,
-     * seq from 0. */
+     * seq from 0. Its stop_grace is half a second: the writer waits for
+     * batches more than for this reader, so a stop waits all of it. */
     reader keep = r;
     reader_open(&r, path);
     in = lc_queue_new("test.in", &lc_item_batch, 256, LC_OVERFLOW_BLOCK);
     for (uint64_t seq = 0; seq < 3; seq++)
         put_batch(in, &layout, seq, B, 0);
-    s = new_writer(path, false, in);
+    s = new_writer_grace(path, false, in, 0.5);
     CHECK_OK(lc_standalone_start(s, &err));
     CHECK(wait_data(&r, 5 * tu_slow()));
     CHECK(read_header(&r, &got));
