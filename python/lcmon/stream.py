@@ -48,11 +48,14 @@ process that holds it, instead of reading interleaved bytes. For several
 trainer processes, give each its own lcmon (RANK and WORLD_SIZE) and pipe.
 """
 
+import array
+import fcntl
 import io
 import logging
 import math
 import os
 import select
+import termios
 import time
 from typing import Callable, Dict, Optional
 
@@ -107,6 +110,13 @@ class _RunEnded(Exception):
         super().__init__(detail)
         self.how = how
         self.detail = detail
+
+
+def _unread(fd: int) -> int:
+    """Bytes in the pipe that fd reads, not read yet."""
+    buf = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return buf[0]
 
 
 class BatchReader:
@@ -201,6 +211,7 @@ class BatchReader:
         self.freshness = Freshness()  # the last batch's: how old its rows' games are
         self._f: Optional[io.FileIO] = None
         self._poll = None  # a poll object on _f
+        self._tail: Optional[int] = None  # bytes left of a writer seen gone (_read_some)
         self._lock_fd = -1
         self._fifo = False
         self._closed = False
@@ -248,6 +259,7 @@ class BatchReader:
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         self._f = io.FileIO(fd, "rb", closefd=True)
         self._poll = None
+        self._tail = None
 
     def _close_data(self) -> None:
         self._poll = None
@@ -312,8 +324,9 @@ class BatchReader:
             p.register(self._f.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
         return p
 
-    def _wait_readable(self) -> None:
-        """Wait until the pipe has bytes (or its writer closed it), within
+    def _wait_readable(self) -> int:
+        """Wait until the pipe has bytes (or its writer closed it): the poll
+        events. Within
         this read's limits: the reader's timeout for a piece of data, the
         wait for a writer or the next run, and the read's own (get's
         block and timeout; a record on its way may take _IN_FLIGHT more)."""
@@ -336,8 +349,9 @@ class BatchReader:
             if self.watch is not None:  # in slices, the hook between them
                 ms = WATCH_EVERY_MS if ms is None else min(ms, WATCH_EVERY_MS)
             try:
-                if p.poll(ms):
-                    return
+                ready = p.poll(ms)
+                if ready:
+                    return ready[0][1]
             except InterruptedError:
                 continue
             if self.watch is not None:
@@ -354,16 +368,29 @@ class BatchReader:
     # -- low-level reads --------------------------------------------------
 
     def _read_some(self, mv: memoryview) -> int:
-        """One read into mv, waiting for bytes; 0 at end of file."""
+        """One read into mv, waiting for bytes; 0 at end of file. Once the
+        writer is seen gone (a hang-up), what the pipe holds then is all
+        that is left of its run: the reader reads that much and no more,
+        then takes it as the end of file. A next writer opens the pipe only
+        when it is empty, but may come before the read that would have met
+        the end of file; its bytes must not complete a torn batch."""
         while True:
             if self._fifo:
-                self._wait_readable()
+                ev = self._wait_readable()
+                if ev & select.POLLHUP and self._tail is None:
+                    self._tail = _unread(self._f.fileno()) if ev & select.POLLIN else 0
+                if self._tail is not None:
+                    if self._tail <= 0:
+                        return 0
+                    mv = mv[: self._tail]
             try:
                 got = self._f.readinto(mv)
             except InterruptedError:
                 continue
             if got is None:  # nothing yet: poll again
                 continue
+            if self._tail is not None:
+                self._tail -= got
             self.bytes_read += got
             return got
 

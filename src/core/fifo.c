@@ -104,6 +104,18 @@ bool lc_fifo_unread(int fd, uint64_t *n)
     return true;
 }
 
+bool lc_fifo_unread_at(const char *path, uint64_t *n)
+{
+    *n = 0;
+    int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (f < 0)
+        return false;
+    struct stat st;
+    bool ok = fstat(f, &st) == 0 && S_ISFIFO(st.st_mode) && lc_fifo_unread(f, n);
+    close(f);
+    return ok;
+}
+
 void lc_fifo_drain_sigpipe(void)
 {
     sigset_t set;

@@ -72,6 +72,12 @@ uint64_t lc_fifo_grow(int fd, int want);
 /* Bytes written and not yet read into *n; false when the pipe cannot say
  * (not a pipe, or an error). */
 bool lc_fifo_unread(int fd, uint64_t *n);
+/* The bytes unread in the pipe at path, asked from the reading side: an
+ * open for reading that neither a reader's end of file nor its poll can
+ * see (an open for writing, even one closed at once, keeps a reader that
+ * drained the pipe from its end of file, and shows the readers that open
+ * after it a hang-up). False when path is no pipe or cannot be opened. */
+bool lc_fifo_unread_at(const char *path, uint64_t *n);
 /* A SIGPIPE raised by this thread's failed write (it is blocked here) is
  * consumed, so that it never reaches anyone. */
 void lc_fifo_drain_sigpipe(void);

@@ -23,6 +23,9 @@
 /* How often the thread re-checks while idle, and retries opening the pipe. */
 #define WRITER_POLL_NS (50 * 1000000ull)
 #define WRITER_RETRY_SECONDS 0.05
+/* Probes that find the pipe empty before a writer follows an earlier run's
+ * bytes (stages/writer_pipe.c, tail_drained). */
+#define WRITER_TAIL_EMPTY_PROBES 2
 /* The pipe buffer we ask for. */
 #define WRITER_PIPE_BYTES (1 << 20)
 /* How long a stop waits for the reader to take bytes at least, and at most

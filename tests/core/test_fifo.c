@@ -3,7 +3,8 @@
  * they tell the user; a pipe is made when asked; opening without a reader
  * says so and does not block; with a reader it opens, grows its buffer and
  * counts the unread bytes; bytes left unread by an earlier writer, and a
- * path that is not a pipe, are told apart. One writer a pipe under all its
+ * path that is not a pipe, are told apart; unread bytes counted from the
+ * reading side disturb no reader's end of file or poll. One writer a pipe under all its
  * names (a hard link, a symlink), and no lock file left behind.
  */
 #include "check.h"
@@ -13,6 +14,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,19 +67,35 @@ static void test_open(void)
     CHECK(lc_fifo_unread(fd, &unread) && unread == 0);
     CHECK_EQ_INT(write(fd, "hello", 5), 5);
     CHECK(lc_fifo_unread(fd, &unread) && unread == 5);
-    /* An earlier writer's bytes still unread: told apart. */
+    /* An earlier writer's bytes still unread: told apart, and counted from
+     * the reading side too. */
     close(fd);
+    CHECK(lc_fifo_unread_at(path, &unread) && unread == 5);
     CHECK_EQ_INT(lc_fifo_try_open(path, true, &fd), LC_FIFO_UNREAD);
     char buf[8];
     CHECK_EQ_INT(read(rd, buf, sizeof buf), 5);
+    /* Drained: the reader's next read is its end of file, and a reader that
+     * opens now waits in poll (no hang-up) for the next writer. Asking from
+     * the reading side changes neither; an open for writing, even closed at
+     * once, would show that reader a hang-up. */
+    int rd2 = open(path, O_RDONLY | O_NONBLOCK);
+    CHECK(lc_fifo_unread_at(path, &unread) && unread == 0);
+    struct pollfd p = {.fd = rd2, .events = POLLIN};
+    CHECK_EQ_INT(poll(&p, 1, 0), 0);
+    CHECK_EQ_INT(read(rd, buf, sizeof buf), 0);
     CHECK_EQ_INT(lc_fifo_try_open(path, true, &fd), LC_FIFO_OPENED);
     close(fd);
+    CHECK_EQ_INT(poll(&p, 1, 0), 1);
+    CHECK(p.revents & POLLHUP);
+    close(rd2);
     close(rd);
     /* A regular file where the pipe was. */
     unlink(path);
     tu_write_file(path, "x", 1);
     CHECK_EQ_INT(lc_fifo_try_open(path, true, &fd), LC_FIFO_NOT_FIFO);
     CHECK_EQ_INT(fd, -1);
+    CHECK(!lc_fifo_unread_at(path, &unread));
+    CHECK(!lc_fifo_unread_at(tu_path("missing.pipe"), &unread));
 }
 
 /* The writer lock files in dir. */

@@ -9,6 +9,8 @@ Every wait is bounded: subprocesses have timeouts, pipe readers run in
 threads joined with a timeout.
 """
 
+import array
+import fcntl
 import os
 import re
 import select
@@ -17,6 +19,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import unittest
@@ -250,6 +253,13 @@ def read_exact_raw(fd, n, timeout=10.0):
     return bytes(out)
 
 
+def pipe_unread(fd):
+    """Bytes in the pipe fd reads, not read yet."""
+    buf = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return buf[0]
+
+
 def run_bounded(test, fn, timeout=TIMEOUT):
     """Run fn in a thread; fail the test if it does not end in time or
     raises."""
@@ -364,6 +374,67 @@ class PipeStreams(DemoCase):
 
         run_bounded(self, reader)
         self.assertEqual(opens, [1, 2])
+
+    def test_next_run_before_the_end_of_file(self):
+        """A writer leaves a batch torn; the reader drains the tail, and
+        before its next read (the one that would meet the end of file) the
+        next run's writer opens the pipe, as lcmon's does once it is empty,
+        and writes. The reader must read no further than what the first
+        writer left: the torn batch is dropped, never completed with the
+        next run's bytes, and the next run comes whole."""
+        batch = 64  # payloads of 1.25 KiB: the whole tail fits the pipe
+        first = read_bytes(self.write_file("first.bin", 4, "--batch-size", batch))
+        second = read_bytes(self.write_file("second.bin", 3, "--batch-size", batch))
+        (rest_len,) = struct.unpack_from("<I", first, 12)
+        record = 96 + batch * 20
+        cut = 16 + rest_len + 2 * record + 96 + 600  # in batch 2's payload
+        pipe = self.path("pipe")
+        os.mkfifo(pipe, 0o600)
+        left, drained, written, done = (threading.Event() for _ in range(4))
+
+        def writers():
+            fd = os.open(pipe, os.O_WRONLY)  # waits for the reader
+            os.write(fd, first[:cut])
+            os.close(fd)
+            left.set()
+            if drained.wait(TIMEOUT):
+                fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+                os.write(fd, second)
+                written.set()
+                done.wait(TIMEOUT)  # held open, as a running writer does
+                os.close(fd)
+
+        class Stalled(BatchReader):
+            """Stops after the read that drains the first writer's tail
+            until the next writer has written."""
+            def _read_some(self, mv):
+                got = super()._read_some(mv)
+                if (left.is_set() and not drained.is_set() and self._f is not None
+                        and pipe_unread(self._f.fileno()) == 0):
+                    drained.set()
+                    written.wait(TIMEOUT)
+                return got
+
+        threading.Thread(target=writers, daemon=True).start()
+        got = []
+
+        def reader():
+            try:
+                with Stalled(pipe, timeout=10, restart_timeout=10, copy=True) as r:
+                    for b in r.batches():
+                        got.append((r.runs, b))
+                    self.assertTrue(r.done)
+                    self.assertEqual(r.torn_batches, 1)
+            finally:
+                done.set()
+
+        with self.assertLogs("lcmon", "WARNING") as logs:
+            run_bounded(self, reader)
+        self.assertTrue(written.is_set(), "the next writer did not come before the end of file")
+        self.assertEqual([(runs, b.seq) for runs, b in got], [(1, 0), (1, 1), (2, 0), (2, 1), (2, 2)])
+        for _, b in got:
+            self.check_batch(b, b.seq, batch)
+        self.assertIn("ended without its DONE marker", logs.output[0])
 
     def test_second_reader_refused(self):
         pipe = self.path("pipe")

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 extern const lc_stage_class lc_fifo_writer_class;
@@ -170,6 +171,8 @@ typedef struct reader {
     int fd;
     bool eof;
     uint64_t batches; /* whole batches read on this connection */
+    bool hup;         /* the writer was seen gone: only `tail` bytes more are its */
+    uint64_t tail;
 } reader;
 
 static void reader_open(reader *r, const char *path)
@@ -179,6 +182,7 @@ static void reader_open(reader *r, const char *path)
     r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     r->eof = false;
     r->batches = 0;
+    r->hup = false;
     if (r->fd < 0) {
         fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
         exit(2);
@@ -208,7 +212,20 @@ static bool read_exact(reader *r, void *buf, size_t n)
             return false;
         if (rc <= 0)
             continue;
-        ssize_t got = read(r->fd, p, n);
+        /* As lcmon's reader does: once the writer is seen gone, what is
+         * unread then is all that is left of its run (a next writer waits
+         * until it is read, but may come before the end of file is). */
+        if ((pfd.revents & POLLHUP) && !r->hup) {
+            r->hup = true;
+            r->tail = 0;
+            int unread = 0;
+            if ((pfd.revents & POLLIN) && ioctl(r->fd, FIONREAD, &unread) == 0 && unread > 0)
+                r->tail = (uint64_t)unread;
+        }
+        size_t want = r->hup && r->tail < n ? (size_t)r->tail : n;
+        ssize_t got = want ? read(r->fd, p, want) : 0;
+        if (got > 0 && r->hup)
+            r->tail -= (uint64_t)got;
         if (got == 0) {
             r->eof = true;
             return false;
