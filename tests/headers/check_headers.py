@@ -2,11 +2,15 @@
 """Every header of lcmon compiles on its own: a file that includes only it
 (twice, for the include guard) is valid C11 with the project's warnings.
 A header that leans on something its includer happened to include first
-fails here, naming the header and the compiler's complaint.
+fails here, naming the header and the compiler's complaint. Its include
+guard is named after its path (src/stages/pool/hanse.h:
+LC_STAGES_POOL_HANSE_H), so that a moved header cannot keep a name another
+one may take.
 
 Usage: check_headers.py SOURCE_ROOT BUILD_ROOT CC [CC ARGS...]
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +31,14 @@ def main():
         for h in headers:
             rel = os.path.relpath(h, root)
             inc = os.path.relpath(h, os.path.join(root, "src")) if rel.startswith("src/") else rel
+            want = "LC_" + re.sub(r"[/.]", "_", inc).upper()
+            with open(h) as f:
+                m = re.search(r"^#ifndef (\w+)\n#define \1\b", f.read(), re.M)
+            if not m or m.group(1) != want:
+                bad += 1
+                print("%s: its include guard is %s; name it %s (after its path)"
+                      % (rel, m.group(1) if m else "missing", want))
+                continue
             c = os.path.join(tmp, "one.c")
             with open(c, "w") as f:
                 f.write('#include "%s"\n#include "%s"\n' % (inc, inc))
@@ -35,7 +47,8 @@ def main():
                 bad += 1
                 first = [l for l in r.stderr.splitlines() if "error" in l][:3]
                 print("%s does not compile on its own:\n  %s" % (rel, "\n  ".join(first)))
-    print("%d headers, %d do not compile on their own" % (len(headers), bad))
+    print("%d headers, %d do not compile on their own or misname their guard"
+          % (len(headers), bad))
     return 1 if bad else 0
 
 

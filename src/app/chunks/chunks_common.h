@@ -4,8 +4,8 @@
  * progress line and histogram rows, a stage's settings from --set or
  * --config. It calls no verb.
  */
-#ifndef LC_APP_CHUNKS_COMMON_H
-#define LC_APP_CHUNKS_COMMON_H
+#ifndef LC_APP_CHUNKS_CHUNKS_COMMON_H
+#define LC_APP_CHUNKS_CHUNKS_COMMON_H
 
 #include "format/lc0/chunk.h"
 #include "format/lc0/chunk_source.h"

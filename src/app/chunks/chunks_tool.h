@@ -20,8 +20,8 @@
  * (lc_chunk_source_load) and checked as the validator checks it
  * (lc_chunk_check). The app layer: nothing includes this but main.c.
  */
-#ifndef LC_APP_CHUNKS_TOOL_H
-#define LC_APP_CHUNKS_TOOL_H
+#ifndef LC_APP_CHUNKS_CHUNKS_TOOL_H
+#define LC_APP_CHUNKS_CHUNKS_TOOL_H
 
 /* `lcmon chunks VERB ...`: argv[0] is "chunks". Returns the exit status:
  * 0 done (check: every chunk good), 1 a file could not be read or (check)

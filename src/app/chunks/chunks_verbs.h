@@ -2,8 +2,8 @@
  * chunks_verbs: the verbs of `lcmon chunks`, each in its file, which
  * chunks_tool.c calls after reading its options.
  */
-#ifndef LC_APP_CHUNKS_VERBS_H
-#define LC_APP_CHUNKS_VERBS_H
+#ifndef LC_APP_CHUNKS_CHUNKS_VERBS_H
+#define LC_APP_CHUNKS_CHUNKS_VERBS_H
 
 #include "app/chunks/chunks_common.h"
 

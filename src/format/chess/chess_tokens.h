@@ -19,8 +19,8 @@
  * fills the optional lc_error with the row and the offending text. The
  * outputs are then unspecified.
  */
-#ifndef LC_FORMAT_CHESS_TOKENS_H
-#define LC_FORMAT_CHESS_TOKENS_H
+#ifndef LC_FORMAT_CHESS_CHESS_TOKENS_H
+#define LC_FORMAT_CHESS_CHESS_TOKENS_H
 
 #include "core/error.h"
 #include "core/rng.h"

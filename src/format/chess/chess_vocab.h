@@ -27,8 +27,8 @@
  * function here may then be called from any thread. Lookups are two table
  * reads and never allocate.
  */
-#ifndef LC_FORMAT_CHESS_VOCAB_H
-#define LC_FORMAT_CHESS_VOCAB_H
+#ifndef LC_FORMAT_CHESS_CHESS_VOCAB_H
+#define LC_FORMAT_CHESS_CHESS_VOCAB_H
 
 #include <stddef.h>
 

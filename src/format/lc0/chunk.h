@@ -5,8 +5,8 @@
  * Pure and reentrant: any thread may decode. The decoded buffer belongs to
  * the lc_chunk_data until lc_chunk_data_fini.
  */
-#ifndef LC_FORMAT_CHUNK_H
-#define LC_FORMAT_CHUNK_H
+#ifndef LC_FORMAT_LC0_CHUNK_H
+#define LC_FORMAT_LC0_CHUNK_H
 
 #include <stddef.h>
 #include <stdint.h>

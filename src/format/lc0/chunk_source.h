@@ -11,8 +11,8 @@
  * read and closed on each read. A file that vanished or shrank after open is
  * an error of that read, never a crash.
  */
-#ifndef LC_FORMAT_CHUNK_SOURCE_H
-#define LC_FORMAT_CHUNK_SOURCE_H
+#ifndef LC_FORMAT_LC0_CHUNK_SOURCE_H
+#define LC_FORMAT_LC0_CHUNK_SOURCE_H
 
 #include <stdbool.h>
 #include <stddef.h>

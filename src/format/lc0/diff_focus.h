@@ -16,8 +16,8 @@
  * or `default_weight` where orig_q (or policy_kld) is unknown, and
  * everywhere when the configuration gives neither q_weight nor pol_scale.
  */
-#ifndef LC_FORMAT_DIFF_FOCUS_H
-#define LC_FORMAT_DIFF_FOCUS_H
+#ifndef LC_FORMAT_LC0_DIFF_FOCUS_H
+#define LC_FORMAT_LC0_DIFF_FOCUS_H
 
 #include <stdbool.h>
 #include <stdint.h>

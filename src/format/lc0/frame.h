@@ -25,8 +25,8 @@
  * bytes lower: move_count is where later versions keep invariance_info, and
  * the int8 game result is the byte after it; see frame.c.
  */
-#ifndef LC_FORMAT_FRAME_H
-#define LC_FORMAT_FRAME_H
+#ifndef LC_FORMAT_LC0_FRAME_H
+#define LC_FORMAT_LC0_FRAME_H
 
 #include "core/error.h"
 #include "format/lc0/record.h"

@@ -54,8 +54,8 @@
  * read it while it holds a reference. Building and decoding need a context
  * each (zstd's state and scratch space), one per thread.
  */
-#ifndef LC_FORMAT_PACKED_CHUNK_H
-#define LC_FORMAT_PACKED_CHUNK_H
+#ifndef LC_FORMAT_LC0_PACKED_CHUNK_H
+#define LC_FORMAT_LC0_PACKED_CHUNK_H
 
 #include "core/error.h"
 #include "format/lc0/frame.h"

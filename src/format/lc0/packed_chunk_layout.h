@@ -14,8 +14,8 @@
  * encoder needs: it only looks for the one that predicts best, and the
  * decoder applies the same one.
  */
-#ifndef LC_FORMAT_PACKED_CHUNK_LAYOUT_H
-#define LC_FORMAT_PACKED_CHUNK_LAYOUT_H
+#ifndef LC_FORMAT_LC0_PACKED_CHUNK_LAYOUT_H
+#define LC_FORMAT_LC0_PACKED_CHUNK_LAYOUT_H
 
 #include "core/error.h"
 #include "format/lc0/packed_chunk.h"

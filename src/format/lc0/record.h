@@ -11,8 +11,8 @@
  * The host is assumed little-endian (as the records are); lc0 and its trainers
  * make the same assumption.
  */
-#ifndef LC_FORMAT_RECORD_H
-#define LC_FORMAT_RECORD_H
+#ifndef LC_FORMAT_LC0_RECORD_H
+#define LC_FORMAT_LC0_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>

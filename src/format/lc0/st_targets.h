@@ -44,8 +44,8 @@
  *
  * docs/pipelines.md works a 4-ply game through by hand.
  */
-#ifndef LC_FORMAT_ST_TARGETS_H
-#define LC_FORMAT_ST_TARGETS_H
+#ifndef LC_FORMAT_LC0_ST_TARGETS_H
+#define LC_FORMAT_LC0_ST_TARGETS_H
 
 #include <stdint.h>
 

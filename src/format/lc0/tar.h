@@ -16,8 +16,8 @@
  * archive is not an error: the members before the damage are kept and the
  * index says where it stopped.
  */
-#ifndef LC_FORMAT_TAR_H
-#define LC_FORMAT_TAR_H
+#ifndef LC_FORMAT_LC0_TAR_H
+#define LC_FORMAT_LC0_TAR_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -31,8 +31,8 @@
  * A malformed file is never a crash: every length and offset is checked, and
  * allocations are bounded by the file size or by the limits below.
  */
-#ifndef LC_FORMAT_PARQUET_H
-#define LC_FORMAT_PARQUET_H
+#ifndef LC_FORMAT_PARQUET_PARQUET_H
+#define LC_FORMAT_PARQUET_PARQUET_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * allocates. Stateless apart from the caller-owned decoder structs, so any
  * thread may use them.
  */
-#ifndef LC_FORMAT_PARQUET_DECODE_H
-#define LC_FORMAT_PARQUET_DECODE_H
+#ifndef LC_FORMAT_PARQUET_PARQUET_DECODE_H
+#define LC_FORMAT_PARQUET_PARQUET_DECODE_H
 
 #include <stdbool.h>
 #include <stddef.h>

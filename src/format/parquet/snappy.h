@@ -8,8 +8,8 @@
  * of the output, or output that ends short of the announced length is an
  * error, never an out-of-bounds access. Stateless and thread-safe.
  */
-#ifndef LC_FORMAT_SNAPPY_H
-#define LC_FORMAT_SNAPPY_H
+#ifndef LC_FORMAT_PARQUET_SNAPPY_H
+#define LC_FORMAT_PARQUET_SNAPPY_H
 
 #include <stddef.h>
 #include <stdint.h>

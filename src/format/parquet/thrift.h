@@ -26,8 +26,8 @@
  * old readers read new files. The cursor owns nothing and is not shared
  * between threads.
  */
-#ifndef LC_FORMAT_THRIFT_H
-#define LC_FORMAT_THRIFT_H
+#ifndef LC_FORMAT_PARQUET_THRIFT_H
+#define LC_FORMAT_PARQUET_THRIFT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,8 +8,8 @@
  * chunks from the window and read, check and pack them. Every window
  * access is under the pool's `mu`.
  */
-#ifndef LC_STAGES_CHUNK_POOL_H
-#define LC_STAGES_CHUNK_POOL_H
+#ifndef LC_STAGES_POOL_CHUNK_POOL_H
+#define LC_STAGES_POOL_CHUNK_POOL_H
 
 #include "core/thread.h"
 #include "format/gzip.h"

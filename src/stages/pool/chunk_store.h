@@ -46,8 +46,8 @@
  * numbers are atomics, and a chunk is admitted by an atomic add against the
  * budget, so what is held never exceeds the budget.
  */
-#ifndef LC_STAGES_CHUNK_STORE_H
-#define LC_STAGES_CHUNK_STORE_H
+#ifndef LC_STAGES_POOL_CHUNK_STORE_H
+#define LC_STAGES_POOL_CHUNK_STORE_H
 
 #include "core/metrics.h"
 #include "format/lc0/frame.h"

@@ -39,8 +39,8 @@
  * seen, returns the count and zeroes it; count_from is the key the count
  * runs from (the anchor of the initial load or of the last reset).
  */
-#ifndef LC_STAGES_CHUNK_WINDOW_H
-#define LC_STAGES_CHUNK_WINDOW_H
+#ifndef LC_STAGES_POOL_CHUNK_WINDOW_H
+#define LC_STAGES_POOL_CHUNK_WINDOW_H
 
 #include "core/deque.h"
 #include "core/rng.h"

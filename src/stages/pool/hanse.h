@@ -23,8 +23,8 @@
  * Thread safety: the counters are atomic; max_weight and the statistics
  * are only touched under the pool's mutex.
  */
-#ifndef LC_STAGES_HANSE_H
-#define LC_STAGES_HANSE_H
+#ifndef LC_STAGES_POOL_HANSE_H
+#define LC_STAGES_POOL_HANSE_H
 
 #include "core/metrics.h"
 #include "core/stats.h"

@@ -17,8 +17,8 @@
  * A key made from a name alone (an anchor naming no file found) has no
  * mtime: compared with one, mtime order falls back to the names.
  */
-#ifndef LC_STAGES_SOURCE_ORDER_H
-#define LC_STAGES_SOURCE_ORDER_H
+#ifndef LC_STAGES_POOL_SOURCE_ORDER_H
+#define LC_STAGES_POOL_SOURCE_ORDER_H
 
 #include "core/settings.h"
 

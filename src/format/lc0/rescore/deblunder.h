@@ -12,8 +12,8 @@
  * it and `threshold + w/2` makes it whole, blending linearly in between.
  * docs/pipelines.md "chunk_rescorer" works an example through by hand.
  */
-#ifndef LC_FORMAT_DEBLUNDER_H
-#define LC_FORMAT_DEBLUNDER_H
+#ifndef LC_FORMAT_LC0_RESCORE_DEBLUNDER_H
+#define LC_FORMAT_LC0_RESCORE_DEBLUNDER_H
 
 #include <stddef.h>
 #include <stdint.h>

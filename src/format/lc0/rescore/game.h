@@ -23,8 +23,8 @@
  *
  * Not thread-safe per object: one lc_game per thread.
  */
-#ifndef LC_FORMAT_GAME_H
-#define LC_FORMAT_GAME_H
+#ifndef LC_FORMAT_LC0_RESCORE_GAME_H
+#define LC_FORMAT_LC0_RESCORE_GAME_H
 
 #include "format/lc0/rescore/position.h"
 

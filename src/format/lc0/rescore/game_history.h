@@ -13,8 +13,8 @@
  *
  * Pure functions on caller-owned values: any thread may call them.
  */
-#ifndef LC_FORMAT_GAME_HISTORY_H
-#define LC_FORMAT_GAME_HISTORY_H
+#ifndef LC_FORMAT_LC0_RESCORE_GAME_HISTORY_H
+#define LC_FORMAT_LC0_RESCORE_GAME_HISTORY_H
 
 #include "core/error.h"
 #include "format/lc0/frame.h"

@@ -18,8 +18,8 @@
  * opp_played_idx and next_played_idx are moved as the records they name.
  * rule50_count and everything else is kept.
  */
-#ifndef LC_FORMAT_INPUT_FORMAT_CONVERT_H
-#define LC_FORMAT_INPUT_FORMAT_CONVERT_H
+#ifndef LC_FORMAT_LC0_RESCORE_INPUT_FORMAT_CONVERT_H
+#define LC_FORMAT_LC0_RESCORE_INPUT_FORMAT_CONVERT_H
 
 #include "core/error.h"
 #include "format/lc0/frame.h"

@@ -13,8 +13,8 @@
  *
  * Pure functions: any thread may call them.
  */
-#ifndef LC_FORMAT_INPUT_FORMAT_ENCODE_H
-#define LC_FORMAT_INPUT_FORMAT_ENCODE_H
+#ifndef LC_FORMAT_LC0_RESCORE_INPUT_FORMAT_ENCODE_H
+#define LC_FORMAT_LC0_RESCORE_INPUT_FORMAT_ENCODE_H
 
 #include "format/lc0/rescore/game_history.h"
 #include "format/lc0/record.h"

@@ -28,8 +28,8 @@
  *
  * Pure functions on caller-owned values: any thread may call them.
  */
-#ifndef LC_FORMAT_POSITION_H
-#define LC_FORMAT_POSITION_H
+#ifndef LC_FORMAT_LC0_RESCORE_POSITION_H
+#define LC_FORMAT_LC0_RESCORE_POSITION_H
 
 #include "format/lc0/frame.h"
 

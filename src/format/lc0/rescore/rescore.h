@@ -30,8 +30,8 @@
  * opened once per process; every function here is pure given them and may
  * be called from any thread.
  */
-#ifndef LC_FORMAT_RESCORE_H
-#define LC_FORMAT_RESCORE_H
+#ifndef LC_FORMAT_LC0_RESCORE_RESCORE_H
+#define LC_FORMAT_LC0_RESCORE_RESCORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,8 +13,8 @@
  * input_format field, so everything after the version sits 4 bytes lower,
  * V4 with root_q, best_q, root_d, best_d, V3 without.
  */
-#ifndef LC_FORMAT_RESCORE_INTERNAL_H
-#define LC_FORMAT_RESCORE_INTERNAL_H
+#ifndef LC_FORMAT_LC0_RESCORE_RESCORE_INTERNAL_H
+#define LC_FORMAT_LC0_RESCORE_RESCORE_INTERNAL_H
 
 #include "format/lc0/rescore/game.h"
 #include "format/lc0/record.h"

@@ -21,8 +21,8 @@
  * 64-bit key of the settings that made it, so that a rescorer with other
  * settings reading the same store tells its own from another's.
  */
-#ifndef LC_FORMAT_RESCORE_PATCH_H
-#define LC_FORMAT_RESCORE_PATCH_H
+#ifndef LC_FORMAT_LC0_RESCORE_RESCORE_PATCH_H
+#define LC_FORMAT_LC0_RESCORE_RESCORE_PATCH_H
 
 #include "core/error.h"
 #include "format/lc0/frame.h"

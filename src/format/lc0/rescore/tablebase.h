@@ -37,8 +37,8 @@
  * must not race with probes of the same set (the stage opens before its
  * threads start and closes after they end).
  */
-#ifndef LC_FORMAT_TABLEBASE_H
-#define LC_FORMAT_TABLEBASE_H
+#ifndef LC_FORMAT_LC0_RESCORE_TABLEBASE_H
+#define LC_FORMAT_LC0_RESCORE_TABLEBASE_H
 
 #include "core/error.h"
 #include "core/problem.h"

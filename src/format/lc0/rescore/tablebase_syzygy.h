@@ -22,8 +22,8 @@
  * stderr (another thread's message in that moment comes out a moment
  * late). Only with LC_HAVE_SYZYGY; for tablebase.c alone.
  */
-#ifndef LC_FORMAT_TABLEBASE_SYZYGY_H
-#define LC_FORMAT_TABLEBASE_SYZYGY_H
+#ifndef LC_FORMAT_LC0_RESCORE_TABLEBASE_SYZYGY_H
+#define LC_FORMAT_LC0_RESCORE_TABLEBASE_SYZYGY_H
 
 #include "core/error.h"
 #include "format/lc0/rescore/position.h"
