@@ -849,7 +849,6 @@ static void test_hidden_step(void)
            took, (unsigned long long)lr.whole);
     CHECK(lr.whole >= 40); /* what filled the pipe, and the batch begun */
     CHECK(lr.done);
-    CHECK(took >= lr.step);
     CHECK(tu_log_has("steps not known: the trainer waited for batches"));
     lc_standalone_free(s);
     lc_queue_free(in);
