@@ -376,9 +376,7 @@ class BatchReader:
         the end of file; its bytes must not complete a torn batch."""
         while True:
             if self._fifo:
-                ev = self._wait_readable()
-                if ev & select.POLLHUP and self._tail is None:
-                    self._tail = _unread(self._f.fileno()) if ev & select.POLLIN else 0
+                self._note_hangup(self._wait_readable())
                 if self._tail is not None:
                     if self._tail <= 0:
                         return 0
@@ -391,8 +389,33 @@ class BatchReader:
                 continue
             if self._tail is not None:
                 self._tail -= got
+            elif self._fifo and got < len(mv):
+                got += self._read_drained(mv[got:])
             self.bytes_read += got
             return got
+
+    def _read_drained(self, mv: memoryview) -> int:
+        """A read just emptied the pipe: read again at once. End of file
+        (no writer) is then all that is left of this writer's run, though
+        the poll before never said hang-up (had it gone after that poll,
+        or had this descriptor been opened after it went, which a poll
+        never reports): the next poll could come after a next writer's
+        open. Returns what the read got."""
+        try:
+            more = self._f.readinto(mv)
+        except InterruptedError:
+            return 0
+        if more == 0:
+            self._tail = 0
+        return more or 0
+
+    def _note_hangup(self, ev) -> None:
+        """ev: poll events (or poll's list). At the first hang-up, what is
+        unread then is all that is left of the writer that went."""
+        if isinstance(ev, list):
+            ev = ev[0][1] if ev else 0
+        if ev & select.POLLHUP and self._tail is None:
+            self._tail = _unread(self._f.fileno()) if ev & select.POLLIN else 0
 
     def _fill(self, mv: memoryview) -> int:
         """Read into all of mv; returns bytes read (fewer only at end of

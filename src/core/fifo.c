@@ -116,6 +116,18 @@ bool lc_fifo_unread_at(const char *path, uint64_t *n)
     return ok;
 }
 
+bool lc_fifo_drained(const char *path, int *probes, int empty)
+{
+    uint64_t left;
+    if (!lc_fifo_unread_at(path, &left))
+        *probes = 0;
+    else if (left > 0)
+        *probes = 1;
+    else if ((*probes)++ >= empty)
+        *probes = 0;
+    return *probes == 0;
+}
+
 void lc_fifo_drain_sigpipe(void)
 {
     sigset_t set;

@@ -78,6 +78,17 @@ bool lc_fifo_unread(int fd, uint64_t *n);
  * drained the pipe from its end of file, and shows the readers that open
  * after it a hang-up). False when path is no pipe or cannot be opened. */
 bool lc_fifo_unread_at(const char *path, uint64_t *n);
+/* A writer that found an earlier writer's bytes unread in the pipe at path
+ * asks, every so often, whether the reader has drained them: true once
+ * `empty` probes in a row (lc_fifo_unread_at) found the pipe empty, or
+ * when path is no pipe now (the open then says what). *probes counts from
+ * 1 (set it to 1 when the bytes are found) and is 0 once drained. The
+ * reader's end of file is the read after the last byte; a writer that
+ * opened before it would take it away (the reader would take the new
+ * run's bytes for the rest of a torn batch), hence probes that do not
+ * open for writing, and more than one. lcmon's reader also reads no
+ * further than what was unread when it saw the earlier writer gone. */
+bool lc_fifo_drained(const char *path, int *probes, int empty);
 /* A SIGPIPE raised by this thread's failed write (it is blocked here) is
  * consumed, so that it never reaches anyone. */
 void lc_fifo_drain_sigpipe(void);

@@ -445,40 +445,19 @@ void writer_pipe_reader_command(char *buf, size_t size, const char *path)
         snprintf(buf, size, "%s -m lcmon %s", py, pipe);
 }
 
-/* While an earlier run's bytes were in the pipe at path: whether the reader
- * has drained them, watched from the reading side so that its end of file
- * stays where the earlier writer left it. An open for writing before the
- * reader has read that end of file would take it away: the reader would
- * take this run's bytes for the rest of a torn batch. So the pipe must
- * be found empty by WRITER_TAIL_EMPTY_PROBES probes in a row, 50 ms apart,
- * before the writer opens it; lcmon's reader also reads no further than
- * what was unread when it saw the earlier writer gone (docs/batch-stream.md).
- * *tail counts those probes from 1; 0 once drained. */
-static bool tail_drained(const char *path, int *tail)
-{
-    uint64_t left;
-    if (!lc_fifo_unread_at(path, &left)) {
-        *tail = 0; /* no pipe there now: the open says what */
-        return true;
-    }
-    if (left > 0)
-        *tail = 1;
-    else if ((*tail)++ >= WRITER_TAIL_EMPTY_PROBES)
-        *tail = 0;
-    return *tail == 0;
-}
-
 /* Wait for a reader and open the pipe. False when stopping. */
 bool writer_pipe_connect(lc_stage *s, writer *w, lc_load_meter *meter)
 {
     const writer_config *c = s->config;
     bool told_wait = false, told_problem = false;
-    int tail = 0; /* an earlier run's bytes were there: probes that found the pipe empty since */
+    int tail = 0; /* an earlier run's bytes were there (lc_fifo_drained counts from 1) */
     atomic_store(&w->g_waiting, 1);
     for (;;) {
         if (lc_run_state_stopping(&s->run))
             break;
-        if (tail && !tail_drained(c->path, &tail)) {
+        /* Watched from the reading side until drained, so that the reader's
+         * end of file stays where the earlier writer left it. */
+        if (tail && !lc_fifo_drained(c->path, &tail, WRITER_TAIL_EMPTY_PROBES)) {
             if (!lc_run_state_sleep(&s->run, WRITER_RETRY_SECONDS, meter))
                 break;
             continue;

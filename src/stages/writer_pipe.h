@@ -24,7 +24,7 @@
 #define WRITER_POLL_NS (50 * 1000000ull)
 #define WRITER_RETRY_SECONDS 0.05
 /* Probes that find the pipe empty before a writer follows an earlier run's
- * bytes (stages/writer_pipe.c, tail_drained). */
+ * bytes (core/fifo.h, lc_fifo_drained). */
 #define WRITER_TAIL_EMPTY_PROBES 2
 /* The pipe buffer we ask for. */
 #define WRITER_PIPE_BYTES (1 << 20)

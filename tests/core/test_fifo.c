@@ -72,8 +72,13 @@ static void test_open(void)
     close(fd);
     CHECK(lc_fifo_unread_at(path, &unread) && unread == 5);
     CHECK_EQ_INT(lc_fifo_try_open(path, true, &fd), LC_FIFO_UNREAD);
+    int probes = 1;
+    CHECK(!lc_fifo_drained(path, &probes, 2) && probes == 1);
     char buf[8];
     CHECK_EQ_INT(read(rd, buf, sizeof buf), 5);
+    /* Drained only after two probes in a row found it empty. */
+    CHECK(!lc_fifo_drained(path, &probes, 2));
+    CHECK(lc_fifo_drained(path, &probes, 2) && probes == 0);
     /* Drained: the reader's next read is its end of file, and a reader that
      * opens now waits in poll (no hang-up) for the next writer. Asking from
      * the reading side changes neither; an open for writing, even closed at
@@ -96,6 +101,8 @@ static void test_open(void)
     CHECK_EQ_INT(fd, -1);
     CHECK(!lc_fifo_unread_at(path, &unread));
     CHECK(!lc_fifo_unread_at(tu_path("missing.pipe"), &unread));
+    probes = 1; /* no pipe there now: drained, the open says what */
+    CHECK(lc_fifo_drained(path, &probes, 2) && probes == 0);
 }
 
 /* The writer lock files in dir. */

@@ -405,9 +405,12 @@ class PipeStreams(DemoCase):
                 os.close(fd)
 
         class Stalled(BatchReader):
-            """Stops after the read that drains the first writer's tail
-            until the next writer has written."""
+            """Reads once the first writer has gone, as a reader that took
+            nothing for a while, the reason a stop leaves a batch torn;
+            stops after the read that drains its tail until the next writer
+            has written."""
             def _read_some(self, mv):
+                left.wait(TIMEOUT)
                 got = super()._read_some(mv)
                 if (left.is_set() and not drained.is_set() and self._f is not None
                         and pipe_unread(self._f.fileno()) == 0):

@@ -237,6 +237,18 @@ static bool read_exact(reader *r, void *buf, size_t n)
         }
         p += got;
         n -= (size_t)got;
+        /* The read emptied the pipe: an end of file now (the writer went
+         * after the poll, unseen) is the end of its run too. */
+        if (n > 0 && !r->hup && (size_t)got < want) {
+            ssize_t more = read(r->fd, p, n);
+            if (more == 0) {
+                r->hup = true;
+                r->tail = 0;
+            } else if (more > 0) {
+                p += more;
+                n -= (size_t)more;
+            }
+        }
     }
     return true;
 }
