@@ -250,9 +250,7 @@ static unsigned draw_some(lc_stage *s, pool *p, draw *d, unsigned most, lc_load_
 }
 
 /* Draws in a row from the store after which a loading thread gives back
- * its packing state (lc_pack_ctx_rest: LZ4's 256 KB): once the window is
- * stored it packs only the chunks that come new, and remaking the state for
- * one costs about a tenth of packing it. */
+ * LZ4's 256 KB (lc_pack_ctx_rest; remade at a tenth of a chunk's packing). */
 #define PACK_REST_AFTER 64
 
 /* A loading thread: draw, load, emit. In deterministic mode the draws are
@@ -272,7 +270,7 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     draw d[TURN_DRAWS];
     lc_chunk_item items[TURN_DRAWS];
     bool have[TURN_DRAWS], open = true;
-    unsigned from_store = 0; /* draws in a row (PACK_REST_AFTER) */
+    unsigned from_store = 0;
     while (open && lc_run_state_check(&s->run, meter)) {
         lc_mutex_lock(&p->mu);
         unsigned n = draw_some(s, p, d, most, meter);
@@ -281,8 +279,7 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         if (n == 0)
             break;
         for (unsigned i = 0; i < n; i++) {
-            from_store = d[i].packed ? from_store + 1 : 0;
-            if (from_store == PACK_REST_AFTER)
+            if ((from_store = d[i].packed ? from_store + 1 : 0) == PACK_REST_AFTER)
                 lc_pack_ctx_rest(pack);
             have[i] = load_draw(s, pack, &d[i], &items[i]);
         }
