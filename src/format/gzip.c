@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include "lc_config.h"
@@ -89,11 +90,42 @@ static int garbage_error(lc_error *err, size_t pos, size_t in_len)
                         in_len - pos, pos);
 }
 
-/* Give back a large unused tail; a chunk buffer may live a while. */
-static uint8_t *shrink(uint8_t *buf, size_t cap, size_t len)
+/* The output buffer: malloc'd, or with `pages` anonymous pages of its own
+ * (lc_gunzip_pages), grown by mremap and given back whole by munmap. */
+static uint8_t *buf_new(bool pages, size_t cap)
 {
-    if (cap - len > 65536)
-        return lc_xrealloc(buf, len ? len : 1);
+    if (!pages)
+        return lc_xmalloc(cap);
+    void *b = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
+        lc_fatal("out of memory mapping %zu bytes to inflate into", cap);
+    return b;
+}
+
+static uint8_t *buf_resize(bool pages, uint8_t *buf, size_t cap, size_t new_cap)
+{
+    if (!pages)
+        return lc_xrealloc(buf, new_cap);
+    void *b = mremap(buf, cap, new_cap, MREMAP_MAYMOVE);
+    if (b == MAP_FAILED)
+        lc_fatal("out of memory growing an inflate buffer to %zu bytes", new_cap);
+    return b;
+}
+
+static void buf_free(bool pages, uint8_t *buf, size_t cap)
+{
+    if (pages)
+        munmap(buf, cap);
+    else
+        free(buf);
+}
+
+/* Give back a large unused tail; a chunk buffer may live a while. Pages are
+ * cut to the length, which lc_gunzip_pages_free then unmaps. */
+static uint8_t *shrink(bool pages, uint8_t *buf, size_t cap, size_t len)
+{
+    if (pages || cap - len > 65536)
+        return buf_resize(pages, buf, cap, len ? len : 1);
     return buf;
 }
 
@@ -135,14 +167,14 @@ static int check_header_crc(const uint8_t *m, size_t n, size_t pos, lc_error *er
     return 0;
 }
 
-static int gunzip_libdeflate(const uint8_t *in, size_t in_len, size_t max, uint8_t **out,
-                             size_t *out_len, lc_error *err)
+static int gunzip_libdeflate(const uint8_t *in, size_t in_len, size_t max, bool pages,
+                             uint8_t **out, size_t *out_len, lc_error *err)
 {
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
     if (!d)
         lc_fatal("out of memory allocating a libdeflate decompressor");
     size_t cap = initial_capacity(in, in_len, max);
-    uint8_t *buf = lc_xmalloc(cap);
+    uint8_t *buf = buf_new(pages, cap);
     size_t len = 0, pos = 0;
     int rc = 0;
     while (pos < in_len) {
@@ -161,8 +193,9 @@ static int gunzip_libdeflate(const uint8_t *in, size_t in_len, size_t max, uint8
                 rc = bomb_error(err, max);
                 break;
             }
-            cap = cap > max / 2 ? max : cap * 2;
-            buf = lc_xrealloc(buf, cap);
+            size_t grown = cap > max / 2 ? max : cap * 2;
+            buf = buf_resize(pages, buf, cap, grown);
+            cap = grown;
             continue;
         }
         if (r != LIBDEFLATE_SUCCESS || used == 0) {
@@ -176,17 +209,17 @@ static int gunzip_libdeflate(const uint8_t *in, size_t in_len, size_t max, uint8
     }
     libdeflate_free_decompressor(d);
     if (rc < 0) {
-        free(buf);
+        buf_free(pages, buf, cap);
         return rc;
     }
-    *out = shrink(buf, cap, len);
+    *out = shrink(pages, buf, cap, len);
     *out_len = len;
     return 0;
 }
 #endif
 
-static int gunzip_zlib(const uint8_t *in, size_t in_len, size_t max, uint8_t **out, size_t *out_len,
-                       lc_error *err)
+static int gunzip_zlib(const uint8_t *in, size_t in_len, size_t max, bool pages, uint8_t **out,
+                       size_t *out_len, lc_error *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -199,7 +232,7 @@ static int gunzip_zlib(const uint8_t *in, size_t in_len, size_t max, uint8_t **o
     /* One byte of slack above max lets "exactly max" succeed and "more than
      * max" be seen. */
     size_t cap = initial_capacity(in, in_len, max) + 1;
-    uint8_t *buf = lc_xmalloc(cap);
+    uint8_t *buf = buf_new(pages, cap);
     size_t len = 0, fed = 0, member_start = 0;
     int rc = 0;
     zs.next_in = (Bytef *)in; /* zlib's API is not const-correct; it never writes */
@@ -214,8 +247,9 @@ static int gunzip_zlib(const uint8_t *in, size_t in_len, size_t max, uint8_t **o
                 rc = bomb_error(err, max);
                 break;
             }
-            cap = cap > max / 2 ? max + 1 : cap * 2;
-            buf = lc_xrealloc(buf, cap);
+            size_t grown = cap > max / 2 ? max + 1 : cap * 2;
+            buf = buf_resize(pages, buf, cap, grown);
+            cap = grown;
         }
         size_t room = cap - len > UINT_MAX ? UINT_MAX : cap - len;
         zs.next_out = buf + len;
@@ -258,16 +292,16 @@ static int gunzip_zlib(const uint8_t *in, size_t in_len, size_t max, uint8_t **o
     }
     inflateEnd(&zs);
     if (rc < 0) {
-        free(buf);
+        buf_free(pages, buf, cap);
         return rc;
     }
-    *out = shrink(buf, cap, len);
+    *out = shrink(pages, buf, cap, len);
     *out_len = len;
     return 0;
 }
 
-int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
-              uint8_t **out, size_t *out_len, lc_error *err)
+static int gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
+                  bool pages, uint8_t **out, size_t *out_len, lc_error *err)
 {
     *out = NULL;
     *out_len = 0;
@@ -282,9 +316,27 @@ int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size
     size_t max = max_output ? max_output : LC_GUNZIP_MAX_OUTPUT_DEFAULT;
 #if LC_HAVE_LIBDEFLATE
     if (backend != LC_INFLATE_ZLIB)
-        return gunzip_libdeflate(in, in_len, max, out, out_len, err);
+        return gunzip_libdeflate(in, in_len, max, pages, out, out_len, err);
 #endif
-    return gunzip_zlib(in, in_len, max, out, out_len, err);
+    return gunzip_zlib(in, in_len, max, pages, out, out_len, err);
+}
+
+int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
+              uint8_t **out, size_t *out_len, lc_error *err)
+{
+    return gunzip(in, in_len, backend, max_output, false, out, out_len, err);
+}
+
+int lc_gunzip_pages(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
+                    uint8_t **out, size_t *out_len, lc_error *err)
+{
+    return gunzip(in, in_len, backend, max_output, true, out, out_len, err);
+}
+
+void lc_gunzip_pages_free(uint8_t *out, size_t out_len)
+{
+    if (out)
+        munmap(out, out_len ? out_len : 1);
 }
 
 int lc_inflate_exact(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, lc_error *err)

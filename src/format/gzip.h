@@ -47,6 +47,20 @@ int lc_gunzip(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size
               uint8_t **out, size_t *out_len, lc_error *err);
 
 /*
+ * lc_gunzip's output in anonymous pages of its own instead of the heap,
+ * freed by lc_gunzip_pages_free(out, out_len) (never by free). For a buffer
+ * that is used once and dropped, in a thread whose heap holds long-lived
+ * allocations: freed, its pages go back to the system at once, where a
+ * freed heap buffer of this size stays resident in the heap (glibc raises
+ * its mmap threshold to the largest buffer freed, and trims a thread's
+ * heap only past twice that), between the allocations that stayed. The
+ * cost is the page faults of fresh pages at each call.
+ */
+int lc_gunzip_pages(const uint8_t *in, size_t in_len, lc_inflate_backend backend, size_t max_output,
+                    uint8_t **out, size_t *out_len, lc_error *err);
+void lc_gunzip_pages_free(uint8_t *out, size_t out_len);
+
+/*
  * Inflate a gzip or zlib stream (members may follow one another) into
  * exactly out_len bytes at out: Parquet's GZIP pages, whose header gives
  * the size. LC_EFORMAT when the data is corrupt ("is corrupt (zlib:

@@ -4,8 +4,14 @@
  * that are not gzip (raw records of V6 and V5 read as chunks; raw records of
  * a bad size, a LICENSE, a 1-byte file skipped with the reason; an archive
  * of raw members only), and every failure a source must report with the file (and member)
- * named: unknown extension, missing, vanished, truncated and corrupt files.
+ * named: unknown extension, missing, vanished, truncated and corrupt files;
+ * and the store's way of loading (into pages of their own, dropped once
+ * packed) leaving the heap that keeps the packed chunks without free
+ * megabytes.
  */
+#include <glob.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +19,7 @@
 #include "core/log.h"
 #include "testutil.h"
 #include "format/lc0/chunk_source.h"
+#include "format/lc0/packed_chunk.h"
 #include "format/lc0/record.h"
 #include "lc_config.h"
 
@@ -23,6 +30,12 @@ static const lc_inflate_backend backends[] = {
 #endif
 };
 #define N_BACKENDS (sizeof backends / sizeof backends[0])
+
+/* 0: load as lc_chunk_source_load does (what test_store_loading_heap
+ * guards against). */
+#ifndef STORE_PAGES
+#define STORE_PAGES 1
+#endif
 
 static char *data_path(const char *rel)
 {
@@ -479,9 +492,91 @@ static void test_keys(void)
     free(p);
 }
 
+/* The pool's store, in one loading thread: each chunk is loaded, packed and
+ * its records dropped, the packed form kept. */
+#define STORE_ROUNDS 300
+typedef struct store_run {
+    lc_chunk_source **src;
+    size_t n_src;
+    lc_packed_chunk *kept[STORE_ROUNDS];
+    size_t largest; /* the largest chunk inflated, bytes */
+    int failures;
+} store_run;
+
+static void *store_thread(void *arg)
+{
+    store_run *r = arg;
+    lc_pack_ctx *ctx = lc_pack_ctx_new(LC_PACK_LEVEL_DEFAULT, LC_PACK_BLOCK_DEFAULT);
+    for (size_t i = 0; i < STORE_ROUNDS; i++) {
+        lc_chunk_data c;
+        lc_error err;
+        lc_error_clear(&err);
+        const char *reason = NULL;
+        uint32_t bad_at = 0;
+        bool pages = STORE_PAGES;
+        if (lc_chunk_source_load_as(r->src[i % r->n_src], 0, LC_INFLATE_AUTO, pages, &c, &err) !=
+                0 ||
+            c.pages != pages ||
+            lc_packed_chunk_build(ctx, c.data, c.record_size, (uint32_t)c.n_records, c.version,
+                                  &r->kept[i], &reason, &bad_at) != 0)
+            r->failures++;
+        if (c.size > r->largest)
+            r->largest = c.size;
+        lc_chunk_data_fini(&c);
+    }
+    lc_pack_ctx_free(ctx);
+    return NULL;
+}
+
+/* A thread that loads chunks as the store does (lc_chunk_source_load_as
+ * into pages) and keeps their packed forms leaves less free memory in the
+ * heaps than one chunk's records: each inflated chunk's pages go back to
+ * the system when it is packed. Loaded into the heap instead (malloc, as
+ * lc_chunk_source_load does; STORE_PAGES 0 shows it), the freed records
+ * stay there between the packed chunks: about as much as the largest chunk
+ * here, about 3 MB resident over a 2000-game window (docs/performance.md,
+ * issue 38). */
+static void test_store_loading_heap(void)
+{
+    char *pattern = data_path("*/game_*.gz");
+    glob_t g;
+    CHECK_EQ_INT(glob(pattern, 0, NULL, &g), 0);
+    free(pattern);
+    store_run *r = calloc(1, sizeof *r);
+    r->src = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *r->src);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        lc_error err;
+        lc_error_clear(&err);
+        if (lc_chunk_source_open(g.gl_pathv[i], &r->src[r->n_src], &err) == 0)
+            r->n_src++;
+    }
+    CHECK(r->n_src >= 30);
+    if (r->n_src > 0) {
+        struct mallinfo2 before = mallinfo2();
+        pthread_t t;
+        CHECK_EQ_INT(pthread_create(&t, NULL, store_thread, r), 0);
+        pthread_join(t, NULL);
+        struct mallinfo2 after = mallinfo2();
+        CHECK_EQ_INT(r->failures, 0);
+        size_t freed = after.fordblks > before.fordblks ? after.fordblks - before.fordblks : 0;
+        printf("store loading: %d chunks packed and kept, largest %zu bytes inflated, %zu bytes "
+               "free in the heaps after\n",
+               STORE_ROUNDS, r->largest, freed);
+        CHECK(freed < r->largest / 2);
+    }
+    for (size_t i = 0; i < STORE_ROUNDS; i++)
+        lc_packed_chunk_unref(r->kept[i]);
+    for (size_t i = 0; i < r->n_src; i++)
+        lc_chunk_source_unref(r->src[i]);
+    free(r->src);
+    free(r);
+    globfree(&g);
+}
+
 int main(void)
 {
     test_manifest_games();
+    test_store_loading_heap();
     test_mini_tar();
     test_tar_with_non_gzip();
     test_tar_raw_members();

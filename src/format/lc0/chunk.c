@@ -11,7 +11,7 @@
 #include "format/lc0/frame.h"
 #include "format/lc0/record.h"
 
-int lc_chunk_accept(uint8_t *data, size_t size, lc_chunk_data *out, lc_error *err)
+static int accept(uint8_t *data, size_t size, bool pages, lc_chunk_data *out, lc_error *err)
 {
     memset(out, 0, sizeof *out);
     int rc;
@@ -40,6 +40,7 @@ int lc_chunk_accept(uint8_t *data, size_t size, lc_chunk_data *out, lc_error *er
         goto fail;
     }
     out->data = data;
+    out->pages = pages;
     out->size = size;
     out->version = version;
     out->record_size = record_size;
@@ -47,20 +48,35 @@ int lc_chunk_accept(uint8_t *data, size_t size, lc_chunk_data *out, lc_error *er
     return 0;
 
 fail:
-    free(data);
+    if (pages)
+        lc_gunzip_pages_free(data, size);
+    else
+        free(data);
     return rc;
+}
+
+int lc_chunk_accept(uint8_t *data, size_t size, lc_chunk_data *out, lc_error *err)
+{
+    return accept(data, size, false, out, err);
+}
+
+int lc_chunk_decode_as(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
+                       bool pages, lc_chunk_data *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    int rc = pages ? lc_gunzip_pages(gz, gz_len, b, max_output, &data, &size, err)
+                   : lc_gunzip(gz, gz_len, b, max_output, &data, &size, err);
+    if (rc < 0)
+        return rc;
+    return accept(data, size, pages, out, err);
 }
 
 int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
                     lc_chunk_data *out, lc_error *err)
 {
-    memset(out, 0, sizeof *out);
-    uint8_t *data = NULL;
-    size_t size = 0;
-    int rc = lc_gunzip(gz, gz_len, b, max_output, &data, &size, err);
-    if (rc < 0)
-        return rc;
-    return lc_chunk_accept(data, size, out, err);
+    return lc_chunk_decode_as(gz, gz_len, b, max_output, false, out, err);
 }
 
 int lc_chunk_check(const lc_chunk_data *c, uint32_t *bad_at, const char **reason)
@@ -82,6 +98,9 @@ void lc_chunk_data_fini(lc_chunk_data *c)
 {
     if (!c)
         return;
-    free(c->data);
+    if (c->pages)
+        lc_gunzip_pages_free(c->data, c->size);
+    else
+        free(c->data);
     memset(c, 0, sizeof *c);
 }

@@ -8,6 +8,7 @@
 #ifndef LC_FORMAT_LC0_CHUNK_H
 #define LC_FORMAT_LC0_CHUNK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,7 +16,8 @@
 #include "format/gzip.h"
 
 typedef struct lc_chunk_data {
-    uint8_t *data; /* n_records * record_size bytes, malloc'd */
+    uint8_t *data; /* n_records * record_size bytes, malloc'd (or pages: below) */
+    bool pages;    /* data is lc_gunzip_pages's (lc_chunk_decode_as): never free() it */
     size_t size;
     uint32_t version;   /* from the first record's first u32 */
     size_t record_size; /* lc_record_size_for_version(version) */
@@ -37,6 +39,12 @@ typedef struct lc_chunk_data {
  */
 int lc_chunk_decode(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
                     lc_chunk_data *out, lc_error *err);
+
+/* The same, with `pages` into pages of its own (lc_gunzip_pages: for a
+ * buffer dropped soon, in a thread whose heap keeps long-lived memory);
+ * lc_chunk_data_fini gives it back. */
+int lc_chunk_decode_as(const uint8_t *gz, size_t gz_len, lc_inflate_backend b, size_t max_output,
+                       bool pages, lc_chunk_data *out, lc_error *err);
 
 /*
  * The checks of lc_chunk_decode after the gunzip, on records that were never

@@ -551,6 +551,12 @@ static size_t source_max_output(const lc_chunk_source *s)
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err)
 {
+    return lc_chunk_source_load_as(s, i, b, false, out, err);
+}
+
+int lc_chunk_source_load_as(const lc_chunk_source *s, size_t i, lc_inflate_backend b, bool pages,
+                            lc_chunk_data *out, lc_error *err)
+{
     memset(out, 0, sizeof *out);
     uint8_t *gz;
     size_t len;
@@ -561,7 +567,7 @@ int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend 
         rc = lc_chunk_accept(gz, len, out, err); /* which owns gz now */
     } else {
         uint64_t content = lc_hash64(gz, len);
-        rc = lc_chunk_decode(gz, len, b, source_max_output(s), out, err);
+        rc = lc_chunk_decode_as(gz, len, b, source_max_output(s), pages, out, err);
         free(gz);
         if (rc >= 0)
             out->content = content;

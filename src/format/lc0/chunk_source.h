@@ -150,6 +150,10 @@ void lc_chunk_source_limit_output(lc_chunk_source *s, size_t max);
  * fingerprint of the gzip bytes read (lc_hash64; 0 for a raw member). */
 int lc_chunk_source_load(const lc_chunk_source *s, size_t i, lc_inflate_backend b,
                          lc_chunk_data *out, lc_error *err);
+/* The same, a gzip member inflated into pages of its own when `pages`
+ * (lc_chunk_decode_as; out->pages says where the records are). */
+int lc_chunk_source_load_as(const lc_chunk_source *s, size_t i, lc_inflate_backend b, bool pages,
+                            lc_chunk_data *out, lc_error *err);
 
 /* The order of keys: their basenames compared as bytes (upstream's order,
  * which knows no folders), then, for one name in several folders, the keys

@@ -17,6 +17,7 @@
 #include <zstd.h>
 #if LC_HAVE_LZ4
 #include <lz4hc.h>
+#include <sys/mman.h>
 #endif
 /* zstd 1.5.1 renamed the enum (ZSTD_lcm_uncompressed became ZSTD_ps_disable);
  * the value, 2, is the same in both. */
@@ -75,7 +76,9 @@ static uint8_t predict_steps(const uint64_t *prev, uint64_t *planes, unsigned k)
 struct lc_pack_ctx {
     ZSTD_CCtx *cctx;
 #if LC_HAVE_LZ4
-    LZ4_streamHC_t *lz4; /* reset cheaply at each block (LZ4_resetStreamHC_fast) */
+    /* Reset cheaply at each block (LZ4_resetStreamHC_fast); made at the
+     * first block, given back by lc_pack_ctx_rest (lz4_state). */
+    LZ4_streamHC_t *lz4;
 #endif
     int codec;
     unsigned block;
@@ -99,10 +102,6 @@ lc_pack_ctx *lc_pack_ctx_new_codec(int codec, int level, unsigned block)
 {
     lc_pack_ctx *ctx = lc_xcalloc(1, sizeof *ctx);
     ctx->codec = lc_pack_codec_built(codec) ? codec : LC_PACK_ZSTD;
-#if LC_HAVE_LZ4
-    if (ctx->codec == LC_PACK_LZ4 && !(ctx->lz4 = LZ4_createStreamHC()))
-        lc_fatal("out of memory creating an LZ4 compression state");
-#endif
     ctx->cctx = ZSTD_createCCtx();
     if (!ctx->cctx)
         lc_fatal("out of memory creating a zstd compression context");
@@ -120,9 +119,7 @@ void lc_pack_ctx_free(lc_pack_ctx *ctx)
     if (!ctx)
         return;
     ZSTD_freeCCtx(ctx->cctx);
-#if LC_HAVE_LZ4
-    LZ4_freeStreamHC(ctx->lz4);
-#endif
+    lc_pack_ctx_rest(ctx);
     free(ctx->raw);
     free(ctx->words);
     free(ctx->idx);
@@ -273,6 +270,34 @@ static int encode_block(lc_pack_ctx *ctx, const uint8_t *records, size_t record_
     return 0;
 }
 
+#if LC_HAVE_LZ4
+/* LZ4's compression state: 256 KB, in pages of its own so that a rest
+ * (lc_pack_ctx_rest) gives them back to the system, not to a heap that
+ * would keep them resident. */
+static LZ4_streamHC_t *lz4_state(lc_pack_ctx *ctx)
+{
+    if (!ctx->lz4) {
+        void *m = mmap(NULL, sizeof(LZ4_streamHC_t), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED || !(ctx->lz4 = LZ4_initStreamHC(m, sizeof(LZ4_streamHC_t))))
+            lc_fatal("out of memory creating an LZ4 compression state");
+    }
+    return ctx->lz4;
+}
+#endif
+
+void lc_pack_ctx_rest(lc_pack_ctx *ctx)
+{
+#if LC_HAVE_LZ4
+    if (ctx && ctx->lz4) {
+        munmap(ctx->lz4, sizeof(LZ4_streamHC_t));
+        ctx->lz4 = NULL;
+    }
+#else
+    (void)ctx;
+#endif
+}
+
 /* The block of raw_len bytes in ctx->raw compressed to ctx->out at out_len;
  * its length. */
 static size_t compress_block(lc_pack_ctx *ctx, size_t raw_len, size_t out_len)
@@ -284,9 +309,10 @@ static size_t compress_block(lc_pack_ctx *ctx, size_t raw_len, size_t out_len)
         /* A new stream for each block (blocks decode alone), without
          * clearing its tables: positions of the last block are out of its
          * window. */
-        LZ4_resetStreamHC_fast(ctx->lz4, LC_PACK_LZ4_LEVEL);
-        int c = LZ4_compress_HC_continue(ctx->lz4, (const char *)ctx->raw,
-                                         (char *)ctx->out + out_len, (int)raw_len, bound);
+        LZ4_streamHC_t *lz4 = lz4_state(ctx);
+        LZ4_resetStreamHC_fast(lz4, LC_PACK_LZ4_LEVEL);
+        int c = LZ4_compress_HC_continue(lz4, (const char *)ctx->raw, (char *)ctx->out + out_len,
+                                         (int)raw_len, bound);
         if (c <= 0)
             lc_fatal("LZ4 could not compress a block of %zu bytes", raw_len);
         return (size_t)c;

@@ -103,6 +103,9 @@ lc_pack_ctx *lc_pack_ctx_new_codec(int codec, int level, unsigned block);
 /* Whether this build can pack and decode blocks of the codec. */
 bool lc_pack_codec_built(int codec);
 void lc_pack_ctx_free(lc_pack_ctx *ctx);
+/* Give back the codec's state (LZ4's, 256 KB) until the next build makes it
+ * again (about 0.1 ms): for a thread that will not pack for a while. */
+void lc_pack_ctx_rest(lc_pack_ctx *ctx);
 
 /*
  * Check n records of the given version at `records` (record_size apart) by

@@ -249,6 +249,10 @@ static unsigned draw_some(lc_stage *s, pool *p, draw *d, unsigned most, lc_load_
     return n;
 }
 
+/* Draws in a row from the store after which a loading thread gives back
+ * LZ4's 256 KB (lc_pack_ctx_rest; remade at a tenth of a chunk's packing). */
+#define PACK_REST_AFTER 64
+
 /* A loading thread: draw, load, emit. In deterministic mode the draws are
  * handed on in the order they were made (stage.h's turns; the ticket is
  * taken with the draws, under mu). */
@@ -266,6 +270,7 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
     draw d[TURN_DRAWS];
     lc_chunk_item items[TURN_DRAWS];
     bool have[TURN_DRAWS], open = true;
+    unsigned from_store = 0;
     while (open && lc_run_state_check(&s->run, meter)) {
         lc_mutex_lock(&p->mu);
         unsigned n = draw_some(s, p, d, most, meter);
@@ -273,8 +278,11 @@ static void loader_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
         lc_mutex_unlock(&p->mu);
         if (n == 0)
             break;
-        for (unsigned i = 0; i < n; i++)
+        for (unsigned i = 0; i < n; i++) {
+            if ((from_store = d[i].packed ? from_store + 1 : 0) == PACK_REST_AFTER)
+                lc_pack_ctx_rest(pack);
             have[i] = load_draw(s, pack, &d[i], &items[i]);
+        }
         bool mine = !turns || lc_stage_turn_wait(s, ticket, meter);
         for (unsigned i = 0; i < n; i++) {
             if (!have[i])
