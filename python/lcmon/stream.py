@@ -325,11 +325,11 @@ class BatchReader:
         return p
 
     def _wait_readable(self) -> int:
-        """Wait until the pipe has bytes (or its writer closed it): the poll
-        events. Within
-        this read's limits: the reader's timeout for a piece of data, the
-        wait for a writer or the next run, and the read's own (get's
-        block and timeout; a record on its way may take _IN_FLIGHT more)."""
+        """Wait until the pipe has bytes (or its writer closed it); returns
+        the poll events. Within this read's limits: the reader's timeout
+        for a piece of data, the wait for a writer or the next run, and the
+        read's own (get's block and timeout; a record on its way may take
+        _IN_FLIGHT more)."""
         p = self._poller()
         now = time.monotonic()
         started = len(self._rec) > 0 or self._payload_got > 0
@@ -409,11 +409,9 @@ class BatchReader:
             self._tail = 0
         return more or 0
 
-    def _note_hangup(self, ev) -> None:
-        """ev: poll events (or poll's list). At the first hang-up, what is
-        unread then is all that is left of the writer that went."""
-        if isinstance(ev, list):
-            ev = ev[0][1] if ev else 0
+    def _note_hangup(self, ev: int) -> None:
+        """ev: poll events. At the first hang-up, what is unread then is
+        all that is left of the writer that went."""
         if ev & select.POLLHUP and self._tail is None:
             self._tail = _unread(self._f.fileno()) if ev & select.POLLIN else 0
 
