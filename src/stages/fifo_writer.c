@@ -143,7 +143,7 @@ static void writer_worker(lc_stage *s, unsigned index, lc_load_meter *meter)
             lc_batch_item item;
             uint64_t t0 = lc_now_ns();
             int rc = lc_queue_get_until(s->input, &item, meter, t0 + WRITER_POLL_NS);
-            writer_pipe_waited_input(s, w, lc_now_ns() - t0);
+            writer_pipe_waited_input(s, w, t0, lc_now_ns());
             if (rc == -ETIMEDOUT) {
                 writer_pipe_check_reader(s, w);
                 continue;

@@ -106,10 +106,10 @@ static void pace_note(const lc_stage *s, writer *w, uint64_t now, uint64_t gap, 
     w->hungry_now += hungry;
 }
 
-void writer_pipe_waited_input(const lc_stage *s, writer *w, uint64_t ns)
+void writer_pipe_waited_input(const lc_stage *s, writer *w, uint64_t since, uint64_t now)
 {
     if (w->fd >= 0)
-        pace_note(s, w, lc_now_ns(), 0, ns);
+        pace_note(s, w, now, 0, now - since);
 }
 
 static uint64_t reader_pace(const writer *w)

@@ -115,9 +115,10 @@ static inline bool writer_pipe_all_sent(const writer *w)
 void writer_pipe_hold(writer *w, const lc_batch_item *item, const lc_stage_env *env);
 /* Drop every held batch. */
 void writer_pipe_clear(writer *w);
-/* The thread waited ns for a batch (counts while a reader is connected:
- * it tells a trainer that waits for batches, whose step is hidden). */
-void writer_pipe_waited_input(const lc_stage *s, writer *w, uint64_t ns);
+/* The thread waited for a batch from since until now (counts while a
+ * reader is connected: it tells a trainer that waits for batches, whose
+ * step is hidden). */
+void writer_pipe_waited_input(const lc_stage *s, writer *w, uint64_t since, uint64_t now);
 /* The command a user copies to read the pipe: the interpreter lcmon was
  * configured with and the package's folder when it is there, the pipe's
  * absolute path, each quoted for the shell where it needs it. */

@@ -9,8 +9,6 @@ Every wait is bounded: subprocesses have timeouts, pipe readers run in
 threads joined with a timeout.
 """
 
-import array
-import fcntl
 import os
 import re
 import select
@@ -19,7 +17,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import threading
 import time
 import unittest
@@ -31,6 +28,7 @@ import signal
 import lcmon
 from lcmon import (BatchReader, NotAStream, PipeBusy, StreamError, StreamTruncated,
                    StreamVersionError)
+from lcmon.stream import _unread as pipe_unread  # bytes in the pipe an fd reads, unread
 
 DEMO = os.environ.get("LCMON_FIFO_DEMO", "")
 TIMEOUT = 60
@@ -251,13 +249,6 @@ def read_exact_raw(fd, n, timeout=10.0):
             raise EOFError("end of file after %d of %d bytes" % (len(out), n))
         out += chunk
     return bytes(out)
-
-
-def pipe_unread(fd):
-    """Bytes in the pipe fd reads, not read yet."""
-    buf = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, buf)
-    return buf[0]
 
 
 def run_bounded(test, fn, timeout=TIMEOUT):
