@@ -49,15 +49,18 @@ class TestScript(unittest.TestCase):
         self.env.pop("MESON_TEST_ARGS", None)
 
     def wait_for_long_test(self, out):
-        """The long test's pid, once it runs; out() reads what came so far."""
+        """The long test's pid, once it runs and the quick one has passed
+        (the two run side by side: a Ctrl-C before the quick one's end
+        would interrupt both); out() reads what came so far."""
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
-            out()
-            if os.path.exists(self.mark):
+            text = out()
+            if os.path.exists(self.mark) and re.search(r"\bquick\s+OK\b", text):
                 with open(self.mark) as f:
                     return int(f.read())
             time.sleep(0.05)
-        self.fail("the tiny project's long test did not start; the output:\n%s" % out())
+        self.fail("the tiny project's long test did not start, or its quick test did not pass; "
+                  "the output:\n%s" % out())
 
     def test_ctrl_c_in_a_terminal_stops_it(self):
         pid, fd = pty.fork()
