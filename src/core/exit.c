@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_PATHS 8
+#define MAX_PATHS 16
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -57,10 +57,11 @@ void lc_exit_forget(const char *path)
     pthread_mutex_unlock(&mu);
 }
 
+/* Newest first: a socket before the lock file that guarded its making. */
 static void remove_paths(void)
 {
     pthread_mutex_lock(&mu);
-    for (int i = 0; i < MAX_PATHS; i++) {
+    for (int i = MAX_PATHS - 1; i >= 0; i--) {
         struct stat st;
         if (paths[i].path && lstat(paths[i].path, &st) == 0 && st.st_dev == paths[i].dev &&
             st.st_ino == paths[i].ino)

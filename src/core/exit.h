@@ -6,7 +6,7 @@
  * lc_stop_deadline_start arms a watchdog when a stop begins: if the stop has
  * not ended (lc_stop_deadline_end) within its seconds, or SIGINT or SIGTERM
  * comes again meanwhile, it logs why, removes the files registered with
- * lc_exit_remove_at_exit (the monitoring socket) when they are still the
+ * lc_exit_remove_at_exit (the monitoring socket, lock files) when they are still the
  * ones that were registered (same device and inode), and ends the process
  * at once with _exit. A signal within LC_SAME_SIGNAL_S of the stop's start
  * is taken as the one that began it, delivered twice (a terminal's Ctrl-C
@@ -26,7 +26,9 @@
 #define LC_SAME_SIGNAL_S 0.25
 
 /* Remember path (as it is now: its device and inode) for a forced exit;
- * forget it again (the owner removed it itself). At most 8 paths. */
+ * forget it again (the owner removed it itself). At most 16 paths (the
+ * monitoring socket, and the lock files of core/lockfile.h: the socket's
+ * and each fifo_writer's). */
 void lc_exit_remove_at_exit(const char *path);
 void lc_exit_forget(const char *path);
 

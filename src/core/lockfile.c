@@ -3,6 +3,8 @@
  */
 #include "core/lockfile.h"
 
+#include "core/exit.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,6 +52,7 @@ int lc_lockfile_take(const char *path, mode_t mode, long *holder)
         if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
             /* the pid is for the message of who comes next only */
         }
+        lc_exit_remove_at_exit(path); /* a stop cut short removes it as well */
         return fd;
     }
     return -EAGAIN;
@@ -59,6 +62,7 @@ void lc_lockfile_release(int fd, const char *path, bool remove)
 {
     if (fd < 0)
         return;
+    lc_exit_forget(path);
     if (remove && same_file(fd, path))
         unlink(path);
     close(fd);

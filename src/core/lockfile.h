@@ -18,7 +18,8 @@
  * set to the pid it wrote (0 when it wrote none); another negative errno
  * when it cannot be opened or locked. A file replaced or removed while we
  * waited for it is opened again, so that two processes never both hold
- * "the" lock of one path. */
+ * "the" lock of one path. Until it is given back, a stop cut short
+ * (core/exit.h) removes the file as lc_lockfile_release would. */
 int lc_lockfile_take(const char *path, mode_t mode, long *holder);
 
 /* Give the lock back. With `remove`, the file goes first if it is still the

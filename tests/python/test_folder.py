@@ -352,6 +352,10 @@ class StopTests(WithGames):
         """lcmon in the middle of a batch for a trickling reader, then
         SIGINT: the stop waits for the reader. The run and the time of
         the signal."""
+        # The writer's lock file, in a runtime directory of the test's own.
+        self.locks = os.path.join(self.tmp, "runtime")
+        os.mkdir(self.locks, 0o700)
+        env = dict(env or {}, XDG_RUNTIME_DIR=self.locks)
         # Dense batches of 9 MB: the pipe holds a part of one, so the stop
         # finds a batch half written and waits for the reader to take it
         # (stop_grace: the default 4 s).
@@ -359,8 +363,13 @@ class StopTests(WithGames):
         reader = Trickle(run.pipe)
         reader.start()
         wait_for("the reader to take bytes", lambda: reader.read > 100000, 30)
+        self.assertEqual(len(self.lock_files()), 1, os.listdir(self.locks))
+        self.assertTrue(os.path.exists(run.sock + ".lock"))
         run.proc.send_signal(signal.SIGINT)
         return run, time.monotonic()
+
+    def lock_files(self):
+        return glob.glob(os.path.join(self.locks, "lcmon-writer-*.lock"))
 
     def test_second_sigint_exits_at_once(self):
         run, t0 = self.slow_stop()
@@ -373,6 +382,8 @@ class StopTests(WithGames):
         self.assertLess(time.monotonic() - t1, 2 * SLOW)
         self.assertIn("Interrupt again while stopping: exiting at once", run.log())
         self.assertFalse(os.path.exists(run.sock), "the socket outlived a stop cut short")
+        self.assertFalse(os.path.exists(run.sock + ".lock"), "its lock file outlived the stop")
+        self.assertEqual(self.lock_files(), [], "the writer's lock file outlived the stop")
 
     def test_stop_deadline(self):
         """A stop that does not end in time (here the reader holds it up
@@ -384,6 +395,8 @@ class StopTests(WithGames):
         self.assertLess(time.monotonic() - t0, 1 + 2 * SLOW)
         self.assertIn("the stop did not end within 1 s", run.log())
         self.assertFalse(os.path.exists(run.sock), "the socket outlived a stop cut short")
+        self.assertFalse(os.path.exists(run.sock + ".lock"), "its lock file outlived the stop")
+        self.assertEqual(self.lock_files(), [], "the writer's lock file outlived the stop")
 
 
 class SeedTests(WithGames):
