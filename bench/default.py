@@ -175,6 +175,7 @@ def one_run(work, data, mode, packed):
 
 def main():
     work = tempfile.mkdtemp(prefix="lcmon-default-bench.")
+    os.environ["XDG_RUNTIME_DIR"] = work  # a killed lcmon's lock file goes with it
     try:
         data, ratio, n = corpus(work)
         say("corpus: %d copies of the %d sample games in tests/data, compressed %.1f:1 "

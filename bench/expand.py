@@ -241,6 +241,7 @@ def main():
     if torch is not None and os.environ.get("TORCH_THREADS"):
         torch.set_num_threads(int(os.environ["TORCH_THREADS"]))
     with tempfile.TemporaryDirectory(prefix="lcmon-bench-expand-") as work:
+        os.environ["XDG_RUNTIME_DIR"] = work  # a killed lcmon's lock file goes with it
         base = baseline(work)
         told = None
         if torch is not None:

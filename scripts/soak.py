@@ -353,6 +353,9 @@ class Soak:
         self.args = args
         self.lcmon = os.environ.get("LCMON") or os.path.join(ROOT, "build", "lcmon")
         self.tmp = tempfile.mkdtemp(prefix="lcmon-soak-")
+        # The fifo writers' lock files go with the scratch folder (a loader
+        # killed after 15 s leaves its own).
+        os.environ["XDG_RUNTIME_DIR"] = self.tmp
         self.data = os.path.join(self.tmp, "data")
         self.pipe = os.path.join(self.tmp, "lcmon.pipe")
         self.sock = os.path.join(self.tmp, "lcmon.sock")
