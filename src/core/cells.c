@@ -26,7 +26,7 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* Cells are the size asked rounded up to this: a frame (1448 bytes) takes
+/* Cells are the size asked rounded up to this: a frame (1352 bytes) takes
  * no more than it did by value. */
 #define ALIGN 8
 

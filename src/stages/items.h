@@ -94,7 +94,7 @@ typedef struct lc_chunk_item {
  */
 struct lc_frame;
 /* Bytes of a frame (sizeof(lc_frame), checked in items.c). */
-#define LC_FRAME_CELL_BYTES 1448
+#define LC_FRAME_CELL_BYTES 1352
 /* A cell for a frame: its contents undefined, but overflow_idx and
  * overflow_val NULL, so that lc_frame_cell_free is right for a frame
  * whose making failed. */

@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define SIZE 1448 /* a frame's */
+#define SIZE 1352 /* a frame's */
 #define QCAP 256
 #define PER_PRODUCER 10000
 

@@ -192,7 +192,17 @@ static void long_policy(lc_frame *f, unsigned k)
  * them; the rows leave them out). */
 static void check_edges(const lc_frame *model, counts *t)
 {
-    static const unsigned sizes[] = {1, 79, 80, 81, 128, 129, 200, LC_POLICY_SIZE};
+    /* Around the frame's inline entries and the row's slots. */
+    static const unsigned sizes[] = {1,
+                                     LC_FRAME_INLINE_POLICY - 1,
+                                     LC_FRAME_INLINE_POLICY + 1,
+                                     79,
+                                     80,
+                                     81,
+                                     128,
+                                     129,
+                                     200,
+                                     LC_POLICY_SIZE};
     enum { N = sizeof sizes / sizeof sizes[0] };
     lc_frame frames[N];
     for (unsigned i = 0; i < N; i++) {
@@ -204,10 +214,14 @@ static void check_edges(const lc_frame *model, counts *t)
     uint8_t *recs = tf_records(frames, N, 7, &size);
     check_records(recs, size, N, 7, t);
     free(recs);
-    /* Out of range: index 1858 among inline entries, then 4000 last. */
-    lc_frame *f = &frames[2];
+    /* Out of range: index 1858 among inline entries, then 4000 near the
+     * end (an 80-entry frame). */
+    lc_frame *f = &frames[4];
     f->policy_idx[40] = LC_POLICY_SIZE;
-    f->policy_idx[78] = 4000;
+    if (78 < LC_FRAME_INLINE_POLICY)
+        f->policy_idx[78] = 4000;
+    else
+        f->overflow_idx[78 - LC_FRAME_INLINE_POLICY] = 4000;
     CHECK(same_policy(f, f, t));
     for (unsigned i = 0; i < N; i++)
         lc_frame_fini(&frames[i]);
