@@ -139,8 +139,12 @@ class Pane:
             raise AssertionError("tmux %s: %s" % (" ".join(args), r.stderr.strip()))
         return r.stdout
 
-    def capture(self, escapes=False):
-        args = ["capture-pane", "-p", "-t", "0"] + (["-e"] if escapes else [])
+    def capture(self, escapes=False, joined=False):
+        """The pane's text; `joined`: lines the terminal wrapped are joined
+        again (what a program printed after the screen closed: a path in it
+        can be longer than the pane is wide)."""
+        args = ["capture-pane", "-p", "-t", "0"] + (["-e"] if escapes else []) + (
+            ["-J"] if joined else [])
         return self.tmux(*args)
 
     def lines(self):
@@ -153,12 +157,13 @@ class Pane:
         self.width, self.height = width, height
         self.tmux("resize-window", "-t", "0", "-x", str(width), "-y", str(height))
 
-    def wait_for(self, what, predicate, timeout=10):
-        """Poll the pane until predicate(screen text) is true."""
+    def wait_for(self, what, predicate, timeout=10, joined=False):
+        """Poll the pane until predicate(screen text) is true (`joined`: as
+        capture's)."""
         deadline = time.monotonic() + timeout * SLOW
         text, why = "", ""
         while time.monotonic() < deadline:
-            text = self.capture()
+            text = self.capture(joined=joined)
             # A capture can catch the screen between two rows of a redraw;
             # a row the predicate looks for and does not find yet is "not
             # yet", not a failure: the whole condition is waited for.

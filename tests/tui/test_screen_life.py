@@ -311,7 +311,8 @@ class ScreenLife(ScreenCase):
                           "chunk_source_loader.threads: 0 is out of range" in t
                           and "tensor_generator.batch_size: 0 is out of range" in t)
         p.send("q")
-        text = p.wait_for("lcmon exited", lambda t: "lcmon exited" in t)
+        # The problems name the file: joined, however long its path.
+        text = p.wait_for("lcmon exited", lambda t: "lcmon exited" in t, joined=True)
         self.assertIn("lcmon exited 1", text)
         self.assertIn("tensor_generator.batch_size: 0 is out of range", text)
 
