@@ -324,6 +324,13 @@ void lc_pipeline_stop(lc_pipeline *p)
         lc_run_state_stop(&p->stages[i].run);
     for (size_t i = 0; i < p->n; i++)
         lc_stage_close_outputs(&p->stages[i]);
+    /* Every stage woken before any is joined, the last first: a writer in
+     * the middle of a batch begins its stop's wait for the reader now, not
+     * once the stages before it have ended (a tensor generator finishing a
+     * batch can take a second under load, and the reader's stop_grace
+     * would start that much late). */
+    for (size_t i = p->n; i-- > 0;)
+        lc_stage_wake(&p->stages[i]);
     for (size_t i = 0; i < p->n; i++)
         lc_stage_stop(&p->stages[i]);
     lc_thread_join(&p->drain_thread);

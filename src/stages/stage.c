@@ -185,17 +185,26 @@ int lc_stage_start(lc_stage *s, lc_error *err)
     return 0;
 }
 
-void lc_stage_stop(lc_stage *s)
+void lc_stage_wake(lc_stage *s)
 {
-    if (!s->started)
+    if (!s->started || s->woken)
         return;
-    s->started = false;
+    s->woken = true;
     if (s->cls->stop)
         s->cls->stop(s);
     /* Wake the workers waiting for their turn: they see the stop. */
     lc_mutex_lock(&s->turns.turn_mu);
     lc_cond_broadcast(&s->turns.turn_cond);
     lc_mutex_unlock(&s->turns.turn_mu);
+}
+
+void lc_stage_stop(lc_stage *s)
+{
+    if (!s->started)
+        return;
+    lc_stage_wake(s);
+    s->started = false;
+    s->woken = false;
     lc_worker_pool_join(&s->pool);
 }
 

@@ -243,6 +243,7 @@ struct lc_stage {
     atomic_int finished;            /* every worker ran out of input */
     lc_worker_pool pool;            /* the class's workers (stage.c's) */
     bool started;
+    bool woken; /* lc_stage_wake ran for this stop */
     /* Turns (deterministic mode, lc_stage_in_turns): which worker takes
      * input next (take_mu, held while it takes), and whose output goes
      * next (turn_mu, turn_cond). */
@@ -278,6 +279,11 @@ int lc_stage_init_inputs(lc_stage *s, const lc_stage_class *cls, const char *nam
 /* Close every output queue (a stop closes them all). */
 void lc_stage_close_outputs(lc_stage *s);
 int lc_stage_start(lc_stage *s, lc_error *err);
+/* The first half of lc_stage_stop: the class's stop (its private waits
+ * woken, its private threads joined) and the workers waiting for their turn
+ * woken, the workers not joined; once a stop. A pipeline wakes every stage
+ * before it joins any. */
+void lc_stage_wake(lc_stage *s);
 void lc_stage_stop(lc_stage *s);
 void lc_stage_fini(lc_stage *s);
 /* One metrics flush into m: the generic part, the class's, the pool's load. */
