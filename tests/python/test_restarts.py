@@ -360,9 +360,9 @@ class SlowTrainer(unittest.TestCase):
         # margin is for a loaded machine (1.52 s measured beside a soak).
         self.assertLess(took, 1.9 * SLOW)
         # The writer's wait for the reader began with the stop: the pipeline
-        # wakes every stage before it joins any. (It used to be woken after
-        # the stages before it had ended, or by its poll's 1 s timeout: the
-        # 0.5 s then ran out after the trainer's next read, under load.)
+        # wakes every stage before it joins any (it used to wake the writer
+        # only once the stages before it were joined, or at its poll's 1 s
+        # timeout).
         self.assertLess(seconds_between(log, "Interrupt received: stopping",
                                         "stop in the middle of a batch"), 0.3 * SLOW, log)
         self.assertEqual([b.seq for b in after], [], log)

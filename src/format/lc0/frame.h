@@ -12,7 +12,7 @@
  * the 117,593 positions of tests/data have 30.7 on average and 63 at most,
  * 1.8% more than 48) keeps the rest in heap arrays that the frame owns, one
  * allocation each. 64 rather than 80: 96 bytes less in every frame a
- * reservoir or queue holds (7% of them). Inline room for 218 would make every
+ * reservoir or queue holds (7% of a frame). Inline room for 218 would make every
  * frame 2.2 KB and a reservoir of a million frames 2.2 GB; with 64 it is
  * 1,352 bytes, and a frame with 218 entries, heap included, is still under
  * 2.5 KB (both checked at compile time). Every field the tensors use is
