@@ -11,6 +11,7 @@ sanitizer slow-down factor), PYTHONPATH (python/ and this folder).
 import importlib.util
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,6 +60,18 @@ class ReadInThread:
 
 
 class LoaderLifeTests(unittest.TestCase):
+    def setUp(self):
+        # Loaders' folders (this process's and its trainers') in a folder of
+        # the test's own: the killed trainers leave theirs behind on purpose,
+        # and a Loader of another test running beside this one must not
+        # sweep them (it logs the removal) before this test's next Loader.
+        self.tmp = tempfile.mkdtemp(prefix="lcmon-life-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        saved = tempfile.tempdir
+        tempfile.tempdir = self.tmp
+        self.addCleanup(setattr, tempfile, "tempdir", saved)
+        self.env = dict(os.environ, TMPDIR=self.tmp)
+
     def test_a_loader_made_in_a_thread_that_ended_serves(self):
         """A setup thread makes the Loader and ends: lcmon runs on and the
         main thread reads batches (PR_SET_PDEATHSIG stopped it as the
@@ -174,7 +187,7 @@ class LoaderLifeTests(unittest.TestCase):
         )
         with Loader(config_dict()) as live:
             trainer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                       text=True, env=dict(os.environ))
+                                       text=True, env=self.env)
             try:
                 line = trainer.stdout.readline().split()
                 self.assertEqual(len(line), 2, "the trainer did not start its loader")
@@ -217,7 +230,7 @@ class LoaderLifeTests(unittest.TestCase):
         # the test's own output open if the test fails.
         err = tempfile.TemporaryFile("w+")
         trainer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                   stderr=err, text=True, env=dict(os.environ))
+                                   stderr=err, text=True, env=self.env)
         child = None
         try:
             lines = sorted([trainer.stdout.readline().split(), trainer.stdout.readline().split()])
