@@ -218,10 +218,7 @@ static void check_edges(const lc_frame *model, counts *t)
      * end (an 80-entry frame). */
     lc_frame *f = &frames[4];
     f->policy_idx[40] = LC_POLICY_SIZE;
-    if (78 < LC_FRAME_INLINE_POLICY)
-        f->policy_idx[78] = 4000;
-    else
-        f->overflow_idx[78 - LC_FRAME_INLINE_POLICY] = 4000;
+    *lc_frame_policy_idx_at(f, 78) = 4000;
     CHECK(same_policy(f, f, t));
     for (unsigned i = 0; i < N; i++)
         lc_frame_fini(&frames[i]);

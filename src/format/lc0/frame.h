@@ -90,6 +90,19 @@ typedef struct lc_frame {
     lc_frame_origin origin;
 } lc_frame;
 
+/* Entry k (below n_policy) of f's sparse policy, inline or in the overflow
+ * arrays: its index and its value. */
+static inline uint16_t *lc_frame_policy_idx_at(lc_frame *f, unsigned k)
+{
+    return k < LC_FRAME_INLINE_POLICY ? &f->policy_idx[k]
+                                      : &f->overflow_idx[k - LC_FRAME_INLINE_POLICY];
+}
+static inline float *lc_frame_policy_val_at(lc_frame *f, unsigned k)
+{
+    return k < LC_FRAME_INLINE_POLICY ? &f->policy_val[k]
+                                      : &f->overflow_val[k - LC_FRAME_INLINE_POLICY];
+}
+
 /* Compact one record of the given version (3..7). LC_EVERSION for others. */
 int lc_frame_from_record(const uint8_t *rec, uint32_t version, lc_frame *out, lc_error *err);
 void lc_frame_fini(lc_frame *f);

@@ -139,10 +139,8 @@ static int entry_cmp(const void *a, const void *b)
 
 static void frame_slot(lc_frame *f, unsigned k, uint16_t **idx, float **val)
 {
-    *idx = k < LC_FRAME_INLINE_POLICY ? &f->policy_idx[k]
-                                      : &f->overflow_idx[k - LC_FRAME_INLINE_POLICY];
-    *val = k < LC_FRAME_INLINE_POLICY ? &f->policy_val[k]
-                                      : &f->overflow_val[k - LC_FRAME_INLINE_POLICY];
+    *idx = lc_frame_policy_idx_at(f, k);
+    *val = lc_frame_policy_val_at(f, k);
 }
 
 /* The frame's value at policy index i, or NULL. */

@@ -58,8 +58,7 @@ static bool same_bits(float a, float b)
 /* Entry k of f's sparse policy. */
 static float *policy_value(lc_frame *f, unsigned k)
 {
-    return k < LC_FRAME_INLINE_POLICY ? &f->policy_val[k]
-                                      : &f->overflow_val[k - LC_FRAME_INLINE_POLICY];
+    return lc_frame_policy_val_at(f, k);
 }
 
 static bool results_differ(const lc_frame *a, const lc_frame *b)
